@@ -1,0 +1,1 @@
+"""Command-line entry points; each subcommand lives in its own module."""

@@ -1,0 +1,410 @@
+"""Loading ``config.yaml`` into typed settings, with one-line errors.
+
+Precedence for the streaming decision, highest first: the API client's own
+``stream`` field (decided by the API server, not here); the per-platform key
+under ``streaming``; the master switch ``streaming.enabled``, replaced by
+``HERMES_STREAMING_ENABLED`` when that is set; default off.
+
+Every problem raises :class:`ConfigError`, whose text names the file, the
+key and what was expected, so ``main`` can print one line and exit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import ConfigError
+from .platform import StreamSettings
+
+ENV_CONFIG = "HERMES_CONFIG"
+ENV_STREAMING = "HERMES_STREAMING_ENABLED"
+TRUE_WORDS = {"true", "1", "yes", "on"}
+FALSE_WORDS = {"false", "0", "no", "off"}
+DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
+TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One upstream: where, with what key, which model, which API flavour."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    name: str = "demo"
+    api_mode: str = "chat_completions"
+
+    def __repr__(self) -> str:  # never show the key
+        key = "set" if self.api_key else "unset"
+        return f"Endpoint(base_url={self.base_url!r}, name={self.name!r}, api_mode={self.api_mode!r}, api_key={key})"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    connect: float = 10.0
+    first_token: float = 60.0
+    stall: float = 60.0
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """``model``: the primary endpoint, fallbacks, timeouts and the demo model's speed.
+
+    With no ``base_url`` the built-in demo model answers, so a fresh machine
+    works with no key.
+    """
+
+    endpoint: Endpoint = field(default_factory=Endpoint)
+    fallback: tuple[Endpoint, ...] = ()
+    max_turns: int = 8
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    demo_tokens_per_second: float = 30.0
+    system_prompt: str | None = None
+
+    @property
+    def is_demo(self) -> bool:
+        return not self.endpoint.base_url
+
+
+@dataclass(frozen=True)
+class StreamingConfig:
+    """``streaming``: the master switch, defaults, and per-platform overrides."""
+
+    enabled: bool = False
+    edit_interval: float = 1.5
+    min_tokens: int = 20
+    cursor: str = " ▌"
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ApiServerConfig:
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 8642
+    api_keys: tuple[str, ...] = ()
+    allow_unauthenticated: bool = False
+    max_body_bytes: int = 4 * 1024 * 1024
+    tool_progress_events: bool = False
+    model_name: str = "hermes-gateway"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole effective configuration plus where each value came from."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    streaming: StreamingConfig = field(default_factory=StreamingConfig)
+    platforms: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    api_server: ApiServerConfig = field(default_factory=ApiServerConfig)
+    source: str = "(defaults)"
+    env_streaming: bool | None = None
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    def streaming_for(self, platform: str) -> StreamSettings:
+        """The effective streaming settings for ``platform`` (client's ``stream`` aside)."""
+        return self.explain_streaming(platform)[0]
+
+    def explain_streaming(self, platform: str) -> tuple[StreamSettings, dict[str, str]]:
+        """Settings for ``platform`` and where each came from: file, env or default."""
+        s = self.streaming
+        enabled, where = s.enabled, self.origins.get("streaming.enabled", "default")
+        if self.env_streaming is not None:
+            enabled, where = self.env_streaming, f"env {ENV_STREAMING}"
+        interval = s.edit_interval
+        interval_from = self.origins.get("streaming.edit_interval", "default")
+        min_tokens = s.min_tokens
+        min_from = self.origins.get("streaming.min_tokens", "default")
+        override = s.overrides.get(platform)
+        if override is not None:
+            key = f"streaming.{platform}"
+            if "enabled" in override:
+                enabled, where = bool(override["enabled"]), f"{self.source} ({key})"
+            if "edit_interval" in override:
+                interval, interval_from = float(override["edit_interval"]), f"{self.source} ({key}.edit_interval)"
+            if "min_tokens" in override:
+                min_tokens, min_from = int(override["min_tokens"]), f"{self.source} ({key}.min_tokens)"
+        settings = StreamSettings(enabled=enabled, edit_interval=interval, min_tokens=min_tokens, cursor=s.cursor)
+        return settings, {"enabled": where, "edit_interval": interval_from, "min_tokens": min_from}
+
+    def platform_enabled(self, name: str, default: bool = False) -> bool:
+        section = self.platforms.get(name)
+        if section is None:
+            return default
+        return bool(section.get("enabled", True))
+
+
+def find_config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """``--config``, then ``$HERMES_CONFIG``, then ``./config.yaml``, then ``~/.hermes/config.yaml``."""
+    if explicit:
+        return Path(explicit)
+    if os.environ.get(ENV_CONFIG):
+        return Path(os.environ[ENV_CONFIG])
+    for candidate in DEFAULT_PATHS:
+        path = candidate.expanduser()
+        if path.is_file():
+            return path
+    return None
+
+
+def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
+                search: bool = True) -> Config:
+    """Read and validate a config file; with no file, the defaults (demo model)."""
+    env = os.environ if env is None else env
+    resolved = find_config_path(path) if search else (Path(path) if path else None)
+    if resolved is None:
+        return parse_config({}, source="(defaults)", env=env)
+    source = str(resolved)
+    try:
+        text = resolved.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, "(file)", "file not found") from None
+    except OSError as exc:
+        raise ConfigError(source, "(file)", f"cannot be read ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(yaml)"
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(source, where, f"valid YAML ({problem})") from None
+    if data is None:
+        data = {}
+    return parse_config(data, source=source, env=env)
+
+
+def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] | None = None) -> Config:
+    """Validate an already-parsed mapping (the body of ``config.yaml``)."""
+    env = os.environ if env is None else env
+    p = _Parser(source, env)
+    if not isinstance(data, dict):
+        raise ConfigError(source, "(top level)", f"a mapping of {', '.join(TOP_LEVEL_KEYS)}, got {_kind(data)}")
+    data = p.expand(data, "")
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            raise ConfigError(source, str(key), f"unknown top-level key; expected one of {', '.join(TOP_LEVEL_KEYS)}")
+    model = p.model(data.get("model"))
+    streaming = p.streaming(data.get("streaming"))
+    platforms = p.platforms(data.get("platforms"))
+    api_server = p.api_server(data.get("api_server"))
+    env_streaming = None
+    raw_env = env.get(ENV_STREAMING)
+    if raw_env is not None and raw_env.strip() != "":
+        word = raw_env.strip().lower()
+        if word in TRUE_WORDS:
+            env_streaming = True
+        elif word in FALSE_WORDS:
+            env_streaming = False
+        else:
+            raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
+                              f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
+    return Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
+                  source=source, env_streaming=env_streaming, origins=dict(p.origins))
+
+
+class _Parser:
+    """Validation helpers that know the file name, so every error is one line."""
+
+    def __init__(self, source: str, env: Mapping[str, str]) -> None:
+        self.source = source
+        self.env = env
+        self.origins: dict[str, str] = {}
+
+    def fail(self, key: str, expected: str) -> ConfigError:
+        return ConfigError(self.source, key, expected)
+
+    def expand(self, value: Any, key: str) -> Any:
+        if isinstance(value, str):
+            def sub(m: re.Match[str]) -> str:
+                name = m.group(1)
+                if name not in self.env:
+                    raise self.fail(key or "(value)", f"environment variable {name} to be set (used as ${{{name}}})")
+                return self.env[name]
+            return _VAR.sub(sub, value)
+        if isinstance(value, dict):
+            return {k: self.expand(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.expand(v, f"{key}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    def section(self, value: Any, key: str, allowed: tuple[str, ...] | None) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"a mapping, got {_kind(value)}")
+        if allowed is not None:
+            for k in value:
+                if k not in allowed:
+                    raise self.fail(f"{key}.{k}", f"unknown key; expected one of {', '.join(allowed)}")
+        return value
+
+    def get(self, section: dict, prefix: str, name: str, kind: str, default: Any, **limits: Any) -> Any:
+        key = f"{prefix}.{name}"
+        if name not in section or section[name] is None:
+            return default
+        value = section[name]
+        self.origins[key] = f"{self.source}"
+        return self.check(value, key, kind, **limits)
+
+    def check(self, value: Any, key: str, kind: str, *, minimum: float | None = None,
+              maximum: float | None = None, choices: tuple[str, ...] | None = None) -> Any:
+        if kind == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.strip().lower() in TRUE_WORDS | FALSE_WORDS:
+                return value.strip().lower() in TRUE_WORDS
+            raise self.fail(key, f"true or false, got {_show(value)}")
+        if kind in ("int", "number"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                if isinstance(value, str):
+                    try:
+                        value = float(value) if kind == "number" else int(value)
+                    except ValueError:
+                        raise self.fail(key, f"a {'whole ' if kind == 'int' else ''}number, got {_show(value)}") from None
+                else:
+                    raise self.fail(key, f"a {'whole ' if kind == 'int' else ''}number, got {_show(value)}")
+            if kind == "int" and float(value) != int(value):
+                raise self.fail(key, f"a whole number, got {_show(value)}")
+            value = int(value) if kind == "int" else float(value)
+            if minimum is not None and value < minimum:
+                raise self.fail(key, f"a number >= {minimum:g}, got {value:g}")
+            if maximum is not None and value > maximum:
+                raise self.fail(key, f"a number <= {maximum:g}, got {value:g}")
+            return value
+        if kind == "str":
+            if not isinstance(value, str):
+                raise self.fail(key, f"a string, got {_kind(value)}")
+            if choices and value not in choices:
+                raise self.fail(key, f"one of {', '.join(choices)}, got {value!r}")
+            return value
+        if kind == "strlist":
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise self.fail(key, f"a list of non-empty strings, got {_kind(value)}")
+            return tuple(value)
+        raise AssertionError(kind)
+
+    def endpoint(self, value: Any, key: str, defaults: Endpoint | None = None) -> Endpoint:
+        allowed = ("base_url", "api_key", "name", "api_mode")
+        sec = self.section(value, key, allowed)
+        d = defaults or Endpoint()
+        return Endpoint(
+            base_url=self.get(sec, key, "base_url", "str", d.base_url),
+            api_key=self.get(sec, key, "api_key", "str", d.api_key),
+            name=self.get(sec, key, "name", "str", d.name),
+            api_mode=self.get(sec, key, "api_mode", "str", d.api_mode, choices=("chat_completions", "responses")),
+        )
+
+    def model(self, value: Any) -> ModelConfig:
+        allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
+                   "system_prompt")
+        sec = self.section(value, "model", allowed)
+        endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, "model")
+        if endpoint.base_url and "name" not in sec:
+            raise self.fail("model.name", "the model name to request from base_url (for example gpt-4o-mini)")
+        fallback_raw = sec.get("fallback") or []
+        if not isinstance(fallback_raw, list):
+            raise self.fail("model.fallback", f"a list of endpoints (base_url, api_key, name), got {_kind(fallback_raw)}")
+        fallback = tuple(self.endpoint(item, f"model.fallback[{i}]", Endpoint(api_key=endpoint.api_key))
+                         for i, item in enumerate(fallback_raw))
+        tsec = self.section(sec.get("timeouts"), "model.timeouts", ("connect", "first_token", "stall"))
+        td = Timeouts()
+        timeouts = Timeouts(
+            connect=self.get(tsec, "model.timeouts", "connect", "number", td.connect, minimum=0.001),
+            first_token=self.get(tsec, "model.timeouts", "first_token", "number", td.first_token, minimum=0.001),
+            stall=self.get(tsec, "model.timeouts", "stall", "number", td.stall, minimum=0.001),
+        )
+        demo = self.section(sec.get("demo"), "model.demo", ("tokens_per_second",))
+        return ModelConfig(
+            endpoint=endpoint,
+            fallback=fallback,
+            max_turns=self.get(sec, "model", "max_turns", "int", 8, minimum=1),
+            timeouts=timeouts,
+            demo_tokens_per_second=self.get(demo, "model.demo", "tokens_per_second", "number", 30.0, minimum=0),
+            system_prompt=self.get(sec, "model", "system_prompt", "str", None),
+        )
+
+    def streaming(self, value: Any) -> StreamingConfig:
+        sec = self.section(value, "streaming", None)
+        d = StreamingConfig()
+        overrides: dict[str, dict[str, Any]] = {}
+        for name, item in sec.items():
+            name = str(name)
+            if name in ("enabled", "edit_interval", "min_tokens", "cursor"):
+                continue
+            key = f"streaming.{name}"
+            if isinstance(item, dict):
+                sub = self.section(item, key, ("enabled", "edit_interval", "min_tokens"))
+                override: dict[str, Any] = {}
+                if "enabled" in sub:
+                    override["enabled"] = self.check(sub["enabled"], f"{key}.enabled", "bool")
+                if "edit_interval" in sub:
+                    override["edit_interval"] = self.check(sub["edit_interval"], f"{key}.edit_interval", "number", minimum=0)
+                if "min_tokens" in sub:
+                    override["min_tokens"] = self.check(sub["min_tokens"], f"{key}.min_tokens", "int", minimum=0)
+                overrides[name] = override
+            else:
+                try:
+                    overrides[name] = {"enabled": self.check(item, key, "bool")}
+                except ConfigError:
+                    raise self.fail(key, "true/false or a mapping with enabled, edit_interval, min_tokens "
+                                         f"(or one of enabled, edit_interval, min_tokens, cursor), got {_show(item)}") from None
+        return StreamingConfig(
+            enabled=self.get(sec, "streaming", "enabled", "bool", d.enabled),
+            edit_interval=self.get(sec, "streaming", "edit_interval", "number", d.edit_interval, minimum=0),
+            min_tokens=self.get(sec, "streaming", "min_tokens", "int", d.min_tokens, minimum=0),
+            cursor=self.get(sec, "streaming", "cursor", "str", d.cursor),
+            overrides=overrides,
+        )
+
+    def platforms(self, value: Any) -> dict[str, dict[str, Any]]:
+        sec = self.section(value, "platforms", None)
+        out: dict[str, dict[str, Any]] = {}
+        for name, item in sec.items():
+            key = f"platforms.{name}"
+            if item is None or isinstance(item, bool):
+                item = {"enabled": bool(item) if item is not None else True}
+            if not isinstance(item, dict):
+                raise self.fail(key, f"a mapping (enabled plus the plugin's own keys), got {_kind(item)}")
+            item = dict(item)
+            if "enabled" in item:
+                item["enabled"] = self.check(item["enabled"], f"{key}.enabled", "bool")
+            out[str(name)] = item
+        return out
+
+    def api_server(self, value: Any) -> ApiServerConfig:
+        allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
+                   "tool_progress_events", "model_name")
+        sec = self.section(value, "api_server", allowed)
+        d = ApiServerConfig()
+        return ApiServerConfig(
+            enabled=self.get(sec, "api_server", "enabled", "bool", d.enabled),
+            host=self.get(sec, "api_server", "host", "str", d.host),
+            port=self.get(sec, "api_server", "port", "int", d.port, minimum=0, maximum=65535),
+            api_keys=self.get(sec, "api_server", "api_keys", "strlist", d.api_keys),
+            allow_unauthenticated=self.get(sec, "api_server", "allow_unauthenticated", "bool", d.allow_unauthenticated),
+            max_body_bytes=self.get(sec, "api_server", "max_body_bytes", "int", d.max_body_bytes, minimum=1),
+            tool_progress_events=self.get(sec, "api_server", "tool_progress_events", "bool", d.tool_progress_events),
+            model_name=self.get(sec, "api_server", "model_name", "str", d.model_name),
+        )
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return _kind(value)
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,45 @@
+"""Exceptions that cross the plugin boundary.
+
+Plugins never sleep, retry or throttle: they translate their SDK's failures
+into these two exceptions and let the delivery core decide what happens next.
+"""
+
+from __future__ import annotations
+
+
+class DeliveryError(Exception):
+    """A platform call failed for a reason other than rate limiting.
+
+    ``retryable`` tells the core whether the same call may succeed later
+    (a timeout, a 5xx) or never will (a deleted chat, a bad token).
+    ``maybe_delivered`` marks ambiguous failures, such as a timeout after the
+    request was sent: the edit may have landed, so the core must reconcile
+    instead of blindly re-sending a new message.
+    """
+
+    def __init__(self, message: str = "", *, retryable: bool = True, maybe_delivered: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.maybe_delivered = maybe_delivered
+
+
+class RateLimited(DeliveryError):
+    """The platform said "slow down" (HTTP 429, a flood error).
+
+    ``retry_after`` is in seconds. The core makes no call into that chat
+    until the time has passed, and coalesces updates meanwhile.
+    """
+
+    def __init__(self, retry_after: float, message: str = "") -> None:
+        super().__init__(message or f"rate limited, retry after {retry_after:g}s", retryable=True)
+        self.retry_after = float(retry_after)
+
+
+class ConfigError(Exception):
+    """A configuration problem, always rendered as one line: file, key, expectation."""
+
+    def __init__(self, source: str, key: str, expected: str) -> None:
+        self.source = source
+        self.key = key
+        self.expected = expected
+        super().__init__(f"{source}: {key}: {expected}")

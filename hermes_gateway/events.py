@@ -1,0 +1,75 @@
+"""The typed events an agent turn produces.
+
+Every consumer (platform delivery, the terminal renderer, the SSE writers)
+reads the same stream of these, so they are plain frozen dataclasses with
+no behaviour: cheap to create on the hot path and easy to match on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """Visible text the model just produced (think blocks may still be inside)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """Emitted the moment a tool call's name is known, before its arguments finish."""
+
+    call_id: str
+    name: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """A tool ran; ``summary`` is a short, printable form of its result."""
+
+    call_id: str
+    name: str
+    arguments: str
+    summary: str
+    ok: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """Token usage of one upstream call; ``estimated`` when the upstream gave none."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    estimated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StreamReset:
+    """Text already emitted this turn is being replaced (a fallback retry after partial output).
+
+    Consumers that can rewrite (message edits, the terminal) discard what they
+    showed since the turn started; the final text arrives in ``TurnEnd.reply``.
+    """
+
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """The turn is over. ``reply`` is post-processed (think blocks stripped,
+    trailing whitespace trimmed); ``raw`` is everything the model said."""
+
+    reply: str
+    raw: str = ""
+    interrupted: bool = False
+    error: str | None = None
+    usage: UsageReport | None = None
+    messages: list[dict] = field(default_factory=list)
+
+
+StreamEvent = Union[TextDelta, ToolCallStarted, ToolCallFinished, UsageReport, StreamReset, TurnEnd]

@@ -1,0 +1,109 @@
+"""What a platform plugin declares about itself, and what it gets back.
+
+A plugin describes its limits once, in a :class:`Platform`; the delivery
+core reads them to pace, split and budget. The plugin itself never needs to
+know how pacing works.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Literal, Mapping
+
+LengthUnit = Literal["chars", "utf16"]
+
+
+@dataclass(frozen=True, slots=True)
+class RateBudget:
+    """A token bucket: ``rate`` calls per second on average, ``burst`` at once.
+
+    Telegram allows about 1 message/s in a private chat, so
+    ``RateBudget(rate=1.0, burst=1)``; a group gets 20/min,
+    ``RateBudget(rate=20 / 60, burst=3)``.
+    """
+
+    rate: float
+    burst: int = 1
+
+    def __post_init__(self) -> None:
+        if self.rate <= 0:
+            raise ValueError("RateBudget.rate must be > 0 calls per second")
+        if self.burst < 1:
+            raise ValueError("RateBudget.burst must be >= 1")
+
+
+DEFAULT_BUDGET = RateBudget(rate=1.0, burst=1)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRef:
+    """Identifies one message a plugin sent, so the core can edit it later."""
+
+    chat_id: str
+    message_id: str
+    thread_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A platform's name and limits, plus optional inbound start/stop.
+
+    ``budgets`` maps a chat kind (``"private"``, ``"group"``, ...) to the
+    per-chat rate budget; ``"default"`` covers any kind not listed. Every
+    call into one chat (previews, final sends, typing) is charged to it.
+
+    ``start(gateway)``/``stop()`` begin and end receiving messages (polling,
+    a websocket); they may be None for send-only platforms.
+    """
+
+    name: str
+    max_message_length: int = 4096
+    length_unit: LengthUnit = "chars"
+    edit_interval: float = 1.5
+    budgets: Mapping[str, RateBudget] = field(default_factory=lambda: {"default": DEFAULT_BUDGET})
+    description: str = ""
+    start: Callable[[Any], Awaitable[None] | None] | None = None
+    stop: Callable[[], Awaitable[None] | None] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"Platform name {self.name!r} must be a non-empty identifier")
+        if self.max_message_length < 16:
+            raise ValueError(f"Platform {self.name}: max_message_length must be >= 16")
+        if self.length_unit not in ("chars", "utf16"):
+            raise ValueError(f"Platform {self.name}: length_unit must be 'chars' or 'utf16'")
+        if self.edit_interval < 0:
+            raise ValueError(f"Platform {self.name}: edit_interval must be >= 0")
+
+    def budget_for(self, chat_kind: str | None) -> RateBudget:
+        """The per-chat budget for this kind of chat (falls back to ``default``)."""
+        if chat_kind and chat_kind in self.budgets:
+            return self.budgets[chat_kind]
+        return self.budgets.get("default", DEFAULT_BUDGET)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSettings:
+    """The effective streaming settings for one reply on one platform."""
+
+    enabled: bool = False
+    edit_interval: float = 1.5
+    min_tokens: int = 20
+    cursor: str = " ▌"
+
+
+@dataclass
+class Stream:
+    """One reply being delivered into one chat; handed to every stream hook.
+
+    ``state`` is the plugin's own per-stream scratch space (a draft id, a
+    Slack stream ts...). The core never reads it.
+    """
+
+    platform: Platform
+    chat_id: str
+    thread_id: str | None = None
+    chat_kind: str | None = None
+    settings: StreamSettings = field(default_factory=StreamSettings)
+    reply_to: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,182 @@
+"""The plugin manager: built-ins, entry points, and a registry of platforms.
+
+A plugin that fails to import, or implements a hook that does not exist,
+is reported by name and skipped; the gateway starts with the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Iterable
+
+import pluggy
+
+from . import hookspecs
+from .platform import Platform
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "hermes_gateway"
+
+#: Built-in features are plugins too, registered exactly like third-party ones.
+BUILTIN_PLUGINS: tuple[str, ...] = (
+
+)
+
+STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end")
+
+
+@dataclass(frozen=True)
+class PluginProblem:
+    """Why one plugin was skipped; shown by ``hermes-gateway plugins`` and logged at start."""
+
+    plugin: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"plugin {self.plugin!r} skipped: {self.message}"
+
+
+@dataclass
+class RegisteredPlatform:
+    """A platform and the plugin that serves it."""
+
+    platform: Platform
+    plugin: Any
+    plugin_name: str
+    origin: str
+
+
+@dataclass
+class Plugins:
+    """The loaded plugin manager plus what it learned while loading."""
+
+    pm: pluggy.PluginManager
+    problems: list[PluginProblem] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)
+    _platforms: dict[str, RegisteredPlatform] | None = None
+
+    def register(self, plugin: Any, name: str | None = None, origin: str = "direct") -> bool:
+        """Register one plugin object/module; report and skip it if it breaks the contract."""
+        name = name or _plugin_name(plugin)
+        unknown = _unknown_hooks(plugin)
+        if unknown:
+            self._problem(name, f"implements unknown hook(s) {', '.join(unknown)}; "
+                                f"known hooks: {', '.join(_spec_names())}")
+            return False
+        try:
+            self.pm.register(plugin, name=name)
+        except (pluggy.PluginValidationError, ValueError) as exc:
+            self._problem(name, str(exc).splitlines()[0])
+            return False
+        self.origins[name] = origin
+        self._platforms = None
+        return True
+
+    def platforms(self) -> dict[str, RegisteredPlatform]:
+        """Every registered platform by name (collected once, then cached)."""
+        if self._platforms is None:
+            self._platforms = {}
+            for impl in self.pm.hook.register_platforms.get_hookimpls():
+                self._collect_platforms(impl)
+        return self._platforms
+
+    def platform(self, name: str) -> RegisteredPlatform:
+        platforms = self.platforms()
+        if name not in platforms:
+            known = ", ".join(sorted(platforms)) or "none"
+            raise KeyError(f"unknown platform {name!r} (known: {known})")
+        return platforms[name]
+
+    def _collect_platforms(self, impl: pluggy.HookImpl) -> None:
+        assert self._platforms is not None
+        found: list[Platform] = []
+
+        def register(platform: Platform) -> None:
+            if not isinstance(platform, Platform):
+                raise TypeError(f"register() takes a hermes_gateway.Platform, got {type(platform).__name__}")
+            found.append(platform)
+
+        try:
+            impl.function(register)
+        except Exception as exc:  # a broken plugin must not stop the gateway
+            self._problem(impl.plugin_name, f"register_platforms failed: {exc}")
+            return
+        for platform in found:
+            if platform.name in self._platforms:
+                other = self._platforms[platform.name].plugin_name
+                self._problem(impl.plugin_name, f"platform {platform.name!r} is already registered by {other!r}")
+                continue
+            self._platforms[platform.name] = RegisteredPlatform(
+                platform, impl.plugin, impl.plugin_name, self.origins.get(impl.plugin_name, "direct"))
+
+    def _problem(self, name: str, message: str) -> None:
+        problem = PluginProblem(name, message)
+        self.problems.append(problem)
+        log.warning("%s", problem)
+
+
+def make_plugins(*, builtins: Iterable[str] = BUILTIN_PLUGINS, load_entry_points: bool = True,
+                 extra: Iterable[Any] = ()) -> Plugins:
+    """Build a plugin manager with the built-ins, installed entry points and ``extra`` objects."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    plugins = Plugins(pm)
+    for module_name in builtins:
+        module = _import(plugins, module_name, module_name)
+        if module is not None:
+            plugins.register(module, name=module_name, origin="built-in")
+    if load_entry_points:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            dist = ep.dist.name if ep.dist else "?"
+            try:
+                obj = ep.load()
+            except Exception as exc:
+                plugins._problem(ep.name, f"failed to import {ep.value} ({type(exc).__name__}: {exc})")
+                continue
+            plugins.register(obj, name=ep.name, origin=f"entry point of {dist}")
+    for obj in extra:
+        plugins.register(obj)
+    return plugins
+
+
+def _import(plugins: Plugins, label: str, module_name: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except Exception as exc:
+        plugins._problem(label, f"failed to import {module_name} ({type(exc).__name__}: {exc})")
+        return None
+
+
+def _spec_names() -> list[str]:
+    return sorted(n for n, f in vars(hookspecs).items()
+                  if callable(f) and hasattr(f, f"{hookspecs.PROJECT}_spec"))
+
+
+def _unknown_hooks(plugin: Any) -> list[str]:
+    marker = f"{hookspecs.PROJECT}_impl"
+    known = set(_spec_names())
+    unknown = []
+    for attr in dir(plugin):
+        if attr.startswith("_"):
+            continue
+        try:
+            value = getattr(plugin, attr)
+        except Exception:
+            continue
+        opts = getattr(value, marker, None)
+        if isinstance(opts, dict):
+            hook_name = opts.get("specname") or attr
+            if hook_name not in known:
+                unknown.append(hook_name)
+    return unknown
+
+
+def _plugin_name(plugin: Any) -> str:
+    if inspect.ismodule(plugin):
+        return plugin.__name__
+    return getattr(plugin, "__name__", None) or type(plugin).__name__
