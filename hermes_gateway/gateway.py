@@ -1,0 +1,145 @@
+"""The gateway's lifecycle: one aiohttp app, every plugin's routes and hooks, every enabled platform.
+
+``async with Gateway(config, plugins) as gateway:`` starts, in order: the
+routes of every plugin (``register_routes``) on one
+``aiohttp.web.Application``, the ``startup`` hooks, the HTTP listener on
+``api_server.host:port`` (only when some plugin mounted routes), and every
+platform enabled under ``platforms:``. Stopping runs in reverse: platforms
+stop receiving first, then the ``shutdown`` hooks (the API server ends its
+open streams properly there, while the listener is still up), then the
+listener closes.
+
+Handlers are cancelled when their client disconnects
+(``handler_cancellation``), which is how an abandoned stream cancels its
+agent turn and upstream request at once.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from .config import Config
+from .plugins import Plugins, make_plugins
+
+log = logging.getLogger(__name__)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class Gateway:
+    """Starts and stops everything the config enables, on the running event loop."""
+
+    def __init__(self, config: Config, plugins: Plugins | None = None, *, shutdown_grace: float = 5.0) -> None:
+        self.config = config
+        self.plugins = plugins if plugins is not None else make_plugins()
+        self.shutdown_grace = shutdown_grace
+        self.app: web.Application | None = None
+        self.runner: web.AppRunner | None = None
+        self.site: web.TCPSite | None = None
+        self.started_platforms: list[str] = []
+        self._started = False
+        self._startup_ran = False
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> "Gateway":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Mount routes, run startup hooks, listen, start platforms. On failure, undo what started."""
+        if self._started:
+            return
+        self._started = True
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
+        hook = self.plugins.pm.hook
+        app = web.Application(client_max_size=self.config.api_server.max_body_bytes)
+        app[GATEWAY_KEY] = self
+        self.app = app
+        hook.register_routes(app=app)
+        self._startup_ran = True
+        for result in hook.startup(gateway=self):
+            await _maybe_await(result)
+        if len(app.router.resources()) > 0:
+            self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                        shutdown_timeout=self.shutdown_grace)
+            await self.runner.setup()
+            self.site = web.TCPSite(self.runner, self.config.api_server.host, self.config.api_server.port)
+            await self.site.start()
+        for name, registered in self.plugins.platforms().items():
+            if not self.config.platform_enabled(name):
+                continue
+            start = registered.platform.start
+            if start is not None:
+                await _maybe_await(start(self))
+            self.started_platforms.append(name)
+            log.info("platform %s started", name)
+
+    async def stop(self) -> None:
+        """Stop platforms, run shutdown hooks, close the listener. Safe to call twice."""
+        if not self._started:
+            return
+        self._started = False
+        platforms = self.plugins.platforms()
+        for name in reversed(self.started_platforms):
+            stop = platforms[name].platform.stop
+            if stop is None:
+                continue
+            try:
+                await _maybe_await(stop())
+            except Exception:
+                log.exception("platform %s failed to stop cleanly", name)
+        self.started_platforms.clear()
+        if self._startup_ran:
+            self._startup_ran = False
+            for result in self.plugins.pm.hook.shutdown(gateway=self):
+                try:
+                    await _maybe_await(result)
+                except Exception:
+                    log.exception("a shutdown hook failed")
+        if self.runner is not None:
+            await self.runner.cleanup()
+        self.runner = self.site = None
+
+    # -- what plugins and commands use ------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str | None:
+        """``http://host:port`` actually bound (the real port when the config says 0), or None."""
+        if self.runner is None:
+            return None
+        for address in self.runner.addresses:
+            host, port = address[0], address[1]
+            host = f"[{host}]" if ":" in host else host
+            return f"http://{host}:{port}"
+        return None
+
+    def make_agent(self) -> Any:
+        """A fresh agent for one turn (the API server calls this per request)."""
+        from .agent import AIAgent
+
+        return AIAgent.from_config(self.config)
+
+    async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> Any:
+        """A platform received ``text`` in ``chat_id``: answer it (history, agent, streamed delivery)."""
+        from .conversation import answer
+
+        return await answer(self, platform, chat_id, text, **kw)
+
+
+GATEWAY_KEY = web.AppKey("hermes_gateway.gateway", Gateway)
