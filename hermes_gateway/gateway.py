@@ -45,6 +45,8 @@ class Gateway:
         self.started_platforms: list[str] = []
         self._started = False
         self._startup_ran = False
+        self._tools: list[Any] | None = None
+        self._agent: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -115,6 +117,12 @@ class Gateway:
         if self.runner is not None:
             await self.runner.cleanup()
         self.runner = self.site = None
+        agent, self._agent = self._agent, None
+        if agent is not None:
+            try:
+                await agent.aclose()  # the pooled upstream connections
+            except Exception:
+                log.exception("closing the agent's upstream connections failed")
 
     # -- what plugins and commands use ------------------------------------------------------------------------
 
@@ -129,11 +137,28 @@ class Gateway:
             return f"http://{host}:{port}"
         return None
 
-    def make_agent(self) -> Any:
-        """A fresh agent for one turn (the API server calls this per request)."""
-        from .agent import AIAgent
+    @property
+    def tools(self) -> list[Any]:
+        """The tools plugins registered, collected once."""
+        if self._tools is None:
+            from .tools import collect_tools
 
-        return AIAgent.from_config(self.config)
+            self._tools = collect_tools(self.plugins)
+        return self._tools
+
+    @property
+    def agent(self) -> Any:
+        """The gateway's shared ``AIAgent``.
+
+        One agent serves every concurrent turn (each ``astream`` call is its
+        own turn), so the upstream HTTP connections are pooled and reused
+        instead of a new client and TCP connection per request.
+        """
+        if self._agent is None:
+            from .agent import AIAgent
+
+            self._agent = AIAgent.from_config(self.config, tools=self.tools)
+        return self._agent
 
     async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> Any:
         """A platform received ``text`` in ``chat_id``: answer it (history, agent, streamed delivery)."""

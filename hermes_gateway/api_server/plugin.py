@@ -27,7 +27,7 @@ def register_routes(app: web.Application) -> None:
     if gateway is None or not gateway.config.api_server.enabled:
         return
     check_bind_safety(gateway.config.api_server, gateway.config.source)
-    server = ApiServer(gateway.config, agent_factory=gateway.make_agent)
+    server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent)
     server.add_routes(app)
     app[API_SERVER_KEY] = server
 

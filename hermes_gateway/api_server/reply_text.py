@@ -4,10 +4,10 @@ Three jobs, all incremental so each delta still leaves the moment it arrives:
 
 * ``<think>…</think>`` blocks are split out (tags may be cut across deltas);
   Chat Completions sends them as ``reasoning_content``, Responses drops them.
-* Leading and trailing whitespace of the visible reply is held back, so the
-  streamed text joins to exactly the trimmed reply a non-streaming call
-  returns. Whitespace inside the reply waits only for the next visible
-  character.
+* Leading blank lines, the whitespace after a closed think block, and
+  trailing whitespace are held back, so the streamed text joins to exactly
+  the reply a non-streaming call returns (``thinking.postprocess_reply``).
+  Whitespace inside the reply waits only for the next visible character.
 * :class:`~hermes_gateway.events.StreamReset` (the agent retried after
   partial output) cannot be undone on an SSE wire: nothing already sent can
   be taken back. So after a reset the new text is compared with what was
@@ -19,8 +19,8 @@ Three jobs, all incremental so each delta still leaves the moment it arrives:
 
 from __future__ import annotations
 
-OPEN_TAGS = ("<think>", "<thinking>")
-CLOSE_TAGS = ("</think>", "</thinking>")
+OPEN_TAGS = ("<think>", "<thinking>", "<reasoning>")  # the tags hermes_gateway.thinking strips
+CLOSE_TAGS = ("</think>", "</thinking>", "</reasoning>")
 
 
 class Diverged(Exception):
@@ -33,12 +33,18 @@ class ThinkSplitter:
     def __init__(self) -> None:
         self.inside = False
         self.pending = ""
+        self.after_block = False  # whitespace right after a closed block is dropped, as the final reply does
 
     def feed(self, text: str) -> tuple[str, str]:
         text = self.pending + text
         self.pending = ""
-        if "<" not in text:  # the hot path: nearly every delta
+        if "<" not in text and not self.after_block:  # the hot path: nearly every delta
             return (text, "") if self.inside else ("", text)
+        if self.after_block and not self.inside:
+            text = text.lstrip()
+            if not text:
+                return "", ""
+            self.after_block = False
         reasoning: list[str] = []
         visible: list[str] = []
         while text:
@@ -54,6 +60,9 @@ class ThinkSplitter:
             if tag is not None:
                 self.inside = not self.inside
                 text = rest[len(tag):]
+                if not self.inside:
+                    text = text.lstrip()
+                    self.after_block = not text
                 continue
             if any(t.startswith(rest) for t in tags):  # a tag cut at the end of this delta
                 self.pending = rest
@@ -103,7 +112,7 @@ class ReplyText:
 
     def _visible(self, text: str, *, final: bool) -> str:
         if not self._started:
-            text = text.lstrip()
+            text = text.lstrip("\r\n")
             if not text:
                 return ""
             self._started = True

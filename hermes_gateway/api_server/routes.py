@@ -59,10 +59,17 @@ class ActiveTurn:
 
 
 def default_agent_factory(config: Config) -> AgentFactory:
-    """A fresh ``AIAgent`` per request (imported lazily: the server starts even if the agent is broken)."""
-    from ..agent import AIAgent
+    """One ``AIAgent`` for every request (imported lazily: the server starts even if the agent is broken)."""
+    agent: Agent | None = None
 
-    return lambda: AIAgent.from_config(config)
+    def shared() -> Agent:
+        nonlocal agent
+        if agent is None:
+            from ..agent import AIAgent
+
+            agent = AIAgent.from_config(config)
+        return agent
+    return shared
 
 
 class ApiServer:

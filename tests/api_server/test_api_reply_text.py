@@ -77,3 +77,18 @@ def test_splitter_flushes_a_dangling_partial_tag_as_text():
     s = ThinkSplitter()
     assert s.feed("end <thi") == ("", "end ")
     assert s.finish() == ("", "<thi")
+
+
+plain = st.text(alphabet="ab <\n\t", max_size=12)
+block = st.builds(lambda inner, tag: f"<{tag}>{inner}</{tag}>", plain, st.sampled_from(["think", "thinking"]))
+replies = st.lists(plain | block, max_size=5).map("".join)
+
+
+@given(replies, st.lists(st.integers(0, 80), max_size=10))
+def test_streamed_text_joins_to_exactly_the_final_reply(text, cuts):
+    """What a streaming client accumulates equals what a non-streaming client gets."""
+    from hermes_gateway.thinking import postprocess_reply
+
+    cuts = sorted(set(c for c in cuts if c <= len(text)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    assert "".join(run(pieces)[1]) == postprocess_reply(text)
