@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable
@@ -136,6 +137,7 @@ class ScriptedUpstream:
     """An OpenAI-compatible upstream whose every reply a test writes by hand."""
 
     def __init__(self) -> None:
+        self.reply: Callable[[dict], str] | None = None  # both paths: the whole text (streamed word by word)
         self.stream_script: Script | None = None
         self.nonstream_script: NonStreamScript | None = None
         self.requests: list[dict] = []
@@ -163,16 +165,19 @@ class ScriptedUpstream:
         body = await request.json()
         self.requests.append(body)
         if not body.get("stream"):
-            if self.nonstream_script is None:
-                return web.json_response({"error": {"message": "no", "type": "server_error", "param": None,
-                                                    "code": None}}, status=400)
-            return await self.nonstream_script(body)
-        assert self.stream_script is not None, "the test did not script a streaming reply"
+            if self.nonstream_script is not None:
+                return await self.nonstream_script(body)
+            if self.reply is not None:
+                return chat_completion_json(self.reply(body))
+            return web.json_response({"error": {"message": "not scripted", "type": "invalid_request_error",
+                                                "param": None, "code": None}}, status=400)
+        script = self.stream_script or (_words(self.reply) if self.reply is not None else None)
+        assert script is not None, "the test did not script a streaming reply"
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         self.open_streams += 1
         try:
-            await self.stream_script(body, UpstreamStream(response, body.get("model", "m")))
+            await script(body, UpstreamStream(response, body.get("model", "m")))
         except (asyncio.CancelledError, ConnectionError):
             self.hung_up.set()
             raise
@@ -182,6 +187,15 @@ class ScriptedUpstream:
 
     def model_config(self, **extra: Any) -> dict:
         return {"base_url": self.url, "api_key": "sk-upstream-secret", "name": "scripted", **extra}
+
+
+def _words(reply: Callable[[dict], str]) -> Script:
+    async def script(body: dict, s: UpstreamStream) -> None:
+        await s.role()
+        for word in re.findall(r"\s*\S+|\s+", reply(body)):
+            await s.text(word)
+        await s.finish()
+    return script
 
 
 def chat_completion_json(text: str, model: str = "scripted") -> web.Response:
