@@ -199,9 +199,11 @@ class ApiServer:
             })
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
-            await write_chat_stream(sse, agent.astream(turn.message, history=turn.history), chunks,
+            outcome = await write_chat_stream(sse, agent.astream(turn.message, history=turn.history), chunks,
                                     include_usage=turn.include_usage, tool_progress=self.cfg.tool_progress_events,
                                     on_text=self._text_counter(started), shutting_down=lambda: self.closing)
+            if not outcome.ok:
+                self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
 
     async def responses(self, request: web.Request) -> web.StreamResponse:
@@ -228,6 +230,8 @@ class ApiServer:
                 shutting_down=lambda: self.closing)
             if outcome.ok:
                 self._remember(turn, shape, final, outcome.text)
+            else:
+                self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
 
     # -- helpers ---------------------------------------------------------------------------------------------
