@@ -9,16 +9,19 @@ stop receiving first, then the ``shutdown`` hooks (the API server ends its
 open streams properly there, while the listener is still up), then the
 listener closes.
 
-Handlers are cancelled when their client disconnects
-(``handler_cancellation``), which is how an abandoned stream cancels its
-agent turn and upstream request at once.
+A handler marked with :func:`cancel_on_disconnect` is cancelled the moment
+its client disconnects: that is how an abandoned API stream cancels its
+agent turn and upstream request at once. Every other handler (a platform's
+webhook) runs to completion even if the sender hangs up early, so an
+incoming message is never lost half-processed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
@@ -28,8 +31,27 @@ from .plugins import Plugins, make_plugins
 log = logging.getLogger(__name__)
 
 
+CANCEL_ON_DISCONNECT = "_hermes_cancel_on_disconnect"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
+
+
+def cancel_on_disconnect(handler: Handler) -> Handler:
+    """Mark a route handler to be cancelled when its client goes away (streams, long model calls)."""
+    setattr(handler, CANCEL_ON_DISCONNECT, True)
+    return handler
+
+
+@web.middleware
+async def _finish_unless_cancellable(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The app cancels a handler when its client disconnects; shield those not marked for that."""
+    if getattr(request.match_info.handler, CANCEL_ON_DISCONNECT, False):
+        return await handler(request)
+    return await asyncio.shield(handler(request))
 
 
 class Gateway:
@@ -70,7 +92,8 @@ class Gateway:
 
     async def _start(self) -> None:
         hook = self.plugins.pm.hook
-        app = web.Application(client_max_size=self.config.api_server.max_body_bytes)
+        app = web.Application(client_max_size=self.config.api_server.max_body_bytes,
+                              middlewares=[_finish_unless_cancellable])
         app[GATEWAY_KEY] = self
         self.app = app
         hook.register_routes(app=app)

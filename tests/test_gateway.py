@@ -106,3 +106,44 @@ async def test_handle_incoming_delegates_to_conversation_answer(monkeypatch):
     gw = Gateway(config(), make_plugins(load_entry_points=False))
     assert await gw.handle_incoming("chatty", "42", "hi", thread_id="t") == "answered"
     assert seen == [(gw, "chatty", "42", "hi", {"thread_id": "t"})]
+
+
+async def test_webhook_finishes_after_its_sender_hangs_up_but_marked_handlers_are_cancelled():
+    from hermes_gateway.gateway import cancel_on_disconnect
+
+    release = asyncio.Event()
+    outcomes: list[str] = []
+
+    class Hooks:
+        @hookimpl
+        def register_routes(self, app):
+            async def webhook(request):
+                await release.wait()
+                outcomes.append("webhook finished")
+                return web.Response(text="ok")
+
+            @cancel_on_disconnect
+            async def stream(request):
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    outcomes.append("stream cancelled")
+                    raise
+            app.router.add_post("/webhook", webhook)
+            app.router.add_post("/stream", stream)
+
+    async with Gateway(config(), make_plugins(load_entry_points=False, extra=[Hooks()])) as gw:
+        for path in ("/webhook", "/stream"):
+            async with aiohttp.ClientSession() as s:
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(s.post(f"{gw.url}{path}", data=b"x"), 0.3)  # the sender hangs up
+        for _ in range(200):
+            if "stream cancelled" in outcomes:
+                break
+            await asyncio.sleep(0.01)
+        release.set()
+        for _ in range(200):
+            if "webhook finished" in outcomes:
+                break
+            await asyncio.sleep(0.01)
+    assert sorted(outcomes) == ["stream cancelled", "webhook finished"]

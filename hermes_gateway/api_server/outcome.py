@@ -14,6 +14,7 @@ INTERRUPTED = "interrupted"
 INTERNAL = "internal_error"
 
 MESSAGES = {
+    UPSTREAM_ERROR: "The model failed to produce a reply; the gateway's log has the details. Please retry.",
     STREAM_RESET: ("The model's stream failed after part of the reply was sent, and the retried reply "
                    "differs from what you received. Please retry the request."),
     SHUTDOWN: "The gateway is shutting down; the reply was cut short. Please retry.",
@@ -48,7 +49,9 @@ def classify_end(end: TurnEnd | None, shutting_down: bool) -> tuple[str | None, 
     if end is None:
         return INTERNAL, MESSAGES[INTERNAL]
     if end.error:
-        return UPSTREAM_ERROR, f"The model failed: {end.error}"
+        # The agent's reason names upstream URLs: useful in the gateway's log (the agent logs it),
+        # not something to hand to every API client.
+        return UPSTREAM_ERROR, MESSAGES[UPSTREAM_ERROR]
     if end.interrupted:
         code = SHUTDOWN if shutting_down else INTERRUPTED
         return code, MESSAGES[code]

@@ -21,7 +21,8 @@ from typing import Any, Awaitable, Callable, Protocol
 from aiohttp import web
 
 from ..config import Config
-from ..events import StreamEvent, TurnEnd, UsageReport
+from ..events import TurnEnd, UsageReport
+from ..gateway import cancel_on_disconnect
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
 from .errors import SERVER_ERROR, ApiError
@@ -105,6 +106,7 @@ class ApiServer:
         r.add_get("/metrics", self._endpoint("metrics", self.prometheus, auth=False))
 
     def _endpoint(self, route: str, handler: Handler, *, auth: bool = True) -> Handler:
+        @cancel_on_disconnect  # a client that goes away cancels its turn and the upstream request
         async def endpoint(request: web.Request) -> web.StreamResponse:
             status = 500
             try:

@@ -61,9 +61,17 @@ class SSEWriter:
             self._keepalive = asyncio.create_task(self._ping_while_silent(), name="sse-keepalive")
 
     async def write(self, data: bytes) -> None:
-        """Write one or more whole frames at once."""
+        """Write one or more whole frames at once, then let other streams have a turn.
+
+        When an upstream delivers a burst (a fast model, a buffered proxy), the
+        agent finds every chunk already read and would relay the whole reply
+        without ever suspending, starving every other stream and delaying new
+        requests' first tokens. One event-loop turn per write keeps streams
+        interleaved fairly; it costs about a microsecond.
+        """
         self._last_write = self._loop.time()
         await self.response.write(data)
+        await asyncio.sleep(0)
 
     async def close(self) -> None:
         """Stop the keep-alive and end the chunked body (the client sees a clean end)."""

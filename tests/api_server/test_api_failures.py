@@ -58,7 +58,7 @@ async def test_mid_stream_failure_chat_error_event_then_done(upstream):
         error = errors[0]["error"]
         assert set(error) == {"message", "type", "param", "code"}
         assert error["code"] == "upstream_error" and error["type"] == "server_error"
-        assert "sk-upstream-secret" not in raw.decode()
+        assert "sk-upstream-secret" not in raw.decode() and upstream.url not in raw.decode()
         assert not any('"finish_reason":"stop"' in e.data for e in events)
 
         client = openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key="x", max_retries=0)
