@@ -193,6 +193,8 @@ class StreamSession:
                 self._previews_on = await self.hooks.supports_edit(self.stream)
             while not self._finishing and self._previews_on:
                 await self._preview_step()
+            while not self._finishing:  # no previews: just wait for the end of the reply
+                await self._sleep(None, on_change=False)
             limit = self.policy.interrupt_deadline if self._interrupted else self.policy.final_deadline
             deadline = loop.time() + limit
             await self._deliver_final(deadline)
@@ -318,15 +320,16 @@ class StreamSession:
     # ------------------------------------------------------------------ the final text
 
     def _final_document(self) -> str:
-        if self._interrupted or self._final is None:
-            return postprocess("".join(self._raw)) if not self._reset else self.text.strip()
-        return self._final.strip()
+        if self._interrupted:
+            return self.text.strip()  # cut off: a held-back partial tag is not text yet
+        if self._final is not None:
+            return self._final.strip()
+        return postprocess("".join(self._raw))
 
     def _final_plan(self, doc: str) -> list[tuple[LedgerEntry, str]]:
+        # messages already on screen are reused even when previews stopped after failures:
+        # the final edit is tried, and only a message that cannot be edited is sent anew
         entries = [e for e in self._ledger.entries if e.ref is not None or e.frozen]
-        if not self._previews_on and not self._interrupted:
-            # no edits (unsupported, disabled or failing): every piece goes out as a new message
-            entries = []
         shown_doc = self.text
         frozen = [e for e in entries if e.frozen]
         pieces: list[Piece]
