@@ -17,7 +17,9 @@ CURSOR = " ▌"
 SECRET = "SECRET"
 
 paragraph = st.text(alphabet=st.sampled_from(list("abcde fgh.,!?\n😀é")), min_size=1, max_size=160)
-code_block = st.builds(lambda body: "```py\n" + body + "\n```", st.text(alphabet="xyz =()\n", max_size=150))
+# code lines shorter than a message: only a longer line forces a mid-line cut (see split.reassemble)
+code_block = st.builds(lambda lines: "```py\n" + "\n".join(lines) + "\n```",
+                       st.lists(st.text(alphabet="xyz =()", max_size=20), max_size=8))
 think_block = st.just(f"<think>{SECRET} reasoning</think>")
 reply_parts = st.lists(st.one_of(paragraph, paragraph, code_block, think_block), min_size=1, max_size=8)
 

