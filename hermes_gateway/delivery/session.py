@@ -34,7 +34,8 @@ from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
 from .split import Piece, fence_after, render, split_into_at_least, split_text
-from .think_filter import ThinkScrubber, postprocess
+from ..thinking import postprocess_reply
+from .think_filter import ThinkScrubber
 
 log = logging.getLogger(__name__)
 
@@ -333,7 +334,7 @@ class StreamSession:
             return self.text.strip()  # cut off: a held-back partial tag is not text yet
         if self._final is not None:
             return self._final.strip()
-        return postprocess("".join(self._raw))
+        return postprocess_reply("".join(self._raw)).strip()
 
     def _final_plan(self, doc: str) -> list[tuple[LedgerEntry, str]]:
         # messages already on screen are reused even when previews stopped after failures:
