@@ -6,7 +6,7 @@ import aiohttp
 import openai
 import pytest
 
-from conftest import MODEL, gateway_config, running_gateway
+from api_helpers import MODEL, gateway_config, running_gateway
 
 KEY = "sk-gateway-test-key"
 

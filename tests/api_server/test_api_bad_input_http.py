@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import MODEL, api, gateway_config, metric, post_raw, running_gateway
+from api_helpers import MODEL, api, gateway_config, metric, post_raw, running_gateway
 
 USER = [{"role": "user", "content": "echo: hi"}]
 

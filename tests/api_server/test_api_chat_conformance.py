@@ -14,7 +14,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from conftest import (MODEL, SSEEvent, api, gateway_config, parse_sse, post_raw, running_gateway)
+from api_helpers import (MODEL, SSEEvent, api, gateway_config, parse_sse, post_raw, running_gateway)
 
 TEXT = "The quick brown fox jumps over the lazy dog, twice."
 

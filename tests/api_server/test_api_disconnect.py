@@ -11,7 +11,7 @@ import asyncio
 import aiohttp
 import pytest
 
-from conftest import MODEL, api, eventually, gateway_config, metric, running_gateway
+from api_helpers import MODEL, api, eventually, gateway_config, metric, running_gateway
 
 HANG_AFTER_HELLO = "hello"
 HANG_BEFORE_TEXT = "silent"

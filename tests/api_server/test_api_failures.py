@@ -14,7 +14,7 @@ from openai.types.chat import ChatCompletionChunk
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from conftest import MODEL, api, gateway_config, parse_sse, post_raw, running_gateway
+from api_helpers import MODEL, api, gateway_config, parse_sse, post_raw, running_gateway
 
 EVENTS = TypeAdapter(ResponseStreamEvent)
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": True}

@@ -10,7 +10,7 @@ import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from conftest import MODEL, SSEEvent, gateway_config, parse_sse, post_raw, running_gateway
+from api_helpers import MODEL, SSEEvent, gateway_config, parse_sse, post_raw, running_gateway
 
 TEXT = "Streaming replies, one word at a time."
 EVENTS = TypeAdapter(ResponseStreamEvent)

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 import yaml
 
-from conftest import MODEL, parse_sse
+from api_helpers import MODEL, parse_sse
 
 
 async def start(tmp_path: Path, config: dict) -> tuple[asyncio.subprocess.Process, str]:
