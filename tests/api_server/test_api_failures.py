@@ -126,11 +126,11 @@ async def test_reset_whose_retry_differs_ends_the_stream_with_an_honest_error(up
 async def test_keepalive_pings_while_the_first_token_is_slow(upstream):
     async def slow(body, s):
         await s.role()
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(0.25)
         await s.text("late")
         await s.finish()
     upstream.stream_script = slow
-    cfg = gateway_config(model=upstream.model_config(), api={"keepalive_interval": 0.05})
+    cfg = gateway_config(model=upstream.model_config(), api={"keepalive_interval": 0.03})
     async with running_gateway(cfg) as gw:
         for path, body in (("/v1/chat/completions", CHAT), ("/v1/responses", RESP)):
             _, _, raw = await post_raw(f"{gw.url}{path}", body)
