@@ -23,12 +23,12 @@ TAIL_TIMEOUT = 1.0
 
 
 async def stream_chat(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
-                      first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
+                      first_token: float, stall: float, include_usage: bool = True) -> AsyncIterator[StreamEvent]:
     loop = guard.loop
     first_deadline = loop.time() + first_token
-    stream = await guard.wait(
-        client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True}),
-        first_deadline, "first token")
+    options = {"stream_options": {"include_usage": True}} if include_usage else {}
+    stream = await guard.wait(client.chat.completions.create(**request, stream=True, **options),
+                              first_deadline, "first token")
     try:
         content_type = stream.response.headers.get("content-type", "")
         if "event-stream" not in content_type:

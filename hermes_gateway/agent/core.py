@@ -34,7 +34,7 @@ from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, Turn
 from ..thinking import postprocess_reply, strip_thinking
 from ..tools import Tool, collect_tools
 from .chat_completions import complete_chat, stream_chat
-from .errors import AllUpstreamsFailed, describe, endpoint_is_down, streaming_unsupported
+from .errors import AllUpstreamsFailed, describe, endpoint_is_down, rejects_usage_option, streaming_unsupported
 from .guard import Interrupted, ReadGuard
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
@@ -188,11 +188,13 @@ class AIAgent:
         try:
             for round_number in range(1, max_turns + 1):
                 call: ModelCall | None = None
-                async for event in self._call_model(turn, messages, stream):
-                    if type(event) is ModelCall:
-                        call = event
-                    else:
-                        yield event
+                # aclosing: if our consumer stops early, the upstream stream is closed now, not at GC.
+                async with aclosing(self._call_model(turn, messages, stream)) as model_events:
+                    async for event in model_events:
+                        if type(event) is ModelCall:
+                            call = event
+                        else:
+                            yield event
                 assert call is not None
                 turn.commit(call)
                 usage = call.usage or estimate_usage(messages, call)
@@ -211,8 +213,9 @@ class AIAgent:
                              f"the model still wanted to call tools")
                     self._skip_tools(tool_calls, "not run: the turn reached model.max_turns", messages, new_messages)
                     break
-                async for event in self._run_tools(guard, tool_calls, messages, new_messages):
-                    yield event
+                async with aclosing(self._run_tools(guard, tool_calls, messages, new_messages)) as tool_events:
+                    async for event in tool_events:
+                        yield event
         except Interrupted:
             interrupted = True
             if turn.pending is not None and turn.pending.text:
@@ -252,12 +255,19 @@ class AIAgent:
         failures: list[str] = []
         for upstream in self._pool.all():
             request, streamer, completer = self._request(upstream, messages)
-            paths = (True, False) if stream and STREAM_SUPPORT.streams(upstream.key) else (False,)
+            key = upstream.key
+            # (stream?, ask for usage with stream_options?) in the order to try them on this upstream
+            paths = [(True, STREAM_SUPPORT.takes_usage_option(key)), (False, False)] \
+                if stream and STREAM_SUPPORT.streams(key) else [(False, False)]
             stream_failure: BaseException | None = None
-            for streaming in paths:
+            while paths:
+                streaming, include_usage = paths.pop(0)
                 call = ModelCall()
-                source = (streamer if streaming else completer)(
-                    upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
+                if streaming:
+                    source = streamer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall,
+                                      include_usage=include_usage)
+                else:
+                    source = completer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
                 fresh = True
                 need_separator = turn.has_content
                 try:
@@ -277,6 +287,10 @@ class AIAgent:
                     turn.pending = call
                     raise
                 except Exception as exc:
+                    if streaming and include_usage and rejects_usage_option(exc):
+                        STREAM_SUPPORT.mark_no_usage_option(key)  # stream again, without stream_options
+                        paths.insert(0, (True, False))
+                        continue
                     how = "stream" if streaming else "non-streaming call"
                     failures.append(f"{upstream.label} ({how}): {describe(exc)}")
                     log.info("upstream %s %s failed: %s", upstream.label, how, describe(exc))
@@ -294,7 +308,7 @@ class AIAgent:
                     if turn.committed:
                         yield TextDelta("".join(turn.committed))
                 if stream_failure is not None and streaming_unsupported(stream_failure):
-                    STREAM_SUPPORT.mark_not_streaming(upstream.key)
+                    STREAM_SUPPORT.mark_not_streaming(key)
                 yield call
                 return
         raise AllUpstreamsFailed(failures)

@@ -52,7 +52,8 @@ def build_request(model: str, messages: Sequence[dict[str, Any]], tools: list[di
 
 
 async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
-                           first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
+                           first_token: float, stall: float, include_usage: bool = True) -> AsyncIterator[StreamEvent]:
+    # include_usage is a Chat Completions option; the Responses API always reports usage at the end.
     loop = guard.loop
     first_deadline = loop.time() + first_token
     stream = await guard.wait(client.responses.create(**request, stream=True), first_deadline, "first token")

@@ -225,7 +225,7 @@ async def test_upstream_that_does_not_stream_is_remembered_for_that_upstream_onl
     other = agent_for(demo_url)
     streamed = [e for e in await run(other, "echo: still streams here") if isinstance(e, TextDelta)]
     assert len(streamed) == 3  # a different upstream is unaffected
-    STREAM_SUPPORT._no_stream.clear()
+    STREAM_SUPPORT.forget()
 
 
 async def test_results_without_callback_equal_the_streaming_results(demo_url: str) -> None:
@@ -256,3 +256,27 @@ async def test_text_of_successive_model_calls_is_joined_by_a_blank_line(fake: Sc
     events = await run(agent_for(fake.url, tools=[echo_tool("alpha")]))
     assert shown(events) == "Let me check.\n\nIt is done." == events[-1].reply
     assert [m["role"] for m in events[-1].messages] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_upstream_rejecting_stream_options_streams_without_them(fake: ScriptedUpstream) -> None:
+    fake.add(("status", 400, {"error": {"message": "Unrecognized request argument supplied: stream_options",
+                                        "type": "invalid_request_error"}}))
+    fake.add(*text_stream("still ", "streamed"))
+    fake.add(*text_stream("again"))
+    agent = agent_for(fake.url)
+    events = await run(agent)
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["still ", "streamed"]
+    assert events[-1].usage.estimated and "stream_options" not in fake.requests[1].body
+    assert fake.requests[1].body["stream"] is True
+    await run(agent)
+    assert "stream_options" not in fake.requests[2].body  # remembered for this upstream
+
+
+async def test_consumer_closing_the_stream_early_closes_the_upstream_connection(fake: ScriptedUpstream) -> None:
+    fake.add(*text_stream("first ")[:2], ("forever", 0.02))
+    stream = agent_for(fake.url).astream("go")
+    async for event in stream:
+        if isinstance(event, TextDelta):
+            break
+    await stream.aclose()
+    await asyncio.wait_for(fake.disconnected.wait(), 1.0)
