@@ -87,13 +87,13 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
                     parts.append(event.delta)
                     yield TextDelta(event.delta)
             elif kind == "response.function_call_arguments.delta":
-                slot = tools.slot(event.output_index)
+                slot = tools.slot(event.output_index, dense=True)
                 slot.arguments.append(event.delta or "")
             elif kind in ("response.output_item.added", "response.output_item.done"):
                 item = event.item
                 if getattr(item, "type", None) == "function_call":
                     call.got_content = True
-                    slot = tools.slot(event.output_index)
+                    slot = tools.slot(event.output_index, dense=True)
                     slot.call_id = slot.call_id or item.call_id
                     slot.name = slot.name or item.name
                     if kind == "response.output_item.done" and item.arguments is not None:
@@ -103,7 +103,7 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
                     if slot.name and not slot.announced:
                         yield tools.announce(slot)
             elif kind == "response.function_call_arguments.done":
-                slot = tools.slot(event.output_index)
+                slot = tools.slot(event.output_index, dense=True)
                 if event.arguments is not None:
                     slot.arguments[:] = [event.arguments]
             elif kind in ("response.completed", "response.incomplete"):
@@ -146,7 +146,7 @@ async def complete_responses(client: openai.AsyncOpenAI, request: dict[str, Any]
         call.text_parts.append(joined)
         yield TextDelta(joined)
     for tc in calls:
-        slot = call.tools.slot(tc.index)
+        slot = call.tools.slot(tc.index, dense=True)
         slot.call_id, slot.name = tc.call_id, tc.name
         yield call.tools.announce(slot)
 

@@ -228,11 +228,13 @@ async def test_upstream_that_does_not_stream_is_remembered_for_that_upstream_onl
     STREAM_SUPPORT.forget()
 
 
-async def test_results_without_callback_equal_the_streaming_results(demo_url: str) -> None:
-    for message in ["echo: same either way", "think: hidden then shown", "hello", 
+@pytest.mark.parametrize("api_mode", ["chat_completions", "responses"])
+async def test_results_without_callback_equal_the_streaming_results(demo_url: str, api_mode: str) -> None:
+    for message in ["echo: same either way", "think: hidden then shown", "hello",
                     'tool: calculate {"expression": "2 ** 10"}', 'tool: calculate {"expression": "1/0"}']:
-        streaming = AIAgent.from_config(model_config(demo_url), stream_callback=lambda _: None)
-        plain = AIAgent.from_config(model_config(demo_url))
+        config = model_config(demo_url, api_mode=api_mode)
+        streaming = AIAgent.from_config(config, stream_callback=lambda _: None)
+        plain = AIAgent.from_config(config)
         a = await streaming.arun_conversation(message)
         b = await plain.arun_conversation(message)
         assert (a.reply, a.raw, a.error, a.usage) == (b.reply, b.raw, b.error, b.usage), message
