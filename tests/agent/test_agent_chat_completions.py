@@ -15,7 +15,7 @@ import pytest
 from hermes_gateway import Tool
 from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.upstream import STREAM_SUPPORT
-from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd, UsageReport
+from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
 
 from conftest import model_config
 from scripted_upstream import ScriptedUpstream, chunk, completion, text_stream, usage_chunk

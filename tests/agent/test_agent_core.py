@@ -168,3 +168,36 @@ def test_demo_llm_command_serves_the_agent_as_a_real_upstream() -> None:
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
+
+
+async def test_interrupt_before_the_turn_starts_ends_it_at_once(fake: ScriptedUpstream) -> None:
+    agent = AIAgent.from_config(model_config(fake.url), tools=[])
+    stream = agent.astream("never sent")
+    agent.interrupt()
+    events = [e async for e in stream]
+    assert len(events) == 1 and events[0].interrupted and events[0].reply == ""
+    assert fake.requests == []
+    # The next turn is not affected.
+    fake.add(*text_stream("fresh"))
+    assert (await collect(agent, "again"))[-1].reply == "fresh"
+    await agent.aclose()
+
+
+async def test_configured_timeouts_reach_the_http_client(fake: ScriptedUpstream) -> None:
+    agent = AIAgent.from_config(model_config(fake.url, timeouts={"connect": 1.5}), tools=[], max_retries=4)
+    client = agent._pool.all()[0].client
+    assert client.timeout.connect == 1.5 and client.timeout.read is None and client.max_retries == 4
+    await agent.aclose()
+
+
+async def test_interrupt_during_the_non_streaming_call_ends_the_turn(fake: ScriptedUpstream) -> None:
+    fake.add(("sleep", 30))
+    agent = AIAgent.from_config(model_config(fake.url), tools=[])  # no callback: the plain path
+    task = asyncio.create_task(agent.arun_conversation("slow"))
+    while not fake.requests:
+        await asyncio.sleep(0.01)
+    agent.interrupt()
+    end = await asyncio.wait_for(task, 2)
+    assert end.interrupted and end.reply == "" and end.error is None
+    await asyncio.wait_for(fake.disconnected.wait(), 1.0)
+    await agent.aclose()
