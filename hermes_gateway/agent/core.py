@@ -223,6 +223,9 @@ class AIAgent:
         except AllUpstreamsFailed as exc:
             error = str(exc)
             log.warning("%s", error)
+        except Exception as exc:  # a bug must still end the turn properly, with a readable reason
+            log.exception("agent turn failed")
+            error = f"internal error: {type(exc).__name__}: {exc}"
         finally:
             guard.close()
             self._turns.discard(turn)

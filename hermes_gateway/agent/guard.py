@@ -81,7 +81,10 @@ class ReadGuard:
     def interrupt(self) -> None:
         """Stop the turn: cut the current upstream await now, refuse later ones. Thread-safe."""
         if threading.get_ident() != self._thread:
-            self.loop.call_soon_threadsafe(self.interrupt)
+            try:
+                self.loop.call_soon_threadsafe(self.interrupt)
+            except RuntimeError:  # the loop is closed: the turn is long over
+                pass
             return
         self.interrupted = True
         if self.active:

@@ -60,12 +60,20 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall) -> ToolOutcome:
             value = await asyncio.to_thread(tool.function, **arguments)
             if inspect.isawaitable(value):
                 value = await value
+        text = _as_text(value)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         log.info("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
-        return ToolOutcome(call, f"Error: {call.name} failed: {type(exc).__name__}: {exc}", False)
-    return ToolOutcome(call, _as_text(value), True)
+        return ToolOutcome(call, f"Error: {call.name} failed: {type(exc).__name__}: {_safe_str(exc)}", False)
+    return ToolOutcome(call, text, True)
+
+
+def _safe_str(exc: Exception) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return "(unprintable)"
 
 
 def _as_text(value: Any) -> str:

@@ -148,3 +148,26 @@ async def test_tool_results_are_text_and_huge_results_are_truncated() -> None:
     big = await run_tool(tools, ToolCall("2", "big", "{}"))
     assert big.result.endswith("[truncated: 10 more characters]") and big.ok
     assert len(big.summary) == 200
+
+
+async def test_a_result_that_cannot_become_text_is_a_tool_error() -> None:
+    class Weird:
+        def __str__(self) -> str:
+            raise RuntimeError("unprintable")
+
+    agent = AIAgent.from_config(model_config(), tools=[Tool("weird", "", lambda: Weird(), SCHEMA)])
+    end = (await turn(agent, "tool: weird {}"))[-1]
+    assert end.reply == "The tool weird returned: Error: weird failed: RuntimeError: unprintable"
+
+
+async def test_a_bug_inside_the_agent_still_ends_the_turn_with_a_readable_error(monkeypatch) -> None:
+    import hermes_gateway.agent.core as core
+
+    async def crash(tools, call):  # stands in for a bug: nothing real can make run_tool itself fail
+        raise KeyError("bug")
+
+    monkeypatch.setattr(core, "run_tool", crash)
+    agent = AIAgent.from_config(model_config(), tools=[Tool("t", "", lambda: 1, SCHEMA)])
+    events = await turn(agent, "tool: t {}")
+    assert [type(e) for e in events].count(TurnEnd) == 1
+    assert events[-1].error == "internal error: KeyError: 'bug'"
