@@ -92,11 +92,18 @@ class AIAgent:
     text delta, and ``stream_callback(None)`` when a stream ends. Without a
     callback, :meth:`arun_conversation` uses plain non-streaming calls.
     :meth:`astream` always streams and yields typed events.
+
+    ``tools=None`` collects the tools plugins register (pass ``plugins`` to
+    reuse an already loaded plugin manager). ``max_retries`` is the SDK's
+    own retry budget per request (429/5xx/connection errors) before the
+    next endpoint is tried; ``tool_timeout`` bounds each tool call.
     """
 
     def __init__(self, model: ModelConfig | None = None, *, tools: Sequence[Tool] | None = None,
-                 stream_callback: StreamCallback | None = None, plugins: Any = None, max_retries: int = 2) -> None:
+                 stream_callback: StreamCallback | None = None, plugins: Any = None, max_retries: int = 2,
+                 tool_timeout: float | None = 120.0) -> None:
         self.model = model or ModelConfig()
+        self.tool_timeout = tool_timeout
         if tools is None:
             if plugins is None:
                 from ..plugins import make_plugins
@@ -324,7 +331,7 @@ class AIAgent:
     async def _run_tools(self, guard: ReadGuard, calls: list[ToolCall], messages: list[dict[str, Any]],
                          new_messages: list[dict[str, Any]]) -> AsyncIterator[StreamEvent]:
         """Run the calls concurrently; report and record them in call order."""
-        tasks = [asyncio.ensure_future(run_tool(self.tools, call)) for call in calls]
+        tasks = [asyncio.ensure_future(run_tool(self.tools, call, self.tool_timeout)) for call in calls]
         done = 0
         try:
             for call, task in zip(calls, tasks):

@@ -163,7 +163,7 @@ async def test_a_result_that_cannot_become_text_is_a_tool_error() -> None:
 async def test_a_bug_inside_the_agent_still_ends_the_turn_with_a_readable_error(monkeypatch) -> None:
     import hermes_gateway.agent.core as core
 
-    async def crash(tools, call):  # stands in for a bug: nothing real can make run_tool itself fail
+    async def crash(tools, call, timeout=None):  # stands in for a bug: nothing real can make run_tool itself fail
         raise KeyError("bug")
 
     monkeypatch.setattr(core, "run_tool", crash)
@@ -171,3 +171,13 @@ async def test_a_bug_inside_the_agent_still_ends_the_turn_with_a_readable_error(
     events = await turn(agent, "tool: t {}")
     assert [type(e) for e in events].count(TurnEnd) == 1
     assert events[-1].error == "internal error: KeyError: 'bug'"
+
+
+async def test_a_tool_that_takes_too_long_is_abandoned_with_a_readable_result() -> None:
+    async def hang() -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+    agent = AIAgent.from_config(model_config(), tools=[Tool("hang", "", hang, SCHEMA)], tool_timeout=0.1)
+    end = (await asyncio.wait_for(turn(agent, "tool: hang {}"), 5))[-1]
+    assert end.reply == "The tool hang returned: Error: hang did not finish within 0.1 seconds."
