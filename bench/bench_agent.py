@@ -63,7 +63,7 @@ async def main(chunks: int, runs: int, base_url: str) -> None:
     message = "echo: " + " ".join(f"w{i}" for i in range(chunks))
     config = parse_config({"model": {"base_url": base_url, "name": "demo"}})
     agent = AIAgent.from_config(config, tools=[])
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="none")
+    client = agent._pool.all()[0].client  # the very client the agent uses: same HTTP settings
     raw_times, agent_times = [], []
     await raw_sdk(client, message)  # warm up both paths (imports, connection pools)
     await through_agent(agent, message)
@@ -75,7 +75,6 @@ async def main(chunks: int, runs: int, base_url: str) -> None:
             seconds, count = await coro
             assert count == chunks, (name, count)
             (raw_times if name == "raw" else agent_times).append(seconds)
-    await client.close()
     await agent.aclose()
     raw_median, agent_median = statistics.median(raw_times), statistics.median(agent_times)
     print(f"{chunks} chunks x {runs} runs (CPU time, medians)")

@@ -9,6 +9,7 @@ connection, no ``[DONE]``) is an :class:`IncompleteStream`, not an answer.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, AsyncIterator
 
 import openai
@@ -34,7 +35,7 @@ async def stream_chat(client: openai.AsyncOpenAI, request: dict[str, Any], guard
         if "event-stream" not in content_type:
             raise NotStreaming(f"asked for a stream, got {content_type or 'no content type'}")
         next_chunk = stream.__anext__
-        wait = guard.wait
+        enter = guard.enter
         parts = call.text_parts
         tools = call.tools
         while True:
@@ -44,14 +45,30 @@ async def stream_chat(client: openai.AsyncOpenAI, request: dict[str, Any], guard
                 deadline, what = loop.time() + stall, "next chunk (stalled)"
             else:
                 deadline, what = first_deadline, "first token"
+            # guard.wait() inlined: this runs once per chunk, and one coroutine less is ~0.6 us.
+            enter(deadline, what)
             try:
-                chunk = await wait(next_chunk(), deadline, what)
+                chunk = await next_chunk()
             except StopAsyncIteration:
+                guard.active = False
                 break
-            except (UpstreamTimeout, openai.APIConnectionError):
-                if call.finish_reason is not None:
+            except asyncio.CancelledError:
+                guard.active = False
+                error = guard.cut_error()
+                if error is None:
+                    raise
+                if isinstance(error, UpstreamTimeout) and call.finish_reason is not None:
                     break  # the answer is complete; only the tail (usage, [DONE]) went missing
+                raise error from None
+            except openai.APIConnectionError:
+                guard.active = False
+                if call.finish_reason is not None:
+                    break
                 raise
+            except BaseException:
+                guard.active = False
+                raise
+            guard.active = False
             if chunk.usage is not None:
                 call.usage = usage_from(chunk.usage)
             choices = chunk.choices
