@@ -282,3 +282,18 @@ async def test_consumer_closing_the_stream_early_closes_the_upstream_connection(
             break
     await stream.aclose()
     await asyncio.wait_for(fake.disconnected.wait(), 1.0)
+
+
+async def test_fallbacks_are_tried_in_order(fake: ScriptedUpstream, demo_url: str) -> None:
+    fake.default = [("status", 503, {"error": {"message": "maintenance", "type": "server_error"}})]
+    config = model_config(fake.url, fallback=[{"base_url": "http://127.0.0.1:9/v1", "name": "gone"},
+                                              {"base_url": demo_url, "name": "last-resort"}], **FAST)
+    agent = AIAgent.from_config(config, tools=[], max_retries=0)
+    events = await run(agent, "echo: third time lucky")
+    assert events[-1].reply == "third time lucky" and events[-1].error is None
+    assert len(fake.requests) == 1
+    # When every one fails, the error lists them in the order they were tried.
+    config = model_config(fake.url, fallback=[{"base_url": "http://127.0.0.1:9/v1", "name": "gone"}], **FAST)
+    end = (await run(AIAgent.from_config(config, tools=[], max_retries=0)))[-1]
+    assert end.error.index("HTTP 503: maintenance") < end.error.index("gone at http://127.0.0.1:9/v1 (stream): "
+                                                                      "cannot connect")
