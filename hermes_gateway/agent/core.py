@@ -29,7 +29,7 @@ import weakref
 from contextlib import aclosing
 from typing import Any, AsyncIterator, Callable, Sequence
 
-from ..config import Config, ModelConfig
+from ..config import Config, Endpoint, ModelConfig
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, TurnEnd, UsageReport
 from ..thinking import postprocess_reply, strip_thinking
 from ..tools import Tool, collect_tools
@@ -99,10 +99,17 @@ class AIAgent:
     next endpoint is tried; ``tool_timeout`` bounds each tool call.
     """
 
-    def __init__(self, model: ModelConfig | None = None, *, tools: Sequence[Tool] | None = None,
+    def __init__(self, model: ModelConfig | str | None = None, *, base_url: str | None = None,
+                 api_key: str | None = None, tools: Sequence[Tool] | None = None,
                  stream_callback: StreamCallback | None = None, plugins: Any = None, max_retries: int = 2,
                  tool_timeout: float | None = 120.0) -> None:
-        self.model = model or ModelConfig()
+        if not isinstance(model, ModelConfig):
+            # Script style: AIAgent("gpt-4o-mini", base_url=..., api_key=...); no base_url = the demo model.
+            endpoint = Endpoint(base_url=base_url, api_key=api_key, name=model or Endpoint.name)
+            model = ModelConfig(endpoint=endpoint)
+        elif base_url or api_key:
+            raise TypeError("pass base_url/api_key inside the ModelConfig, or a model name instead of it")
+        self.model = model
         self.tool_timeout = tool_timeout
         if tools is None:
             if plugins is None:

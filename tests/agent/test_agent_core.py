@@ -201,3 +201,12 @@ async def test_interrupt_during_the_non_streaming_call_ends_the_turn(fake: Scrip
     assert end.interrupted and end.reply == "" and end.error is None
     await asyncio.wait_for(fake.disconnected.wait(), 1.0)
     await agent.aclose()
+
+
+def test_script_style_construction() -> None:
+    agent = AIAgent(tools=[])  # nothing at all: the demo model
+    assert agent.model.is_demo and agent.run_conversation("echo: hi").reply == "hi"
+    agent = AIAgent("gpt-4o-mini", base_url="http://127.0.0.1:1/v1", api_key="k", tools=[])
+    assert (agent.model.endpoint.name, agent.model.endpoint.base_url) == ("gpt-4o-mini", "http://127.0.0.1:1/v1")
+    with pytest.raises(TypeError):
+        AIAgent(model_config().model, base_url="http://x", tools=[])
