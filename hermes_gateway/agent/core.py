@@ -14,10 +14,12 @@ Resilience, in the order it applies to each model call:
 3. then the same for each ``model.fallback`` endpoint, in order.
 
 If a failed attempt already showed text, a :class:`StreamReset` precedes
-the replacement so consumers never show both. Text of successive model
-calls in one turn is joined with a blank line; ``TurnEnd.raw`` is exactly
-the text streamed since the last reset, ``TurnEnd.reply`` its
-post-processed form.
+the replacement and the turn's text is then streamed again from its start,
+so consumers never show both. Text of successive model calls in one turn
+is joined with a blank line; ``TurnEnd.raw`` is exactly the text streamed
+since the last reset, ``TurnEnd.reply`` its post-processed form, and
+``TurnEnd.messages`` the turn's new history entries (the user message,
+assistant messages with their tool calls, tool results).
 """
 
 from __future__ import annotations
