@@ -210,3 +210,12 @@ def test_script_style_construction() -> None:
     assert (agent.model.endpoint.name, agent.model.endpoint.base_url) == ("gpt-4o-mini", "http://127.0.0.1:1/v1")
     with pytest.raises(TypeError):
         AIAgent(model_config().model, base_url="http://x", tools=[])
+
+
+async def test_one_agent_serves_concurrent_turns_independently(demo_url: str) -> None:
+    agent = AIAgent.from_config(model_config(demo_url))
+    messages = [f"echo: reply number {i}" for i in range(8)] + ['tool: calculate {"expression": "3 * 3"}']
+    ends = await asyncio.gather(*(collect(agent, m) for m in messages))
+    assert [e[-1].reply for e in ends] == [f"reply number {i}" for i in range(8)] + [
+        "The tool calculate returned: 9"]
+    await agent.aclose()
