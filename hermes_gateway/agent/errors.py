@@ -77,7 +77,7 @@ def describe(exc: BaseException) -> str:
         where = "connection lost mid-stream" if _after_headers(exc) else "cannot connect"
         return _one_line(where + detail)
     if isinstance(exc, UpstreamTimeout):
-        return f"no {exc.args[0]} in time" if exc.args else "timed out"
+        return f"no {exc.args[0]}" if exc.args else "timed out"
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed JSON in the stream ({exc.msg})"
     if isinstance(exc, openai.APIError):

@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Sequence
 import openai
 
 from ..events import StreamEvent, TextDelta
-from .chat_completions import TAIL_TIMEOUT
+from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT
 from .errors import IncompleteStream, NotStreaming, UpstreamError
 from .guard import ReadGuard, UpstreamTimeout
 from .results import ModelCall, ToolCall, usage_from
@@ -56,7 +56,8 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
     # include_usage is a Chat Completions option; the Responses API always reports usage at the end.
     loop = guard.loop
     first_deadline = loop.time() + first_token
-    stream = await guard.wait(client.responses.create(**request, stream=True), first_deadline, "first token")
+    stream = await guard.wait(client.responses.create(**request, stream=True), first_deadline,
+                              f"first token within {first_token:g} s")
     try:
         content_type = stream.response.headers.get("content-type", "")
         if "event-stream" not in content_type:
@@ -65,13 +66,15 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
         wait = guard.wait
         parts = call.text_parts
         tools = call.tools
+        first_what = f"first token within {first_token:g} s"
+        stall_what = f"next event within {stall:g} s (stalled)"
         while True:
             if call.finish_reason is not None:
-                deadline, what = loop.time() + min(stall, TAIL_TIMEOUT), "end of stream"
+                deadline, what = loop.time() + min(stall, TAIL_TIMEOUT), TAIL_WHAT
             elif call.got_content:
-                deadline, what = loop.time() + stall, "next event (stalled)"
+                deadline, what = loop.time() + stall, stall_what
             else:
-                deadline, what = first_deadline, "first token"
+                deadline, what = first_deadline, first_what
             try:
                 event = await wait(next_event(), deadline, what)
             except StopAsyncIteration:
@@ -125,7 +128,8 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
 async def complete_responses(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                              first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
     deadline = guard.loop.time() + first_token + stall
-    response = await guard.wait(client.responses.create(**request), deadline, "response")
+    response = await guard.wait(client.responses.create(**request), deadline,
+                                f"response within {first_token + stall:g} s")
     if getattr(response, "status", "completed") == "failed":
         raise UpstreamError(_event_error(response))
     call.usage = usage_from(response.usage)
