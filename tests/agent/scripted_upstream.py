@@ -16,6 +16,17 @@ from typing import Any
 
 from aiohttp import web
 
+from hermes_gateway.config import Config, parse_config
+
+
+def model_config(base_url: str | None = None, **model: Any) -> Config:
+    """A Config whose model points at ``base_url`` (None: the in-process demo model, unpaced)."""
+    section: dict[str, Any] = {"demo": {"tokens_per_second": 0}, **model}
+    if base_url:
+        section.setdefault("base_url", base_url)
+        section.setdefault("name", "test-model")
+    return parse_config({"model": section})
+
 
 def chunk(content: str | None = None, *, tool_calls: list[dict] | None = None, finish: str | None = None,
           role: str | None = None) -> dict[str, Any]:

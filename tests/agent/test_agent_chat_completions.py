@@ -17,8 +17,7 @@ from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.upstream import STREAM_SUPPORT
 from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, chunk, completion, text_stream, usage_chunk
+from scripted_upstream import ScriptedUpstream, chunk, completion, model_config, text_stream, usage_chunk
 
 FAST = {"timeouts": {"first_token": 0.5, "stall": 0.3, "connect": 2}}
 SECRET = "sk-test-secret-123"

@@ -14,8 +14,7 @@ from hermes_gateway import Tool
 from hermes_gateway.agent import AIAgent
 from hermes_gateway.events import TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd, UsageReport
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, text_stream
+from scripted_upstream import ScriptedUpstream, model_config, text_stream
 
 
 async def collect(agent: AIAgent, message: str, history=None) -> list:

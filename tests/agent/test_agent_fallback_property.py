@@ -17,8 +17,7 @@ from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.upstream import STREAM_SUPPORT
 from hermes_gateway.events import StreamReset, TextDelta, TurnEnd
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, chunk, completion, text_stream
+from scripted_upstream import ScriptedUpstream, chunk, completion, model_config, text_stream
 
 FAILURES = {
     "drop": [("drop",)],

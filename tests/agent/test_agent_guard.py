@@ -10,8 +10,7 @@ from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.guard import Interrupted, ReadGuard, UpstreamTimeout
 from hermes_gateway.events import TextDelta
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, chunk, text_stream
+from scripted_upstream import ScriptedUpstream, chunk, model_config, text_stream
 
 
 async def test_deadline_cuts_a_wait_and_reports_what_was_awaited() -> None:

@@ -8,8 +8,7 @@ from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.responses_api import to_responses_input
 from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream
+from scripted_upstream import ScriptedUpstream, model_config
 
 FAST = {"timeouts": {"first_token": 1, "stall": 0.5}}
 
