@@ -11,7 +11,6 @@ from hermes_gateway.config import Endpoint
 from scripted_upstream import model_config
 
 
-
 def test_memory_is_per_upstream_and_expires() -> None:
     support = StreamSupport(ttl=0.05)
     a, b = ("http://a/v1", "m"), ("http://b/v1", "m")
