@@ -36,7 +36,8 @@ from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, Turn
 from ..thinking import postprocess_reply, strip_thinking
 from ..tools import Tool, collect_tools
 from .chat_completions import complete_chat, stream_chat
-from .errors import AllUpstreamsFailed, describe, endpoint_is_down, rejects_usage_option, streaming_unsupported
+from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
+                     streaming_unsupported)
 from .guard import Interrupted, ReadGuard
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
@@ -311,8 +312,9 @@ class AIAgent:
                         paths.insert(0, (True, False))
                         continue
                     how = "stream" if streaming else "non-streaming call"
-                    failures.append(f"{upstream.label} ({how}): {describe(exc)}")
-                    log.info("upstream %s %s failed: %s", upstream.label, how, describe(exc))
+                    reason = redact(describe(exc), upstream.endpoint.api_key)  # servers may echo the key
+                    failures.append(f"{upstream.label} ({how}): {reason}")
+                    log.info("upstream %s %s failed: %s", upstream.label, how, reason)
                     if call.text_parts:
                         turn.orphan = call
                     if streaming:
