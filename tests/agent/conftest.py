@@ -30,3 +30,21 @@ def _forget_upstream_quirks() -> None:
     """Each test starts with no remembered "does not stream" upstreams (ports get reused)."""
     from hermes_gateway.agent.upstream import STREAM_SUPPORT
     STREAM_SUPPORT.forget()
+
+
+@pytest.fixture(autouse=True)
+async def _close_agents(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """Close every agent's HTTP clients after the test (bookkeeping only; behaviour is untouched)."""
+    from hermes_gateway.agent import upstream
+
+    pools: list[upstream.UpstreamPool] = []
+    original = upstream.UpstreamPool.__init__
+
+    def tracked(self: upstream.UpstreamPool, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        pools.append(self)
+
+    monkeypatch.setattr(upstream.UpstreamPool, "__init__", tracked)
+    yield
+    for pool in pools:
+        await pool.aclose()

@@ -156,17 +156,18 @@ def test_run_conversation_sync_wrapper() -> None:
 
 
 def test_demo_llm_command_serves_the_agent_as_a_real_upstream() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0",
-                             "--tokens-per-second", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
-        assert match, line + proc.stderr.read()
-        agent = AIAgent.from_config(model_config(match.group(1)), tools=[])
-        assert agent.run_conversation("echo: over a real socket").reply == "over a real socket"
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
+    with subprocess.Popen([sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0",
+                           "--tokens-per-second", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            line = proc.stdout.readline()
+            match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
+            assert match, line + proc.stderr.read()
+            agent = AIAgent.from_config(model_config(match.group(1)), tools=[])
+            assert agent.run_conversation("echo: over a real socket").reply == "over a real socket"
+        finally:
+            proc.terminate()
+            assert proc.wait(timeout=10) == 0  # SIGTERM is a clean stop
 
 
 async def test_interrupt_before_the_turn_starts_ends_it_at_once(fake: ScriptedUpstream) -> None:
