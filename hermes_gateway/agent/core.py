@@ -187,6 +187,12 @@ class AIAgent:
         """Close the HTTP clients (connections to the upstreams)."""
         await self._pool.aclose()
 
+    async def __aenter__(self) -> "AIAgent":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     # -- the turn ------------------------------------------------------------------------------
 
     async def _run_turn(self, turn: _Turn, message: str, history: Sequence[dict[str, Any]] | None,

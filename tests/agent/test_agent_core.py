@@ -219,3 +219,10 @@ async def test_one_agent_serves_concurrent_turns_independently(demo_url: str) ->
     assert [e[-1].reply for e in ends] == [f"reply number {i}" for i in range(8)] + [
         "The tool calculate returned: 9"]
     await agent.aclose()
+
+
+async def test_agent_as_async_context_manager_closes_its_clients(demo_url: str) -> None:
+    async with AIAgent.from_config(model_config(demo_url), tools=[]) as agent:
+        assert (await agent.arun_conversation("echo: ctx")).reply == "ctx"
+        client = agent._pool.all()[0].client
+    assert client.is_closed()
