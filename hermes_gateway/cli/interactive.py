@@ -102,8 +102,9 @@ class ChatSession:
             await self.turn(text)
 
     def banner(self) -> None:
-        self.sink.styled(STYLE_LABEL, "hermes-gateway")
-        self.sink.styled(STYLE_NOTE, f" · {describe_model(self.config)} · /help for commands\n")
+        """One line: who answers, and where to find help (a new user's first sight of the gateway)."""
+        self.sink.styled(STYLE_LABEL, "hermes")
+        self.sink.styled(STYLE_NOTE, f" · {describe_model(self.config)} · /help\n")
 
     async def command(self, text: str) -> bool:
         name, _, rest = text.partition(" ")
@@ -251,13 +252,14 @@ async def _help(session: ChatSession, _: str) -> bool:
     for command in sorted(COMMANDS.values(), key=lambda c: c.name):
         if command.name in ALIASES:
             continue
-        session.say(f"  {command.name:<8} {command.help}", "")
-    session.say("  Ctrl-C stops a reply; at an empty prompt Ctrl-C or Ctrl-D leaves. Esc Enter adds a line.", "")
+        session.say(f"  {command.name:<10} {command.help}", "")
+    session.say(f"  {'Ctrl-C':<10} stop a reply; at an empty prompt, leave (so does Ctrl-D)", "")
+    session.say(f"  {'Esc Enter':<10} start a new line in your message", "")
     if session.streaming:
-        session.say("  Replies stream as they are written (streaming.cli is on).")
+        session.say("  Replies stream as they are written.")
     else:
-        session.say("  Replies appear whole; set `streaming: {cli: true}` in config.yaml "
-                    "(or pass --stream) to watch them being written.")
+        session.say("  Replies appear whole. To watch them being written, set")
+        session.say("  `streaming: {cli: true}` in config.yaml or start with --stream.")
     session.say(f"  Model: {describe_model(session.config)}")
     return True
 
