@@ -31,7 +31,7 @@ from ..events import TurnEnd
 from .render import STYLE_ERROR, STYLE_LABEL, STYLE_NOTE, RenderOptions, ReplyRenderer
 from .sinks import TerminalSink
 from .terminal_mode import on_sigint, quiet_keyboard
-from .turn import box_label, describe_model, make_agent, one_line
+from .turn import box_label, clip, close_agent, describe_model, make_agent, one_line
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,7 @@ class ChatSession:
         self.streaming = streaming
         self.messages: list[dict] = []
         self._agent: Any = None
+        self._agent_future: asyncio.Future | None = None
         self.prompt = PromptSession(
             PROMPT,
             history=_history(history_path),
@@ -87,19 +88,30 @@ class ChatSession:
 
     async def run(self) -> int:
         self.banner()
-        while True:
-            try:
-                text = await self.prompt.prompt_async()
-            except (EOFError, KeyboardInterrupt):
-                return 0
-            text = text.strip()
-            if not text:
-                continue
-            if text.startswith("/"):
-                if not await self.command(text):
+        # Importing the model client takes most of a second: do it while the person types.
+        self._agent_future = asyncio.get_running_loop().run_in_executor(None, make_agent, self.config)
+        try:
+            while True:
+                try:
+                    text = await self.prompt.prompt_async()
+                except (EOFError, KeyboardInterrupt):
                     return 0
-                continue
-            await self.turn(text)
+                text = text.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    if not await self.command(text):
+                        return 0
+                    continue
+                await self.turn(text)
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        if self._agent is None and self._agent_future is not None and self._agent_future.done() \
+                and not self._agent_future.cancelled() and self._agent_future.exception() is None:
+            self._agent = self._agent_future.result()
+        await close_agent(self._agent)
 
     def banner(self) -> None:
         """One line: who answers, and where to find help (a new user's first sight of the gateway)."""
@@ -124,7 +136,7 @@ class ChatSession:
     async def turn(self, text: str) -> TurnEnd | None:
         """Ask the agent, draw the reply, keep the conversation; errors become one line."""
         try:
-            agent = self.agent()
+            agent = await self.agent()
         except Exception as exc:
             log.debug("could not start the agent", exc_info=True)
             self.say(f"✗ {one_line(exc)}", STYLE_ERROR)
@@ -146,22 +158,24 @@ class ChatSession:
         else:
             final = task.result()
         if final is not None and final.error:
-            self.say(f"✗ {final.error}", STYLE_ERROR)
+            self.say(f"✗ {clip(final.error)}", STYLE_ERROR)
         self._remember(text, final)
         return final
 
-    def agent(self) -> Any:
-        """Built on first use, so the banner and prompt appear at once."""
+    async def agent(self) -> Any:
+        """The agent built in the background at start (or now, if that failed: the error is shown)."""
         if self._agent is None:
-            self._agent = make_agent(self.config)
+            future, self._agent_future = self._agent_future, None
+            self._agent = await future if future is not None else make_agent(self.config)
         return self._agent
 
     def _remember(self, text: str, final: TurnEnd | None) -> None:
-        """Add the turn to the conversation; a failed turn leaves it unchanged so it can be retried."""
+        """Add the turn (``TurnEnd.messages``: the user message, the replies, tool results) to the
+        conversation; a failed turn leaves it unchanged, so the message can simply be sent again."""
         if final is None or final.error:
             return
         if final.messages:
-            self.messages = _conversation_after(self.messages, text, final.messages)
+            self.messages.extend(final.messages)
         else:
             self.messages.append({"role": "user", "content": text})
             if final.reply:
@@ -195,13 +209,6 @@ class _ReplyStopper:
     def disarm(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
-
-
-def _conversation_after(before: list[dict], text: str, turn_messages: list[dict]) -> list[dict]:
-    """``TurnEnd.messages`` may hold the whole conversation or only this turn's messages."""
-    if len(turn_messages) >= len(before) and turn_messages[:len(before)] == before:
-        return list(turn_messages)
-    return [*before, *turn_messages]
 
 
 def _history(path: Path | None) -> History:

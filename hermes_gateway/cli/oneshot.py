@@ -17,7 +17,7 @@ from typing import TextIO
 from ..config import Config
 from .render import RenderOptions, ReplyRenderer
 from .sinks import PlainSink
-from .turn import make_agent, one_line
+from .turn import clip, close_agent, make_agent, one_line
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ async def run_oneshot(config: Config, message: str, *, streaming: bool,
     notes = PlainSink(stderr, sanitize=True) if _isatty(stderr) else None
     renderer = ReplyRenderer(out, notes, RenderOptions(streaming=streaming, boxed=False, spinner=False),
                              same_sink=False)
+    agent = None
     try:
         agent = make_agent(config)
         final = await renderer.render(agent.astream(message, history=[]))
@@ -45,11 +46,13 @@ async def run_oneshot(config: Config, message: str, *, streaming: bool,
         log.debug("one-shot turn failed", exc_info=True)
         print(f"hermes-gateway: {one_line(exc)}", file=stderr)
         return EXIT_ERROR
+    finally:
+        await close_agent(agent)
     if final is None:
         print("hermes-gateway: the agent ended without a reply", file=stderr)
         return EXIT_ERROR
     if final.error:
-        print(f"hermes-gateway: {final.error}", file=stderr)
+        print(f"hermes-gateway: {clip(final.error)}", file=stderr)
         return EXIT_ERROR
     return EXIT_OK
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import urlparse
 
 from ..config import Config
+
+log = logging.getLogger(__name__)
 
 MAX_ERROR_CHARS = 300
 
@@ -17,11 +20,27 @@ def make_agent(config: Config) -> Any:
     return AIAgent.from_config(config)
 
 
+async def close_agent(agent: Any) -> None:
+    """Close the agent's HTTP connections; a failure to close is not worth a word to the user."""
+    aclose = getattr(agent, "aclose", None)
+    if aclose is None:
+        return
+    try:
+        await aclose()
+    except Exception:
+        log.debug("closing the agent failed", exc_info=True)
+
+
 def one_line(exc: BaseException) -> str:
     """An exception as a single readable line: its first line, clipped, with its kind."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     kind = type(exc).__name__
-    line = f"{kind}: {text}" if text else kind
+    return clip(f"{kind}: {text}" if text else kind)
+
+
+def clip(message: str) -> str:
+    """A message squeezed onto one line of reasonable length."""
+    line = " ".join(message.split())
     if len(line) > MAX_ERROR_CHARS:
         line = line[:MAX_ERROR_CHARS - 1] + "…"
     return line
