@@ -11,10 +11,12 @@ from .events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, Tool
 from .hookspecs import hookimpl
 from .platform import MessageRef, Platform, RateBudget, Stream, StreamSettings
 from .plugins import Plugins, make_plugins
+from .tools import Tool
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AIAgent",
     "Config",
     "ConfigError",
     "DeliveryError",
@@ -28,6 +30,7 @@ __all__ = [
     "StreamReset",
     "StreamSettings",
     "TextDelta",
+    "Tool",
     "ToolCallFinished",
     "ToolCallStarted",
     "TurnEnd",
@@ -36,3 +39,11 @@ __all__ = [
     "load_config",
     "make_plugins",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # AIAgent pulls in the openai SDK; import it only when asked for, so the CLI starts fast.
+    if name == "AIAgent":
+        from .agent import AIAgent
+        return AIAgent
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,7 +24,7 @@ ENTRY_POINT_GROUP = "hermes_gateway"
 
 #: Built-in features are plugins too, registered exactly like third-party ones.
 BUILTIN_PLUGINS: tuple[str, ...] = (
-
+    "hermes_gateway.builtin.tools",
 )
 
 STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end")

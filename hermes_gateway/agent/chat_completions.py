@@ -1,0 +1,107 @@
+"""Chat Completions: one upstream call, streamed or not, filling a :class:`ModelCall`.
+
+Both functions are async generators of events (text deltas, tool call
+starts) so the tool loop has one path whichever way the answer came.
+Streaming asks for ``stream_options.include_usage`` and reassembles tool
+calls by ``index``; a stream that ends without a ``finish_reason`` (dropped
+connection, no ``[DONE]``) is an :class:`IncompleteStream`, not an answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator
+
+import openai
+
+from ..events import StreamEvent, TextDelta
+from .errors import IncompleteStream, NotStreaming
+from .guard import ReadGuard, UpstreamTimeout
+from .results import ModelCall, ToolCall, usage_from
+
+#: After ``finish_reason`` only the usage chunk and ``[DONE]`` remain; don't wait a full stall for them.
+TAIL_TIMEOUT = 2.0
+
+
+async def stream_chat(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
+                      first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
+    loop = guard.loop
+    first_deadline = loop.time() + first_token
+    stream = await guard.wait(
+        client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True}),
+        first_deadline, "first token")
+    try:
+        content_type = stream.response.headers.get("content-type", "")
+        if "event-stream" not in content_type:
+            raise NotStreaming(f"asked for a stream, got {content_type or 'no content type'}")
+        next_chunk = stream.__anext__
+        wait = guard.wait
+        parts = call.text_parts
+        tools = call.tools
+        while True:
+            if call.finish_reason is not None:
+                deadline, what = loop.time() + min(stall, TAIL_TIMEOUT), "end of stream"
+            elif call.got_content:
+                deadline, what = loop.time() + stall, "next chunk (stalled)"
+            else:
+                deadline, what = first_deadline, "first token"
+            try:
+                chunk = await wait(next_chunk(), deadline, what)
+            except StopAsyncIteration:
+                break
+            except (UpstreamTimeout, openai.APIConnectionError):
+                if call.finish_reason is not None:
+                    break  # the answer is complete; only the tail (usage, [DONE]) went missing
+                raise
+            if chunk.usage is not None:
+                call.usage = usage_from(chunk.usage)
+            choices = chunk.choices
+            if not choices:
+                continue
+            choice = choices[0]
+            delta = choice.delta
+            if delta is not None:
+                content = delta.content
+                if content:
+                    call.got_content = True
+                    parts.append(content)
+                    yield TextDelta(content)
+                if delta.tool_calls:
+                    call.got_content = True
+                    for started in tools.add_chat_deltas(delta.tool_calls):
+                        yield started
+            if choice.finish_reason:
+                call.finish_reason = choice.finish_reason
+    except openai.APIConnectionError as exc:
+        exc._hermes_mid_stream = True  # type: ignore[attr-defined]
+        raise
+    finally:
+        await stream.close()
+    if call.finish_reason is None:
+        raise IncompleteStream("the stream ended before the model finished (no finish_reason)")
+
+
+async def complete_chat(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
+                        first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
+    deadline = guard.loop.time() + first_token + stall
+    response = await guard.wait(client.chat.completions.create(**request), deadline, "response")
+    if not response.choices:
+        raise IncompleteStream("the upstream answered with no choices")
+    choice = response.choices[0]
+    message = choice.message
+    call.usage = usage_from(response.usage)
+    call.finish_reason = choice.finish_reason or "stop"
+    calls = []
+    for index, tc in enumerate(message.tool_calls or ()):
+        function = getattr(tc, "function", None)
+        if function is None or not function.name:
+            continue
+        calls.append(ToolCall(tc.id or f"call_{index}", function.name, function.arguments or "", index))
+    call.tool_calls = calls
+    if message.content:
+        call.got_content = True
+        call.text_parts.append(message.content)
+        yield TextDelta(message.content)
+    for tc in calls:
+        slot = call.tools.slot(tc.index)
+        slot.call_id, slot.name = tc.call_id, tc.name
+        yield call.tools.announce(slot)

@@ -1,0 +1,349 @@
+"""``AIAgent``: one conversation turn against an OpenAI-compatible upstream, with tools.
+
+A turn is: send the conversation, stream the answer as events, run any
+tool calls the model asked for, send their results back, and repeat until
+the model answers in text (or ``model.max_turns`` calls were made). It
+always ends with exactly one :class:`TurnEnd`, whatever happened upstream.
+
+Resilience, in the order it applies to each model call:
+
+1. stream from the primary endpoint (unless it is known not to stream);
+2. if that stream fails, one non-streaming call to the same endpoint —
+   skipped when the endpoint is plainly down (connection refused, 5xx or
+   429 after the SDK's own retries, auth errors);
+3. then the same for each ``model.fallback`` endpoint, in order.
+
+If a failed attempt already showed text, a :class:`StreamReset` precedes
+the replacement so consumers never show both. Text of successive model
+calls in one turn is joined with a blank line; ``TurnEnd.raw`` is exactly
+the text streamed since the last reset, ``TurnEnd.reply`` its
+post-processed form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import weakref
+from contextlib import aclosing
+from typing import Any, AsyncIterator, Callable, Sequence
+
+from ..config import Config, ModelConfig
+from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, TurnEnd, UsageReport
+from ..thinking import postprocess_reply, strip_thinking
+from ..tools import Tool, collect_tools
+from .chat_completions import complete_chat, stream_chat
+from .errors import AllUpstreamsFailed, describe, endpoint_is_down, streaming_unsupported
+from .guard import Interrupted, ReadGuard
+from .responses_api import build_request, complete_responses, stream_responses
+from .results import ModelCall, ToolCall, add_usage, estimate_usage
+from .tool_runner import ToolOutcome, run_tool
+from .upstream import STREAM_SUPPORT, Upstream, UpstreamPool
+
+log = logging.getLogger(__name__)
+
+SEPARATOR = "\n\n"
+StreamCallback = Callable[[str | None], Any]
+
+
+class _Turn:
+    """The state of one turn: what has been shown, and how to stop it."""
+
+    __slots__ = ("committed", "has_content", "orphan", "pending", "guard", "interrupted", "usage", "__weakref__")
+
+    def __init__(self) -> None:
+        self.committed: list[str] = []       # text of finished model calls, separators included
+        self.has_content = False             # committed holds something other than whitespace
+        self.orphan: ModelCall | None = None  # a failed call whose text is on screen, awaiting a reset
+        self.pending: ModelCall | None = None  # the call cut short by an interrupt
+        self.guard: ReadGuard | None = None
+        self.interrupted = False
+        self.usage: UsageReport | None = None
+
+    def interrupt(self) -> None:
+        self.interrupted = True
+        if self.guard is not None:
+            self.guard.interrupt()
+
+    def commit(self, call: ModelCall) -> None:
+        if call.separated:
+            self.committed.append(SEPARATOR)
+        text = call.text
+        if text:
+            self.committed.append(text)
+            if not self.has_content and text.strip():
+                self.has_content = True
+
+    def raw(self) -> str:
+        parts = list(self.committed)
+        tail = self.pending or self.orphan
+        if tail is not None and tail.text_parts:
+            if tail.separated:
+                parts.append(SEPARATOR)
+            parts.extend(tail.text_parts)
+        return "".join(parts)
+
+
+class AIAgent:
+    """Talks to the model for one conversation; the gateway, API server and terminal all use it.
+
+    ``stream_callback(text)`` (the seed's interface) receives each visible
+    text delta, and ``stream_callback(None)`` when a stream ends. Without a
+    callback, :meth:`arun_conversation` uses plain non-streaming calls.
+    :meth:`astream` always streams and yields typed events.
+    """
+
+    def __init__(self, model: ModelConfig | None = None, *, tools: Sequence[Tool] | None = None,
+                 stream_callback: StreamCallback | None = None, plugins: Any = None, max_retries: int = 2) -> None:
+        self.model = model or ModelConfig()
+        if tools is None:
+            if plugins is None:
+                from ..plugins import make_plugins
+                plugins = make_plugins()
+            tools = collect_tools(plugins)
+        self.tools: dict[str, Tool] = {t.name: t for t in tools}
+        self._chat_tools = [t.chat_schema() for t in tools]
+        self._responses_tools = [t.responses_schema() for t in tools]
+        self.stream_callback = stream_callback
+        self._pool = UpstreamPool((self.model.endpoint, *self.model.fallback), self.model.timeouts,
+                                  max_retries=max_retries, demo_tokens_per_second=self.model.demo_tokens_per_second)
+        self._turns: weakref.WeakSet[_Turn] = weakref.WeakSet()
+
+    @classmethod
+    def from_config(cls, config: Config, tools: Sequence[Tool] | None = None,
+                    stream_callback: StreamCallback | None = None, **kwargs: Any) -> "AIAgent":
+        """An agent for ``config.model``; ``tools=None`` means the tools registered by plugins."""
+        return cls(config.model, tools=tools, stream_callback=stream_callback, **kwargs)
+
+    # -- public entry points -------------------------------------------------------------------
+
+    def astream(self, message: str, history: Sequence[dict[str, Any]] | None = None) -> AsyncIterator[StreamEvent]:
+        """Stream one turn as events; always ends with exactly one :class:`TurnEnd`.
+
+        Cancelling the task that iterates it (or ``aclose()`` on it) closes
+        the upstream connection.
+        """
+        turn = _Turn()
+        self._turns.add(turn)
+        return self._run_turn(turn, message, history, stream=True)
+
+    async def arun_conversation(self, message: str, history: Sequence[dict[str, Any]] | None = None) -> TurnEnd:
+        """Run one turn to its end; feeds ``stream_callback`` when there is one."""
+        callback = self.stream_callback
+        turn = _Turn()
+        self._turns.add(turn)
+        end: TurnEnd | None = None
+        async with aclosing(self._run_turn(turn, message, history, stream=callback is not None)) as events:
+            async for event in events:
+                kind = type(event)
+                if callback is not None:
+                    if kind is TextDelta:
+                        _call_back(callback, event.text)  # type: ignore[union-attr]
+                    elif kind is StreamReset:
+                        _call_back(callback, None)  # the partial stream is over; the retry starts anew
+                if kind is TurnEnd:
+                    end = event  # type: ignore[assignment]
+        if callback is not None:
+            _call_back(callback, None)
+        assert end is not None
+        return end
+
+    def run_conversation(self, message: str, history: Sequence[dict[str, Any]] | None = None) -> TurnEnd:
+        """Synchronous :meth:`arun_conversation` for scripts (runs its own event loop)."""
+        async def main() -> TurnEnd:
+            try:
+                return await self.arun_conversation(message, history)
+            finally:
+                await self._pool.aclose()
+        return asyncio.run(main())
+
+    def interrupt(self) -> None:
+        """Stop every running turn of this agent promptly; each ends with ``TurnEnd(interrupted=True)``.
+
+        Safe to call from another thread.
+        """
+        for turn in list(self._turns):
+            turn.interrupt()
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients (connections to the upstreams)."""
+        await self._pool.aclose()
+
+    # -- the turn ------------------------------------------------------------------------------
+
+    async def _run_turn(self, turn: _Turn, message: str, history: Sequence[dict[str, Any]] | None,
+                        stream: bool) -> AsyncIterator[StreamEvent]:
+        guard = ReadGuard()
+        turn.guard = guard
+        if turn.interrupted:
+            guard.interrupted = True
+        messages = self._initial_messages(history)
+        user = {"role": "user", "content": message}
+        messages.append(user)
+        new_messages: list[dict[str, Any]] = [user]
+        error: str | None = None
+        interrupted = False
+        max_turns = self.model.max_turns
+        try:
+            for round_number in range(1, max_turns + 1):
+                call: ModelCall | None = None
+                async for event in self._call_model(turn, messages, stream):
+                    if type(event) is ModelCall:
+                        call = event
+                    else:
+                        yield event
+                assert call is not None
+                turn.commit(call)
+                usage = call.usage or estimate_usage(messages, call)
+                turn.usage = add_usage(turn.usage, usage)
+                yield usage
+                tool_calls = call.final_tool_calls()
+                assistant: dict[str, Any] = {"role": "assistant", "content": strip_thinking(call.text) or None}
+                if tool_calls:
+                    assistant["tool_calls"] = [c.as_message() for c in tool_calls]
+                messages.append(assistant)
+                new_messages.append(assistant)
+                if not tool_calls:
+                    break
+                if round_number == max_turns:
+                    error = (f"stopped after {max_turns} model calls (model.max_turns): "
+                             f"the model still wanted to call tools")
+                    self._skip_tools(tool_calls, "not run: the turn reached model.max_turns", messages, new_messages)
+                    break
+                async for event in self._run_tools(guard, tool_calls, messages, new_messages):
+                    yield event
+        except Interrupted:
+            interrupted = True
+            if turn.pending is not None and turn.pending.text:
+                new_messages.append({"role": "assistant", "content": strip_thinking(turn.pending.text)})
+        except AllUpstreamsFailed as exc:
+            error = str(exc)
+            log.warning("%s", error)
+        finally:
+            guard.close()
+            self._turns.discard(turn)
+        raw = turn.raw()
+        yield TurnEnd(reply=postprocess_reply(raw), raw=raw, interrupted=interrupted, error=error,
+                      usage=turn.usage, messages=new_messages)
+
+    def _initial_messages(self, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
+        messages = [dict(m) for m in history or ()]
+        prompt = self.model.system_prompt
+        if prompt and not (messages and messages[0].get("role") == "system"):
+            messages.insert(0, {"role": "system", "content": prompt})
+        return messages
+
+    def _request(self, upstream: Upstream, messages: list[dict[str, Any]]) -> tuple[dict[str, Any], Any, Any]:
+        endpoint = upstream.endpoint
+        if endpoint.api_mode == "responses":
+            return build_request(endpoint.name, messages, self._responses_tools), stream_responses, complete_responses
+        request: dict[str, Any] = {"model": endpoint.name, "messages": list(messages)}
+        if self._chat_tools:
+            request["tools"] = self._chat_tools
+        return request, stream_chat, complete_chat
+
+    async def _call_model(self, turn: _Turn, messages: list[dict[str, Any]],
+                          stream: bool) -> AsyncIterator[StreamEvent | ModelCall]:
+        """One model call with every fallback; yields its events, then the finished ModelCall."""
+        guard = turn.guard
+        assert guard is not None
+        timeouts = self.model.timeouts
+        failures: list[str] = []
+        for upstream in self._pool.all():
+            request, streamer, completer = self._request(upstream, messages)
+            paths = (True, False) if stream and STREAM_SUPPORT.streams(upstream.key) else (False,)
+            stream_failure: BaseException | None = None
+            for streaming in paths:
+                call = ModelCall()
+                source = (streamer if streaming else completer)(
+                    upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
+                fresh = True
+                need_separator = turn.has_content
+                try:
+                    async for event in source:
+                        if fresh:
+                            fresh = False
+                            if turn.orphan is not None:
+                                yield self._reset(turn)
+                                if turn.committed:
+                                    yield TextDelta("".join(turn.committed))
+                        if need_separator and type(event) is TextDelta:
+                            need_separator = False
+                            call.separated = True
+                            yield TextDelta(SEPARATOR)
+                        yield event
+                except Interrupted:
+                    turn.pending = call
+                    raise
+                except Exception as exc:
+                    how = "stream" if streaming else "non-streaming call"
+                    failures.append(f"{upstream.label} ({how}): {describe(exc)}")
+                    log.info("upstream %s %s failed: %s", upstream.label, how, describe(exc))
+                    if call.text_parts:
+                        turn.orphan = call
+                    if streaming:
+                        stream_failure = exc
+                        if endpoint_is_down(exc):
+                            break
+                    continue
+                finally:
+                    await source.aclose()
+                if turn.orphan is not None:
+                    yield self._reset(turn)
+                    if turn.committed:
+                        yield TextDelta("".join(turn.committed))
+                if stream_failure is not None and streaming_unsupported(stream_failure):
+                    STREAM_SUPPORT.mark_not_streaming(upstream.key)
+                yield call
+                return
+        raise AllUpstreamsFailed(failures)
+
+    @staticmethod
+    def _reset(turn: _Turn) -> StreamReset:
+        turn.orphan = None
+        return StreamReset(reason="the stream failed part-way; replaced by a retry")
+
+    async def _run_tools(self, guard: ReadGuard, calls: list[ToolCall], messages: list[dict[str, Any]],
+                         new_messages: list[dict[str, Any]]) -> AsyncIterator[StreamEvent]:
+        """Run the calls concurrently; report and record them in call order."""
+        tasks = [asyncio.ensure_future(run_tool(self.tools, call)) for call in calls]
+        done = 0
+        try:
+            for call, task in zip(calls, tasks):
+                outcome: ToolOutcome = await guard.wait(task, math.inf, f"tool {call.name}")
+                done += 1
+                message = outcome.as_message()
+                messages.append(message)
+                new_messages.append(message)
+                yield ToolCallFinished(call_id=call.call_id, name=call.name, arguments=call.arguments,
+                                       summary=outcome.summary, ok=outcome.ok)
+        except Interrupted:
+            self._skip_tools(calls[done:], "interrupted before the tool finished", messages, new_messages)
+            raise
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+
+    @staticmethod
+    def _skip_tools(calls: list[ToolCall], why: str, messages: list[dict[str, Any]],
+                    new_messages: list[dict[str, Any]]) -> None:
+        # Every tool call needs a result message, or the next request is invalid.
+        for call in calls:
+            message = {"role": "tool", "tool_call_id": call.call_id, "content": f"Error: {why}."}
+            messages.append(message)
+            new_messages.append(message)
+
+
+_warned_callbacks: set[int] = set()
+
+
+def _call_back(callback: StreamCallback, value: str | None) -> None:
+    try:
+        callback(value)
+    except Exception as exc:  # a consumer's bug must not break the turn
+        if id(callback) not in _warned_callbacks:
+            _warned_callbacks.add(id(callback))
+            log.warning("stream_callback raised %s: %s (further errors from it are ignored)",
+                        type(exc).__name__, exc)

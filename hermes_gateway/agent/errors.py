@@ -1,0 +1,93 @@
+"""Why an upstream call failed, and whether to try the next endpoint or a non-streaming call.
+
+Messages are one line and never contain the API key (the SDK never puts it
+in error text; we add only the endpoint's URL and model name).
+"""
+
+from __future__ import annotations
+
+import json
+
+import openai
+
+from .guard import UpstreamTimeout
+
+
+class IncompleteStream(Exception):
+    """The stream ended (connection closed, no ``[DONE]``) before the model finished."""
+
+
+class NotStreaming(Exception):
+    """We asked for a stream and got something else: this upstream does not stream."""
+
+
+class UpstreamError(Exception):
+    """An error the upstream reported inside the stream (``data: {"error": ...}``, ``response.failed``)."""
+
+
+class AllUpstreamsFailed(Exception):
+    """Every endpoint (primary and fallbacks) failed; ``str()`` is one line listing why."""
+
+    def __init__(self, failures: list[str]) -> None:
+        self.failures = failures
+        super().__init__("the model is unavailable: " + "; ".join(failures))
+
+
+#: HTTP statuses after which this endpoint is considered down (the SDK already retried 429/5xx).
+_ENDPOINT_DOWN_STATUSES = {401, 403, 404, 408, 409, 429}
+
+
+def endpoint_is_down(exc: BaseException) -> bool:
+    """True when retrying the same endpoint without streaming is pointless; go to the next one."""
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in _ENDPOINT_DOWN_STATUSES or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError) \
+        and not _after_headers(exc)
+
+
+def streaming_unsupported(exc: BaseException) -> bool:
+    """A failure that says "this upstream does not stream" rather than "this upstream is down"."""
+    if isinstance(exc, NotStreaming):
+        return True
+    return isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 405, 415, 422, 501)
+
+
+def _after_headers(exc: BaseException) -> bool:
+    # A connection error raised while reading the body (the peer dropped mid-stream) is marked by
+    # the stream reader; see ``describe``. Connection errors before headers mean the host is down.
+    return bool(getattr(exc, "_hermes_mid_stream", False))
+
+
+def describe(exc: BaseException) -> str:
+    """A short, secret-free, one-line reason."""
+    if isinstance(exc, openai.APIStatusError):
+        message = _status_message(exc)
+        return f"HTTP {exc.status_code}" + (f": {message}" if message else "")
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out connecting or reading"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        detail = f" ({type(cause).__name__}: {cause})" if cause and str(cause) else ""
+        where = "connection lost mid-stream" if _after_headers(exc) else "cannot connect"
+        return _one_line(where + detail)
+    if isinstance(exc, UpstreamTimeout):
+        return f"no {exc.args[0]} in time" if exc.args else "timed out"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON in the stream ({exc.msg})"
+    if isinstance(exc, openai.APIError):
+        return _one_line(f"upstream error: {exc.message}")
+    return _one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+
+def _status_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return _one_line(error["message"])
+    return ""
+
+
+def _one_line(text: str, limit: int = 240) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

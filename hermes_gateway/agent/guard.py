@@ -1,0 +1,107 @@
+"""Cutting an upstream await short: interruption and the first-token/stall timeouts.
+
+The agent reads the upstream inside the consumer's own task (``astream`` is
+an async generator), so stopping a read means cancelling that task while it
+waits on the upstream, and only then. :class:`ReadGuard` does exactly that:
+``wait()`` marks the await as cuttable; ``interrupt()`` or a passed deadline
+cancels the task, and ``wait()`` turns the cancellation back into
+:class:`Interrupted` or :class:`UpstreamTimeout` (``Task.uncancel``), so a
+cancellation that came from outside still propagates untouched.
+
+Deadlines cost one float store per chunk: the single timer is lazy and only
+re-arms itself when it fires early, never per chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from typing import Awaitable, TypeVar
+
+T = TypeVar("T")
+
+
+class Interrupted(Exception):
+    """The turn was interrupted (``AIAgent.interrupt()``)."""
+
+
+class UpstreamTimeout(Exception):
+    """The upstream said nothing for too long (connect, first token or stall)."""
+
+
+class ReadGuard:
+    """Per-turn: runs upstream awaits so that an interrupt or a deadline can cut them."""
+
+    __slots__ = ("loop", "task", "active", "deadline", "what", "interrupted", "_reason", "_handle", "_thread")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task: asyncio.Task | None = None
+        self.active = False
+        self.deadline = math.inf
+        self.what = ""
+        self.interrupted = False
+        self._reason: str | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._thread = threading.get_ident()
+
+    async def wait(self, awaitable: Awaitable[T], deadline: float, what: str) -> T:
+        """Await ``awaitable``; raise Interrupted/UpstreamTimeout if cut, else return its result."""
+        if self.interrupted:
+            close = getattr(awaitable, "close", None)
+            if close is not None:
+                close()
+            raise Interrupted()
+        self.deadline = deadline
+        self.what = what
+        handle = self._handle
+        if deadline != math.inf and (handle is None or handle.when() > deadline):
+            if handle is not None:
+                handle.cancel()
+            self._handle = self.loop.call_at(deadline, self._fire)
+        self.task = task = asyncio.current_task()
+        self.active = True
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            reason = self._reason
+            if reason is None or task is None:
+                raise
+            self._reason = None
+            task.uncancel()
+            if task.cancelling():  # someone else cancelled us too: let that win
+                raise
+            if reason == "interrupt":
+                raise Interrupted() from None
+            raise UpstreamTimeout(what) from None
+        finally:
+            self.active = False
+
+    def interrupt(self) -> None:
+        """Stop the turn: cut the current upstream await now, refuse later ones. Thread-safe."""
+        if threading.get_ident() != self._thread:
+            self.loop.call_soon_threadsafe(self.interrupt)
+            return
+        self.interrupted = True
+        if self.active:
+            self._cut("interrupt")
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        if not self.active or self.deadline == math.inf:
+            return  # not waiting on the upstream: the next wait() re-arms
+        if self.loop.time() < self.deadline:
+            self._handle = self.loop.call_at(self.deadline, self._fire)
+            return
+        self._cut("timeout")
+
+    def _cut(self, reason: str) -> None:
+        if self._reason is None and self.task is not None:
+            self._reason = reason
+            self.task.cancel()

@@ -1,0 +1,144 @@
+"""What one upstream call produced, shaped the same for streaming and non-streaming.
+
+The tool loop only ever sees a :class:`ModelCall`, whichever API mode and
+whichever path (stream, non-stream fallback) filled it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..events import ToolCallStarted, UsageReport
+
+
+@dataclass(slots=True)
+class ToolCall:
+    call_id: str
+    name: str
+    arguments: str
+    index: int = 0
+
+    def as_message(self) -> dict[str, Any]:
+        return {"id": self.call_id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(slots=True)
+class _Slot:
+    index: int
+    call_id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    announced: bool = False
+
+
+class ToolCallAccumulator:
+    """Reassembles streamed tool calls by ``index``: id and name once, arguments in pieces.
+
+    Several calls may be interleaved. ``ToolCallStarted`` is produced the
+    moment a call's name is known, before its arguments are complete.
+    """
+
+    __slots__ = ("_slots", "_by_key")
+
+    def __init__(self) -> None:
+        self._slots: dict[int, _Slot] = {}
+        self._by_key: dict[Any, int] = {}
+
+    def slot(self, key: Any) -> _Slot:
+        """The slot for ``key`` (a Chat Completions index, a Responses output_index), made on first sight."""
+        index = self._by_key.get(key)
+        if index is None:
+            index = self._by_key[key] = len(self._slots)
+            self._slots[index] = _Slot(index)
+        return self._slots[index]
+
+    def add_chat_deltas(self, deltas: Sequence[Any]) -> list[ToolCallStarted]:
+        started: list[ToolCallStarted] = []
+        for delta in deltas:
+            key = delta.index if delta.index is not None else len(self._slots)
+            slot = self.slot(key)
+            if delta.id and not slot.call_id:
+                slot.call_id = delta.id
+            function = delta.function
+            if function is not None:
+                if function.name and not slot.name:
+                    slot.name = function.name
+                if function.arguments:
+                    slot.arguments.append(function.arguments)
+            if slot.name and not slot.announced:
+                started.append(self.announce(slot))
+        return started
+
+    def announce(self, slot: _Slot) -> ToolCallStarted:
+        slot.announced = True
+        if not slot.call_id:
+            slot.call_id = f"call_{slot.index}"
+        return ToolCallStarted(call_id=slot.call_id, name=slot.name, index=slot.index)
+
+    def calls(self) -> list[ToolCall]:
+        """Complete calls in index order; a call whose name never arrived cannot be run and is dropped."""
+        return [ToolCall(s.call_id or f"call_{s.index}", s.name, "".join(s.arguments), s.index)
+                for _, s in sorted(self._slots.items()) if s.name]
+
+    def __bool__(self) -> bool:
+        return bool(self._slots)
+
+
+@dataclass(slots=True)
+class ModelCall:
+    """One request to one upstream: what came back so far, and what it cost."""
+
+    text_parts: list[str] = field(default_factory=list)
+    tools: ToolCallAccumulator = field(default_factory=ToolCallAccumulator)
+    tool_calls: list[ToolCall] | None = None
+    usage: UsageReport | None = None
+    finish_reason: str | None = None
+    got_content: bool = False
+    separated: bool = False   # a blank line was streamed before this call's text
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    def final_tool_calls(self) -> list[ToolCall]:
+        return self.tool_calls if self.tool_calls is not None else self.tools.calls()
+
+
+def usage_from(raw: Any) -> UsageReport | None:
+    """A :class:`UsageReport` from Chat Completions or Responses usage (or None when absent)."""
+    if raw is None:
+        return None
+    prompt = getattr(raw, "prompt_tokens", None)
+    if prompt is None:
+        prompt = getattr(raw, "input_tokens", None)
+    completion = getattr(raw, "completion_tokens", None)
+    if completion is None:
+        completion = getattr(raw, "output_tokens", None)
+    if prompt is None and completion is None:
+        return None
+    prompt, completion = int(prompt or 0), int(completion or 0)
+    total = getattr(raw, "total_tokens", None)
+    return UsageReport(prompt, completion, int(total) if total is not None else prompt + completion)
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token: good enough to budget with, and marked as an estimate."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+def estimate_usage(messages: Sequence[dict[str, Any]], call: ModelCall) -> UsageReport:
+    prompt = sum(4 + estimate_tokens(json.dumps(m.get("content") or "", ensure_ascii=False))
+                 + estimate_tokens(json.dumps(m.get("tool_calls") or "", ensure_ascii=False)) for m in messages)
+    completion = estimate_tokens(call.text) + sum(estimate_tokens(c.name + c.arguments) + 3
+                                                  for c in call.final_tool_calls())
+    return UsageReport(prompt, completion, prompt + completion, estimated=True)
+
+
+def add_usage(total: UsageReport | None, more: UsageReport) -> UsageReport:
+    if total is None:
+        return more
+    return UsageReport(total.prompt_tokens + more.prompt_tokens, total.completion_tokens + more.completion_tokens,
+                       total.total_tokens + more.total_tokens, total.estimated or more.estimated)

@@ -1,0 +1,104 @@
+"""The upstreams an agent talks to: one ``AsyncOpenAI`` client per endpoint.
+
+Demo endpoints (no ``base_url``) get a client whose HTTP transport is the
+in-process demo model, so they go through exactly the same SDK code as a
+real upstream. Which upstreams do not stream is remembered per upstream
+(and forgotten after a while, in case it was a passing problem).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from ..config import Endpoint, Timeouts
+from ..demo.transport import DEMO_BASE_URL, demo_http_client, httpx
+
+NO_KEY = "no-key-configured"
+
+
+@dataclass
+class Upstream:
+    endpoint: Endpoint
+    client: openai.AsyncOpenAI
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.endpoint.base_url or "demo", self.endpoint.name)
+
+    @property
+    def label(self) -> str:
+        """How errors name this upstream: model and URL, never the key."""
+        return f"{self.endpoint.name} at {self.endpoint.base_url or 'the built-in demo model'}"
+
+
+class StreamSupport:
+    """Upstreams known not to stream, each remembered for ``ttl`` seconds."""
+
+    def __init__(self, ttl: float = 600.0) -> None:
+        self.ttl = ttl
+        self._no_stream: dict[tuple[str, str], float] = {}
+
+    def streams(self, key: tuple[str, str]) -> bool:
+        until = self._no_stream.get(key)
+        if until is None:
+            return True
+        if time.monotonic() >= until:
+            del self._no_stream[key]
+            return True
+        return False
+
+    def mark_not_streaming(self, key: tuple[str, str]) -> None:
+        self._no_stream[key] = time.monotonic() + self.ttl
+
+
+#: Shared by every agent in the process: agents may be made per request.
+STREAM_SUPPORT = StreamSupport()
+
+
+class UpstreamPool:
+    """Clients for the primary endpoint and its fallbacks, made lazily on the running loop."""
+
+    def __init__(self, endpoints: tuple[Endpoint, ...], timeouts: Timeouts, *, max_retries: int = 2,
+                 demo_tokens_per_second: float = 30.0) -> None:
+        self.endpoints = endpoints
+        self.timeouts = timeouts
+        self.max_retries = max_retries
+        self.demo_tokens_per_second = demo_tokens_per_second
+        self._clients: dict[int, Upstream] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def all(self) -> list[Upstream]:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # clients are bound to the loop that made them
+            self._clients = {}
+            self._loop = loop
+        return [self._get(i, e) for i, e in enumerate(self.endpoints)]
+
+    def _get(self, index: int, endpoint: Endpoint) -> Upstream:
+        upstream = self._clients.get(index)
+        if upstream is None:
+            upstream = self._clients[index] = Upstream(endpoint, self._make_client(endpoint))
+        return upstream
+
+    def _make_client(self, endpoint: Endpoint) -> openai.AsyncOpenAI:
+        t = self.timeouts
+        # read=None: the agent's own first-token and stall deadlines govern reads (see guard.py).
+        timeout = httpx.Timeout(connect=t.connect, read=None, write=max(t.connect, 30.0), pool=t.connect)
+        kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": self.max_retries}
+        if endpoint.base_url:
+            return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY, **kwargs)
+        return openai.AsyncOpenAI(base_url=DEMO_BASE_URL, api_key="demo",
+                                  http_client=demo_http_client(self.demo_tokens_per_second), **kwargs)
+
+    async def aclose(self) -> None:
+        clients, self._clients = self._clients, {}
+        for upstream in clients.values():
+            try:
+                await upstream.client.close()
+            except Exception:  # closing is best effort
+                pass

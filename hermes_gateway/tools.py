@@ -1,0 +1,88 @@
+"""Tools the agent may call, and collecting them from plugins.
+
+A plugin implements ``register_tools(register)`` and calls
+``register(Tool(...))``. A tool is a name, a description the model reads,
+a JSON schema for its arguments and a plain callable (sync or async) that
+receives the arguments as keyword arguments. Sync tools run in a thread so
+a slow one never blocks the event loop that streams replies.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .plugins import Plugins
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One callable the model may invoke.
+
+    ``function`` is called as ``function(**arguments)``; it may be ``async``.
+    Whatever it returns is shown to the model as text (strings as they are,
+    anything else as JSON).
+    """
+
+    name: str
+    description: str
+    function: Callable[..., Any]
+    parameters: Mapping[str, Any] = field(default_factory=lambda: dict(EMPTY_SCHEMA))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ValueError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (OpenAI's rule)")
+        if not callable(self.function):
+            raise TypeError(f"tool {self.name!r}: function must be callable")
+        if not isinstance(self.parameters, Mapping) or self.parameters.get("type", "object") != "object":
+            raise ValueError(f"tool {self.name!r}: parameters must be a JSON schema of type 'object'")
+
+    def chat_schema(self) -> dict[str, Any]:
+        """The entry for ``tools=`` in a Chat Completions request."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
+
+    def responses_schema(self) -> dict[str, Any]:
+        """The entry for ``tools=`` in a Responses request (flat, no ``function`` wrapper)."""
+        return {"type": "function", "name": self.name, "description": self.description,
+                "parameters": dict(self.parameters)}
+
+
+def collect_tools(plugins: "Plugins") -> list[Tool]:
+    """Every tool registered through ``register_tools``, first registration of a name wins.
+
+    A plugin whose hook raises, or registers something that is not a
+    :class:`Tool`, is reported as a plugin problem; the others still load.
+    """
+    tools: dict[str, Tool] = {}
+    owners: dict[str, str] = {}
+    # pluggy calls the most recently registered plugin first; reverse so built-ins come first.
+    for impl in reversed(plugins.pm.hook.register_tools.get_hookimpls()):
+        found: list[Tool] = []
+
+        def register(tool: Tool) -> None:
+            if not isinstance(tool, Tool):
+                raise TypeError(f"register() takes a hermes_gateway.Tool, got {type(tool).__name__}")
+            found.append(tool)
+
+        try:
+            impl.function(register)
+        except Exception as exc:  # a broken plugin must not stop the gateway
+            plugins._problem(impl.plugin_name, f"register_tools failed: {exc}")
+            continue
+        for tool in found:
+            if tool.name in tools:
+                plugins._problem(impl.plugin_name,
+                                 f"tool {tool.name!r} is already registered by {owners[tool.name]!r}")
+                continue
+            tools[tool.name] = tool
+            owners[tool.name] = impl.plugin_name
+    return list(tools.values())

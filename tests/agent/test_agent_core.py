@@ -1,0 +1,170 @@
+"""AIAgent end to end: the demo model in-process, over HTTP, and the seed's callback interface."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from hermes_gateway import Tool
+from hermes_gateway.agent import AIAgent
+from hermes_gateway.events import TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd, UsageReport
+
+from conftest import model_config
+from scripted_upstream import ScriptedUpstream, text_stream
+
+
+async def collect(agent: AIAgent, message: str, history=None) -> list:
+    return [event async for event in agent.astream(message, history=history)]
+
+
+def texts(events: list) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+async def test_demo_mode_echo_streams_in_pieces_and_ends_with_one_turn_end() -> None:
+    agent = AIAgent.from_config(model_config(), tools=[])
+    events = await collect(agent, "echo: the quick brown fox")
+    assert [type(e) for e in events].count(TurnEnd) == 1 and isinstance(events[-1], TurnEnd)
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) == 4 and "".join(deltas) == "the quick brown fox"
+    assert events[-1].reply == "the quick brown fox" and events[-1].error is None
+    await agent.aclose()
+
+
+async def test_demo_mode_default_answer_explains_how_to_configure() -> None:
+    agent = AIAgent.from_config(model_config(), tools=[])
+    end = (await collect(agent, "hello there"))[-1]
+    assert "demo model" in end.reply
+    for key in ("model.base_url", "model.name", "model.api_key"):
+        assert key in end.reply
+    assert 80 <= len(end.reply.split()) <= 150
+    await agent.aclose()
+
+
+async def test_think_block_is_in_raw_but_not_in_reply() -> None:
+    agent = AIAgent.from_config(model_config(), tools=[])
+    end = (await collect(agent, "think: forty-two"))[-1]
+    assert end.reply == "forty-two"
+    assert end.raw.startswith("<think>") and end.raw.endswith("forty-two")
+    await agent.aclose()
+
+
+async def test_against_demo_server_over_http_with_builtin_tool(demo_url: str) -> None:
+    agent = AIAgent.from_config(model_config(demo_url))  # tools from the built-in plugin
+    events = await collect(agent, 'tool: calculate {"expression": "6 * 7"}')
+    kinds = [type(e) for e in events]
+    assert kinds.index(ToolCallStarted) < kinds.index(ToolCallFinished) < kinds.index(TurnEnd)
+    finished = next(e for e in events if isinstance(e, ToolCallFinished))
+    assert (finished.name, finished.summary, finished.ok) == ("calculate", "42", True)
+    end = events[-1]
+    assert end.reply == "The tool calculate returned: 42"
+    assert [m["role"] for m in end.messages] == ["user", "assistant", "tool", "assistant"]
+    assert sum(isinstance(e, UsageReport) for e in events) == 2 and not end.usage.estimated
+    await agent.aclose()
+
+
+async def test_history_reaches_the_upstream(fake: ScriptedUpstream) -> None:
+    fake.add(*text_stream("ok"))
+    agent = AIAgent.from_config(model_config(fake.url, system_prompt="be brief"), tools=[])
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    await collect(agent, "next", history)
+    sent = fake.requests[0].body
+    assert [m["content"] for m in sent["messages"]] == ["be brief", "hi", "hello", "next"]
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+    await agent.aclose()
+
+
+async def test_callback_gets_every_delta_in_order_then_none_once(demo_url: str) -> None:
+    seen: list = []
+    agent = AIAgent.from_config(model_config(demo_url), tools=[], stream_callback=seen.append)
+    result = await agent.arun_conversation("echo: a b c d e f")
+    assert seen == ["a", " b", " c", " d", " e", " f", None]
+    assert result.reply == "a b c d e f"
+    await agent.aclose()
+
+
+async def test_sync_tools_run_off_the_event_loop_and_async_tools_are_awaited() -> None:
+    import threading
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+
+    def sync_tool(x: int) -> int:
+        threads.append(threading.get_ident())
+        return x * 2
+
+    async def async_tool(x: int) -> str:
+        await asyncio.sleep(0)
+        return f"async {x}"
+
+    tools = [Tool("double", "doubles", sync_tool, {"type": "object", "properties": {"x": {"type": "integer"}}}),
+             Tool("later", "async", async_tool, {"type": "object", "properties": {"x": {"type": "integer"}}})]
+    agent = AIAgent.from_config(model_config(), tools=tools)
+    end = (await collect(agent, 'tool: double {"x": 21}'))[-1]
+    assert end.reply == "The tool double returned: 42" and threads and threads[0] != loop_thread
+    end = (await collect(agent, 'tool: later {"x": 1}'))[-1]
+    assert end.reply == "The tool later returned: async 1"
+    await agent.aclose()
+
+
+async def test_interrupt_mid_stream_closes_the_upstream_connection_within_a_second(fake: ScriptedUpstream) -> None:
+    fake.add(("data", {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                       "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
+             ("forever", 0.02))
+    agent = AIAgent.from_config(model_config(fake.url), tools=[])
+    events = []
+    interrupted_at = None
+    async for event in agent.astream("go"):
+        events.append(event)
+        if isinstance(event, TextDelta) and len(events) == 5:
+            interrupted_at = time.monotonic()
+            agent.interrupt()
+    end = events[-1]
+    assert isinstance(end, TurnEnd) and end.interrupted
+    assert end.raw == texts(events) and end.raw.startswith("tick0 tick1 ")
+    await asyncio.wait_for(fake.disconnected.wait(), 1.0)
+    assert fake.requests[0].disconnected_at - interrupted_at < 1.0
+    await agent.aclose()
+
+
+async def test_cancelling_the_consumer_task_closes_the_upstream_connection(fake: ScriptedUpstream) -> None:
+    fake.add(*text_stream("start ")[:2], ("forever", 0.02))
+    agent = AIAgent.from_config(model_config(fake.url), tools=[])
+    got_text = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in agent.astream("go"):
+            if isinstance(event, TextDelta):
+                got_text.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(got_text.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.wait_for(fake.disconnected.wait(), 1.0)
+    await agent.aclose()
+
+
+def test_run_conversation_sync_wrapper() -> None:
+    agent = AIAgent.from_config(model_config(), tools=[])
+    assert agent.run_conversation("echo: sync works").reply == "sync works"
+    assert agent.run_conversation("echo: twice").reply == "twice"  # a second event loop is fine
+
+
+def test_demo_llm_command_serves_the_agent_as_a_real_upstream() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0",
+                             "--tokens-per-second", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
+        assert match, line + proc.stderr.read()
+        agent = AIAgent.from_config(model_config(match.group(1)), tools=[])
+        assert agent.run_conversation("echo: over a real socket").reply == "over a real socket"
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
