@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 
 from ..config import Config, load_config
@@ -46,6 +47,10 @@ def streaming_enabled(config: Config, flag: bool | None) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
+    if not getattr(args, "verbose", 0):
+        # The chat shows the agent's failures itself, as one line in place; the same
+        # warning logged to stderr would print them twice and cut through the reply box.
+        logging.getLogger("hermes_gateway.agent").setLevel(logging.ERROR)
     streaming = streaming_enabled(config, args.stream)
     message = args.message
     if message is None and not _stdin_is_terminal():
