@@ -134,3 +134,82 @@ def terminal(tmp_path):
     yield start
     for term in started:
         term.kill()
+
+
+class RecordedUpstream:
+    """The demo model served over real HTTP (the project's own demo-llm app), in a thread of the test.
+
+    Each model request is recorded with how it ended: ``completed``, or
+    ``client went away`` when the client closed the connection mid-reply.
+    """
+
+    def __init__(self, tokens_per_second: float) -> None:
+        import asyncio
+        import threading
+
+        self.requests: list[dict] = []
+        self.base_url = ""
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._tokens_per_second = tokens_per_second
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(DEADLINE):
+            raise RuntimeError("the demo upstream did not start")
+
+    def _run(self) -> None:
+        import asyncio
+
+        from aiohttp import web
+
+        from hermes_gateway.demo.server import make_app
+
+        requests = self.requests
+
+        @web.middleware
+        async def record(request, handler):
+            entry = {"path": request.path, "outcome": "running"}
+            requests.append(entry)
+            try:
+                response = await handler(request)
+            except (ConnectionResetError, asyncio.CancelledError):
+                entry["outcome"] = "client went away"
+                raise
+            entry["outcome"] = "completed"
+            return response
+
+        async def main() -> None:
+            app = make_app(self._tokens_per_second)
+            app.middlewares.append(record)
+            self._runner = web.AppRunner(app, access_log=None)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            await site.start()
+            port = site._server.sockets[0].getsockname()[1]
+            self.base_url = f"http://127.0.0.1:{port}/v1"
+            self._ready.set()
+
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(main())
+        self._loop.run_forever()
+
+    def close(self) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(DEADLINE)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(DEADLINE)
+
+
+@pytest.fixture
+def demo_upstream():
+    started: list[RecordedUpstream] = []
+
+    def start(tokens_per_second: float) -> RecordedUpstream:
+        upstream = RecordedUpstream(tokens_per_second)
+        started.append(upstream)
+        return upstream
+
+    yield start
+    for upstream in started:
+        upstream.close()

@@ -72,8 +72,8 @@ def test_a_new_user_is_greeted_with_the_model_and_help(terminal, tmp_path):
 
 
 def test_a_reply_grows_inside_the_box_while_it_is_generated(terminal, tmp_path):
-    words = " ".join(f"grow{i:02d}" for i in range(40))  # about 4 s at 10 tokens/s
-    term = start_chat(terminal, tmp_path, tokens_per_second=10, streaming=True)
+    words = " ".join(f"grow{i:02d}" for i in range(40))  # about 2 s at 20 tokens/s
+    term = start_chat(terminal, tmp_path, tokens_per_second=20, streaming=True)
     term.enter(f"echo: {words}")
 
     def growing_box(screen: str) -> bool:
@@ -112,7 +112,7 @@ def test_ctrl_c_stops_a_reply_keeps_what_was_shown_and_returns_to_the_prompt(ter
     assert stopped_after < 10, "the reply ran on instead of stopping"
 
     # Nothing more of the interrupted reply arrives later.
-    settle = time.monotonic() + 1.5
+    settle = time.monotonic() + 1.0
     while time.monotonic() < settle:
         term.pump(0.1)
     assert term.text() == screen
@@ -127,8 +127,8 @@ def test_ctrl_c_stops_a_reply_keeps_what_was_shown_and_returns_to_the_prompt(ter
 
 
 def test_with_streaming_off_the_reply_appears_whole_and_once(terminal, tmp_path):
-    words = " ".join(f"whole{i:02d}" for i in range(20))  # about 2 s at 10 tokens/s
-    term = start_chat(terminal, tmp_path, tokens_per_second=10, streaming=False)
+    words = " ".join(f"whole{i:02d}" for i in range(20))  # about 1 s at 20 tokens/s
+    term = start_chat(terminal, tmp_path, tokens_per_second=20, streaming=False)
     term.enter(f"echo: {words}")
     term.wait_for("thinking")  # the spinner says something is happening
     partial_screens: list[str] = []
@@ -182,5 +182,57 @@ def test_an_upstream_error_is_one_line_in_the_chat(terminal, tmp_path):
     errors = [line for line in screen.splitlines() if "✗" in line]
     assert len(errors) == 1
     assert "Traceback" not in screen and "sk-secret-value" not in screen
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+
+
+def test_ctrl_c_cancels_the_upstream_request(terminal, tmp_path, demo_upstream):
+    upstream = demo_upstream(tokens_per_second=10)  # 200 words: about 20 s if nothing stops it
+    config = tmp_path / "http.yaml"
+    config.write_text(f"model:\n  base_url: {upstream.base_url}\n  name: demo\n  api_key: test-key\n"
+                      "streaming:\n  cli: true\n", encoding="utf-8")
+    term = terminal("chat", "--config", str(config))
+    term.wait_for(at_prompt)
+    term.enter(f"echo: {LONG_WORDS}")
+    term.wait_for(lambda s: last_box(s) is not None and "w005" in "".join(last_box(s)[0]))
+    assert [r["outcome"] for r in upstream.requests] == ["running"]
+    pressed = time.monotonic()
+    term.ctrl("c")
+    term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1] and at_prompt(s))
+    while upstream.requests[0]["outcome"] == "running" and time.monotonic() - pressed < 10:
+        term.pump(0.1)
+    assert upstream.requests[0]["outcome"] == "client went away"
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+
+
+def test_a_tool_call_is_announced_before_the_reply_box(terminal, tmp_path):
+    term = start_chat(terminal, tmp_path, tokens_per_second=20, streaming=True)
+    term.enter('tool: calculate {"expression": "6 * 7"}')
+    screen = term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1] and at_prompt(s))
+    lines = screen.splitlines()
+    calling = [i for i, line in enumerate(lines) if line.startswith("🔧 calling calculate")]
+    top = next(i for i, line in enumerate(lines) if line.startswith("╭─"))
+    assert len(calling) == 1 and calling[0] < top
+    assert any("✓ calculate: 42" in line for line in lines[calling[0]:top])
+    assert last_box(screen)[0] == ["The tool calculate returned: 42"]
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+
+
+def test_think_blocks_are_never_on_screen(terminal, tmp_path):
+    term = start_chat(terminal, tmp_path, tokens_per_second=40, streaming=True)
+    term.enter("think: the part you may see")
+    seen_think: list[str] = []
+
+    def done(screen: str) -> bool:
+        box = last_box(screen)
+        if any(leak in screen for leak in ("<think", "think>", "reasoning", "canned")):
+            seen_think.append(screen)
+        return box is not None and box[1] and at_prompt(screen)
+
+    screen = term.wait_for(done)
+    assert seen_think == []
+    assert last_box(screen)[0] == ["the part you may see"]
     term.ctrl("d")
     assert term.wait_exit() == 0

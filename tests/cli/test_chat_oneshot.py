@@ -51,7 +51,7 @@ def test_with_streaming_off_stdout_is_the_same_reply(tmp_path):
 def test_a_pipe_receives_the_first_words_while_the_model_is_still_generating(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    config = write_config(tmp_path, tokens_per_second=10, streaming=True)  # 30 words: about 3 s
+    config = write_config(tmp_path, tokens_per_second=20, streaming=True)  # 30 words: about 1.5 s
     proc = subprocess.Popen(
         [sys.executable, "-m", "hermes_gateway", "chat", "--config", str(config), "-m", f"echo: {ECHO_WORDS}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(home), cwd=tmp_path,
