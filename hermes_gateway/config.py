@@ -249,7 +249,7 @@ class _Parser:
         if name not in section or section[name] is None:
             return default
         value = section[name]
-        self.origins[key] = f"{self.source}"
+        self.origins[key] = f"{self.source} ({key})"
         return self.check(value, key, kind, **limits)
 
     def check(self, value: Any, key: str, kind: str, *, minimum: float | None = None,

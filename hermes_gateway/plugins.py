@@ -24,6 +24,7 @@ ENTRY_POINT_GROUP = "hermes_gateway"
 
 #: Built-in features are plugins too, registered exactly like third-party ones.
 BUILTIN_PLUGINS: tuple[str, ...] = (
+    "hermes_gateway.builtin.reference",
     "hermes_gateway.builtin.tools",
 )
 

@@ -64,8 +64,7 @@ def collect_tools(plugins: "Plugins") -> list[Tool]:
     """
     tools: dict[str, Tool] = {}
     owners: dict[str, str] = {}
-    # pluggy calls the most recently registered plugin first; reverse so built-ins come first.
-    for impl in reversed(plugins.pm.hook.register_tools.get_hookimpls()):
+    for impl in plugins.pm.hook.register_tools.get_hookimpls():  # registration order: built-ins first
         found: list[Tool] = []
 
         def register(tool: Tool) -> None:

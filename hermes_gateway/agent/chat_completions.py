@@ -19,7 +19,7 @@ from .guard import ReadGuard, UpstreamTimeout
 from .results import ModelCall, ToolCall, usage_from
 
 #: After ``finish_reason`` only the usage chunk and ``[DONE]`` remain; don't wait a full stall for them.
-TAIL_TIMEOUT = 2.0
+TAIL_TIMEOUT = 1.0
 
 
 async def stream_chat(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,

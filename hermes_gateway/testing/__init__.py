@@ -1,1 +1,15 @@
-"""See the package docstring of hermes_gateway."""
+"""A kit for testing the gateway and platform plugins without a network.
+
+* :class:`ReferencePlatform` — an in-memory platform with a screen, a
+  strict rate budget, length limits and injectable :class:`Fault` s.
+* :func:`run_virtual` — run a coroutine on an event loop whose clock jumps,
+  so minutes of pacing take milliseconds.
+* :func:`reassemble` — join a screen's messages back into the reply.
+"""
+
+from ..delivery.split import reassemble
+from .reference import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage
+from .virtual_time import VirtualTimeLoop, run_virtual
+
+__all__ = ["Call", "Fault", "ReferenceChat", "ReferencePlatform", "ScreenMessage", "VirtualTimeLoop",
+           "reassemble", "run_virtual"]

@@ -1,0 +1,69 @@
+"""``hermes-gateway ask``: one turn, streamed into one chat through one platform plugin.
+
+Handy to see a platform's pacing with your own eyes, and to script a
+message into a chat. With the built-in ``reference`` platform the chat's
+final screen is printed; ``--show-calls`` prints every platform call as it
+happens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from ..config import load_config
+from ..conversation import reply_in_chat
+from ..delivery import Delivery
+from ..plugins import make_plugins
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--platform", required=True, help="platform name (see `hermes-gateway plugins`)")
+    parser.add_argument("--chat", required=True, help="chat id to answer in")
+    parser.add_argument("--chat-kind", default=None, help="kind of chat for the rate budget (private, group, ...)")
+    parser.add_argument("--thread", default=None, help="thread id, where the platform has threads")
+    parser.add_argument("--config", help="config file (default: $HERMES_CONFIG, ./config.yaml, ~/.hermes/config.yaml)")
+    parser.add_argument("--show-calls", action="store_true", help="print each platform call to stderr (reference)")
+    parser.add_argument("message", nargs="+", help="the message to answer")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    plugins = make_plugins()
+    for problem in plugins.problems:
+        print(f"hermes-gateway: warning: {problem}", file=sys.stderr)
+    if args.platform not in plugins.platforms():
+        known = ", ".join(sorted(plugins.platforms())) or "none"
+        print(f"hermes-gateway: unknown platform {args.platform!r} (known: {known})", file=sys.stderr)
+        return 2
+    reference = _reference_platform(plugins, args.platform)
+    if reference is not None and args.show_calls:
+        reference.on_call = lambda chat, call: print(
+            f"[{call.kind} {call.outcome}] {call.text!r}", file=sys.stderr, flush=True)
+    message = " ".join(args.message)
+
+    async def turn():
+        delivery = Delivery(plugins, config)
+        return await reply_in_chat(config, delivery, args.platform, args.chat, message,
+                                   thread_id=args.thread, chat_kind=args.chat_kind)
+
+    report, end = asyncio.run(turn())
+    if reference is not None:
+        screen = reference.chat(args.chat).screen
+        print("\n".join(screen) if len(screen) < 2 else "\n---\n".join(screen))
+    if end is not None and end.error:
+        print(f"hermes-gateway: the model failed: {end.error}", file=sys.stderr)
+        return 1
+    if not report.delivered:
+        print(f"hermes-gateway: delivery to {args.platform} chat {args.chat} failed: {report.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _reference_platform(plugins, name: str):
+    from ..testing.reference import ReferencePlatform
+
+    plugin = plugins.platforms()[name].plugin
+    owner = getattr(plugin, "platform", plugin)
+    return owner if isinstance(owner, ReferencePlatform) else None

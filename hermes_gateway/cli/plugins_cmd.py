@@ -1,0 +1,38 @@
+"""``hermes-gateway plugins``: what is loaded, from where, with which limits."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config import load_config
+from ..plugins import make_plugins
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="config file (default: $HERMES_CONFIG, ./config.yaml, ~/.hermes/config.yaml)")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    plugins = make_plugins()
+    print("Plugins:")
+    for name, plugin in sorted(plugins.pm.list_name_plugin(), key=lambda item: item[0] or ""):
+        hooks = sorted(h.name for h in plugins.pm.get_hookcallers(plugin) or [])
+        print(f"  {name}  ({plugins.origins.get(name or '', 'direct')})  hooks: {', '.join(hooks) or 'none'}")
+    print("Platforms:")
+    platforms = plugins.platforms()
+    if not platforms:
+        print("  (none)")
+    for name, reg in sorted(platforms.items()):
+        p = reg.platform
+        budgets = ", ".join(f"{kind} {b.rate * 60:g}/min burst {b.burst}" for kind, b in p.budgets.items())
+        enabled = "enabled" if config.platform_enabled(name, default=reg.origin == "built-in") else "disabled"
+        streaming = "streaming on" if config.streaming_for(name).enabled else "streaming off"
+        print(f"  {name}  [{enabled}, {streaming}]  from {reg.plugin_name} ({reg.origin})")
+        print(f"    max {p.max_message_length} {p.length_unit} per message, edit interval >= {p.edit_interval:g}s, "
+              f"budget {budgets}")
+    if plugins.problems:
+        print("Problems:")
+        for problem in plugins.problems:
+            print(f"  {problem}")
+    return 0

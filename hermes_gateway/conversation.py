@@ -1,0 +1,77 @@
+"""One turn of a conversation in a chat: the agent's events streamed into the chat.
+
+This is where an inbound message becomes a delivered reply. It keeps each
+chat's history in memory (bounded), so a person can talk to the bot across
+several messages; persistent history is a later concern.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from .config import Config
+from .delivery import Delivery, DeliveryReport, deliver_events
+from .events import TurnEnd
+
+#: How many messages of history one chat keeps, and how many chats are remembered.
+HISTORY_MESSAGES = 40
+REMEMBERED_CHATS = 1000
+
+
+class Conversations:
+    """Histories per (platform, chat, thread), least recently used forgotten first."""
+
+    def __init__(self) -> None:
+        self._histories: OrderedDict[tuple[str, str, str | None], list[dict[str, Any]]] = OrderedDict()
+
+    def history(self, platform: str, chat_id: str, thread_id: str | None = None) -> list[dict[str, Any]]:
+        key = (platform, str(chat_id), thread_id)
+        history = self._histories.pop(key, None) or []
+        self._histories[key] = history
+        while len(self._histories) > REMEMBERED_CHATS:
+            self._histories.popitem(last=False)
+        return history
+
+    def remember(self, history: list[dict[str, Any]], user_text: str, reply: str) -> None:
+        history.extend([{"role": "user", "content": user_text}, {"role": "assistant", "content": reply}])
+        del history[:-HISTORY_MESSAGES]
+
+
+async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str, text: str, *,
+                        history: list[dict[str, Any]] | None = None, thread_id: str | None = None,
+                        chat_kind: str | None = None, reply_to: str | None = None,
+                        agent: Any = None) -> tuple[DeliveryReport, TurnEnd | None]:
+    """Run one agent turn for ``text`` and deliver it into the chat."""
+    from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
+
+    agent = agent or AIAgent.from_config(config)
+    turn: list[TurnEnd] = []
+
+    async def events():
+        async for event in agent.astream(text, history=list(history or [])):
+            if isinstance(event, TurnEnd):
+                turn.append(event)
+            yield event
+
+    session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
+    report = await deliver_events(events(), session)
+    end = turn[0] if turn else None
+    if end is not None and end.error and not report.text:
+        report.error = report.error or end.error
+    return report, end
+
+
+async def answer(gateway: Any, platform: str, chat_id: str, text: str, *, thread_id: str | None = None,
+                 chat_kind: str | None = None, reply_to: str | None = None, **_: Any) -> DeliveryReport:
+    """The gateway's handler for an inbound message (called by ``Gateway.handle_incoming``)."""
+    if getattr(gateway, "delivery", None) is None:
+        gateway.delivery = Delivery(gateway.plugins, gateway.config)
+    if getattr(gateway, "conversations", None) is None:
+        gateway.conversations = Conversations()
+    history = gateway.conversations.history(platform, chat_id, thread_id)
+    report, end = await reply_in_chat(gateway.config, gateway.delivery, platform, chat_id, text, history=history,
+                                      thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
+    if end is not None and end.reply and not end.error:
+        gateway.conversations.remember(history, text, end.reply)
+    return report

@@ -1,0 +1,78 @@
+"""One rate budget per chat, shared by every reply streaming into it.
+
+A token bucket refilled at the platform's declared rate, plus a "blocked
+until" instant set by a 429. Every call into a chat (typing, previews,
+overflow sends, final edits) takes a token here first, so a chat never
+sees more than the platform allows, however many replies run in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..platform import RateBudget
+
+#: Waits are stretched by this much so float rounding never lands a call a hair early.
+SAFETY_MARGIN = 1e-3
+
+
+@dataclass
+class ChatBudget:
+    """The token bucket of one chat."""
+
+    budget: RateBudget
+    tokens: float = field(default=-1.0)
+    updated: float = 0.0
+    blocked_until: float = 0.0
+    calls: int = 0
+    rate_limited: int = 0
+
+    def __post_init__(self) -> None:
+        if self.tokens < 0:
+            self.tokens = float(self.budget.burst)
+
+    def _refill(self, now: float) -> None:
+        if now > self.updated:
+            self.tokens = min(float(self.budget.burst), self.tokens + (now - self.updated) * self.budget.rate)
+            self.updated = now
+
+    def ready_at(self, now: float) -> float:
+        """The earliest instant a call may be made (``now`` if one may be made now)."""
+        self._refill(now)
+        at = now if self.tokens >= 1.0 else now + (1.0 - self.tokens) / self.budget.rate + SAFETY_MARGIN
+        return max(at, self.blocked_until)
+
+    def take(self, now: float) -> None:
+        """Charge one call. Callers check :meth:`ready_at` first; debt is allowed but never planned."""
+        self._refill(now)
+        self.tokens -= 1.0
+        self.calls += 1
+
+    def block(self, now: float, retry_after: float) -> None:
+        """The platform answered 429: nothing goes into this chat until ``retry_after`` has passed."""
+        self.rate_limited += 1
+        self.blocked_until = max(self.blocked_until, now + max(retry_after, 0.0) + SAFETY_MARGIN)
+        self._refill(now)
+        self.tokens = min(self.tokens, 0.0)
+
+
+class ChatBudgets:
+    """The budgets of every chat, keyed by (platform, chat id)."""
+
+    def __init__(self) -> None:
+        self._by_chat: dict[tuple[str, str], ChatBudget] = {}
+
+    def for_chat(self, platform: str, chat_id: str, budget: RateBudget, now: float) -> ChatBudget:
+        key = (platform, chat_id)
+        found = self._by_chat.get(key)
+        if found is None or found.budget != budget:
+            found = ChatBudget(budget, updated=now)
+            self._by_chat[key] = found
+        return found
+
+    def __len__(self) -> int:
+        return len(self._by_chat)
+
+
+#: The process-wide registry; a gateway shares it across all replies.
+DEFAULT_BUDGETS = ChatBudgets()

@@ -1,0 +1,80 @@
+"""``Delivery``: the front door of the delivery core.
+
+It owns what outlives one reply: the chat budgets (shared by every reply
+into a chat) and the hook bindings of each platform. A gateway has one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import AsyncIterable
+
+from ..config import Config
+from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
+from ..platform import Stream, StreamSettings
+from ..plugins import Plugins
+from .budget import ChatBudgets
+from .hooks import PlatformHooks
+from .session import DeliveryPolicy, DeliveryReport, StreamSession
+
+
+class Delivery:
+    """Creates :class:`StreamSession` objects with the right limits, budget and settings."""
+
+    def __init__(self, plugins: Plugins, config: Config | None = None, *, budgets: ChatBudgets | None = None,
+                 policy: DeliveryPolicy | None = None) -> None:
+        self.plugins = plugins
+        self.config = config or Config()
+        self.budgets = budgets or ChatBudgets()
+        self.policy = policy or DeliveryPolicy()
+        self._hooks: dict[str, PlatformHooks] = {}
+
+    def hooks(self, platform: str) -> PlatformHooks:
+        """The stream hooks of ``platform``'s plugin (KeyError names the known platforms)."""
+        if platform not in self._hooks:
+            self._hooks[platform] = PlatformHooks(self.plugins.pm, self.plugins.platform(platform))
+        return self._hooks[platform]
+
+    def session(self, platform: str, chat_id: str, *, thread_id: str | None = None, chat_kind: str | None = None,
+                settings: StreamSettings | None = None, reply_to: str | None = None) -> StreamSession:
+        """A session for one reply into one chat; settings default to the config's for that platform."""
+        hooks = self.hooks(platform)
+        stream = Stream(platform=hooks.platform, chat_id=str(chat_id), thread_id=thread_id, chat_kind=chat_kind,
+                        settings=settings or self.config.streaming_for(platform), reply_to=reply_to)
+        now = asyncio.get_running_loop().time()
+        budget = self.budgets.for_chat(platform, stream.chat_id, hooks.platform.budget_for(chat_kind), now)
+        return StreamSession(hooks, stream, budget, policy=self.policy)
+
+    async def deliver(self, events: AsyncIterable[StreamEvent], platform: str, chat_id: str,
+                      **kwargs: object) -> DeliveryReport:
+        """Stream an agent turn's events into a chat; see :func:`deliver_events`."""
+        return await deliver_events(events, self.session(platform, chat_id, **kwargs))  # type: ignore[arg-type]
+
+
+async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:
+    """Feed an agent's event stream into ``session`` and deliver the final reply.
+
+    If the consuming task is cancelled (the person interrupted the reply),
+    what was shown is finalised without cursor before the cancellation
+    propagates.
+    """
+    final: str | None = None
+    session.start()
+    try:
+        async for event in events:
+            if isinstance(event, TextDelta):
+                session.feed(event.text)
+            elif isinstance(event, ToolCallStarted):
+                session.tool_started(event.name)
+            elif isinstance(event, ToolCallFinished):
+                session.tool_finished(event.name)
+            elif isinstance(event, StreamReset):
+                session.reset()
+            elif isinstance(event, TurnEnd):
+                if event.interrupted:
+                    return await session.interrupt()
+                final = event.reply
+    except asyncio.CancelledError:
+        await asyncio.shield(session.interrupt())
+        raise
+    return await session.finish(final)

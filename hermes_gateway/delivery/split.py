@@ -1,0 +1,128 @@
+"""Splitting a long reply into messages that fit, at good boundaries.
+
+A cut prefers, in order: a paragraph break, a line break, the end of a
+sentence, a space; only a word longer than a whole message is cut hard.
+A cut inside a code fence closes the fence at the end of one message and
+reopens it (same info string) at the start of the next, so every message
+renders on its own. The pieces are *positions* in the document, so a
+streaming session can freeze the first messages while the rest still grows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .measure import Measure, longest_prefix_within
+
+FENCE = "```"
+CLOSER = FENCE
+_CLOSER_RESERVE = len("\n" + FENCE)
+_BOUNDARIES = ("\n\n", "\n", ". ", "! ", "? ", "。", " ")
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Message text ``doc[start:end]``, opened inside the fence ``opener`` (or None)."""
+
+    start: int
+    end: int
+    opener: str | None
+
+
+def fence_after(text: str, opener: str | None) -> str | None:
+    """The fence open at the end of ``text`` when ``opener`` was open at its start."""
+    if FENCE not in text:
+        return opener
+    line_start = 0
+    for line in text.split("\n"):
+        stripped = line.lstrip(" ")
+        if len(line) - len(stripped) <= 3 and stripped.startswith(FENCE):
+            opener = None if opener is not None else stripped.rstrip()
+        line_start += len(line) + 1
+    return opener
+
+
+def render(doc: str, piece: Piece, *, closed: bool = True) -> str:
+    """The message text for ``piece``: reopened fence + body + closing fence if still open."""
+    body = doc[piece.start:piece.end]
+    head = f"{piece.opener}\n" if piece.opener else ""
+    if closed and fence_after(body, piece.opener) is not None:
+        return head + body + (CLOSER if body.endswith("\n") else "\n" + CLOSER)
+    return head + body
+
+
+def choose_cut(doc: str, start: int, opener: str | None, limit: int, measure: Measure) -> int:
+    """Where to end a message that starts at ``start`` so its rendered text fits ``limit``."""
+    head = measure(f"{opener}\n") if opener else 0
+    room = limit - head - _CLOSER_RESERVE
+    fit = longest_prefix_within(doc[start:], max(room, 1), measure)
+    if fit <= 0:
+        fit = 1
+    window = doc[start:start + fit]
+    floor = fit // 3
+    for boundary in _BOUNDARIES:
+        at = window.rfind(boundary, floor)
+        if at >= 0 and at + len(boundary) > 0:
+            return start + at + len(boundary)
+    return start + fit
+
+
+def split_text(doc: str, limit: int, measure: Measure, *, start: int = 0, opener: str | None = None,
+               reserve: int = 0) -> list[Piece]:
+    """Cut ``doc[start:]`` into pieces whose rendered text (plus ``reserve``) fits ``limit``."""
+    pieces: list[Piece] = []
+    while True:
+        whole = Piece(start, len(doc), opener)
+        if measure(render(doc, whole)) + reserve <= limit:
+            pieces.append(whole)
+            return pieces
+        cut = choose_cut(doc, start, opener, limit - reserve, measure)
+        piece = Piece(start, cut, opener)
+        pieces.append(piece)
+        opener = fence_after(doc[start:cut], opener)
+        start = cut
+
+
+def split_into_at_least(doc: str, count: int, limit: int, measure: Measure) -> list[Piece]:
+    """Like :func:`split_text`, but at least ``count`` pieces when the text allows.
+
+    Used when a replacement reply is shorter than what was already shown in
+    several messages: every existing message must still show a part of it.
+    """
+    pieces = split_text(doc, limit, measure)
+    while len(pieces) < count:
+        biggest = max(range(len(pieces)), key=lambda i: pieces[i].end - pieces[i].start)
+        p = pieces[biggest]
+        if p.end - p.start < 2:
+            break
+        half = p.start + (p.end - p.start) // 2
+        space = doc.rfind(" ", p.start + 1, half + 1)
+        cut = space + 1 if space > p.start else half
+        pieces[biggest:biggest + 1] = [Piece(p.start, cut, p.opener),
+                                       Piece(cut, p.end, fence_after(doc[p.start:cut], p.opener))]
+    return pieces
+
+
+def reassemble(messages: list[str]) -> str:
+    """Undo the fence close/reopen of :func:`render` across consecutive messages.
+
+    Tests use it to compare a chat screen with the reply. It is exact when
+    cuts inside a fence fall at line ends (the splitter prefers them; only
+    a code line longer than a whole message forces a mid-line cut) and no
+    message ends on a genuine closing fence followed by a message opening
+    a fence with the same info string.
+    """
+    out: list[str] = []
+    opener: str | None = None
+    for i, text in enumerate(messages):
+        if opener is not None and text.startswith(opener + "\n"):
+            text = text[len(opener) + 1:]
+        carried = opener
+        opener = None
+        if text.endswith("\n" + CLOSER) and i + 1 < len(messages):
+            body = text[: -len(CLOSER)]
+            still_open = fence_after(body, carried)
+            if still_open is not None and messages[i + 1].startswith(still_open + "\n"):
+                text, opener = body, still_open
+        out.append(text)
+    return "".join(out)

@@ -1,0 +1,79 @@
+"""Incremental removal of ``<think>``-style blocks from streamed text.
+
+Models emit reasoning inside ``<think>…</think>`` (or ``<thinking>``,
+``<reasoning>``), and a tag can be split across chunks (``"<thi"`` +
+``"nk>"``). The scrubber therefore holds back any tail that could still
+become a tag, and releases it as soon as it cannot.
+"""
+
+from __future__ import annotations
+
+TAG_NAMES = ("think", "thinking", "reasoning")
+_OPEN = tuple(f"<{n}>" for n in TAG_NAMES)
+_CLOSE = tuple(f"</{n}>" for n in TAG_NAMES)
+_LONGEST = max(len(t) for t in _OPEN + _CLOSE)
+
+
+class ThinkScrubber:
+    """Feed raw chunks, get back only the text a person may see.
+
+    ``feed`` returns the newly visible text (possibly empty); ``flush``
+    returns what was held back at the end of the stream. An unclosed think
+    block hides everything after its opening tag, as the final
+    post-processing does.
+    """
+
+    __slots__ = ("_pending", "_inside")
+
+    def __init__(self) -> None:
+        self._pending = ""
+        self._inside = False
+
+    @property
+    def inside_block(self) -> bool:
+        return self._inside
+
+    def feed(self, chunk: str) -> str:
+        if not self._pending and not self._inside and "<" not in chunk:
+            return chunk  # the hot path: plain text with no tag in sight
+        text = self._pending + chunk
+        self._pending = ""
+        out: list[str] = []
+        pos = 0
+        while True:
+            lt = text.find("<", pos)
+            if lt < 0:
+                if not self._inside:
+                    out.append(text[pos:])
+                break
+            if not self._inside:
+                out.append(text[pos:lt])
+            tags = _CLOSE if self._inside else _OPEN
+            rest = text[lt:lt + _LONGEST].lower()
+            matched = next((t for t in tags if rest.startswith(t)), None)
+            if matched:
+                self._inside = not self._inside
+                pos = lt + len(matched)
+                continue
+            if len(text) - lt < _LONGEST and any(t.startswith(rest) for t in tags):
+                self._pending = text[lt:]  # may still become a tag: hold it back
+                break
+            if not self._inside:
+                out.append("<")
+            pos = lt + 1
+        return "".join(out)
+
+    def flush(self) -> str:
+        pending, self._pending = self._pending, ""
+        return "" if self._inside else pending
+
+
+def strip_think(text: str) -> str:
+    """Remove every think block from a complete text."""
+    scrubber = ThinkScrubber()
+    return scrubber.feed(text) + scrubber.flush()
+
+
+def postprocess(raw: str) -> str:
+    """The reply a person should finally see: think blocks gone, outer whitespace trimmed."""
+    return strip_think(raw).strip()

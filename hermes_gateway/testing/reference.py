@@ -1,0 +1,268 @@
+"""An in-memory platform with a screen, strict limits and injectable faults.
+
+It behaves like a strict real platform: it enforces its own per-chat rate
+budget (answering with ``RateLimited`` when exceeded), rejects messages
+over its length limit (in chars or UTF-16 units), treats an edit to
+identical text as "not modified", and can be told to fail in the ways real
+platforms fail. Tests then assert on :attr:`ReferenceChat.screen`, the
+messages a person would see, in order.
+
+Use it to test the core, or as the model for your own platform plugin::
+
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=20 / 60, burst=3)})
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[ref])
+    ...
+    assert ref.chat("42").screen == ["Hello, world"]
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+from ..errors import DeliveryError, RateLimited
+from ..hookspecs import hookimpl
+from ..platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
+from ..delivery.budget import ChatBudget
+from ..delivery.measure import measure_for
+
+CallKind = Literal["typing", "send", "edit"]
+FaultTarget = Literal["any", "send", "edit", "typing"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected failure of one platform call.
+
+    ``rate_limited``: a 429 with ``retry_after``. ``error``: a failure with no
+    effect. ``timeout``: the request times out; with ``landed=True`` its
+    effect happened anyway (the dangerous, ambiguous case).
+    """
+
+    kind: Literal["rate_limited", "error", "timeout"]
+    retry_after: float = 0.0
+    retryable: bool = True
+    landed: bool = False
+    on: FaultTarget = "any"
+
+    @classmethod
+    def rate_limited(cls, retry_after: float, on: FaultTarget = "any") -> "Fault":
+        return cls("rate_limited", retry_after=retry_after, on=on)
+
+    @classmethod
+    def error(cls, retryable: bool = True, on: FaultTarget = "any") -> "Fault":
+        return cls("error", retryable=retryable, on=on)
+
+    @classmethod
+    def timeout(cls, landed: bool, on: FaultTarget = "any") -> "Fault":
+        return cls("timeout", landed=landed, on=on)
+
+    def applies_to(self, kind: CallKind) -> bool:
+        return self.on == "any" or self.on == kind
+
+
+@dataclass
+class ScreenMessage:
+    """One message as a person sees it, with every text it showed."""
+
+    id: str
+    text: str
+    history: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call the core made into a chat, and how the platform answered."""
+
+    at: float
+    kind: CallKind
+    message_id: str | None
+    text: str
+    outcome: str
+
+
+@dataclass
+class ReferenceChat:
+    """One chat: its screen, its call log, its pending faults and what went wrong."""
+
+    chat_id: str
+    messages: list[ScreenMessage] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    schedule: dict[int, Fault] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+    blocked_until: float = float("-inf")
+    budget: ChatBudget | None = None
+    typing: int = 0
+
+    @property
+    def screen(self) -> list[str]:
+        """The texts of the messages, top to bottom."""
+        return [m.text for m in self.messages]
+
+    @property
+    def throttled(self) -> int:
+        """How many calls the platform answered with 429."""
+        return sum(1 for c in self.calls if c.outcome == "rate_limited")
+
+    @property
+    def wasted(self) -> int:
+        """Edits that changed nothing (the platform's "message is not modified")."""
+        return sum(1 for c in self.calls if c.outcome == "not_modified")
+
+    def fail_next(self, fault: Fault, times: int = 1) -> None:
+        """Queue ``fault`` for the next ``times`` calls it applies to."""
+        self.faults.extend([fault] * times)
+
+
+class ReferencePlatform:
+    """A platform plugin (register it with ``make_plugins(extra=[...])``) backed by memory.
+
+    ``budgets`` is what the platform declares to the core; ``enforce`` is
+    what it actually enforces (default: the same), so a test can model a
+    platform stricter than its documentation.
+    """
+
+    def __init__(self, name: str = "reference", *, max_message_length: int = 4096,
+                 length_unit: LengthUnit = "chars", edit_interval: float = 0.0,
+                 budgets: Mapping[str, RateBudget] | None = None,
+                 enforce: Mapping[str, RateBudget] | None = None, supports_edit: bool = True,
+                 on_call: Callable[["ReferenceChat", Call], None] | None = None) -> None:
+        self.platform = Platform(
+            name=name, max_message_length=max_message_length, length_unit=length_unit,
+            edit_interval=edit_interval, budgets=dict(budgets or {"default": RateBudget(rate=1.0, burst=1)}),
+            description="in-memory reference platform (hermes_gateway.testing)",
+        )
+        self.enforced = dict(enforce or self.platform.budgets)
+        self.can_edit = supports_edit
+        self.chats: dict[str, ReferenceChat] = {}
+        self.on_call = on_call
+        self._measure = measure_for(length_unit)
+        self._next_id = 0
+        self.__name__ = f"reference:{name}"
+
+    def chat(self, chat_id: str) -> ReferenceChat:
+        chat_id = str(chat_id)
+        if chat_id not in self.chats:
+            self.chats[chat_id] = ReferenceChat(chat_id)
+        return self.chats[chat_id]
+
+    # ---------------------------------------------------------------- the plugin hooks
+
+    @hookimpl
+    def register_platforms(self, register: Callable[[Platform], None]) -> None:
+        register(self.platform)
+
+    @hookimpl
+    def supports_edit(self, stream: Stream) -> bool:
+        return self.can_edit
+
+    @hookimpl
+    async def on_stream_start(self, stream: Stream) -> None:
+        chat = self._admit(stream, "typing", None, "")
+        chat.typing += 1
+        self._log(chat, "typing", None, "", "ok")
+
+    @hookimpl
+    async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        return self._show(stream, message, text)
+
+    @hookimpl
+    async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        return self._show(stream, message, text)
+
+    # ---------------------------------------------------------------- behaviour
+
+    def _show(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        kind: CallKind = "send" if message is None else "edit"
+        chat = self._admit(stream, kind, message, text)
+        if self._measure(text) > self.platform.max_message_length:
+            chat.violations.append(f"{kind} of {self._measure(text)} units over the limit")
+            self._log(chat, kind, message.message_id if message else None, text, "too_long")
+            raise DeliveryError("Bad Request: message is too long", retryable=False)
+        if not text.strip():
+            chat.violations.append(f"{kind} of an empty text")
+            self._log(chat, kind, message.message_id if message else None, text, "empty")
+            raise DeliveryError("Bad Request: message text is empty", retryable=False)
+        if message is None:
+            self._next_id += 1
+            shown = ScreenMessage(str(self._next_id), text, [text])
+            chat.messages.append(shown)
+            self._log(chat, kind, shown.id, text, "ok")
+            return MessageRef(chat.chat_id, shown.id, stream.thread_id)
+        if not self.can_edit:
+            chat.violations.append("edit on a platform that cannot edit")
+            raise DeliveryError("this platform cannot edit messages", retryable=False)
+        target = next((m for m in chat.messages if m.id == message.message_id), None)
+        if target is None:
+            chat.violations.append(f"edit of unknown message {message.message_id}")
+            self._log(chat, kind, message.message_id, text, "error")
+            raise DeliveryError("Bad Request: message to edit not found", retryable=False)
+        if target.text == text:
+            self._log(chat, kind, target.id, text, "not_modified")
+            return message  # "message is not modified" is success
+        target.text = text
+        target.history.append(text)
+        self._log(chat, kind, target.id, text, "ok")
+        return message
+
+    def _admit(self, stream: Stream, kind: CallKind, message: MessageRef | None, text: str) -> ReferenceChat:
+        """Enforce the rate budget and the fault plan before any effect; raise like a real platform."""
+        chat = self.chat(stream.chat_id)
+        now = asyncio.get_running_loop().time()
+        index = len(chat.calls)
+        message_id = message.message_id if message else None
+        if now < chat.blocked_until:
+            chat.violations.append(f"{kind} at {now:.3f}s while rate-limited until {chat.blocked_until:.3f}s")
+        if chat.budget is None:
+            chat.budget = ChatBudget(self._enforced_for(stream.chat_kind), updated=now)
+        ready = chat.budget.ready_at(now)
+        if ready > now + 1e-9:
+            retry_after = ready - now
+            chat.blocked_until = max(chat.blocked_until, now + retry_after)
+            self._log(chat, kind, message_id, text, "rate_limited")
+            raise RateLimited(retry_after, f"Too Many Requests: retry after {retry_after:.3f}")
+        chat.budget.take(now)
+        fault = chat.schedule.pop(index, None)
+        if fault is None or not fault.applies_to(kind):
+            fault = next((f for f in chat.faults if f.applies_to(kind)), None)
+            if fault is not None:
+                chat.faults.remove(fault)
+        if fault is None:
+            return chat
+        if fault.kind == "rate_limited":
+            chat.blocked_until = max(chat.blocked_until, now + fault.retry_after)
+            self._log(chat, kind, message_id, text, "rate_limited")
+            raise RateLimited(fault.retry_after, f"Too Many Requests: retry after {fault.retry_after:g}")
+        if fault.kind == "error":
+            self._log(chat, kind, message_id, text, "error")
+            raise DeliveryError("injected failure", retryable=fault.retryable)
+        if fault.landed and kind != "typing":
+            self._apply_silently(chat, stream, message, text)
+        self._log(chat, kind, message_id, text, "timeout")
+        raise DeliveryError("timed out", retryable=True, maybe_delivered=True)
+
+    def _apply_silently(self, chat: ReferenceChat, stream: Stream, message: MessageRef | None, text: str) -> None:
+        """A timed-out call whose effect landed: the screen changes, the caller never hears."""
+        if self._measure(text) > self.platform.max_message_length or not text.strip():
+            return
+        if message is None:
+            self._next_id += 1
+            chat.messages.append(ScreenMessage(str(self._next_id), text, [text]))
+            return
+        target = next((m for m in chat.messages if m.id == message.message_id), None)
+        if target is not None and target.text != text:
+            target.text = text
+            target.history.append(text)
+
+    def _enforced_for(self, chat_kind: str | None) -> RateBudget:
+        if chat_kind and chat_kind in self.enforced:
+            return self.enforced[chat_kind]
+        return self.enforced.get("default", RateBudget(rate=1.0, burst=1))
+
+    def _log(self, chat: ReferenceChat, kind: CallKind, message_id: str | None, text: str, outcome: str) -> None:
+        call = Call(asyncio.get_running_loop().time(), kind, message_id, text, outcome)
+        chat.calls.append(call)
+        if self.on_call is not None:
+            self.on_call(chat, call)

@@ -1,0 +1,53 @@
+"""``hermes-gateway ask`` from the command line: the demo model streamed into a chat."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+ECHO = ("Streaming into a chat means editing one message as the words arrive, "
+        "never faster than the chat allows, and ending with the exact reply. ") * 3
+
+
+def ask(tmp_path, *args: str, config: str | None = None) -> subprocess.CompletedProcess:
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(config if config is not None else
+                   "model:\n  demo:\n    tokens_per_second: 25\n"
+                   "streaming:\n  enabled: true\n  edit_interval: 0.5\n  min_tokens: 5\n")
+    return subprocess.run([sys.executable, "-m", "hermes_gateway", "ask", "--config", str(cfg), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_ask_streams_the_demo_reply_into_the_reference_chat(tmp_path):
+    result = ask(tmp_path, "--platform", "reference", "--chat", "1", "--show-calls", f"echo: {ECHO}")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ECHO.strip() + "\n"
+    calls = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    previews = [line for line in calls if line.startswith("[edit ok]") and line.endswith(" ▌'")]
+    assert calls[0].startswith("[typing ok]")
+    assert calls[1].startswith("[send ok]") and "▌" in calls[1], "the first preview appears mid-reply"
+    assert previews, "the message is edited while the reply streams"
+    assert calls[-1].startswith("[edit ok]") and "▌" not in calls[-1]
+
+
+def test_ask_with_streaming_off_sends_the_reply_once(tmp_path):
+    result = ask(tmp_path, "--platform", "reference", "--chat", "1", "--show-calls", "echo: just once please",
+                 config="model:\n  demo:\n    tokens_per_second: 0\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "just once please\n"
+    assert [line.split("]")[0] + "]" for line in result.stderr.splitlines() if line.startswith("[")] == \
+        ["[typing ok]", "[send ok]"]
+
+
+def test_ask_hides_think_blocks(tmp_path):
+    result = ask(tmp_path, "--platform", "reference", "--chat", "7", "--show-calls", "think: the visible answer")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "the visible answer\n"
+    assert "<think" not in result.stderr
+
+
+def test_ask_an_unknown_platform_fails_with_the_known_ones_named(tmp_path):
+    result = ask(tmp_path, "--platform", "telegrm", "--chat", "1", "hi")
+    assert result.returncode == 2
+    assert "unknown platform 'telegrm' (known: reference)" in result.stderr
+    assert "Traceback" not in result.stderr

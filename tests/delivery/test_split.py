@@ -1,0 +1,63 @@
+from hypothesis import given, settings, strategies as st
+
+from hermes_gateway.delivery.measure import measure_for, utf16_length
+from hermes_gateway.delivery.split import reassemble, render, split_text
+
+
+def messages(doc, limit, unit="chars"):
+    return [render(doc, p) for p in split_text(doc, limit, measure_for(unit))]
+
+
+def test_short_text_is_one_message():
+    assert messages("hello", 100) == ["hello"]
+
+
+def test_prefers_a_paragraph_break():
+    doc = "First paragraph is here.\n\nSecond one follows and is long enough to overflow."
+    out = messages(doc, 60)
+    assert out[0] == "First paragraph is here.\n\n"
+    assert "".join(out) == doc
+
+
+def test_falls_back_to_a_sentence_then_a_word():
+    doc = "One sentence here. Another sentence that is quite a bit longer than the limit allows"
+    out = messages(doc, 40)
+    assert out[0] == "One sentence here. "
+    assert all(len(m) <= 40 for m in out)
+    assert "".join(out) == doc
+
+
+def test_a_cut_inside_a_code_fence_closes_and_reopens_it():
+    code = "".join(f"x = {i}\n" for i in range(20))
+    doc = f"Look:\n```python\n{code}```\nDone."
+    out = messages(doc, 60)
+    assert len(out) > 2
+    for m in out:
+        assert len(m) <= 60
+        assert m.count("```") % 2 == 0, m
+    assert out[1].startswith("```python\n")
+    assert reassemble(out) == doc
+
+
+def test_limits_count_utf16_units():
+    doc = "😀" * 30
+    out = messages(doc, 20, "utf16")
+    assert all(utf16_length(m) <= 20 for m in out)
+    assert "".join(out) == doc
+
+
+prose = st.text(alphabet=st.sampled_from(list("abc de.\n😀")), min_size=0, max_size=400)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.one_of(prose, st.builds(lambda lines: "```py\n" + "\n".join(lines) + "\n```\n",
+                                              st.lists(st.text(alphabet="xy =", max_size=12), max_size=10))), max_size=6),
+       st.integers(min_value=30, max_value=120), st.sampled_from(["chars", "utf16"]))
+def test_every_message_fits_and_the_text_comes_back(parts, limit, unit):
+    # code lines stay shorter than a message: only a longer line forces a mid-line cut (see reassemble)
+    doc = "\n".join(parts)
+    measure = measure_for(unit)
+    out = messages(doc, limit, unit)
+    assert all(measure(m) <= limit for m in out)
+    assert all(m.count("```") % 2 == 0 for m in out if "```" in doc)
+    assert reassemble(out) == doc

@@ -1,0 +1,124 @@
+"""The plugin layer: third-party plugins load, broken ones are reported by name and skipped."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+
+import pytest
+
+import hermes_gateway
+from hermes_gateway import StreamSettings, make_plugins
+from hermes_gateway.delivery import Delivery
+from hermes_gateway.testing import run_virtual
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent / "plugins_example"))
+import notebook_platform  # noqa: E402
+
+
+def test_a_third_party_module_registers_a_platform_and_receives_a_stream():
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[notebook_platform])
+    assert plugins.problems == []
+    assert plugins.platform("notebook").platform.max_message_length == 64
+    reply = "A plugin author writes four small hooks and gets pacing, splitting and retries for free."
+
+    async def main():
+        session = Delivery(plugins).session("notebook", "n1", settings=StreamSettings(enabled=True, min_tokens=1,
+                                                                                      edit_interval=0.5))
+        for word in reply.split(" "):
+            session.feed(word + " ")
+            await asyncio.sleep(0.2)
+        return await session.finish()
+
+    report = run_virtual(main())
+    assert report.delivered
+    page = notebook_platform.PAGES["n1"]
+    assert len(page) == 2 and all(len(m) <= 64 for m in page)
+    assert "".join(page) == reply
+
+
+def _write_dist(tmp_path, name: str, module_source: str, entry: str) -> None:
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(module_source))
+    info = tmp_path / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[hermes_gateway]\n{entry}\n")
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_entry_point_plugins_are_discovered(site):
+    _write_dist(site, "hg_demo_plugin", """
+        import hermes_gateway
+        @hermes_gateway.hookimpl
+        def register_platforms(register):
+            register(hermes_gateway.Platform(name="demo_chat"))
+    """, "demo_chat = hg_demo_plugin")
+    plugins = make_plugins(builtins=())
+    assert "demo_chat" in plugins.platforms()
+    assert plugins.platforms()["demo_chat"].origin == "entry point of hg_demo_plugin"
+
+
+def test_a_plugin_that_fails_to_import_is_reported_and_the_rest_still_load(site):
+    _write_dist(site, "hg_broken_plugin", "raise RuntimeError('missing SDK token module')\n",
+                "broken = hg_broken_plugin")
+    plugins = make_plugins(extra=[notebook_platform])
+    assert [p.plugin for p in plugins.problems] == ["broken"]
+    assert "failed to import hg_broken_plugin (RuntimeError: missing SDK token module)" in str(plugins.problems[0])
+    assert {"notebook", "reference"} <= set(plugins.platforms())
+
+
+def test_a_plugin_implementing_an_unknown_hook_is_reported_by_name():
+    class Typo:
+        __name__ = "typo_plugin"
+
+        @hermes_gateway.hookimpl
+        def on_stream_finish(self, stream, message, text):  # should be on_stream_end
+            return None
+
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[Typo(), notebook_platform])
+    assert len(plugins.problems) == 1
+    message = str(plugins.problems[0])
+    assert "typo_plugin" in message and "on_stream_finish" in message and "on_stream_end" in message
+    assert "notebook" in plugins.platforms()
+
+
+def test_a_hook_with_wrong_argument_names_is_reported():
+    class Wrong:
+        __name__ = "wrong_args"
+
+        @hermes_gateway.hookimpl
+        def on_delta(self, stream, msg, text):
+            return None
+
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[Wrong()])
+    assert plugins.problems and plugins.problems[0].plugin == "wrong_args"
+
+
+def test_a_register_platforms_that_raises_does_not_stop_the_others():
+    class Exploding:
+        __name__ = "exploding"
+
+        @hermes_gateway.hookimpl
+        def register_platforms(self, register):
+            raise ValueError("no token configured")
+
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[Exploding(), notebook_platform])
+    assert list(plugins.platforms()) == ["notebook"]
+    assert "no token configured" in str(plugins.problems[0])
+
+
+def test_asking_for_an_unknown_platform_names_the_known_ones():
+    plugins = make_plugins(load_entry_points=False)
+    with pytest.raises(KeyError, match="unknown platform 'nope' \\(known: reference\\)"):
+        plugins.platform("nope")
+
+
+def test_the_public_api_is_what_plugin_authors_are_told_to_use():
+    for name in ("hookimpl", "Platform", "MessageRef", "RateLimited", "DeliveryError"):
+        assert name in hermes_gateway.__all__ and hasattr(hermes_gateway, name)
