@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass
 from typing import AsyncIterator
 
+from ..delivery.think_filter import ThinkScrubber
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
 from .sinks import Sink
-from .think_filter import ThinkFilter
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.1
@@ -60,7 +60,7 @@ class ReplyRenderer:
         self.notes = notes
         self.options = options or RenderOptions()
         self._same_sink = notes is out if same_sink is None else same_sink
-        self._filter = ThinkFilter()
+        self._filter = ThinkScrubber()
         self._pending: list[str] = []
         self._shown = ""             # visible text written (or queued) since the turn or last reset began
         self._box_open = False
@@ -113,7 +113,7 @@ class ReplyRenderer:
         elif isinstance(event, StreamReset):
             self._reset(event.reason)
         elif isinstance(event, TurnEnd):
-            self._visible(self._filter.finish())
+            self._visible(self._filter.flush())
             self.final = event
 
     # -- text ----------------------------------------------------------------------------------
@@ -204,7 +204,7 @@ class ReplyRenderer:
             self._stop_spinner()
             why = f" ({reason})" if reason else ""
             self._note(f"↻ the stream was interrupted{why}; the reply starts over below")
-        self._filter = ThinkFilter()
+        self._filter = ThinkScrubber()
         self._shown = ""
         self._text_started = False
         self._start_spinner("retrying…")
