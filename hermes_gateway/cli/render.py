@@ -25,6 +25,7 @@ from typing import AsyncIterator
 from ..delivery.think_filter import ThinkScrubber
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
 from .sinks import Sink
+from .wrap import StreamWrapper
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.1
@@ -61,6 +62,8 @@ class ReplyRenderer:
         self.options = options or RenderOptions()
         self._same_sink = notes is out if same_sink is None else same_sink
         self._filter = ThinkScrubber()
+        # Prose in the box is wrapped between words; plain output (a pipe) stays byte for byte.
+        self._wrap = StreamWrapper(lambda: self.out.columns) if self.options.boxed else None
         self._pending: list[str] = []
         self._shown = ""             # visible text written (or queued) since the turn or last reset began
         self._box_open = False
@@ -136,15 +139,24 @@ class ReplyRenderer:
             else:
                 self._flush_handle = self._loop.call_later(wait, self._flush)
 
-    def _flush(self) -> None:
+    def _flush(self, complete: bool = False) -> None:
+        """Write the buffered text; ``complete`` also releases a word the wrapper is holding back."""
         self._flush_handle = None
         if not self._pending:
+            if complete:
+                self._write_reply("", complete=True)
             return
         text = "".join(self._pending)
         self._pending.clear()
-        self._open_box()
-        self.out.text(text)
+        self._write_reply(text, complete=complete)
         self._last_write = time.monotonic()
+
+    def _write_reply(self, text: str, *, complete: bool) -> None:
+        if self._wrap is not None:
+            text = self._wrap.feed(text) + (self._wrap.flush() if complete else "")
+        if text:
+            self._open_box()
+            self.out.text(text)
 
     def _open_box(self) -> None:
         self._stop_spinner()
@@ -182,6 +194,11 @@ class ReplyRenderer:
             if len(line) > limit:
                 line = line[:limit - 1] + "…"
         self.notes.styled(style, line + "\n")
+        self._line_started_elsewhere()
+
+    def _line_started_elsewhere(self) -> None:
+        if self._wrap is not None and self._same_sink:
+            self._wrap.line_started_elsewhere()
 
     def _note(self, line: str, style: str = STYLE_NOTE) -> None:
         """A line about the reply (not part of it): dropped where notes have no place (a pipe)."""
@@ -192,6 +209,7 @@ class ReplyRenderer:
         elif not self.notes.at_line_start:
             self.notes.text("\n")
         self.notes.styled(style, line + "\n")
+        self._line_started_elsewhere()
 
     def _reset(self, reason: str) -> None:
         """The agent is replacing the text shown so far: say so, then show the new text below it.
@@ -217,8 +235,7 @@ class ReplyRenderer:
         final = self.final
         if final is not None and not self.options.streaming:
             if final.reply:
-                self._open_box()
-                self.out.text(final.reply)
+                self._write_reply(final.reply, complete=True)
         elif final is not None:
             self._reconcile(final)
         interrupted = self.cancelled or (final is not None and final.interrupted)
@@ -236,22 +253,20 @@ class ReplyRenderer:
         if not reply or reply == shown or reply == shown.rstrip():
             return
         if reply.startswith(shown):
-            self._open_box()
-            self.out.text(reply[len(shown):])
+            self._write_reply(reply[len(shown):], complete=True)
             return
         if final.interrupted:
             return  # the reply was cut short; what was shown stays as it is
         if not shown:
-            self._open_box()
-            self.out.text(reply)
+            self._write_reply(reply, complete=True)
             return
         self._note("↻ the final reply differs from the streamed text; here it is in full:")
-        self.out.text(reply)
+        self._write_reply(reply, complete=True)
 
     def _flush_now(self) -> None:
         if self._flush_handle is not None:
             self._flush_handle.cancel()
-        self._flush()
+        self._flush(complete=True)
 
     # -- spinner -------------------------------------------------------------------------------
 

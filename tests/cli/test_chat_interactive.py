@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import COLS, write_config
+from conftest import write_config
 
 PROMPT = "›"
 LONG_WORDS = " ".join(f"w{i:03d}" for i in range(200))
@@ -15,15 +15,9 @@ def squash(text: str) -> str:
     return "".join(text.split())
 
 
-def unwrap(lines: list[str]) -> str:
-    """One paragraph as the terminal soft-wrapped it, put back together exactly.
-
-    Every row but the last was filled to the full width; any characters the
-    screen dump lost at a row's end were the spaces it had been filled with.
-    """
-    if not lines:
-        return ""
-    return "".join(line.ljust(COLS) for line in lines[:-1]) + lines[-1]
+def rejoin(lines: list[str]) -> str:
+    """A paragraph put back together: the box wraps between words, so each row break was one space."""
+    return " ".join(lines)
 
 
 def nonblank(screen: str) -> list[str]:
@@ -91,7 +85,7 @@ def test_a_reply_grows_inside_the_box_while_it_is_generated(terminal, tmp_path):
 
     done = term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1] and at_prompt(s))
     body = last_box(done)[0]
-    assert unwrap(body) == words
+    assert rejoin(body) == words
     term.ctrl("d")
     assert term.wait_exit() == 0
 
@@ -143,7 +137,7 @@ def test_with_streaming_off_the_reply_appears_whole_and_once(terminal, tmp_path)
 
     screen = term.wait_for(finished)
     assert partial_screens == [], f"part of the reply was shown before it was complete:\n{partial_screens[0]}"
-    assert unwrap(last_box(screen)[0]) == words
+    assert rejoin(last_box(screen)[0]) == words
     reply_rows = [line for line in screen.splitlines() if "whole00" in line and not line.startswith(PROMPT)]
     assert len(reply_rows) == 1
     assert "thinking" not in screen

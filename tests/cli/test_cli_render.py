@@ -93,7 +93,7 @@ async def test_the_first_text_is_shown_at_once_and_the_spinner_goes_away():
     term = Term()
     seen = []
     await renderer(term).render(events(
-        TextDelta("First"), TextDelta(" second"), TurnEnd(reply="First second"), seen=seen, term=term))
+        TextDelta("First "), TextDelta("second"), TurnEnd(reply="First second"), seen=seen, term=term))
     assert "First" in seen[0]              # shown before the next delta was even asked for
     assert "thinking" not in term.text()   # the spinner line was erased
 
