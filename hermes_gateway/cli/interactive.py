@@ -79,6 +79,7 @@ class ChatSession:
             completer=SlashCompleter(sorted(COMMANDS)),
             complete_while_typing=True,
             auto_suggest=AutoSuggestFromHistory(),
+            prompt_continuation=lambda width, line_number, soft_wrap: " " * width if not soft_wrap else "",
             input=prompt_input,
             output=prompt_output,
         )

@@ -230,3 +230,18 @@ def test_think_blocks_are_never_on_screen(terminal, tmp_path):
     assert last_box(screen)[0] == ["the part you may see"]
     term.ctrl("d")
     assert term.wait_exit() == 0
+
+
+def test_the_prompt_history_survives_a_restart(terminal, tmp_path):
+    term = start_chat(terminal, tmp_path, tokens_per_second=0, streaming=True)
+    term.enter("echo: remember me")
+    term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1] and at_prompt(s))
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+
+    again = start_chat(terminal, tmp_path, tokens_per_second=0, streaming=True)
+    again.type("\x1b[A")  # the Up arrow
+    again.wait_for(lambda s: nonblank(s)[-1] == f"{PROMPT} echo: remember me")
+    again.ctrl("c")
+    again.ctrl("d")
+    assert again.wait_exit() == 0

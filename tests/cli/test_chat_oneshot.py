@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -103,3 +104,35 @@ def test_an_empty_message_on_stdin_is_refused_clearly(tmp_path):
     assert done.returncode == 2
     assert "no message" in done.stderr
     assert done.stdout == ""
+
+
+def test_the_bare_command_answers_a_piped_message(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    write_config(tmp_path, tokens_per_second=0)  # ./config.yaml is found by itself
+    done = subprocess.run([sys.executable, "-m", "hermes_gateway"], input="echo: no subcommand needed",
+                          capture_output=True, text=True, env=child_env(home), cwd=tmp_path, timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "no subcommand needed\n"
+
+
+def test_ctrl_c_stops_a_one_shot_reply_quietly_keeping_what_was_printed(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    config = write_config(tmp_path, tokens_per_second=20, streaming=True)
+    words = " ".join(f"w{i}" for i in range(200))  # about 10 s if nothing stops it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_gateway", "chat", "--config", str(config), "-m", f"echo: {words}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(home), cwd=tmp_path,
+    )
+    try:
+        first = os.read(proc.stdout.fileno(), 65536)
+        proc.send_signal(signal.SIGINT)
+        rest, errors = proc.communicate(timeout=DEADLINE)
+    finally:
+        proc.kill()
+        proc.wait()
+    printed = (first + rest).decode()
+    assert proc.returncode == 130
+    assert printed.startswith("w0") and words.startswith(printed.strip()) and len(printed) < len(words)
+    assert b"Traceback" not in errors
