@@ -68,6 +68,7 @@ class ReplyRenderer:
         self._shown = ""             # visible text written (or queued) since the turn or last reset began
         self._box_open = False
         self._text_started = False
+        self._after_note = False     # the last line on screen is a tool line, not reply text
         self._last_write = 0.0
         self._flush_handle: asyncio.TimerHandle | None = None
         self._spinner_handle: asyncio.TimerHandle | None = None
@@ -130,6 +131,13 @@ class ReplyRenderer:
         self._shown += text
         if not self.options.streaming:
             return
+        if self._after_note:
+            # A tool line just ended a line of its own: the blank lines the agent puts
+            # between model calls would only push the answer away from it.
+            text = text.lstrip("\n")
+            if not text:
+                return
+            self._after_note = False
         self._pending.append(text)
         if self._flush_handle is None:
             assert self._loop is not None
@@ -197,8 +205,10 @@ class ReplyRenderer:
         self._line_started_elsewhere()
 
     def _line_started_elsewhere(self) -> None:
-        if self._wrap is not None and self._same_sink:
-            self._wrap.line_started_elsewhere()
+        if self._same_sink:
+            self._after_note = True
+            if self._wrap is not None:
+                self._wrap.line_started_elsewhere()
 
     def _note(self, line: str, style: str = STYLE_NOTE) -> None:
         """A line about the reply (not part of it): dropped where notes have no place (a pipe)."""

@@ -48,6 +48,15 @@ class Term:
     def text(self):
         return "\n".join(self.lines())
 
+    def rows(self):
+        """Every row down to the last non-blank one, blank rows included."""
+        screen = pyte.Screen(COLS, ROWS)
+        pyte.Stream(screen).feed(self.stream.getvalue())
+        rows = [line.rstrip() for line in screen.display]
+        while rows and not rows[-1]:
+            rows.pop()
+        return rows
+
 
 def renderer(term, **options):
     return ReplyRenderer(term.sink, term.sink, RenderOptions(**options))
@@ -191,3 +200,15 @@ async def test_plain_output_is_exactly_the_reply_and_a_newline():
     await plain.render(events(TextDelta("<think>x</think>"), TextDelta("Exact "), TextDelta("text\x1b"),
                               ToolCallStarted(call_id="c", name="t"), TurnEnd(reply="Exact text\x1b")))
     assert out.getvalue() == "Exact text\x1b\n"
+
+
+async def test_text_after_a_tool_line_continues_without_a_gap():
+    term = Term()
+    await renderer(term).render(events(
+        TextDelta("Let me check."), ToolCallStarted(call_id="c", name="calculate"),
+        ToolCallFinished(call_id="c", name="calculate", arguments="{}", summary="42"),
+        TextDelta("\n\n"), TextDelta("It is 42."), TurnEnd(reply="Let me check.\n\nIt is 42.")))
+    rows = term.rows()
+    assert rows[1:5] == ["Let me check.", "🔧 calling calculate", "   ✓ calculate: 42", "It is 42."]
+    assert rows[5].startswith("╰") and len(rows) == 6
+    assert "differs" not in term.text()
