@@ -71,7 +71,8 @@ async def answer(gateway: Any, platform: str, chat_id: str, text: str, *, thread
         gateway.conversations = Conversations()
     history = gateway.conversations.history(platform, chat_id, thread_id)
     report, end = await reply_in_chat(gateway.config, gateway.delivery, platform, chat_id, text, history=history,
-                                      thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
+                                      thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
+                                      agent=getattr(gateway, "agent", None))
     if end is not None and end.reply and not end.error:
         gateway.conversations.remember(history, text, end.reply)
     return report

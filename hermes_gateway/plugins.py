@@ -11,7 +11,7 @@ import inspect
 import logging
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Iterable
+from typing import Any, Iterable, TypeVar
 
 import pluggy
 
@@ -19,6 +19,7 @@ from . import hookspecs
 from .platform import Platform
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ENTRY_POINT_GROUP = "hermes_gateway"
 
@@ -81,9 +82,11 @@ class Plugins:
     def platforms(self) -> dict[str, RegisteredPlatform]:
         """Every registered platform by name (collected once, then cached)."""
         if self._platforms is None:
-            self._platforms = {}
-            for impl in self.pm.hook.register_platforms.get_hookimpls():
-                self._collect_platforms(impl)
+            self._platforms = {
+                platform.name: RegisteredPlatform(platform, impl.plugin, impl.plugin_name,
+                                                  self.origins.get(impl.plugin_name, "direct"))
+                for platform, impl in self.collect("register_platforms", Platform, "platform")
+            }
         return self._platforms
 
     def platform(self, name: str) -> RegisteredPlatform:
@@ -93,27 +96,36 @@ class Plugins:
             raise KeyError(f"unknown platform {name!r} (known: {known})")
         return platforms[name]
 
-    def _collect_platforms(self, impl: pluggy.HookImpl) -> None:
-        assert self._platforms is not None
-        found: list[Platform] = []
+    def collect(self, hook_name: str, kind: type[T], what: str) -> list[tuple[T, pluggy.HookImpl]]:
+        """Call a ``register_<thing>(register)`` hook plugin by plugin, in registration order.
 
-        def register(platform: Platform) -> None:
-            if not isinstance(platform, Platform):
-                raise TypeError(f"register() takes a hermes_gateway.Platform, got {type(platform).__name__}")
-            found.append(platform)
+        Each item must be a ``kind`` with a ``name``; the first plugin to
+        register a name keeps it. A plugin whose hook raises, or registers
+        something else, is reported and skipped: it must not stop the gateway.
+        """
+        owners: dict[str, str] = {}
+        collected: list[tuple[T, pluggy.HookImpl]] = []
+        for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+            found: list[T] = []
 
-        try:
-            impl.function(register)
-        except Exception as exc:  # a broken plugin must not stop the gateway
-            self._problem(impl.plugin_name, f"register_platforms failed: {exc}")
-            return
-        for platform in found:
-            if platform.name in self._platforms:
-                other = self._platforms[platform.name].plugin_name
-                self._problem(impl.plugin_name, f"platform {platform.name!r} is already registered by {other!r}")
+            def register(item: T) -> None:
+                if not isinstance(item, kind):
+                    raise TypeError(f"register() takes a hermes_gateway.{kind.__name__}, got {type(item).__name__}")
+                found.append(item)
+
+            try:
+                impl.function(register)
+            except Exception as exc:
+                self._problem(impl.plugin_name, f"{hook_name} failed: {exc}")
                 continue
-            self._platforms[platform.name] = RegisteredPlatform(
-                platform, impl.plugin, impl.plugin_name, self.origins.get(impl.plugin_name, "direct"))
+            for item in found:
+                name = getattr(item, "name")
+                if name in owners:
+                    self._problem(impl.plugin_name, f"{what} {name!r} is already registered by {owners[name]!r}")
+                    continue
+                owners[name] = impl.plugin_name
+                collected.append((item, impl))
+        return collected
 
     def _problem(self, name: str, message: str) -> None:
         problem = PluginProblem(name, message)

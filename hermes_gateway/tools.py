@@ -62,26 +62,4 @@ def collect_tools(plugins: "Plugins") -> list[Tool]:
     A plugin whose hook raises, or registers something that is not a
     :class:`Tool`, is reported as a plugin problem; the others still load.
     """
-    tools: dict[str, Tool] = {}
-    owners: dict[str, str] = {}
-    for impl in plugins.pm.hook.register_tools.get_hookimpls():  # registration order: built-ins first
-        found: list[Tool] = []
-
-        def register(tool: Tool) -> None:
-            if not isinstance(tool, Tool):
-                raise TypeError(f"register() takes a hermes_gateway.Tool, got {type(tool).__name__}")
-            found.append(tool)
-
-        try:
-            impl.function(register)
-        except Exception as exc:  # a broken plugin must not stop the gateway
-            plugins._problem(impl.plugin_name, f"register_tools failed: {exc}")
-            continue
-        for tool in found:
-            if tool.name in tools:
-                plugins._problem(impl.plugin_name,
-                                 f"tool {tool.name!r} is already registered by {owners[tool.name]!r}")
-                continue
-            tools[tool.name] = tool
-            owners[tool.name] = impl.plugin_name
-    return list(tools.values())
+    return [tool for tool, _ in plugins.collect("register_tools", Tool, "tool")]

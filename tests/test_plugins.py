@@ -13,8 +13,8 @@ from hermes_gateway import StreamSettings, make_plugins
 from hermes_gateway.delivery import Delivery
 from hermes_gateway.testing import run_virtual
 
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent / "plugins_example"))
-import notebook_platform  # noqa: E402
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "plugins" / "notebook"))
+import hermes_notebook as notebook_platform  # noqa: E402
 
 
 def test_a_third_party_module_registers_a_platform_and_receives_a_stream():
@@ -122,3 +122,14 @@ def test_asking_for_an_unknown_platform_names_the_known_ones():
 def test_the_public_api_is_what_plugin_authors_are_told_to_use():
     for name in ("hookimpl", "Platform", "MessageRef", "RateLimited", "DeliveryError"):
         assert name in hermes_gateway.__all__ and hasattr(hermes_gateway, name)
+
+
+def test_every_hook_is_documented_with_an_example():
+    from hermes_gateway import hookspecs
+    from hermes_gateway.plugins import _spec_names
+
+    guide = (__import__("pathlib").Path(__file__).parents[1] / "docs" / "plugins.md").read_text()
+    for name in _spec_names():
+        assert f"### `{name}(" in guide or f"`{name}(gateway)`" in guide, f"hook {name} is not documented"
+        assert f"def {name}(" in guide, f"hook {name} has no example"
+        assert getattr(hookspecs, name).__doc__, f"hook {name} has no docstring"

@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if not report.delivered:
         print(f"hermes-gateway: delivery to {args.platform} chat {args.chat} failed: {report.error}", file=sys.stderr)
+        if reference is None and report.text:
+            print(report.text)  # the reply is never lost: it goes to stdout instead
         return 1
     return 0
 

@@ -20,6 +20,7 @@ class LedgerEntry:
 
     piece: Piece
     frozen: bool = False          # its text will not grow any more (overflowed into the next)
+    text: str | None = None       # once frozen: the text it must end up showing
     ref: MessageRef | None = None
     shown: str | None = None      # the text we believe the person sees; None = nothing or unknown
     uncertain: bool = False       # an ambiguous failure: what it shows is unknown
@@ -42,7 +43,3 @@ class Ledger:
     def refs(self) -> list[MessageRef]:
         return [e.ref for e in self.entries if e.ref is not None]
 
-    def frozen_end(self) -> int:
-        """Where the last frozen message ends in the document (0 if none)."""
-        ends = [e.piece.end for e in self.entries if e.frozen]
-        return ends[-1] if ends else 0

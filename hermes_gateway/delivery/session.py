@@ -34,7 +34,8 @@ from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
 from .split import Piece, fence_after, render, split_into_at_least, split_text
-from .think_filter import ThinkScrubber, postprocess
+from ..thinking import postprocess_reply
+from .think_filter import ThinkScrubber
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,8 @@ class StreamSession:
         self._previews_on = False        # decided once the plugin says whether it can edit
         self._scrubber = ThinkScrubber()
         self._parts: list[str] = []
+        self._joined = ""
+        self._joined_parts = 0
         self._raw: list[str] = []
         self._leading = True             # still skipping leading whitespace
         self._tokens = 0
@@ -149,6 +152,7 @@ class StreamSession:
     def reset(self) -> None:
         """The text so far is being replaced (an upstream retry). Previews stop; the final reconciles."""
         self._parts.clear()
+        self._joined, self._joined_parts = "", 0
         self._raw.clear()
         self._scrubber = ThinkScrubber()
         self._leading = True
@@ -181,7 +185,10 @@ class StreamSession:
     @property
     def text(self) -> str:
         """The visible text fed so far (think blocks scrubbed)."""
-        return "".join(self._parts)
+        if len(self._parts) > self._joined_parts:  # join only what arrived since the last call
+            self._joined += "".join(self._parts[self._joined_parts:])
+            self._joined_parts = len(self._parts)
+        return self._joined
 
     # ------------------------------------------------------------------ the worker
 
@@ -261,11 +268,10 @@ class StreamSession:
         self._freeze_overflow(doc)
         pending = self._next_unsynced_frozen()
         if pending is not None:
-            return pending, render(doc, pending.piece)
+            return pending, pending.text or ""
         live = self._ledger.live
         if live is None:
-            start = self._ledger.frozen_end()
-            opener = fence_after(doc[:start], None) if start else None
+            start, opener = self._after_frozen(doc)
             live = LedgerEntry(Piece(start, len(doc), opener))
             self._ledger.entries.append(live)
         live.piece = Piece(live.piece.start, len(doc), live.piece.opener)
@@ -278,8 +284,7 @@ class StreamSession:
 
     def _freeze_overflow(self, doc: str) -> None:
         live = self._ledger.live
-        start = live.piece.start if live else self._ledger.frozen_end()
-        opener = live.piece.opener if live else (fence_after(doc[:start], None) if start else None)
+        start, opener = (live.piece.start, live.piece.opener) if live else self._after_frozen(doc)
         reserve = self._measure(self._cursor) + (self._measure(self._status) + 2 if self._status else 0)
         pieces = split_text(doc, self._limit, self._measure, start=start, opener=opener, reserve=reserve)
         if len(pieces) == 1:
@@ -289,18 +294,23 @@ class StreamSession:
         for piece in pieces[:-1]:
             entry = live if live is not None else LedgerEntry(piece)
             live = None
-            entry.piece, entry.frozen = piece, True
+            entry.piece, entry.frozen, entry.text = piece, True, render(doc, piece)
             self._ledger.entries.append(entry)
         self._ledger.entries.append(LedgerEntry(pieces[-1]))
 
+    def _after_frozen(self, doc: str) -> tuple[int, str | None]:
+        """Where the text after the frozen messages starts, and the code fence open there."""
+        frozen = [e for e in self._ledger.entries if e.frozen]
+        if not frozen:
+            return 0, None
+        last = frozen[-1].piece
+        return last.end, fence_after(doc[last.start:last.end], last.opener)
+
     def _next_unsynced_frozen(self) -> LedgerEntry | None:
-        doc = None
         for entry in self._ledger.entries:
             if not entry.frozen:
                 return None
-            if doc is None:
-                doc = self.text
-            if entry.needs(render(doc, entry.piece)):
+            if entry.needs(entry.text or ""):
                 return entry
         return None
 
@@ -324,7 +334,7 @@ class StreamSession:
             return self.text.strip()  # cut off: a held-back partial tag is not text yet
         if self._final is not None:
             return self._final.strip()
-        return postprocess("".join(self._raw))
+        return postprocess_reply("".join(self._raw)).strip()
 
     def _final_plan(self, doc: str) -> list[tuple[LedgerEntry, str]]:
         # messages already on screen are reused even when previews stopped after failures:

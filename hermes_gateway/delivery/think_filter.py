@@ -23,18 +23,19 @@ class ThinkScrubber:
     post-processing does.
     """
 
-    __slots__ = ("_pending", "_inside")
+    __slots__ = ("_pending", "_inside", "_eat_space")
 
     def __init__(self) -> None:
         self._pending = ""
-        self._inside = False
+        self._inside: str | None = None  # the closing tag we wait for, inside a block
+        self._eat_space = False  # whitespace right after a block goes with it, as in the final text
 
     @property
     def inside_block(self) -> bool:
-        return self._inside
+        return self._inside is not None
 
     def feed(self, chunk: str) -> str:
-        if not self._pending and not self._inside and "<" not in chunk:
+        if not self._pending and not self._inside and not self._eat_space and "<" not in chunk:
             return chunk  # the hot path: plain text with no tag in sight
         text = self._pending + chunk
         self._pending = ""
@@ -44,28 +45,39 @@ class ThinkScrubber:
             lt = text.find("<", pos)
             if lt < 0:
                 if not self._inside:
-                    out.append(text[pos:])
+                    self._emit(out, text[pos:])
                 break
             if not self._inside:
-                out.append(text[pos:lt])
-            tags = _CLOSE if self._inside else _OPEN
+                self._emit(out, text[pos:lt])
+            tags = (self._inside,) if self._inside else _OPEN
             rest = text[lt:lt + _LONGEST].lower()
             matched = next((t for t in tags if rest.startswith(t)), None)
             if matched:
-                self._inside = not self._inside
+                self._eat_space = self._inside is not None  # leaving a block
+                self._inside = None if self._inside else "</" + matched[1:]
                 pos = lt + len(matched)
                 continue
             if len(text) - lt < _LONGEST and any(t.startswith(rest) for t in tags):
                 self._pending = text[lt:]  # may still become a tag: hold it back
                 break
             if not self._inside:
-                out.append("<")
+                self._emit(out, "<")
             pos = lt + 1
         return "".join(out)
 
+    def _emit(self, out: list[str], text: str) -> None:
+        if self._eat_space and text:
+            text = text.lstrip()
+            self._eat_space = not text
+        out.append(text)
+
     def flush(self) -> str:
         pending, self._pending = self._pending, ""
-        return "" if self._inside else pending
+        if self._inside:
+            return ""
+        out: list[str] = []
+        self._emit(out, pending)
+        return "".join(out)
 
 
 def strip_think(text: str) -> str:
@@ -74,6 +86,3 @@ def strip_think(text: str) -> str:
     return scrubber.feed(text) + scrubber.flush()
 
 
-def postprocess(raw: str) -> str:
-    """The reply a person should finally see: think blocks gone, outer whitespace trimmed."""
-    return strip_think(raw).strip()

@@ -95,6 +95,7 @@ class ReferenceChat:
     blocked_until: float = float("-inf")
     budget: ChatBudget | None = None
     typing: int = 0
+    said: list[str] = field(default_factory=list)
 
     @property
     def screen(self) -> list[str]:
@@ -133,6 +134,7 @@ class ReferencePlatform:
             name=name, max_message_length=max_message_length, length_unit=length_unit,
             edit_interval=edit_interval, budgets=dict(budgets or {"default": RateBudget(rate=1.0, burst=1)}),
             description="in-memory reference platform (hermes_gateway.testing)",
+            start=self._start, stop=self._stop,
         )
         self.enforced = dict(enforce or self.platform.budgets)
         self.can_edit = supports_edit
@@ -140,6 +142,7 @@ class ReferencePlatform:
         self.on_call = on_call
         self._measure = measure_for(length_unit)
         self._next_id = 0
+        self._gateway: Any = None
         self.__name__ = f"reference:{name}"
 
     def chat(self, chat_id: str) -> ReferenceChat:
@@ -147,6 +150,23 @@ class ReferencePlatform:
         if chat_id not in self.chats:
             self.chats[chat_id] = ReferenceChat(chat_id)
         return self.chats[chat_id]
+
+    # ---------------------------------------------------------------- the inbound side
+
+    async def _start(self, gateway: Any) -> None:
+        self._gateway = gateway
+
+    async def _stop(self) -> None:
+        self._gateway = None
+
+    async def say(self, chat_id: str, text: str, *, chat_kind: str | None = None,
+                  thread_id: str | None = None) -> Any:
+        """A person types ``text`` into the chat; returns when the bot's reply is delivered."""
+        if self._gateway is None:
+            raise RuntimeError(f"platform {self.platform.name!r} is not started: run it inside a Gateway")
+        self.chat(chat_id).said.append(text)
+        return await self._gateway.handle_incoming(self.platform.name, str(chat_id), text,
+                                                   chat_kind=chat_kind, thread_id=thread_id)
 
     # ---------------------------------------------------------------- the plugin hooks
 

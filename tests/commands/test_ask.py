@@ -51,3 +51,28 @@ def test_ask_an_unknown_platform_fails_with_the_known_ones_named(tmp_path):
     assert result.returncode == 2
     assert "unknown platform 'telegrm' (known: reference)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_ask_exits_non_zero_when_delivery_ultimately_fails(tmp_path):
+    site = tmp_path / "site"
+    (site / "hg_down_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "hg_down_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: hg_down_plugin\n"
+                                                                    "Version: 1.0\n")
+    (site / "hg_down_plugin-1.0.dist-info" / "entry_points.txt").write_text("[hermes_gateway]\ndown = hg_down_plugin\n")
+    (site / "hg_down_plugin.py").write_text(
+        "import hermes_gateway\n"
+        "@hermes_gateway.hookimpl\n"
+        "def register_platforms(register):\n"
+        "    register(hermes_gateway.Platform(name='down'))\n"
+        "@hermes_gateway.hookimpl\n"
+        "async def on_stream_end(stream, message, text):\n"
+        "    raise hermes_gateway.DeliveryError('chat not found', retryable=False)\n")
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("model:\n  demo:\n    tokens_per_second: 0\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(site)}
+    result = subprocess.run([sys.executable, "-m", "hermes_gateway", "ask", "--config", str(cfg), "--platform", "down",
+                             "--chat", "9", "echo: lost?"], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 1
+    assert "delivery to down chat 9 failed: chat not found" in result.stderr
+    assert result.stdout == "lost?\n", "the undelivered reply is printed, not lost"
+    assert "Traceback" not in result.stderr

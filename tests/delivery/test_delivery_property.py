@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hermes_gateway import RateBudget
 from hermes_gateway.delivery import DeliveryPolicy
 from hermes_gateway.delivery.measure import measure_for
-from hermes_gateway.delivery.think_filter import postprocess
+from hermes_gateway.thinking import postprocess_reply
 from hermes_gateway.testing import Fault, ReferencePlatform, reassemble, run_virtual
 
 CURSOR = " ▌"
@@ -71,7 +71,7 @@ def test_the_final_screen_is_exactly_the_reply(parts, cuts, gaps, schedule, canc
     report = run_virtual(main())
     chat = ref.chat("c")
     measure = measure_for(unit)
-    reply = postprocess(raw)
+    reply = postprocess_reply(raw).strip()
 
     assert chat.violations == []  # no call while rate-limited, nothing over the limit, no empty text
     for message in chat.messages:

@@ -308,3 +308,43 @@ def test_cancelling_the_consumer_finalises_the_preview():
     screen = ref.chat("c").screen
     assert len(screen) == 1 and screen[0] and not screen[0].endswith(CURSOR)
     assert REPLY.startswith(screen[0])
+
+
+# -- replacement text and tool progress ------------------------------------------------------------------
+
+def test_a_reset_replaces_the_previews_with_the_retry_reply_and_shows_nothing_twice():
+    ref = fast_platform(max_message_length=80)
+
+    async def main():
+        session = make_delivery(ref).session("reference", "c", settings=streaming())
+        await feed_over(session, words("A first attempt that the upstream abandoned half way through, " * 3), 6)
+        session.reset()
+        await feed_over(session, words("The retry's answer."), 2)
+        return await session.finish("The retry's answer.")
+
+    report = run_virtual(main())
+    screen = ref.chat("c").screen
+    assert report.delivered
+    # three messages were already on screen: each now shows a part of the new reply, none the old one
+    assert len(screen) == 3
+    assert "".join(screen) == "The retry's answer."
+    assert not any(t.endswith(CURSOR) for t in screen)
+
+
+def test_tool_progress_shows_in_the_preview_but_never_in_the_final_text():
+    ref = fast_platform()
+
+    async def main():
+        session = make_delivery(ref).session("reference", "c", settings=streaming(min_tokens=3))
+        session.start()
+        session.tool_started("get_time")
+        await asyncio.sleep(2)
+        session.tool_finished("get_time")
+        await feed_over(session, words("It is noon."), 2)
+        return await session.finish()
+
+    run_virtual(main())
+    message = ref.chat("c").messages[0]
+    assert message.history[0] == "🔧 get_time… ▌"
+    assert message.text == "It is noon."
+    assert len(ref.chat("c").messages) == 1
