@@ -33,3 +33,10 @@ def model_config(base_url: str | None = None, **model: Any) -> Any:
         section.setdefault("base_url", base_url)
         section.setdefault("name", "test-model")
     return parse_config({"model": section})
+
+
+@pytest.fixture(autouse=True)
+def _forget_upstream_quirks() -> None:
+    """Each test starts with no remembered "does not stream" upstreams (ports get reused)."""
+    from hermes_gateway.agent.upstream import STREAM_SUPPORT
+    STREAM_SUPPORT.forget()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from hermes_gateway import Tool
 from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.responses_api import to_responses_input
 from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
