@@ -136,16 +136,10 @@ class ChatSession:
 
     async def turn(self, text: str) -> TurnEnd | None:
         """Ask the agent, draw the reply, keep the conversation; errors become one line."""
-        try:
-            agent = await self.agent()
-        except Exception as exc:
-            log.debug("could not start the agent", exc_info=True)
-            self.say(f"✗ {one_line(exc)}", STYLE_ERROR)
-            return None
         renderer = ReplyRenderer(self.sink, self.sink, RenderOptions(
             streaming=self.streaming, label=box_label(self.config)))
-        task = asyncio.ensure_future(renderer.render(agent.astream(text, history=list(self.messages))))
-        stopper = _ReplyStopper(agent, task)
+        task = asyncio.ensure_future(self._answer(text, renderer))
+        stopper = _ReplyStopper(lambda: self._agent, task)
         with quiet_keyboard(), on_sigint(stopper.press):
             await asyncio.wait({task})
         stopper.disarm()
@@ -162,6 +156,10 @@ class ChatSession:
             self.say(f"✗ {clip(final.error)}", STYLE_ERROR)
         self._remember(text, final)
         return final
+
+    async def _answer(self, text: str, renderer: ReplyRenderer) -> TurnEnd | None:
+        agent = await self.agent()
+        return await renderer.render(agent.astream(text, history=list(self.messages)))
 
     async def agent(self) -> Any:
         """The agent built in the background at start (or now, if that failed: the error is shown)."""
@@ -186,8 +184,8 @@ class ChatSession:
 class _ReplyStopper:
     """First Ctrl-C: ask the agent to stop, cancel shortly after if it has not. Second: cancel now."""
 
-    def __init__(self, agent: Any, task: asyncio.Future) -> None:
-        self.agent = agent
+    def __init__(self, current_agent: Callable[[], Any], task: asyncio.Future) -> None:
+        self.current_agent = current_agent
         self.task = task
         self.presses = 0
         self._deadline: asyncio.TimerHandle | None = None
@@ -196,11 +194,12 @@ class _ReplyStopper:
         self.presses += 1
         if self.task.done():
             return
-        if self.presses > 1:
+        agent = self.current_agent()
+        if self.presses > 1 or agent is None:  # a second press, or no agent yet: stop right now
             self.task.cancel()
             return
         try:
-            self.agent.interrupt()
+            agent.interrupt()
         except Exception:
             log.debug("agent.interrupt() failed; cancelling the turn", exc_info=True)
             self.task.cancel()
