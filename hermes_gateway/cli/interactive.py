@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -30,7 +31,7 @@ from ..config import Config
 from ..events import TurnEnd
 from .render import STYLE_ERROR, STYLE_LABEL, STYLE_NOTE, RenderOptions, ReplyRenderer
 from .sinks import TerminalSink
-from .terminal_mode import on_sigint, quiet_keyboard
+from .terminal_mode import on_signals, quiet_keyboard
 from .turn import box_label, clip, close_agent, describe_model, make_agent, one_line
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ class ChatSession:
         self.messages: list[dict] = []
         self._agent: Any = None
         self._agent_future: asyncio.Future | None = None
+        self.exit_code: int | None = None  # set when a signal says to leave
         self.prompt = PromptSession(
             PROMPT,
             history=_history(history_path),
@@ -105,6 +107,8 @@ class ChatSession:
                         return 0
                     continue
                 await self.turn(text)
+                if self.exit_code is not None:
+                    return self.exit_code
         finally:
             await self.close()
 
@@ -140,7 +144,9 @@ class ChatSession:
             streaming=self.streaming, label=box_label(self.config)))
         task = asyncio.ensure_future(self._answer(text, renderer))
         stopper = _ReplyStopper(lambda: self._agent, task)
-        with quiet_keyboard(), on_sigint(stopper.press):
+        with quiet_keyboard(), on_signals({signal.SIGINT: stopper.press,
+                                           signal.SIGTERM: lambda: self._terminate(task, signal.SIGTERM),
+                                           signal.SIGHUP: lambda: self._terminate(task, signal.SIGHUP)}):
             await asyncio.wait({task})
         stopper.disarm()
         if task.cancelled():
@@ -156,6 +162,11 @@ class ChatSession:
             self.say(f"✗ {clip(final.error)}", STYLE_ERROR)
         self._remember(text, final)
         return final
+
+    def _terminate(self, task: asyncio.Future, signum: int) -> None:
+        """Told to quit mid-reply: stop the reply, then leave through the normal exit path."""
+        self.exit_code = 128 + signum
+        task.cancel()
 
     async def _answer(self, text: str, renderer: ReplyRenderer) -> TurnEnd | None:
         agent = await self.agent()

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 try:
     import termios
@@ -53,15 +53,23 @@ def quiet_keyboard(fd: int | None = None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def on_sigint(callback: Callable[[], None]) -> Iterator[None]:
-    """Call ``callback`` on the event loop for each Ctrl-C while the block runs."""
+def on_signals(handlers: Mapping[int, Callable[[], None]]) -> Iterator[None]:
+    """Call ``handlers[signal]`` on the event loop for each such signal while the block runs.
+
+    Ctrl-C (SIGINT) then stops a reply instead of killing the program, and
+    SIGTERM/SIGHUP end the program through the normal path, which puts the
+    keyboard back the way it was rather than leaving a shell without echo.
+    """
     loop = asyncio.get_running_loop()
+    installed: list[int] = []
     try:
-        loop.add_signal_handler(signal.SIGINT, callback)
-    except (NotImplementedError, RuntimeError, ValueError):  # no signals here (Windows, a thread)
-        yield
-        return
-    try:
+        for signum, callback in handlers.items():
+            try:
+                loop.add_signal_handler(signum, callback)
+            except (NotImplementedError, RuntimeError, ValueError):  # no signals here (Windows, a thread)
+                continue
+            installed.append(signum)
         yield
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        for signum in installed:
+            loop.remove_signal_handler(signum)

@@ -106,11 +106,15 @@ class Terminal:
     def ctrl(self, key: str) -> None:
         self.child.sendcontrol(key)
 
-    def wait_exit(self, timeout: float = DEADLINE) -> int:
+    def wait_output_end(self, timeout: float = DEADLINE) -> None:
+        """Pump until the program has closed the terminal (it exited)."""
         deadline = time.monotonic() + timeout
         while self.pump(0.1):
             if time.monotonic() > deadline:
                 pytest.fail(f"the program did not exit; the screen shows:\n{self.text()}")
+
+    def wait_exit(self, timeout: float = DEADLINE) -> int:
+        self.wait_output_end(timeout)
         self.child.close()
         return self.child.exitstatus if self.child.exitstatus is not None else -(self.child.signalstatus or 0)
 

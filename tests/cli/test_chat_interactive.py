@@ -245,3 +245,19 @@ def test_the_prompt_history_survives_a_restart(terminal, tmp_path):
     again.ctrl("c")
     again.ctrl("d")
     assert again.wait_exit() == 0
+
+
+def test_sigterm_during_a_reply_leaves_the_terminal_as_it_was(terminal, tmp_path):
+    import signal
+    import termios
+
+    term = start_chat(terminal, tmp_path, tokens_per_second=10, streaming=True)
+    term.enter(f"echo: {LONG_WORDS}")
+    term.wait_for(lambda s: last_box(s) is not None and "w003" in "".join(last_box(s)[0]))
+    mid_reply = termios.tcgetattr(term.child.child_fd)[3]
+    assert not mid_reply & termios.ICANON and mid_reply & termios.ISIG  # keys wait quietly, Ctrl-C works
+    term.child.kill(signal.SIGTERM)
+    term.wait_output_end()
+    after = termios.tcgetattr(term.child.child_fd)[3]
+    assert after & termios.ICANON and after & termios.ISIG  # the line discipline is back
+    assert term.wait_exit() == 128 + signal.SIGTERM
