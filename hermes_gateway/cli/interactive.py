@@ -102,11 +102,15 @@ class ChatSession:
                 text = text.strip()
                 if not text:
                     continue
-                if text.startswith("/"):
-                    if not await self.command(text):
-                        return 0
-                    continue
-                await self.turn(text)
+                try:
+                    if text.startswith("/"):
+                        if not await self.command(text):
+                            return 0
+                        continue
+                    await self.turn(text)
+                except Exception as exc:  # a bug must cost one line, not the conversation
+                    log.debug("the chat failed", exc_info=True)
+                    self.say(f"✗ {one_line(exc)}", STYLE_ERROR)
                 if self.exit_code is not None:
                     return self.exit_code
         finally:
