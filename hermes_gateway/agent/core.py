@@ -14,10 +14,12 @@ Resilience, in the order it applies to each model call:
 3. then the same for each ``model.fallback`` endpoint, in order.
 
 If a failed attempt already showed text, a :class:`StreamReset` precedes
-the replacement so consumers never show both. Text of successive model
-calls in one turn is joined with a blank line; ``TurnEnd.raw`` is exactly
-the text streamed since the last reset, ``TurnEnd.reply`` its
-post-processed form.
+the replacement and the turn's text is then streamed again from its start,
+so consumers never show both. Text of successive model calls in one turn
+is joined with a blank line; ``TurnEnd.raw`` is exactly the text streamed
+since the last reset, ``TurnEnd.reply`` its post-processed form, and
+``TurnEnd.messages`` the turn's new history entries (the user message,
+assistant messages with their tool calls, tool results).
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ import weakref
 from contextlib import aclosing
 from typing import Any, AsyncIterator, Callable, Sequence
 
-from ..config import Config, ModelConfig
+from ..config import Config, Endpoint, ModelConfig
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, TurnEnd, UsageReport
 from ..thinking import postprocess_reply, strip_thinking
 from ..tools import Tool, collect_tools
 from .chat_completions import complete_chat, stream_chat
-from .errors import AllUpstreamsFailed, describe, endpoint_is_down, streaming_unsupported
+from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
+                     streaming_unsupported)
 from .guard import Interrupted, ReadGuard
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
@@ -92,11 +95,25 @@ class AIAgent:
     text delta, and ``stream_callback(None)`` when a stream ends. Without a
     callback, :meth:`arun_conversation` uses plain non-streaming calls.
     :meth:`astream` always streams and yields typed events.
+
+    ``tools=None`` collects the tools plugins register (pass ``plugins`` to
+    reuse an already loaded plugin manager). ``max_retries`` is the SDK's
+    own retry budget per request (429/5xx/connection errors) before the
+    next endpoint is tried; ``tool_timeout`` bounds each tool call.
     """
 
-    def __init__(self, model: ModelConfig | None = None, *, tools: Sequence[Tool] | None = None,
-                 stream_callback: StreamCallback | None = None, plugins: Any = None, max_retries: int = 2) -> None:
-        self.model = model or ModelConfig()
+    def __init__(self, model: ModelConfig | str | None = None, *, base_url: str | None = None,
+                 api_key: str | None = None, tools: Sequence[Tool] | None = None,
+                 stream_callback: StreamCallback | None = None, plugins: Any = None, max_retries: int = 2,
+                 tool_timeout: float | None = 120.0) -> None:
+        if not isinstance(model, ModelConfig):
+            # Script style: AIAgent("gpt-4o-mini", base_url=..., api_key=...); no base_url = the demo model.
+            endpoint = Endpoint(base_url=base_url, api_key=api_key, name=model or Endpoint.name)
+            model = ModelConfig(endpoint=endpoint)
+        elif base_url or api_key:
+            raise TypeError("pass base_url/api_key inside the ModelConfig, or a model name instead of it")
+        self.model = model
+        self.tool_timeout = tool_timeout
         if tools is None:
             if plugins is None:
                 from ..plugins import make_plugins
@@ -170,6 +187,12 @@ class AIAgent:
         """Close the HTTP clients (connections to the upstreams)."""
         await self._pool.aclose()
 
+    async def __aenter__(self) -> "AIAgent":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     # -- the turn ------------------------------------------------------------------------------
 
     async def _run_turn(self, turn: _Turn, message: str, history: Sequence[dict[str, Any]] | None,
@@ -188,11 +211,13 @@ class AIAgent:
         try:
             for round_number in range(1, max_turns + 1):
                 call: ModelCall | None = None
-                async for event in self._call_model(turn, messages, stream):
-                    if type(event) is ModelCall:
-                        call = event
-                    else:
-                        yield event
+                # aclosing: if our consumer stops early, the upstream stream is closed now, not at GC.
+                async with aclosing(self._call_model(turn, messages, stream)) as model_events:
+                    async for event in model_events:
+                        if type(event) is ModelCall:
+                            call = event
+                        else:
+                            yield event
                 assert call is not None
                 turn.commit(call)
                 usage = call.usage or estimate_usage(messages, call)
@@ -211,8 +236,9 @@ class AIAgent:
                              f"the model still wanted to call tools")
                     self._skip_tools(tool_calls, "not run: the turn reached model.max_turns", messages, new_messages)
                     break
-                async for event in self._run_tools(guard, tool_calls, messages, new_messages):
-                    yield event
+                async with aclosing(self._run_tools(guard, tool_calls, messages, new_messages)) as tool_events:
+                    async for event in tool_events:
+                        yield event
         except Interrupted:
             interrupted = True
             if turn.pending is not None and turn.pending.text:
@@ -220,6 +246,9 @@ class AIAgent:
         except AllUpstreamsFailed as exc:
             error = str(exc)
             log.warning("%s", error)
+        except Exception as exc:  # a bug must still end the turn properly, with a readable reason
+            log.exception("agent turn failed")
+            error = f"internal error: {type(exc).__name__}: {exc}"
         finally:
             guard.close()
             self._turns.discard(turn)
@@ -252,12 +281,19 @@ class AIAgent:
         failures: list[str] = []
         for upstream in self._pool.all():
             request, streamer, completer = self._request(upstream, messages)
-            paths = (True, False) if stream and STREAM_SUPPORT.streams(upstream.key) else (False,)
+            key = upstream.key
+            # (stream?, ask for usage with stream_options?) in the order to try them on this upstream
+            paths = [(True, STREAM_SUPPORT.takes_usage_option(key)), (False, False)] \
+                if stream and STREAM_SUPPORT.streams(key) else [(False, False)]
             stream_failure: BaseException | None = None
-            for streaming in paths:
+            while paths:
+                streaming, include_usage = paths.pop(0)
                 call = ModelCall()
-                source = (streamer if streaming else completer)(
-                    upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
+                if streaming:
+                    source = streamer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall,
+                                      include_usage=include_usage)
+                else:
+                    source = completer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
                 fresh = True
                 need_separator = turn.has_content
                 try:
@@ -277,9 +313,14 @@ class AIAgent:
                     turn.pending = call
                     raise
                 except Exception as exc:
+                    if streaming and include_usage and rejects_usage_option(exc):
+                        STREAM_SUPPORT.mark_no_usage_option(key)  # stream again, without stream_options
+                        paths.insert(0, (True, False))
+                        continue
                     how = "stream" if streaming else "non-streaming call"
-                    failures.append(f"{upstream.label} ({how}): {describe(exc)}")
-                    log.info("upstream %s %s failed: %s", upstream.label, how, describe(exc))
+                    reason = redact(describe(exc), upstream.endpoint.api_key)  # servers may echo the key
+                    failures.append(f"{upstream.label} ({how}): {reason}")
+                    log.info("upstream %s %s failed: %s", upstream.label, how, reason)
                     if call.text_parts:
                         turn.orphan = call
                     if streaming:
@@ -294,7 +335,11 @@ class AIAgent:
                     if turn.committed:
                         yield TextDelta("".join(turn.committed))
                 if stream_failure is not None and streaming_unsupported(stream_failure):
-                    STREAM_SUPPORT.mark_not_streaming(upstream.key)
+                    STREAM_SUPPORT.mark_not_streaming(key)
+                    log.info("%s does not stream; using non-streaming calls for it for a while", upstream.label)
+                log.debug("%s answered (%s): finish=%s, %d chars, %d tool calls, usage=%s", upstream.label,
+                          "stream" if streaming else "non-streaming", call.finish_reason, len(call.text),
+                          len(call.final_tool_calls()), call.usage)
                 yield call
                 return
         raise AllUpstreamsFailed(failures)
@@ -307,7 +352,7 @@ class AIAgent:
     async def _run_tools(self, guard: ReadGuard, calls: list[ToolCall], messages: list[dict[str, Any]],
                          new_messages: list[dict[str, Any]]) -> AsyncIterator[StreamEvent]:
         """Run the calls concurrently; report and record them in call order."""
-        tasks = [asyncio.ensure_future(run_tool(self.tools, call)) for call in calls]
+        tasks = [asyncio.ensure_future(run_tool(self.tools, call, self.tool_timeout)) for call in calls]
         done = 0
         try:
             for call, task in zip(calls, tasks):

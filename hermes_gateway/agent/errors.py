@@ -41,8 +41,8 @@ def endpoint_is_down(exc: BaseException) -> bool:
     """True when retrying the same endpoint without streaming is pointless; go to the next one."""
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _ENDPOINT_DOWN_STATUSES or exc.status_code >= 500
-    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError) \
-        and not _after_headers(exc)
+    # Connection refused or a connect timeout (reads have no HTTP timeout; the guard handles them).
+    return isinstance(exc, openai.APIConnectionError) and not _after_headers(exc)
 
 
 def streaming_unsupported(exc: BaseException) -> bool:
@@ -50,6 +50,12 @@ def streaming_unsupported(exc: BaseException) -> bool:
     if isinstance(exc, NotStreaming):
         return True
     return isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 405, 415, 422, 501)
+
+
+def rejects_usage_option(exc: BaseException) -> bool:
+    """The upstream refused ``stream_options`` (older servers and proxies): stream without it."""
+    return isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 422) \
+        and "stream_options" in str(exc.body or exc.message)
 
 
 def _after_headers(exc: BaseException) -> bool:
@@ -71,12 +77,19 @@ def describe(exc: BaseException) -> str:
         where = "connection lost mid-stream" if _after_headers(exc) else "cannot connect"
         return _one_line(where + detail)
     if isinstance(exc, UpstreamTimeout):
-        return f"no {exc.args[0]} in time" if exc.args else "timed out"
+        return f"no {exc.args[0]}" if exc.args else "timed out"
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed JSON in the stream ({exc.msg})"
     if isinstance(exc, openai.APIError):
         return _one_line(f"upstream error: {exc.message}")
     return _one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` (an API key an upstream echoed back) masked."""
+    if secret and len(secret) >= 4 and secret in text:
+        return text.replace(secret, "***")
+    return text
 
 
 def _status_message(exc: openai.APIStatusError) -> str:

@@ -48,10 +48,31 @@ class ReadGuard:
 
     async def wait(self, awaitable: Awaitable[T], deadline: float, what: str) -> T:
         """Await ``awaitable``; raise Interrupted/UpstreamTimeout if cut, else return its result."""
-        if self.interrupted:
+        try:
+            self.enter(deadline, what)
+        except Interrupted:
             close = getattr(awaitable, "close", None)
             if close is not None:
                 close()
+            raise
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            self.active = False
+            error = self.cut_error()
+            if error is None:
+                raise
+            raise error from None
+        finally:
+            self.active = False
+
+    def enter(self, deadline: float, what: str) -> None:
+        """Start a cuttable upstream wait (the hot loop inlines ``wait()`` with this).
+
+        The caller must set ``active = False`` when the await ends, however
+        it ends, and turn a ``CancelledError`` into :meth:`cut_error`.
+        """
+        if self.interrupted:
             raise Interrupted()
         self.deadline = deadline
         self.what = what
@@ -60,28 +81,31 @@ class ReadGuard:
             if handle is not None:
                 handle.cancel()
             self._handle = self.loop.call_at(deadline, self._fire)
-        self.task = task = asyncio.current_task()
+        if self.task is None:
+            self.task = asyncio.current_task()
         self.active = True
-        try:
-            return await awaitable
-        except asyncio.CancelledError:
-            reason = self._reason
-            if reason is None or task is None:
-                raise
-            self._reason = None
-            task.uncancel()
-            if task.cancelling():  # someone else cancelled us too: let that win
-                raise
-            if reason == "interrupt":
-                raise Interrupted() from None
-            raise UpstreamTimeout(what) from None
-        finally:
-            self.active = False
+
+    def cut_error(self) -> Exception | None:
+        """What a ``CancelledError`` caught during a wait means: ours (Interrupted, a timeout),
+        or None when it came from outside and must propagate unchanged."""
+        reason, task = self._reason, self.task
+        if reason is None or task is None:
+            return None
+        self._reason = None
+        task.uncancel()
+        if task.cancelling():  # someone else cancelled us too: let that win
+            return None
+        if reason == "interrupt":
+            return Interrupted()
+        return UpstreamTimeout(self.what)
 
     def interrupt(self) -> None:
         """Stop the turn: cut the current upstream await now, refuse later ones. Thread-safe."""
         if threading.get_ident() != self._thread:
-            self.loop.call_soon_threadsafe(self.interrupt)
+            try:
+                self.loop.call_soon_threadsafe(self.interrupt)
+            except RuntimeError:  # the loop is closed: the turn is long over
+                pass
             return
         self.interrupted = True
         if self.active:

@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Sequence
 import openai
 
 from ..events import StreamEvent, TextDelta
-from .chat_completions import TAIL_TIMEOUT
+from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT
 from .errors import IncompleteStream, NotStreaming, UpstreamError
 from .guard import ReadGuard, UpstreamTimeout
 from .results import ModelCall, ToolCall, usage_from
@@ -52,10 +52,12 @@ def build_request(model: str, messages: Sequence[dict[str, Any]], tools: list[di
 
 
 async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
-                           first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
+                           first_token: float, stall: float, include_usage: bool = True) -> AsyncIterator[StreamEvent]:
+    # include_usage is a Chat Completions option; the Responses API always reports usage at the end.
     loop = guard.loop
     first_deadline = loop.time() + first_token
-    stream = await guard.wait(client.responses.create(**request, stream=True), first_deadline, "first token")
+    stream = await guard.wait(client.responses.create(**request, stream=True), first_deadline,
+                              f"first token within {first_token:g} s")
     try:
         content_type = stream.response.headers.get("content-type", "")
         if "event-stream" not in content_type:
@@ -64,13 +66,15 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
         wait = guard.wait
         parts = call.text_parts
         tools = call.tools
+        first_what = f"first token within {first_token:g} s"
+        stall_what = f"next event within {stall:g} s (stalled)"
         while True:
             if call.finish_reason is not None:
-                deadline, what = loop.time() + min(stall, TAIL_TIMEOUT), "end of stream"
+                deadline, what = loop.time() + min(stall, TAIL_TIMEOUT), TAIL_WHAT
             elif call.got_content:
-                deadline, what = loop.time() + stall, "next event (stalled)"
+                deadline, what = loop.time() + stall, stall_what
             else:
-                deadline, what = first_deadline, "first token"
+                deadline, what = first_deadline, first_what
             try:
                 event = await wait(next_event(), deadline, what)
             except StopAsyncIteration:
@@ -86,13 +90,13 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
                     parts.append(event.delta)
                     yield TextDelta(event.delta)
             elif kind == "response.function_call_arguments.delta":
-                slot = tools.slot(event.output_index)
+                slot = tools.slot(event.output_index, dense=True)
                 slot.arguments.append(event.delta or "")
             elif kind in ("response.output_item.added", "response.output_item.done"):
                 item = event.item
                 if getattr(item, "type", None) == "function_call":
                     call.got_content = True
-                    slot = tools.slot(event.output_index)
+                    slot = tools.slot(event.output_index, dense=True)
                     slot.call_id = slot.call_id or item.call_id
                     slot.name = slot.name or item.name
                     if kind == "response.output_item.done" and item.arguments is not None:
@@ -102,7 +106,7 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
                     if slot.name and not slot.announced:
                         yield tools.announce(slot)
             elif kind == "response.function_call_arguments.done":
-                slot = tools.slot(event.output_index)
+                slot = tools.slot(event.output_index, dense=True)
                 if event.arguments is not None:
                     slot.arguments[:] = [event.arguments]
             elif kind in ("response.completed", "response.incomplete"):
@@ -124,7 +128,8 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
 async def complete_responses(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                              first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
     deadline = guard.loop.time() + first_token + stall
-    response = await guard.wait(client.responses.create(**request), deadline, "response")
+    response = await guard.wait(client.responses.create(**request), deadline,
+                                f"response within {first_token + stall:g} s")
     if getattr(response, "status", "completed") == "failed":
         raise UpstreamError(_event_error(response))
     call.usage = usage_from(response.usage)
@@ -145,7 +150,7 @@ async def complete_responses(client: openai.AsyncOpenAI, request: dict[str, Any]
         call.text_parts.append(joined)
         yield TextDelta(joined)
     for tc in calls:
-        slot = call.tools.slot(tc.index)
+        slot = call.tools.slot(tc.index, dense=True)
         slot.call_id, slot.name = tc.call_id, tc.name
         yield call.tools.announce(slot)
 

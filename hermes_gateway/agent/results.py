@@ -41,19 +41,22 @@ class ToolCallAccumulator:
     moment a call's name is known, before its arguments are complete.
     """
 
-    __slots__ = ("_slots", "_by_key")
+    __slots__ = ("_slots",)
 
     def __init__(self) -> None:
         self._slots: dict[int, _Slot] = {}
-        self._by_key: dict[Any, int] = {}
 
-    def slot(self, key: Any) -> _Slot:
-        """The slot for ``key`` (a Chat Completions index, a Responses output_index), made on first sight."""
-        index = self._by_key.get(key)
-        if index is None:
-            index = self._by_key[key] = len(self._slots)
-            self._slots[index] = _Slot(index)
-        return self._slots[index]
+    def slot(self, key: int, *, dense: bool = False) -> _Slot:
+        """The slot for ``key``, made on first sight; calls come out ordered by key.
+
+        ``key`` is the Chat Completions ``index`` (reported as is) or the
+        Responses ``output_index`` (``dense``: reported as 0, 1, 2… among the
+        function calls, since message items share the numbering).
+        """
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = _Slot(len(self._slots) if dense else key)
+        return slot
 
     def add_chat_deltas(self, deltas: Sequence[Any]) -> list[ToolCallStarted]:
         started: list[ToolCallStarted] = []

@@ -39,8 +39,12 @@ class ToolOutcome:
         return {"role": "tool", "tool_call_id": self.call.call_id, "content": self.result}
 
 
-async def run_tool(tools: Mapping[str, Tool], call: ToolCall) -> ToolOutcome:
-    """Run one call and describe the result (or the failure) as text."""
+async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | None = None) -> ToolOutcome:
+    """Run one call and describe the result (or the failure) as text.
+
+    A tool still running after ``timeout`` seconds is abandoned (an async one
+    is cancelled; a thread cannot be, so it finishes unobserved).
+    """
     tool = tools.get(call.name)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
@@ -54,18 +58,29 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall) -> ToolOutcome:
         return ToolOutcome(call, f"Error: the arguments for {call.name} must be a JSON object, "
                                  f"got {type(arguments).__name__}.", False)
     try:
-        if inspect.iscoroutinefunction(tool.function):
-            value = await tool.function(**arguments)
-        else:
-            value = await asyncio.to_thread(tool.function, **arguments)
-            if inspect.isawaitable(value):
-                value = await value
+        async with asyncio.timeout(timeout):
+            if inspect.iscoroutinefunction(tool.function):
+                value = await tool.function(**arguments)
+            else:
+                value = await asyncio.to_thread(tool.function, **arguments)
+                if inspect.isawaitable(value):
+                    value = await value
+        text = _as_text(value)
     except asyncio.CancelledError:
         raise
+    except TimeoutError:
+        return ToolOutcome(call, f"Error: {call.name} did not finish within {timeout:g} seconds.", False)
     except Exception as exc:
         log.info("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
-        return ToolOutcome(call, f"Error: {call.name} failed: {type(exc).__name__}: {exc}", False)
-    return ToolOutcome(call, _as_text(value), True)
+        return ToolOutcome(call, f"Error: {call.name} failed: {type(exc).__name__}: {_safe_str(exc)}", False)
+    return ToolOutcome(call, text, True)
+
+
+def _safe_str(exc: Exception) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return "(unprintable)"
 
 
 def _as_text(value: Any) -> str:

@@ -42,18 +42,33 @@ class StreamSupport:
     def __init__(self, ttl: float = 600.0) -> None:
         self.ttl = ttl
         self._no_stream: dict[tuple[str, str], float] = {}
+        self._no_usage_option: dict[tuple[str, str], float] = {}
 
     def streams(self, key: tuple[str, str]) -> bool:
-        until = self._no_stream.get(key)
-        if until is None:
-            return True
-        if time.monotonic() >= until:
-            del self._no_stream[key]
-            return True
-        return False
+        return not self._remembered(self._no_stream, key)
+
+    def takes_usage_option(self, key: tuple[str, str]) -> bool:
+        return not self._remembered(self._no_usage_option, key)
 
     def mark_not_streaming(self, key: tuple[str, str]) -> None:
         self._no_stream[key] = time.monotonic() + self.ttl
+
+    def mark_no_usage_option(self, key: tuple[str, str]) -> None:
+        self._no_usage_option[key] = time.monotonic() + self.ttl
+
+    def forget(self) -> None:
+        self._no_stream.clear()
+        self._no_usage_option.clear()
+
+    @staticmethod
+    def _remembered(table: dict[tuple[str, str], float], key: tuple[str, str]) -> bool:
+        until = table.get(key)
+        if until is None:
+            return False
+        if time.monotonic() >= until:
+            del table[key]
+            return False
+        return True
 
 
 #: Shared by every agent in the process: agents may be made per request.

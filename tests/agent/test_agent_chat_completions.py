@@ -15,10 +15,9 @@ import pytest
 from hermes_gateway import Tool
 from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.upstream import STREAM_SUPPORT
-from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd, UsageReport
+from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, chunk, completion, text_stream, usage_chunk
+from scripted_upstream import ScriptedUpstream, chunk, completion, model_config, text_stream, usage_chunk
 
 FAST = {"timeouts": {"first_token": 0.5, "stall": 0.3, "connect": 2}}
 SECRET = "sk-test-secret-123"
@@ -225,14 +224,16 @@ async def test_upstream_that_does_not_stream_is_remembered_for_that_upstream_onl
     other = agent_for(demo_url)
     streamed = [e for e in await run(other, "echo: still streams here") if isinstance(e, TextDelta)]
     assert len(streamed) == 3  # a different upstream is unaffected
-    STREAM_SUPPORT._no_stream.clear()
+    STREAM_SUPPORT.forget()
 
 
-async def test_results_without_callback_equal_the_streaming_results(demo_url: str) -> None:
-    for message in ["echo: same either way", "think: hidden then shown", "hello", 
+@pytest.mark.parametrize("api_mode", ["chat_completions", "responses"])
+async def test_results_without_callback_equal_the_streaming_results(demo_url: str, api_mode: str) -> None:
+    for message in ["echo: same either way", "think: hidden then shown", "hello",
                     'tool: calculate {"expression": "2 ** 10"}', 'tool: calculate {"expression": "1/0"}']:
-        streaming = AIAgent.from_config(model_config(demo_url), stream_callback=lambda _: None)
-        plain = AIAgent.from_config(model_config(demo_url))
+        config = model_config(demo_url, api_mode=api_mode)
+        streaming = AIAgent.from_config(config, stream_callback=lambda _: None)
+        plain = AIAgent.from_config(config)
         a = await streaming.arun_conversation(message)
         b = await plain.arun_conversation(message)
         assert (a.reply, a.raw, a.error, a.usage) == (b.reply, b.raw, b.error, b.usage), message
@@ -256,3 +257,50 @@ async def test_text_of_successive_model_calls_is_joined_by_a_blank_line(fake: Sc
     events = await run(agent_for(fake.url, tools=[echo_tool("alpha")]))
     assert shown(events) == "Let me check.\n\nIt is done." == events[-1].reply
     assert [m["role"] for m in events[-1].messages] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_upstream_rejecting_stream_options_streams_without_them(fake: ScriptedUpstream) -> None:
+    fake.add(("status", 400, {"error": {"message": "Unrecognized request argument supplied: stream_options",
+                                        "type": "invalid_request_error"}}))
+    fake.add(*text_stream("still ", "streamed"))
+    fake.add(*text_stream("again"))
+    agent = agent_for(fake.url)
+    events = await run(agent)
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["still ", "streamed"]
+    assert events[-1].usage.estimated and "stream_options" not in fake.requests[1].body
+    assert fake.requests[1].body["stream"] is True
+    await run(agent)
+    assert "stream_options" not in fake.requests[2].body  # remembered for this upstream
+
+
+async def test_consumer_closing_the_stream_early_closes_the_upstream_connection(fake: ScriptedUpstream) -> None:
+    fake.add(*text_stream("first ")[:2], ("forever", 0.02))
+    stream = agent_for(fake.url).astream("go")
+    async for event in stream:
+        if isinstance(event, TextDelta):
+            break
+    await stream.aclose()
+    await asyncio.wait_for(fake.disconnected.wait(), 1.0)
+
+
+async def test_fallbacks_are_tried_in_order(fake: ScriptedUpstream, demo_url: str) -> None:
+    fake.default = [("status", 503, {"error": {"message": "maintenance", "type": "server_error"}})]
+    config = model_config(fake.url, fallback=[{"base_url": "http://127.0.0.1:9/v1", "name": "gone"},
+                                              {"base_url": demo_url, "name": "last-resort"}], **FAST)
+    agent = AIAgent.from_config(config, tools=[], max_retries=0)
+    events = await run(agent, "echo: third time lucky")
+    assert events[-1].reply == "third time lucky" and events[-1].error is None
+    assert len(fake.requests) == 1
+    # When every one fails, the error lists them in the order they were tried.
+    config = model_config(fake.url, fallback=[{"base_url": "http://127.0.0.1:9/v1", "name": "gone"}], **FAST)
+    end = (await run(AIAgent.from_config(config, tools=[], max_retries=0)))[-1]
+    assert end.error.index("HTTP 503: maintenance") < end.error.index("gone at http://127.0.0.1:9/v1 (stream): "
+                                                                      "cannot connect")
+
+
+async def test_an_upstream_echoing_the_key_never_gets_it_into_the_error(fake: ScriptedUpstream) -> None:
+    fake.default = [("status", 401, {"error": {"message": f"Incorrect API key provided: {SECRET}.",
+                                               "type": "invalid_request_error"}})]
+    end = (await run(agent_for(fake.url)))[-1]
+    assert "HTTP 401: Incorrect API key provided: ***." in end.error and SECRET not in end.error
+    assert len(fake.requests) == 1  # an auth error is not retried, and no non-streaming retry either

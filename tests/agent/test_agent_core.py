@@ -14,8 +14,7 @@ from hermes_gateway import Tool
 from hermes_gateway.agent import AIAgent
 from hermes_gateway.events import TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd, UsageReport
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, text_stream
+from scripted_upstream import ScriptedUpstream, model_config, text_stream
 
 
 async def collect(agent: AIAgent, message: str, history=None) -> list:
@@ -157,14 +156,73 @@ def test_run_conversation_sync_wrapper() -> None:
 
 
 def test_demo_llm_command_serves_the_agent_as_a_real_upstream() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0",
-                             "--tokens-per-second", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
-        assert match, line + proc.stderr.read()
-        agent = AIAgent.from_config(model_config(match.group(1)), tools=[])
-        assert agent.run_conversation("echo: over a real socket").reply == "over a real socket"
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
+    with subprocess.Popen([sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0",
+                           "--tokens-per-second", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            line = proc.stdout.readline()
+            match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
+            assert match, line + proc.stderr.read()
+            agent = AIAgent.from_config(model_config(match.group(1)), tools=[])
+            assert agent.run_conversation("echo: over a real socket").reply == "over a real socket"
+        finally:
+            proc.terminate()
+            assert proc.wait(timeout=10) == 0  # SIGTERM is a clean stop
+
+
+async def test_interrupt_before_the_turn_starts_ends_it_at_once(fake: ScriptedUpstream) -> None:
+    agent = AIAgent.from_config(model_config(fake.url), tools=[])
+    stream = agent.astream("never sent")
+    agent.interrupt()
+    events = [e async for e in stream]
+    assert len(events) == 1 and events[0].interrupted and events[0].reply == ""
+    assert fake.requests == []
+    # The next turn is not affected.
+    fake.add(*text_stream("fresh"))
+    assert (await collect(agent, "again"))[-1].reply == "fresh"
+    await agent.aclose()
+
+
+async def test_configured_timeouts_reach_the_http_client(fake: ScriptedUpstream) -> None:
+    agent = AIAgent.from_config(model_config(fake.url, timeouts={"connect": 1.5}), tools=[], max_retries=4)
+    client = agent._pool.all()[0].client
+    assert client.timeout.connect == 1.5 and client.timeout.read is None and client.max_retries == 4
+    await agent.aclose()
+
+
+async def test_interrupt_during_the_non_streaming_call_ends_the_turn(fake: ScriptedUpstream) -> None:
+    fake.add(("sleep", 30))
+    agent = AIAgent.from_config(model_config(fake.url), tools=[])  # no callback: the plain path
+    task = asyncio.create_task(agent.arun_conversation("slow"))
+    while not fake.requests:
+        await asyncio.sleep(0.01)
+    agent.interrupt()
+    end = await asyncio.wait_for(task, 2)
+    assert end.interrupted and end.reply == "" and end.error is None
+    await asyncio.wait_for(fake.disconnected.wait(), 1.0)
+    await agent.aclose()
+
+
+def test_script_style_construction() -> None:
+    agent = AIAgent(tools=[])  # nothing at all: the demo model
+    assert agent.model.is_demo and agent.run_conversation("echo: hi").reply == "hi"
+    agent = AIAgent("gpt-4o-mini", base_url="http://127.0.0.1:1/v1", api_key="k", tools=[])
+    assert (agent.model.endpoint.name, agent.model.endpoint.base_url) == ("gpt-4o-mini", "http://127.0.0.1:1/v1")
+    with pytest.raises(TypeError):
+        AIAgent(model_config().model, base_url="http://x", tools=[])
+
+
+async def test_one_agent_serves_concurrent_turns_independently(demo_url: str) -> None:
+    agent = AIAgent.from_config(model_config(demo_url))
+    messages = [f"echo: reply number {i}" for i in range(8)] + ['tool: calculate {"expression": "3 * 3"}']
+    ends = await asyncio.gather(*(collect(agent, m) for m in messages))
+    assert [e[-1].reply for e in ends] == [f"reply number {i}" for i in range(8)] + [
+        "The tool calculate returned: 9"]
+    await agent.aclose()
+
+
+async def test_agent_as_async_context_manager_closes_its_clients(demo_url: str) -> None:
+    async with AIAgent.from_config(model_config(demo_url), tools=[]) as agent:
+        assert (await agent.arun_conversation("echo: ctx")).reply == "ctx"
+        client = agent._pool.all()[0].client
+    assert client.is_closed()

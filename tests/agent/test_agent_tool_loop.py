@@ -11,8 +11,7 @@ from hermes_gateway.agent.results import ToolCall
 from hermes_gateway.agent.tool_runner import MAX_RESULT_CHARS, run_tool
 from hermes_gateway.events import ToolCallFinished, ToolCallStarted, TurnEnd
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, chunk, text_stream
+from scripted_upstream import ScriptedUpstream, chunk, model_config, text_stream
 
 SCHEMA = {"type": "object", "properties": {}}
 
@@ -148,3 +147,36 @@ async def test_tool_results_are_text_and_huge_results_are_truncated() -> None:
     big = await run_tool(tools, ToolCall("2", "big", "{}"))
     assert big.result.endswith("[truncated: 10 more characters]") and big.ok
     assert len(big.summary) == 200
+
+
+async def test_a_result_that_cannot_become_text_is_a_tool_error() -> None:
+    class Weird:
+        def __str__(self) -> str:
+            raise RuntimeError("unprintable")
+
+    agent = AIAgent.from_config(model_config(), tools=[Tool("weird", "", lambda: Weird(), SCHEMA)])
+    end = (await turn(agent, "tool: weird {}"))[-1]
+    assert end.reply == "The tool weird returned: Error: weird failed: RuntimeError: unprintable"
+
+
+async def test_a_bug_inside_the_agent_still_ends_the_turn_with_a_readable_error(monkeypatch) -> None:
+    import hermes_gateway.agent.core as core
+
+    async def crash(tools, call, timeout=None):  # stands in for a bug: nothing real can make run_tool itself fail
+        raise KeyError("bug")
+
+    monkeypatch.setattr(core, "run_tool", crash)
+    agent = AIAgent.from_config(model_config(), tools=[Tool("t", "", lambda: 1, SCHEMA)])
+    events = await turn(agent, "tool: t {}")
+    assert [type(e) for e in events].count(TurnEnd) == 1
+    assert events[-1].error == "internal error: KeyError: 'bug'"
+
+
+async def test_a_tool_that_takes_too_long_is_abandoned_with_a_readable_result() -> None:
+    async def hang() -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+    agent = AIAgent.from_config(model_config(), tools=[Tool("hang", "", hang, SCHEMA)], tool_timeout=0.1)
+    end = (await asyncio.wait_for(turn(agent, "tool: hang {}"), 5))[-1]
+    assert end.reply == "The tool hang returned: Error: hang did not finish within 0.1 seconds."

@@ -1,0 +1,299 @@
+"""The interactive chat: a prompt with history, slash commands, and one reply at a time.
+
+The prompt (prompt_toolkit) owns the terminal while the person types; the
+reply renderer owns it while the agent answers. They never overlap, so a
+streamed reply cannot corrupt the prompt, and a half-written line of the
+reply is never redrawn over by it.
+
+Ctrl-C means "stop what is happening": during a reply it stops the reply
+(the agent is interrupted; if it has not finished within a moment, the turn
+is cancelled, which closes the upstream request); at a prompt with text it
+clears the text; at an empty prompt it leaves, like Ctrl-D.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+
+from ..config import Config
+from ..events import TurnEnd
+from .render import STYLE_ERROR, STYLE_LABEL, STYLE_NOTE, RenderOptions, ReplyRenderer
+from .sinks import TerminalSink
+from .terminal_mode import on_signals, quiet_keyboard
+from .turn import box_label, clip, close_agent, describe_model, make_agent, one_line
+
+log = logging.getLogger(__name__)
+
+#: After the first Ctrl-C the agent gets this long to end the turn itself before it is cancelled.
+INTERRUPT_GRACE_SECONDS = 0.5
+PROMPT = [("fg:ansicyan bold", "› ")]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    run: Callable[["ChatSession", str], Awaitable[bool]]  # returns False to leave the chat
+
+
+class SlashCompleter(Completer):
+    """Completes ``/commands`` (and nothing else: ordinary messages get no pop-up)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    def get_completions(self, document, complete_event):  # type: ignore[override]
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text:
+            return
+        for name in self.names:
+            if name.startswith(text):
+                yield Completion(name, start_position=-len(text))
+
+
+class ChatSession:
+    """One person, one terminal, one conversation at a time (``/new`` starts another)."""
+
+    def __init__(self, config: Config, *, streaming: bool, history_path: Path | None = None,
+                 prompt_input: Any = None, prompt_output: Any = None) -> None:
+        self.config = config
+        self.streaming = streaming
+        self.messages: list[dict] = []
+        self._agent: Any = None
+        self._agent_future: asyncio.Future | None = None
+        self.exit_code: int | None = None  # set when a signal says to leave
+        self.prompt = PromptSession(
+            PROMPT,
+            history=_history(history_path),
+            key_bindings=_key_bindings(),
+            completer=SlashCompleter(sorted(COMMANDS)),
+            complete_while_typing=True,
+            auto_suggest=AutoSuggestFromHistory(),
+            prompt_continuation=lambda width, line_number, soft_wrap: " " * width if not soft_wrap else "",
+            input=prompt_input,
+            output=prompt_output,
+        )
+        self.sink = TerminalSink(self.prompt.output)
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        self.banner()
+        # Importing the model client takes most of a second: do it while the person types.
+        self._agent_future = asyncio.get_running_loop().run_in_executor(None, make_agent, self.config)
+        try:
+            while True:
+                try:
+                    text = await self.prompt.prompt_async()
+                except (EOFError, KeyboardInterrupt):
+                    return 0
+                text = text.strip()
+                if not text:
+                    continue
+                try:
+                    if text.startswith("/"):
+                        if not await self.command(text):
+                            return 0
+                        continue
+                    await self.turn(text)
+                except Exception as exc:  # a bug must cost one line, not the conversation
+                    log.debug("the chat failed", exc_info=True)
+                    self.say(f"✗ {one_line(exc)}", STYLE_ERROR)
+                if self.exit_code is not None:
+                    return self.exit_code
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        if self._agent is None and self._agent_future is not None and self._agent_future.done() \
+                and not self._agent_future.cancelled() and self._agent_future.exception() is None:
+            self._agent = self._agent_future.result()
+        await close_agent(self._agent)
+
+    def banner(self) -> None:
+        """One line: who answers, and where to find help (a new user's first sight of the gateway)."""
+        self.sink.styled(STYLE_LABEL, "hermes")
+        self.sink.styled(STYLE_NOTE, f" · {describe_model(self.config)} · /help\n")
+
+    async def command(self, text: str) -> bool:
+        name, _, rest = text.partition(" ")
+        command = COMMANDS.get(name.lower())
+        if command is None:
+            self.say(f"unknown command {name}; /help lists the commands", STYLE_ERROR)
+            return True
+        return await command.run(self, rest.strip())
+
+    def say(self, line: str, style: str = STYLE_NOTE) -> None:
+        if not self.sink.at_line_start:
+            self.sink.text("\n")
+        self.sink.styled(style, line + "\n")
+
+    # -- one turn ------------------------------------------------------------------------------
+
+    async def turn(self, text: str) -> TurnEnd | None:
+        """Ask the agent, draw the reply, keep the conversation; errors become one line."""
+        renderer = ReplyRenderer(self.sink, self.sink, RenderOptions(
+            streaming=self.streaming, label=box_label(self.config)))
+        task = asyncio.ensure_future(self._answer(text, renderer))
+        stopper = _ReplyStopper(lambda: self._agent, task)
+        with quiet_keyboard(), on_signals({signal.SIGINT: stopper.press,
+                                           signal.SIGTERM: lambda: self._terminate(task, signal.SIGTERM),
+                                           signal.SIGHUP: lambda: self._terminate(task, signal.SIGHUP)}):
+            await asyncio.wait({task})
+        stopper.disarm()
+        if task.cancelled():
+            final = None
+        elif task.exception() is not None:
+            exc = task.exception()
+            log.debug("the turn failed", exc_info=exc)
+            self.say(f"✗ {one_line(exc)}", STYLE_ERROR)
+            return None
+        else:
+            final = task.result()
+        if final is not None and final.error:
+            self.say(f"✗ {clip(final.error)}", STYLE_ERROR)
+        self._remember(text, final)
+        return final
+
+    def _terminate(self, task: asyncio.Future, signum: int) -> None:
+        """Told to quit mid-reply: stop the reply, then leave through the normal exit path."""
+        self.exit_code = 128 + signum
+        task.cancel()
+
+    async def _answer(self, text: str, renderer: ReplyRenderer) -> TurnEnd | None:
+        agent = await self.agent()
+        return await renderer.render(agent.astream(text, history=list(self.messages)))
+
+    async def agent(self) -> Any:
+        """The agent built in the background at start (or now, if that failed: the error is shown)."""
+        if self._agent is None:
+            future, self._agent_future = self._agent_future, None
+            self._agent = await future if future is not None else make_agent(self.config)
+        return self._agent
+
+    def _remember(self, text: str, final: TurnEnd | None) -> None:
+        """Add the turn (``TurnEnd.messages``: the user message, the replies, tool results) to the
+        conversation; a failed turn leaves it unchanged, so the message can simply be sent again."""
+        if final is None or final.error:
+            return
+        if final.messages:
+            self.messages.extend(final.messages)
+        else:
+            self.messages.append({"role": "user", "content": text})
+            if final.reply:
+                self.messages.append({"role": "assistant", "content": final.reply})
+
+
+class _ReplyStopper:
+    """First Ctrl-C: ask the agent to stop, cancel shortly after if it has not. Second: cancel now."""
+
+    def __init__(self, current_agent: Callable[[], Any], task: asyncio.Future) -> None:
+        self.current_agent = current_agent
+        self.task = task
+        self.presses = 0
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def press(self) -> None:
+        self.presses += 1
+        if self.task.done():
+            return
+        agent = self.current_agent()
+        if self.presses > 1 or agent is None:  # a second press, or no agent yet: stop right now
+            self.task.cancel()
+            return
+        try:
+            agent.interrupt()
+        except Exception:
+            log.debug("agent.interrupt() failed; cancelling the turn", exc_info=True)
+            self.task.cancel()
+            return
+        self._deadline = asyncio.get_running_loop().call_later(INTERRUPT_GRACE_SECONDS, self.task.cancel)
+
+    def disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+
+
+def _history(path: Path | None) -> History:
+    if path is None:
+        return InMemoryHistory()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.touch(mode=0o600)
+        return FileHistory(str(path))
+    except OSError:
+        return InMemoryHistory()
+
+
+def default_history_path() -> Path:
+    return Path(os.path.expanduser("~/.hermes/chat_history"))
+
+
+def _key_bindings() -> KeyBindings:
+    kb = KeyBindings()
+
+    @kb.add("c-c")
+    def _(event) -> None:
+        """Ctrl-C clears typed text, like a shell; at an empty prompt it leaves."""
+        buffer = event.app.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            event.app.exit(exception=EOFError())
+
+    @kb.add("escape", "enter")
+    def _(event) -> None:
+        """Esc Enter (or Alt-Enter) starts a new line instead of sending."""
+        event.app.current_buffer.insert_text("\n")
+
+    return kb
+
+
+# -- slash commands ------------------------------------------------------------------------------
+
+async def _new(session: ChatSession, _: str) -> bool:
+    session.messages = []
+    session.say("new conversation: the agent has forgotten what was said before")
+    return True
+
+
+async def _help(session: ChatSession, _: str) -> bool:
+    for command in sorted(COMMANDS.values(), key=lambda c: c.name):
+        if command.name in ALIASES:
+            continue
+        session.say(f"  {command.name:<10} {command.help}", "")
+    session.say(f"  {'Ctrl-C':<10} stop a reply; at an empty prompt, leave (so does Ctrl-D)", "")
+    session.say(f"  {'Esc Enter':<10} start a new line in your message", "")
+    if session.streaming:
+        session.say("  Replies stream as they are written.")
+    else:
+        session.say("  Replies appear whole. To watch them being written, set")
+        session.say("  `streaming: {cli: true}` in config.yaml or start with --stream.")
+    session.say(f"  Model: {describe_model(session.config)}")
+    return True
+
+
+async def _quit(session: ChatSession, _: str) -> bool:
+    return False
+
+
+ALIASES = {"/exit"}
+COMMANDS: dict[str, Command] = {
+    "/new": Command("/new", "start a fresh conversation", _new),
+    "/help": Command("/help", "show this help", _help),
+    "/quit": Command("/quit", "leave the chat (also /exit)", _quit),
+    "/exit": Command("/exit", "leave the chat", _quit),
+}
