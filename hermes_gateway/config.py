@@ -93,6 +93,7 @@ class ApiServerConfig:
     max_body_bytes: int = 4 * 1024 * 1024
     tool_progress_events: bool = False
     model_name: str = "hermes-gateway"
+    keepalive_interval: float = 15.0  # seconds of silence before an SSE ": ping" comment; 0 = never
 
 
 @dataclass(frozen=True)
@@ -381,7 +382,7 @@ class _Parser:
 
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
-                   "tool_progress_events", "model_name")
+                   "tool_progress_events", "model_name", "keepalive_interval")
         sec = self.section(value, "api_server", allowed)
         d = ApiServerConfig()
         return ApiServerConfig(
@@ -393,6 +394,8 @@ class _Parser:
             max_body_bytes=self.get(sec, "api_server", "max_body_bytes", "int", d.max_body_bytes, minimum=1),
             tool_progress_events=self.get(sec, "api_server", "tool_progress_events", "bool", d.tool_progress_events),
             model_name=self.get(sec, "api_server", "model_name", "str", d.model_name),
+            keepalive_interval=self.get(sec, "api_server", "keepalive_interval", "number", d.keepalive_interval,
+                                        minimum=0),
         )
 
 

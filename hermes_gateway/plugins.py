@@ -27,6 +27,7 @@ ENTRY_POINT_GROUP = "hermes_gateway"
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "hermes_gateway.builtin.reference",
     "hermes_gateway.builtin.tools",
+    "hermes_gateway.api_server.plugin",
 )
 
 STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end")

@@ -36,7 +36,8 @@ from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, Turn
 from ..thinking import postprocess_reply, strip_thinking
 from ..tools import Tool, collect_tools
 from .chat_completions import complete_chat, stream_chat
-from .errors import AllUpstreamsFailed, describe, endpoint_is_down, rejects_usage_option, streaming_unsupported
+from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
+                     streaming_unsupported)
 from .guard import Interrupted, ReadGuard
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
@@ -186,6 +187,12 @@ class AIAgent:
         """Close the HTTP clients (connections to the upstreams)."""
         await self._pool.aclose()
 
+    async def __aenter__(self) -> "AIAgent":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     # -- the turn ------------------------------------------------------------------------------
 
     async def _run_turn(self, turn: _Turn, message: str, history: Sequence[dict[str, Any]] | None,
@@ -311,8 +318,9 @@ class AIAgent:
                         paths.insert(0, (True, False))
                         continue
                     how = "stream" if streaming else "non-streaming call"
-                    failures.append(f"{upstream.label} ({how}): {describe(exc)}")
-                    log.info("upstream %s %s failed: %s", upstream.label, how, describe(exc))
+                    reason = redact(describe(exc), upstream.endpoint.api_key)  # servers may echo the key
+                    failures.append(f"{upstream.label} ({how}): {reason}")
+                    log.info("upstream %s %s failed: %s", upstream.label, how, reason)
                     if call.text_parts:
                         turn.orphan = call
                     if streaming:
@@ -328,6 +336,10 @@ class AIAgent:
                         yield TextDelta("".join(turn.committed))
                 if stream_failure is not None and streaming_unsupported(stream_failure):
                     STREAM_SUPPORT.mark_not_streaming(key)
+                    log.info("%s does not stream; using non-streaming calls for it for a while", upstream.label)
+                log.debug("%s answered (%s): finish=%s, %d chars, %d tool calls, usage=%s", upstream.label,
+                          "stream" if streaming else "non-streaming", call.finish_reason, len(call.text),
+                          len(call.final_tool_calls()), call.usage)
                 yield call
                 return
         raise AllUpstreamsFailed(failures)

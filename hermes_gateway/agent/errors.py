@@ -85,6 +85,13 @@ def describe(exc: BaseException) -> str:
     return _one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` (an API key an upstream echoed back) masked."""
+    if secret and len(secret) >= 4 and secret in text:
+        return text.replace(secret, "***")
+    return text
+
+
 def _status_message(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):

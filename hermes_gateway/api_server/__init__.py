@@ -1,1 +1,14 @@
-"""See the package docstring of hermes_gateway."""
+"""The OpenAI-compatible HTTP API: ``/v1/chat/completions``, ``/v1/responses``, models, health, metrics.
+
+A built-in plugin (:mod:`.plugin`) mounts :class:`~.routes.ApiServer` on the
+gateway's aiohttp app. Modules, one job each: :mod:`.validation` (request
+bodies -> 4xx), :mod:`.errors` (OpenAI's error shape), :mod:`.auth` (bearer
+keys), :mod:`.sse` (framing and keep-alive), :mod:`.reply_text` (think
+blocks, whitespace, stream resets), :mod:`.chat_stream` and
+:mod:`.responses_stream` (the two wire formats), :mod:`.store`
+(``previous_response_id``), :mod:`.metrics` (Prometheus text).
+"""
+
+from .routes import ApiServer
+
+__all__ = ["ApiServer"]

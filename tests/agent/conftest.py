@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 
 import pytest
 
-from hermes_gateway.config import parse_config
 from hermes_gateway.demo.server import serve
 
 from scripted_upstream import ScriptedUpstream
@@ -26,17 +25,26 @@ async def fake() -> AsyncIterator[ScriptedUpstream]:
         yield upstream
 
 
-def model_config(base_url: str | None = None, **model: Any) -> Any:
-    """A Config whose model points at ``base_url`` (None: the in-process demo model)."""
-    section: dict[str, Any] = {"demo": {"tokens_per_second": 0}, **model}
-    if base_url:
-        section.setdefault("base_url", base_url)
-        section.setdefault("name", "test-model")
-    return parse_config({"model": section})
-
-
 @pytest.fixture(autouse=True)
 def _forget_upstream_quirks() -> None:
     """Each test starts with no remembered "does not stream" upstreams (ports get reused)."""
     from hermes_gateway.agent.upstream import STREAM_SUPPORT
     STREAM_SUPPORT.forget()
+
+
+@pytest.fixture(autouse=True)
+async def _close_agents(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """Close every agent's HTTP clients after the test (bookkeeping only; behaviour is untouched)."""
+    from hermes_gateway.agent import upstream
+
+    pools: list[upstream.UpstreamPool] = []
+    original = upstream.UpstreamPool.__init__
+
+    def tracked(self: upstream.UpstreamPool, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        pools.append(self)
+
+    monkeypatch.setattr(upstream.UpstreamPool, "__init__", tracked)
+    yield
+    for pool in pools:
+        await pool.aclose()

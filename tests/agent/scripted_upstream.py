@@ -16,6 +16,17 @@ from typing import Any
 
 from aiohttp import web
 
+from hermes_gateway.config import Config, parse_config
+
+
+def model_config(base_url: str | None = None, **model: Any) -> Config:
+    """A Config whose model points at ``base_url`` (None: the in-process demo model, unpaced)."""
+    section: dict[str, Any] = {"demo": {"tokens_per_second": 0}, **model}
+    if base_url:
+        section.setdefault("base_url", base_url)
+        section.setdefault("name", "test-model")
+    return parse_config({"model": section})
+
 
 def chunk(content: str | None = None, *, tool_calls: list[dict] | None = None, finish: str | None = None,
           role: str | None = None) -> dict[str, Any]:
@@ -133,6 +144,14 @@ class ScriptedUpstream:
                     assert request.transport is not None
                     request.transport.abort()
                     return response
+                elif kind == "forever_events":  # Responses text deltas every step[1] s, numbered from step[2]
+                    n = 0
+                    while True:
+                        data = {"type": "response.output_text.delta", "sequence_number": step[2] + n,
+                                "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": f"tick{n} "}
+                        await response.write(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode())
+                        n += 1
+                        await asyncio.sleep(step[1])
                 elif kind == "forever":  # a chunk every step[1] seconds until the client goes away
                     n = 0
                     while True:

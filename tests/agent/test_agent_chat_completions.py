@@ -17,8 +17,7 @@ from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.upstream import STREAM_SUPPORT
 from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, chunk, completion, text_stream, usage_chunk
+from scripted_upstream import ScriptedUpstream, chunk, completion, model_config, text_stream, usage_chunk
 
 FAST = {"timeouts": {"first_token": 0.5, "stall": 0.3, "connect": 2}}
 SECRET = "sk-test-secret-123"
@@ -297,3 +296,11 @@ async def test_fallbacks_are_tried_in_order(fake: ScriptedUpstream, demo_url: st
     end = (await run(AIAgent.from_config(config, tools=[], max_retries=0)))[-1]
     assert end.error.index("HTTP 503: maintenance") < end.error.index("gone at http://127.0.0.1:9/v1 (stream): "
                                                                       "cannot connect")
+
+
+async def test_an_upstream_echoing_the_key_never_gets_it_into_the_error(fake: ScriptedUpstream) -> None:
+    fake.default = [("status", 401, {"error": {"message": f"Incorrect API key provided: {SECRET}.",
+                                               "type": "invalid_request_error"}})]
+    end = (await run(agent_for(fake.url)))[-1]
+    assert "HTTP 401: Incorrect API key provided: ***." in end.error and SECRET not in end.error
+    assert len(fake.requests) == 1  # an auth error is not retried, and no non-streaming retry either

@@ -14,8 +14,7 @@ from hermes_gateway import Tool
 from hermes_gateway.agent import AIAgent
 from hermes_gateway.events import TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd, UsageReport
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, text_stream
+from scripted_upstream import ScriptedUpstream, model_config, text_stream
 
 
 async def collect(agent: AIAgent, message: str, history=None) -> list:
@@ -157,17 +156,18 @@ def test_run_conversation_sync_wrapper() -> None:
 
 
 def test_demo_llm_command_serves_the_agent_as_a_real_upstream() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0",
-                             "--tokens-per-second", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
-        assert match, line + proc.stderr.read()
-        agent = AIAgent.from_config(model_config(match.group(1)), tools=[])
-        assert agent.run_conversation("echo: over a real socket").reply == "over a real socket"
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
+    with subprocess.Popen([sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0",
+                           "--tokens-per-second", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            line = proc.stdout.readline()
+            match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
+            assert match, line + proc.stderr.read()
+            agent = AIAgent.from_config(model_config(match.group(1)), tools=[])
+            assert agent.run_conversation("echo: over a real socket").reply == "over a real socket"
+        finally:
+            proc.terminate()
+            assert proc.wait(timeout=10) == 0  # SIGTERM is a clean stop
 
 
 async def test_interrupt_before_the_turn_starts_ends_it_at_once(fake: ScriptedUpstream) -> None:
@@ -219,3 +219,10 @@ async def test_one_agent_serves_concurrent_turns_independently(demo_url: str) ->
     assert [e[-1].reply for e in ends] == [f"reply number {i}" for i in range(8)] + [
         "The tool calculate returned: 9"]
     await agent.aclose()
+
+
+async def test_agent_as_async_context_manager_closes_its_clients(demo_url: str) -> None:
+    async with AIAgent.from_config(model_config(demo_url), tools=[]) as agent:
+        assert (await agent.arun_conversation("echo: ctx")).reply == "ctx"
+        client = agent._pool.all()[0].client
+    assert client.is_closed()

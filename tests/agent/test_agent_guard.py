@@ -10,8 +10,7 @@ from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.guard import Interrupted, ReadGuard, UpstreamTimeout
 from hermes_gateway.events import TextDelta
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, chunk, text_stream
+from scripted_upstream import ScriptedUpstream, chunk, model_config, text_stream
 
 
 async def test_deadline_cuts_a_wait_and_reports_what_was_awaited() -> None:
@@ -48,21 +47,21 @@ async def test_an_outside_cancellation_is_not_swallowed_even_if_an_interrupt_rac
 
 
 async def test_a_slow_consumer_never_trips_the_stall_timeout(fake: ScriptedUpstream) -> None:
-    fake.add(*text_stream("a ", "b ", "c ", "d", usage=(1, 4)))
-    agent = AIAgent.from_config(model_config(fake.url, timeouts={"stall": 0.1, "first_token": 0.5}), tools=[])
+    fake.add(*text_stream("a ", "b", usage=(1, 2)))
+    agent = AIAgent.from_config(model_config(fake.url, timeouts={"stall": 0.3, "first_token": 2}), tools=[])
     deltas = []
     async for event in agent.astream("go"):
         if isinstance(event, TextDelta):
             deltas.append(event.text)
-            await asyncio.sleep(0.25)  # the consumer (a slow platform) takes longer than the stall timeout
-    assert deltas == ["a ", "b ", "c ", "d"] and len(fake.requests) == 1
+            await asyncio.sleep(0.6)  # the consumer (a slow platform) takes longer than the stall timeout
+    assert deltas == ["a ", "b"] and len(fake.requests) == 1
     await agent.aclose()
 
 
 async def test_time_before_the_first_token_is_governed_by_first_token_not_stall(fake: ScriptedUpstream) -> None:
     # A reasoning model: role chunk at once, then a long silence, then the answer.
-    fake.add(("data", chunk(role="assistant")), ("sleep", 0.4), *text_stream("thought it through")[1:])
-    agent = AIAgent.from_config(model_config(fake.url, timeouts={"stall": 0.1, "first_token": 3}), tools=[])
+    fake.add(("data", chunk(role="assistant")), ("sleep", 0.7), *text_stream("thought it through")[1:])
+    agent = AIAgent.from_config(model_config(fake.url, timeouts={"stall": 0.3, "first_token": 5}), tools=[])
     end = [e async for e in agent.astream("go")][-1]
     assert end.reply == "thought it through" and len(fake.requests) == 1
     await agent.aclose()

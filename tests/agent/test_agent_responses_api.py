@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.responses_api import to_responses_input
 from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream
+from scripted_upstream import ScriptedUpstream, model_config
 
 FAST = {"timeouts": {"first_token": 1, "stall": 0.5}}
 
@@ -125,3 +125,19 @@ def test_chat_messages_become_responses_input_items() -> None:
     assert items == [{"role": "user", "content": "add"}, {"role": "assistant", "content": "checking"},
                      {"type": "function_call", "call_id": "c1", "name": "calc", "arguments": "{}"},
                      {"type": "function_call_output", "call_id": "c1", "output": "3"}]
+
+
+async def test_interrupt_mid_stream_closes_the_connection_in_responses_mode(fake: ScriptedUpstream) -> None:
+    msg = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    fake.add(*scripted_events(("response.created", {"response": response("in_progress")}),
+                              ("response.output_item.added", {"output_index": 0, "item": msg})),
+             ("forever_events", 0.02, 2))
+    agent = responses_agent(fake.url, tools=[])
+    events = []
+    async for event in agent.astream("go"):
+        events.append(event)
+        if len(events) == 3:
+            agent.interrupt()
+    assert events[-1].interrupted and events[-1].raw == "tick0 tick1 tick2 "
+    await asyncio.wait_for(fake.disconnected.wait(), 1.0)
+    await agent.aclose()

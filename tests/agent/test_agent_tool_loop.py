@@ -11,8 +11,7 @@ from hermes_gateway.agent.results import ToolCall
 from hermes_gateway.agent.tool_runner import MAX_RESULT_CHARS, run_tool
 from hermes_gateway.events import ToolCallFinished, ToolCallStarted, TurnEnd
 
-from conftest import model_config
-from scripted_upstream import ScriptedUpstream, chunk, text_stream
+from scripted_upstream import ScriptedUpstream, chunk, model_config, text_stream
 
 SCHEMA = {"type": "object", "properties": {}}
 

@@ -8,7 +8,7 @@ from hermes_gateway.agent import AIAgent
 from hermes_gateway.agent.upstream import StreamSupport
 from hermes_gateway.config import Endpoint
 
-from conftest import model_config
+from scripted_upstream import model_config
 
 
 def test_memory_is_per_upstream_and_expires() -> None:

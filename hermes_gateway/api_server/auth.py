@@ -1,0 +1,60 @@
+"""Bearer-key auth for ``/v1/*`` and the refusal to serve the open internet without keys.
+
+Keys are compared with :func:`hmac.compare_digest` against *every* configured
+key (no early exit), so response timing says nothing about how much of a
+guess was right. Keys never appear in logs or error messages.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+
+from ..config import ApiServerConfig
+from ..errors import ConfigError
+from .errors import ApiError
+
+WWW_AUTHENTICATE = {"WWW-Authenticate": 'Bearer realm="hermes-gateway"'}
+
+
+def key_matches(presented: str, keys: tuple[bytes, ...]) -> bool:
+    """True when ``presented`` equals one of ``keys``; constant time in the presented value."""
+    candidate = presented.encode("utf-8", "surrogatepass")
+    matched = False
+    for key in keys:
+        matched |= hmac.compare_digest(candidate, key)
+    return matched
+
+
+def check_authorization(header: str | None, keys: tuple[bytes, ...]) -> None:
+    """Raise a 401 in OpenAI's shape unless ``header`` is ``Bearer <one of keys>``."""
+    if not keys:
+        return
+    if not header:
+        raise ApiError(401, "Missing API key. Send it as 'Authorization: Bearer <key>'.",
+                       param=None, code="invalid_api_key", headers=WWW_AUTHENTICATE)
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise ApiError(401, "Malformed Authorization header. Send 'Authorization: Bearer <key>'.",
+                       code="invalid_api_key", headers=WWW_AUTHENTICATE)
+    if not key_matches(value.strip(), keys):
+        raise ApiError(401, "Incorrect API key provided.", code="invalid_api_key", headers=WWW_AUTHENTICATE)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server reachable from this machine only."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False  # a hostname (or "" meaning every interface): assume reachable from outside
+
+
+def check_bind_safety(cfg: ApiServerConfig, source: str) -> None:
+    """Refuse to serve a non-loopback address with no keys unless explicitly allowed."""
+    if cfg.api_keys or cfg.allow_unauthenticated or is_loopback(cfg.host):
+        return
+    raise ConfigError(source, "api_server.api_keys",
+                      f"at least one key when api_server.host is {cfg.host!r} (not loopback): anyone who can "
+                      "reach it could use your model; or set api_server.allow_unauthenticated: true")

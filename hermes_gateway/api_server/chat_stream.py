@@ -1,0 +1,141 @@
+"""Chat Completions SSE: ``data: <chunk>`` frames exactly as OpenAI clients parse them.
+
+Order on the wire: one role chunk; content (and ``reasoning_content``)
+chunks, one per agent delta, written the moment the delta arrives; one chunk
+with ``finish_reason``; a usage chunk with ``"choices": []`` when the client
+asked for ``stream_options.include_usage``; then ``data: [DONE]`` exactly
+once, last. A failure after the stream started is ``data: {"error": ...}``
+followed by ``[DONE]`` (the SDK raises ``APIError`` on it).
+
+Content chunks are built from a prefix and suffix rendered once per stream,
+so the per-delta cost is one ``json.dumps`` of the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from typing import AsyncIterator, Callable
+
+from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
+                      UsageReport)
+from .errors import SERVER_ERROR, error_body
+from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
+from .progress import tool_progress_frame
+from .reply_text import Diverged, ReplyText
+from .sse import DONE, SSEWriter, data_frame, dumps
+
+log = logging.getLogger(__name__)
+
+
+class ChatChunks:
+    """Renders the chunks of one completion (fixed id, created, model)."""
+
+    def __init__(self, completion_id: str, model: str, created: int | None = None) -> None:
+        self.completion_id = completion_id
+        self.model = model
+        self.created = int(time.time()) if created is None else created
+        head = (f'data: {{"id":{dumps(completion_id)},"object":"chat.completion.chunk",'
+                f'"created":{self.created},"model":{dumps(model)},"choices":[{{"index":0,"delta":{{')
+        tail = '},"logprobs":null,"finish_reason":null}]}\n\n'
+        self._content = (head + '"content":', tail)
+        self._reasoning = (head + '"reasoning_content":', tail)
+
+    def base(self) -> dict:
+        return {"id": self.completion_id, "object": "chat.completion.chunk", "created": self.created,
+                "model": self.model}
+
+    def role(self) -> bytes:
+        return data_frame({**self.base(), "choices": [
+            {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}]})
+
+    def content(self, text: str) -> str:
+        return self._content[0] + json.dumps(text, ensure_ascii=False) + self._content[1]
+
+    def reasoning(self, text: str) -> str:
+        return self._reasoning[0] + json.dumps(text, ensure_ascii=False) + self._reasoning[1]
+
+    def finish(self, reason: str = "stop") -> bytes:
+        return data_frame({**self.base(), "choices": [
+            {"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}]})
+
+    def usage(self, usage: UsageReport) -> bytes:
+        return data_frame({**self.base(), "choices": [], "usage": {
+            "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens}})
+
+
+async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], chunks: ChatChunks, *,
+                            include_usage: bool, tool_progress: bool,
+                            on_text: Callable[[int], None], shutting_down: Callable[[], bool]) -> Outcome:
+    """Relay ``events`` to ``sse`` until the turn ends; return what the client got.
+
+    ``on_text(n)`` is called after each write that carried text (``n`` events),
+    for the metrics. Cancellation (the client went away) propagates after the
+    agent's iterator is closed, which closes the upstream request.
+    """
+    outcome = Outcome()
+    reply = ReplyText()
+    reports: list[UsageReport] = []
+    end: TurnEnd | None = None
+    await sse.write(chunks.role())
+    try:
+        async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+            async for event in stream:
+                if type(event) is TextDelta:
+                    reasoning, visible = reply.feed(event.text)
+                    if visible and not reasoning:
+                        await sse.write(chunks.content(visible).encode())
+                        on_text(1)
+                    elif reasoning or visible:
+                        await _write_pieces(sse, chunks, reasoning, visible, on_text)
+                elif isinstance(event, TurnEnd):
+                    end = event
+                    break
+                elif isinstance(event, UsageReport):
+                    reports.append(event)
+                elif isinstance(event, StreamReset):
+                    reply.reset()
+                elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
+                    if tool_progress:
+                        await sse.write(tool_progress_frame(event))
+        code, message = classify_end(end, shutting_down())
+        if code is None:
+            reasoning, visible = reply.finish()
+            await _write_pieces(sse, chunks, reasoning, visible, on_text)
+        else:
+            outcome.fail(code, message)
+    except Diverged as exc:
+        log.warning("chat completion %s: %s; ending the stream with an error", chunks.completion_id, exc)
+        outcome.fail(STREAM_RESET)
+    except (asyncio.CancelledError, ConnectionError):
+        raise
+    except Exception:
+        log.exception("chat completion %s: the agent failed", chunks.completion_id)
+        outcome.fail(INTERNAL)
+    outcome.text, outcome.reasoning, outcome.end = reply.sent, reply.reasoning_sent, end
+    outcome.usage = total_usage(reports, end)
+    if outcome.ok:
+        tail = chunks.finish("stop")
+        if include_usage:
+            tail += chunks.usage(outcome.usage)
+        await sse.write(tail + DONE)
+    else:
+        body = error_body(outcome.error_message or "", type=SERVER_ERROR, code=outcome.error_code)
+        await sse.write(data_frame(body) + DONE)
+    return outcome
+
+
+async def _write_pieces(sse: SSEWriter, chunks: ChatChunks, reasoning: str, visible: str,
+                        on_text: Callable[[int], None]) -> None:
+    frames = []
+    if reasoning:
+        frames.append(chunks.reasoning(reasoning))
+    if visible:
+        frames.append(chunks.content(visible))
+    if frames:
+        await sse.write("".join(frames).encode())
+        on_text(len(frames))

@@ -1,0 +1,45 @@
+"""The API server as a built-in plugin: it mounts its routes on the gateway's aiohttp app.
+
+Registered from ``plugins.BUILTIN_PLUGINS`` exactly like a third-party
+plugin, and configured by ``api_server.*``. It reaches the gateway (config,
+agent factory, shutdown grace) through ``app[GATEWAY_KEY]``, which the
+gateway sets before calling ``register_routes``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from ..hookspecs import hookimpl
+from .auth import check_bind_safety
+from .routes import ApiServer
+
+API_SERVER_KEY = web.AppKey("hermes_gateway.api_server", ApiServer)
+
+
+@hookimpl
+def register_routes(app: web.Application) -> None:
+    from ..gateway import GATEWAY_KEY
+
+    gateway = app.get(GATEWAY_KEY)
+    if gateway is None or not gateway.config.api_server.enabled:
+        return
+    check_bind_safety(gateway.config.api_server, gateway.config.source)
+    server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent)
+    server.add_routes(app)
+    app[API_SERVER_KEY] = server
+
+
+@hookimpl
+async def shutdown(gateway: Any) -> None:
+    app = getattr(gateway, "app", None)
+    server = app.get(API_SERVER_KEY) if app is not None else None
+    if server is not None:
+        await server.shutdown(gateway.shutdown_grace)
+
+
+def api_server_of(app: web.Application) -> ApiServer | None:
+    """The running ApiServer (tests and the gateway read its metrics)."""
+    return app.get(API_SERVER_KEY)

@@ -1,0 +1,167 @@
+"""Responses API SSE: ``event: <type>`` + ``data: <json>``, ``sequence_number`` 0, 1, 2, … on every event.
+
+Order on the wire: ``response.created``, ``response.in_progress``; at the
+first text ``response.output_item.added`` (a message) and
+``response.content_part.added``; one ``response.output_text.delta`` per
+agent delta; then ``output_text.done``, ``content_part.done``,
+``output_item.done``, ``response.completed``. A failure after the stream
+started closes the open item as ``incomplete`` and ends with
+``response.failed`` (the SDK's ``get_final_response()`` then raises).
+Reasoning (``<think>`` blocks) is not sent here: the gateway has no
+reasoning-item summary to offer, and raw thoughts are not the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from typing import Any, AsyncIterator, Callable
+
+from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
+                      UsageReport)
+from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
+from .progress import tool_progress_frame
+from .reply_text import Diverged, ReplyText
+from .sse import SSEWriter, dumps, event_frame
+
+log = logging.getLogger(__name__)
+
+
+class ResponseShape:
+    """The Response object and its one output message, as JSON-ready dicts."""
+
+    def __init__(self, response_id: str, message_id: str, model: str, *, instructions: str | None,
+                 previous_response_id: str | None, store: bool, created_at: int | None = None) -> None:
+        self.response_id = response_id
+        self.message_id = message_id
+        self.model = model
+        self.instructions = instructions
+        self.previous_response_id = previous_response_id
+        self.store = store
+        self.created_at = int(time.time()) if created_at is None else created_at
+
+    def response(self, status: str, output: list[dict], *, usage: UsageReport | None = None,
+                 error: dict | None = None) -> dict[str, Any]:
+        return {
+            "id": self.response_id, "object": "response", "created_at": self.created_at, "status": status,
+            "error": error, "incomplete_details": None, "instructions": self.instructions, "model": self.model,
+            "output": output, "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
+            "previous_response_id": self.previous_response_id, "store": self.store, "metadata": {},
+            "temperature": None, "top_p": None, "max_output_tokens": None, "truncation": "disabled",
+            "text": {"format": {"type": "text"}},
+            "usage": _usage(usage) if usage is not None else None,
+        }
+
+    def part(self, text: str) -> dict[str, Any]:
+        return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+    def message(self, status: str, text: str | None) -> dict[str, Any]:
+        content = [] if text is None else [self.part(text)]
+        return {"id": self.message_id, "type": "message", "role": "assistant", "status": status, "content": content}
+
+
+def _usage(usage: UsageReport) -> dict[str, Any]:
+    return {"input_tokens": usage.prompt_tokens, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": usage.completion_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage.total_tokens}
+
+
+class ResponseEvents:
+    """Numbers and renders events; ``seq`` is the next ``sequence_number``."""
+
+    def __init__(self, shape: ResponseShape) -> None:
+        self.shape = shape
+        self.seq = 0
+        item = dumps(shape.message_id)
+        self._delta_head = ('event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
+                            f'"item_id":{item},"output_index":0,"content_index":0,"logprobs":[],"delta":')
+
+    def frame(self, event_type: str, body: dict[str, Any]) -> bytes:
+        body = {"type": event_type, **body, "sequence_number": self.seq}
+        self.seq += 1
+        return event_frame(event_type, body)
+
+    def delta(self, text: str) -> bytes:
+        frame = f'{self._delta_head}{json.dumps(text, ensure_ascii=False)},"sequence_number":{self.seq}}}\n\n'
+        self.seq += 1
+        return frame.encode()
+
+    def item_location(self) -> dict[str, Any]:
+        return {"item_id": self.shape.message_id, "output_index": 0, "content_index": 0}
+
+
+async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], shape: ResponseShape, *,
+                                 tool_progress: bool, on_text: Callable[[int], None],
+                                 shutting_down: Callable[[], bool]) -> tuple[Outcome, dict[str, Any]]:
+    """Relay ``events`` as Responses events; return the outcome and the final Response object."""
+    ev = ResponseEvents(shape)
+    outcome = Outcome()
+    reply = ReplyText()
+    reports: list[UsageReport] = []
+    end: TurnEnd | None = None
+    opened = False
+
+    def open_item() -> bytes:
+        nonlocal opened
+        opened = True
+        return (ev.frame("response.output_item.added", {"output_index": 0, "item": shape.message("in_progress", None)})
+                + ev.frame("response.content_part.added", {**ev.item_location(), "part": shape.part("")}))
+
+    initial = shape.response("in_progress", [])
+    await sse.write(ev.frame("response.created", {"response": initial})
+                    + ev.frame("response.in_progress", {"response": initial}))
+    try:
+        async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+            async for event in stream:
+                if type(event) is TextDelta:
+                    visible = reply.feed(event.text)[1]
+                    if visible:
+                        await sse.write((ev.delta(visible) if opened else open_item() + ev.delta(visible)))
+                        on_text(1)
+                elif isinstance(event, TurnEnd):
+                    end = event
+                    break
+                elif isinstance(event, UsageReport):
+                    reports.append(event)
+                elif isinstance(event, StreamReset):
+                    reply.reset()
+                elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
+                    if tool_progress:
+                        await sse.write(tool_progress_frame(event))
+        code, message = classify_end(end, shutting_down())
+        if code is None:
+            visible = reply.finish()[1]
+            if visible:
+                await sse.write((ev.delta(visible) if opened else open_item() + ev.delta(visible)))
+                on_text(1)
+        else:
+            outcome.fail(code, message)
+    except Diverged as exc:
+        log.warning("response %s: %s; failing the response", shape.response_id, exc)
+        outcome.fail(STREAM_RESET)
+    except (asyncio.CancelledError, ConnectionError):
+        raise
+    except Exception:
+        log.exception("response %s: the agent failed", shape.response_id)
+        outcome.fail(INTERNAL)
+    outcome.text, outcome.end = reply.sent, end
+    outcome.usage = total_usage(reports, end)
+    text = outcome.text
+    if outcome.ok:
+        tail = b"" if opened else open_item()
+        item = shape.message("completed", text)
+        tail += ev.frame("response.output_text.done", {**ev.item_location(), "text": text, "logprobs": []})
+        tail += ev.frame("response.content_part.done", {**ev.item_location(), "part": shape.part(text)})
+        tail += ev.frame("response.output_item.done", {"output_index": 0, "item": item})
+        final = shape.response("completed", [item], usage=outcome.usage)
+        tail += ev.frame("response.completed", {"response": final})
+    else:
+        output = [shape.message("incomplete", text)] if opened else []
+        error = {"code": "server_error", "message": outcome.error_message or ""}
+        final = shape.response("failed", output, usage=outcome.usage, error=error)
+        tail = ev.frame("response.failed", {"response": final})
+    await sse.write(tail)
+    return outcome, final

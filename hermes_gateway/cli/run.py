@@ -1,0 +1,65 @@
+"""``hermes-gateway run``: serve the API and every enabled platform until SIGTERM or Ctrl-C.
+
+On the signal the gateway stops in order (platforms, then open API streams
+end with a proper final event, then the listener) and the process exits 0.
+A second signal while stopping exits at once (130).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from ..config import load_config
+from ..gateway import Gateway
+from ..plugins import make_plugins
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $HERMES_CONFIG, ./config.yaml, "
+                                                        "~/.hermes/config.yaml)")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    try:
+        return asyncio.run(serve(config))
+    except OSError as exc:  # the port is taken, the host cannot be bound, ...
+        print(f"hermes-gateway: cannot start: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+
+async def serve(config) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def on_signal() -> None:
+        if stop.is_set():
+            sys.exit(130)  # a second Ctrl-C: the operator wants out now
+        stop.set()
+
+    for sig in signals:
+        loop.add_signal_handler(sig, on_signal)
+    plugins = make_plugins()
+    for problem in plugins.problems:
+        print(f"hermes-gateway: warning: {problem}", file=sys.stderr)
+    try:
+        async with Gateway(config, plugins) as gateway:
+            parts = []
+            if gateway.url:
+                api = " (OpenAI-compatible API at /v1)" if config.api_server.enabled else ""
+                parts.append(f"listening on {gateway.url}{api}")
+            if gateway.started_platforms:
+                parts.append("platforms: " + ", ".join(gateway.started_platforms))
+            model = "demo model" if config.model.is_demo else f"model {config.model.endpoint.name}"
+            print(f"hermes-gateway: {'; '.join(parts) or 'nothing to serve'}; {model}; Ctrl-C to stop", flush=True)
+            await stop.wait()
+            print("hermes-gateway: stopping", flush=True)
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+    print("hermes-gateway: stopped", flush=True)
+    return 0

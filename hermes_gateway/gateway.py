@@ -1,0 +1,193 @@
+"""The gateway's lifecycle: one aiohttp app, every plugin's routes and hooks, every enabled platform.
+
+``async with Gateway(config, plugins) as gateway:`` starts, in order: the
+routes of every plugin (``register_routes``) on one
+``aiohttp.web.Application``, the ``startup`` hooks, the HTTP listener on
+``api_server.host:port`` (only when some plugin mounted routes), and every
+platform enabled under ``platforms:``. Stopping runs in reverse: platforms
+stop receiving first, then the ``shutdown`` hooks (the API server ends its
+open streams properly there, while the listener is still up), then the
+listener closes.
+
+A handler marked with :func:`cancel_on_disconnect` is cancelled the moment
+its client disconnects: that is how an abandoned API stream cancels its
+agent turn and upstream request at once. Every other handler (a platform's
+webhook) runs to completion even if the sender hangs up early, so an
+incoming message is never lost half-processed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any, Awaitable, Callable
+
+from aiohttp import web
+
+from .config import Config
+from .plugins import Plugins, make_plugins
+
+log = logging.getLogger(__name__)
+
+
+CANCEL_ON_DISCONNECT = "_hermes_cancel_on_disconnect"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def cancel_on_disconnect(handler: Handler) -> Handler:
+    """Mark a route handler to be cancelled when its client goes away (streams, long model calls)."""
+    setattr(handler, CANCEL_ON_DISCONNECT, True)
+    return handler
+
+
+@web.middleware
+async def _finish_unless_cancellable(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The app cancels a handler when its client disconnects; shield those not marked for that."""
+    if getattr(request.match_info.handler, CANCEL_ON_DISCONNECT, False):
+        return await handler(request)
+    return await asyncio.shield(handler(request))
+
+
+class Gateway:
+    """Starts and stops everything the config enables, on the running event loop."""
+
+    def __init__(self, config: Config, plugins: Plugins | None = None, *, shutdown_grace: float = 5.0) -> None:
+        self.config = config
+        self.plugins = plugins if plugins is not None else make_plugins()
+        self.shutdown_grace = shutdown_grace
+        self.app: web.Application | None = None
+        self.runner: web.AppRunner | None = None
+        self.site: web.TCPSite | None = None
+        self.started_platforms: list[str] = []
+        self._started = False
+        self._startup_ran = False
+        self._tools: list[Any] | None = None
+        self._agent: Any = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> "Gateway":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Mount routes, run startup hooks, listen, start platforms. On failure, undo what started."""
+        if self._started:
+            return
+        self._started = True
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
+        hook = self.plugins.pm.hook
+        app = web.Application(client_max_size=self.config.api_server.max_body_bytes,
+                              middlewares=[_finish_unless_cancellable])
+        app[GATEWAY_KEY] = self
+        self.app = app
+        hook.register_routes(app=app)
+        self._startup_ran = True
+        for result in hook.startup(gateway=self):
+            await _maybe_await(result)
+        if len(app.router.resources()) > 0:
+            self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                        shutdown_timeout=self.shutdown_grace)
+            await self.runner.setup()
+            self.site = web.TCPSite(self.runner, self.config.api_server.host, self.config.api_server.port)
+            await self.site.start()
+        for name, registered in self.plugins.platforms().items():
+            if not self.config.platform_enabled(name):
+                continue
+            start = registered.platform.start
+            if start is not None:
+                await _maybe_await(start(self))
+            self.started_platforms.append(name)
+            log.info("platform %s started", name)
+
+    async def stop(self) -> None:
+        """Stop platforms, run shutdown hooks, close the listener. Safe to call twice."""
+        if not self._started:
+            return
+        self._started = False
+        platforms = self.plugins.platforms()
+        for name in reversed(self.started_platforms):
+            stop = platforms[name].platform.stop
+            if stop is None:
+                continue
+            try:
+                await _maybe_await(stop())
+            except Exception:
+                log.exception("platform %s failed to stop cleanly", name)
+        self.started_platforms.clear()
+        if self._startup_ran:
+            self._startup_ran = False
+            for result in self.plugins.pm.hook.shutdown(gateway=self):
+                try:
+                    await _maybe_await(result)
+                except Exception:
+                    log.exception("a shutdown hook failed")
+        if self.runner is not None:
+            await self.runner.cleanup()
+        self.runner = self.site = None
+        agent, self._agent = self._agent, None
+        if agent is not None:
+            try:
+                await agent.aclose()  # the pooled upstream connections
+            except Exception:
+                log.exception("closing the agent's upstream connections failed")
+
+    # -- what plugins and commands use ------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str | None:
+        """``http://host:port`` actually bound (the real port when the config says 0), or None."""
+        if self.runner is None:
+            return None
+        for address in self.runner.addresses:
+            host, port = address[0], address[1]
+            host = f"[{host}]" if ":" in host else host
+            return f"http://{host}:{port}"
+        return None
+
+    @property
+    def tools(self) -> list[Any]:
+        """The tools plugins registered, collected once."""
+        if self._tools is None:
+            from .tools import collect_tools
+
+            self._tools = collect_tools(self.plugins)
+        return self._tools
+
+    @property
+    def agent(self) -> Any:
+        """The gateway's shared ``AIAgent``.
+
+        One agent serves every concurrent turn (each ``astream`` call is its
+        own turn), so the upstream HTTP connections are pooled and reused
+        instead of a new client and TCP connection per request.
+        """
+        if self._agent is None:
+            from .agent import AIAgent
+
+            self._agent = AIAgent.from_config(self.config, tools=self.tools)
+        return self._agent
+
+    async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> Any:
+        """A platform received ``text`` in ``chat_id``: answer it (history, agent, streamed delivery)."""
+        from .conversation import answer
+
+        return await answer(self, platform, chat_id, text, **kw)
+
+
+GATEWAY_KEY = web.AppKey("hermes_gateway.gateway", Gateway)

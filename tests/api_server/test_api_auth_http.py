@@ -1,0 +1,49 @@
+"""Auth over real HTTP: no key, wrong key, right key; /health and /metrics stay open for probes."""
+
+from __future__ import annotations
+
+import aiohttp
+import openai
+import pytest
+
+from api_helpers import MODEL, gateway_config, running_gateway
+
+KEY = "sk-gateway-test-key"
+
+
+@pytest.fixture
+async def locked():
+    async with running_gateway(gateway_config(api={"api_keys": [KEY, "sk-other"]})) as gw:
+        yield gw
+
+
+@pytest.mark.parametrize("path, method", [("/v1/models", "GET"), ("/v1/chat/completions", "POST"),
+                                          ("/v1/responses", "POST"), ("/v1/responses/resp_x", "GET")])
+@pytest.mark.parametrize("header", [None, "Bearer wrong-key", f"Basic {KEY}", f"Bearer {KEY}x"])
+async def test_every_v1_route_needs_a_right_key(locked, path, method, header):
+    headers = {"Authorization": header} if header else {}
+    async with aiohttp.ClientSession() as s:
+        async with s.request(method, f"{locked.url}{path}", json={}, headers=headers) as r:
+            assert r.status == 401
+            error = (await r.json())["error"]
+            assert error["code"] == "invalid_api_key" and error["type"] == "invalid_request_error"
+            assert KEY not in error["message"] and "wrong-key" not in error["message"]
+            assert r.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+async def test_right_key_is_served_and_probes_need_none(locked):
+    async with aiohttp.ClientSession() as s:
+        async with s.get(f"{locked.url}/v1/models", headers={"Authorization": f"Bearer {KEY}"}) as r:
+            assert r.status == 200
+            assert [m["id"] for m in (await r.json())["data"]] == [MODEL]
+        for probe in ("/health", "/metrics"):
+            async with s.get(f"{locked.url}{probe}") as r:
+                assert r.status == 200
+
+
+async def test_sdk_with_wrong_key_raises_authentication_error_and_right_key_works(locked):
+    bad = openai.AsyncOpenAI(base_url=f"{locked.url}/v1", api_key="nope", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        await bad.models.list()
+    good = openai.AsyncOpenAI(base_url=f"{locked.url}/v1", api_key="sk-other", max_retries=0)
+    assert [m.id async for m in good.models.list()] == [MODEL]

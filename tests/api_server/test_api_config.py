@@ -1,0 +1,18 @@
+"""The config key this issue added: api_server.keepalive_interval."""
+
+import pytest
+
+from hermes_gateway.config import parse_config
+from hermes_gateway.errors import ConfigError
+
+
+def test_keepalive_interval_default_and_value():
+    assert parse_config({}, env={}).api_server.keepalive_interval == 15.0
+    assert parse_config({"api_server": {"keepalive_interval": 0.5}}, env={}).api_server.keepalive_interval == 0.5
+
+
+@pytest.mark.parametrize("value", [-1, "soon", [1]])
+def test_bad_keepalive_interval_is_one_line(value):
+    with pytest.raises(ConfigError) as info:
+        parse_config({"api_server": {"keepalive_interval": value}}, source="c.yaml", env={})
+    assert str(info.value).startswith("c.yaml: api_server.keepalive_interval: ")

@@ -1,0 +1,28 @@
+"""Prometheus text the operator scrapes."""
+
+from hermes_gateway.api_server.metrics import Metrics
+
+
+def test_render_has_every_family_with_values():
+    m = Metrics()
+    m.request("chat_completions", 200)
+    m.request("chat_completions", 200)
+    m.request("responses", 401)
+    m.error("client_disconnect")
+    m.active_streams = 3
+    m.deltas = 42
+    m.ttft.observe(0.003)
+    m.ttft.observe(0.2)
+    text = m.render()
+    assert 'hermes_api_requests_total{route="chat_completions",status="200"} 2' in text
+    assert 'hermes_api_requests_total{route="responses",status="401"} 1' in text
+    assert "hermes_api_active_streams 3" in text
+    assert "hermes_api_deltas_total 42" in text
+    assert 'hermes_api_errors_total{kind="client_disconnect"} 1' in text
+    assert 'hermes_api_time_to_first_token_seconds_bucket{le="0.005"} 1' in text
+    assert 'hermes_api_time_to_first_token_seconds_bucket{le="0.25"} 2' in text
+    assert 'hermes_api_time_to_first_token_seconds_bucket{le="+Inf"} 2' in text
+    assert "hermes_api_time_to_first_token_seconds_count 2" in text
+    for line in text.splitlines():  # every sample line is "name{labels} value"
+        if not line.startswith("#"):
+            float(line.rsplit(" ", 1)[1])

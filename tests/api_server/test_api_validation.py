@@ -1,0 +1,108 @@
+"""Request bodies -> agent input, or a 4xx naming the offending parameter."""
+
+import pytest
+
+from hermes_gateway.api_server.errors import ApiError
+from hermes_gateway.api_server.validation import parse_chat_request, parse_responses_request
+
+MODELS = ("hermes-gateway",)
+
+
+def chat(body, default_stream=False):
+    return parse_chat_request(body, models=MODELS, default_stream=default_stream)
+
+
+def responses(body, store=None):
+    store = store or {}
+    return parse_responses_request(body, models=MODELS, default_stream=False, conversation_of=store.get)
+
+
+def refused(fn, body, **kw):
+    with pytest.raises(ApiError) as info:
+        fn(body, **kw)
+    return info.value
+
+
+def test_chat_last_user_message_is_the_turn_and_the_rest_is_history():
+    turn = chat({"model": "hermes-gateway", "messages": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "there"}]},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "again"}]})
+    assert turn.message == "again"
+    assert [m["role"] for m in turn.history] == ["system", "user", "assistant"]
+    assert turn.history[1]["content"] == "hi\nthere"
+
+
+@pytest.mark.parametrize("body_stream, default, expected", [
+    (None, True, True), (None, False, False), (False, True, False), (True, False, True)])
+def test_client_stream_field_wins_over_the_config(body_stream, default, expected):
+    body = {"model": "hermes-gateway", "messages": [{"role": "user", "content": "x"}]}
+    if body_stream is not None:
+        body["stream"] = body_stream
+    assert chat(body, default_stream=default).stream is expected
+
+
+@pytest.mark.parametrize("body, status, param", [
+    ({"messages": [{"role": "user", "content": "x"}]}, 400, "model"),
+    ({"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]}, 404, "model"),
+    ({"model": 3, "messages": [{"role": "user", "content": "x"}]}, 400, "model"),
+    ({"model": "hermes-gateway"}, 400, "messages"),
+    ({"model": "hermes-gateway", "messages": []}, 400, "messages"),
+    ({"model": "hermes-gateway", "messages": "hi"}, 400, "messages"),
+    ({"model": "hermes-gateway", "messages": ["hi"]}, 400, "messages[0]"),
+    ({"model": "hermes-gateway", "messages": [{"role": "wizard", "content": "x"}]}, 400, "messages[0].role"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": 5}]}, 400, "messages[0].content"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user"}]}, 400, "messages[0].content"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, 400,
+     "messages[0].content[0].type"),
+    ({"model": "hermes-gateway", "messages": [{"role": "assistant", "content": "x"}]}, 400, "messages[0].role"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": "  "}]}, 400, "messages[0].content"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": "x"}], "stream": "yes"}, 400, "stream"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": "x"}], "stream_options": 1}, 400,
+     "stream_options"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": "x"}], "temperature": "hot"}, 400,
+     "temperature"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, 400,
+     "max_tokens"),
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": "x"}], "n": 2}, 400, "n"),
+])
+def test_chat_bad_input_is_refused_with_the_param_named(body, status, param):
+    err = refused(chat, body)
+    assert (err.status, err.param) == (status, param)
+    assert err.body()["error"]["type"] == "invalid_request_error"
+    assert err.message
+
+
+def test_responses_string_input_and_instructions():
+    turn = responses({"model": "hermes-gateway", "input": "hi", "instructions": "be brief"})
+    assert turn.message == "hi"
+    assert turn.history == [{"role": "system", "content": "be brief"}]
+    assert turn.conversation == []
+
+
+def test_responses_previous_response_id_brings_the_earlier_conversation():
+    earlier = [{"role": "user", "content": "my name is Ada"}, {"role": "assistant", "content": "hi Ada"}]
+    turn = responses({"model": "hermes-gateway", "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "what is my name?"}]}],
+        "previous_response_id": "resp_1"}, store={"resp_1": earlier})
+    assert turn.history == earlier
+    assert turn.message == "what is my name?"
+
+
+@pytest.mark.parametrize("body, status, param", [
+    ({"model": "hermes-gateway"}, 400, "input"),
+    ({"model": "hermes-gateway", "input": ""}, 400, "input"),
+    ({"model": "hermes-gateway", "input": []}, 400, "input"),
+    ({"model": "hermes-gateway", "input": 7}, 400, "input"),
+    ({"model": "hermes-gateway", "input": [{"type": "function_call_output", "output": "x"}]}, 400, "input[0].type"),
+    ({"model": "hermes-gateway", "input": [{"role": "user", "content": [{"type": "input_image"}]}]}, 400,
+     "input[0].content[0].type"),
+    ({"model": "hermes-gateway", "input": "x", "previous_response_id": "resp_nope"}, 404, "previous_response_id"),
+    ({"model": "hermes-gateway", "input": "x", "instructions": 5}, 400, "instructions"),
+    ({"model": "hermes-gateway", "input": "x", "store": "no"}, 400, "store"),
+    ({"model": "nope", "input": "x"}, 404, "model"),
+])
+def test_responses_bad_input_is_refused_with_the_param_named(body, status, param):
+    err = refused(responses, body)
+    assert (err.status, err.param) == (status, param)

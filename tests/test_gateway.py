@@ -1,0 +1,149 @@
+"""The gateway's lifecycle: routes, hooks and platforms start in order and stop in reverse."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import types
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from hermes_gateway import Platform, hookimpl
+from hermes_gateway.config import parse_config
+from hermes_gateway.errors import ConfigError
+from hermes_gateway.gateway import GATEWAY_KEY, Gateway
+from hermes_gateway.plugins import make_plugins
+
+
+class Recorder:
+    """A plugin with one platform, a webhook route and both lifecycle hooks."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @hookimpl
+    def register_platforms(self, register):
+        async def start(gateway):
+            assert isinstance(gateway, Gateway)
+            self.calls.append("start:chatty")
+
+        def stop():
+            self.calls.append("stop:chatty")
+        register(Platform(name="chatty", start=start, stop=stop))
+        register(Platform(name="dormant", start=lambda gw: self.calls.append("start:dormant")))
+
+    @hookimpl
+    def register_routes(self, app):
+        assert app[GATEWAY_KEY].config is not None
+        async def hook(request):
+            return web.json_response({"got": (await request.json())["x"]})
+        app.router.add_post("/webhooks/chatty", hook)
+        self.calls.append("routes")
+
+    @hookimpl
+    async def startup(self, gateway):
+        await asyncio.sleep(0)
+        self.calls.append("startup")
+
+    @hookimpl
+    def shutdown(self, gateway):
+        async def later():
+            self.calls.append("shutdown")
+        return later()
+
+
+def config(**api):
+    return parse_config({"api_server": {"port": 0, **api}, "platforms": {"chatty": {"token": "t"},
+                                                                         "dormant": {"enabled": False}}}, env={})
+
+
+async def test_start_order_routes_served_and_stop_in_reverse():
+    rec = Recorder()
+    plugins = make_plugins(load_entry_points=False, extra=[rec])
+    async with Gateway(config(), plugins) as gw:
+        assert rec.calls == ["routes", "startup", "start:chatty"]
+        assert gw.started_platforms == ["chatty"]
+        async with aiohttp.ClientSession() as s:
+            async with s.post(f"{gw.url}/webhooks/chatty", json={"x": 7}) as r:
+                assert (await r.json()) == {"got": 7}
+            async with s.get(f"{gw.url}/health") as r:  # the API server plugin shares the same app
+                assert r.status == 200
+    assert rec.calls[3:] == ["stop:chatty", "shutdown"]
+    assert gw.url is None
+
+
+async def test_api_server_disabled_leaves_only_plugin_routes():
+    rec = Recorder()
+    async with Gateway(config(enabled=False), make_plugins(load_entry_points=False, extra=[rec])) as gw:
+        async with aiohttp.ClientSession() as s:
+            async with s.get(f"{gw.url}/v1/models") as r:
+                assert r.status == 404
+
+
+async def test_nothing_to_serve_means_no_listener():
+    cfg = parse_config({"api_server": {"enabled": False, "port": 0}}, env={})
+    async with Gateway(cfg, make_plugins(load_entry_points=False)) as gw:
+        assert gw.url is None
+
+
+async def test_unsafe_bind_refuses_to_start_and_leaves_nothing_running():
+    rec = Recorder()
+    with pytest.raises(ConfigError, match="allow_unauthenticated"):
+        async with Gateway(config(host="0.0.0.0"), make_plugins(load_entry_points=False, extra=[rec])):
+            pass
+    assert "start:chatty" not in rec.calls
+
+
+async def test_handle_incoming_delegates_to_conversation_answer(monkeypatch):
+    seen = []
+
+    async def answer(gateway, platform, chat_id, text, **kw):
+        seen.append((gateway, platform, chat_id, text, kw))
+        return "answered"
+    monkeypatch.setitem(sys.modules, "hermes_gateway.conversation", types.SimpleNamespace(answer=answer))
+    gw = Gateway(config(), make_plugins(load_entry_points=False))
+    assert await gw.handle_incoming("chatty", "42", "hi", thread_id="t") == "answered"
+    assert seen == [(gw, "chatty", "42", "hi", {"thread_id": "t"})]
+
+
+async def test_webhook_finishes_after_its_sender_hangs_up_but_marked_handlers_are_cancelled():
+    from hermes_gateway.gateway import cancel_on_disconnect
+
+    release = asyncio.Event()
+    outcomes: list[str] = []
+
+    class Hooks:
+        @hookimpl
+        def register_routes(self, app):
+            async def webhook(request):
+                await release.wait()
+                outcomes.append("webhook finished")
+                return web.Response(text="ok")
+
+            @cancel_on_disconnect
+            async def stream(request):
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    outcomes.append("stream cancelled")
+                    raise
+            app.router.add_post("/webhook", webhook)
+            app.router.add_post("/stream", stream)
+
+    async with Gateway(config(), make_plugins(load_entry_points=False, extra=[Hooks()])) as gw:
+        for path in ("/webhook", "/stream"):
+            async with aiohttp.ClientSession() as s:
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(s.post(f"{gw.url}{path}", data=b"x"), 0.3)  # the sender hangs up
+        for _ in range(200):
+            if "stream cancelled" in outcomes:
+                break
+            await asyncio.sleep(0.01)
+        release.set()
+        for _ in range(200):
+            if "webhook finished" in outcomes:
+                break
+            await asyncio.sleep(0.01)
+    assert sorted(outcomes) == ["stream cancelled", "webhook finished"]
