@@ -119,8 +119,9 @@ class Terminal:
         return self.child.exitstatus if self.child.exitstatus is not None else -(self.child.signalstatus or 0)
 
     def kill(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
+        """Stop the program if a failed test left it running, and close the pty."""
+        if not self.child.closed:
+            self.child.close(force=True)
 
 
 @pytest.fixture
