@@ -6,6 +6,7 @@ with generous deadlines (the machine may be loaded), never sleep-then-assert.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -173,7 +174,9 @@ class RecordedUpstream:
 
         @web.middleware
         async def record(request, handler):
-            entry = {"path": request.path, "outcome": "running"}
+            body = await request.read()  # cached: the handler reads it again
+            entry = {"path": request.path, "outcome": "running",
+                     "body": json.loads(body) if body else None}
             requests.append(entry)
             try:
                 response = await handler(request)
