@@ -56,7 +56,7 @@ class Terminal:
         self.screen = _Screen(COLS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         self.child = pexpect.spawn(sys.executable, ["-m", "hermes_gateway", *args], env=env, cwd=str(cwd),
-                                   dimensions=(ROWS, COLS), echo=False)
+                                   dimensions=(ROWS, COLS))  # echo on, like a real terminal
         self.screen.reply_to_program = self.child.send
         self.raw = b""
 

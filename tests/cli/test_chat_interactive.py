@@ -287,3 +287,18 @@ def test_the_conversation_is_remembered_until_new(terminal, tmp_path, demo_upstr
     assert ask("echo: third", "third") == [{"role": "user", "content": "echo: third"}]
     term.ctrl("d")
     assert term.wait_exit() == 0
+
+
+def test_keys_typed_during_a_reply_wait_for_the_next_prompt(terminal, tmp_path):
+    words = " ".join(f"ahead{i:02d}" for i in range(40))  # about 2 s at 20 tokens/s
+    term = start_chat(terminal, tmp_path, tokens_per_second=20, streaming=True)
+    term.enter(f"echo: {words}")
+    typing_at = term.wait_for(lambda s: last_box(s) is not None and "ahead02" in "".join(last_box(s)[0]))
+    term.type("next question")
+    assert not last_box(typing_at)[1]
+    screen = term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1])
+    assert rejoin(last_box(screen)[0]) == words  # nothing typed was drawn into the reply
+    term.wait_for(lambda s: nonblank(s)[-1] == f"{PROMPT} next question")
+    term.ctrl("c")
+    term.ctrl("d")
+    assert term.wait_exit() == 0
