@@ -6,6 +6,7 @@ with generous deadlines (the machine may be loaded), never sleep-then-assert.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -55,7 +56,7 @@ class Terminal:
         self.screen = _Screen(COLS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         self.child = pexpect.spawn(sys.executable, ["-m", "hermes_gateway", *args], env=env, cwd=str(cwd),
-                                   dimensions=(ROWS, COLS), echo=False)
+                                   dimensions=(ROWS, COLS))  # echo on, like a real terminal
         self.screen.reply_to_program = self.child.send
         self.raw = b""
 
@@ -119,8 +120,9 @@ class Terminal:
         return self.child.exitstatus if self.child.exitstatus is not None else -(self.child.signalstatus or 0)
 
     def kill(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
+        """Stop the program if a failed test left it running, and close the pty."""
+        if not self.child.closed:
+            self.child.close(force=True)
 
 
 @pytest.fixture
@@ -172,7 +174,9 @@ class RecordedUpstream:
 
         @web.middleware
         async def record(request, handler):
-            entry = {"path": request.path, "outcome": "running"}
+            body = await request.read()  # cached: the handler reads it again
+            entry = {"path": request.path, "outcome": "running",
+                     "body": json.loads(body) if body else None}
             requests.append(entry)
             try:
                 response = await handler(request)
