@@ -25,6 +25,7 @@ from ..events import TurnEnd, UsageReport
 from ..gateway import cancel_on_disconnect
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
+from .cors import Cors
 from .errors import SERVER_ERROR, ApiError
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
@@ -87,6 +88,7 @@ class ApiServer:
         self.models = (self.cfg.model_name,)
         self.default_stream = config.streaming_for("api_server").enabled
         self.ping_interval = self.cfg.keepalive_interval
+        self.cors = Cors(self.cfg.cors_origins)
         self.metrics = Metrics()
         self.store = store or ResponseStore()
         self.active: set[ActiveTurn] = set()
@@ -106,12 +108,22 @@ class ApiServer:
         r.add_route("*", "/v1/{tail:.*}", self._endpoint("unknown", self.unknown))
         r.add_get("/health", self._endpoint("health", self.health, auth=False))
         r.add_get("/metrics", self._endpoint("metrics", self.prometheus, auth=False))
+        if self.cors.enabled:
+            app.on_response_prepare.append(self._add_cors_headers)
+
+    async def _add_cors_headers(self, request: web.Request, response: web.StreamResponse) -> None:
+        if request.path.startswith("/v1/"):
+            self.cors.decorate(request, response)
 
     def _endpoint(self, route: str, handler: Handler, *, auth: bool = True) -> Handler:
         @cancel_on_disconnect  # a client that goes away cancels its turn and the upstream request
         async def endpoint(request: web.Request) -> web.StreamResponse:
             status = 500
             try:
+                if request.method == "OPTIONS" and self.cors.enabled:
+                    response = self.cors.preflight(request)  # browsers send no key on a preflight
+                    status = response.status
+                    return response
                 if auth:
                     request[KEY_INDEX] = check_authorization(request.headers.get("Authorization"), self.keys)
                 response = await handler(request)
