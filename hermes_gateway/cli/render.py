@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import AsyncIterator
 
+from prompt_toolkit.utils import get_cwidth
+
 from ..delivery.think_filter import ThinkScrubber
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
 from .sinks import Sink
@@ -174,9 +176,8 @@ class ReplyRenderer:
         if self.options.boxed:
             label = f" {self.options.label} "
             width = self.out.columns
-            self.out.styled(STYLE_BORDER, "╭─")
-            self.out.styled(STYLE_LABEL, label)
-            self.out.styled(STYLE_BORDER, "─" * max(0, width - 3 - len(label)) + "╮\n")
+            self.out.fragments([(STYLE_BORDER, "╭─"), (STYLE_LABEL, label),
+                                (STYLE_BORDER, "─" * max(0, width - 3 - get_cwidth(label)) + "╮\n")])
 
     def _close_box(self) -> None:
         self._stop_spinner()
