@@ -8,6 +8,7 @@ several messages; persistent history is a later concern.
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from .config import Config
@@ -17,6 +18,8 @@ from .events import TurnEnd
 #: How many messages of history one chat keeps, and how many chats are remembered.
 HISTORY_MESSAGES = 40
 REMEMBERED_CHATS = 1000
+#: What a chat shows when the model failed before saying anything.
+FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just now. Please try again in a moment."
 
 
 class Conversations:
@@ -52,6 +55,9 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
         async for event in agent.astream(text, history=list(history or [])):
             if isinstance(event, TurnEnd):
                 turn.append(event)
+                if event.error and not event.reply.strip() and not event.interrupted:
+                    # the person must not be left with silence; the details go to the log, not the chat
+                    event = replace(event, reply=FAILURE_NOTICE)
             yield event
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)

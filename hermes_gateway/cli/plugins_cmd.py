@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     for name, reg in sorted(platforms.items()):
         p = reg.platform
         budgets = ", ".join(f"{kind} {b.rate * 60:g}/min burst {b.burst}" for kind, b in p.budgets.items())
-        enabled = "enabled" if config.platform_enabled(name, default=reg.origin == "built-in") else "disabled"
+        enabled = "enabled" if config.platform_enabled(name) else "disabled"  # as `run` decides
         streaming = "streaming on" if config.streaming_for(name).enabled else "streaming off"
         print(f"  {name}  [{enabled}, {streaming}]  from {reg.plugin_name} ({reg.origin})")
         print(f"    max {p.max_message_length} {p.length_unit} per message, edit interval >= {p.edit_interval:g}s, "

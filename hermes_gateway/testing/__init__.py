@@ -5,6 +5,8 @@
 * :func:`run_virtual` — run a coroutine on an event loop whose clock jumps,
   so minutes of pacing take milliseconds.
 * :func:`reassemble` — join a screen's messages back into the reply.
+* :mod:`.conformance` — the checks every platform plugin should pass,
+  run against your plugin and your emulator of its platform.
 """
 
 from ..delivery.split import reassemble

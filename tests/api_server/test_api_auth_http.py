@@ -47,3 +47,18 @@ async def test_sdk_with_wrong_key_raises_authentication_error_and_right_key_work
         await bad.models.list()
     good = openai.AsyncOpenAI(base_url=f"{locked.url}/v1", api_key="sk-other", max_retries=0)
     assert [m.id async for m in good.models.list()] == [MODEL]
+
+
+async def test_stored_responses_are_private_to_the_key_that_made_them(locked):
+    mine = openai.AsyncOpenAI(base_url=f"{locked.url}/v1", api_key=KEY, max_retries=0)
+    theirs = openai.AsyncOpenAI(base_url=f"{locked.url}/v1", api_key="sk-other", max_retries=0)
+    first = await mine.responses.create(model=MODEL, input="echo: my secret plan")
+    with pytest.raises(openai.NotFoundError):
+        await theirs.responses.retrieve(first.id)
+    with pytest.raises(openai.NotFoundError):
+        await theirs.responses.create(model=MODEL, input="echo: go on", previous_response_id=first.id)
+    with pytest.raises(openai.NotFoundError):
+        await theirs.responses.delete(first.id)
+    follow = await mine.responses.create(model=MODEL, input="echo: go on", previous_response_id=first.id)
+    assert follow.output_text == "go on"
+    assert (await mine.responses.retrieve(first.id)).output_text == "my secret plan"

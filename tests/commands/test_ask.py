@@ -76,3 +76,14 @@ def test_ask_exits_non_zero_when_delivery_ultimately_fails(tmp_path):
     assert "delivery to down chat 9 failed: chat not found" in result.stderr
     assert result.stdout == "lost?\n", "the undelivered reply is printed, not lost"
     assert "Traceback" not in result.stderr
+
+
+def test_when_the_model_is_down_the_chat_gets_a_notice_and_the_exit_code_says_so(tmp_path):
+    result = ask(tmp_path, "--platform", "reference", "--chat", "1", "hi",
+                 config="model:\n  base_url: http://127.0.0.1:9/v1\n  name: nothing\n  api_key: sk-secret-123\n"
+                        "  timeouts: {connect: 1}\n")
+    assert result.returncode == 1
+    assert result.stdout.startswith("⚠️ Sorry, I could not get an answer from the model")
+    assert "the model failed: the model is unavailable" in result.stderr
+    assert "sk-secret-123" not in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,181 @@
+"""A conformance suite for platform plugins: the promises the core relies on.
+
+The delivery core can only keep its guarantees if every plugin keeps a few
+of its own: a sent message comes back as a ``MessageRef`` that edits work
+on, an edit to identical text is success, a 429 becomes ``RateLimited``,
+and a reply streamed through the real core ends up on the screen exactly.
+Describe how to reach your plugin and read its screen in a
+:class:`Harness`, then run every check from your own tests::
+
+    import pytest
+    from hermes_gateway.testing.conformance import CHECKS, run_check
+
+    @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+    async def test_conformance(check):
+        async with MyHarness() as harness:      # starts your emulator on 127.0.0.1
+            await run_check(check, harness)
+
+A check that does not apply (no edits, no way to inject a 429) raises
+:class:`NotApplicable`, which ``run_check`` turns into a pytest skip.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from ..delivery import Delivery
+from ..delivery.measure import measure_for
+from ..delivery.split import reassemble
+from ..errors import RateLimited
+from ..platform import MessageRef, Stream, StreamSettings
+from ..plugins import make_plugins
+
+Check = Callable[["Harness"], Awaitable[None]]
+
+
+class NotApplicable(Exception):
+    """This check does not apply to this platform."""
+
+
+class Harness:
+    """How the suite reaches one platform plugin. Subclass it for yours.
+
+    ``plugin`` is the plugin object or module, ``platform`` its platform
+    name. ``screen(chat_id)`` returns the texts of the bot's messages in that
+    chat, top to bottom, as your emulator recorded them.
+    ``inject_rate_limit`` makes the next call into the chat answer 429.
+    """
+
+    plugin: Any = None
+    platform: str = ""
+    chat_id: str = "conformance-1"
+    settings = StreamSettings(enabled=True, edit_interval=0.05, min_tokens=2)
+
+    async def __aenter__(self) -> "Harness":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Start your emulator and point the plugin at it."""
+
+    async def stop(self) -> None:
+        """Stop what ``start`` started."""
+
+    def screen(self, chat_id: str) -> list[str]:
+        raise NotImplementedError
+
+    async def inject_rate_limit(self, chat_id: str, retry_after: float) -> None:
+        raise NotApplicable("this harness cannot inject a 429")
+
+    # -- helpers the checks use ---------------------------------------------------------------
+
+    def delivery(self) -> Delivery:
+        plugins = make_plugins(builtins=(), load_entry_points=False, extra=[self.plugin])
+        if plugins.problems:
+            raise AssertionError(f"the plugin does not load: {plugins.problems[0]}")
+        return Delivery(plugins)
+
+    async def stream_reply(self, text: str, chat_id: str | None = None, pieces: int = 40) -> Any:
+        session = self.delivery().session(self.platform, chat_id or self.chat_id, settings=self.settings)
+        step = max(1, len(text) // pieces)
+        for start in range(0, len(text), step):
+            session.feed(text[start:start + step])
+            await _pause(0.01)
+        return await session.finish()
+
+
+async def _pause(seconds: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(seconds)
+
+
+def _reply(words: int) -> str:
+    return " ".join(f"word{i}" + ("." if i % 12 == 11 else "") for i in range(words))
+
+
+async def check_a_streamed_reply_lands_exactly(h: Harness) -> None:
+    """The core's previews and final edit leave exactly the reply on screen."""
+    limit = h.delivery().hooks(h.platform).platform.max_message_length
+    reply = _reply(max(10, min(60, limit * 2 // 7)))  # about two messages on a small platform
+    report = await h.stream_reply(reply)
+    assert report.delivered, report.error
+    assert reassemble(h.screen(h.chat_id)) == reply, h.screen(h.chat_id)
+
+
+async def check_previews_edit_one_message(h: Harness) -> None:
+    """Previews are edits of the first message, not a trail of new ones."""
+    delivery = h.delivery()
+    session = delivery.session(h.platform, h.chat_id + "-edit", settings=h.settings)
+    if not await session.hooks.supports_edit(session.stream):
+        raise NotApplicable("the platform cannot edit")
+    reply = _reply(max(3, session.hooks.platform.max_message_length // 10))  # fits one message
+    report = await h.stream_reply(reply, chat_id=h.chat_id + "-edit")
+    assert report.delivered, report.error
+    assert h.screen(h.chat_id + "-edit") == [reply]
+    assert report.calls >= 2, "a streamed reply is shown before it ends"
+
+
+async def check_overflow_fits_the_limit(h: Harness) -> None:
+    """A reply longer than one message is split, every message within the platform's limit."""
+    delivery = h.delivery()
+    platform = delivery.hooks(h.platform).platform
+    measure = measure_for(platform.length_unit)
+    words = platform.max_message_length * 5 // 2 // 7
+    reply = _reply(words)
+    report = await h.stream_reply(reply, chat_id=h.chat_id + "-long", pieces=60)
+    assert report.delivered, report.error
+    screen = h.screen(h.chat_id + "-long")
+    assert len(screen) >= 3
+    assert all(measure(text) <= platform.max_message_length for text in screen)
+    assert reassemble(screen) == reply
+
+
+async def check_an_identical_edit_is_success(h: Harness) -> None:
+    """Editing a message to the text it already shows is not an error ("not modified")."""
+    hooks = h.delivery().hooks(h.platform)
+    stream = Stream(platform=hooks.platform, chat_id=h.chat_id + "-same", settings=h.settings)
+    if not await hooks.supports_edit(stream):
+        raise NotApplicable("the platform cannot edit")
+    ref = await hooks.call("on_delta", stream=stream, message=None, text="same text")
+    assert isinstance(ref, MessageRef), f"on_delta returned {ref!r}, not a MessageRef"
+    again = await hooks.call("on_stream_end", stream=stream, message=ref, text="same text")
+    assert isinstance(again, MessageRef)
+    assert h.screen(h.chat_id + "-same") == ["same text"]
+
+
+async def check_a_429_becomes_rate_limited(h: Harness) -> None:
+    """The platform's flood error reaches the core as RateLimited with its retry_after."""
+    hooks = h.delivery().hooks(h.platform)
+    chat = h.chat_id + "-429"
+    stream = Stream(platform=hooks.platform, chat_id=chat, settings=h.settings)
+    await h.inject_rate_limit(chat, 7)
+    try:
+        await hooks.call("on_stream_end", stream=stream, message=None, text="too soon")
+    except RateLimited as exc:
+        assert abs(exc.retry_after - 7) < 1.0, exc.retry_after
+    else:
+        raise AssertionError("a 429 from the platform did not raise hermes_gateway.RateLimited")
+    assert h.screen(chat) == []
+
+
+CHECKS: tuple[Check, ...] = (
+    check_a_streamed_reply_lands_exactly,
+    check_previews_edit_one_message,
+    check_overflow_fits_the_limit,
+    check_an_identical_edit_is_success,
+    check_a_429_becomes_rate_limited,
+)
+
+
+async def run_check(check: Check, harness: Harness) -> None:
+    """Run one check; a check that does not apply becomes a pytest skip."""
+    try:
+        await check(harness)
+    except NotApplicable as exc:
+        import pytest
+
+        pytest.skip(str(exc))

@@ -1,0 +1,34 @@
+"""``hermes-gateway plugins``: what a maintainer sees when checking an installation."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def test_lists_plugins_platforms_limits_and_problems(tmp_path):
+    site = tmp_path / "site"
+    info = site / "hg_half_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hg_half_plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[hermes_gateway]\nhalf = hg_half_plugin_missing\n")
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("streaming:\n  reference: true\nplatforms:\n  reference: {enabled: true}\n")
+    result = subprocess.run([sys.executable, "-m", "hermes_gateway", "plugins", "--config", str(cfg)],
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(site)})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "hermes_gateway.builtin.reference  (built-in)" in out
+    assert "reference  [enabled, streaming on]  from hermes_gateway.builtin.reference (built-in)" in out
+    assert "max 4096 utf16 per message" in out and "group 20/min burst 3" in out
+    assert "plugin 'half' skipped: failed to import hg_half_plugin_missing (ModuleNotFoundError" in out
+
+
+def test_a_platform_is_disabled_until_the_config_enables_it(tmp_path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("{}\n")
+    result = subprocess.run([sys.executable, "-m", "hermes_gateway", "plugins", "--config", str(cfg)],
+                            capture_output=True, text=True, timeout=60)
+    assert "reference  [disabled, streaming off]" in result.stdout

@@ -1,0 +1,72 @@
+"""End to end inside the gateway: a person writes in a chat, the agent's reply streams back into it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hermes_gateway import RateBudget, make_plugins
+from hermes_gateway.config import parse_config
+from hermes_gateway.gateway import Gateway
+from hermes_gateway.testing import ReferencePlatform
+
+CURSOR = " ▌"
+CONFIG = {
+    "model": {"demo": {"tokens_per_second": 200}},
+    "streaming": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3},
+    "platforms": {"reference": {"enabled": True}},
+}
+LONG = "Every word of this reply travels from the model through the agent into the chat. " * 3
+
+
+def gateway_with(ref: ReferencePlatform, **overrides) -> Gateway:
+    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[ref])
+    return Gateway(parse_config({**CONFIG, **overrides}, env={}), plugins)
+
+
+async def test_a_message_in_a_chat_is_answered_by_a_streamed_reply():
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50, burst=5)})
+    async with gateway_with(ref):
+        report = await ref.say("42", f"echo: {LONG}")
+    chat = ref.chat("42")
+    assert report.delivered
+    assert chat.said == [f"echo: {LONG}"]
+    assert chat.screen == [LONG.strip()]
+    previews = chat.messages[0].history[:-1]
+    assert previews and all(p.endswith(CURSOR) for p in previews), "the reply was shown while it was generated"
+
+
+async def test_think_blocks_never_reach_the_chat():
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50, burst=5)})
+    async with gateway_with(ref):
+        await ref.say("7", "think: only this is visible")
+    message = ref.chat("7").messages[0]
+    assert message.text == "only this is visible"
+    assert not any("<think" in t or "</think" in t for t in message.history)
+
+
+async def test_a_tool_call_shows_progress_then_the_answer():
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50, burst=5)})
+    async with gateway_with(ref):
+        await ref.say("9", 'tool: calculate {"expression": "6 * 7"}')
+    message = ref.chat("9").messages[0]
+    assert "42" in message.text and "🔧" not in message.text and CURSOR not in message.text
+    assert any("🔧 calculate" in t for t in message.history)
+
+
+async def test_with_streaming_off_the_reply_is_sent_once():
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50, burst=5)})
+    async with gateway_with(ref, streaming={"enabled": False}):
+        await ref.say("1", "echo: all at once")
+    chat = ref.chat("1")
+    assert chat.screen == ["all at once"]
+    assert [c.kind for c in chat.calls] == ["typing", "send"]
+
+
+async def test_each_chat_keeps_its_own_history():
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50, burst=5)})
+    async with gateway_with(ref) as gateway:
+        await asyncio.gather(ref.say("a", "echo: one"), ref.say("b", "echo: two"))
+        await ref.say("a", "echo: three")
+        history_a = gateway.conversations.history("reference", "a")
+    assert [m["content"] for m in history_a] == ["echo: one", "one", "echo: three", "three"]
+    assert ref.chat("a").screen == ["one", "three"] and ref.chat("b").screen == ["two"]

@@ -1,0 +1,70 @@
+"""The plugin conformance suite, run against the reference platform and the example notebook plugin."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_gateway import RateBudget
+from hermes_gateway.testing import Fault, ReferencePlatform
+from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "plugins" / "notebook"))
+import hermes_notebook  # noqa: E402
+
+
+class ReferenceHarness(Harness):
+    platform = "reference"
+
+    def __init__(self, **kw):
+        self.plugin = ReferencePlatform(budgets={"default": RateBudget(rate=100, burst=10)},
+                                        max_message_length=200, **kw)
+
+    def screen(self, chat_id):
+        return self.plugin.chat(chat_id).screen
+
+    async def inject_rate_limit(self, chat_id, retry_after):
+        self.plugin.chat(chat_id).fail_next(Fault.rate_limited(retry_after))
+
+
+class NotebookHarness(Harness):
+    plugin = hermes_notebook
+    platform = "notebook"
+
+    async def start(self):
+        hermes_notebook.PAGES.clear()
+
+    def screen(self, chat_id):
+        return list(hermes_notebook.PAGES.get(chat_id, []))
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+async def test_the_reference_platform_conforms(check):
+    async with ReferenceHarness() as harness:
+        await run_check(check, harness)
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+async def test_a_platform_without_edits_conforms(check):
+    async with ReferenceHarness(supports_edit=False) as harness:
+        await run_check(check, harness)
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+async def test_the_example_notebook_plugin_conforms(check):
+    async with NotebookHarness() as harness:
+        await run_check(check, harness)
+
+
+async def test_a_plugin_that_breaks_a_promise_fails_the_suite():
+    class Forgetful(ReferencePlatform):
+        async def on_delta(self, stream, message, text):  # forgets to return the MessageRef
+            ReferencePlatform._show(self, stream, message, text)
+            return None
+
+    harness = ReferenceHarness()
+    harness.plugin = Forgetful(budgets={"default": RateBudget(rate=100, burst=10)})
+    with pytest.raises(AssertionError, match="not a MessageRef"):
+        await run_check(CHECKS[3], harness)
