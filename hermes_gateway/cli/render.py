@@ -199,9 +199,7 @@ class ReplyRenderer:
         if self._same_sink and not self.out.at_line_start:
             self.out.text("\n")
         if truncate:
-            limit = max(10, self.notes.columns - 1)
-            if len(line) > limit:
-                line = line[:limit - 1] + "…"
+            line = _fit_cells(line, max(10, self.notes.columns - 1))
         self.notes.styled(style, line + "\n")
         self._line_started_elsewhere()
 
@@ -305,6 +303,19 @@ class ReplyRenderer:
         if self._spinner_visible and self.notes is not None:
             self.notes.erase_line()
             self._spinner_visible = False
+
+
+def _fit_cells(line: str, cells: int) -> str:
+    """``line`` cut with an ellipsis so it takes at most ``cells`` columns (emoji count two)."""
+    if get_cwidth(line) <= cells:
+        return line
+    used, out = 1, []
+    for char in line:
+        used += get_cwidth(char)
+        if used > cells:
+            break
+        out.append(char)
+    return "".join(out) + "…"
 
 
 @contextlib.asynccontextmanager
