@@ -217,7 +217,7 @@ class ReplyRenderer:
             self.out.text("\n")
         elif not self.notes.at_line_start:
             self.notes.text("\n")
-        self.notes.styled(style, line + "\n")
+        self.notes.styled(style, _fit_cells(line, max(10, self.notes.columns - 1)) + "\n")
         self._line_started_elsewhere()
 
     def _reset(self, reason: str) -> None:
@@ -229,8 +229,7 @@ class ReplyRenderer:
         self._flush_now()
         if self._shown and self.options.streaming:
             self._stop_spinner()
-            why = f" ({reason})" if reason else ""
-            self._note(f"↻ the stream was interrupted{why}; the reply starts over below")
+            self._note(f"↻ {reason or 'the stream broke part-way'} — the full reply follows")
         self._filter = ThinkScrubber()
         self._shown = ""
         self._text_started = False
