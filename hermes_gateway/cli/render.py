@@ -46,6 +46,7 @@ class RenderOptions:
     streaming: bool = True
     boxed: bool = True
     spinner: bool = True
+    tool_lines: bool = True
     label: str = "hermes"
     batch_interval: float = 0.05
 
@@ -192,7 +193,7 @@ class ReplyRenderer:
     # -- notes (tool lines, resets, interruption) ------------------------------------------------
 
     def _tool_line(self, line: str, style: str, *, truncate: bool = False) -> None:
-        if self.notes is None:
+        if self.notes is None or not self.options.tool_lines:
             return
         self._flush_now()
         self._stop_spinner()
@@ -229,6 +230,8 @@ class ReplyRenderer:
         self._flush_now()
         if self._shown and self.options.streaming:
             self._stop_spinner()
+            if not self._same_sink and not self.out.at_line_start:
+                self.out.text("\n")  # a pipe cannot unprint: at least start the replacement on its own line
             self._note(f"↻ {reason or 'the stream broke part-way'} — the full reply follows")
         self._filter = ThinkScrubber()
         self._shown = ""
