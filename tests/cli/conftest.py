@@ -149,11 +149,12 @@ class RecordedUpstream:
     ``client went away`` when the client closed the connection mid-reply.
     """
 
-    def __init__(self, tokens_per_second: float) -> None:
+    def __init__(self, tokens_per_second: float, *, drop_first_stream_after: int | None = None) -> None:
         import asyncio
         import threading
 
         self.requests: list[dict] = []
+        self.drop_first_stream_after = drop_first_stream_after  # frames, then the connection is cut
         self.base_url = ""
         self._ready = threading.Event()
         self._loop = asyncio.new_event_loop()
@@ -187,7 +188,7 @@ class RecordedUpstream:
             return response
 
         async def main() -> None:
-            app = make_app(self._tokens_per_second)
+            app = make_app(self._tokens_per_second) if self.drop_first_stream_after is None else self._dropping_app()
             app.middlewares.append(record)
             self._runner = web.AppRunner(app, access_log=None)
             await self._runner.setup()
@@ -201,6 +202,35 @@ class RecordedUpstream:
         self._loop.run_until_complete(main())
         self._loop.run_forever()
 
+    def _dropping_app(self):
+        """The demo model, except that the first streamed reply loses its connection part-way."""
+        from aiohttp import web
+
+        from hermes_gateway.demo.endpoint import DemoEndpoint
+
+        endpoint = DemoEndpoint(self._tokens_per_second)
+
+        async def handle(request):
+            result = await endpoint.handle(request.method, request.path, await request.read())
+            if not result.streaming:
+                return web.Response(status=result.status, body=result.body, headers=result.headers)
+            response = web.StreamResponse(status=result.status, headers=result.headers)
+            await response.prepare(request)
+            frames = 0
+            async for frame in result.body:
+                await response.write(frame)
+                frames += 1
+                if self.drop_first_stream_after is not None and frames >= self.drop_first_stream_after:
+                    self.drop_first_stream_after = None
+                    request.transport.close()
+                    return response
+            await response.write_eof()
+            return response
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handle)
+        return app
+
     def close(self) -> None:
         import asyncio
 
@@ -213,8 +243,8 @@ class RecordedUpstream:
 def demo_upstream():
     started: list[RecordedUpstream] = []
 
-    def start(tokens_per_second: float) -> RecordedUpstream:
-        upstream = RecordedUpstream(tokens_per_second)
+    def start(tokens_per_second: float, **options) -> RecordedUpstream:
+        upstream = RecordedUpstream(tokens_per_second, **options)
         started.append(upstream)
         return upstream
 

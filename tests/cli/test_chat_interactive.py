@@ -302,3 +302,24 @@ def test_keys_typed_during_a_reply_wait_for_the_next_prompt(terminal, tmp_path):
     term.ctrl("c")
     term.ctrl("d")
     assert term.wait_exit() == 0
+
+
+def test_a_stream_that_breaks_part_way_is_replaced_in_plain_sight(terminal, tmp_path, demo_upstream):
+    words = " ".join(f"redo{i:02d}" for i in range(30))
+    upstream = demo_upstream(tokens_per_second=20, drop_first_stream_after=8)
+    config = tmp_path / "http.yaml"
+    config.write_text(f"model:\n  base_url: {upstream.base_url}\n  name: demo\n  api_key: test-key\n"
+                      "streaming:\n  cli: true\n", encoding="utf-8")
+    term = terminal("chat", "--config", str(config))
+    term.wait_for(at_prompt)
+    term.enter(f"echo: {words}")
+    screen = term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1] and at_prompt(s))
+    body = last_box(screen)[0]
+    seams = [i for i, line in enumerate(body) if line.startswith("↻")]
+    assert len(seams) == 1, "\n".join(body)
+    before, after = body[:seams[0]], body[seams[0] + 1:]
+    assert before and words.startswith(rejoin(before)) and rejoin(before) != words  # the broken part
+    assert rejoin(after) == words  # then the whole reply, once
+    assert [r["outcome"] for r in upstream.requests][-1] == "completed"
+    term.ctrl("d")
+    assert term.wait_exit() == 0

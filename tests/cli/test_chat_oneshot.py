@@ -135,3 +135,24 @@ def test_ctrl_c_stops_a_one_shot_reply_quietly_keeping_what_was_printed(tmp_path
     assert proc.returncode == 130
     assert printed.startswith("w0") and words.startswith(printed.strip()) and len(printed) < len(words)
     assert b"Traceback" not in errors
+
+
+def test_a_broken_stream_is_replaced_on_a_new_line_and_stderr_says_so(tmp_path, demo_upstream):
+    words = " ".join(f"redo{i:02d}" for i in range(30))
+    upstream = demo_upstream(tokens_per_second=20, drop_first_stream_after=8)
+    config = tmp_path / "http.yaml"
+    config.write_text(f"model:\n  base_url: {upstream.base_url}\n  name: demo\n  api_key: test-key\n"
+                      "streaming:\n  cli: true\n", encoding="utf-8")
+    done = run_chat(tmp_path, "-m", f"echo: {words}", config=config)
+    assert done.returncode == 0, done.stderr
+    partial, replacement = done.stdout.split("\n", 1)
+    assert partial and words.startswith(partial) and partial != words
+    assert replacement == words + "\n"
+    assert done.stderr.startswith("↻ ") and len(done.stderr.splitlines()) == 1
+
+
+def test_a_tool_call_leaves_stdout_to_the_reply_and_a_redirected_stderr_quiet(tmp_path):
+    done = run_chat(tmp_path, "-m", 'tool: calculate {"expression": "6 * 7"}')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "The tool calculate returned: 42\n"
+    assert done.stderr == ""
