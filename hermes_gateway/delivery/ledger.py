@@ -75,7 +75,7 @@ class Ledger:
         for i, piece in enumerate(pieces):
             entry = entries[i] if i < len(entries) else LedgerEntry(piece)
             entry.piece, entry.frozen = piece, True
-            plan.append((entry, render(doc, piece)))
+            plan.append((entry, render(doc, piece, limit=limit, measure=measure)))
         for entry in entries[len(pieces):]:  # more messages than text: none may keep a cursor
             plan.append((entry, EMPTY_REPLY))
         if interrupted:

@@ -271,7 +271,8 @@ class StreamSession:
             live = LedgerEntry(Piece(start, len(doc), opener))
             self._ledger.entries.append(live)
         live.piece = Piece(live.piece.start, len(doc), live.piece.opener)
-        body = render(doc, live.piece)
+        reserve = self._measure(self._cursor) + (self._measure(self._status) + 2 if self._status else 0)
+        body = render(doc, live.piece, limit=self._limit - reserve, measure=self._measure)
         status = f"\n\n{self._status}" if self._status and body else self._status
         text = body + status + self._cursor
         if not body and not self._status:
@@ -290,7 +291,8 @@ class StreamSession:
         for piece in pieces[:-1]:
             entry = live if live is not None else LedgerEntry(piece)
             live = None
-            entry.piece, entry.frozen, entry.text = piece, True, render(doc, piece)
+            entry.piece, entry.frozen, entry.text = piece, True, render(doc, piece, limit=self._limit,
+                                                                         measure=self._measure)
             self._ledger.entries.append(entry)
         self._ledger.entries.append(LedgerEntry(pieces[-1]))
 

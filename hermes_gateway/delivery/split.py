@@ -42,11 +42,27 @@ def fence_after(text: str, opener: str | None) -> str | None:
     return opener
 
 
-def render(doc: str, piece: Piece, *, closed: bool = True) -> str:
-    """The message text for ``piece``: reopened fence + body + closing fence if still open."""
+def render(doc: str, piece: Piece, *, closed: bool = True, limit: int | None = None,
+           measure: Measure | None = None) -> str:
+    """The message text for ``piece``: reopened fence + body + closing fence if still open.
+
+    With a ``limit``, a piece that only overflows because of a long run of
+    whitespace at its edges (see :func:`choose_cut`) loses that whitespace:
+    a person cannot see it, and a platform refuses an over-long message.
+    """
     body = doc[piece.start:piece.end]
-    head = f"{piece.opener}\n" if piece.opener else ""
-    if closed and fence_after(body, piece.opener) is not None:
+    text = _render(body, piece.opener, closed)
+    if limit is not None and measure is not None and measure(text) > limit:
+        for trimmed in (body.lstrip(), body.strip()):
+            text = _render(trimmed, piece.opener, closed)
+            if measure(text) <= limit:
+                break
+    return text
+
+
+def _render(body: str, opener: str | None, closed: bool) -> str:
+    head = f"{opener}\n" if opener else ""
+    if closed and fence_after(body, opener) is not None:
         return head + body + (CLOSER if body.endswith("\n") else "\n" + CLOSER)
     return head + body
 
@@ -59,6 +75,10 @@ def choose_cut(doc: str, start: int, opener: str | None, limit: int, measure: Me
     if fit <= 0:
         fit = 1
     window = doc[start:start + fit]
+    if not window.strip():
+        # a message of nothing but whitespace would be refused: carry the run into the next text
+        end = start + len(doc[start:]) - len(doc[start:].lstrip())
+        return choose_cut(doc, end, opener, limit, measure) if end < len(doc) else len(doc)
     floor = fit // 3
     for boundary in _BOUNDARIES:
         at = window.rfind(boundary, floor)
@@ -79,6 +99,8 @@ def split_text(doc: str, limit: int, measure: Measure, *, start: int = 0, opener
         cut = choose_cut(doc, start, opener, limit - reserve, measure)
         piece = Piece(start, cut, opener)
         pieces.append(piece)
+        if cut >= len(doc):
+            return pieces  # the rest fits once its edge whitespace is dropped (render with a limit)
         opener = fence_after(doc[start:cut], opener)
         start = cut
 

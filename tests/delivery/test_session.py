@@ -348,3 +348,13 @@ def test_tool_progress_shows_in_the_preview_but_never_in_the_final_text():
     assert message.history[0] == "🔧 get_time… ▌"
     assert message.text == "It is noon."
     assert len(ref.chat("c").messages) == 1
+
+
+def test_a_reply_with_a_huge_run_of_spaces_is_delivered_without_blank_messages():
+    ref = fast_platform(max_message_length=100)
+    reply = "start" + " " * 2000 + "end"
+    report = run_reply(ref, [reply[i:i + 300] for i in range(0, len(reply), 300)], seconds=3)
+    chat = ref.chat("c")
+    assert report.delivered, report.error
+    assert chat.violations == []
+    assert " ".join(chat.screen).split() == ["start", "end"]

@@ -57,7 +57,17 @@ def test_every_message_fits_and_the_text_comes_back(parts, limit, unit):
     # code lines stay shorter than a message: only a longer line forces a mid-line cut (see reassemble)
     doc = "\n".join(parts)
     measure = measure_for(unit)
-    out = messages(doc, limit, unit)
+    pieces = split_text(doc, limit, measure)
+    out = [render(doc, p) for p in pieces]
+    assert all(measure(render(doc, p, limit=limit, measure=measure)) <= limit for p in pieces)
     assert all(measure(m) <= limit for m in out)
     assert all(m.count("```") % 2 == 0 for m in out if "```" in doc)
     assert reassemble(out) == doc
+
+
+def test_a_long_run_of_whitespace_never_becomes_a_message_of_its_own():
+    doc = "start" + " " * 300 + "end of it"
+    out = [render(doc, p, limit=50, measure=len) for p in split_text(doc, 50, len)]
+    assert all(m.strip() for m in out), out
+    assert all(len(m) <= 50 for m in out)
+    assert " ".join(out).split() == ["start", "end", "of", "it"]
