@@ -78,6 +78,7 @@ class EmulatedChat:
     calls: list[ApiCall] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     pending_errors: list[ApiError] = field(default_factory=list)
+    scheduled_errors: dict[int, ApiError] = field(default_factory=dict)  # index in calls -> error
     blocked_until: float = float("-inf")
     violations: list[str] = field(default_factory=list)
     tokens: float = 0.0
@@ -201,14 +202,19 @@ class BotApiEmulator:
         """Updates not yet confirmed by a getUpdates with a higher offset."""
         return len(self._updates)
 
-    def inject_rate_limit(self, chat_id: int | str, retry_after: int) -> None:
-        """The next call into the chat answers 429 "Too Many Requests: retry after N"."""
-        self.fail_next(chat_id, 429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after})
+    def inject_rate_limit(self, chat_id: int | str, retry_after: int, *, at_call: int | None = None) -> None:
+        """The next call into the chat (or call number ``at_call``, from 0) answers 429 "retry after N"."""
+        self.fail_next(chat_id, 429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after},
+                       at_call=at_call)
 
     def fail_next(self, chat_id: int | str, code: int, description: str,
-                  parameters: dict[str, Any] | None = None) -> None:
-        """The next call into the chat answers with this error and has no effect."""
-        self.chat(chat_id).pending_errors.append(ApiError(code, description, parameters))
+                  parameters: dict[str, Any] | None = None, *, at_call: int | None = None) -> None:
+        """The next call into the chat (or call number ``at_call``) answers with this error, to no effect."""
+        error = ApiError(code, description, parameters)
+        if at_call is None:
+            self.chat(chat_id).pending_errors.append(error)
+        else:
+            self.chat(chat_id).scheduled_errors[at_call] = error
 
     # ------------------------------------------------------------------ HTTP
 
@@ -326,9 +332,11 @@ class BotApiEmulator:
         now = time.monotonic()
         if now < chat.blocked_until:
             chat.violations.append(f"{method} {chat.blocked_until - now:.3f}s before retry_after ended")
+        scheduled = chat.scheduled_errors.pop(len(chat.calls), None)
+        if scheduled is not None:
+            self._refuse(chat, method, params, scheduled, now)
         if chat.pending_errors:
-            error = chat.pending_errors.pop(0)
-            self._refuse(chat, method, params, error, now)
+            self._refuse(chat, method, params, chat.pending_errors.pop(0), now)
         if self.rate_limit is not None:
             budget = self.rate_limit
             if chat.refilled == 0.0:
