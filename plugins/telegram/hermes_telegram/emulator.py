@@ -115,6 +115,7 @@ class BotApiEmulator:
         self.max_text_units = max_text_units
         self.chats: dict[str, EmulatedChat] = {}
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self._method_errors: dict[str, list[ApiError]] = {}
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
         self._user_message_ids = itertools.count(1)
@@ -216,6 +217,10 @@ class BotApiEmulator:
         else:
             self.chat(chat_id).scheduled_errors[at_call] = error
 
+    def fail_method(self, method: str, code: int, description: str, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` (e.g. "getUpdates") answer with this error."""
+        self._method_errors.setdefault(method.lower(), []).extend([ApiError(code, description)] * times)
+
     # ------------------------------------------------------------------ HTTP
 
     async def _handle(self, request: web.Request) -> web.Response:
@@ -234,6 +239,8 @@ class BotApiEmulator:
         }.get(method.lower())
         if handler is None:
             return _error(ApiError(404, "Not Found"))
+        if self._method_errors.get(method.lower()):
+            return _error(self._method_errors[method.lower()].pop(0))
         try:
             result = await handler(params)
         except ApiError as exc:

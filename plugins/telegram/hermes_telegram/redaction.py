@@ -11,6 +11,7 @@ on those loggers rewrites every record that mentions a known token, and
 from __future__ import annotations
 
 import logging
+import re
 import threading
 
 MASK = "<telegram-token>"
@@ -25,19 +26,26 @@ _secrets: set[str] = set()
 _lock = threading.Lock()
 
 
+_pattern: re.Pattern[str] | None = None
+
+
 def scrub(text: str) -> str:
-    """``text`` with every known token (and its secret half) replaced by a mask."""
-    for secret in sorted(_secrets, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, MASK)
-    return text
+    """``text`` with every known token (and its secret half) replaced by a mask.
+
+    Case-insensitive: python-telegram-bot capitalizes error descriptions
+    (``str.capitalize`` lowercases the rest), so a token echoed in an error
+    arrives in lower case.
+    """
+    if _pattern is None:
+        return text
+    return _pattern.sub(MASK, text)
 
 
 class RedactTokens(logging.Filter):
     """Rewrites a record's message (and its traceback text) without any known token."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not _secrets:
+        if _pattern is None:
             return True
         try:
             message = record.getMessage()
@@ -58,11 +66,14 @@ _FILTER = RedactTokens()
 
 def protect(token: str) -> None:
     """Register ``token`` as a secret and make sure the filters are installed."""
+    global _pattern
     with _lock:
         _secrets.add(token)
         _, _, secret_half = token.partition(":")
         if len(secret_half) >= 8:
             _secrets.add(secret_half)
+        alternatives = "|".join(re.escape(s) for s in sorted(_secrets, key=len, reverse=True))
+        _pattern = re.compile(alternatives, re.IGNORECASE)
         for name in LOGGERS:
             logger = logging.getLogger(name)
             if _FILTER not in logger.filters:
