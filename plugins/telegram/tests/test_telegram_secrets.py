@@ -9,12 +9,12 @@ import pytest
 from hermes_gateway import DeliveryError, Stream, make_plugins
 from hermes_gateway.config import parse_config
 from hermes_gateway.gateway import Gateway
-from hermes_telegram import TelegramPlugin
+from hermes_telegram import TelegramPlugin, polling
 from hermes_telegram.redaction import MASK, scrub
 from telegram_test_support import SECRET_HALF, TOKEN, eventually, fast_plugin
 
 
-async def test_a_whole_conversation_logs_no_token(api, caplog):
+async def test_a_whole_conversation_logs_no_token(api, caplog, monkeypatch):
     caplog.set_level(logging.DEBUG)
     plugin = fast_plugin(api.base_url, reply_grace=0.5)
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
@@ -22,6 +22,7 @@ async def test_a_whole_conversation_logs_no_token(api, caplog):
                         "streaming": {"telegram": {"enabled": True, "edit_interval": 0.02, "min_tokens": 1}},
                         "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url,
                                                    "poll_timeout": 1}}}, env={})
+    monkeypatch.setattr(polling, "BACKOFF_FIRST", 0.05)
     api.fail_method("getUpdates", 500, "Internal Server Error")  # failures get logged too
     async with Gateway(cfg, plugins):
         await api.push_message(42, "echo: hello")
