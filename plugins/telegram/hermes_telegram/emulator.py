@@ -75,6 +75,8 @@ class EmulatedChat:
     kind: str = "private"
     messages: list[ScreenMessage] = field(default_factory=list)
     threads: dict[str, str | None] = field(default_factory=dict)   # message id -> message_thread_id
+    quotes: dict[str, int] = field(default_factory=dict)           # message id -> the message it replies to
+    said: list[tuple[int, str]] = field(default_factory=list)      # what people wrote: (message id, text)
     calls: list[ApiCall] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     pending_errors: list[ApiError] = field(default_factory=list)
@@ -181,8 +183,10 @@ class BotApiEmulator:
             if thread_id is not None:
                 chat["is_forum"] = True
         self.chat(chat_id).kind = chat_type
+        message_id = next(self._user_message_ids)
+        self.chat(chat_id).said.append((message_id, text))
         message: dict[str, Any] = {
-            "message_id": next(self._user_message_ids), "date": int(time.time()), "chat": chat, "text": text,
+            "message_id": message_id, "date": int(time.time()), "chat": chat, "text": text,
             "from": {"id": user_id, "is_bot": False, "first_name": first_name},
         }
         if thread_id is not None:
@@ -266,6 +270,9 @@ class BotApiEmulator:
         chat.messages.append(message)
         thread = params.get("message_thread_id")
         chat.threads[message.id] = str(thread) if thread not in (None, "") else None
+        reply = _json_field(params.get("reply_parameters"))
+        if reply:
+            chat.quotes[message.id] = int(reply["message_id"])
         self._log(chat, "sendMessage", params, "ok")
         return self._message_json(chat, message)
 
@@ -414,6 +421,16 @@ async def _params(request: web.Request) -> dict[str, Any]:
         else:
             params.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
     return params
+
+
+def _json_field(value: Any) -> Any:
+    """Form-encoded requests carry nested objects as JSON text; JSON requests carry them as objects."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise ApiError(400, "Bad Request: can't parse reply parameters JSON object") from None
+    return value
 
 
 def _int(value: Any, default: int) -> int:

@@ -101,12 +101,15 @@ class TelegramPlugin:
         register(self.platform)
 
     @hermes_gateway.hookimpl
-    def startup(self, gateway: Any) -> None:
+    async def startup(self, gateway: Any) -> None:
         """Read ``platforms.telegram`` when it is enabled; a bad section stops start-up with one line."""
         section = gateway.config.platforms.get(NAME)
         if section is None or not gateway.config.platform_enabled(NAME):
             return
-        self.configure(parse_settings(section, source=gateway.config.source))
+        settings = parse_settings(section, source=gateway.config.source)
+        if settings != self.settings:
+            await self.close()  # a bot built for other settings must not be reused
+        self.configure(settings)
 
     @hermes_gateway.hookimpl
     async def shutdown(self, gateway: Any) -> None:
@@ -170,9 +173,11 @@ class TelegramPlugin:
         bot = self.bot
         if message is None:
             try:
-                sent = await bot.send_message(stream.chat_id, text, message_thread_id=_thread(stream))
+                sent = await bot.send_message(stream.chat_id, text, message_thread_id=_thread(stream),
+                                              reply_parameters=_quote(stream))
             except Exception as exc:
                 raise translate(exc, "sendMessage") from None
+            stream.state["quoted"] = True
             return MessageRef(stream.chat_id, str(sent.message_id), stream.thread_id)
         try:
             await bot.edit_message_text(text, chat_id=message.chat_id, message_id=int(message.message_id))
@@ -181,6 +186,19 @@ class TelegramPlugin:
                 return message  # it already reads exactly this: success
             raise translate(exc, "editMessageText") from None
         return message
+
+
+def _quote(stream: Stream) -> Any:
+    """In a group, the reply's first message quotes the question, so everyone sees whom it answers."""
+    if stream.chat_kind not in ("group", "supergroup") or not stream.reply_to or stream.state.get("quoted"):
+        return None
+    try:
+        message_id = int(stream.reply_to)
+    except ValueError:
+        return None
+    from telegram import ReplyParameters
+
+    return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)
 
 
 def _thread(stream: Stream) -> int | None:

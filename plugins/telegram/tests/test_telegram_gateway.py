@@ -93,6 +93,16 @@ async def test_group_topics_and_chat_kinds_reach_the_core(api):
         await eventually(lambda: api.chat(-1001).screen_in_thread("12") == ["in the topic"],
                          lambda: api.chat(-1001).messages)
     assert seen == [("telegram", "-1001", "echo: in the topic", "12", "supergroup")]
+    [(question, _)] = api.chat(-1001).said
+    assert api.chat(-1001).quotes == {"1": question}, "in a group the reply quotes the question"
+
+
+async def test_a_private_reply_does_not_quote(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(8, "echo: just us")
+        await eventually(lambda: api.screen(8) == ["just us"], lambda: api.chat(8).messages)
+    assert api.chat(8).quotes == {}
 
 
 async def test_only_allowed_chats_are_answered(api):
@@ -163,3 +173,14 @@ async def test_a_disabled_platform_is_left_alone(api):
     async with Gateway(cfg, plugins) as gateway:
         assert gateway.started_platforms == []
     assert api.requests == []
+
+
+async def test_a_restarted_gateway_uses_the_new_settings(api):
+    plugin = fast_plugin(api.base_url, reply_grace=0.5)
+    async with BotApiEmulator(TOKEN) as moved:
+        for server in (api, moved):
+            gateway, _ = fast_gateway(server, plugin=plugin)
+            async with gateway:
+                await server.push_message(6, "echo: here")
+                await eventually(lambda: server.screen(6) == ["here"], lambda: server.chat(6).messages)
+    assert api.screen(6) == ["here"] and moved.screen(6) == ["here"]

@@ -118,3 +118,16 @@ async def test_streaming_off_sends_the_reply_once(api, plugin):
     assert report.delivered, report.error
     assert chat.screen == [PARAGRAPHS.strip()] and chat.messages[0].history == [PARAGRAPHS.strip()]
     assert [c.method for c in chat.calls if c.method != "sendChatAction"] == ["sendMessage"]
+
+
+async def test_in_a_group_only_the_first_message_of_a_long_reply_quotes_the_question(api, plugin):
+    session = delivery_for(plugin).session("telegram", "-100777", settings=SETTINGS, chat_kind="group",
+                                           reply_to="31")
+    session.start()
+    reply = "\n\n".join(f"Paragraph {i}. " + "words " * 150 for i in range(12))
+    session.feed(reply)
+    report = await session.finish()
+    chat = api.chat(-100777)
+    assert report.delivered, report.error
+    assert len(chat.screen) >= 2
+    assert chat.quotes == {chat.messages[0].id: 31}
