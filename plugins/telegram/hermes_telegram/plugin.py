@@ -117,8 +117,6 @@ class TelegramPlugin:
 
     async def start_receiving(self, gateway: Any) -> None:
         """Check the token (``getMe``) and start long polling."""
-        from telegram import error as tg
-
         source = getattr(getattr(gateway, "config", None), "source", "(config)")
         if self.settings is None:
             raise ConfigError(source, "platforms.telegram.token", "a bot token (the platform is enabled without one)")
@@ -126,6 +124,8 @@ class TelegramPlugin:
             bot = self.bot
         except DeliveryError as exc:
             raise ConfigError(source, "platforms.telegram", str(exc)) from None
+        from telegram import error as tg  # importable now: building the bot needed it
+
         try:
             await bot.initialize()
         except tg.InvalidToken:

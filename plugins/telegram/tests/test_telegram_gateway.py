@@ -49,8 +49,10 @@ async def test_the_installed_plugin_answers_a_message_with_a_streamed_reply(api)
     assert history[-1] == reply
     assert len(history) >= 2 and all(p.endswith(CURSOR.strip()) and reply.startswith(p[:-2]) for p in history[:-1])
     assert not chat.violations
-    sends = [c.at for c in chat.calls]
-    assert all(b - a >= 1.0 - 0.01 for a, b in zip(sends, sends[1:])), "private chat: at most one call a second"
+    arrivals = [c.at for c in chat.calls]
+    # The core spaces its calls a second apart when it sends them; arrival times carry network jitter
+    # (the first call also opens the connection), hence the margin. Unpaced calls would be ms apart.
+    assert all(b - a >= 0.75 for a, b in zip(arrivals, arrivals[1:])), "private chat: about one call a second"
 
 
 async def test_a_slow_reply_does_not_hold_up_another_chat_and_stop_finalises_it(api):
