@@ -94,6 +94,7 @@ class ApiServerConfig:
     tool_progress_events: bool = False
     model_name: str = "hermes-gateway"
     keepalive_interval: float = 15.0  # seconds of silence before an SSE ": ping" comment; 0 = never
+    cors_origins: tuple[str, ...] = ()  # browser origins allowed to call /v1 directly ("*" = any); none = no CORS
 
 
 @dataclass(frozen=True)
@@ -382,7 +383,7 @@ class _Parser:
 
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
-                   "tool_progress_events", "model_name", "keepalive_interval")
+                   "tool_progress_events", "model_name", "keepalive_interval", "cors_origins")
         sec = self.section(value, "api_server", allowed)
         d = ApiServerConfig()
         return ApiServerConfig(
@@ -396,6 +397,7 @@ class _Parser:
             model_name=self.get(sec, "api_server", "model_name", "str", d.model_name),
             keepalive_interval=self.get(sec, "api_server", "keepalive_interval", "number", d.keepalive_interval,
                                         minimum=0),
+            cors_origins=self.get(sec, "api_server", "cors_origins", "strlist", d.cors_origins),
         )
 
 

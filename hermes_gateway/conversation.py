@@ -48,6 +48,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     """Run one agent turn for ``text`` and deliver it into the chat."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
+    owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
     agent = agent or AIAgent.from_config(config)
     turn: list[TurnEnd] = []
 
@@ -61,7 +62,11 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
             yield event
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
-    report = await deliver_events(events(), session)
+    try:
+        report = await deliver_events(events(), session)
+    finally:
+        if owned:
+            await agent.aclose()
     end = turn[0] if turn else None
     if end is not None and end.error and not report.text:
         report.error = report.error or end.error

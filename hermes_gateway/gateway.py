@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 CANCEL_ON_DISCONNECT = "_hermes_cancel_on_disconnect"
 
+
+class StartError(Exception):
+    """Something enabled in the config could not start; one line, shown by ``hermes-gateway run``."""
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -111,7 +115,11 @@ class Gateway:
                 continue
             start = registered.platform.start
             if start is not None:
-                await _maybe_await(start(self))
+                try:
+                    await _maybe_await(start(self))
+                except Exception as exc:
+                    raise StartError(f"platform {name} (plugin {registered.plugin_name}) failed to start: "
+                                     f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)
             log.info("platform %s started", name)
 

@@ -147,3 +147,24 @@ async def test_webhook_finishes_after_its_sender_hangs_up_but_marked_handlers_ar
                 break
             await asyncio.sleep(0.01)
     assert sorted(outcomes) == ["stream cancelled", "webhook finished"]
+
+
+async def test_a_platform_that_cannot_start_stops_what_started_and_says_which():
+    from hermes_gateway.gateway import StartError
+
+    stopped = []
+
+    class Broken:
+        @hookimpl
+        def register_platforms(self, register):
+            register(Platform(name="first", start=lambda gw: None, stop=lambda: stopped.append("first")))
+
+            async def fail(gateway):
+                raise RuntimeError("bad token")
+            register(Platform(name="second", start=fail))
+
+    cfg = parse_config({"api_server": {"port": 0}, "platforms": {"first": True, "second": True}}, env={})
+    gw = Gateway(cfg, make_plugins(load_entry_points=False, extra=[Broken()]))
+    with pytest.raises(StartError, match="platform second .* failed to start: RuntimeError: bad token"):
+        await gw.start()
+    assert stopped == ["first"] and gw.url is None

@@ -17,19 +17,28 @@ from .errors import ApiError
 WWW_AUTHENTICATE = {"WWW-Authenticate": 'Bearer realm="hermes-gateway"'}
 
 
-def key_matches(presented: str, keys: tuple[bytes, ...]) -> bool:
-    """True when ``presented`` equals one of ``keys``; constant time in the presented value."""
+def matching_key(presented: str, keys: tuple[bytes, ...]) -> int | None:
+    """The index of the key equal to ``presented``, or None; every key is compared, in constant time each."""
     candidate = presented.encode("utf-8", "surrogatepass")
-    matched = False
-    for key in keys:
-        matched |= hmac.compare_digest(candidate, key)
-    return matched
+    found = None
+    for index, key in enumerate(keys):
+        if hmac.compare_digest(candidate, key):
+            found = index
+    return found
 
 
-def check_authorization(header: str | None, keys: tuple[bytes, ...]) -> None:
-    """Raise a 401 in OpenAI's shape unless ``header`` is ``Bearer <one of keys>``."""
+def key_matches(presented: str, keys: tuple[bytes, ...]) -> bool:
+    return matching_key(presented, keys) is not None
+
+
+def check_authorization(header: str | None, keys: tuple[bytes, ...]) -> int | None:
+    """Raise a 401 in OpenAI's shape unless ``header`` is ``Bearer <one of keys>``.
+
+    Returns which key it was (its index), so stored responses can belong to
+    the key that created them; None when no keys are configured.
+    """
     if not keys:
-        return
+        return None
     if not header:
         raise ApiError(401, "Missing API key. Send it as 'Authorization: Bearer <key>'.",
                        param=None, code="invalid_api_key", headers=WWW_AUTHENTICATE)
@@ -37,8 +46,10 @@ def check_authorization(header: str | None, keys: tuple[bytes, ...]) -> None:
     if scheme.lower() != "bearer" or not value.strip():
         raise ApiError(401, "Malformed Authorization header. Send 'Authorization: Bearer <key>'.",
                        code="invalid_api_key", headers=WWW_AUTHENTICATE)
-    if not key_matches(value.strip(), keys):
+    index = matching_key(value.strip(), keys)
+    if index is None:
         raise ApiError(401, "Incorrect API key provided.", code="invalid_api_key", headers=WWW_AUTHENTICATE)
+    return index
 
 
 def is_loopback(host: str) -> bool:

@@ -25,6 +25,7 @@ from ..events import TurnEnd, UsageReport
 from ..gateway import cancel_on_disconnect
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
+from .cors import Cors
 from .errors import SERVER_ERROR, ApiError
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
@@ -37,6 +38,8 @@ from .validation import TurnInput, parse_chat_request, parse_responses_request, 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Which configured key authenticated this request (RequestKey exists in aiohttp >= 3.12 only).
+KEY_INDEX: Any = web.RequestKey("hermes_api_key_index", object) if hasattr(web, "RequestKey") else "hermes_api_key"
 
 
 class Agent(Protocol):
@@ -85,6 +88,7 @@ class ApiServer:
         self.models = (self.cfg.model_name,)
         self.default_stream = config.streaming_for("api_server").enabled
         self.ping_interval = self.cfg.keepalive_interval
+        self.cors = Cors(self.cfg.cors_origins)
         self.metrics = Metrics()
         self.store = store or ResponseStore()
         self.active: set[ActiveTurn] = set()
@@ -104,14 +108,24 @@ class ApiServer:
         r.add_route("*", "/v1/{tail:.*}", self._endpoint("unknown", self.unknown))
         r.add_get("/health", self._endpoint("health", self.health, auth=False))
         r.add_get("/metrics", self._endpoint("metrics", self.prometheus, auth=False))
+        if self.cors.enabled:
+            app.on_response_prepare.append(self._add_cors_headers)
+
+    async def _add_cors_headers(self, request: web.Request, response: web.StreamResponse) -> None:
+        if request.path.startswith("/v1/"):
+            self.cors.decorate(request, response)
 
     def _endpoint(self, route: str, handler: Handler, *, auth: bool = True) -> Handler:
         @cancel_on_disconnect  # a client that goes away cancels its turn and the upstream request
         async def endpoint(request: web.Request) -> web.StreamResponse:
             status = 500
             try:
+                if request.method == "OPTIONS" and self.cors.enabled:
+                    response = self.cors.preflight(request)  # browsers send no key on a preflight
+                    status = response.status
+                    return response
                 if auth:
-                    check_authorization(request.headers.get("Authorization"), self.keys)
+                    request[KEY_INDEX] = check_authorization(request.headers.get("Authorization"), self.keys)
                 response = await handler(request)
                 status = response.status
                 return response
@@ -162,14 +176,14 @@ class ApiServer:
         raise ApiError(404, f"Unknown endpoint {request.method} {request.path}.", code="unknown_url")
 
     async def get_response(self, request: web.Request) -> web.Response:
-        item = self.store.get(request.match_info["response_id"])
+        item = self.store.get(request.match_info["response_id"], request.get(KEY_INDEX))
         if item is None:
             raise self._no_response(request.match_info["response_id"])
         return web.json_response(item.response)
 
     async def delete_response(self, request: web.Request) -> web.Response:
         response_id = request.match_info["response_id"]
-        if not self.store.delete(response_id):
+        if not self.store.delete(response_id, request.get(KEY_INDEX)):
             raise self._no_response(response_id)
         return web.json_response({"id": response_id, "object": "response", "deleted": True})
 
@@ -211,8 +225,9 @@ class ApiServer:
     async def responses(self, request: web.Request) -> web.StreamResponse:
         started = asyncio.get_running_loop().time()
         body = await read_json_body(request, self.cfg.max_body_bytes)
+        owner = request.get(KEY_INDEX)
         turn = parse_responses_request(body, models=self.models, default_stream=self.default_stream,
-                                       conversation_of=self._conversation_of)
+                                       conversation_of=lambda response_id: self._conversation_of(response_id, owner))
         self._refuse_while_closing()
         agent = self.agent_factory()
         shape = ResponseShape(f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}", turn.model,
@@ -222,7 +237,7 @@ class ApiServer:
             end, usage = await self._run_to_end(agent, turn)
             item = shape.message("completed", end.reply)
             final = shape.response("completed", [item], usage=usage)
-            self._remember(turn, shape, final, end.reply)
+            self._remember(turn, shape, final, end.reply, owner)
             return web.json_response(final)
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
@@ -231,7 +246,7 @@ class ApiServer:
                 tool_progress=self.cfg.tool_progress_events, on_text=self._text_counter(started),
                 shutting_down=lambda: self.closing)
             if outcome.ok:
-                self._remember(turn, shape, final, outcome.text)
+                self._remember(turn, shape, final, outcome.text, owner)
             else:
                 self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
@@ -243,16 +258,17 @@ class ApiServer:
             raise ApiError(503, "The gateway is shutting down; retry shortly.", type=SERVER_ERROR,
                            code="server_shutdown", headers={"Retry-After": "5"})
 
-    def _conversation_of(self, response_id: str) -> list[dict[str, Any]] | None:
-        item = self.store.get(response_id)
+    def _conversation_of(self, response_id: str, owner: int | None) -> list[dict[str, Any]] | None:
+        item = self.store.get(response_id, owner)
         return None if item is None else list(item.conversation)
 
-    def _remember(self, turn: TurnInput, shape: ResponseShape, final: dict[str, Any], reply: str) -> None:
+    def _remember(self, turn: TurnInput, shape: ResponseShape, final: dict[str, Any], reply: str,
+                  owner: int | None) -> None:
         if not turn.store:
             return
         conversation = (*turn.conversation, {"role": "user", "content": turn.message},
                         {"role": "assistant", "content": reply})
-        self.store.put(shape.response_id, StoredResponse(final, conversation))
+        self.store.put(shape.response_id, StoredResponse(final, conversation, owner))
 
     def _text_counter(self, started: float) -> Callable[[int], None]:
         """Counts text events for /metrics and records time to first token on the first one."""

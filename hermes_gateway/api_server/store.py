@@ -3,7 +3,9 @@
 Kept in memory and bounded (oldest evicted first): the gateway is a relay,
 not a database, and a restart forgetting old response ids is what OpenAI's
 own ``store: false`` clients already cope with. A client that continues from
-an evicted id gets a clear 404, never a silently empty history.
+an evicted id gets a clear 404, never a silently empty history. With
+several API keys, a response belongs to the key that created it: to any
+other key it does not exist.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 class StoredResponse:
     response: dict[str, Any]          # the Response object as sent (for GET /v1/responses/{id})
     conversation: tuple[dict, ...]    # every message up to and including this reply (no instructions)
+    owner: int | None = None          # which API key created it: other keys cannot see or continue it
 
 
 class ResponseStore:
@@ -30,14 +33,19 @@ class ResponseStore:
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)
 
-    def get(self, response_id: str) -> StoredResponse | None:
+    def get(self, response_id: str, owner: int | None = None) -> StoredResponse | None:
+        """The stored response, if it exists and belongs to ``owner`` (another key's looks absent)."""
         item = self._items.get(response_id)
-        if item is not None:
-            self._items.move_to_end(response_id)
+        if item is None or item.owner != owner:
+            return None
+        self._items.move_to_end(response_id)
         return item
 
-    def delete(self, response_id: str) -> bool:
-        return self._items.pop(response_id, None) is not None
+    def delete(self, response_id: str, owner: int | None = None) -> bool:
+        if self.get(response_id, owner) is None:
+            return False
+        del self._items[response_id]
+        return True
 
     def __len__(self) -> int:
         return len(self._items)

@@ -1,10 +1,10 @@
 """``hermes-gateway chat``: talk to the agent in this terminal (the default command).
 
-Three ways in, one decision each:
+Two modes, chosen by how it is called:
 
 - a terminal on stdin and no ``-m``: the interactive chat (``interactive.py``);
 - ``-m MESSAGE``, or a message piped into stdin: one turn, the reply on
-  stdout as plain text (``oneshot.py``).
+  stdout as plain text (``oneshot.py``), for scripts and pipes.
 
 Whether replies stream follows DESIGN.md's precedence: ``--stream`` /
 ``--no-stream`` here (the terminal's equivalent of an API client's own

@@ -124,8 +124,7 @@ class ChatSession:
 
     def banner(self) -> None:
         """One line: who answers, and where to find help (a new user's first sight of the gateway)."""
-        self.sink.styled(STYLE_LABEL, "hermes")
-        self.sink.styled(STYLE_NOTE, f" · {describe_model(self.config)} · /help\n")
+        self.sink.fragments([(STYLE_LABEL, "hermes"), (STYLE_NOTE, f" · {describe_model(self.config)} · /help\n")])
 
     async def command(self, text: str) -> bool:
         name, _, rest = text.partition(" ")

@@ -13,6 +13,7 @@ import logging
 import sys
 from typing import Sequence
 
+from .. import __version__
 from ..errors import ConfigError
 
 #: name -> (module, one-line help). The default command (no arguments) is ``chat``.
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A chat-bot gateway whose LLM replies stream into chats, a terminal and an OpenAI-compatible API.",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
+    parser.add_argument("--version", action="version", version=f"hermes-gateway {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -48,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "-v", "--verbose", "-vv")):
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "-v", "--verbose", "-vv",
+                                                                "--version")):
         argv = [DEFAULT_COMMAND, *argv]
     elif argv[0] in ("-v", "--verbose", "-vv") and (len(argv) == 1 or argv[1] not in COMMANDS):
         argv = [argv[0], DEFAULT_COMMAND, *argv[1:]]

@@ -4,7 +4,9 @@ stdout carries the reply and nothing else (plus one final newline), written
 as it is generated, so ``hermes-gateway chat -m hi | tee out.txt`` shows
 words as they come and ``$(hermes-gateway chat -m hi)`` is the reply.
 Tool progress goes to stderr when a person is watching it; an upstream error
-is one line on stderr and a non-zero exit.
+is one line on stderr and a non-zero exit. If the stream breaks part-way and
+the agent replaces the reply, the partial text cannot be taken back from a
+pipe: the replacement starts on a new line and stderr says so.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ async def run_oneshot(config: Config, message: str, *, streaming: bool,
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     out = PlainSink(stdout, sanitize=_isatty(stdout))
-    notes = PlainSink(stderr, sanitize=True) if _isatty(stderr) else None
-    renderer = ReplyRenderer(out, notes, RenderOptions(streaming=streaming, boxed=False, spinner=False),
-                             same_sink=False)
+    # stderr hears about a broken stream or an interruption always; about tools only when a person watches.
+    notes = PlainSink(stderr, sanitize=True)
+    renderer = ReplyRenderer(out, notes, RenderOptions(streaming=streaming, boxed=False, spinner=False,
+                                                       tool_lines=_isatty(stderr)), same_sink=False)
     agent = None
     try:
         agent = make_agent(config)

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import AsyncIterator
 
+from prompt_toolkit.utils import get_cwidth
+
 from ..delivery.think_filter import ThinkScrubber
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
 from .sinks import Sink
@@ -44,6 +46,7 @@ class RenderOptions:
     streaming: bool = True
     boxed: bool = True
     spinner: bool = True
+    tool_lines: bool = True
     label: str = "hermes"
     batch_interval: float = 0.05
 
@@ -174,9 +177,8 @@ class ReplyRenderer:
         if self.options.boxed:
             label = f" {self.options.label} "
             width = self.out.columns
-            self.out.styled(STYLE_BORDER, "╭─")
-            self.out.styled(STYLE_LABEL, label)
-            self.out.styled(STYLE_BORDER, "─" * max(0, width - 3 - len(label)) + "╮\n")
+            self.out.fragments([(STYLE_BORDER, "╭─"), (STYLE_LABEL, label),
+                                (STYLE_BORDER, "─" * max(0, width - 3 - get_cwidth(label)) + "╮\n")])
 
     def _close_box(self) -> None:
         self._stop_spinner()
@@ -191,16 +193,14 @@ class ReplyRenderer:
     # -- notes (tool lines, resets, interruption) ------------------------------------------------
 
     def _tool_line(self, line: str, style: str, *, truncate: bool = False) -> None:
-        if self.notes is None:
+        if self.notes is None or not self.options.tool_lines:
             return
         self._flush_now()
         self._stop_spinner()
         if self._same_sink and not self.out.at_line_start:
             self.out.text("\n")
         if truncate:
-            limit = max(10, self.notes.columns - 1)
-            if len(line) > limit:
-                line = line[:limit - 1] + "…"
+            line = _fit_cells(line, max(10, self.notes.columns - 1))
         self.notes.styled(style, line + "\n")
         self._line_started_elsewhere()
 
@@ -218,7 +218,7 @@ class ReplyRenderer:
             self.out.text("\n")
         elif not self.notes.at_line_start:
             self.notes.text("\n")
-        self.notes.styled(style, line + "\n")
+        self.notes.styled(style, _fit_cells(line, max(10, self.notes.columns - 1)) + "\n")
         self._line_started_elsewhere()
 
     def _reset(self, reason: str) -> None:
@@ -230,8 +230,9 @@ class ReplyRenderer:
         self._flush_now()
         if self._shown and self.options.streaming:
             self._stop_spinner()
-            why = f" ({reason})" if reason else ""
-            self._note(f"↻ the stream was interrupted{why}; the reply starts over below")
+            if not self._same_sink and not self.out.at_line_start:
+                self.out.text("\n")  # a pipe cannot unprint: at least start the replacement on its own line
+            self._note(f"↻ {reason or 'the stream broke part-way'} — the full reply follows")
         self._filter = ThinkScrubber()
         self._shown = ""
         self._text_started = False
@@ -304,6 +305,19 @@ class ReplyRenderer:
         if self._spinner_visible and self.notes is not None:
             self.notes.erase_line()
             self._spinner_visible = False
+
+
+def _fit_cells(line: str, cells: int) -> str:
+    """``line`` cut with an ellipsis so it takes at most ``cells`` columns (emoji count two)."""
+    if get_cwidth(line) <= cells:
+        return line
+    used, out = 1, []
+    for char in line:
+        used += get_cwidth(char)
+        if used > cells:
+            break
+        out.append(char)
+    return "".join(out) + "…"
 
 
 @contextlib.asynccontextmanager

@@ -13,7 +13,7 @@ import signal
 import sys
 
 from ..config import load_config
-from ..gateway import Gateway
+from ..gateway import Gateway, StartError
 from ..plugins import make_plugins
 
 
@@ -28,6 +28,9 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(serve(config))
     except OSError as exc:  # the port is taken, the host cannot be bound, ...
         print(f"hermes-gateway: cannot start: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except StartError as exc:
+        print(f"hermes-gateway: cannot start: {exc}", file=sys.stderr)
         return 1
 
 

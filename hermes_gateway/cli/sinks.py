@@ -42,6 +42,9 @@ class Sink(Protocol):
     def styled(self, style: str, text: str) -> None:
         """Decoration (borders, notes) in a prompt_toolkit style such as ``"fg:ansicyan"``."""
 
+    def fragments(self, parts: list[tuple[str, str]]) -> None:
+        """Several ``(style, text)`` pieces in one write (a border with its label)."""
+
     def erase_line(self) -> None:
         """Go back to column 0 and clear the line (used to remove the spinner)."""
 
@@ -86,11 +89,14 @@ class TerminalSink(_LineTracker):
         self._track(text)
 
     def styled(self, style: str, text: str) -> None:
-        text = terminal_safe(text)
-        if not text:
+        self.fragments([(style, text)])
+
+    def fragments(self, parts: list[tuple[str, str]]) -> None:
+        parts = [(style, terminal_safe(text)) for style, text in parts if text]
+        if not parts:
             return
-        print_formatted_text(FormattedText([(style, text)]), output=self.output, end="")
-        self._track(text)
+        print_formatted_text(FormattedText(parts), output=self.output, end="")
+        self._track("".join(text for _, text in parts))
 
     def erase_line(self) -> None:
         self.output.write_raw("\r")
@@ -124,6 +130,9 @@ class PlainSink(_LineTracker):
 
     def styled(self, style: str, text: str) -> None:
         self.text(text)
+
+    def fragments(self, parts: list[tuple[str, str]]) -> None:
+        self.text("".join(text for _, text in parts))
 
     def erase_line(self) -> None:
         """A plain stream cannot erase; nothing was drawn that needs it (no spinner here)."""

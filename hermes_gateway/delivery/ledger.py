@@ -11,7 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..platform import MessageRef
-from .split import Piece
+from .measure import Measure
+from .split import Piece, fence_after, render, split_into_at_least, split_text
+
+#: Shown in a message that must still exist but whose reply turned out empty.
+EMPTY_REPLY = "(no reply)"
 
 
 @dataclass
@@ -43,3 +47,38 @@ class Ledger:
     def refs(self) -> list[MessageRef]:
         return [e.ref for e in self.entries if e.ref is not None]
 
+    def plan_final(self, doc: str, shown_doc: str, limit: int, measure: Measure, *, reset: bool = False,
+                   interrupted: bool = False) -> list[tuple[LedgerEntry, str]]:
+        """Which message must end up showing which text, for the final reply ``doc``.
+
+        Messages already on screen are reused, in order, even when previews
+        stopped after failures (the final edit is tried; only a message that
+        cannot be edited is sent anew). Frozen messages keep their text when
+        the final reply still starts with what they show; otherwise the reply
+        is split again, into at least as many pieces as there are messages,
+        so none is left showing stale text. An interrupted reply only
+        finishes the messages that exist. The ledger becomes the plan.
+        """
+        entries = [e for e in self.entries if e.ref is not None or e.frozen]
+        frozen = [e for e in entries if e.frozen]
+        pieces: list[Piece]
+        if not reset and frozen and doc.startswith(shown_doc[: frozen[-1].piece.end]):
+            last = frozen[-1].piece
+            opener = fence_after(doc[last.start:last.end], last.opener)
+            tail = split_text(doc, limit, measure, start=last.end, opener=opener) if last.end < len(doc) else []
+            pieces = [e.piece for e in frozen] + tail
+        else:
+            pieces = split_text(doc, limit, measure) if doc else []
+        if len(pieces) < len(entries):
+            pieces = split_into_at_least(doc, len(entries), limit, measure) if doc else []
+        plan: list[tuple[LedgerEntry, str]] = []
+        for i, piece in enumerate(pieces):
+            entry = entries[i] if i < len(entries) else LedgerEntry(piece)
+            entry.piece, entry.frozen = piece, True
+            plan.append((entry, render(doc, piece)))
+        for entry in entries[len(pieces):]:  # more messages than text: none may keep a cursor
+            plan.append((entry, EMPTY_REPLY))
+        if interrupted:
+            plan = [(e, t) for e, t in plan if e.ref is not None]
+        self.entries = [entry for entry, _ in plan]
+        return plan

@@ -33,15 +33,11 @@ from .budget import ChatBudget
 from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
-from .split import Piece, fence_after, render, split_into_at_least, split_text
+from .split import Piece, fence_after, render, split_text
 from ..thinking import postprocess_reply
 from .think_filter import ThinkScrubber
 
 log = logging.getLogger(__name__)
-
-#: Shown in a message that must still exist but whose reply turned out empty.
-EMPTY_REPLY = "(no reply)"
-
 
 @dataclass(frozen=True)
 class DeliveryPolicy:
@@ -336,39 +332,11 @@ class StreamSession:
             return self._final.strip()
         return postprocess_reply("".join(self._raw)).strip()
 
-    def _final_plan(self, doc: str) -> list[tuple[LedgerEntry, str]]:
-        # messages already on screen are reused even when previews stopped after failures:
-        # the final edit is tried, and only a message that cannot be edited is sent anew
-        entries = [e for e in self._ledger.entries if e.ref is not None or e.frozen]
-        shown_doc = self.text
-        frozen = [e for e in entries if e.frozen]
-        pieces: list[Piece]
-        consistent = not self._reset and frozen and doc.startswith(shown_doc[: frozen[-1].piece.end])
-        if consistent:
-            end = frozen[-1].piece.end
-            tail = split_text(doc, self._limit, self._measure, start=end,
-                              opener=fence_after(doc[:end], None)) if end < len(doc) else []
-            pieces = [e.piece for e in frozen] + tail
-        else:
-            pieces = split_text(doc, self._limit, self._measure) if doc else []
-        if len(pieces) < len(entries):
-            pieces = split_into_at_least(doc, len(entries), self._limit, self._measure) if doc else []
-        plan: list[tuple[LedgerEntry, str]] = []
-        for i, piece in enumerate(pieces):
-            entry = entries[i] if i < len(entries) else LedgerEntry(piece)
-            entry.piece, entry.frozen = piece, True
-            plan.append((entry, render(doc, piece)))
-        for entry in entries[len(pieces):]:  # more messages than text: they must not keep a cursor
-            plan.append((entry, EMPTY_REPLY))
-        if self._interrupted:
-            plan = [(e, t) for e, t in plan if e.ref is not None]
-        return plan
-
     async def _deliver_final(self, deadline: float) -> None:
         doc = self._final_document()
         self._report.text = doc
-        plan = self._final_plan(doc)
-        self._ledger.entries = [entry for entry, _ in plan]
+        plan = self._ledger.plan_final(doc, self.text, self._limit, self._measure,
+                                       reset=self._reset, interrupted=self._interrupted)
         for index, (entry, text) in enumerate(plan):
             if entry.needs(text):
                 await self._final_call(entry, text, deadline, plan[index + 1:])

@@ -13,7 +13,6 @@ real upstream whose answers are known in advance:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -173,13 +172,6 @@ def _responses_content(content: Any) -> str:
 
 def tool_call_json(call: DemoToolCall) -> dict[str, Any]:
     return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-
-
-def parse_json_or_none(body: bytes) -> Any:
-    try:
-        return json.loads(body or b"{}")
-    except ValueError:
-        return None
 
 
 __all__ = ["DemoReply", "DemoToolCall", "MODEL_NAME", "plan_reply", "split_tokens", "argument_pieces",

@@ -37,8 +37,8 @@ def gateway_config(extra: dict | None = None, *, api: dict | None = None, model:
 
 
 @contextlib.asynccontextmanager
-async def running_gateway(config: Any) -> AsyncIterator[Gateway]:
-    gateway = Gateway(config, make_plugins(load_entry_points=False), shutdown_grace=2.0)
+async def running_gateway(config: Any, extra: list | None = None) -> AsyncIterator[Gateway]:
+    gateway = Gateway(config, make_plugins(load_entry_points=False, extra=extra or []), shutdown_grace=2.0)
     async with gateway:
         yield gateway
 

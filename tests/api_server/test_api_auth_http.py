@@ -47,3 +47,50 @@ async def test_sdk_with_wrong_key_raises_authentication_error_and_right_key_work
         await bad.models.list()
     good = openai.AsyncOpenAI(base_url=f"{locked.url}/v1", api_key="sk-other", max_retries=0)
     assert [m.id async for m in good.models.list()] == [MODEL]
+
+
+async def test_stored_responses_are_private_to_the_key_that_made_them(locked):
+    mine = openai.AsyncOpenAI(base_url=f"{locked.url}/v1", api_key=KEY, max_retries=0)
+    theirs = openai.AsyncOpenAI(base_url=f"{locked.url}/v1", api_key="sk-other", max_retries=0)
+    first = await mine.responses.create(model=MODEL, input="echo: my secret plan")
+    with pytest.raises(openai.NotFoundError):
+        await theirs.responses.retrieve(first.id)
+    with pytest.raises(openai.NotFoundError):
+        await theirs.responses.create(model=MODEL, input="echo: go on", previous_response_id=first.id)
+    with pytest.raises(openai.NotFoundError):
+        await theirs.responses.delete(first.id)
+    follow = await mine.responses.create(model=MODEL, input="echo: go on", previous_response_id=first.id)
+    assert follow.output_text == "go on"
+    assert (await mine.responses.retrieve(first.id)).output_text == "my secret plan"
+
+
+async def test_cors_is_off_by_default(gateway):
+    async with aiohttp.ClientSession() as s:
+        async with s.options(f"{gateway.url}/v1/chat/completions",
+                             headers={"Origin": "https://chat.example", "Access-Control-Request-Method": "POST"}) as r:
+            assert r.status == 405 and "Access-Control-Allow-Origin" not in r.headers
+        async with s.get(f"{gateway.url}/v1/models", headers={"Origin": "https://chat.example"}) as r:
+            assert "Access-Control-Allow-Origin" not in r.headers
+
+
+async def test_cors_for_listed_origins_preflight_without_key_and_streams_carry_the_header():
+    cfg = gateway_config(api={"api_keys": [KEY], "cors_origins": ["https://chat.example"]})
+    async with running_gateway(cfg) as gw:
+        async with aiohttp.ClientSession() as s:
+            async with s.options(f"{gw.url}/v1/chat/completions", headers={
+                    "Origin": "https://chat.example", "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "authorization, content-type"}) as r:
+                assert r.status == 204
+                assert r.headers["Access-Control-Allow-Origin"] == "https://chat.example"
+                assert "authorization" in r.headers["Access-Control-Allow-Headers"]
+            async with s.options(f"{gw.url}/v1/chat/completions", headers={"Origin": "https://evil.example"}) as r:
+                assert r.status == 403 and "Access-Control-Allow-Origin" not in r.headers
+            body = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "echo: hi"}]}
+            headers = {"Origin": "https://chat.example", "Authorization": f"Bearer {KEY}"}
+            async with s.post(f"{gw.url}/v1/chat/completions", json=body, headers=headers) as r:
+                assert r.headers["Access-Control-Allow-Origin"] == "https://chat.example"
+                assert r.headers["Content-Type"].startswith("text/event-stream")
+                assert (await r.read()).endswith(b"data: [DONE]\n\n")
+            async with s.post(f"{gw.url}/v1/chat/completions", json=body, headers={"Origin": "https://chat.example"}) as r:
+                assert r.status == 401  # CORS never replaces the key
+                assert r.headers["Access-Control-Allow-Origin"] == "https://chat.example"

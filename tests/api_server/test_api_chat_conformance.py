@@ -187,3 +187,10 @@ async def test_each_delta_is_on_the_wire_before_the_next_one_exists(upstream):
         text = "".join(ChatCompletionChunk.model_validate(e.json()).choices[0].delta.content or ""
                        for e in events[:-1] if e.json()["choices"])
         assert text == "Hello world"
+
+
+async def test_unicode_survives_byte_for_byte(client):
+    text = "héllo 👋 世界 «quotes» \"escaped\" \\ back\\slash"
+    async with client.chat.completions.stream(model=MODEL, messages=echo(text)) as stream:
+        final = await stream.get_final_completion()
+    assert final.choices[0].message.content == text

@@ -16,3 +16,10 @@ def test_bad_keepalive_interval_is_one_line(value):
     with pytest.raises(ConfigError) as info:
         parse_config({"api_server": {"keepalive_interval": value}}, source="c.yaml", env={})
     assert str(info.value).startswith("c.yaml: api_server.keepalive_interval: ")
+
+
+def test_cors_origins_is_a_list_of_strings():
+    assert parse_config({"api_server": {"cors_origins": ["https://a", "*"]}}, env={}).api_server.cors_origins == \
+        ("https://a", "*")
+    with pytest.raises(ConfigError, match="api_server.cors_origins"):
+        parse_config({"api_server": {"cors_origins": [1]}}, env={})

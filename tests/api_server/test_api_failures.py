@@ -126,11 +126,11 @@ async def test_reset_whose_retry_differs_ends_the_stream_with_an_honest_error(up
 async def test_keepalive_pings_while_the_first_token_is_slow(upstream):
     async def slow(body, s):
         await s.role()
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(0.25)
         await s.text("late")
         await s.finish()
     upstream.stream_script = slow
-    cfg = gateway_config(model=upstream.model_config(), api={"keepalive_interval": 0.05})
+    cfg = gateway_config(model=upstream.model_config(), api={"keepalive_interval": 0.03})
     async with running_gateway(cfg) as gw:
         for path, body in (("/v1/chat/completions", CHAT), ("/v1/responses", RESP)):
             _, _, raw = await post_raw(f"{gw.url}{path}", body)
@@ -169,3 +169,31 @@ async def test_tool_progress_events_only_when_opted_in(path, body):
         if path == "/v1/responses":
             assert [o["sequence_number"] for o in others] == list(range(len(others)))
         assert "42" in raw.decode()
+
+
+
+async def test_keepalive_pings_while_a_slow_tool_runs():
+    """The model calls a tool that takes a while: the client hears pings, then the tool's answer."""
+    from hermes_gateway import hookimpl
+    from hermes_gateway.tools import Tool
+
+    class SlowTool:
+        @hookimpl
+        def register_tools(self, register):
+            async def ponder(topic: str = "") -> str:
+                await asyncio.sleep(0.4)
+                return f"pondered {topic}"
+            register(Tool(name="ponder", description="think slowly", function=ponder,
+                          parameters={"type": "object", "properties": {"topic": {"type": "string"}}}))
+
+    cfg = gateway_config(api={"keepalive_interval": 0.05, "tool_progress_events": True})
+    async with running_gateway(cfg, extra=[SlowTool()]) as gw:
+        body = {"model": MODEL, "stream": True,
+                "messages": [{"role": "user", "content": 'tool: ponder {"topic": "tea"}'}]}
+        _, _, raw = await post_raw(f"{gw.url}/v1/chat/completions", body)
+    items = parse_sse(raw)
+    finished = next(i for i, e in enumerate(items) if not isinstance(e, str) and "tool.finished" in e.data)
+    started = max(i for i, e in enumerate(items[:finished]) if not isinstance(e, str))  # last event before the wait
+    assert sum(1 for e in items[started:finished] if e == ": ping") >= 3
+    contents, errors = chat_pieces([e for e in items if not isinstance(e, str) and e.event is None])
+    assert errors == [] and "pondered tea" in "".join(contents)

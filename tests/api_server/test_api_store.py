@@ -17,3 +17,10 @@ def test_oldest_is_evicted_and_reads_refresh():
     assert store.get("r1").conversation[0]["content"] == "1"
     assert len(store) == 2
     assert store.delete("r1") and not store.delete("r1")
+
+
+def test_a_response_belongs_to_the_key_that_made_it():
+    store = ResponseStore()
+    store.put("r1", StoredResponse({"id": "r1"}, (), owner=0))
+    assert store.get("r1", 1) is None and not store.delete("r1", 1)
+    assert store.get("r1", 0) is not None and store.delete("r1", 0)

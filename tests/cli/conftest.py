@@ -6,6 +6,7 @@ with generous deadlines (the machine may be loaded), never sleep-then-assert.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -55,7 +56,7 @@ class Terminal:
         self.screen = _Screen(COLS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         self.child = pexpect.spawn(sys.executable, ["-m", "hermes_gateway", *args], env=env, cwd=str(cwd),
-                                   dimensions=(ROWS, COLS), echo=False)
+                                   dimensions=(ROWS, COLS))  # echo on, like a real terminal
         self.screen.reply_to_program = self.child.send
         self.raw = b""
 
@@ -119,8 +120,9 @@ class Terminal:
         return self.child.exitstatus if self.child.exitstatus is not None else -(self.child.signalstatus or 0)
 
     def kill(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
+        """Stop the program if a failed test left it running, and close the pty."""
+        if not self.child.closed:
+            self.child.close(force=True)
 
 
 @pytest.fixture
@@ -147,11 +149,12 @@ class RecordedUpstream:
     ``client went away`` when the client closed the connection mid-reply.
     """
 
-    def __init__(self, tokens_per_second: float) -> None:
+    def __init__(self, tokens_per_second: float, *, drop_first_stream_after: int | None = None) -> None:
         import asyncio
         import threading
 
         self.requests: list[dict] = []
+        self.drop_first_stream_after = drop_first_stream_after  # frames, then the connection is cut
         self.base_url = ""
         self._ready = threading.Event()
         self._loop = asyncio.new_event_loop()
@@ -172,7 +175,9 @@ class RecordedUpstream:
 
         @web.middleware
         async def record(request, handler):
-            entry = {"path": request.path, "outcome": "running"}
+            body = await request.read()  # cached: the handler reads it again
+            entry = {"path": request.path, "outcome": "running",
+                     "body": json.loads(body) if body else None}
             requests.append(entry)
             try:
                 response = await handler(request)
@@ -183,7 +188,7 @@ class RecordedUpstream:
             return response
 
         async def main() -> None:
-            app = make_app(self._tokens_per_second)
+            app = make_app(self._tokens_per_second) if self.drop_first_stream_after is None else self._dropping_app()
             app.middlewares.append(record)
             self._runner = web.AppRunner(app, access_log=None)
             await self._runner.setup()
@@ -197,6 +202,35 @@ class RecordedUpstream:
         self._loop.run_until_complete(main())
         self._loop.run_forever()
 
+    def _dropping_app(self):
+        """The demo model, except that the first streamed reply loses its connection part-way."""
+        from aiohttp import web
+
+        from hermes_gateway.demo.endpoint import DemoEndpoint
+
+        endpoint = DemoEndpoint(self._tokens_per_second)
+
+        async def handle(request):
+            result = await endpoint.handle(request.method, request.path, await request.read())
+            if not result.streaming:
+                return web.Response(status=result.status, body=result.body, headers=result.headers)
+            response = web.StreamResponse(status=result.status, headers=result.headers)
+            await response.prepare(request)
+            frames = 0
+            async for frame in result.body:
+                await response.write(frame)
+                frames += 1
+                if self.drop_first_stream_after is not None and frames >= self.drop_first_stream_after:
+                    self.drop_first_stream_after = None
+                    request.transport.close()
+                    return response
+            await response.write_eof()
+            return response
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handle)
+        return app
+
     def close(self) -> None:
         import asyncio
 
@@ -209,8 +243,8 @@ class RecordedUpstream:
 def demo_upstream():
     started: list[RecordedUpstream] = []
 
-    def start(tokens_per_second: float) -> RecordedUpstream:
-        upstream = RecordedUpstream(tokens_per_second)
+    def start(tokens_per_second: float, **options) -> RecordedUpstream:
+        upstream = RecordedUpstream(tokens_per_second, **options)
         started.append(upstream)
         return upstream
 

@@ -261,3 +261,65 @@ def test_sigterm_during_a_reply_leaves_the_terminal_as_it_was(terminal, tmp_path
     after = termios.tcgetattr(term.child.child_fd)[3]
     assert after & termios.ICANON and after & termios.ISIG  # the line discipline is back
     assert term.wait_exit() == 128 + signal.SIGTERM
+
+
+def test_the_conversation_is_remembered_until_new(terminal, tmp_path, demo_upstream):
+    upstream = demo_upstream(tokens_per_second=0)
+    config = tmp_path / "http.yaml"
+    config.write_text(f"model:\n  base_url: {upstream.base_url}\n  name: demo\n  api_key: test-key\n"
+                      "streaming:\n  cli: true\n", encoding="utf-8")
+    term = terminal("chat", "--config", str(config))
+    term.wait_for(at_prompt)
+
+    def ask(message: str, reply: str) -> list[dict]:
+        count = len(upstream.requests)
+        term.enter(message)
+        term.wait_for(lambda s: last_box(s) is not None and last_box(s)[0] == [reply] and at_prompt(s))
+        assert len(upstream.requests) == count + 1
+        return [{"role": m["role"], "content": m["content"]} for m in upstream.requests[-1]["body"]["messages"]]
+
+    assert ask("echo: first", "first") == [{"role": "user", "content": "echo: first"}]
+    assert ask("echo: second", "second") == [
+        {"role": "user", "content": "echo: first"}, {"role": "assistant", "content": "first"},
+        {"role": "user", "content": "echo: second"}]
+    term.enter("/new")
+    term.wait_for("new conversation")
+    assert ask("echo: third", "third") == [{"role": "user", "content": "echo: third"}]
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+
+
+def test_keys_typed_during_a_reply_wait_for_the_next_prompt(terminal, tmp_path):
+    words = " ".join(f"ahead{i:02d}" for i in range(40))  # about 2 s at 20 tokens/s
+    term = start_chat(terminal, tmp_path, tokens_per_second=20, streaming=True)
+    term.enter(f"echo: {words}")
+    typing_at = term.wait_for(lambda s: last_box(s) is not None and "ahead02" in "".join(last_box(s)[0]))
+    term.type("next question")
+    assert not last_box(typing_at)[1]
+    screen = term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1])
+    assert rejoin(last_box(screen)[0]) == words  # nothing typed was drawn into the reply
+    term.wait_for(lambda s: nonblank(s)[-1] == f"{PROMPT} next question")
+    term.ctrl("c")
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+
+
+def test_a_stream_that_breaks_part_way_is_replaced_in_plain_sight(terminal, tmp_path, demo_upstream):
+    words = " ".join(f"redo{i:02d}" for i in range(30))
+    upstream = demo_upstream(tokens_per_second=20, drop_first_stream_after=8)
+    config = tmp_path / "http.yaml"
+    config.write_text(f"model:\n  base_url: {upstream.base_url}\n  name: demo\n  api_key: test-key\n"
+                      "streaming:\n  cli: true\n", encoding="utf-8")
+    term = terminal("chat", "--config", str(config))
+    term.wait_for(at_prompt)
+    term.enter(f"echo: {words}")
+    screen = term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1] and at_prompt(s))
+    body = last_box(screen)[0]
+    seams = [i for i, line in enumerate(body) if line.startswith("↻")]
+    assert len(seams) == 1, "\n".join(body)
+    before, after = body[:seams[0]], body[seams[0] + 1:]
+    assert before and words.startswith(rejoin(before)) and rejoin(before) != words  # the broken part
+    assert rejoin(after) == words  # then the whole reply, once
+    assert [r["outcome"] for r in upstream.requests][-1] == "completed"
+    term.ctrl("d")
+    assert term.wait_exit() == 0

@@ -53,30 +53,30 @@ def test_a_pipe_receives_the_first_words_while_the_model_is_still_generating(tmp
     home = tmp_path / "home"
     home.mkdir()
     config = write_config(tmp_path, tokens_per_second=20, streaming=True)  # 30 words: about 1.5 s
-    proc = subprocess.Popen(
+    chunks: list[bytes] = []
+    alive_at_first_bytes = None
+    with subprocess.Popen(
         [sys.executable, "-m", "hermes_gateway", "chat", "--config", str(config), "-m", f"echo: {ECHO_WORDS}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(home), cwd=tmp_path,
-    )
-    try:
-        chunks: list[bytes] = []
-        alive_at_first_bytes = None
-        deadline = time.monotonic() + DEADLINE
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
-            if not ready:
-                continue
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                break
-            if not chunks:
-                alive_at_first_bytes = proc.poll() is None
-            chunks.append(chunk)
-        proc.wait(timeout=DEADLINE)
-    finally:
-        proc.kill()
-        proc.wait()
+    ) as proc:
+        try:
+            deadline = time.monotonic() + DEADLINE
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+                if not ready:
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                if not chunks:
+                    alive_at_first_bytes = proc.poll() is None
+                chunks.append(chunk)
+            errors = proc.stderr.read().decode()
+            proc.wait(timeout=DEADLINE)
+        finally:
+            proc.kill()
     output = b"".join(chunks).decode()
-    assert proc.returncode == 0, proc.stderr.read().decode()
+    assert proc.returncode == 0, errors
     assert output == ECHO_WORDS + "\n"
     assert alive_at_first_bytes, "the first bytes came only after the process had finished"
     first = chunks[0].decode()
@@ -121,18 +121,38 @@ def test_ctrl_c_stops_a_one_shot_reply_quietly_keeping_what_was_printed(tmp_path
     home.mkdir()
     config = write_config(tmp_path, tokens_per_second=20, streaming=True)
     words = " ".join(f"w{i}" for i in range(200))  # about 10 s if nothing stops it
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "hermes_gateway", "chat", "--config", str(config), "-m", f"echo: {words}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(home), cwd=tmp_path,
-    )
-    try:
-        first = os.read(proc.stdout.fileno(), 65536)
-        proc.send_signal(signal.SIGINT)
-        rest, errors = proc.communicate(timeout=DEADLINE)
-    finally:
-        proc.kill()
-        proc.wait()
+    ) as proc:
+        try:
+            first = os.read(proc.stdout.fileno(), 65536)
+            proc.send_signal(signal.SIGINT)
+            rest, errors = proc.communicate(timeout=DEADLINE)
+        finally:
+            proc.kill()
     printed = (first + rest).decode()
     assert proc.returncode == 130
     assert printed.startswith("w0") and words.startswith(printed.strip()) and len(printed) < len(words)
     assert b"Traceback" not in errors
+
+
+def test_a_broken_stream_is_replaced_on_a_new_line_and_stderr_says_so(tmp_path, demo_upstream):
+    words = " ".join(f"redo{i:02d}" for i in range(30))
+    upstream = demo_upstream(tokens_per_second=20, drop_first_stream_after=8)
+    config = tmp_path / "http.yaml"
+    config.write_text(f"model:\n  base_url: {upstream.base_url}\n  name: demo\n  api_key: test-key\n"
+                      "streaming:\n  cli: true\n", encoding="utf-8")
+    done = run_chat(tmp_path, "-m", f"echo: {words}", config=config)
+    assert done.returncode == 0, done.stderr
+    partial, replacement = done.stdout.split("\n", 1)
+    assert partial and words.startswith(partial) and partial != words
+    assert replacement == words + "\n"
+    assert done.stderr.startswith("↻ ") and len(done.stderr.splitlines()) == 1
+
+
+def test_a_tool_call_leaves_stdout_to_the_reply_and_a_redirected_stderr_quiet(tmp_path):
+    done = run_chat(tmp_path, "-m", 'tool: calculate {"expression": "6 * 7"}')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "The tool calculate returned: 42\n"
+    assert done.stderr == ""

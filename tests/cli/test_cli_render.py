@@ -212,3 +212,15 @@ async def test_text_after_a_tool_line_continues_without_a_gap():
     assert rows[1:5] == ["Let me check.", "🔧 calling calculate", "   ✓ calculate: 42", "It is 42."]
     assert rows[5].startswith("╰") and len(rows) == 6
     assert "differs" not in term.text()
+
+
+async def test_a_long_tool_result_stays_on_one_row():
+    term = Term()
+    await renderer(term).render(events(
+        ToolCallStarted(call_id="c", name="search"),
+        ToolCallFinished(call_id="c", name="search", arguments="{}", summary="🔎 " * 40 + "\nsecond line"),
+        TextDelta("Done."), TurnEnd(reply="Done.")))
+    rows = term.rows()
+    assert rows[0] == "🔧 calling search"
+    assert rows[1].startswith("   ✓ search: 🔎") and rows[1].endswith("…")
+    assert rows[2].startswith("╭")

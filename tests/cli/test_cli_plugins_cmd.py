@@ -32,3 +32,13 @@ def test_a_platform_is_disabled_until_the_config_enables_it(tmp_path):
     result = subprocess.run([sys.executable, "-m", "hermes_gateway", "plugins", "--config", str(cfg)],
                             capture_output=True, text=True, timeout=60)
     assert "reference  [disabled, streaming off]" in result.stdout
+
+
+def test_version_and_help_list_every_command():
+    version = subprocess.run([sys.executable, "-m", "hermes_gateway", "--version"], capture_output=True, text=True,
+                             timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("hermes-gateway ")
+    help_text = subprocess.run([sys.executable, "-m", "hermes_gateway", "--help"], capture_output=True, text=True,
+                               timeout=60).stdout
+    for command in ("chat", "ask", "run", "plugins", "config", "demo-llm"):
+        assert f"    {command} " in help_text
