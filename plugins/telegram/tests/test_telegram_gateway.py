@@ -9,7 +9,7 @@ import pytest
 
 from hermes_gateway import ConfigError, make_plugins
 from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
+from hermes_gateway.gateway import Gateway, StartError
 from hermes_telegram import polling
 from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import CURSOR, TOKEN, eventually, fast_plugin
@@ -143,7 +143,7 @@ async def test_a_token_telegram_rejects_stops_start_up_with_one_line(api, caplog
     other = "987654321:" + "Z" * 35
     async with BotApiEmulator(other) as elsewhere:
         gateway, _ = fast_gateway(elsewhere)  # our TOKEN, a server that knows another bot
-        with pytest.raises(ConfigError, match="platforms.telegram.token") as caught:
+        with pytest.raises(StartError, match="platforms.telegram.token: a token Telegram accepts") as caught:
             async with gateway:
                 pass
     assert TOKEN.split(":")[1].lower() not in str(caught.value).lower()

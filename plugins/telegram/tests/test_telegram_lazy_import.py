@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from hermes_gateway import ConfigError, DeliveryError, Stream, make_plugins
+from hermes_gateway import DeliveryError, Stream, make_plugins
 from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
+from hermes_gateway.gateway import Gateway, StartError
 from hermes_telegram import TelegramPlugin
 from telegram_test_support import TOKEN
 
@@ -34,6 +34,6 @@ async def test_without_the_sdk_an_enabled_platform_stops_start_up_in_one_line(mo
     plugin = TelegramPlugin()
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
     cfg = parse_config({"platforms": {"telegram": {"token": TOKEN, "base_url": "http://127.0.0.1:9/bot"}}}, env={})
-    with pytest.raises(ConfigError, match="python-telegram-bot"):
+    with pytest.raises(StartError, match="platforms.telegram: telegram needs python-telegram-bot"):
         async with Gateway(cfg, plugins):
             pass
