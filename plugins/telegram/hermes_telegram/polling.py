@@ -97,8 +97,9 @@ class Poller:
             log.info("telegram: ignored a message from chat %s (not in platforms.telegram.allowed_chats)", chat_id)
             return
         thread_id = str(message.message_thread_id) if message.is_topic_message and message.message_thread_id else None
+        chat_kind = str(getattr(message.chat.type, "value", message.chat.type))  # PTB's ChatType enum -> "group"
         reply = asyncio.get_running_loop().create_task(
-            self._answer(chat_id, message.text, thread_id, message.chat.type, str(message.message_id)),
+            self._answer(chat_id, message.text, thread_id, chat_kind, str(message.message_id)),
             name=f"telegram-reply-{chat_id}")
         self._replies.add(reply)
         reply.add_done_callback(self._replies.discard)
