@@ -120,7 +120,6 @@ class BotApiEmulator:
         self._method_errors: dict[str, list[ApiError]] = {}
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
-        self._user_message_ids = itertools.count(1)
         self._new_update = asyncio.Condition()
         self._poll_generation = 0
         self._closing = False
@@ -182,9 +181,11 @@ class BotApiEmulator:
             chat["title"] = f"Group {chat_id}"
             if thread_id is not None:
                 chat["is_forum"] = True
-        self.chat(chat_id).kind = chat_type
-        message_id = next(self._user_message_ids)
-        self.chat(chat_id).said.append((message_id, text))
+        emulated = self.chat(chat_id)
+        emulated.kind = chat_type
+        message_id = emulated.next_message_id  # one sequence per chat, people's and the bot's messages alike
+        emulated.next_message_id += 1
+        emulated.said.append((message_id, text))
         message: dict[str, Any] = {
             "message_id": message_id, "date": int(time.time()), "chat": chat, "text": text,
             "from": {"id": user_id, "is_bot": False, "first_name": first_name},

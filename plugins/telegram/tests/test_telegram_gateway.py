@@ -96,7 +96,9 @@ async def test_group_topics_and_chat_kinds_reach_the_core(api):
                          lambda: api.chat(-1001).messages)
     assert seen == [("telegram", "-1001", "echo: in the topic", "12", "supergroup")]
     [(question, _)] = api.chat(-1001).said
-    assert api.chat(-1001).quotes == {"1": question}, "in a group the reply quotes the question"
+    answer = api.chat(-1001).messages[0]
+    assert api.chat(-1001).quotes == {answer.id: question}, "in a group the reply quotes the question"
+    assert int(answer.id) == question + 1, "message ids run on per chat, people's and the bot's alike"
 
 
 async def test_a_private_reply_does_not_quote(api):

@@ -14,7 +14,7 @@ from telegram_test_support import SETTINGS, TOKEN, delivery_for, fast_plugin
 ALPHABETS = ["abcdefghij", "語言模型回答你", "😀🎉🌈🚀👍🏽", "Привет", "é́ñ"]
 word = st.sampled_from(ALPHABETS).flatmap(lambda a: st.text(alphabet=a, min_size=1, max_size=12))
 gap = st.sampled_from([" ", " ", " ", "\n", "\n\n", ", "])
-reply_parts = st.lists(st.tuples(word, gap), min_size=300, max_size=1400)
+reply_parts = st.lists(st.tuples(word, gap), min_size=300, max_size=1000)
 
 
 async def deliver(reply: str, pieces: int) -> tuple[list[str], list[str], bool]:
@@ -33,7 +33,7 @@ async def deliver(reply: str, pieces: int) -> tuple[list[str], list[str], bool]:
         return api.chat(1).screen, api.chat(1).violations, report.delivered
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(parts=reply_parts, pieces=st.integers(min_value=1, max_value=8))
 def test_long_replies_in_any_script_fit_and_keep_every_word(parts, pieces):
     reply = "".join(w + g for w, g in parts).strip()
