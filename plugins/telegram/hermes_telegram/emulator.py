@@ -222,9 +222,11 @@ class BotApiEmulator:
         else:
             self.chat(chat_id).scheduled_errors[at_call] = error
 
-    def fail_method(self, method: str, code: int, description: str, times: int = 1) -> None:
+    def fail_method(self, method: str, code: int, description: str, times: int = 1,
+                    parameters: dict[str, Any] | None = None) -> None:
         """The next ``times`` calls of ``method`` (e.g. "getUpdates") answer with this error."""
-        self._method_errors.setdefault(method.lower(), []).extend([ApiError(code, description)] * times)
+        error = ApiError(code, description, parameters)
+        self._method_errors.setdefault(method.lower(), []).extend([error] * times)
 
     # ------------------------------------------------------------------ HTTP
 

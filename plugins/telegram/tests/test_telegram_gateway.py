@@ -188,3 +188,15 @@ async def test_a_restarted_gateway_uses_the_new_settings(api):
                 await server.push_message(6, "echo: here")
                 await eventually(lambda: server.screen(6) == ["here"], lambda: server.chat(6).messages)
     assert api.screen(6) == ["here"] and moved.screen(6) == ["here"]
+
+
+async def test_polling_waits_out_flood_control(api):
+    import time
+
+    api.fail_method("getUpdates", 429, "Too Many Requests: retry after 1", parameters={"retry_after": 1})
+    started = time.monotonic()
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(9, "echo: after the wait")
+        await eventually(lambda: api.screen(9) == ["after the wait"], lambda: api.chat(9).messages)
+    assert time.monotonic() - started >= 1.0, "the next getUpdates came only after retry_after"
