@@ -1,0 +1,459 @@
+"""A small emulator of the Telegram Bot API, for tests that run without a network.
+
+It speaks the real wire format (``/bot<token>/<method>``, form-encoded or
+JSON requests, ``{"ok": true, "result": ...}`` answers, errors with
+``error_code`` and ``description``, 429 with ``parameters.retry_after``), so
+python-telegram-bot talks to it exactly as it talks to Telegram::
+
+    async with BotApiEmulator(token) as api:
+        bot = telegram.Bot(token, base_url=api.base_url)
+        ...
+        assert api.chat(42).screen == ["Hello, world"]
+
+Like Telegram it counts text in UTF-16 code units (4096 at most), trims
+leading and trailing whitespace, rejects empty text, answers an edit to
+identical text with "message is not modified", and can enforce a per-chat
+rate limit. Each chat keeps a *screen*: the bot's messages in order, each
+with its edit history, which is what a person in that chat would see.
+Tests push user messages with :meth:`BotApiEmulator.push_message`; the bot
+receives them from ``getUpdates``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from hermes_gateway import RateBudget
+from hermes_gateway.testing import ScreenMessage
+
+MAX_TEXT_UNITS = 4096
+BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "Hermes", "username": "hermes_test_bot",
+            "can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": False}
+NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply markup "
+                "are exactly the same as a current content and reply markup of the message")
+CONFLICT = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+
+
+def utf16_units(text: str) -> int:
+    """Telegram's length unit: an emoji outside the BMP counts two."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+class ApiError(Exception):
+    """An error answer: HTTP status = ``error_code``, plus Telegram's description and parameters."""
+
+    def __init__(self, code: int, description: str, parameters: dict[str, Any] | None = None) -> None:
+        super().__init__(description)
+        self.code = code
+        self.description = description
+        self.parameters = parameters
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One request into a chat, when it arrived (``time.monotonic()``) and how it was answered."""
+
+    at: float
+    method: str
+    params: dict[str, Any]
+    outcome: str  # "ok", "not_modified", "rate_limited", or the error description
+
+
+@dataclass
+class EmulatedChat:
+    """One chat as the emulator sees it."""
+
+    chat_id: str
+    kind: str = "private"
+    messages: list[ScreenMessage] = field(default_factory=list)
+    threads: dict[str, str | None] = field(default_factory=dict)   # message id -> message_thread_id
+    quotes: dict[str, int] = field(default_factory=dict)           # message id -> the message it replies to
+    said: list[tuple[int, str]] = field(default_factory=list)      # what people wrote: (message id, text)
+    calls: list[ApiCall] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    pending_errors: list[ApiError] = field(default_factory=list)
+    scheduled_errors: dict[int, ApiError] = field(default_factory=dict)  # index in calls -> error
+    blocked_until: float = float("-inf")
+    violations: list[str] = field(default_factory=list)
+    tokens: float = 0.0
+    refilled: float = 0.0
+    next_message_id: int = 1
+
+    @property
+    def screen(self) -> list[str]:
+        """The bot's messages, top to bottom, as they read now."""
+        return [m.text for m in self.messages]
+
+    def screen_in_thread(self, thread_id: str | None) -> list[str]:
+        return [m.text for m in self.messages if self.threads.get(m.id) == thread_id]
+
+    @property
+    def rate_limited(self) -> list[ApiCall]:
+        return [c for c in self.calls if c.outcome == "rate_limited"]
+
+
+class BotApiEmulator:
+    """An aiohttp app on 127.0.0.1 (ephemeral port) that answers like the Bot API for one bot token.
+
+    ``rate_limit`` (optional) is enforced per chat like Telegram's flood
+    control: a call beyond it gets 429 with ``retry_after`` rounded up to
+    whole seconds, as Telegram sends it. A call into a chat before a 429's
+    ``retry_after`` has passed is recorded in ``violations`` (Telegram
+    would punish it with a longer wait).
+    """
+
+    def __init__(self, token: str, *, rate_limit: RateBudget | None = None,
+                 max_text_units: int = MAX_TEXT_UNITS) -> None:
+        self.token = token
+        self.rate_limit = rate_limit
+        self.max_text_units = max_text_units
+        self.chats: dict[str, EmulatedChat] = {}
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self._method_errors: dict[str, list[ApiError]] = {}
+        self._updates: list[dict[str, Any]] = []
+        self._update_ids = itertools.count(1)
+        self._new_update = asyncio.Condition()
+        self._poll_generation = 0
+        self._closing = False
+        self._runner: web.AppRunner | None = None
+        self.port: int | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> "BotApiEmulator":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            self._closing = True  # end any waiting getUpdates with no updates
+            async with self._new_update:
+                self._new_update.notify_all()
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def base_url(self) -> str:
+        """What to give python-telegram-bot: ``Bot(token, base_url=emulator.base_url)``."""
+        if self.port is None:
+            raise RuntimeError("the emulator is not started")
+        return f"http://127.0.0.1:{self.port}/bot"
+
+    # ------------------------------------------------------------------ what tests use
+
+    def chat(self, chat_id: int | str) -> EmulatedChat:
+        key = str(chat_id)
+        if key not in self.chats:
+            self.chats[key] = EmulatedChat(key)
+        return self.chats[key]
+
+    def screen(self, chat_id: int | str) -> list[str]:
+        return self.chat(chat_id).screen
+
+    async def push_message(self, chat_id: int, text: str, *, chat_type: str = "private",
+                           thread_id: int | None = None, user_id: int = 1001, first_name: str = "Ada") -> int:
+        """A person writes ``text`` in the chat; the bot sees it in ``getUpdates``. Returns the update id."""
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if chat_type == "private":
+            chat["first_name"] = first_name
+        else:
+            chat["title"] = f"Group {chat_id}"
+            if thread_id is not None:
+                chat["is_forum"] = True
+        emulated = self.chat(chat_id)
+        emulated.kind = chat_type
+        message_id = emulated.next_message_id  # one sequence per chat, people's and the bot's messages alike
+        emulated.next_message_id += 1
+        emulated.said.append((message_id, text))
+        message: dict[str, Any] = {
+            "message_id": message_id, "date": int(time.time()), "chat": chat, "text": text,
+            "from": {"id": user_id, "is_bot": False, "first_name": first_name},
+        }
+        if thread_id is not None:
+            message["message_thread_id"] = thread_id
+            message["is_topic_message"] = True
+        return await self.push_update({"message": message})
+
+    async def push_update(self, body: dict[str, Any]) -> int:
+        """Queue any update object (``message``, ``edited_message``, ``channel_post``...)."""
+        update_id = next(self._update_ids)
+        self._updates.append({"update_id": update_id, **body})
+        async with self._new_update:
+            self._new_update.notify_all()
+        return update_id
+
+    @property
+    def pending_updates(self) -> int:
+        """Updates not yet confirmed by a getUpdates with a higher offset."""
+        return len(self._updates)
+
+    def inject_rate_limit(self, chat_id: int | str, retry_after: int, *, at_call: int | None = None) -> None:
+        """The next call into the chat (or call number ``at_call``, from 0) answers 429 "retry after N"."""
+        self.fail_next(chat_id, 429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after},
+                       at_call=at_call)
+
+    def fail_next(self, chat_id: int | str, code: int, description: str,
+                  parameters: dict[str, Any] | None = None, *, at_call: int | None = None) -> None:
+        """The next call into the chat (or call number ``at_call``) answers with this error, to no effect."""
+        error = ApiError(code, description, parameters)
+        if at_call is None:
+            self.chat(chat_id).pending_errors.append(error)
+        else:
+            self.chat(chat_id).scheduled_errors[at_call] = error
+
+    def fail_method(self, method: str, code: int, description: str, times: int = 1,
+                    parameters: dict[str, Any] | None = None) -> None:
+        """The next ``times`` calls of ``method`` (e.g. "getUpdates") answer with this error."""
+        error = ApiError(code, description, parameters)
+        self._method_errors.setdefault(method.lower(), []).extend([error] * times)
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return _error(ApiError(401, "Unauthorized"))
+        method = request.match_info["method"]
+        try:
+            params = await _params(request)
+        except ValueError as exc:
+            return _error(ApiError(400, f"Bad Request: {exc}"))
+        self.requests.append((method, params))
+        handler = {
+            "getme": self._get_me, "sendmessage": self._send_message, "editmessagetext": self._edit_message_text,
+            "sendchataction": self._send_chat_action, "getupdates": self._get_updates,
+            "deletewebhook": self._delete_webhook, "close": self._true, "logout": self._true,
+        }.get(method.lower())
+        if handler is None:
+            return _error(ApiError(404, "Not Found"))
+        if self._method_errors.get(method.lower()):
+            return _error(self._method_errors[method.lower()].pop(0))
+        try:
+            result = await handler(params)
+        except ApiError as exc:
+            return _error(exc)
+        return web.json_response({"ok": True, "result": result})
+
+    async def _get_me(self, params: dict[str, Any]) -> Any:
+        return dict(BOT_USER)
+
+    async def _true(self, params: dict[str, Any]) -> Any:
+        return True
+
+    async def _delete_webhook(self, params: dict[str, Any]) -> Any:
+        if params.get("drop_pending_updates") in (True, "true", "True"):
+            self._updates.clear()
+        return True
+
+    async def _send_message(self, params: dict[str, Any]) -> Any:
+        chat = self._admit("sendMessage", params)
+        text = self._check_text(chat, "sendMessage", params)
+        message = ScreenMessage(str(chat.next_message_id), text, [text])
+        chat.next_message_id += 1
+        chat.messages.append(message)
+        thread = params.get("message_thread_id")
+        chat.threads[message.id] = str(thread) if thread not in (None, "") else None
+        reply = _json_field(params.get("reply_parameters"))
+        if reply:
+            chat.quotes[message.id] = int(reply["message_id"])
+        self._log(chat, "sendMessage", params, "ok")
+        return self._message_json(chat, message)
+
+    async def _edit_message_text(self, params: dict[str, Any]) -> Any:
+        if "inline_message_id" in params:
+            raise ApiError(400, "Bad Request: inline messages are not emulated")
+        chat = self._admit("editMessageText", params)
+        target = next((m for m in chat.messages if m.id == str(params.get("message_id", ""))), None)
+        if target is None:
+            self._log(chat, "editMessageText", params, "message to edit not found")
+            raise ApiError(400, "Bad Request: message to edit not found")
+        text = self._check_text(chat, "editMessageText", params)
+        if text == target.text:
+            self._log(chat, "editMessageText", params, "not_modified")
+            raise ApiError(400, NOT_MODIFIED)
+        target.text = text
+        target.history.append(text)
+        self._log(chat, "editMessageText", params, "ok")
+        return {**self._message_json(chat, target), "edit_date": int(time.time())}
+
+    async def _send_chat_action(self, params: dict[str, Any]) -> Any:
+        chat = self._admit("sendChatAction", params)
+        action = params.get("action")
+        if action not in ("typing", "upload_photo", "record_video", "upload_video", "record_voice",
+                          "upload_voice", "upload_document", "choose_sticker", "find_location",
+                          "record_video_note", "upload_video_note"):
+            self._log(chat, "sendChatAction", params, "wrong action")
+            raise ApiError(400, "Bad Request: wrong parameter action in request")
+        chat.actions.append(action)
+        self._log(chat, "sendChatAction", params, "ok")
+        return True
+
+    async def _get_updates(self, params: dict[str, Any]) -> Any:
+        offset = _int(params.get("offset"), 0)
+        limit = min(max(_int(params.get("limit"), 100), 1), 100)
+        timeout = max(_int(params.get("timeout"), 0), 0)
+        if offset > 0:  # confirm everything before offset
+            self._updates = [u for u in self._updates if u["update_id"] >= offset]
+        elif offset < 0:
+            self._updates = self._updates[offset:]
+        self._poll_generation += 1
+        generation = self._poll_generation
+        async with self._new_update:
+            self._new_update.notify_all()  # an older waiting call ends with 409 Conflict
+            deadline = asyncio.get_running_loop().time() + timeout
+            while not self._ready(offset):
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    break
+                try:
+                    await asyncio.wait_for(self._new_update.wait(), remaining)
+                except asyncio.TimeoutError:
+                    break
+                if self._closing:
+                    return []
+                if generation != self._poll_generation:
+                    raise ApiError(409, CONFLICT)
+        return [u for u in self._updates if u["update_id"] >= offset][:limit]
+
+    def _ready(self, offset: int) -> bool:
+        return any(u["update_id"] >= offset for u in self._updates)
+
+    # ------------------------------------------------------------------ rules
+
+    def _admit(self, method: str, params: dict[str, Any]) -> EmulatedChat:
+        """Flood control and injected errors, checked before a call has any effect."""
+        chat_id = params.get("chat_id")
+        if chat_id in (None, ""):
+            raise ApiError(400, "Bad Request: chat_id is empty")
+        chat = self.chat(chat_id)
+        now = time.monotonic()
+        if now < chat.blocked_until:
+            chat.violations.append(f"{method} {chat.blocked_until - now:.3f}s before retry_after ended")
+        scheduled = chat.scheduled_errors.pop(len(chat.calls), None)
+        if scheduled is not None:
+            self._refuse(chat, method, params, scheduled, now)
+        if chat.pending_errors:
+            self._refuse(chat, method, params, chat.pending_errors.pop(0), now)
+        if self.rate_limit is not None:
+            budget = self.rate_limit
+            if chat.refilled == 0.0:
+                chat.tokens, chat.refilled = float(budget.burst), now
+            chat.tokens = min(float(budget.burst), chat.tokens + (now - chat.refilled) * budget.rate)
+            chat.refilled = now
+            if chat.tokens < 1.0:
+                wait = max(1, math.ceil((1.0 - chat.tokens) / budget.rate))
+                self._refuse(chat, method, params, ApiError(
+                    429, f"Too Many Requests: retry after {wait}", {"retry_after": wait}), now)
+            chat.tokens -= 1.0
+        return chat
+
+    def _refuse(self, chat: EmulatedChat, method: str, params: dict[str, Any], error: ApiError, now: float) -> None:
+        retry_after = (error.parameters or {}).get("retry_after")
+        if retry_after:
+            chat.blocked_until = max(chat.blocked_until, now + float(retry_after))
+            self._log(chat, method, params, "rate_limited")
+        else:
+            self._log(chat, method, params, error.description)
+        raise error
+
+    def _check_text(self, chat: EmulatedChat, method: str, params: dict[str, Any]) -> str:
+        raw = params.get("text")
+        if raw is None:
+            self._log(chat, method, params, "text is empty")
+            raise ApiError(400, "Bad Request: message text is empty")
+        raw = str(raw)
+        if utf16_units(raw) > self.max_text_units:
+            chat.violations.append(f"{method} of {utf16_units(raw)} UTF-16 units")
+            self._log(chat, method, params, "message is too long")
+            raise ApiError(400, "Bad Request: message is too long")
+        text = raw.strip()  # Telegram drops leading and trailing whitespace
+        if not text:
+            self._log(chat, method, params, "text is empty")
+            raise ApiError(400, "Bad Request: message text is empty")
+        if params.get("parse_mode"):
+            chat.violations.append(f"{method} with parse_mode {params['parse_mode']!r} (mid-stream markup can fail)")
+        return text
+
+    def _message_json(self, chat: EmulatedChat, message: ScreenMessage) -> dict[str, Any]:
+        chat_json: dict[str, Any] = {"id": _chat_id_json(chat.chat_id), "type": chat.kind}
+        if chat.kind == "private":
+            chat_json["first_name"] = "Ada"
+        else:
+            chat_json["title"] = f"Group {chat.chat_id}"
+        body: dict[str, Any] = {"message_id": int(message.id), "date": int(time.time()), "chat": chat_json,
+                                "from": dict(BOT_USER), "text": message.text}
+        thread = chat.threads.get(message.id)
+        if thread is not None:
+            body["message_thread_id"] = _int(thread, 0)
+            body["is_topic_message"] = True
+        return body
+
+    def _log(self, chat: EmulatedChat, method: str, params: dict[str, Any], outcome: str) -> None:
+        chat.calls.append(ApiCall(time.monotonic(), method, dict(params), outcome))
+
+
+async def _params(request: web.Request) -> dict[str, Any]:
+    """Telegram takes query strings, form bodies (nested values JSON-encoded) and JSON bodies."""
+    params: dict[str, Any] = dict(request.query)
+    if request.method == "POST" and request.can_read_body:
+        if request.content_type == "application/json":
+            body = await request.json()
+            if not isinstance(body, dict):
+                raise ValueError("the JSON body must be an object")
+            params.update(body)
+        else:
+            params.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+    return params
+
+
+def _json_field(value: Any) -> Any:
+    """Form-encoded requests carry nested objects as JSON text; JSON requests carry them as objects."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise ApiError(400, "Bad Request: can't parse reply parameters JSON object") from None
+    return value
+
+
+def _int(value: Any, default: int) -> int:
+    if value in (None, ""):
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ApiError(400, f"Bad Request: expected an integer, got {value!r}") from None
+
+
+def _chat_id_json(chat_id: str) -> int | str:
+    try:
+        return int(chat_id)
+    except ValueError:
+        return chat_id
+
+
+def _error(exc: ApiError) -> web.Response:
+    body: dict[str, Any] = {"ok": False, "error_code": exc.code, "description": exc.description}
+    if exc.parameters:
+        body["parameters"] = exc.parameters
+    return web.Response(status=exc.code, text=json.dumps(body), content_type="application/json")

@@ -1,0 +1,211 @@
+"""The Telegram platform plugin: limits, stream hooks, and the inbound side.
+
+:class:`TelegramPlugin` is an ordinary hermes-gateway plugin object. The
+entry point registers one instance configured from ``platforms.telegram``
+at gateway start-up; tests build their own with a token and the URL of
+:class:`~hermes_telegram.emulator.BotApiEmulator`.
+
+Text is sent plain (no ``parse_mode``): a reply streamed word by word is
+full of half-open markdown, and Telegram rejects a whole message over one
+unbalanced ``*``. python-telegram-bot is imported lazily, so a gateway
+without it installed still starts (and says why Telegram is off).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping
+
+import hermes_gateway
+from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, Stream
+
+from .errors import is_not_modified, translate
+from .polling import Poller
+from .redaction import protect, scrub
+from .settings import TelegramSettings, parse_settings
+
+log = logging.getLogger(__name__)
+
+NAME = "telegram"
+MAX_MESSAGE_UNITS = 4096
+EDIT_INTERVAL = 1.0
+#: Telegram's Bot FAQ: about one message a second in a chat, 20 a minute in a group.
+BUDGETS: Mapping[str, RateBudget] = {
+    "private": RateBudget(rate=1.0, burst=1),
+    "group": RateBudget(rate=20 / 60, burst=3),
+    "supergroup": RateBudget(rate=20 / 60, burst=3),
+    "default": RateBudget(rate=1.0, burst=1),
+}
+
+
+class TelegramPlugin:
+    """Sends, edits and receives Telegram messages for one bot."""
+
+    def __init__(self, token: str | None = None, *, base_url: str | None = None,
+                 allowed_chats: list[int | str] | None = None, poll_timeout: int = 30,
+                 budgets: Mapping[str, RateBudget] | None = None, edit_interval: float = EDIT_INTERVAL,
+                 reply_grace: float = 5.0) -> None:
+        """``token``/``base_url``/``allowed_chats`` as in config.yaml; ``budgets`` and
+        ``edit_interval`` override Telegram's limits (a local Bot API server, fast tests)."""
+        self.settings: TelegramSettings | None = None
+        if token is not None:
+            section: dict[str, Any] = {"token": token, "poll_timeout": poll_timeout}
+            if base_url is not None:
+                section["base_url"] = base_url
+            if allowed_chats is not None:
+                section["allowed_chats"] = allowed_chats
+            self.configure(parse_settings(section, source="TelegramPlugin()"))
+        self.platform = Platform(
+            name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=edit_interval,
+            budgets=dict(budgets or BUDGETS), description="Telegram Bot API (python-telegram-bot)",
+            start=self.start_receiving, stop=self.stop_receiving,
+        )
+        self.reply_grace = reply_grace
+        self._bot: Any = None
+        self._poller: Poller | None = None
+        self.__name__ = "hermes_telegram"
+
+    def configure(self, settings: TelegramSettings) -> None:
+        protect(settings.token)
+        self.settings = settings
+
+    # ---------------------------------------------------------------- the bot
+
+    @property
+    def bot(self) -> Any:
+        """The ``telegram.Bot``, built on first use."""
+        if self._bot is None:
+            if self.settings is None:
+                raise DeliveryError("telegram is not configured: set platforms.telegram.token and enabled: true",
+                                    retryable=False)
+            try:
+                from telegram import Bot
+            except ImportError:
+                raise DeliveryError("telegram needs python-telegram-bot: pip install hermes-telegram",
+                                    retryable=False) from None
+            self._bot = Bot(self.settings.token, base_url=self.settings.base_url)
+        return self._bot
+
+    async def close(self) -> None:
+        bot, self._bot = self._bot, None
+        if bot is not None:
+            try:
+                await bot.shutdown()
+            except Exception as exc:
+                log.warning("telegram: closing the bot's connections failed: %s", scrub(str(exc)))
+
+    # ---------------------------------------------------------------- lifecycle hooks
+
+    @hermes_gateway.hookimpl
+    def register_platforms(self, register: Any) -> None:
+        register(self.platform)
+
+    @hermes_gateway.hookimpl
+    async def startup(self, gateway: Any) -> None:
+        """Read ``platforms.telegram`` when it is enabled; a bad section stops start-up with one line."""
+        section = gateway.config.platforms.get(NAME)
+        if section is None or not gateway.config.platform_enabled(NAME):
+            return
+        settings = parse_settings(section, source=gateway.config.source)
+        if settings != self.settings:
+            await self.close()  # a bot built for other settings must not be reused
+        self.configure(settings)
+
+    @hermes_gateway.hookimpl
+    async def shutdown(self, gateway: Any) -> None:
+        await self.close()
+
+    async def start_receiving(self, gateway: Any) -> None:
+        """Check the token (``getMe``) and start long polling."""
+        source = getattr(getattr(gateway, "config", None), "source", "(config)")
+        if self.settings is None:
+            raise ConfigError(source, "platforms.telegram.token", "a bot token (the platform is enabled without one)")
+        try:
+            bot = self.bot
+        except DeliveryError as exc:
+            raise ConfigError(source, "platforms.telegram", str(exc)) from None
+        from telegram import error as tg  # importable now: building the bot needed it
+
+        try:
+            await bot.initialize()
+        except tg.InvalidToken:
+            raise ConfigError(source, "platforms.telegram.token",
+                              "a token Telegram accepts (getMe answered Unauthorized)") from None
+        except tg.TelegramError as exc:  # the network may come back: polling retries
+            log.warning("telegram: getMe failed (%s); polling will keep trying", scrub(f"{type(exc).__name__}: {exc}"))
+        else:
+            log.info("telegram: receiving messages as @%s", bot.username)
+        assert self.settings is not None
+        self._poller = Poller(bot, gateway.handle_incoming, poll_timeout=self.settings.poll_timeout,
+                              allows=self.settings.allows, reply_grace=self.reply_grace)
+        self._poller.start()
+
+    async def stop_receiving(self) -> None:
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            await poller.stop()
+
+    # ---------------------------------------------------------------- stream hooks
+
+    @hermes_gateway.hookimpl
+    def supports_edit(self, stream: Stream) -> bool:
+        return True
+
+    @hermes_gateway.hookimpl
+    async def on_stream_start(self, stream: Stream) -> None:
+        try:
+            await self.bot.send_chat_action(stream.chat_id, "typing", message_thread_id=_thread(stream))
+        except DeliveryError:
+            raise
+        except Exception as exc:
+            raise translate(exc, "sendChatAction") from None
+
+    @hermes_gateway.hookimpl
+    async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        return await self._show(stream, message, text)
+
+    @hermes_gateway.hookimpl
+    async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        return await self._show(stream, message, text)
+
+    async def _show(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        """Send ``text`` as a new message, or edit ``message`` to read ``text``; plain text, no markup."""
+        bot = self.bot
+        if message is None:
+            try:
+                sent = await bot.send_message(stream.chat_id, text, message_thread_id=_thread(stream),
+                                              reply_parameters=_quote(stream))
+            except Exception as exc:
+                raise translate(exc, "sendMessage") from None
+            stream.state["quoted"] = True
+            return MessageRef(stream.chat_id, str(sent.message_id), stream.thread_id)
+        try:
+            await bot.edit_message_text(text, chat_id=message.chat_id, message_id=int(message.message_id))
+        except Exception as exc:
+            if is_not_modified(exc):
+                return message  # it already reads exactly this: success
+            raise translate(exc, "editMessageText") from None
+        return message
+
+
+def _quote(stream: Stream) -> Any:
+    """In a group, the reply's first message quotes the question, so everyone sees whom it answers."""
+    if stream.chat_kind not in ("group", "supergroup") or not stream.reply_to or stream.state.get("quoted"):
+        return None
+    try:
+        message_id = int(stream.reply_to)
+    except ValueError:
+        return None
+    from telegram import ReplyParameters
+
+    return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)
+
+
+def _thread(stream: Stream) -> int | None:
+    """Forum topics: ``message_thread_id`` must be the topic's number."""
+    if stream.thread_id in (None, ""):
+        return None
+    try:
+        return int(stream.thread_id)  # type: ignore[arg-type]
+    except ValueError:
+        return None

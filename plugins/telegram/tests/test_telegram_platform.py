@@ -1,0 +1,45 @@
+"""What the plugin declares to the core, and how it reads platforms.telegram."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_gateway import ConfigError, RateBudget, make_plugins
+from hermes_telegram import TelegramPlugin, parse_settings
+from telegram_test_support import TOKEN
+
+
+def test_the_platform_declares_telegrams_limits():
+    platform = make_plugins(builtins=(), load_entry_points=False, extra=[TelegramPlugin()]).platform("telegram").platform
+    assert (platform.name, platform.max_message_length, platform.length_unit) == ("telegram", 4096, "utf16")
+    assert platform.edit_interval == 1.0
+    assert platform.budget_for("private") == RateBudget(rate=1.0, burst=1)
+    assert platform.budget_for("group") == platform.budget_for("supergroup") == RateBudget(rate=20 / 60, burst=3)
+    assert platform.budget_for("channel") == platform.budget_for(None) == RateBudget(rate=1.0, burst=1)
+    assert platform.start is not None and platform.stop is not None
+
+
+def test_settings_from_a_full_section():
+    settings = parse_settings({"enabled": True, "token": f"  {TOKEN} ", "base_url": "http://127.0.0.1:8081/bot",
+                               "allowed_chats": [42, "-100123", "@channel"], "poll_timeout": 10})
+    assert settings.token == TOKEN and settings.base_url == "http://127.0.0.1:8081/bot"
+    assert settings.allows("42") and settings.allows("-100123") and not settings.allows("43")
+    assert settings.poll_timeout == 10
+    assert parse_settings({"token": TOKEN}).allows("anyone")
+
+
+@pytest.mark.parametrize("section, key, words", [
+    ({}, "token", "@BotFather"),
+    ({"token": ""}, "token", "@BotFather"),
+    ({"token": "hunter2hunter2"}, "token", "not shown"),
+    ({"token": TOKEN, "base_url": f"https://api.telegram.org/bot{TOKEN}"}, "base_url", "without the token"),
+    ({"token": TOKEN, "allowed_chats": [True]}, "allowed_chats", "chat ids"),
+    ({"token": TOKEN, "poll_timeout": 1000}, "poll_timeout", "0 to 300"),
+    ({"token": TOKEN, "tokn": "x"}, "tokn", "unknown key"),
+])
+def test_a_bad_section_names_the_key_and_never_the_secret(section, key, words):
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(section, source="config.yaml")
+    message = str(caught.value)
+    assert message.startswith(f"config.yaml: platforms.telegram.{key}: ") and words in message
+    assert "hunter2" not in message and TOKEN.split(":")[1] not in message
