@@ -76,8 +76,6 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
 async def answer(gateway: Any, platform: str, chat_id: str, text: str, *, thread_id: str | None = None,
                  chat_kind: str | None = None, reply_to: str | None = None, **_: Any) -> DeliveryReport:
     """The gateway's handler for an inbound message (called by ``Gateway.handle_incoming``)."""
-    if getattr(gateway, "delivery", None) is None:
-        gateway.delivery = Delivery(gateway.plugins, gateway.config)
     if getattr(gateway, "conversations", None) is None:
         gateway.conversations = Conversations()
     history = gateway.conversations.history(platform, chat_id, thread_id)

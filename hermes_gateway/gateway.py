@@ -61,8 +61,15 @@ async def _finish_unless_cancellable(request: web.Request, handler: Handler) -> 
 class Gateway:
     """Starts and stops everything the config enables, on the running event loop."""
 
-    def __init__(self, config: Config, plugins: Plugins | None = None, *, shutdown_grace: float = 5.0) -> None:
+    def __init__(self, config: Config, plugins: Plugins | None = None, *, shutdown_grace: float = 5.0,
+                 serve: bool = True) -> None:
+        """``serve=False`` runs only the startup/shutdown hooks: no listener, no platform receiving.
+
+        That is what a one-turn command (``ask``) needs: plugins configured by
+        their ``startup`` hook, nothing listening or polling.
+        """
         self.config = config
+        self.serve = serve
         self.plugins = plugins if plugins is not None else make_plugins()
         self.shutdown_grace = shutdown_grace
         self.app: web.Application | None = None
@@ -73,6 +80,8 @@ class Gateway:
         self._startup_ran = False
         self._tools: list[Any] | None = None
         self._agent: Any = None
+        self._delivery: Any = None
+        self.conversations: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -104,6 +113,8 @@ class Gateway:
         self._startup_ran = True
         for result in hook.startup(gateway=self):
             await _maybe_await(result)
+        if not self.serve:
+            return
         if len(app.router.resources()) > 0:
             self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
                                         shutdown_timeout=self.shutdown_grace)
@@ -190,6 +201,19 @@ class Gateway:
 
             self._agent = AIAgent.from_config(self.config, tools=self.tools)
         return self._agent
+
+    @property
+    def delivery(self) -> Any:
+        """The delivery core of this gateway: one rate budget per chat, shared by every reply."""
+        if self._delivery is None:
+            from .delivery import Delivery
+
+            self._delivery = Delivery(self.plugins, self.config)
+        return self._delivery
+
+    @delivery.setter
+    def delivery(self, value: Any) -> None:
+        self._delivery = value
 
     async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> Any:
         """A platform received ``text`` in ``chat_id``: answer it (history, agent, streamed delivery)."""

@@ -88,10 +88,14 @@ def test_a_missing_file_is_named(tmp_path):
 def test_the_config_command_shows_where_each_streaming_value_came_from(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text("model:\n  base_url: http://127.0.0.1:9/v1\n  name: m\n  api_key: sk-do-not-print\n"
-                    "streaming:\n  enabled: true\n  reference: {edit_interval: 4}\n")
+                    "  timeouts: {first_token: 33}\n"
+                    "streaming:\n  enabled: true\n  min_tokens: 7\n  reference: {edit_interval: 4}\n"
+                    "platforms:\n  telegram: {enabled: false, token: '123:tg-do-not-print'}\n")
     result = subprocess.run([sys.executable, "-m", "hermes_gateway", "config", "--config", str(path)],
                             capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stderr
-    assert "sk-do-not-print" not in result.stdout
+    assert "sk-do-not-print" not in result.stdout and "tg-do-not-print" not in result.stdout
+    assert "first_token: 33" in result.stdout and "min_tokens: 7" in result.stdout  # not secrets
+    assert "token: '***'" in result.stdout
     assert f"reference: on (from {path} (streaming.enabled)); edit_interval 4s (from {path} " \
            f"(streaming.reference.edit_interval))" in result.stdout

@@ -14,7 +14,7 @@ import sys
 
 from ..config import load_config
 from ..conversation import reply_in_chat
-from ..delivery import Delivery
+from ..gateway import Gateway
 from ..plugins import make_plugins
 
 
@@ -44,9 +44,10 @@ def run(args: argparse.Namespace) -> int:
     message = " ".join(args.message)
 
     async def turn():
-        delivery = Delivery(plugins, config)
-        return await reply_in_chat(config, delivery, args.platform, args.chat, message,
-                                   thread_id=args.thread, chat_kind=args.chat_kind)
+        # the plugins' startup hooks run (a platform plugin reads its token there); nothing listens or polls
+        async with Gateway(config, plugins, serve=False) as gateway:
+            return await reply_in_chat(config, gateway.delivery, args.platform, args.chat, message,
+                                       thread_id=args.thread, chat_kind=args.chat_kind, agent=gateway.agent)
 
     report, end = asyncio.run(turn())
     if reference is not None:

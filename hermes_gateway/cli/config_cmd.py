@@ -10,7 +10,9 @@ import yaml
 from ..config import ENV_STREAMING, Config, load_config
 from ..plugins import make_plugins
 
-SECRET_KEYS = ("api_key", "api_keys", "token", "secret", "password", "signing_secret", "app_secret")
+#: Keys whose values are secrets, by whole name (``first_token`` is a timeout, not a token).
+SECRET_KEYS = frozenset({"api_key", "api_keys", "token", "bot_token", "access_token", "verify_token", "secret",
+                         "password", "signing_secret", "app_secret", "client_secret"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +44,7 @@ def mask(value, key: str = ""):
         return {k: mask(v, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [mask(v, key) for v in value]
-    if value and any(word in key.lower() for word in SECRET_KEYS):
+    if value and key.lower() in SECRET_KEYS:
         return "***" if not isinstance(value, list) else ["***"] * len(value)
     return value
 

@@ -125,14 +125,15 @@ def split_into_at_least(doc: str, count: int, limit: int, measure: Measure) -> l
     return pieces
 
 
-def reassemble(messages: list[str]) -> str:
+def reassemble(messages: list[str], sep: str = "") -> str:
     """Undo the fence close/reopen of :func:`render` across consecutive messages.
 
     Tests use it to compare a chat screen with the reply. It is exact when
     cuts inside a fence fall at line ends (the splitter prefers them; only
     a code line longer than a whole message forces a mid-line cut) and no
     message ends on a genuine closing fence followed by a message opening
-    a fence with the same info string.
+    a fence with the same info string. ``sep`` joins the messages (a space
+    for platforms that trim the whitespace at a cut).
     """
     out: list[str] = []
     opener: str | None = None
@@ -147,4 +148,4 @@ def reassemble(messages: list[str]) -> str:
             if still_open is not None and messages[i + 1].startswith(still_open + "\n"):
                 text, opener = body, still_open
         out.append(text)
-    return "".join(out)
+    return sep.join(out)

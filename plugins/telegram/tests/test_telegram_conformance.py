@@ -28,18 +28,7 @@ class TelegramHarness(Harness):
         self.api.inject_rate_limit(chat_id, int(retry_after))
 
 
-#: Telegram trims leading and trailing whitespace from every message, so a reply split at a space
-#: cannot be glued back with ``reassemble`` (which joins messages with nothing): "word515." + "word516".
-#: A person sees exactly the right words; test_telegram_streaming checks them. Strict, so this fails
-#: (and can go) the day the core's split or ``reassemble`` accounts for platforms that trim.
-TRIMS = pytest.mark.xfail(strict=True, reason="reassemble assumes the platform keeps whitespace at a split")
-
-
-def _marked(check):
-    return pytest.param(check, marks=TRIMS) if check.__name__ == "check_overflow_fits_the_limit" else check
-
-
-@pytest.mark.parametrize("check", [_marked(c) for c in CHECKS], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 async def test_telegram_conforms(check):
     async with TelegramHarness() as harness:
         await run_check(check, harness)

@@ -133,8 +133,6 @@ async def test_in_a_group_only_the_first_message_of_a_long_reply_quotes_the_ques
     assert chat.quotes == {chat.messages[0].id: 31}
 
 
-@pytest.mark.xfail(strict=True, reason="core: the splitter can emit a whitespace-only piece, which Telegram "
-                                       "refuses (400 message text is empty) and the reply's tail is lost")
 async def test_a_reply_with_a_long_run_of_spaces_is_still_delivered(api, plugin):
     reply = "start" + " " * 9000 + "end"
     report = await stream(delivery_for(plugin), 13, reply, pieces=3)
