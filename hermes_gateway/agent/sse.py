@@ -159,16 +159,16 @@ class SSEPayloads:
                 continue
             if line.startswith(b"data: "):  # the common case, first
                 try:
-                    data.append(line[6:].decode("utf-8"))
+                    data.append(line.decode("utf-8")[6:])
                 except UnicodeDecodeError as exc:
                     self._fail(exc)
                 continue
-            if line[0] == 58:  # ":" a comment (keep-alive pings)
-                continue
             try:
-                text = line.decode("utf-8")
+                text = line.decode("utf-8")  # comments too: the SDK rejects bad UTF-8 anywhere
             except UnicodeDecodeError as exc:
                 self._fail(exc)
+                continue
+            if line[0] == 58:  # ":" a comment (keep-alive pings)
                 continue
             name, _, value = text.partition(":")
             if value.startswith(" "):
