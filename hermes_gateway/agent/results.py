@@ -87,15 +87,15 @@ class ToolCallAccumulator:
             slot = self.slot(key)
             call_id = delta.get("id")
             if call_id and not slot.call_id:
-                slot.call_id = _text(call_id, "tool call id")
+                slot.call_id = text_field(call_id, "tool call id")
             function = delta.get("function")
             if function is not None:
                 name = function.get("name")
                 if name and not slot.name:
-                    slot.name = _text(name, "tool name")
+                    slot.name = text_field(name, "tool name")
                 arguments = function.get("arguments")
                 if arguments:
-                    slot.arguments.append(_text(arguments, "tool arguments"))
+                    slot.arguments.append(text_field(arguments, "tool arguments"))
             if slot.name and not slot.announced:
                 started.append(self.announce(slot))
         return started
@@ -135,7 +135,8 @@ class ModelCall:
         return self.tool_calls if self.tool_calls is not None else self.tools.calls()
 
 
-def _text(value: Any, what: str) -> str:
+def text_field(value: Any, what: str) -> str:
+    """``value`` if it is a string; a TypeError naming ``what`` otherwise (upstream JSON is untrusted)."""
     if type(value) is not str:
         raise TypeError(f"{what} is {type(value).__name__}, not a string")
     return value
