@@ -85,3 +85,40 @@ async def test_a_finished_stream_leaves_its_connection_open_for_the_next_request
     assert (await run(agent))[-1].reply == "two"
     first, second = fake.requests
     assert first.peer is not None and first.peer == second.peer  # the body was drained after [DONE]
+
+
+# -- Responses mode reads its events the same way ---------------------------------------------------
+
+def responses_agent(url: str) -> AIAgent:
+    return AIAgent.from_config(model_config(url, api_mode="responses", **FAST), tools=[])
+
+
+def event(kind: str, n: int, **data: object) -> bytes:
+    payload = json.dumps({"type": kind, "sequence_number": n, **data})
+    return f"event: {kind}\r\ndata: {payload}\r\n\r\n".encode()
+
+
+def delta(n: int, text: object) -> bytes:
+    return event("response.output_text.delta", n, item_id="msg_1", output_index=0, content_index=0, delta=text)
+
+
+async def test_responses_events_with_crlf_pings_and_split_reads_give_the_exact_reply(fake: ScriptedUpstream) -> None:
+    completed = {"id": "resp_1", "object": "response", "status": "completed", "output": [],
+                 "usage": {"input_tokens": 4, "output_tokens": 2, "total_tokens": 6}}
+    first = delta(1, "Gr\u00fc\u00df ")
+    fake.add(("raw", b": ping\r\n\r\n"), ("raw", first[:30]), ("sleep", 0.05), ("raw", first[30:]),
+             ("raw", delta(2, "Gott")), ("raw", event("response.completed", 3, response=completed)))
+    events = [e async for e in responses_agent(fake.url).astream("hi")]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Gr\u00fc\u00df ", "Gott"]
+    assert events[-1].reply == "Gr\u00fc\u00df Gott" and events[-1].usage == UsageReport(4, 2, 6)
+
+
+async def test_responses_error_event_and_wrong_shapes_are_clear_reasons(fake: ScriptedUpstream) -> None:
+    fake.add(("raw", delta(1, "Half")), ("raw", event("error", 2, code="rate_limit", message="slow down")))
+    fake.add(("status", 400, {"error": {"message": "no"}}))
+    end = [e async for e in responses_agent(fake.url).astream("hi")][-1]
+    assert "(stream): UpstreamError: slow down" in end.error and end.reply == "Half"
+    fake.add(("raw", delta(1, 7)))
+    fake.add(("status", 400, {"error": {"message": "no"}}))
+    end = [e async for e in responses_agent(fake.url).astream("hi")][-1]
+    assert "(stream): MalformedChunk: an event of unexpected shape (TypeError: text delta is int" in end.error
