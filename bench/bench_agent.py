@@ -12,6 +12,8 @@ process and rotating order, measures ``time.process_time`` for
     (``with_streaming_response``) and ``SSEPayloads`` parses the body to dicts;
 (c) the same reply through ``AIAgent.astream`` (path (b) plus the agent).
 
+The same for the Responses API (``model.api_mode: responses``): (a) and (c).
+
 Medians per delta. A second, socket-free measurement feeds the same SSE
 bytes from memory (one network read per chunk) to the SDK's ``AsyncStream``,
 to ``SSEPayloads`` and to the agent: parsing cost without HTTP, and the
@@ -93,33 +95,52 @@ async def through_agent(agent: AIAgent, message: str) -> tuple[float, int]:
     return time.process_time() - start, count
 
 
+async def sdk_responses_stream(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]:
+    """(a) for the Responses API: the SDK's own stream of pydantic events."""
+    start = time.process_time()
+    stream = await client.responses.create(model="demo", input=[{"role": "user", "content": message}], stream=True)
+    count = 0
+    async for event in stream:
+        if event.type == "response.output_text.delta":
+            count += 1
+    return time.process_time() - start, count
+
+
 def _row(name: str, seconds: float, chunks: int, baseline: float) -> str:
     return (f"| {name} | {seconds * 1e3:.1f} | {seconds / chunks * 1e6:.1f} | "
             f"{seconds / baseline:.2f} |")
 
 
-async def over_socket(chunks: int, runs: int, base_url: str) -> None:
+async def over_socket(chunks: int, runs: int, base_url: str, api_mode: str) -> None:
     message = "echo: " + " ".join(f"w{i}" for i in range(chunks))
-    config = parse_config({"model": {"base_url": base_url, "name": "demo"}})
+    config = parse_config({"model": {"base_url": base_url, "name": "demo", "api_mode": api_mode}})
     agent = AIAgent.from_config(config, tools=[])
     client = agent._pool.all()[0].client  # the very client the agent uses: same HTTP settings
-    cases: list[tuple[str, Callable[[], Awaitable[tuple[float, int]]]]] = [
-        ("(a) SDK stream, pydantic chunks (baseline)", lambda: sdk_stream(client, message)),
-        ("(b) SDK request + SSEPayloads (agent's reader)", lambda: reader_path(client, message)),
-        ("(c) through AIAgent.astream", lambda: through_agent(agent, message)),
-    ]
+    if api_mode == "responses":
+        cases: list[tuple[str, Callable[[], Awaitable[tuple[float, int]]]]] = [
+            ("(a) SDK stream, pydantic events (baseline)", lambda: sdk_responses_stream(client, message)),
+            ("(c) through AIAgent.astream", lambda: through_agent(agent, message)),
+        ]
+    else:
+        cases = [
+            ("(a) SDK stream, pydantic chunks (baseline)", lambda: sdk_stream(client, message)),
+            ("(b) SDK request + SSEPayloads (agent's reader)", lambda: reader_path(client, message)),
+            ("(c) through AIAgent.astream", lambda: through_agent(agent, message)),
+        ]
     times: dict[str, list[float]] = {name: [] for name, _ in cases}
     for _, case in cases:  # warm up (imports, connection pools)
         await case()
     for i in range(runs):
-        for name, case in cases[i % 3:] + cases[:i % 3]:  # rotate the order each run
+        shift = i % len(cases)
+        for name, case in cases[shift:] + cases[:shift]:  # rotate the order each run
             seconds, count = await case()
             assert count == chunks, (name, count)
             times[name].append(seconds)
     await agent.aclose()
     medians = {name: statistics.median(t) for name, t in times.items()}
     baseline = medians[cases[0][0]]
-    print(f"\nover a socket to demo-llm: {chunks} chunks x {runs} runs (CPU time, medians)\n")
+    api = "Responses API" if api_mode == "responses" else "Chat Completions"
+    print(f"\n{api} over a socket to demo-llm: {chunks} chunks x {runs} runs (CPU time, medians)\n")
     print("| path | ms per reply | µs per delta | × baseline |\n| --- | ---: | ---: | ---: |")
     for name, median in medians.items():
         print(_row(name, median, chunks, baseline))
@@ -218,7 +239,8 @@ def run() -> None:
         match = re.search(r"(http://\S+/v1)", line)
         if not match:
             sys.exit(f"demo-llm did not start: {line!r}")
-        asyncio.run(over_socket(args.chunks, args.runs, match.group(1)))
+        asyncio.run(over_socket(args.chunks, args.runs, match.group(1), "chat_completions"))
+        asyncio.run(over_socket(args.chunks, args.runs, match.group(1), "responses"))
         asyncio.run(in_memory(args.chunks, args.runs))
     finally:
         server.terminate()
