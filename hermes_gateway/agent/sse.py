@@ -116,6 +116,17 @@ class SSEPayloads:
     # -- decoding ------------------------------------------------------------------------------
 
     def _feed(self, chunk: bytes) -> None:
+        # Fast path: one whole ``data: {...}`` event in one read, nothing carried over (most reads).
+        if chunk.endswith(b"\n\n") and chunk.startswith(b"data: ") and chunk.find(b"\n") == len(chunk) - 2 \
+                and not (self._tail or self._data or self._skip_lf or self._has_event or self._has_retry) \
+                and b"\r" not in chunk:
+            try:
+                text = chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self._fail(exc)
+                return
+            self._dispatch(text[6:-2])
+            return
         if self._skip_lf:
             self._skip_lf = False
             if chunk[:1] == b"\n":

@@ -183,15 +183,20 @@ LINES = [b'data: {"n": 1}', b'data:{"n": 2}', b'data: "\xc3\xa9\xe6\xbc\xa2"', b
 bodies = st.tuples(
     st.lists(st.tuples(st.sampled_from(LINES), st.sampled_from([b"\n", b"\r\n", b"\r"])), max_size=14),
     st.lists(st.integers(min_value=0, max_value=400), max_size=6),
+    st.booleans(),
 )
 
 
 @settings(max_examples=300, deadline=None)
 @given(bodies)
 def test_any_body_cut_anywhere_reads_exactly_as_the_sdk_reads_it(case: tuple) -> None:
-    lines, cuts = case
+    lines, cuts, per_event = case
     body = b"".join(line + end for line, end in lines)
-    parts = split(body, *(c % (len(body) + 1) for c in cuts))
+    if per_event:  # one read per event, as most upstreams write them (the reader's fast path)
+        parts = [event + b"\n\n" for event in body.split(b"\n\n")]
+        parts[-1] = parts[-1][:-2]
+    else:
+        parts = split(body, *(c % (len(body) + 1) for c in cuts))
 
     async def both() -> tuple[Any, Any]:
         return await ours(parts), await sdks(parts)
@@ -204,3 +209,10 @@ async def test_an_event_id_persists_so_a_later_blank_line_is_an_empty_event_as_i
     # The SSE spec keeps the last event id; the SDK then dispatches (and fails to parse) an empty event.
     payloads, error = await same_as_sdk([b'id: 7\ndata: {"n": 1}\n\n\n'])
     assert payloads == [{"n": 1}] and error[0] is json.JSONDecodeError
+
+
+async def test_a_whole_event_in_one_read_still_joins_data_lines_left_from_the_read_before() -> None:
+    reads = [b"data: [1,\n", b"data: 2]\n\n", b'data: {"n": 3}\n\n', b"data: [DONE]\n\n"]
+    assert await same_as_sdk(reads) == ([[1, 2], {"n": 3}], None)
+    reads = [b'data: {"n": 1}\r', b'data: {"n": 2}\n\n']  # CR ended the first line; no blank line yet
+    assert await same_as_sdk(reads) == ([], (json.JSONDecodeError, "Extra data: line 2 column 1 (char 9)", None))
