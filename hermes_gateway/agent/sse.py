@@ -67,7 +67,9 @@ class SSEPayloads:
 
     def __init__(self, response: Any) -> None:
         self.response = response
-        self._chunks = response.aiter_bytes()
+        # Unencoded bodies (nearly all SSE) skip the content-decoding layer: a generator less per read.
+        encoded = response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity")
+        self._chunks = response.aiter_bytes() if encoded else response.aiter_raw()
         self._read = self._chunks.__anext__
         self._pending: deque[Any] = deque()
         self._error: BaseException | None = None   # raised once the payloads before it are handed out

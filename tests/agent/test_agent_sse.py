@@ -12,6 +12,7 @@ or split them at will); the end-to-end tests in
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from typing import Any, AsyncIterator
 
@@ -31,8 +32,8 @@ async def _reads(parts: list[bytes]) -> AsyncIterator[bytes]:
         yield part
 
 
-def response(parts: list[bytes]) -> Any:
-    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=_reads(parts),
+def response(parts: list[bytes], **headers: str) -> Any:
+    return httpx.Response(200, headers={"content-type": "text/event-stream", **headers}, content=_reads(parts),
                           request=httpx.Request("POST", URL))
 
 
@@ -42,8 +43,8 @@ def _outcome(payloads: list[Any], error: BaseException | None) -> tuple[list[Any
     return payloads, (type(error), str(error), getattr(error, "body", None))
 
 
-async def ours(parts: list[bytes]) -> tuple[list[Any], Any]:
-    reader = SSEPayloads(response(parts))
+async def ours(parts: list[bytes], **headers: str) -> tuple[list[Any], Any]:
+    reader = SSEPayloads(response(parts, **headers))
     payloads: list[Any] = []
     try:
         while True:
@@ -60,8 +61,8 @@ async def ours(parts: list[bytes]) -> tuple[list[Any], Any]:
 SDK_CLIENT = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1")
 
 
-async def sdks(parts: list[bytes]) -> tuple[list[Any], Any]:
-    stream = AsyncStream(cast_to=object, response=response(parts), client=SDK_CLIENT)
+async def sdks(parts: list[bytes], **headers: str) -> tuple[list[Any], Any]:
+    stream = AsyncStream(cast_to=object, response=response(parts, **headers), client=SDK_CLIENT)
     payloads: list[Any] = []
     try:
         async for payload in stream:
@@ -141,6 +142,13 @@ async def test_missing_done_ends_at_the_end_of_the_body_and_a_last_unterminated_
 async def test_nothing_after_done_is_read() -> None:
     body = b'data: [DONE]\n\ndata: {not json\n\n'
     assert await same_as_sdk([body]) == ([], None)
+
+
+async def test_a_gzip_encoded_body_is_decoded() -> None:
+    body = gzip.compress(b'data: {"n": 1}\n\ndata: [DONE]\n\n')
+    parts = split(body, len(body) // 2)
+    result = await ours(parts, **{"content-encoding": "gzip"})
+    assert result == await sdks(parts, **{"content-encoding": "gzip"}) == ([{"n": 1}], None)
 
 
 async def test_transport_errors_become_sdk_connection_errors() -> None:
