@@ -80,6 +80,7 @@ class Seen:
     disconnected_at: float | None = None
     finished: bool = False
     peer: Any = None   # the client's (host, port): the same for requests on one kept-alive connection
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -115,6 +116,7 @@ class ScriptedUpstream:
             body = {"_raw": raw.decode(errors="replace")}
         seen = Seen(request.path, body)
         seen.peer = request.transport.get_extra_info("peername") if request.transport else None
+        seen.headers = dict(request.headers)
         self.requests.append(seen)
         script = self.scripts.pop(0) if self.scripts else self.default
         if script is None:

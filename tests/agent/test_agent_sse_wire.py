@@ -76,6 +76,18 @@ async def test_tool_call_with_a_non_string_name_is_malformed_not_a_crash(fake: S
     assert end.reply == "plain answer" and end.error is None
 
 
+async def test_the_streamed_request_is_still_the_sdks_own(fake: ScriptedUpstream) -> None:
+    fake.add(("data", chunk("ok", role="assistant")), ("data", chunk(finish="stop")), ("raw", b"data: [DONE]\n\n"))
+    agent = AIAgent.from_config(model_config(fake.url, api_key="sk-wire-key", **FAST), tools=[])
+    assert (await run(agent))[-1].reply == "ok"
+    seen = fake.requests[0]
+    assert seen.path == "/v1/chat/completions"
+    assert seen.headers["Authorization"] == "Bearer sk-wire-key"
+    assert seen.headers["User-Agent"].startswith("AsyncOpenAI/Python")
+    assert seen.body["stream"] is True and seen.body["stream_options"] == {"include_usage": True}
+    assert seen.body["messages"] == [{"role": "user", "content": "hi"}]
+
+
 async def test_a_finished_stream_leaves_its_connection_open_for_the_next_request(fake: ScriptedUpstream) -> None:
     for text in ("one", "two"):
         fake.add(("data", chunk(role="assistant")), ("data", chunk(text)), ("data", chunk(finish="stop")),
