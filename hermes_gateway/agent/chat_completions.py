@@ -5,6 +5,8 @@ starts) so the tool loop has one path whichever way the answer came.
 Streaming asks for ``stream_options.include_usage`` and reassembles tool
 calls by ``index``; a stream that ends without a ``finish_reason`` (dropped
 connection, no ``[DONE]``) is an :class:`IncompleteStream`, not an answer.
+The SDK makes the streamed request; its body is read by :mod:`.sse` as
+plain JSON (the SDK's pydantic chunks cost ~95 us of CPU per delta).
 """
 
 from __future__ import annotations
