@@ -74,7 +74,7 @@ class SSEPayloads:
     __slots__ = ("response", "_read", "_chunks", "_pending", "_error", "_ended", "_saw_done", "_tail",
                  "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry")
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: httpx.Response) -> None:
         self.response = response
         # Unencoded bodies (nearly all SSE) skip the content-decoding layer: a generator less per read.
         encoded = response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity")
