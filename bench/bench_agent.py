@@ -1,46 +1,59 @@
-"""CPU cost the agent adds on top of the openai SDK, per streamed delta.
+"""CPU cost per streamed delta: the SDK's own stream versus the agent's reading path.
 
 Run by hand (not in CI):  .venv/bin/python bench/bench_agent.py [--chunks 2000] [--runs 9]
 
 A ``hermes-gateway demo-llm`` subprocess serves a reply of ``--chunks`` text
 chunks over a real socket (so its CPU is not counted). Each run, in the same
-process and alternating order, measures ``time.process_time`` for
-(a) iterating the raw SDK stream (``chat.completions.create(stream=True)``)
-and (b) the same reply through ``AIAgent.astream``. The difference of the
-medians divided by the chunk count is the agent's own cost per delta.
+process and rotating order, measures ``time.process_time`` for
 
-Because the SDK's own parsing (~100 us per chunk) makes that difference
-noisy, a second, isolated measurement feeds the agent pre-parsed
-``ChatCompletionChunk`` objects from an in-memory stand-in for the SDK
-stream, and compares with iterating the same objects directly: the agent's
-machinery alone (guard, accumulation, event layers).
+(a) the baseline: iterating the SDK's stream (``chat.completions.create(stream=True)``,
+    a pydantic ``ChatCompletionChunk`` per chunk) — how the agent used to read;
+(b) the agent's reading path alone: the SDK makes the same request
+    (``with_streaming_response``) and ``SSEPayloads`` parses the body to dicts;
+(c) the same reply through ``AIAgent.astream`` (path (b) plus the agent).
+
+The same for the Responses API (``model.api_mode: responses``): (a) and (c).
+
+Medians per delta. A second, socket-free measurement feeds the same SSE
+bytes from memory (one network read per chunk) to the SDK's ``AsyncStream``,
+to ``SSEPayloads`` and to the agent: parsing cost without HTTP, and the
+agent's own machinery (guard, accumulation, event layers) as (agent − reader).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import statistics
 import subprocess
 import sys
 import time
-
 from types import SimpleNamespace
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import openai
-from openai.types.chat import ChatCompletionChunk
+from openai._streaming import AsyncStream
 
 from hermes_gateway.agent import AIAgent
-from hermes_gateway.config import parse_config
+from hermes_gateway.agent.chat_completions import open_stream
+from hermes_gateway.agent.sse import SSEPayloads
 from hermes_gateway.agent.upstream import Upstream
+from hermes_gateway.config import parse_config
+from hermes_gateway.demo.transport import httpx
 from hermes_gateway.events import TextDelta, TurnEnd
 
 
-async def raw_sdk(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]:
+def _request(message: str) -> dict[str, Any]:
+    return {"model": "demo", "messages": [{"role": "user", "content": message}], "stream": True,
+            "stream_options": {"include_usage": True}}
+
+
+async def sdk_stream(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]:
+    """(a) the baseline: the SDK's own stream of pydantic chunks."""
     start = time.process_time()
-    stream = await client.chat.completions.create(model="demo", messages=[{"role": "user", "content": message}],
-                                                  stream=True, stream_options={"include_usage": True})
+    stream = await client.chat.completions.create(**_request(message))
     count = 0
     async for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:
@@ -48,7 +61,30 @@ async def raw_sdk(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]
     return time.process_time() - start, count
 
 
+async def reader_path(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]:
+    """(b) the agent's reading path alone: SDK request, body parsed by SSEPayloads."""
+    start = time.process_time()
+    response = await open_stream(client.chat.completions.with_streaming_response.create, _request(message))
+    count = await _count_payloads(SSEPayloads(response))
+    return time.process_time() - start, count
+
+
+async def _count_payloads(payloads: SSEPayloads) -> int:
+    count = 0
+    try:
+        while True:
+            chunk = await payloads.next()
+            choices = chunk.get("choices")
+            if choices and (choices[0].get("delta") or {}).get("content"):
+                count += 1
+    except StopAsyncIteration:
+        return count
+    finally:
+        await payloads.aclose()
+
+
 async def through_agent(agent: AIAgent, message: str) -> tuple[float, int]:
+    """(c) the whole agent."""
     start = time.process_time()
     count = 0
     async for event in agent.astream(message):
@@ -59,87 +95,136 @@ async def through_agent(agent: AIAgent, message: str) -> tuple[float, int]:
     return time.process_time() - start, count
 
 
-async def main(chunks: int, runs: int, base_url: str) -> None:
+async def sdk_responses_stream(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]:
+    """(a) for the Responses API: the SDK's own stream of pydantic events."""
+    start = time.process_time()
+    stream = await client.responses.create(model="demo", input=[{"role": "user", "content": message}], stream=True)
+    count = 0
+    async for event in stream:
+        if event.type == "response.output_text.delta":
+            count += 1
+    return time.process_time() - start, count
+
+
+def _row(name: str, seconds: float, chunks: int, baseline: float) -> str:
+    return (f"| {name} | {seconds * 1e3:.1f} | {seconds / chunks * 1e6:.1f} | "
+            f"{seconds / baseline:.2f} |")
+
+
+async def over_socket(chunks: int, runs: int, base_url: str, api_mode: str) -> None:
     message = "echo: " + " ".join(f"w{i}" for i in range(chunks))
-    config = parse_config({"model": {"base_url": base_url, "name": "demo"}})
+    config = parse_config({"model": {"base_url": base_url, "name": "demo", "api_mode": api_mode}})
     agent = AIAgent.from_config(config, tools=[])
     client = agent._pool.all()[0].client  # the very client the agent uses: same HTTP settings
-    raw_times, agent_times = [], []
-    await raw_sdk(client, message)  # warm up both paths (imports, connection pools)
-    await through_agent(agent, message)
+    if api_mode == "responses":
+        cases: list[tuple[str, Callable[[], Awaitable[tuple[float, int]]]]] = [
+            ("(a) SDK stream, pydantic events (baseline)", lambda: sdk_responses_stream(client, message)),
+            ("(c) through AIAgent.astream", lambda: through_agent(agent, message)),
+        ]
+    else:
+        cases = [
+            ("(a) SDK stream, pydantic chunks (baseline)", lambda: sdk_stream(client, message)),
+            ("(b) SDK request + SSEPayloads (agent's reader)", lambda: reader_path(client, message)),
+            ("(c) through AIAgent.astream", lambda: through_agent(agent, message)),
+        ]
+    times: dict[str, list[float]] = {name: [] for name, _ in cases}
+    for _, case in cases:  # warm up (imports, connection pools)
+        await case()
     for i in range(runs):
-        order = [("raw", raw_sdk(client, message)), ("agent", through_agent(agent, message))]
-        if i % 2:
-            order.reverse()
-        for name, coro in order:
-            seconds, count = await coro
+        shift = i % len(cases)
+        for name, case in cases[shift:] + cases[:shift]:  # rotate the order each run
+            seconds, count = await case()
             assert count == chunks, (name, count)
-            (raw_times if name == "raw" else agent_times).append(seconds)
+            times[name].append(seconds)
     await agent.aclose()
-    raw_median, agent_median = statistics.median(raw_times), statistics.median(agent_times)
-    print(f"{chunks} chunks x {runs} runs (CPU time, medians)")
-    print(f"  raw SDK stream : {raw_median * 1e3:8.1f} ms  = {raw_median / chunks * 1e6:6.1f} us/delta")
-    print(f"  through AIAgent: {agent_median * 1e3:8.1f} ms  = {agent_median / chunks * 1e6:6.1f} us/delta")
-    print(f"  agent overhead : {(agent_median - raw_median) / chunks * 1e6:6.2f} us/delta "
-          f"({(agent_median / raw_median - 1) * 100:.1f}% on top of the SDK)")
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    baseline = medians[cases[0][0]]
+    api = "Responses API" if api_mode == "responses" else "Chat Completions"
+    print(f"\n{api} over a socket to demo-llm: {chunks} chunks x {runs} runs (CPU time, medians)\n")
+    print("| path | ms per reply | µs per delta | × baseline |\n| --- | ---: | ---: | ---: |")
+    for name, median in medians.items():
+        print(_row(name, median, chunks, baseline))
 
 
-class _ParsedStream:
-    """Quacks like the SDK's AsyncStream over chunks parsed in advance."""
+# -- without a socket -----------------------------------------------------------------------------
 
-    def __init__(self, chunks: list[ChatCompletionChunk]) -> None:
-        self._it = iter(chunks)
-        self.response = SimpleNamespace(headers={"content-type": "text/event-stream"})
-
-    def __aiter__(self) -> "_ParsedStream":
-        return self
-
-    async def __anext__(self) -> ChatCompletionChunk:
-        for chunk in self._it:
-            return chunk
-        raise StopAsyncIteration
-
-    async def close(self) -> None:
-        pass
-
-
-async def isolated(chunks: int, runs: int) -> None:
-    def chunk(delta: dict, finish: str | None = None, usage: dict | None = None) -> ChatCompletionChunk:
-        body = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if usage is None else []}
+def _sse_body(chunks: int) -> list[bytes]:
+    """The reply as demo-llm frames it, one network read per chunk."""
+    def frame(choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> bytes:
+        body: dict[str, Any] = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                                "choices": choices}
         if usage:
             body["usage"] = usage
-        return ChatCompletionChunk.model_validate(body)
+        return b"data: " + json.dumps(body).encode() + b"\n\n"
 
-    parsed = [chunk({"content": f" w{i}"}) for i in range(chunks)] + [chunk({}, "stop"), chunk({}, usage={
-        "prompt_tokens": 1, "completion_tokens": chunks, "total_tokens": chunks + 1})]
+    reads = [frame([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])]
+    reads += [frame([{"index": 0, "delta": {"content": f" w{i}"}, "finish_reason": None}]) for i in range(chunks)]
+    reads.append(frame([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    reads.append(frame([], {"prompt_tokens": 1, "completion_tokens": chunks, "total_tokens": chunks + 1}))
+    reads.append(b"data: [DONE]\n\n")
+    return reads
 
-    async def create(**_: object) -> _ParsedStream:
-        return _ParsedStream(parsed)
 
-    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
-    agent = AIAgent.from_config(parse_config({"model": {"base_url": "http://unused/v1", "name": "m"}}), tools=[])
-    upstream = Upstream(agent.model.endpoint, client)  # type: ignore[arg-type]
-    agent._pool.all = lambda: [upstream]  # type: ignore[method-assign]
+def _response(reads: list[bytes]) -> Any:
+    async def body() -> AsyncIterator[bytes]:
+        for read in reads:
+            yield read
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body(),
+                          request=httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions"))
 
-    async def direct() -> float:
+
+async def in_memory(chunks: int, runs: int) -> None:
+    reads = _sse_body(chunks)
+    sdk_client = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1")
+
+    async def sdk() -> float:
         start = time.process_time()
-        async for item in await create():
-            if item.choices and item.choices[0].delta.content:
+        stream = AsyncStream(cast_to=openai.types.chat.ChatCompletionChunk, response=_response(reads),
+                             client=sdk_client)
+        async for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
                 pass
         return time.process_time() - start
+
+    async def reader() -> float:
+        start = time.process_time()
+        await _count_payloads(SSEPayloads(_response(reads)))
+        return time.process_time() - start
+
+    class _Opened:
+        async def __aenter__(self) -> Any:
+            return SimpleNamespace(http_response=_response(reads))
+
+    def create(**_: object) -> _Opened:
+        return _Opened()
+
+    fake = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(
+        with_streaming_response=SimpleNamespace(create=create))))
+    agent = AIAgent.from_config(parse_config({"model": {"base_url": "http://unused/v1", "name": "m"}}), tools=[])
+    upstream = Upstream(agent.model.endpoint, fake)  # type: ignore[arg-type]
+    agent._pool.all = lambda: [upstream]  # type: ignore[method-assign]
 
     async def agent_path() -> float:
         start = time.process_time()
         async for event in agent.astream("x"):
-            pass
+            if type(event) is TurnEnd:
+                assert event.error is None, event.error
         return time.process_time() - start
 
-    direct_times = [await direct() for _ in range(runs * 3)]
-    agent_times = [await agent_path() for _ in range(runs * 3)]
-    d, a = statistics.median(direct_times), statistics.median(agent_times)
-    print(f"isolated, pre-parsed chunks, {chunks} x {runs * 3} runs (CPU time, medians)")
-    print(f"  agent machinery alone: {(a - d) / chunks * 1e6:6.2f} us/delta")
+    cases = [("SDK AsyncStream, pydantic chunks (baseline)", sdk), ("SSEPayloads", reader),
+             ("AIAgent.astream over SSEPayloads", agent_path)]
+    times: dict[str, list[float]] = {name: [] for name, _ in cases}
+    for i in range(runs * 3):
+        for name, case in cases[i % 3:] + cases[:i % 3]:
+            times[name].append(await case())
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    baseline = medians[cases[0][0]]
+    print(f"\nfrom memory, no socket: {chunks} chunks x {runs * 3} runs (CPU time, medians)\n")
+    print("| path | ms per reply | µs per delta | × baseline |\n| --- | ---: | ---: | ---: |")
+    for name, median in medians.items():
+        print(_row(name, median, chunks, baseline))
+    agent_alone = (medians[cases[2][0]] - medians[cases[1][0]]) / chunks * 1e6
+    print(f"\nagent machinery alone (agent − reader): {agent_alone:.2f} µs/delta")
 
 
 def run() -> None:
@@ -154,8 +239,9 @@ def run() -> None:
         match = re.search(r"(http://\S+/v1)", line)
         if not match:
             sys.exit(f"demo-llm did not start: {line!r}")
-        asyncio.run(main(args.chunks, args.runs, match.group(1)))
-        asyncio.run(isolated(args.chunks, args.runs))
+        asyncio.run(over_socket(args.chunks, args.runs, match.group(1), "chat_completions"))
+        asyncio.run(over_socket(args.chunks, args.runs, match.group(1), "responses"))
+        asyncio.run(in_memory(args.chunks, args.runs))
     finally:
         server.terminate()
         server.wait(timeout=10)

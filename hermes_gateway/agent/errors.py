@@ -21,6 +21,10 @@ class NotStreaming(Exception):
     """We asked for a stream and got something else: this upstream does not stream."""
 
 
+class MalformedChunk(Exception):
+    """A streamed chunk that is valid JSON but not shaped like a chunk (say, ``choices`` not a list)."""
+
+
 class UpstreamError(Exception):
     """An error the upstream reported inside the stream (``data: {"error": ...}``, ``response.failed``)."""
 

@@ -13,10 +13,11 @@ from typing import Any, AsyncIterator, Sequence
 import openai
 
 from ..events import StreamEvent, TextDelta
-from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT
-from .errors import IncompleteStream, NotStreaming, UpstreamError
+from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT, open_stream
+from .errors import IncompleteStream, MalformedChunk, NotStreaming, UpstreamError
 from .guard import ReadGuard, UpstreamTimeout
-from .results import ModelCall, ToolCall, usage_from
+from .results import ModelCall, ToolCall, text_field, usage_from
+from .sse import SSEPayloads
 
 
 def to_responses_input(messages: Sequence[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -53,16 +54,20 @@ def build_request(model: str, messages: Sequence[dict[str, Any]], tools: list[di
 
 async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                            first_token: float, stall: float, include_usage: bool = True) -> AsyncIterator[StreamEvent]:
+    """Stream one answer; as in ``stream_chat`` the SDK makes the request and the events are read
+    as plain JSON (:class:`SSEPayloads`) rather than as pydantic models."""
     # include_usage is a Chat Completions option; the Responses API always reports usage at the end.
     loop = guard.loop
     first_deadline = loop.time() + first_token
-    stream = await guard.wait(client.responses.create(**request, stream=True), first_deadline,
-                              f"first token within {first_token:g} s")
+    response = await guard.wait(open_stream(client.responses.with_streaming_response.create,
+                                            {**request, "stream": True}),
+                                first_deadline, f"first token within {first_token:g} s")
+    payloads = SSEPayloads(response)
     try:
-        content_type = stream.response.headers.get("content-type", "")
+        content_type = payloads.response.headers.get("content-type", "")
         if "event-stream" not in content_type:
             raise NotStreaming(f"asked for a stream, got {content_type or 'no content type'}")
-        next_event = stream.__anext__
+        next_event = payloads.next
         wait = guard.wait
         parts = call.text_parts
         tools = call.tools
@@ -83,44 +88,51 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
                 if call.finish_reason is not None:
                     break
                 raise
-            kind = event.type
-            if kind == "response.output_text.delta":
-                if event.delta:
-                    call.got_content = True
-                    parts.append(event.delta)
-                    yield TextDelta(event.delta)
-            elif kind == "response.function_call_arguments.delta":
-                slot = tools.slot(event.output_index, dense=True)
-                slot.arguments.append(event.delta or "")
-            elif kind in ("response.output_item.added", "response.output_item.done"):
-                item = event.item
-                if getattr(item, "type", None) == "function_call":
-                    call.got_content = True
-                    slot = tools.slot(event.output_index, dense=True)
-                    slot.call_id = slot.call_id or item.call_id
-                    slot.name = slot.name or item.name
-                    if kind == "response.output_item.done" and item.arguments is not None:
-                        slot.arguments[:] = [item.arguments]
-                    elif item.arguments and not slot.arguments:
-                        slot.arguments.append(item.arguments)
-                    if slot.name and not slot.announced:
-                        yield tools.announce(slot)
-            elif kind == "response.function_call_arguments.done":
-                slot = tools.slot(event.output_index, dense=True)
-                if event.arguments is not None:
-                    slot.arguments[:] = [event.arguments]
-            elif kind in ("response.completed", "response.incomplete"):
-                call.usage = usage_from(getattr(event.response, "usage", None))
-                call.finish_reason = "tool_calls" if tools else "stop"
-                if kind == "response.incomplete":
-                    call.finish_reason = "length"
-            elif kind in ("response.failed", "error"):
-                raise UpstreamError(_event_error(event))
+            try:
+                kind = event.get("type")
+                if kind == "response.output_text.delta":
+                    delta = event.get("delta")
+                    if delta:
+                        call.got_content = True
+                        parts.append(text_field(delta, "text delta"))
+                        yield TextDelta(delta)
+                elif kind == "response.function_call_arguments.delta":
+                    slot = tools.slot(event.get("output_index"), dense=True)
+                    slot.arguments.append(text_field(event.get("delta") or "", "tool arguments"))
+                elif kind in ("response.output_item.added", "response.output_item.done"):
+                    item = event.get("item")
+                    if item is not None and item.get("type") == "function_call":
+                        call.got_content = True
+                        slot = tools.slot(event.get("output_index"), dense=True)
+                        slot.call_id = slot.call_id or text_field(item.get("call_id") or "", "tool call id")
+                        slot.name = slot.name or text_field(item.get("name") or "", "tool name")
+                        arguments = item.get("arguments")
+                        if kind == "response.output_item.done" and arguments is not None:
+                            slot.arguments[:] = [text_field(arguments, "tool arguments")]
+                        elif arguments and not slot.arguments:
+                            slot.arguments.append(text_field(arguments, "tool arguments"))
+                        if slot.name and not slot.announced:
+                            yield tools.announce(slot)
+                elif kind == "response.function_call_arguments.done":
+                    slot = tools.slot(event.get("output_index"), dense=True)
+                    arguments = event.get("arguments")
+                    if arguments is not None:
+                        slot.arguments[:] = [text_field(arguments, "tool arguments")]
+                elif kind in ("response.completed", "response.incomplete"):
+                    completed = event.get("response")
+                    call.usage = usage_from(completed.get("usage") if completed is not None else None)
+                    call.finish_reason = "tool_calls" if tools else "stop"
+                    if kind == "response.incomplete":
+                        call.finish_reason = "length"
+                elif kind in ("response.failed", "error"):
+                    raise UpstreamError(_event_error(event))
+            except (AttributeError, TypeError, KeyError, ValueError) as exc:
+                raise MalformedChunk(f"an event of unexpected shape ({type(exc).__name__}: {exc})") from None
     except openai.APIConnectionError as exc:
         exc._hermes_mid_stream = True  # type: ignore[attr-defined]
         raise
     finally:
-        await stream.close()
+        await payloads.aclose()
     if call.finish_reason is None:
         raise IncompleteStream("the stream ended before response.completed")
 
@@ -156,8 +168,18 @@ async def complete_responses(client: openai.AsyncOpenAI, request: dict[str, Any]
 
 
 def _event_error(event: Any) -> str:
-    error = getattr(event, "error", None)
-    if error is None and getattr(event, "response", None) is not None:
-        error = getattr(event.response, "error", None)
-    message = getattr(error, "message", None) or getattr(event, "message", None)
+    """The message of an ``error`` / ``response.failed`` event or a failed response (model or JSON)."""
+    error = _field(event, "error")
+    response = _field(event, "response")
+    if error is None and response is not None:
+        error = _field(response, "error")
+    message = _field(error, "message") or _field(event, "message")
     return str(message or "the upstream reported a failure")
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)

@@ -75,6 +75,31 @@ class ToolCallAccumulator:
                 started.append(self.announce(slot))
         return started
 
+    def add_chat_delta_dicts(self, deltas: Sequence[dict[str, Any]]) -> list[ToolCallStarted]:
+        """:meth:`add_chat_deltas` for deltas as parsed JSON (the streaming path reads no SDK models)."""
+        started: list[ToolCallStarted] = []
+        for delta in deltas:
+            key = delta.get("index")
+            if key is None:
+                key = len(self._slots)
+            elif type(key) is not int:
+                raise TypeError(f"tool call index {key!r} is not an integer")
+            slot = self.slot(key)
+            call_id = delta.get("id")
+            if call_id and not slot.call_id:
+                slot.call_id = text_field(call_id, "tool call id")
+            function = delta.get("function")
+            if function is not None:
+                name = function.get("name")
+                if name and not slot.name:
+                    slot.name = text_field(name, "tool name")
+                arguments = function.get("arguments")
+                if arguments:
+                    slot.arguments.append(text_field(arguments, "tool arguments"))
+            if slot.name and not slot.announced:
+                started.append(self.announce(slot))
+        return started
+
     def announce(self, slot: _Slot) -> ToolCallStarted:
         slot.announced = True
         if not slot.call_id:
@@ -110,20 +135,33 @@ class ModelCall:
         return self.tool_calls if self.tool_calls is not None else self.tools.calls()
 
 
+def text_field(value: Any, what: str) -> str:
+    """``value`` if it is a string; a TypeError naming ``what`` otherwise (upstream JSON is untrusted)."""
+    if type(value) is not str:
+        raise TypeError(f"{what} is {type(value).__name__}, not a string")
+    return value
+
+
 def usage_from(raw: Any) -> UsageReport | None:
-    """A :class:`UsageReport` from Chat Completions or Responses usage (or None when absent)."""
+    """A :class:`UsageReport` from Chat Completions or Responses usage, as an SDK model or as
+    parsed JSON (or None when absent)."""
     if raw is None:
         return None
-    prompt = getattr(raw, "prompt_tokens", None)
+    if isinstance(raw, dict):
+        get = raw.get
+    else:
+        def get(name: str) -> Any:
+            return getattr(raw, name, None)
+    prompt = get("prompt_tokens")
     if prompt is None:
-        prompt = getattr(raw, "input_tokens", None)
-    completion = getattr(raw, "completion_tokens", None)
+        prompt = get("input_tokens")
+    completion = get("completion_tokens")
     if completion is None:
-        completion = getattr(raw, "output_tokens", None)
+        completion = get("output_tokens")
     if prompt is None and completion is None:
         return None
     prompt, completion = int(prompt or 0), int(completion or 0)
-    total = getattr(raw, "total_tokens", None)
+    total = get("total_tokens")
     return UsageReport(prompt, completion, int(total) if total is not None else prompt + completion)
 
 

@@ -79,6 +79,8 @@ class Seen:
     body: dict[str, Any]
     disconnected_at: float | None = None
     finished: bool = False
+    peer: Any = None   # the client's (host, port): the same for requests on one kept-alive connection
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,6 +115,8 @@ class ScriptedUpstream:
         except ValueError:
             body = {"_raw": raw.decode(errors="replace")}
         seen = Seen(request.path, body)
+        seen.peer = request.transport.get_extra_info("peername") if request.transport else None
+        seen.headers = dict(request.headers)
         self.requests.append(seen)
         script = self.scripts.pop(0) if self.scripts else self.default
         if script is None:
