@@ -51,6 +51,8 @@ class Platform:
     ``budgets`` maps a chat kind (``"private"``, ``"group"``, ...) to the
     per-chat rate budget; ``"default"`` covers any kind not listed. Every
     call into one chat (previews, final sends, typing) is charged to it.
+    ``bot_budget``, when set, is the limit across all chats of the bot
+    (Telegram: about 30 messages per second); every call is charged to it too.
 
     ``start(gateway)``/``stop()`` begin and end receiving messages (polling,
     a websocket); they may be None for send-only platforms.
@@ -61,6 +63,7 @@ class Platform:
     length_unit: LengthUnit = "chars"
     edit_interval: float = 1.5
     budgets: Mapping[str, RateBudget] = field(default_factory=lambda: {"default": DEFAULT_BUDGET})
+    bot_budget: RateBudget | None = None
     description: str = ""
     start: Callable[[Any], Awaitable[None] | None] | None = None
     stop: Callable[[], Awaitable[None] | None] | None = None

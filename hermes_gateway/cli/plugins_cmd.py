@@ -26,6 +26,8 @@ def run(args: argparse.Namespace) -> int:
     for name, reg in sorted(platforms.items()):
         p = reg.platform
         budgets = ", ".join(f"{kind} {b.rate * 60:g}/min burst {b.burst}" for kind, b in p.budgets.items())
+        if p.bot_budget is not None:
+            budgets += f"; all chats {p.bot_budget.rate * 60:g}/min burst {p.bot_budget.burst}"
         enabled = "enabled" if config.platform_enabled(name) else "disabled"  # as `run` decides
         streaming = "streaming on" if config.streaming_for(name).enabled else "streaming off"
         print(f"  {name}  [{enabled}, {streaming}]  from {reg.plugin_name} ({reg.origin})")

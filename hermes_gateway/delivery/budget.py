@@ -56,8 +56,12 @@ class ChatBudget:
         self.tokens = min(self.tokens, 0.0)
 
 
+#: The key of a platform's budget across all its chats (no chat id is empty).
+ALL_CHATS = ""
+
+
 class ChatBudgets:
-    """The budgets of every chat, keyed by (platform, chat id)."""
+    """The budgets of every chat, keyed by (platform, chat id); ``ALL_CHATS`` for the bot's own."""
 
     def __init__(self) -> None:
         self._by_chat: dict[tuple[str, str], ChatBudget] = {}

@@ -13,7 +13,7 @@ from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
 from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
-from .budget import ChatBudgets
+from .budget import ALL_CHATS, ChatBudgets
 from .hooks import PlatformHooks
 from .session import DeliveryPolicy, DeliveryReport, StreamSession
 
@@ -43,7 +43,9 @@ class Delivery:
                         settings=settings or self.config.streaming_for(platform), reply_to=reply_to)
         now = asyncio.get_running_loop().time()
         budget = self.budgets.for_chat(platform, stream.chat_id, hooks.platform.budget_for(chat_kind), now)
-        return StreamSession(hooks, stream, budget, policy=self.policy)
+        bot_budget = hooks.platform.bot_budget
+        bot = self.budgets.for_chat(platform, ALL_CHATS, bot_budget, now) if bot_budget else None
+        return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy)
 
     async def deliver(self, events: AsyncIterable[StreamEvent], platform: str, chat_id: str,
                       **kwargs: object) -> DeliveryReport:

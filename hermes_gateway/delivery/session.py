@@ -69,10 +69,11 @@ class StreamSession:
     """Deliver one reply into one chat. Create it through ``Delivery.session``."""
 
     def __init__(self, hooks: PlatformHooks, stream: Stream, budget: ChatBudget, *,
-                 policy: DeliveryPolicy | None = None) -> None:
+                 bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None) -> None:
         self.hooks = hooks
         self.stream = stream
         self.budget = budget
+        self.bot_budget = bot_budget  # the platform's limit across all chats, if it declares one
         self.policy = policy or DeliveryPolicy()
         platform = hooks.platform
         settings = stream.settings
@@ -218,7 +219,7 @@ class StreamSession:
         """Typing indicator / native draft set-up; one call from the chat's budget, never retried."""
         if not self.hooks.implements["on_stream_start"]:
             return
-        await self._until(self.budget.ready_at, interruptible=False)
+        await self._until(lambda now: self._ready_at(None, now), interruptible=False)
         self._charge()
         try:
             await self.hooks.call("on_stream_start", stream=self.stream)
@@ -405,7 +406,10 @@ class StreamSession:
         return asyncio.get_running_loop().time()
 
     def _charge(self) -> None:
-        self.budget.take(self._now())
+        now = self._now()
+        self.budget.take(now)
+        if self.bot_budget is not None:
+            self.bot_budget.take(now)
         self._report.calls += 1
 
     def _rate_limited(self, exc: RateLimited) -> None:
@@ -414,6 +418,8 @@ class StreamSession:
 
     def _ready_at(self, entry: LedgerEntry | None, now: float) -> float:
         at = max(self.budget.ready_at(now), self._retry_at)
+        if self.bot_budget is not None:
+            at = max(at, self.bot_budget.ready_at(now))
         if entry is not None:
             at = max(at, entry.last_call + self._interval)
         return at

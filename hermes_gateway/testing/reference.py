@@ -128,15 +128,19 @@ class ReferencePlatform:
     def __init__(self, name: str = "reference", *, max_message_length: int = 4096,
                  length_unit: LengthUnit = "chars", edit_interval: float = 0.0,
                  budgets: Mapping[str, RateBudget] | None = None,
-                 enforce: Mapping[str, RateBudget] | None = None, supports_edit: bool = True,
+                 enforce: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = None,
+                 supports_edit: bool = True,
                  on_call: Callable[["ReferenceChat", Call], None] | None = None) -> None:
         self.platform = Platform(
             name=name, max_message_length=max_message_length, length_unit=length_unit,
             edit_interval=edit_interval, budgets=dict(budgets or {"default": RateBudget(rate=1.0, burst=1)}),
+            bot_budget=bot_budget,
             description="in-memory reference platform (hermes_gateway.testing)",
             start=self._start, stop=self._stop,
         )
         self.enforced = dict(enforce or self.platform.budgets)
+        self.bot_bucket: ChatBudget | None = None  # the limit across all chats, enforced like the per-chat one
+        self.bot_throttled = 0
         self.can_edit = supports_edit
         self.chats: dict[str, ReferenceChat] = {}
         self.on_call = on_call
@@ -237,13 +241,20 @@ class ReferencePlatform:
             chat.violations.append(f"{kind} at {now:.3f}s while rate-limited until {chat.blocked_until:.3f}s")
         if chat.budget is None:
             chat.budget = ChatBudget(self._enforced_for(stream.chat_kind), updated=now)
+        if self.platform.bot_budget is not None and self.bot_bucket is None:
+            self.bot_bucket = ChatBudget(self.platform.bot_budget, updated=now)
         ready = chat.budget.ready_at(now)
+        if self.bot_bucket is not None and self.bot_bucket.ready_at(now) > now + 1e-9:
+            self.bot_throttled += 1
+            ready = max(ready, self.bot_bucket.ready_at(now))
         if ready > now + 1e-9:
             retry_after = ready - now
             chat.blocked_until = max(chat.blocked_until, now + retry_after)
             self._log(chat, kind, message_id, text, "rate_limited")
             raise RateLimited(retry_after, f"Too Many Requests: retry after {retry_after:.3f}")
         chat.budget.take(now)
+        if self.bot_bucket is not None:
+            self.bot_bucket.take(now)
         fault = chat.schedule.pop(index, None)
         if fault is None or not fault.applies_to(kind):
             fault = next((f for f in chat.faults if f.applies_to(kind)), None)

@@ -358,3 +358,25 @@ def test_a_reply_with_a_huge_run_of_spaces_is_delivered_without_blank_messages()
     assert report.delivered, report.error
     assert chat.violations == []
     assert " ".join(chat.screen).split() == ["start", "end"]
+
+
+def test_many_chats_at_once_stay_inside_the_bot_wide_budget():
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=1.0, burst=1)},
+                            bot_budget=RateBudget(rate=30.0, burst=30))
+    chats = [str(n) for n in range(60)]
+
+    async def main():
+        delivery = make_delivery(ref)
+        sessions = [delivery.session("reference", chat, settings=streaming(edit_interval=1.0)) for chat in chats]
+        await asyncio.gather(*(feed_over(s, words(REPLY), 5) for s in sessions))
+        return await asyncio.gather(*(s.finish() for s in sessions))
+
+    reports = run_virtual(main())
+    assert all(r.delivered for r in reports)
+    assert ref.bot_throttled == 0  # the reference answers 429 past 30/s: none was needed
+    assert all(ref.chat(c).throttled == 0 and ref.chat(c).violations == [] for c in chats)
+    assert all(ref.chat(c).screen == [REPLY] for c in chats)
+    calls = sorted(call.at for c in chats for call in ref.chat(c).calls)
+    # a token bucket of 30/s with a burst of 30 allows at most 30 + 30·w calls in any window of w seconds
+    assert all(sum(1 for t in calls if s <= t < s + 2) <= 30 + 60 for s in calls)
+    assert len(calls) > 90, "the 60 chats did get their previews, paced rather than dropped"

@@ -36,6 +36,8 @@ BUDGETS: Mapping[str, RateBudget] = {
     "supergroup": RateBudget(rate=20 / 60, burst=3),
     "default": RateBudget(rate=1.0, burst=1),
 }
+#: ... and about 30 messages a second across all chats of one bot.
+BOT_BUDGET = RateBudget(rate=30.0, burst=30)
 
 
 class TelegramPlugin:
@@ -44,7 +46,7 @@ class TelegramPlugin:
     def __init__(self, token: str | None = None, *, base_url: str | None = None,
                  allowed_chats: list[int | str] | None = None, poll_timeout: int = 30,
                  budgets: Mapping[str, RateBudget] | None = None, edit_interval: float = EDIT_INTERVAL,
-                 reply_grace: float = 5.0) -> None:
+                 bot_budget: RateBudget | None = BOT_BUDGET, reply_grace: float = 5.0) -> None:
         """``token``/``base_url``/``allowed_chats`` as in config.yaml; ``budgets`` and
         ``edit_interval`` override Telegram's limits (a local Bot API server, fast tests)."""
         self.settings: TelegramSettings | None = None
@@ -57,7 +59,8 @@ class TelegramPlugin:
             self.configure(parse_settings(section, source="TelegramPlugin()"))
         self.platform = Platform(
             name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=edit_interval,
-            budgets=dict(budgets or BUDGETS), description="Telegram Bot API (python-telegram-bot)",
+            budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
+            description="Telegram Bot API (python-telegram-bot)",
             start=self.start_receiving, stop=self.stop_receiving,
         )
         self.reply_grace = reply_grace

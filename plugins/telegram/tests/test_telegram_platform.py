@@ -16,6 +16,7 @@ def test_the_platform_declares_telegrams_limits():
     assert platform.budget_for("private") == RateBudget(rate=1.0, burst=1)
     assert platform.budget_for("group") == platform.budget_for("supergroup") == RateBudget(rate=20 / 60, burst=3)
     assert platform.budget_for("channel") == platform.budget_for(None) == RateBudget(rate=1.0, burst=1)
+    assert platform.bot_budget == RateBudget(rate=30.0, burst=30)  # about 30 messages a second across all chats
     assert platform.start is not None and platform.stop is not None
 
 
