@@ -105,6 +105,7 @@ class StreamSession:
         self._wake_on_change = False
         self._task: asyncio.Task[DeliveryReport] | None = None
         self._retry_at = float("-inf")      # back-off after a failed call
+        self._rate_limit_waits = 0.0        # seconds the platform told us to wait, in all
 
     # ------------------------------------------------------------------ producer side (sync)
 
@@ -350,7 +351,8 @@ class StreamSession:
         failures = rate_limits = 0
         fell_back = False
         while True:
-            if self._now() > deadline:
+            # time spent waiting out 429s does not count: a known wait is not a failure
+            if self._now() > deadline + self._rate_limit_waits:
                 raise DeliveryError("gave up delivering the final text (deadline passed)", retryable=False)
             await self._until(lambda now: self._ready_at(entry if entry.ref else None, now), interruptible=False)
             try:
@@ -415,6 +417,7 @@ class StreamSession:
     def _rate_limited(self, exc: RateLimited) -> None:
         self.budget.block(self._now(), exc.retry_after)
         self._report.rate_limited += 1
+        self._rate_limit_waits += max(exc.retry_after, 0.0)
 
     def _ready_at(self, entry: LedgerEntry | None, now: float) -> float:
         at = max(self.budget.ready_at(now), self._retry_at)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import write_config
+from cli_helpers import write_config
 
 PROMPT = "›"
 LONG_WORDS = " ".join(f"w{i:03d}" for i in range(200))

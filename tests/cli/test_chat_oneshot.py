@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from conftest import DEADLINE, child_env, write_config
+from cli_helpers import DEADLINE, child_env, write_config
 
 ECHO_WORDS = " ".join(f"word{i}" for i in range(30))
 

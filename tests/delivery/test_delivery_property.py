@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import make_delivery, streaming
+from delivery_helpers import make_delivery, streaming
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hermes_gateway import RateBudget

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import feed_over, make_delivery, streaming, words
+from delivery_helpers import feed_over, make_delivery, streaming, words
 
 from hermes_gateway import RateBudget
 from hermes_gateway.delivery import DeliveryPolicy
@@ -380,3 +380,20 @@ def test_many_chats_at_once_stay_inside_the_bot_wide_budget():
     # a token bucket of 30/s with a burst of 30 allows at most 30 + 30·w calls in any window of w seconds
     assert all(sum(1 for t in calls if s <= t < s + 2) <= 30 + 60 for s in calls)
     assert len(calls) > 90, "the 60 chats did get their previews, paced rather than dropped"
+
+
+def test_an_interrupted_reply_loses_its_cursor_even_behind_a_long_429():
+    ref = fast_platform()
+
+    async def main():
+        session = make_delivery(ref).session("reference", "c", settings=streaming())
+        await feed_over(session, words(REPLY)[:20], 5)
+        ref.chat("c").fail_next(Fault.rate_limited(retry_after=60, on="edit"))
+        ref.chat("c").fail_next(Fault.error(retryable=True, on="edit"))
+        return await session.interrupt()  # the clean-up waits out the 429, then still has time to retry
+
+    report = run_virtual(main())
+    screen = ref.chat("c").screen
+    assert report.interrupted and report.delivered
+    assert len(screen) == 1 and not screen[0].endswith(CURSOR)
+    assert ref.chat("c").violations == []

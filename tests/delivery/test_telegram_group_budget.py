@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import make_delivery, words
+from delivery_helpers import make_delivery, words
 
 from hermes_gateway import RateBudget, StreamSettings
 from hermes_gateway.delivery.measure import utf16_length

@@ -1,11 +1,9 @@
-"""Helpers shared by the delivery tests: a reference platform wired into a Delivery."""
+"""Helpers shared by the delivery tests (a module with a unique name, not a conftest)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Iterable
-
-import pytest
 
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
 from hermes_gateway.delivery import Delivery, DeliveryPolicy
@@ -42,8 +40,3 @@ def words(text: str) -> list[str]:
     if current:
         out.append(current)
     return out
-
-
-@pytest.fixture
-def fast_budget() -> dict[str, RateBudget]:
-    return {"default": RateBudget(rate=100.0, burst=10)}
