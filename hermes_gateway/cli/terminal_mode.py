@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
 from typing import Callable, Iterator, Mapping
 

@@ -92,8 +92,8 @@ def plan_reply(messages: Sequence[Mapping[str, Any]]) -> DemoReply:
     if command == "echo" and ":" in user:
         return DemoReply(text=rest, prompt_tokens=prompt_tokens)
     if command == "think" and ":" in user:
-        thought = (f"<think>\nThe person asked me to think before answering. I am the demo model, so this "
-                   f"reasoning is canned and should never be shown to them.\n</think>\n\n")
+        thought = ("<think>\nThe person asked me to think before answering. I am the demo model, so this "
+                   "reasoning is canned and should never be shown to them.\n</think>\n\n")
         return DemoReply(text=thought + rest, prompt_tokens=prompt_tokens)
     if command == "tool" and ":" in user and rest.strip():
         name, _, arguments = rest.strip().partition(" ")

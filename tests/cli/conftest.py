@@ -7,7 +7,6 @@ with generous deadlines (the machine may be loaded), never sleep-then-assert.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Iterable
 
-from hermes_gateway import RateBudget, StreamSettings, make_plugins
+from hermes_gateway import StreamSettings, make_plugins
 from hermes_gateway.delivery import Delivery, DeliveryPolicy
 from hermes_gateway.testing import ReferencePlatform
 
