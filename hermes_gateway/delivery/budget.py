@@ -77,6 +77,3 @@ class ChatBudgets:
     def __len__(self) -> int:
         return len(self._by_chat)
 
-
-#: The process-wide registry; a gateway shares it across all replies.
-DEFAULT_BUDGETS = ChatBudgets()

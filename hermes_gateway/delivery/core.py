@@ -47,11 +47,6 @@ class Delivery:
         bot = self.budgets.for_chat(platform, ALL_CHATS, bot_budget, now) if bot_budget else None
         return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy)
 
-    async def deliver(self, events: AsyncIterable[StreamEvent], platform: str, chat_id: str,
-                      **kwargs: object) -> DeliveryReport:
-        """Stream an agent turn's events into a chat; see :func:`deliver_events`."""
-        return await deliver_events(events, self.session(platform, chat_id, **kwargs))  # type: ignore[arg-type]
-
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:
     """Feed an agent's event stream into ``session`` and deliver the final reply.

@@ -12,7 +12,7 @@ from typing import Any
 
 import pluggy
 
-from ..plugins import RegisteredPlatform
+from ..plugins import STREAM_HOOKS, RegisteredPlatform
 
 
 class PlatformHooks:
@@ -24,7 +24,7 @@ class PlatformHooks:
         others = [p for p in pm.get_plugins() if p is not registered.plugin]
         self._callers = {
             name: pm.subset_hook_caller(name, remove_plugins=others)
-            for name in ("supports_edit", "on_stream_start", "on_delta", "on_stream_end")
+            for name in STREAM_HOOKS
         }
         self.implements = {name: bool(caller.get_hookimpls()) for name, caller in self._callers.items()}
 

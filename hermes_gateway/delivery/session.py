@@ -39,6 +39,9 @@ from .think_filter import ThinkScrubber
 
 log = logging.getLogger(__name__)
 
+#: Between a preview's text and its tool progress line.
+STATUS_GAP = "\n\n"
+
 @dataclass(frozen=True)
 class DeliveryPolicy:
     """How hard the core tries before it gives up on a call; the defaults suit real platforms."""
@@ -273,9 +276,8 @@ class StreamSession:
             live = LedgerEntry(Piece(start, len(doc), opener))
             self._ledger.entries.append(live)
         live.piece = Piece(live.piece.start, len(doc), live.piece.opener)
-        reserve = self._measure(self._cursor) + (self._measure(self._status) + 2 if self._status else 0)
-        body = render(doc, live.piece, limit=self._limit - reserve, measure=self._measure)
-        status = f"\n\n{self._status}" if self._status and body else self._status
+        body = render(doc, live.piece, limit=self._limit - self._preview_reserve(), measure=self._measure)
+        status = STATUS_GAP + self._status if self._status and body else self._status
         text = body + status + self._cursor
         if not body and not self._status:
             return None, ""
@@ -284,8 +286,8 @@ class StreamSession:
     def _freeze_overflow(self, doc: str) -> None:
         live = self._ledger.live
         start, opener = (live.piece.start, live.piece.opener) if live else self._after_frozen(doc)
-        reserve = self._measure(self._cursor) + (self._measure(self._status) + 2 if self._status else 0)
-        pieces = split_text(doc, self._limit, self._measure, start=start, opener=opener, reserve=reserve)
+        pieces = split_text(doc, self._limit, self._measure, start=start, opener=opener,
+                            reserve=self._preview_reserve())
         if len(pieces) == 1:
             return
         if live is not None:
@@ -297,6 +299,11 @@ class StreamSession:
                                                                          measure=self._measure)
             self._ledger.entries.append(entry)
         self._ledger.entries.append(LedgerEntry(pieces[-1]))
+
+    def _preview_reserve(self) -> int:
+        """Room a preview keeps free after the text: the cursor, and the tool progress line."""
+        status = self._measure(STATUS_GAP + self._status) if self._status else 0
+        return self._measure(self._cursor) + status
 
     def _after_frozen(self, doc: str) -> tuple[int, str | None]:
         """Where the text after the frozen messages starts, and the code fence open there."""

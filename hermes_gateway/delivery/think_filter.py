@@ -30,10 +30,6 @@ class ThinkScrubber:
         self._inside: str | None = None  # the closing tag we wait for, inside a block
         self._eat_space = False  # whitespace right after a block goes with it, as in the final text
 
-    @property
-    def inside_block(self) -> bool:
-        return self._inside is not None
-
     def feed(self, chunk: str) -> str:
         if not self._pending and not self._inside and not self._eat_space and "<" not in chunk:
             return chunk  # the hot path: plain text with no tag in sight
