@@ -27,7 +27,8 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
-TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server")
+TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store")
+ENV_HOME = "HERMES_HOME"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -66,6 +67,7 @@ class ModelConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     demo_tokens_per_second: float = 30.0
     system_prompt: str | None = None
+    reasoning_starts_open: bool = False  # the chat template opens <think> in the prompt: text starts as reasoning
 
     @property
     def is_demo(self) -> bool:
@@ -98,6 +100,33 @@ class ApiServerConfig:
 
 
 @dataclass(frozen=True)
+class ConversationConfig:
+    """``conversation``: how the inbound runtime treats a chat (the same on every platform)."""
+
+    busy: str = "queue"            # a message arriving while a reply runs: "queue" or "interrupt"
+    shutdown_grace: float = 5.0    # seconds running replies get to finish when the gateway stops
+    typing_interval: float = 4.5   # seconds between typing indicators while nothing visible happens
+    dedupe_window: int = 10_000    # how many recent update ids are remembered per platform
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """``store``: where conversations live. Default: an SQLite file in the data directory."""
+
+    path: str | None = None        # an SQLite file; default <data dir>/state.db (data dir: $HERMES_HOME or ~/.hermes)
+    url: str | None = None         # sqlite:///path (other backends plug in later)
+    history_messages: int = 40     # at most this many messages of a conversation go to the model
+    history_chars: int = 60_000    # ... and at most about this many characters of them
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where hermes keeps its files: ``$HERMES_HOME``, else ``~/.hermes``."""
+    env = os.environ if env is None else env
+    home = env.get(ENV_HOME)
+    return Path(home).expanduser() if home else Path("~/.hermes").expanduser()
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole effective configuration plus where each value came from."""
 
@@ -105,6 +134,8 @@ class Config:
     streaming: StreamingConfig = field(default_factory=StreamingConfig)
     platforms: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     api_server: ApiServerConfig = field(default_factory=ApiServerConfig)
+    conversation: ConversationConfig = field(default_factory=ConversationConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -195,6 +226,8 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     streaming = p.streaming(data.get("streaming"))
     platforms = p.platforms(data.get("platforms"))
     api_server = p.api_server(data.get("api_server"))
+    conversation = p.conversation(data.get("conversation"))
+    store = p.store(data.get("store"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -207,7 +240,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     return Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                  source=source, env_streaming=env_streaming, origins=dict(p.origins))
+                  conversation=conversation, store=store, source=source, env_streaming=env_streaming, origins=dict(p.origins))
 
 
 class _Parser:
@@ -306,7 +339,7 @@ class _Parser:
 
     def model(self, value: Any) -> ModelConfig:
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
-                   "system_prompt")
+                   "system_prompt", "reasoning_starts_open")
         sec = self.section(value, "model", allowed)
         endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, "model")
         if endpoint.base_url and "name" not in sec:
@@ -331,6 +364,35 @@ class _Parser:
             timeouts=timeouts,
             demo_tokens_per_second=self.get(demo, "model.demo", "tokens_per_second", "number", 30.0, minimum=0),
             system_prompt=self.get(sec, "model", "system_prompt", "str", None),
+            reasoning_starts_open=self.get(sec, "model", "reasoning_starts_open", "bool", False),
+        )
+
+    def conversation(self, value: Any) -> ConversationConfig:
+        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window")
+        sec = self.section(value, "conversation", allowed)
+        d = ConversationConfig()
+        return ConversationConfig(
+            busy=self.get(sec, "conversation", "busy", "str", d.busy, choices=("queue", "interrupt")),
+            shutdown_grace=self.get(sec, "conversation", "shutdown_grace", "number", d.shutdown_grace, minimum=0),
+            typing_interval=self.get(sec, "conversation", "typing_interval", "number", d.typing_interval,
+                                     minimum=0.5),
+            dedupe_window=self.get(sec, "conversation", "dedupe_window", "int", d.dedupe_window, minimum=1),
+        )
+
+    def store(self, value: Any) -> StoreConfig:
+        allowed = ("path", "url", "history_messages", "history_chars")
+        sec = self.section(value, "store", allowed)
+        d = StoreConfig()
+        path = self.get(sec, "store", "path", "str", d.path)
+        url = self.get(sec, "store", "url", "str", d.url)
+        if path and url:
+            raise self.fail("store", "either path or url, not both")
+        if url is not None and not url.startswith("sqlite:///"):
+            raise self.fail("store.url", f"a URL of the form sqlite:///path/to/state.db, got {_show(url)}")
+        return StoreConfig(
+            path=path, url=url,
+            history_messages=self.get(sec, "store", "history_messages", "int", d.history_messages, minimum=2),
+            history_chars=self.get(sec, "store", "history_chars", "int", d.history_chars, minimum=100),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:

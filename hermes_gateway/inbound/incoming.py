@@ -1,0 +1,43 @@
+"""``Incoming``: one message a person sent, as every platform hands it to the core.
+
+A platform plugin's whole inbound job is to turn its wire format into this
+value and call ``gateway.receive(incoming)``. Everything after that
+(dedupe, access, mention gating, one reply at a time, commands, typing,
+shutdown) is the core's, and the same on every platform.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Chat kinds with one person in them: always answered, never mention-gated.
+DIRECT_KINDS = frozenset({"private", "dm", "im", "direct"})
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One inbound message.
+
+    ``update_id`` is the platform's own id for this delivery (Telegram's
+    ``update_id``, Discord's message id, Slack's ``event_id``, WhatsApp's
+    ``wamid``): a redelivery carries the same one, so the core answers it
+    once. ``mentioned`` is true when the bot was @-mentioned or the message
+    replies to one of the bot's. ``bot_name`` lets the core tell
+    ``/help@this_bot`` from ``/help@other_bot`` in a group.
+    """
+
+    platform: str
+    chat_id: str
+    text: str
+    sender_id: str | None = None
+    update_id: str | None = None
+    message_id: str | None = None
+    thread_id: str | None = None
+    chat_kind: str = "private"
+    mentioned: bool = False
+    bot_name: str | None = None
+
+    @property
+    def is_direct(self) -> bool:
+        """A one-to-one chat with the bot (answered without a mention)."""
+        return self.chat_kind in DIRECT_KINDS
