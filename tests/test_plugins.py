@@ -58,6 +58,9 @@ def test_entry_point_plugins_are_discovered(site):
         @hermes_gateway.hookimpl
         def register_platforms(register):
             register(hermes_gateway.Platform(name="demo_chat"))
+        @hermes_gateway.hookimpl
+        def on_stream_end(stream, message, text):
+            return message
     """, "demo_chat = hg_demo_plugin")
     plugins = make_plugins(builtins=())
     assert "demo_chat" in plugins.platforms()
@@ -107,6 +110,10 @@ def test_a_register_platforms_that_raises_does_not_stop_the_others():
         @hermes_gateway.hookimpl
         def register_platforms(self, register):
             raise ValueError("no token configured")
+
+        @hermes_gateway.hookimpl
+        def on_stream_end(self, stream, message, text):
+            return message
 
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[Exploding(), notebook_platform])
     assert list(plugins.platforms()) == ["notebook"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway import RateBudget
+from hermes_gateway import RateBudget, hookimpl
 from hermes_gateway.testing import Fault, ReferencePlatform
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
 
@@ -60,6 +60,7 @@ async def test_the_example_notebook_plugin_conforms(check):
 
 async def test_a_plugin_that_breaks_a_promise_fails_the_suite():
     class Forgetful(ReferencePlatform):
+        @hookimpl
         async def on_delta(self, stream, message, text):  # forgets to return the MessageRef
             ReferencePlatform._show(self, stream, message, text)
             return None

@@ -1,0 +1,191 @@
+"""The end of a reply: every message shows its final text, exactly once, without cursor.
+
+The ledger's plan (:meth:`.ledger.Ledger.plan_final`) says which message
+ends with which text; each is ended with ``on_stream_end`` — retried,
+429s waited out, and paced by the chat's budget only (the preview
+``edit_interval`` no longer applies: the last word should not wait).
+
+When a message's final edit cannot be made (edits keep failing, or fail
+for good), two promises still hold:
+
+* **the text is not lost**: the part of it the message does not already
+  show is sent anew, with everything after it, in order;
+* **no cursor stays**: the message is ended with what it already showed,
+  minus cursor and tool line (or, when what it showed is not part of the
+  final reply, with :data:`MOVED`). That clean-up is retried after the
+  text is safe, with its own deadline, whatever failed before.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Awaitable, Callable
+
+from ..errors import DeliveryError, RateLimited
+from .ledger import LedgerEntry
+from .measure import Measure
+from .pacing import Pacer
+from .split import Piece, fence_after, render, split_text
+
+log = logging.getLogger(__name__)
+
+#: A message whose text had to be sent anew further down, when it cannot show a part of the reply.
+MOVED = "(continued below)"
+
+Show = Callable[[LedgerEntry, str, bool, str], Awaitable[None]]
+Plan = list[tuple[LedgerEntry, str]]
+
+
+class Finisher:
+    """Carries out a final plan for one reply."""
+
+    def __init__(self, pacer: Pacer, show: Show, *, limit: int, measure: Measure, max_retries: int,
+                 max_rate_limits: int, edit_floor: float, label: str) -> None:
+        self.pacer = pacer
+        self.show = show
+        self.limit = limit
+        self.measure = measure
+        self.max_retries = max_retries
+        self.max_rate_limits = max_rate_limits
+        self.edit_floor = edit_floor    # the platform's own minimum between edits of one message
+        self.label = label
+        self.cleanups: list[tuple[LedgerEntry, str]] = []
+        self.doc = ""
+        self.done: Plan = []    # messages ended (or cleaned up), in screen order
+        self.todo: Plan = []    # messages still to end
+
+    async def run(self, doc: str, plan: Plan, *, deadline: float, cleanup_deadline: float,
+                  interrupted: bool) -> Plan:
+        """End every message of ``plan``; returns the messages as they now stand, in screen order."""
+        self.doc = doc
+        done: Plan = []
+        todo: Plan = list(plan)
+        self.done, self.todo = done, todo
+        try:
+            while todo:
+                entry, text = todo.pop(0)
+                done.append((entry, text))
+                if not entry.needs_end(text) or await self._final_call(entry, text, deadline):
+                    continue
+                log.info("final edit of %s failed; its text is sent anew", self.label)
+                kept_text, orphans, replacement = self._fall_back(doc, entry, todo, interrupted)
+                done[-1] = (entry, kept_text)
+                done.extend((orphan, MOVED) for orphan in orphans)
+                todo[:0] = replacement
+        except DeliveryError:
+            try:
+                await self._clean_up(cleanup_deadline)
+            except DeliveryError as exc:
+                log.warning("%s", exc)
+            raise
+        await self._clean_up(cleanup_deadline)
+        return done
+
+    # ------------------------------------------------------------------ one final call
+
+    async def _final_call(self, entry: LedgerEntry, text: str, deadline: float) -> bool:
+        """Show ``text`` in ``entry`` for good. False: an existing message that cannot be edited."""
+        failures = rate_limits = 0
+        while True:
+            # time spent waiting out 429s does not count: a known wait is not a failure
+            if self.pacer.now() > deadline + self.pacer.rate_limit_waits:
+                if entry.ref is not None:
+                    return False
+                raise DeliveryError("gave up delivering the final text (deadline passed)", retryable=False)
+            floor = entry.last_call + self.edit_floor if entry.ref is not None else float("-inf")
+            await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
+            try:
+                await self.show(entry, text, True, self.doc)
+                return True
+            except RateLimited as exc:
+                self.pacer.rate_limited(exc)
+                rate_limits += 1
+                if rate_limits > self.max_rate_limits:
+                    if entry.ref is not None:
+                        return False
+                    raise
+            except DeliveryError as exc:
+                failures += 1
+                if exc.retryable and failures <= self.max_retries:
+                    self.pacer.back_off(failures)
+                    continue
+                if entry.ref is None:
+                    raise
+                return False
+
+    # ------------------------------------------------------------------ when an edit cannot be made
+
+    def _fall_back(self, doc: str, entry: LedgerEntry, later: Plan,
+                   interrupted: bool) -> tuple[str, list[LedgerEntry], Plan]:
+        """Keep what ``entry`` shows if it is part of the reply; send the rest (and later messages) anew.
+
+        Returns the text ``entry`` is cleaned up to, the messages below it
+        that had to move (cleaned up to :data:`MOVED`), and what is sent anew.
+        """
+        piece = entry.piece
+        kept = self._kept_prefix(doc, entry)
+        if kept is not None:
+            keep_piece = Piece(piece.start, kept, piece.opener)
+            keep_text = render(doc, keep_piece, limit=self.limit, measure=self.measure)
+            entry.piece = keep_piece
+            rest_start, rest_opener = kept, fence_after(doc[piece.start:kept], piece.opener)
+        else:
+            keep_text = MOVED
+            rest_start, rest_opener = piece.start, piece.opener
+        if entry.needs_end(keep_text):
+            self.cleanups.append((entry, keep_text))
+        replacement: Plan = []
+        if not interrupted and rest_start < piece.end:
+            for part in split_text(doc[:piece.end], self.limit, self.measure, start=rest_start, opener=rest_opener):
+                replacement.append((LedgerEntry(part, frozen=True),
+                                    render(doc, part, limit=self.limit, measure=self.measure)))
+        orphans = []
+        for stale, _ in later:  # messages below it must now come after the new ones
+            if stale.ref is not None:
+                orphan = _orphan(stale)
+                orphans.append(orphan)
+                self.cleanups.append((orphan, MOVED))
+                stale.ref, stale.shown, stale.uncertain, stale.ended, stale.seen = None, None, False, False, None
+        return keep_text, orphans, replacement
+
+    @staticmethod
+    def _kept_prefix(doc: str, entry: LedgerEntry) -> int | None:
+        """Where the reply text ``entry`` already shows ends (None: it shows nothing of the final reply)."""
+        if entry.seen is None:  # uncertain is fine: the clean-up edit overwrites whatever it shows
+            return None
+        seen, text = entry.seen
+        if seen.start != entry.piece.start or seen.opener != entry.piece.opener or seen.end > entry.piece.end:
+            return None
+        if seen.end <= seen.start or doc[seen.start:seen.end] != text or not text.strip():
+            return None
+        return seen.end
+
+    # ------------------------------------------------------------------ no cursor left behind
+
+    async def _clean_up(self, deadline: float) -> None:
+        """End every message that lost its place with text it can keep; retried, whatever failed before."""
+        cleanups, self.cleanups = self.cleanups, []
+        for entry, text in cleanups:
+            failures = rate_limits = 0
+            while entry.needs_end(text):
+                if self.pacer.now() > deadline + self.pacer.rate_limit_waits:
+                    raise DeliveryError(f"a message of {self.label} could not be ended (its cursor may stay)",
+                                        retryable=False)
+                floor = entry.last_call + self.edit_floor
+                await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
+                try:
+                    await self.show(entry, text, True, self.doc)
+                except RateLimited as exc:
+                    self.pacer.rate_limited(exc)
+                    rate_limits += 1
+                    if rate_limits > self.max_rate_limits:
+                        raise
+                except DeliveryError:
+                    failures += 1  # any failure is retried until the deadline: a cursor must not stay
+                    self.pacer.back_off(failures)
+
+
+def _orphan(entry: LedgerEntry) -> LedgerEntry:
+    """A copy of ``entry`` that keeps its message, for clean-up after the entry itself is sent anew."""
+    return LedgerEntry(entry.piece, frozen=True, text=entry.text, ref=entry.ref, shown=entry.shown,
+                       uncertain=entry.uncertain, ended=entry.ended, seen=entry.seen, last_call=entry.last_call)
