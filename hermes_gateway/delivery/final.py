@@ -158,7 +158,12 @@ class Finisher:
             return None
         if seen.end <= seen.start or doc[seen.start:seen.end] != text or not text.strip():
             return None
-        return seen.end
+        end = seen.end
+        if end < len(doc) and not doc[end].isspace() and not doc[end - 1].isspace():
+            space = max(text.rfind(" "), text.rfind("\n"))  # the preview stopped mid-word: cut before it
+            if space > 0 and text[:space].strip():
+                end = seen.start + space + 1
+        return end
 
     # ------------------------------------------------------------------ no cursor left behind
 
