@@ -121,8 +121,8 @@ class Draft:
         end = len(doc)
         while end > start and doc[end - 1].isspace():
             end -= 1
-        if live.seen is not None and end < live.seen.end:
-            end = live.seen.end  # never show less than before (whitespace only moved)
+        if live.seen is not None and end < live.seen[0].end:
+            end = live.seen[0].end  # never show less than before (whitespace only moved)
         if end <= start:
             return ""
         text = render(doc, Piece(start, end, opener), closed=False)
@@ -132,7 +132,7 @@ class Draft:
     def freeze_overflow(self, doc: str) -> None:
         live = self.ledger.live
         start, opener = (live.piece.start, live.piece.opener) if live else self.after_frozen(doc)
-        keep = live.seen.end if self.append_only and live is not None and live.seen is not None else None
+        keep = live.seen[0].end if self.append_only and live is not None and live.seen is not None else None
         pieces = split_keeping(doc, self.limit, self.measure, start=start, opener=opener,
                                reserve=self.reserve(), min_end=keep)
         if len(pieces) == 1:
