@@ -65,7 +65,12 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
 
 
 async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryReport:
-    """Answer one or more messages of one chat in one turn (the inbound runtime's worker calls this)."""
+    """Answer one or more messages of one chat in one turn (the inbound runtime's worker calls this).
+
+    Cancelling the task that runs it stops the reply: the report then says
+    ``interrupted`` and is returned, not raised, since a stop is an ordinary
+    end of a turn.
+    """
     last = messages[-1]
     text = "\n\n".join(m.text for m in messages)
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
@@ -77,12 +82,16 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
                                           reply_to=last.message_id, agent=gateway.agent, progress=progress)
     except asyncio.CancelledError:
-        # stopped (/stop, a message under the interrupt policy, shutdown): remember what was shown
-        shown = ""
+        # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
+        # and the conversation remembers that much of it; the stop is this turn's normal end
+        report = DeliveryReport(interrupted=True)
         if progress.session is not None:
-            shown = (await asyncio.shield(progress.session.interrupt())).text
-        await asyncio.shield(store.record_turn(key, _interrupted_turn(text, shown)))
-        raise
+            report = await asyncio.shield(progress.session.interrupt())
+        await asyncio.shield(store.record_turn(key, _interrupted_turn(text, report.text)))
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        return report
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
         await store.record_turn(key, turn)

@@ -99,6 +99,8 @@ class Gateway:
         if self._started:
             return
         self._started = True
+        if self._inbound is not None and not self._inbound.accepting:
+            self._inbound = None  # a restarted gateway receives afresh
         try:
             await self._start()
         except BaseException:
@@ -116,6 +118,7 @@ class Gateway:
         await self._run_startup_hooks()
         if not self.serve:
             return
+        await self.inbound.restore()
         if len(app.router.resources()) > 0:
             self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
                                         shutdown_timeout=self.shutdown_grace)
@@ -178,9 +181,8 @@ class Gateway:
             except Exception:
                 log.exception("platform %s failed to stop cleanly", name)
         self.started_platforms.clear()
-        if self._inbound is not None:
+        if self._inbound is not None:  # kept, refusing messages, until the gateway starts again
             await self._inbound.stop(self.shutdown_grace)
-            self._inbound = None
         if self._startup_ran:
             self._startup_ran = False
             wanted = self._plugins_in_use()

@@ -46,7 +46,7 @@ class InboundRuntime:
         self.lanes: dict[tuple[str, str, str | None], ChatLane] = {}
         self.accepting = True
         self._access: dict[str, AccessPolicy] = {}
-        self._restored = False
+        self._saving: asyncio.Task[None] | None = None
 
     # ---------------------------------------------------------------- receiving
 
@@ -81,6 +81,7 @@ class InboundRuntime:
             return "the gateway is stopping"
         if not self.seen.first_time(incoming.platform, incoming.update_id):
             return f"update {incoming.update_id} was already received"
+        self._save_seen_soon()
         if not incoming.text.strip():
             return "no text"
         policy = self.access(incoming.platform)
@@ -111,6 +112,23 @@ class InboundRuntime:
     def _forget(self, lane: ChatLane) -> None:
         if self.lanes.get(lane.key) is lane:
             del self.lanes[lane.key]
+
+    async def restore(self) -> None:
+        """Load the update ids a previous run saw (called once at gateway start)."""
+        self.seen.restore(await self.gateway.store.recent_updates(self.seen.window))
+
+    def _save_seen_soon(self) -> None:
+        """Save new update ids in one write per burst, beside the replies, never in the way of one."""
+        if self._saving is None or self._saving.done():
+            self._saving = asyncio.get_running_loop().create_task(self._save_seen())
+
+    async def _save_seen(self) -> None:
+        while self.seen.unsaved:
+            try:
+                await self.gateway.store.remember_updates(self.seen.take_unsaved())
+            except Exception as exc:  # dedupe still works in memory; say so once per burst
+                log.warning("could not save received update ids: %s: %s", type(exc).__name__, exc)
+                return
 
     # ---------------------------------------------------------------- answering
 
@@ -149,6 +167,8 @@ class InboundRuntime:
     async def stop(self, grace: float) -> None:
         """Stop receiving; running replies get ``grace`` seconds, then stop cleanly (no cursor left)."""
         self.accepting = False
+        if self._saving is not None:
+            await asyncio.gather(self._saving, return_exceptions=True)
         workers = {lane.worker for lane in self.lanes.values() if lane.worker is not None}
         if not workers:
             return

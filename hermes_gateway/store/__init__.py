@@ -14,6 +14,13 @@ class _InterimMemoryStore(ConversationStore):
 
     def __init__(self) -> None:
         self.conversations: dict[ConversationKey, list[list[dict[str, Any]]]] = {}
+        self.updates: list[tuple[str, str]] = []
+
+    async def remember_updates(self, updates: Sequence[tuple[str, str]]) -> None:
+        self.updates.extend(updates)
+
+    async def recent_updates(self, limit: int) -> list[tuple[str, str]]:
+        return self.updates[-limit:]
 
     async def history(self, key: ConversationKey) -> list[dict[str, Any]]:
         return [dict(m) for m in (self.conversations.get(key) or [[]])[-1]][-40:]
