@@ -45,11 +45,12 @@ def register_tools(register: Callable[["Tool"], None]) -> None:
 
 @hookspec
 def register_commands(register: Callable[[Any], None]) -> None:
-    """Call ``register(Command(name, help, handler))`` for each chat command this plugin adds.
+    """Call ``register(Command(name, help, run))`` for each chat command this plugin adds.
 
     The core handles ``/new``, ``/stop`` and ``/help`` on every platform;
-    a plugin's commands join them (listed by ``/help``). ``handler`` is
-    called by the core's command runtime when a person sends ``/name``.
+    a plugin's commands join them (listed by ``/help``; a built-in cannot be
+    replaced). ``run`` is ``async def run(ctx: CommandContext) -> str | None``,
+    called when a person sends ``/name``; its text is the answer.
     """
 
 

@@ -169,7 +169,7 @@ def test_a_plugin_that_only_appends_shows_the_reply_exactly():
     assert api.appends >= 3 and api.replaces == 0  # streamed by appending, never replaced
 
 
-@settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     text=st.text(alphabet=st.sampled_from(list("ab cd\n.`😀")), min_size=1, max_size=400),
     cuts=st.lists(st.integers(min_value=1, max_value=15), min_size=1, max_size=30),

@@ -151,7 +151,7 @@ fault = st.one_of(
 )
 
 
-@settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n_words=st.integers(min_value=1, max_value=80),
     schedule=st.dictionaries(st.integers(min_value=0, max_value=40), fault, max_size=10),
