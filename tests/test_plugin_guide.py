@@ -17,8 +17,6 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 import plugin_guide_sdk as sdk
 from hermes_gateway import ConfigError, Platform, Stream, StreamSettings, make_plugins
@@ -101,27 +99,25 @@ async def test_a_missing_token_is_one_clear_line(guide, tmp_path):
 
 async def test_messages_come_in_by_polling_and_by_webhook_and_replies_go_out(guide, tmp_path):
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[guide])
-    gateway = Gateway(config(tmp_path, token="t0ken"), plugins, serve=False)
-    await guide.startup(gateway)
-    client = guide.client
-    assert client.token == "t0ken"
-    # polling: the platform's start(gateway)
-    await plugins.platform("myplatform").platform.start(gateway)
-    client.inbox.put_nowait(sdk.Update(1, chat_id=7, user_id=70, message_id=1, text="echo: hello from polling"))
-    await until(lambda: client.screen("7") == ["hello from polling"], "the polled message's reply")
-    client.inbox.put_nowait(sdk.Update(2, chat_id=7, user_id=70, message_id=2, text="/ping"))
-    await until(lambda: client.screen("7")[-1:] == ["pong (myplatform)"], "the plugin's /ping command")
-    # a webhook: register_routes(app, gateway), answered at once
-    app = web.Application()
-    plugins.pm.hook.register_routes(app=app, gateway=gateway)
-    async with TestServer(app, host="127.0.0.1") as server, aiohttp.ClientSession() as http:
-        async with http.post(server.make_url("/webhooks/myplatform"),
-                             json={"chat_id": 8, "user_id": 80, "event_id": "e1", "text": "echo: hi by webhook"}) as r:
-            assert r.status == 200 and await r.text() == "ok"
+    cfg = parse_config({
+        "model": {"demo": {"tokens_per_second": 200}},
+        "platforms": {"myplatform": {"token": "t0ken"}},
+        "store": {"path": str(tmp_path / "state.db")},
+        "api_server": {"enabled": False, "port": 0},
+    }, env={})
+    async with Gateway(cfg, plugins) as gateway:  # startup, register_routes(app, gateway), start_receiving
+        client = guide.client
+        assert client.token == "t0ken" and gateway.started_platforms == ["myplatform"]
+        client.inbox.put_nowait(sdk.Update(1, chat_id=7, user_id=70, message_id=1, text="echo: hello from polling"))
+        await until(lambda: client.screen("7") == ["hello from polling"], "the polled message's reply")
+        client.inbox.put_nowait(sdk.Update(2, chat_id=7, user_id=70, message_id=2, text="/ping"))
+        await until(lambda: client.screen("7")[-1:] == ["pong (myplatform)"], "the plugin's /ping command")
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{gateway.url}/webhooks/myplatform", json={
+                    "chat_id": 8, "user_id": 80, "event_id": "e1", "text": "echo: hi by webhook"}) as response:
+                assert response.status == 200 and await response.text() == "ok"
         await until(lambda: client.screen("8") == ["hi by webhook"], "the webhook message's reply")
-    await plugins.platform("myplatform").platform.stop()
-    await guide.shutdown(gateway)
-    assert client.closed
+    assert client.closed  # shutdown(gateway)
 
 
 def test_the_guide_plugin_translates_failures_and_the_reply_still_lands(guide):
