@@ -54,7 +54,7 @@ class Finisher:
         self.done: Plan = []    # messages ended (or cleaned up), in screen order
         self.todo: Plan = []    # messages still to end
 
-    async def run(self, doc: str, plan: Plan, *, deadline: float, cleanup_deadline: float,
+    async def run(self, doc: str, plan: Plan, *, deadline: float, cleanup_grace: float,
                   interrupted: bool) -> Plan:
         """End every message of ``plan``; returns the messages as they now stand, in screen order."""
         self.doc = doc
@@ -72,13 +72,15 @@ class Finisher:
                 done[-1] = (entry, kept_text)
                 done.extend((orphan, MOVED) for orphan in orphans)
                 todo[:0] = replacement
+                # the text must not be lost: sending it anew gets the clean-up's time, past the deadline
+                deadline = max(deadline, self.pacer.now() + cleanup_grace)
         except DeliveryError:
             try:
-                await self._clean_up(cleanup_deadline)
+                await self._clean_up(max(deadline, self.pacer.now() + cleanup_grace))
             except DeliveryError as exc:
                 log.warning("%s", exc)
             raise
-        await self._clean_up(cleanup_deadline)
+        await self._clean_up(max(deadline, self.pacer.now() + cleanup_grace))
         return done
 
     # ------------------------------------------------------------------ one final call

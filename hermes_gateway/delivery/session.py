@@ -55,7 +55,7 @@ class DeliveryPolicy:
     preview_failures_before_fallback: int = 3
     final_deadline: float = 900.0        # give up on the final text after this long
     interrupt_deadline: float = 10.0     # a cancelled reply's clean-up gives up sooner
-    cleanup_deadline: float = 60.0       # removing a cursor gets at least this long after the text is safe
+    cleanup_deadline: float = 60.0       # removing a cursor gets this long after the text is safe, past any deadline
     typing_delay: float = 1.0            # the first typing call waits this long: text that comes sooner needs none
 
 
@@ -188,7 +188,7 @@ class StreamSession:
                     await self._idle()
             now = pacer.now()
             limit = self.policy.interrupt_deadline if self._interrupted else self.policy.final_deadline
-            await self._deliver_final(now + limit, now + max(limit, self.policy.cleanup_deadline))
+            await self._deliver_final(now + limit)
             self._report.delivered = True
         except asyncio.CancelledError:
             self._report.error = "cancelled"
@@ -300,7 +300,7 @@ class StreamSession:
             return self._final.strip()
         return postprocess_reply("".join(self._draft.raw)).strip()
 
-    async def _deliver_final(self, deadline: float, cleanup_deadline: float) -> None:
+    async def _deliver_final(self, deadline: float) -> None:
         doc = self._final_document()
         self._report.text = doc
         plan = self._ledger.plan_final(doc, self.text, self._limit, self._measure, reset=self._draft.was_reset,
@@ -310,7 +310,7 @@ class StreamSession:
                             edit_floor=self.hooks.platform.edit_interval,
                             label=f"{self.hooks.platform.name}/{self.stream.chat_id}")
         try:
-            await finisher.run(doc, plan, deadline=deadline, cleanup_deadline=cleanup_deadline,
+            await finisher.run(doc, plan, deadline=deadline, cleanup_grace=self.policy.cleanup_deadline,
                                interrupted=self._interrupted)
         finally:  # the ledger lists the messages as they now stand on screen, in order
             self._ledger.entries = [entry for entry, _ in finisher.done + finisher.todo]

@@ -194,3 +194,20 @@ def test_no_message_keeps_a_cursor_and_the_reply_shows_once(n_words, schedule, b
         assert expected.startswith(reassemble(shown).rstrip())
     else:
         assert reassemble(shown) == expected  # all of it, nothing twice
+
+
+def test_a_final_edit_that_outlives_its_deadline_still_loses_its_cursor():
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50.0, burst=10)})
+    policy = DeliveryPolicy(backoff_base=1.0, final_deadline=5.0, max_retries=100)
+
+    async def main():
+        session = make_delivery(ref, policy).session("reference", "c", settings=streaming())
+        await feed_over(session, words(LONG[:120]), 3)
+        ref.chat("c").fail_next(Fault.error(retryable=True, on="edit"), times=5)  # 1+2+4+8 s of back-off > 5 s
+        return await session.finish()
+
+    report = run_virtual(main())
+    screen = ref.chat("c").screen
+    assert report.delivered, report.error
+    assert not any(t.endswith(CURSOR) for t in screen)
+    assert "".join(screen) == LONG[:120]
