@@ -101,8 +101,9 @@ class Plugins:
             found: dict[str, RegisteredPlatform] = {}
             for platform, impl in self.collect("register_platforms", Platform, "platform"):
                 if platform.append_only and not _implements(impl.plugin, "on_delta"):
+                    why = REQUIRED_STREAM_HOOKS["on_delta"]
                     self._problem(impl.plugin_name, f"platform {platform.name!r} is append_only but the plugin "
-                                                    f"does not implement on_delta ({REQUIRED_STREAM_HOOKS['on_delta']})")
+                                                    f"does not implement on_delta ({why})")
                     continue
                 found[platform.name] = RegisteredPlatform(platform, impl.plugin, impl.plugin_name,
                                                           self.origins.get(impl.plugin_name, "direct"))

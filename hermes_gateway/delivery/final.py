@@ -13,7 +13,9 @@ for good), two promises still hold:
 * **no cursor stays**: the message is ended with what it already showed,
   minus cursor and tool line (or, when what it showed is not part of the
   final reply, with :data:`MOVED`). That clean-up is retried after the
-  text is safe, with its own deadline, whatever failed before.
+  text is safe, whatever failed before, for ``cleanup_grace`` seconds even
+  past the final deadline (a platform that never accepts an edit again is
+  the one case left: the report then says the cursor may stay).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..platform import Platform, StreamSettings
 from .ledger import Ledger, LedgerEntry
 from .measure import Measure
-from .split import Piece, fence_after, render, split_keeping, split_text
+from .split import Piece, fence_after, render, split_keeping
 from .think_filter import ThinkScrubber
 
 #: Between a preview's text and its tool progress line.
@@ -169,6 +169,3 @@ class Draft:
             if entry.needs_end(entry.text or ""):
                 return entry
         return None
-
-
-__all__ = ["Draft", "STATUS_GAP", "split_text"]
