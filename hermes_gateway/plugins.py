@@ -80,8 +80,8 @@ class Plugins:
             self._problem(name, f"implements unknown hook(s) {', '.join(unknown)}; "
                                 f"known hooks: {', '.join(_spec_names())}")
             return False
-        implemented = set(_implemented_hooks(plugin))
-        missing = _missing_stream_hook(implemented)
+        implemented = set(implemented_hooks(plugin))
+        missing = missing_stream_hook(implemented)
         if missing:
             self._problem(name, f"registers a platform but does not implement {missing} "
                                 f"({REQUIRED_STREAM_HOOKS[missing]})")
@@ -191,7 +191,7 @@ def _spec_names() -> list[str]:
                   if callable(f) and hasattr(f, f"{hookspecs.PROJECT}_spec"))
 
 
-def _implemented_hooks(plugin: Any) -> list[str]:
+def implemented_hooks(plugin: Any) -> list[str]:
     """The hook names ``plugin`` implements (marked with ``hookimpl``), known or not."""
     marker = f"{hookspecs.PROJECT}_impl"
     names = []
@@ -209,15 +209,15 @@ def _implemented_hooks(plugin: Any) -> list[str]:
 
 
 def _implements(plugin: Any, hook_name: str) -> bool:
-    return hook_name in _implemented_hooks(plugin)
+    return hook_name in implemented_hooks(plugin)
 
 
 def _unknown_hooks(plugin: Any) -> list[str]:
     known = set(_spec_names())
-    return [name for name in _implemented_hooks(plugin) if name not in known]
+    return [name for name in implemented_hooks(plugin) if name not in known]
 
 
-def _missing_stream_hook(implemented: set[str]) -> str | None:
+def missing_stream_hook(implemented: set[str]) -> str | None:
     """The first stream hook a plugin registering platforms needs but lacks (None: complete)."""
     if "register_platforms" not in implemented:
         return None

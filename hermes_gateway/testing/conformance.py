@@ -33,7 +33,7 @@ from ..delivery.measure import measure_for
 from ..delivery.split import reassemble
 from ..errors import RateLimited
 from ..platform import MessageRef, Stream, StreamSettings
-from ..plugins import _implemented_hooks, _missing_stream_hook, make_plugins
+from ..plugins import implemented_hooks, missing_stream_hook, make_plugins
 
 Check = Callable[["Harness"], Awaitable[None]]
 
@@ -203,7 +203,7 @@ async def check_a_429_becomes_rate_limited(h: Harness) -> None:
 
 async def check_the_plugin_implements_the_stream_hooks_it_needs(h: Harness) -> None:
     """on_stream_end always; on_delta when it can edit or appends: else the core refuses to load it."""
-    missing = _missing_stream_hook(set(_implemented_hooks(h.plugin)))
+    missing = missing_stream_hook(set(implemented_hooks(h.plugin)))
     assert missing is None, f"the plugin registers a platform but does not implement {missing}"
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[h.plugin])
     assert plugins.problems == [], plugins.problems[0]
