@@ -177,6 +177,10 @@ class Quiet:
         register(Platform(name=self.name))
 
     @hookimpl
+    def on_stream_end(self, stream, message, text):  # a platform plugin must show final texts
+        return message
+
+    @hookimpl
     def startup(self, gateway):
         self.started += 1
         raise RuntimeError("no token configured")
