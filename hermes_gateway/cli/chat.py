@@ -19,7 +19,8 @@ import asyncio
 import logging
 import sys
 
-from ..config import Config, load_config
+from ..config import Config
+from .loading import load_checked
 
 PLATFORM = "cli"
 
@@ -46,7 +47,9 @@ def streaming_enabled(config: Config, flag: bool | None) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config, plugins = load_checked(args.config)
+    for problem in plugins.problems:
+        print(f"hermes-gateway: warning: {problem}", file=sys.stderr)
     if not getattr(args, "verbose", 0):
         # The chat shows the agent's failures itself, as one line in place; the same
         # warning logged to stderr would print them twice and cut through the reply box.
