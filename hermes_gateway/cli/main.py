@@ -16,6 +16,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import ConfigError
+from ..masking import MaskUrlCredentials
 
 #: name -> (module, one-line help). The default command (no arguments) is ``chat``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -64,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    for handler in logging.getLogger().handlers:  # -v shows httpx's request lines: never a URL's credentials
+        handler.addFilter(MaskUrlCredentials())
     if getattr(args, "_unavailable", None):
         print(f"hermes-gateway: {args._unavailable}", file=sys.stderr)
         return 2
