@@ -260,12 +260,12 @@ def decode_config_bytes(raw: bytes, source: str) -> str:
             except UnicodeDecodeError:
                 raise ConfigError(source, "(file)", f"text in the encoding its byte-order mark announces "
                                                     f"({codec.replace('-sig', '')}); it is not: save it as UTF-8") from None
+    if b"\x00" in raw:  # never in a YAML file; every other character of ASCII text in UTF-16
+        raise ConfigError(source, "(file)", "UTF-8 text; it looks like UTF-16 without a byte-order mark "
+                                            "(save it as UTF-8)")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if b"\x00" in raw:
-            raise ConfigError(source, "(file)", "UTF-8 text; it looks like UTF-16 without a byte-order mark "
-                                                "(save it as UTF-8)") from None
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ConfigError(source, f"line {line}, column {column}",
