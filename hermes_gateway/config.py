@@ -6,7 +6,16 @@ under ``streaming``; the master switch ``streaming.enabled``, replaced by
 ``HERMES_STREAMING_ENABLED`` when that is set; default off.
 
 Every problem raises :class:`ConfigError`, whose text names the file, the
-key and what was expected, so ``main`` can print one line and exit.
+key and what was expected, so ``main`` can print one line and exit. None is
+silent: the file is UTF-8 (or UTF-8/16/32 with a byte-order mark, as Windows
+writes it); a key written twice is refused; ``${NAME}`` must be set and
+``${NAME:-default}`` falls back like the shell; every unset variable is
+named in one line; a ``base_url`` must be an http(s) URL; API keys lose
+surrounding whitespace (``$(cat key.txt)``'s newline) but may not contain
+any; a list element is named by index (``api_server.api_keys[2]``); a
+fallback names a real endpoint or says ``demo``. Names under ``platforms:``
+and ``streaming:`` are checked later, once plugins are loaded
+(``config_check.py``), since only plugins know which platforms exist.
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="config.yaml to use (default: $HERMES_CONFIG, "
                         "./config.yaml, ~/.hermes/config.yaml, else the built-in demo model)")
     parser.add_argument("-m", "--message", metavar="MESSAGE",
-                        help="send one message, print the reply to stdout and exit (also: pipe a message in)")
+                        help="send one message, print the reply to stdout and exit (also: pipe a message in); "
+                             "the reply is printed whole unless --stream or streaming.cli is on")
     stream = parser.add_mutually_exclusive_group()
     stream.add_argument("--stream", dest="stream", action="store_true", default=None,
                         help="show replies as they are written (overrides streaming.cli)")
