@@ -48,9 +48,7 @@ def streaming_enabled(config: Config, flag: bool | None) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    config, plugins = load_checked(args.config)
-    for problem in plugins.problems:
-        print(f"hermes-gateway: warning: {problem}", file=sys.stderr)
+    config, _plugins = load_checked(args.config)  # a skipped plugin is already logged as a warning
     if not getattr(args, "verbose", 0):
         # The chat shows the agent's failures itself, as one line in place; the same
         # warning logged to stderr would print them twice and cut through the reply box.
