@@ -106,8 +106,8 @@ def test_the_config_command_shows_where_each_streaming_value_came_from(tmp_path)
 # -- every mistake one line, none silent (issue 8, section 5) ----------------------------------------------------
 
 def hermes(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
-    """The real command, as a person runs it, with a clean environment (no HERMES_* from outside)."""
-    base = {k: v for k, v in __import__("os").environ.items() if not k.startswith("HERMES_")}
+    """The real command, as a person runs it: no streaming switch or config path from outside (HERMES_HOME stays)."""
+    base = {k: v for k, v in __import__("os").environ.items() if k not in ("HERMES_STREAMING_ENABLED", "HERMES_CONFIG")}
     return subprocess.run([sys.executable, "-m", "hermes_gateway", *args], capture_output=True, text=True,
                           timeout=120, env={**base, **(env or {})}, cwd=cwd)
 
