@@ -26,6 +26,8 @@ def run(args: argparse.Namespace) -> int:
     config, plugins = load_checked(args.config)
     try:
         return asyncio.run(serve(config, plugins))
+    except BrokenPipeError:  # stdout's reader went away (`run | head -1`): main ends quietly
+        raise
     except OSError as exc:  # the port is taken, the host cannot be bound, ...
         print(f"hermes-gateway: cannot start: {exc.strerror or exc}", file=sys.stderr)
         return 1
