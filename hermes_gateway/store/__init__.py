@@ -1,5 +1,48 @@
-"""Conversations that survive a restart: the :class:`ConversationStore` seam and its backends."""
+"""Conversations that survive a restart: the :class:`ConversationStore` seam and its backends.
 
-from .base import ConversationKey, ConversationStore
+:func:`open_store` picks the backend from ``store:`` in the config: an
+SQLite file (``store.path``, ``store.url: sqlite:///...``, default
+``<data dir>/state.db``), or memory for ``":memory:"``. Opening is lazy:
+nothing touches the disk until the first read or write (or ``open()``).
+"""
 
-__all__ = ["ConversationKey", "ConversationStore"]
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from ..config import Config, data_dir
+from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
+from .memory import MemoryStore
+from .sqlite import SQLiteStore
+
+__all__ = ["ConversationKey", "ConversationStore", "ConversationSummary", "MemoryStore", "SQLiteStore",
+           "StoreError", "StoredResponse", "open_store", "store_location"]
+
+MEMORY = ":memory:"
+
+
+def store_location(config: Config) -> str:
+    """Where the config puts the store: a file path, or ``":memory:"``.
+
+    ``store.url`` follows the usual SQLite URL form: ``sqlite:///relative.db``
+    (three slashes, relative to the working directory) and
+    ``sqlite:////absolute/state.db`` (four). ``store.path`` may use ``~``.
+    """
+    cfg = config.store
+    if cfg.url:
+        path = unquote(urlsplit(cfg.url).path)
+        path = path[1:] if path.startswith("/") else path  # sqlite:///x -> "x"; sqlite:////x -> "/x"
+        return path if path == MEMORY else str(Path(path).expanduser())
+    if cfg.path:
+        return cfg.path if cfg.path == MEMORY else str(Path(cfg.path).expanduser())
+    return str(data_dir() / "state.db")
+
+
+def open_store(config: Config) -> ConversationStore:
+    """The store ``config`` asks for (not yet touching the disk; a bad file shows on first use)."""
+    cfg = config.store
+    location = store_location(config)
+    if location == MEMORY:
+        return MemoryStore(history_messages=cfg.history_messages, history_chars=cfg.history_chars)
+    return SQLiteStore(location, history_messages=cfg.history_messages, history_chars=cfg.history_chars)
