@@ -82,6 +82,7 @@ class Gateway:
         self._agent: Any = None
         self._delivery: Any = None
         self.conversations: Any = None
+        self._store: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -165,6 +166,12 @@ class Gateway:
                 await agent.aclose()  # the pooled upstream connections
             except Exception:
                 log.exception("closing the agent's upstream connections failed")
+        store, self._store = self._store, None
+        if store is not None:
+            try:
+                await store.close()  # last: every reply above has finished writing its turn
+            except Exception:
+                log.exception("closing the conversation store failed")
 
     # -- what plugins and commands use ------------------------------------------------------------------------
 
@@ -201,6 +208,19 @@ class Gateway:
 
             self._agent = AIAgent.from_config(self.config, tools=self.tools)
         return self._agent
+
+    @property
+    def store(self) -> Any:
+        """The conversation store (``store:`` in the config), opened on first use, closed by ``stop()``."""
+        if self._store is None:
+            from .store import open_store
+
+            self._store = open_store(self.config)
+        return self._store
+
+    @store.setter
+    def store(self, value: Any) -> None:
+        self._store = value
 
     @property
     def delivery(self) -> Any:
