@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -37,6 +36,7 @@ from ..config import Config, data_dir
 from ..events import TurnEnd
 from ..store.base import ConversationKey, ConversationStore, StoreError
 from ..store.policy import bound_history
+from .moment import when
 from .render import STYLE_ERROR, STYLE_LABEL, STYLE_NOTE, RenderOptions, ReplyRenderer
 from .sinks import TerminalSink
 from .terminal_mode import on_signals, quiet_keyboard
@@ -287,22 +287,6 @@ def _history(path: Path | None) -> History:
 def default_history_path() -> Path:
     """The prompt's own history (what was typed, for the up arrow), in the data directory."""
     return data_dir() / "chat_history"
-
-
-def when(timestamp: float, now: float | None = None) -> str:
-    """A moment as a person says it: "today at 14:03", "yesterday at 09:12", "2026-11-02 at 18:40"."""
-    moment, today = time.localtime(timestamp), time.localtime(now if now is not None else time.time())
-    clock = time.strftime("%H:%M", moment)
-    days = _day_number(today) - _day_number(moment)
-    if days == 0:
-        return f"today at {clock}"
-    if days == 1:
-        return f"yesterday at {clock}"
-    return f"{time.strftime('%Y-%m-%d', moment)} at {clock}"
-
-
-def _day_number(t: time.struct_time) -> int:
-    return int(time.mktime((t.tm_year, t.tm_mon, t.tm_mday, 12, 0, 0, 0, 0, -1)) // 86400)
 
 
 def _key_bindings() -> KeyBindings:

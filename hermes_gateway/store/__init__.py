@@ -16,7 +16,7 @@ from .base import ConversationKey, ConversationStore, ConversationSummary, Store
 from .memory import MemoryStore
 from .sqlite import SQLiteStore
 
-__all__ = ["ConversationKey", "ConversationStore", "ConversationSummary", "MemoryStore", "SQLiteStore",
+__all__ = ["MEMORY", "ConversationKey", "ConversationStore", "ConversationSummary", "MemoryStore", "SQLiteStore",
            "StoreError", "StoredResponse", "open_store", "store_location"]
 
 MEMORY = ":memory:"

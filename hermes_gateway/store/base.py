@@ -98,6 +98,10 @@ class ConversationStore(abc.ABC):
         """Every surface's conversations, the most recently active first."""
 
     @abc.abstractmethod
+    async def summary(self, conversation_id: int) -> ConversationSummary | None:
+        """One conversation's summary, or None for an unknown id."""
+
+    @abc.abstractmethod
     async def conversation(self, conversation_id: int) -> list[dict[str, Any]] | None:
         """All messages of one conversation (unbounded), or None for an unknown id."""
 

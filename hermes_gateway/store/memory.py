@@ -114,6 +114,11 @@ class MemoryStore(ConversationStore):
         newest = sorted(self._conversations.values(), key=lambda c: (c.last_activity, c.id), reverse=True)
         return [self._summary(c) for c in newest[:max(0, limit)]]
 
+    async def summary(self, conversation_id: int) -> ConversationSummary | None:
+        self._check()
+        conv = self._conversations.get(conversation_id)
+        return None if conv is None else self._summary(conv)
+
     async def conversation(self, conversation_id: int) -> list[dict[str, Any]] | None:
         self._check()
         conv = self._conversations.get(conversation_id)

@@ -250,6 +250,12 @@ class SQLiteStore(ConversationStore):
             return [self._summary(r) for r in rows]
         return await self._run(read)
 
+    async def summary(self, conversation_id: int) -> ConversationSummary | None:
+        def read(db: sqlite3.Connection) -> ConversationSummary | None:
+            row = db.execute(self._SUMMARY + "WHERE id = ?", (conversation_id,)).fetchone()
+            return None if row is None else self._summary(row)
+        return await self._run(read)
+
     async def conversation(self, conversation_id: int) -> list[dict[str, Any]] | None:
         def read(db: sqlite3.Connection) -> list[dict[str, Any]] | None:
             if db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone() is None:

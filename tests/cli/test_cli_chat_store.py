@@ -9,7 +9,7 @@ import sys
 import time
 
 from cli_helpers import DEADLINE, child_env
-from hermes_gateway.cli.interactive import when
+from hermes_gateway.cli.moment import when
 from hermes_gateway.store import SQLiteStore
 
 CONTINUING = "continuing the conversation from"
