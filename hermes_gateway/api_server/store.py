@@ -31,7 +31,8 @@ __all__ = ["ResponseStore", "StoredResponse", "owner_fingerprint"]
 
 def owner_fingerprint(api_key: str) -> str:
     """Who owns a response: a one-way fingerprint of the API key that made it."""
-    return hashlib.sha256(b"hermes-gateway response owner\0" + api_key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    key = api_key.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(b"hermes-gateway response owner\0" + key).hexdigest()[:32]
 
 
 class ResponseStore:
