@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-import types
 
 import aiohttp
 import pytest
@@ -94,18 +92,6 @@ async def test_unsafe_bind_refuses_to_start_and_leaves_nothing_running():
         async with Gateway(config(host="0.0.0.0"), make_plugins(load_entry_points=False, extra=[rec])):
             pass
     assert "start:chatty" not in rec.calls
-
-
-async def test_handle_incoming_delegates_to_conversation_answer(monkeypatch):
-    seen = []
-
-    async def answer(gateway, platform, chat_id, text, **kw):
-        seen.append((gateway, platform, chat_id, text, kw))
-        return "answered"
-    monkeypatch.setitem(sys.modules, "hermes_gateway.conversation", types.SimpleNamespace(answer=answer))
-    gw = Gateway(config(), make_plugins(load_entry_points=False))
-    assert await gw.handle_incoming("chatty", "42", "hi", thread_id="t") == "answered"
-    assert seen == [(gw, "chatty", "42", "hi", {"thread_id": "t"})]
 
 
 async def test_webhook_finishes_after_its_sender_hangs_up_but_marked_handlers_are_cancelled():

@@ -39,8 +39,13 @@ def store_location(config: Config) -> str:
     return str(data_dir() / "state.db")
 
 
-def open_store(config: Config) -> ConversationStore:
-    """The store ``config`` asks for (not yet touching the disk; a bad file shows on first use)."""
+def open_store(config: Config | None) -> ConversationStore:
+    """The store ``config`` asks for (not yet touching the disk; a bad file shows on first use).
+
+    ``None`` (no configuration at all, as in a unit test) gives an empty :class:`MemoryStore`.
+    """
+    if config is None:
+        return MemoryStore()
     cfg = config.store
     location = store_location(config)
     if location == MEMORY:

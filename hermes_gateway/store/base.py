@@ -85,7 +85,7 @@ class ConversationStore(abc.ABC):
 
     @abc.abstractmethod
     async def close(self) -> None:
-        """Release the database; safe to call twice."""
+        """Release the database; safe to call twice. A later call opens it again (a restarted gateway)."""
 
     # -- listing (``hermes-gateway history``, the terminal's resume line) ----------------------------------
 
@@ -118,3 +118,16 @@ class ConversationStore(abc.ABC):
     @abc.abstractmethod
     async def delete_response(self, response_id: str, owner: str | None) -> bool:
         """Forget a response of ``owner``; False if there was none (or it is another key's)."""
+
+    # -- inbound dedupe across restarts (a webhook retried after the gateway restarted) ---------------------
+
+    async def remember_updates(self, updates: Sequence[tuple[str, str]]) -> None:
+        """Keep these (platform, update id) pairs, so a restarted gateway still knows them.
+
+        The default keeps nothing: a backend without it answers a redelivery
+        that arrives across a restart again.
+        """
+
+    async def recent_updates(self, limit: int) -> list[tuple[str, str]]:
+        """The most recently remembered (platform, update id) pairs, oldest first, at most ``limit``."""
+        return []

@@ -11,6 +11,8 @@ from .base import ConversationKey, StoreError
 DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024
 #: ... and under this many responses.
 DEFAULT_MAX_RESPONSES = 10_000
+#: How many inbound update ids are remembered for dedupe across restarts (the newest).
+DEFAULT_MAX_UPDATES = 100_000
 #: How much of a conversation's first user message is kept for listings.
 FIRST_TEXT_CHARS = 300
 

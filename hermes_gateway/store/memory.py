@@ -1,7 +1,9 @@
 """``MemoryStore``: the conversation store's contract, in memory.
 
-For tests (including virtual-time ones: inject ``clock``), for ephemeral
-runs (``store.path: ":memory:"``), and as the executable description of
+For tests (including virtual-time ones: inject ``clock``; a "restart" is
+``close()`` and the same instance handed to the next gateway: closing keeps
+the contents, as closing a file keeps the file), for ephemeral runs
+(``store.path: ":memory:"``), and as the executable description of
 what :class:`~hermes_gateway.store.sqlite.SQLiteStore` must do: both pass
 one contract test module. Messages are kept as JSON text, so a caller
 mutating a dict afterwards changes nothing stored, and a message that is
@@ -11,12 +13,12 @@ not JSON is refused exactly as the SQLite store refuses it.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
-from .codec import DEFAULT_MAX_RESPONSES, DEFAULT_RESPONSE_BYTES, decode, encode, first_user_text, key_parts
+from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse
+from .codec import DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode, first_user_text, key_parts
 from .policy import bound_newest_first, message_chars
 
 
@@ -44,7 +46,7 @@ class MemoryStore(ConversationStore):
 
     def __init__(self, *, history_messages: int = 40, history_chars: int = 60_000,
                  response_bytes: int = DEFAULT_RESPONSE_BYTES, max_responses: int = DEFAULT_MAX_RESPONSES,
-                 clock: Callable[[], float] = time.time) -> None:
+                 max_updates: int = DEFAULT_MAX_UPDATES, clock: Callable[[], float] = time.time) -> None:
         self.history_messages = history_messages
         self.history_chars = history_chars
         self.response_bytes = response_bytes
@@ -55,16 +57,11 @@ class MemoryStore(ConversationStore):
         self._current: dict[tuple[str, str, str], int] = {}
         self._responses: OrderedDict[str, _Response] = OrderedDict()
         self._response_total = 0
-        self._closed = False
-
-    def _check(self) -> None:
-        if self._closed:
-            raise StoreError("the in-memory conversation store is closed")
+        self._updates: deque[tuple[str, str]] = deque(maxlen=max_updates)
 
     # -- conversations ---------------------------------------------------------------------------------------
 
     async def history(self, key: ConversationKey) -> list[dict[str, Any]]:
-        self._check()
         conv = self._conversations.get(self._current.get(key_parts(key), -1))
         if conv is None:
             return []
@@ -72,7 +69,6 @@ class MemoryStore(ConversationStore):
         return bound_newest_first(pairs, self.history_messages, self.history_chars)
 
     async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]]) -> None:
-        self._check()
         encoded = [(encode(m), message_chars(m)) for m in messages]  # all or nothing
         if not encoded:
             return
@@ -90,11 +86,10 @@ class MemoryStore(ConversationStore):
             conv.first_text = first_user_text(messages)
 
     async def new_conversation(self, key: ConversationKey) -> None:
-        self._check()
         self._current.pop(key_parts(key), None)
 
     async def close(self) -> None:
-        self._closed = True
+        """Nothing to release; the contents stay for the next user of this instance."""
 
     # -- listing ---------------------------------------------------------------------------------------------
 
@@ -105,29 +100,24 @@ class MemoryStore(ConversationStore):
                                    self._current.get(conv.key) == conv.id)
 
     async def current(self, key: ConversationKey) -> ConversationSummary | None:
-        self._check()
         conv = self._conversations.get(self._current.get(key_parts(key), -1))
         return None if conv is None else self._summary(conv)
 
     async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:
-        self._check()
         newest = sorted(self._conversations.values(), key=lambda c: (c.last_activity, c.id), reverse=True)
         return [self._summary(c) for c in newest[:max(0, limit)]]
 
     async def summary(self, conversation_id: int) -> ConversationSummary | None:
-        self._check()
         conv = self._conversations.get(conversation_id)
         return None if conv is None else self._summary(conv)
 
     async def conversation(self, conversation_id: int) -> list[dict[str, Any]] | None:
-        self._check()
         conv = self._conversations.get(conversation_id)
         return None if conv is None else [decode(text) for text, _ in conv.messages]
 
     # -- stored responses ------------------------------------------------------------------------------------
 
     async def put_response(self, response_id: str, item: StoredResponse) -> None:
-        self._check()
         response, conversation = encode(item.response, "response"), encode(list(item.conversation), "response")
         size = len(response.encode()) + len(conversation.encode())
         old = self._responses.pop(response_id, None)
@@ -141,7 +131,6 @@ class MemoryStore(ConversationStore):
             self._response_total -= evicted.size
 
     async def get_response(self, response_id: str, owner: str | None) -> StoredResponse | None:
-        self._check()
         found = self._responses.get(response_id)
         if found is None or found.owner != owner:
             return None
@@ -152,3 +141,11 @@ class MemoryStore(ConversationStore):
             return False
         self._response_total -= self._responses.pop(response_id).size
         return True
+
+    # -- inbound dedupe --------------------------------------------------------------------------------------
+
+    async def remember_updates(self, updates: Sequence[tuple[str, str]]) -> None:
+        self._updates.extend((str(p), str(u)) for p, u in updates)
+
+    async def recent_updates(self, limit: int) -> list[tuple[str, str]]:
+        return list(self._updates)[-limit:] if limit > 0 else []

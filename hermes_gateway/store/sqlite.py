@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
-from .codec import DEFAULT_MAX_RESPONSES, DEFAULT_RESPONSE_BYTES, decode, encode, first_user_text, key_parts
+from .codec import DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode, first_user_text, key_parts
 from .policy import bound_newest_first, message_chars
 
 T = TypeVar("T")
@@ -68,6 +68,11 @@ CREATE TABLE IF NOT EXISTS responses (
     bytes        INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS responses_age ON responses (created);
+CREATE TABLE IF NOT EXISTS updates (                 -- inbound update ids, so a redelivery across a restart is caught
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    platform  TEXT NOT NULL,
+    update_id TEXT NOT NULL
+);
 """
 
 
@@ -76,26 +81,25 @@ class SQLiteStore(ConversationStore):
 
     def __init__(self, path: str | Path, *, history_messages: int = 40, history_chars: int = 60_000,
                  response_bytes: int = DEFAULT_RESPONSE_BYTES, max_responses: int = DEFAULT_MAX_RESPONSES,
-                 busy_timeout: float = 5.0, clock: Callable[[], float] = time.time) -> None:
+                 max_updates: int = DEFAULT_MAX_UPDATES, busy_timeout: float = 5.0,
+                 clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self.history_messages = history_messages
         self.history_chars = history_chars
         self.response_bytes = response_bytes
         self.max_responses = max_responses
+        self.max_updates = max_updates
         self.busy_timeout = busy_timeout
         self.clock = clock
         self._executor: ThreadPoolExecutor | None = None
         self._db: sqlite3.Connection | None = None
-        self._closed = False
         self._lock = threading.Lock()  # guards creating the executor (the thread itself serialises the rest)
 
     # -- the thread ------------------------------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(db, *args)`` on the store's thread, opening the database first if needed."""
-        if self._closed:
-            raise StoreError(f"{self.location}: the conversation store is closed")
+        """Run ``fn(db, *args)`` on the store's thread, opening the database (and the thread) first if needed."""
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-store")
@@ -162,19 +166,24 @@ class SQLiteStore(ConversationStore):
         await self._run(lambda db: None)
 
     async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        executor, self._executor = self._executor, None
+        """Close the connection and stop the thread, after every operation already asked for.
+
+        A later operation opens both again: a write that arrives after the
+        gateway stopped is kept rather than lost.
+        """
+        with self._lock:
+            executor, self._executor = self._executor, None
         if executor is None:
             return
 
         def shut() -> None:
             db, self._db = self._db, None
             if db is not None:
-                db.close()
-        await asyncio.get_running_loop().run_in_executor(executor, shut)
-        executor.shutdown(wait=False)
+                db.close()  # the last connection: SQLite checkpoints the WAL into the file and removes it
+        try:
+            await asyncio.get_running_loop().run_in_executor(executor, shut)
+        finally:
+            executor.shutdown(wait=False)
 
     # -- conversations ---------------------------------------------------------------------------------------
 
@@ -303,6 +312,24 @@ class SQLiteStore(ConversationStore):
                 return db.execute("DELETE FROM responses WHERE id = ? AND owner = ?",
                                   (response_id, owner or "")).rowcount > 0
         return await self._run(delete)
+
+    # -- inbound dedupe --------------------------------------------------------------------------------------
+
+    async def remember_updates(self, updates: Sequence[tuple[str, str]]) -> None:
+        rows = [(str(p), str(u)) for p, u in updates]
+        if rows:
+            await self._run(self._remember_updates, rows)
+
+    def _remember_updates(self, db: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
+        with _transaction(db):
+            db.executemany("INSERT INTO updates (platform, update_id) VALUES (?, ?)", rows)
+            db.execute("DELETE FROM updates WHERE seq <= (SELECT MAX(seq) FROM updates) - ?", (self.max_updates,))
+
+    async def recent_updates(self, limit: int) -> list[tuple[str, str]]:
+        def read(db: sqlite3.Connection) -> list[tuple[str, str]]:
+            rows = db.execute("SELECT platform, update_id FROM updates ORDER BY seq DESC LIMIT ?", (max(0, limit),))
+            return [(p, u) for p, u in rows][::-1]
+        return await self._run(read)
 
     async def journal_mode(self) -> str:
         """The database's journal mode (``wal``), for tests and diagnostics."""

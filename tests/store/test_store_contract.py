@@ -181,11 +181,35 @@ async def test_many_tasks_writing_at_once_lose_nothing(store):
         assert all(turns == [0, 1, 2, 3] for turns in by_task.values())
 
 
-async def test_a_closed_store_refuses_work_in_one_line(store):
+async def test_closing_keeps_everything_and_the_store_can_be_used_again(store):
+    """How a restarted gateway (or a test's restart) reuses the store it was handed."""
+    await store.record_turn(CHAT, [user("before the restart"), assistant("ok")])
+    await store.put_response("resp_1", response(1))
+    await store.remember_updates([("telegram", "1001")])
     await store.close()
     await store.close()  # twice is fine
-    with pytest.raises(StoreError, match="closed"):
-        await store.history(CHAT)
+    assert [m["content"] for m in await store.history(CHAT)] == ["before the restart", "ok"]
+    assert await store.get_response("resp_1", "key-a") == response(1)
+    assert await store.recent_updates(10) == [("telegram", "1001")]
+    await store.record_turn(CHAT, [user("after"), assistant("fine")])
+    assert (await store.current(CHAT)).turns == 2
+
+
+# -- inbound update ids ------------------------------------------------------------------------------------------
+
+async def test_update_ids_come_back_oldest_first_newest_kept(make_store):
+    store = make_store(max_updates=5)
+    try:
+        assert await store.recent_updates(10) == []
+        await store.remember_updates([("telegram", str(n)) for n in range(4)])
+        await store.remember_updates([("slack", "a"), ("slack", "b"), ("telegram", 7)])
+        assert await store.recent_updates(10) == [("telegram", "2"), ("telegram", "3"), ("slack", "a"),
+                                                  ("slack", "b"), ("telegram", "7")]
+        assert await store.recent_updates(2) == [("slack", "b"), ("telegram", "7")]
+        await store.remember_updates([])
+        assert len(await store.recent_updates(10)) == 5
+    finally:
+        await store.close()
 
 
 # -- stored API responses ----------------------------------------------------------------------------------------
