@@ -87,11 +87,12 @@ async def test_a_chain_of_previous_response_ids_is_bounded_by_the_history_budget
     assert len(sent) == 5  # the 4 most recent messages (two turns), then the new one
 
 
-async def test_a_broken_store_costs_continuation_not_replies(upstream, tmp_path):
+async def test_a_store_that_fails_costs_continuation_not_replies(upstream, tmp_path):
     upstream.reply = echo_conversation
-    broken = tmp_path / "state.db"
+    broken = tmp_path / "broken.db"
     broken.mkdir()  # a directory where the database file should be
-    async with running_gateway(config(upstream, broken)) as gw:
+    async with running_gateway(config(upstream, tmp_path / "state.db")) as gw:
+        gw.store = SQLiteStore(broken)  # the store fails from now on (as a disk that went away would)
         client = openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key="x", max_retries=0)
         reply = await client.responses.create(model=MODEL, input="hello")
         assert reply.output_text == "user:hello"  # the reply still arrives; the log says it was not stored
@@ -100,6 +101,9 @@ async def test_a_broken_store_costs_continuation_not_replies(upstream, tmp_path)
                 body = await r.json()
                 assert r.status == 503 and r.headers["Retry-After"] == "5"
                 assert body["error"]["code"] == "store_unavailable" and str(broken) not in body["error"]["message"]
+        with pytest.raises(openai.InternalServerError) as info:
+            await client.responses.create(model=MODEL, input="go on", previous_response_id=reply.id)
+        assert info.value.status_code == 503
     assert broken.is_dir()
 
 
