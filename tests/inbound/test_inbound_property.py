@@ -58,7 +58,7 @@ def run_program(program: list[tuple], busy: str) -> None:
                 number = len(sent)
                 words = " ".join(f"[k{number}]" if i == 0 else f"w{i}" for i in range(n))
                 for other in pending:
-                    if other.chat == arg:
+                    if other.chat == arg and busy == "interrupt":  # queued messages wait; they are not cut
                         other.cut_by.append(busy)
                 update_id = f"msg-{number}"
                 future = people.say(arg, f"echo: {words}", update_id=update_id, chat_kind=_kind(arg),
