@@ -185,3 +185,21 @@ async def test_a_cancelled_write_is_whole_or_absent_never_half(tmp_path):
     listed = await store.list_conversations()  # queued after the write on the store's thread
     assert listed == [] or (listed[0].messages == 500 and len(await store.conversation(listed[0].id)) == 500)
     await store.close()
+
+
+async def test_every_statement_runs_on_the_stores_own_thread_never_the_event_loops(tmp_path):
+    import threading
+
+    store = SQLiteStore(tmp_path / "state.db")
+    await store.open()
+    threads: set[str] = set()
+    store._db.set_trace_callback(lambda sql: threads.add(threading.current_thread().name))
+    await store.record_turn(CHAT, [user("hi"), assistant("hello")])
+    await store.history(CHAT)
+    await store.list_conversations()
+    await store.put_response("r", StoredResponse({"id": "r"}, (), None))
+    await store.get_response("r", None)
+    await store.remember_updates([("telegram", "1")])
+    await store.close()
+    assert threads and all(name.startswith("hermes-store") for name in threads), threads
+    assert threading.current_thread().name not in threads
