@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse
-from .codec import DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode, first_user_text, key_parts
+from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
+                    first_user_text, key_parts)
 from .policy import bound_newest_first, message_chars
 
 

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
-from .codec import DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode, first_user_text, key_parts
+from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
+                    first_user_text, key_parts)
 from .policy import bound_newest_first, message_chars
 
 T = TypeVar("T")
