@@ -94,7 +94,7 @@ class SQLiteStore(ConversationStore):
         self.busy_timeout = busy_timeout
         self.clock = clock
         self._executor: ThreadPoolExecutor | None = None
-        self._db: sqlite3.Connection | None = None
+        self._thread = threading.local()  # .db: the connection of the store's current thread
         self._lock = threading.Lock()  # guards creating the executor (the thread itself serialises the rest)
 
     # -- the thread ------------------------------------------------------------------------------------------
@@ -108,9 +108,10 @@ class SQLiteStore(ConversationStore):
 
     def _call(self, fn: Callable[..., T], args: tuple) -> T:
         try:
-            if self._db is None:
-                self._db = self._connect()
-            return fn(self._db, *args)
+            db = getattr(self._thread, "db", None)
+            if db is None:  # (per thread: a close() racing a new operation never shares a connection)
+                db = self._thread.db = self._connect()
+            return fn(db, *args)
         except sqlite3.Error as exc:
             raise self._error(exc) from None
 
@@ -178,7 +179,7 @@ class SQLiteStore(ConversationStore):
             return
 
         def shut() -> None:
-            db, self._db = self._db, None
+            db, self._thread.db = getattr(self._thread, "db", None), None
             if db is not None:
                 db.close()  # the last connection: SQLite checkpoints the WAL into the file and removes it
         try:

@@ -195,6 +195,16 @@ async def test_closing_keeps_everything_and_the_store_can_be_used_again(store):
     assert (await store.current(CHAT)).turns == 2
 
 
+async def test_use_while_closing_is_safe(store):
+    await store.record_turn(CHAT, [user("one"), assistant("1")])
+    await asyncio.gather(store.close(), store.record_turn(CHAT, [user("two"), assistant("2")]), store.close(),
+                         store.record_turn(CHAT, [user("three"), assistant("3")]))
+    contents = [m["content"] for m in await store.history(CHAT)]
+    turns = sorted(zip(contents[::2], contents[1::2]))  # concurrent turns: each whole, in either order
+    assert contents[:2] == ["one", "1"] and turns == [("one", "1"), ("three", "3"), ("two", "2")]
+    await store.close()
+
+
 # -- inbound update ids ------------------------------------------------------------------------------------------
 
 async def test_update_ids_come_back_oldest_first_newest_kept(make_store):

@@ -191,9 +191,8 @@ async def test_every_statement_runs_on_the_stores_own_thread_never_the_event_loo
     import threading
 
     store = SQLiteStore(tmp_path / "state.db")
-    await store.open()
     threads: set[str] = set()
-    store._db.set_trace_callback(lambda sql: threads.add(threading.current_thread().name))
+    await store._run(lambda db: db.set_trace_callback(lambda sql: threads.add(threading.current_thread().name)))
     await store.record_turn(CHAT, [user("hi"), assistant("hello")])
     await store.history(CHAT)
     await store.list_conversations()
