@@ -81,12 +81,15 @@ def supports_edit(stream: Stream) -> bool | Awaitable[bool]:
 
 @hookspec
 def on_stream_start(stream: Stream) -> Awaitable[None] | None:
-    """Show a typing indicator (or set up a native draft). Sends no text.
+    """Show (refresh) a typing indicator. Sends no text.
 
-    Called when a reply starts and again every ``typing_interval`` seconds
-    while nothing visible happens (before the first text, while a tool
-    runs, the whole reply when previews are off). Keep one-time set-up
-    behind ``stream.state``. Each call is charged to the chat's budget.
+    Called about a second into a reply and again every ``typing_interval``
+    seconds while nothing visible happens (before the first text, while a
+    tool runs, the whole reply when previews are off); not called when the
+    call would hold the reply's first text back (text that comes at once
+    needs no indicator). So the other hooks must not depend on it: set up
+    per-reply state lazily, in ``stream.state``. Each call is charged to
+    the chat's budget.
     """
 
 
