@@ -30,7 +30,7 @@ class LedgerEntry:
     uncertain: bool = False       # an ambiguous failure: what it shows is unknown
     ended: bool = False           # its last successful call was on_stream_end with ``shown``
     seen: tuple[Piece, str] | None = None          # the part of the reply it shows, and that text
-    pending_seen: tuple[Piece, str] | None = None  # the same for the preview being planned
+    pending_end: int = 0          # where the text of the preview being planned ends in the reply
     last_call: float = float("-inf")
 
     def needs(self, text: str) -> bool:

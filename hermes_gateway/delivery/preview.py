@@ -112,7 +112,7 @@ class Draft:
         if not body and not self.status:
             return None, ""
         text = body + status + self.cursor
-        live.pending_seen = (Piece(live.piece.start, len(doc), live.piece.opener), doc[live.piece.start:])
+        live.pending_end = len(doc)
         return (live, text) if live.needs(text) else (None, "")
 
     def _append_only_text(self, doc: str, live: LedgerEntry) -> str:
@@ -126,7 +126,7 @@ class Draft:
         if end <= start:
             return ""
         text = render(doc, Piece(start, end, opener), closed=False)
-        live.pending_seen = (Piece(start, end, opener), doc[start:end])
+        live.pending_end = end
         return text
 
     def freeze_overflow(self, doc: str) -> None:

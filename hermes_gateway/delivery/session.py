@@ -38,6 +38,7 @@ from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
 from .pacing import Pacer
 from .preview import STATUS_GAP, Draft
+from .split import Piece
 
 log = logging.getLogger(__name__)
 
@@ -352,8 +353,7 @@ class StreamSession:
                 raise DeliveryError(f"{hook} sent a message but returned {ref!r}, not a MessageRef", retryable=False)
             entry.ref = ref
         entry.shown, entry.uncertain, entry.ended = text, False, final
-        if final:
+        if doc:  # remember which part of the reply it now shows (a failed final edit keeps that much)
             piece = entry.piece
-            entry.seen = (piece, doc[piece.start:piece.end]) if doc else entry.seen
-        else:
-            entry.seen = entry.pending_seen
+            end = piece.end if final else entry.pending_end
+            entry.seen = (Piece(piece.start, end, piece.opener), doc[piece.start:end])
