@@ -255,7 +255,7 @@ class ReplyRenderer:
             self._stop_spinner()
             if not self._same_sink and not self.out.at_line_start:
                 self.out.text("\n")
-            self._note("↑ that was the model's reasoning (set model.reasoning_starts_open: true to hide it)")
+            self._note("↑ that was reasoning: set model.reasoning_starts_open")
         self._shown = ""
         self._text_started = False
 

@@ -7,10 +7,12 @@ that opens inside reasoning).
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
 
+import hermes_gateway.reasoning as reasoning_module
 from api_helpers import MODEL, gateway_config, parse_sse, post_raw, running_gateway
 
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": True}
@@ -66,7 +68,6 @@ async def stream_both(upstream, chunks, *, starts_open: bool):
 
 
 def json_message(raw: bytes) -> dict:
-    import json
     return json.loads(raw)["choices"][0]["message"]
 
 
@@ -86,10 +87,9 @@ async def test_a_reply_opened_in_the_prompt_with_reasoning_starts_open(upstream)
 
 
 async def test_a_reply_opened_in_the_prompt_without_the_flag_keeps_what_was_sent_and_says_how_to_fix_it(
-        upstream, caplog):
+        upstream, caplog, monkeypatch):
     caplog.set_level(logging.WARNING, logger="hermes_gateway.reasoning")
-    import hermes_gateway.reasoning as reasoning_module
-    reasoning_module._warned = False
+    monkeypatch.setattr(reasoning_module, "_warned", False)  # the warning is once per process
     chunks = LEAKS["opened in the prompt"]
     (content, _), (deltas, done), message = await stream_both(upstream, chunks, starts_open=False)
     # SSE bytes cannot be taken back: the text sent before the lone </think> stays, the reply follows it.
