@@ -185,7 +185,7 @@ class ReasoningFilter:
                     return ""
                 out, self._held = self._held + body, chunk[len(body):]
                 return out
-            if self._held:
+            if self._held and chunk:
                 out, self._held = self._held + chunk, ""
                 return out
             return chunk
@@ -197,6 +197,8 @@ class ReasoningFilter:
         """(reasoning, visible) that ``chunk`` adds, tags removed."""
         if "<" not in chunk and not self._pending:  # the hot path, as in ``feed``
             if self._plain:
+                if not chunk[-1:].isspace() and not self._held:
+                    return "", chunk
                 return "", self.feed(chunk)
             if self._inside is not None:
                 return chunk, ""

@@ -36,17 +36,50 @@ class Diverged(Exception):
     """After a stream reset, the retried reply contradicts text the client already received."""
 
 
+class _Sent:
+    """Text already on the wire: appended per delta, joined only when read (``+=`` would be quadratic)."""
+
+    __slots__ = ("_pieces", "_text")
+
+    def __init__(self, text: str = "") -> None:
+        self._pieces: list[str] = []
+        self._text = text
+
+    def add(self, piece: str) -> None:
+        self._pieces.append(piece)
+
+    def __bool__(self) -> bool:
+        return bool(self._pieces or self._text)
+
+    @property
+    def text(self) -> str:
+        if self._pieces:
+            self._text += "".join(self._pieces)
+            self._pieces.clear()
+        return self._text
+
+
 class ReplyText:
     """The visible reply and reasoning as they may be sent, given raw deltas and resets."""
 
     def __init__(self, *, starts_open: bool = False) -> None:
         self.starts_open = starts_open
         self.filter = self._new_filter()
-        self.sent = ""            # visible text the client already has
-        self.reasoning_sent = ""  # reasoning text the client already has
+        self._sent = _Sent()            # visible text the client already has
+        self._reasoning_sent = _Sent()  # reasoning text the client already has
         self._gap = False         # sent content turned out to be reasoning: the reply follows a blank line
         self._replay: str | None = None          # after a reset: the new attempt's visible text
         self._reasoning_replay: str | None = None
+
+    @property
+    def sent(self) -> str:
+        """The visible text the client already has."""
+        return self._sent.text
+
+    @property
+    def reasoning_sent(self) -> str:
+        """The reasoning text the client already has."""
+        return self._reasoning_sent.text
 
     def _new_filter(self) -> ReasoningFilter:
         return ReasoningFilter(starts_open=self.starts_open, on_retract=self._retracted)
@@ -83,11 +116,11 @@ class ReplyText:
             return ""
         if self._gap:
             self._gap = False
-            if self._replay if self._replay is not None else self.sent:
+            if self._replay if self._replay is not None else self._sent:
                 text = RETRACTED_GAP + text
         if self._replay is not None:
             return self._reconcile(text)
-        self.sent += text
+        self._sent.add(text)
         return text
 
     def _reconcile(self, text: str) -> str:
@@ -102,14 +135,14 @@ class ReplyText:
             raise Diverged("the retried reply differs from the text already sent")
         self._replay = None
         new = replay[len(sent):]
-        self.sent = replay
+        self._sent = _Sent(replay)
         return new
 
     def _reasoning(self, text: str) -> str:
         if not text:
             return ""
         if self._reasoning_replay is None:
-            self.reasoning_sent += text
+            self._reasoning_sent.add(text)
             return text
         # After a reset, repeated reasoning is skipped; reasoning that differs is dropped
         # (it is auxiliary: not worth failing the reply over).
@@ -117,7 +150,7 @@ class ReplyText:
         seen = self.reasoning_sent
         if len(self._reasoning_replay) > len(seen) and self._reasoning_replay.startswith(seen):
             new = self._reasoning_replay[len(seen):]
-            self.reasoning_sent = self._reasoning_replay
+            self._reasoning_sent = _Sent(self._reasoning_replay)
             self._reasoning_replay = None
             return new
         return ""
