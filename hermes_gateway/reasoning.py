@@ -123,10 +123,6 @@ def _warn_once() -> None:
                     "model.reasoning_starts_open: true so previews, the terminal and the API stream hide it too")
 
 
-def _drop() -> None:
-    """The retraction of a whole-text run: nothing was shown, nothing to take back."""
-
-
 class ReasoningFilter:
     """Split a stream of raw chunks into (reasoning, visible) pieces, tags removed.
 
@@ -294,7 +290,7 @@ class ReasoningFilter:
 
 def split_reasoning(raw: str, *, starts_open: bool = False) -> tuple[str, str]:
     """(reasoning, reply) of a complete reply; the reply is :func:`postprocess_reply`'s."""
-    f = ReasoningFilter(starts_open=starts_open, on_retract=_drop)
+    f = ReasoningFilter(starts_open=starts_open)
     reasoning, visible = f.split(raw)
     tail_reasoning, tail = f.finish()
     return reasoning + tail_reasoning, visible + tail
