@@ -167,6 +167,11 @@ class ReasoningFilter:
         self._on_retract = on_retract
 
     @property
+    def holding_space(self) -> bool:
+        """Whitespace follows the text emitted so far (held until a visible character): its last word is whole."""
+        return bool(self._held)
+
+    @property
     def inside(self) -> bool:
         """Inside a reasoning block right now (what arrives next is hidden, unless it closes it)."""
         return self._inside is not None

@@ -168,7 +168,11 @@ class ReplyRenderer:
 
     def _write_reply(self, text: str, *, complete: bool) -> None:
         if self._wrap is not None:
-            text = self._wrap.feed(text) + (self._wrap.flush() if complete else "")
+            text = self._wrap.feed(text)
+            if complete:
+                text += self._wrap.flush()
+            elif self._filter.holding_space:  # the filter holds the space that ends the last word
+                text += self._wrap.end_word()
         if text:
             self._open_box()
             self.out.text(text)
