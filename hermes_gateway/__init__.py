@@ -9,6 +9,8 @@ from .errors import ConfigError, DeliveryError, RateLimited
 from .events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                      UsageReport)
 from .hookspecs import hookimpl
+from .inbound.commands import Command, CommandContext
+from .inbound.incoming import Incoming
 from .platform import MessageRef, Platform, RateBudget, Stream, StreamSettings
 from .plugins import Plugins, make_plugins
 from .tools import Tool
@@ -17,9 +19,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AIAgent",
+    "Command",
+    "CommandContext",
     "Config",
     "ConfigError",
     "DeliveryError",
+    "Incoming",
     "MessageRef",
     "Platform",
     "Plugins",

@@ -1,87 +1,112 @@
-"""One turn of a conversation in a chat: the agent's events streamed into the chat.
+"""One turn of a conversation in a chat: history in, the agent's events streamed out, the turn recorded.
 
-This is where an inbound message becomes a delivered reply. It keeps each
-chat's history in memory (bounded), so a person can talk to the bot across
-several messages; persistent history is a later concern.
+This is where an inbound message becomes a delivered reply. History comes
+from the gateway's :class:`~hermes_gateway.store.ConversationStore`, so a
+conversation survives a restart, and the turn is recorded there whatever
+happens: answered, interrupted (what was shown is what the model is told
+it said), or failed (nothing recorded: the person was told to try again).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import replace
-from typing import Any
+import asyncio
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
 
 from .config import Config
-from .delivery import Delivery, DeliveryReport, deliver_events
+from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
 from .events import TurnEnd
+from .inbound.incoming import Incoming
+from .store import ConversationKey
 
-#: How many messages of history one chat keeps, and how many chats are remembered.
-HISTORY_MESSAGES = 40
-REMEMBERED_CHATS = 1000
 #: What a chat shows when the model failed before saying anything.
 FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just now. Please try again in a moment."
 
 
-class Conversations:
-    """Histories per (platform, chat, thread), least recently used forgotten first."""
+@dataclass
+class TurnProgress:
+    """What a running turn has got to, readable when the turn is stopped half-way."""
 
-    def __init__(self) -> None:
-        self._histories: OrderedDict[tuple[str, str, str | None], list[dict[str, Any]]] = OrderedDict()
-
-    def history(self, platform: str, chat_id: str, thread_id: str | None = None) -> list[dict[str, Any]]:
-        key = (platform, str(chat_id), thread_id)
-        history = self._histories.pop(key, None) or []
-        self._histories[key] = history
-        while len(self._histories) > REMEMBERED_CHATS:
-            self._histories.popitem(last=False)
-        return history
-
-    def remember(self, history: list[dict[str, Any]], user_text: str, reply: str) -> None:
-        history.extend([{"role": "user", "content": user_text}, {"role": "assistant", "content": reply}])
-        del history[:-HISTORY_MESSAGES]
+    session: StreamSession | None = None
+    end: TurnEnd | None = None
 
 
 async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str, text: str, *,
-                        history: list[dict[str, Any]] | None = None, thread_id: str | None = None,
+                        history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
-                        agent: Any = None) -> tuple[DeliveryReport, TurnEnd | None]:
+                        agent: Any = None, progress: TurnProgress | None = None) -> tuple[DeliveryReport, TurnEnd | None]:
     """Run one agent turn for ``text`` and deliver it into the chat."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
     agent = agent or AIAgent.from_config(config)
-    turn: list[TurnEnd] = []
+    progress = progress or TurnProgress()
 
     async def events():
         async for event in agent.astream(text, history=list(history or [])):
             if isinstance(event, TurnEnd):
-                turn.append(event)
+                progress.end = event
                 if event.error and not event.reply.strip() and not event.interrupted:
                     # the person must not be left with silence; the details go to the log, not the chat
                     event = replace(event, reply=FAILURE_NOTICE)
             yield event
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
+    progress.session = session
     try:
         report = await deliver_events(events(), session)
     finally:
         if owned:
             await agent.aclose()
-    end = turn[0] if turn else None
+    end = progress.end
     if end is not None and end.error and not report.text:
         report.error = report.error or end.error
     return report, end
 
 
-async def answer(gateway: Any, platform: str, chat_id: str, text: str, *, thread_id: str | None = None,
-                 chat_kind: str | None = None, reply_to: str | None = None, **_: Any) -> DeliveryReport:
-    """The gateway's handler for an inbound message (called by ``Gateway.handle_incoming``)."""
-    if getattr(gateway, "conversations", None) is None:
-        gateway.conversations = Conversations()
-    history = gateway.conversations.history(platform, chat_id, thread_id)
-    report, end = await reply_in_chat(gateway.config, gateway.delivery, platform, chat_id, text, history=history,
-                                      thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
-                                      agent=getattr(gateway, "agent", None))
-    if end is not None and end.reply and not end.error:
-        gateway.conversations.remember(history, text, end.reply)
+async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryReport:
+    """Answer one or more messages of one chat in one turn (the inbound runtime's worker calls this).
+
+    Cancelling the task that runs it stops the reply: the report then says
+    ``interrupted`` and is returned, not raised, since a stop is an ordinary
+    end of a turn.
+    """
+    last = messages[-1]
+    text = "\n\n".join(m.text for m in messages)
+    key = ConversationKey(last.platform, last.chat_id, last.thread_id)
+    store = gateway.store
+    history = await store.history(key)
+    progress = TurnProgress()
+    try:
+        report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
+                                          history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
+                                          reply_to=last.message_id, agent=gateway.agent, progress=progress)
+    except asyncio.CancelledError:
+        # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
+        # and the conversation remembers that much of it; the stop is this turn's normal end
+        report = DeliveryReport(interrupted=True)
+        if progress.session is not None:
+            report = await asyncio.shield(progress.session.interrupt())
+        await asyncio.shield(store.record_turn(key, _interrupted_turn(text, report.text)))
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        return report
+    if end is not None and not (end.error and not end.reply):
+        turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
+        await store.record_turn(key, turn)
     return report
+
+
+def _interrupted_turn(text: str, shown: str) -> list[dict[str, Any]]:
+    turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
+    if shown:
+        turn.append({"role": "assistant", "content": shown})
+    return turn
+
+
+async def send_text(gateway: Any, incoming: Incoming, text: str) -> DeliveryReport:
+    """A short answer of the core's own (a command's), delivered like any reply: budget, 429s, split."""
+    session = gateway.delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
+                                       chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
+    return await session.finish(text)

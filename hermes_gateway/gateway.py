@@ -21,12 +21,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from aiohttp import web
 
 from .config import Config
+from .errors import ConfigError
 from .plugins import Plugins, make_plugins
+
+if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
+    from .agent import AIAgent
+    from .delivery import Delivery, DeliveryReport
+    from .inbound.incoming import Incoming
+    from .inbound.runtime import InboundRuntime
+    from .store import ConversationStore
+    from .tools import Tool
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +70,7 @@ async def _finish_unless_cancellable(request: web.Request, handler: Handler) -> 
 class Gateway:
     """Starts and stops everything the config enables, on the running event loop."""
 
-    def __init__(self, config: Config, plugins: Plugins | None = None, *, shutdown_grace: float = 5.0,
+    def __init__(self, config: Config, plugins: Plugins | None = None, *, shutdown_grace: float | None = None,
                  serve: bool = True) -> None:
         """``serve=False`` runs only the startup/shutdown hooks: no listener, no platform receiving.
 
@@ -71,17 +80,18 @@ class Gateway:
         self.config = config
         self.serve = serve
         self.plugins = plugins if plugins is not None else make_plugins()
-        self.shutdown_grace = shutdown_grace
+        self.shutdown_grace = config.conversation.shutdown_grace if shutdown_grace is None else shutdown_grace
         self.app: web.Application | None = None
         self.runner: web.AppRunner | None = None
         self.site: web.TCPSite | None = None
         self.started_platforms: list[str] = []
         self._started = False
         self._startup_ran = False
-        self._tools: list[Any] | None = None
-        self._agent: Any = None
-        self._delivery: Any = None
-        self.conversations: Any = None
+        self._tools: list[Tool] | None = None
+        self._agent: AIAgent | None = None
+        self._delivery: Delivery | None = None
+        self._store: ConversationStore | None = None
+        self._inbound: InboundRuntime | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -97,6 +107,8 @@ class Gateway:
         if self._started:
             return
         self._started = True
+        if self._inbound is not None and not self._inbound.accepting:
+            self._inbound = None  # a restarted gateway receives afresh
         try:
             await self._start()
         except BaseException:
@@ -111,10 +123,10 @@ class Gateway:
         self.app = app
         hook.register_routes(app=app)
         self._startup_ran = True
-        for result in hook.startup(gateway=self):
-            await _maybe_await(result)
+        await self._run_startup_hooks()
         if not self.serve:
             return
+        await self.inbound.restore()
         if len(app.router.resources()) > 0:
             self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
                                         shutdown_timeout=self.shutdown_grace)
@@ -124,6 +136,7 @@ class Gateway:
         for name, registered in self.plugins.platforms().items():
             if not self.config.platform_enabled(name):
                 continue
+            self.inbound.access(name)  # a bad allowed_chats/allowed_users/require_mention stops start-up here
             start = registered.platform.start
             if start is not None:
                 try:
@@ -134,8 +147,35 @@ class Gateway:
             self.started_platforms.append(name)
             log.info("platform %s started", name)
 
+    async def _run_startup_hooks(self) -> None:
+        """Each plugin's ``startup``, skipping plugins whose every platform is disabled.
+
+        A plugin that raises is named in one line; the gateway refuses to
+        start, since what failed is something the config turned on.
+        """
+        wanted = self._plugins_in_use()
+        for impl in reversed(self.plugins.pm.hook.startup.get_hookimpls()):  # pluggy's own call order
+            if impl.plugin_name not in wanted:
+                continue
+            try:
+                await _maybe_await(impl.function(gateway=self))
+            except (StartError, ConfigError):
+                raise  # already one line naming what is wrong
+            except Exception as exc:
+                raise StartError(f"plugin {impl.plugin_name} failed to start: {type(exc).__name__}: {exc}") from exc
+
+    def _plugins_in_use(self) -> set[str]:
+        """Plugins that serve no platform (tools, the API server), plus those with an enabled platform."""
+        serving: dict[str, bool] = {}
+        for name, registered in self.plugins.platforms().items():
+            enabled = self.config.platform_enabled(name)
+            serving[registered.plugin_name] = serving.get(registered.plugin_name, False) or enabled
+        names = {impl.plugin_name for impl in self.plugins.pm.hook.startup.get_hookimpls()}
+        names |= {impl.plugin_name for impl in self.plugins.pm.hook.shutdown.get_hookimpls()}
+        return {name for name in names if serving.get(name, True)}
+
     async def stop(self) -> None:
-        """Stop platforms, run shutdown hooks, close the listener. Safe to call twice."""
+        """Stop receiving, let replies finish (``shutdown_grace``), run shutdown hooks, close. Safe to call twice."""
         if not self._started:
             return
         self._started = False
@@ -149,16 +189,27 @@ class Gateway:
             except Exception:
                 log.exception("platform %s failed to stop cleanly", name)
         self.started_platforms.clear()
+        if self._inbound is not None:  # kept, refusing messages, until the gateway starts again
+            await self._inbound.stop(self.shutdown_grace)
         if self._startup_ran:
             self._startup_ran = False
-            for result in self.plugins.pm.hook.shutdown(gateway=self):
+            wanted = self._plugins_in_use()
+            for impl in reversed(self.plugins.pm.hook.shutdown.get_hookimpls()):
+                if impl.plugin_name not in wanted:
+                    continue
                 try:
-                    await _maybe_await(result)
+                    await _maybe_await(impl.function(gateway=self))
                 except Exception:
-                    log.exception("a shutdown hook failed")
+                    log.exception("the shutdown hook of plugin %s failed", impl.plugin_name)
         if self.runner is not None:
             await self.runner.cleanup()
         self.runner = self.site = None
+        store, self._store = self._store, None
+        if store is not None:
+            try:
+                await store.close()
+            except Exception:
+                log.exception("closing the conversation store failed")
         agent, self._agent = self._agent, None
         if agent is not None:
             try:
@@ -180,7 +231,7 @@ class Gateway:
         return None
 
     @property
-    def tools(self) -> list[Any]:
+    def tools(self) -> list["Tool"]:
         """The tools plugins registered, collected once."""
         if self._tools is None:
             from .tools import collect_tools
@@ -189,7 +240,7 @@ class Gateway:
         return self._tools
 
     @property
-    def agent(self) -> Any:
+    def agent(self) -> "AIAgent":
         """The gateway's shared ``AIAgent``.
 
         One agent serves every concurrent turn (each ``astream`` call is its
@@ -203,7 +254,7 @@ class Gateway:
         return self._agent
 
     @property
-    def delivery(self) -> Any:
+    def delivery(self) -> "Delivery":
         """The delivery core of this gateway: one rate budget per chat, shared by every reply."""
         if self._delivery is None:
             from .delivery import Delivery
@@ -212,14 +263,50 @@ class Gateway:
         return self._delivery
 
     @delivery.setter
-    def delivery(self, value: Any) -> None:
+    def delivery(self, value: "Delivery") -> None:
         self._delivery = value
 
-    async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> Any:
-        """A platform received ``text`` in ``chat_id``: answer it (history, agent, streamed delivery)."""
-        from .conversation import answer
+    @property
+    def store(self) -> "ConversationStore":
+        """Where every conversation lives (``store:`` in the config; SQLite by default), opened on first use."""
+        if self._store is None:
+            from .store import open_store
 
-        return await answer(self, platform, chat_id, text, **kw)
+            self._store = open_store(self.config)
+        return self._store
+
+    @store.setter
+    def store(self, value: "ConversationStore") -> None:
+        self._store = value
+
+    @property
+    def inbound(self) -> "InboundRuntime":
+        """The inbound runtime: dedupe, access, commands, one reply at a time per chat, shutdown."""
+        if self._inbound is None:
+            from .inbound.runtime import InboundRuntime
+
+            self._inbound = InboundRuntime(self)
+        return self._inbound
+
+    def receive(self, incoming: "Incoming") -> "asyncio.Future[DeliveryReport | None]":
+        """A platform received a message: take it and return at once (answer a webhook now).
+
+        Returns a future of the reply's ``DeliveryReport`` (None when the
+        message gets no reply of its own); nobody has to await it.
+        """
+        return self.inbound.receive(incoming)
+
+    async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> "DeliveryReport | None":
+        """``receive`` and wait for the reply: for tests and simple pollers."""
+        from .inbound.incoming import Incoming
+
+        fields = {k: (str(v) if v is not None and k != "mentioned" else v) for k, v in kw.items()
+                  if k in Incoming.__dataclass_fields__}
+        if "reply_to" in kw and "message_id" not in fields and kw["reply_to"] is not None:
+            fields["message_id"] = str(kw["reply_to"])
+        if fields.get("chat_kind") is None:
+            fields.pop("chat_kind", None)
+        return await self.receive(Incoming(platform, str(chat_id), text, **fields))
 
 
 GATEWAY_KEY = web.AppKey("hermes_gateway.gateway", Gateway)

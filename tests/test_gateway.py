@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-import types
 
 import aiohttp
 import pytest
@@ -96,18 +94,6 @@ async def test_unsafe_bind_refuses_to_start_and_leaves_nothing_running():
     assert "start:chatty" not in rec.calls
 
 
-async def test_handle_incoming_delegates_to_conversation_answer(monkeypatch):
-    seen = []
-
-    async def answer(gateway, platform, chat_id, text, **kw):
-        seen.append((gateway, platform, chat_id, text, kw))
-        return "answered"
-    monkeypatch.setitem(sys.modules, "hermes_gateway.conversation", types.SimpleNamespace(answer=answer))
-    gw = Gateway(config(), make_plugins(load_entry_points=False))
-    assert await gw.handle_incoming("chatty", "42", "hi", thread_id="t") == "answered"
-    assert seen == [(gw, "chatty", "42", "hi", {"thread_id": "t"})]
-
-
 async def test_webhook_finishes_after_its_sender_hangs_up_but_marked_handlers_are_cancelled():
     from hermes_gateway.gateway import cancel_on_disconnect
 
@@ -168,3 +154,53 @@ async def test_a_platform_that_cannot_start_stops_what_started_and_says_which():
     with pytest.raises(StartError, match="platform second .* failed to start: RuntimeError: bad token"):
         await gw.start()
     assert stopped == ["first"] and gw.url is None
+
+
+class Quiet:
+    """A platform plugin whose startup fails, as one whose token is missing would."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.__name__ = f"quiet_{name}"
+        self.started = 0
+
+    @hookimpl
+    def register_platforms(self, register):
+        register(Platform(name=self.name))
+
+    @hookimpl
+    def startup(self, gateway):
+        self.started += 1
+        raise RuntimeError("no token configured")
+
+    @hookimpl
+    def shutdown(self, gateway):
+        self.started -= 100
+
+
+async def test_a_plugin_whose_platform_is_disabled_does_nothing_at_start_up():
+    quiet = Quiet("mattermost")  # installed, not enabled in the config
+    cfg = parse_config({"api_server": {"enabled": False}}, env={})
+    async with Gateway(cfg, make_plugins(load_entry_points=False, extra=[quiet])) as gw:
+        assert gw.started_platforms == []
+    assert quiet.started == 0, "neither startup nor shutdown ran for a disabled platform"
+
+
+async def test_a_plugin_failing_at_start_up_is_named_in_one_line_when_its_platform_is_enabled():
+    from hermes_gateway.gateway import StartError
+
+    quiet = Quiet("mattermost")
+    cfg = parse_config({"api_server": {"enabled": False}, "platforms": {"mattermost": True}}, env={})
+    with pytest.raises(StartError) as caught:
+        async with Gateway(cfg, make_plugins(load_entry_points=False, extra=[quiet])):
+            pass
+    assert str(caught.value) == "plugin quiet_mattermost failed to start: RuntimeError: no token configured"
+
+
+async def test_bad_access_keys_stop_start_up_naming_the_key():
+    cfg = parse_config({"api_server": {"enabled": False},
+                        "platforms": {"reference": {"allowed_users": ["ada", {"id": 1}]}}}, env={})
+    with pytest.raises(ConfigError) as caught:
+        async with Gateway(cfg, make_plugins(load_entry_points=False)):
+            pass
+    assert str(caught.value).startswith("(inline): platforms.reference.allowed_users[1]: an id")

@@ -41,3 +41,16 @@ class ConversationStore(abc.ABC):
     @abc.abstractmethod
     async def close(self) -> None:
         """Release the database; safe to call twice."""
+
+    # ---- inbound dedupe across restarts (a webhook retried after the gateway restarted) ----
+
+    async def remember_updates(self, updates: Sequence[tuple[str, str]]) -> None:
+        """Keep these (platform, update id) pairs, so a restarted gateway still knows them.
+
+        The default keeps nothing: a backend without it answers a redelivery
+        that arrives across a restart again.
+        """
+
+    async def recent_updates(self, limit: int) -> list[tuple[str, str]]:
+        """The most recently remembered (platform, update id) pairs, oldest first, at most ``limit``."""
+        return []

@@ -3,8 +3,11 @@
 When nothing is ready to run, the loop advances its clock straight to the
 next timer, so a test of a 15-second stream with 1.5 s edit intervals
 runs in milliseconds and always sees the same times. Real I/O still works
-(the selector is polled without blocking), which keeps ``run_in_executor``
-usable, but tests meant for virtual time should stay in memory.
+(the selector is polled without blocking), and while work handed to
+``run_in_executor`` (``asyncio.to_thread``: the openai SDK runs one call
+there) is pending the clock stands still and the loop waits for real, so a
+thread's few milliseconds never turn into a jump past every timeout. Tests
+meant for virtual time should still stay in memory.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ class _JumpingSelector(selectors.BaseSelector):
     def __init__(self) -> None:
         self._real = selectors.DefaultSelector()
         self.now = 0.0
+        self.threads = 0  # executor jobs in flight: time must not jump while one runs
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         return self._real.register(fileobj, events, data)
@@ -33,8 +37,8 @@ class _JumpingSelector(selectors.BaseSelector):
         return self._real.modify(fileobj, events, data)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if timeout is None:
-            return self._real.select(None)  # nothing scheduled: only real I/O can wake us
+        if timeout is None or self.threads:
+            return self._real.select(timeout)  # only real I/O (or a finished thread) can wake us
         ready = self._real.select(0)
         if not ready and timeout > 0:
             self.now += timeout
@@ -59,6 +63,15 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def time(self) -> float:
         return self._jumping.now
+
+    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:
+        future = super().run_in_executor(executor, func, *args)
+        self._jumping.threads += 1
+        future.add_done_callback(self._thread_done)
+        return future
+
+    def _thread_done(self, _: asyncio.Future[Any]) -> None:
+        self._jumping.threads -= 1
 
 
 def run_virtual(main: Awaitable[T]) -> T:

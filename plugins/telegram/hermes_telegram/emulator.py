@@ -193,6 +193,9 @@ class BotApiEmulator:
         if thread_id is not None:
             message["message_thread_id"] = thread_id
             message["is_topic_message"] = True
+        entities = _entities_telegram_finds(text)
+        if entities:
+            message["entities"] = entities
         return await self.push_update({"message": message})
 
     async def push_update(self, body: dict[str, Any]) -> int:
@@ -457,3 +460,16 @@ def _error(exc: ApiError) -> web.Response:
     if exc.parameters:
         body["parameters"] = exc.parameters
     return web.Response(status=exc.code, text=json.dumps(body), content_type="application/json")
+
+
+def _entities_telegram_finds(text: str) -> list[dict[str, Any]]:
+    """The entities Telegram adds to a person's plain text: @mentions and /commands (UTF-16 offsets)."""
+    import re
+
+    found = []
+    for match in re.finditer(r"(?<![\w@/])(@[A-Za-z0-9_]{5,32}|/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{5,32})?)", text):
+        offset = len(text[:match.start()].encode("utf-16-le")) // 2
+        length = len(match.group(0).encode("utf-16-le")) // 2
+        kind = "mention" if match.group(0).startswith("@") else "bot_command"
+        found.append({"type": kind, "offset": offset, "length": length})
+    return found

@@ -44,18 +44,16 @@ class TelegramPlugin:
     """Sends, edits and receives Telegram messages for one bot."""
 
     def __init__(self, token: str | None = None, *, base_url: str | None = None,
-                 allowed_chats: list[int | str] | None = None, poll_timeout: int = 30,
+                 poll_timeout: int = 30,
                  budgets: Mapping[str, RateBudget] | None = None, edit_interval: float = EDIT_INTERVAL,
-                 bot_budget: RateBudget | None = BOT_BUDGET, reply_grace: float = 5.0) -> None:
-        """``token``/``base_url``/``allowed_chats`` as in config.yaml; ``budgets`` and
+                 bot_budget: RateBudget | None = BOT_BUDGET) -> None:
+        """``token``/``base_url`` as in config.yaml; ``budgets`` and
         ``edit_interval`` override Telegram's limits (a local Bot API server, fast tests)."""
         self.settings: TelegramSettings | None = None
         if token is not None:
             section: dict[str, Any] = {"token": token, "poll_timeout": poll_timeout}
             if base_url is not None:
                 section["base_url"] = base_url
-            if allowed_chats is not None:
-                section["allowed_chats"] = allowed_chats
             self.configure(parse_settings(section, source="TelegramPlugin()"))
         self.platform = Platform(
             name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=edit_interval,
@@ -63,7 +61,6 @@ class TelegramPlugin:
             description="Telegram Bot API (python-telegram-bot)",
             start=self.start_receiving, stop=self.stop_receiving,
         )
-        self.reply_grace = reply_grace
         self._bot: Any = None
         self._poller: Poller | None = None
         self.__name__ = "hermes_telegram"
@@ -139,8 +136,7 @@ class TelegramPlugin:
         else:
             log.info("telegram: receiving messages as @%s", bot.username)
         assert self.settings is not None
-        self._poller = Poller(bot, gateway.handle_incoming, poll_timeout=self.settings.poll_timeout,
-                              allows=self.settings.allows, reply_grace=self.reply_grace)
+        self._poller = Poller(bot, gateway.receive, poll_timeout=self.settings.poll_timeout)
         self._poller.start()
 
     async def stop_receiving(self) -> None:

@@ -1,25 +1,25 @@
-"""Receiving messages: long polling ``getUpdates``, one task per incoming message.
+"""Receiving messages: long polling ``getUpdates``, each message handed to the core as an ``Incoming``.
 
-Each text message becomes ``gateway.handle_incoming("telegram", chat_id,
-text, thread_id=..., chat_kind=...)`` in its own task, so a slow reply never
-holds up another chat. Messages within one chat are answered in the order
-they arrived (a per-chat lock), because a conversation's history must not
-interleave. Unlike the stream hooks, the poll loop does wait and retry:
-nobody else would.
+That is the whole inbound job of the plugin: the core dedupes, checks
+access and mentions, keeps one reply at a time per chat, runs commands and
+waits for replies at shutdown. Unlike the stream hooks, the poll loop does
+wait and retry: nobody else would.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
+
+from hermes_gateway import Incoming
 
 from .errors import retry_after_seconds
 from .redaction import scrub
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[..., Awaitable[Any]]
+Receive = Callable[[Incoming], Any]
 
 #: Seconds between polls after a network failure: doubles up to the cap, resets after a success.
 BACKOFF_FIRST = 1.0
@@ -27,37 +27,26 @@ BACKOFF_CAP = 30.0
 
 
 class Poller:
-    """One long-polling loop for one bot, plus the reply tasks it started."""
+    """One long-polling loop for one bot."""
 
-    def __init__(self, bot: Any, handle: Handler, *, poll_timeout: int = 30,
-                 allows: Callable[[str], bool] = lambda chat_id: True, reply_grace: float = 5.0) -> None:
+    def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30) -> None:
         self.bot = bot
-        self.handle = handle
+        self.receive = receive
         self.poll_timeout = poll_timeout
-        self.allows = allows
-        self.reply_grace = reply_grace
         self.offset: int | None = None
         self._acked: int | None = None
         self._task: asyncio.Task[None] | None = None
-        self._replies: set[asyncio.Task[Any]] = set()
-        self._chat_locks: dict[str, asyncio.Lock] = {}
-        self._chat_waiting: dict[str, int] = {}
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="telegram-poll")
 
     async def stop(self) -> None:
-        """Stop polling, confirm what was received, let replies in flight finish (then cancel them)."""
+        """Stop polling and confirm what was received (the core finishes the replies in flight)."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         await self._confirm_received()
-        if self._replies:
-            _, pending = await asyncio.wait(set(self._replies), timeout=self.reply_grace)
-            for reply in pending:
-                reply.cancel()  # the core keeps what was shown, without cursor
-            await asyncio.gather(*pending, return_exceptions=True)
 
     async def _run(self) -> None:
         from telegram import error as tg
@@ -86,41 +75,9 @@ class Poller:
             self._acked = self.offset
             for update in updates:
                 self.offset = update.update_id + 1
-                self._dispatch(update)
-
-    def _dispatch(self, update: Any) -> None:
-        message = update.message
-        if message is None or message.text is None or message.chat is None:
-            return  # photos, joins, edits: nothing to answer
-        chat_id = str(message.chat.id)
-        if not self.allows(chat_id):
-            log.info("telegram: ignored a message from chat %s (not in platforms.telegram.allowed_chats)", chat_id)
-            return
-        thread_id = str(message.message_thread_id) if message.is_topic_message and message.message_thread_id else None
-        chat_kind = str(getattr(message.chat.type, "value", message.chat.type))  # PTB's ChatType enum -> "group"
-        reply = asyncio.get_running_loop().create_task(
-            self._answer(chat_id, message.text, thread_id, chat_kind, str(message.message_id)),
-            name=f"telegram-reply-{chat_id}")
-        self._replies.add(reply)
-        reply.add_done_callback(self._replies.discard)
-
-    async def _answer(self, chat_id: str, text: str, thread_id: str | None, chat_kind: str, message_id: str) -> None:
-        lock = self._chat_locks.setdefault(chat_id, asyncio.Lock())
-        self._chat_waiting[chat_id] = self._chat_waiting.get(chat_id, 0) + 1
-        try:
-            async with lock:
-                await self.handle("telegram", chat_id, text, thread_id=thread_id, chat_kind=chat_kind,
-                                  reply_to=message_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.error("telegram: answering a message in chat %s failed: %s", chat_id,
-                      scrub(f"{type(exc).__name__}: {exc}"))
-        finally:
-            self._chat_waiting[chat_id] -= 1
-            if not self._chat_waiting[chat_id]:  # forget idle chats, keep the lock while others wait
-                del self._chat_waiting[chat_id]
-                self._chat_locks.pop(chat_id, None)
+                incoming = to_incoming(update, self.bot)
+                if incoming is not None:
+                    self.receive(incoming)
 
     async def _confirm_received(self) -> None:
         """Tell Telegram which updates we took, so a restart does not answer them twice."""
@@ -131,3 +88,48 @@ class Poller:
             self._acked = self.offset
         except Exception as exc:
             log.warning("telegram: could not confirm received updates: %s", scrub(f"{type(exc).__name__}: {exc}"))
+
+
+def to_incoming(update: Any, bot: Any) -> Incoming | None:
+    """A Telegram ``Update`` as the core's ``Incoming``; None for what is not a text message."""
+    message = update.message
+    if message is None or message.text is None or message.chat is None:
+        return None  # photos, joins, edits: nothing to answer
+    username = _username(bot)
+    thread_id = str(message.message_thread_id) if message.is_topic_message and message.message_thread_id else None
+    return Incoming(
+        platform="telegram",
+        chat_id=str(message.chat.id),
+        text=message.text,
+        sender_id=str(message.from_user.id) if message.from_user else None,
+        update_id=str(update.update_id),
+        message_id=str(message.message_id),
+        thread_id=thread_id,
+        chat_kind=str(getattr(message.chat.type, "value", message.chat.type)),  # PTB's ChatType enum -> "group"
+        mentioned=_mentions_bot(message, bot, username),
+        bot_name=username,
+    )
+
+
+def _username(bot: Any) -> str | None:
+    try:
+        return bot.username  # known once getMe answered
+    except Exception:
+        return None
+
+
+def _mentions_bot(message: Any, bot: Any, username: str | None) -> bool:
+    """@-mentioned by name, or a reply to one of the bot's messages."""
+    replied = message.reply_to_message
+    bot_id = getattr(getattr(bot, "bot", None), "id", None) if _username(bot) else None
+    if replied is not None and replied.from_user is not None and bot_id is not None and replied.from_user.id == bot_id:
+        return True
+    if username is None:
+        return False
+    wanted = "@" + username.lower()
+    for entity, text in message.parse_entities(["mention", "text_mention"]).items():
+        if entity.type == "mention" and text.lower() == wanted:
+            return True
+        if entity.type == "text_mention" and entity.user is not None and entity.user.id == bot_id:
+            return True
+    return False

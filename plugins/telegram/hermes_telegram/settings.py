@@ -14,7 +14,8 @@ from typing import Any, Mapping
 
 from hermes_gateway import ConfigError
 
-KEYS = ("enabled", "token", "base_url", "allowed_chats", "poll_timeout")
+#: The plugin's own keys, plus the core's access keys (the core reads and checks those).
+KEYS = ("enabled", "token", "base_url", "poll_timeout", "allowed_chats", "allowed_users", "require_mention")
 TOKEN_SHAPE = re.compile(r"^\d+:[A-Za-z0-9_-]{8,}$")
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 
@@ -25,18 +26,14 @@ class TelegramSettings:
 
     token: str = field(repr=False)
     base_url: str = DEFAULT_BASE_URL
-    allowed_chats: frozenset[str] | None = None   # None: every chat may talk to the bot
     poll_timeout: int = 30                          # seconds one getUpdates long poll may wait
-
-    def allows(self, chat_id: str) -> bool:
-        return self.allowed_chats is None or str(chat_id) in self.allowed_chats
 
 
 def parse_settings(section: Mapping[str, Any], source: str = "(config)") -> TelegramSettings:
     """Validate ``platforms.telegram``; raises ConfigError (one line, never the token)."""
     key = "platforms.telegram"
     if not isinstance(section, Mapping):
-        raise ConfigError(source, key, "a mapping with token (and optionally base_url, allowed_chats)")
+        raise ConfigError(source, key, "a mapping with token (and optionally base_url, poll_timeout)")
     unknown = sorted(str(k) for k in section if k not in KEYS)
     if unknown:
         raise ConfigError(source, f"{key}.{unknown[0]}", f"unknown key; expected one of {', '.join(KEYS)}")
@@ -54,14 +51,7 @@ def parse_settings(section: Mapping[str, Any], source: str = "(config)") -> Tele
                           f"an http(s) URL of a Bot API server ending in /bot, e.g. {DEFAULT_BASE_URL}")
     if token in base_url:
         raise ConfigError(source, f"{key}.base_url", "the server's URL without the token (the plugin adds it)")
-    allowed = section.get("allowed_chats")
-    allowed_chats: frozenset[str] | None = None
-    if allowed is not None:
-        if not isinstance(allowed, list) or not all(isinstance(c, (int, str)) and not isinstance(c, bool)
-                                                    and str(c).strip() for c in allowed):
-            raise ConfigError(source, f"{key}.allowed_chats", "a list of chat ids (numbers like -1001234 or @names)")
-        allowed_chats = frozenset(str(c).strip() for c in allowed)
     poll_timeout = section.get("poll_timeout", 30)
     if isinstance(poll_timeout, bool) or not isinstance(poll_timeout, int) or not 0 <= poll_timeout <= 300:
         raise ConfigError(source, f"{key}.poll_timeout", "whole seconds from 0 to 300")
-    return TelegramSettings(token=token, base_url=base_url, allowed_chats=allowed_chats, poll_timeout=poll_timeout)
+    return TelegramSettings(token=token, base_url=base_url, poll_timeout=poll_timeout)

@@ -25,9 +25,9 @@ def config(api, tokens_per_second=300, **telegram):
 
 
 def fast_gateway(api, plugin=None, **cfg):
-    plugin = plugin or fast_plugin(api.base_url, reply_grace=0.5)
+    plugin = plugin or fast_plugin(api.base_url)
     plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
-    return Gateway(config(api, **cfg), plugins), plugin
+    return Gateway(config(api, **cfg), plugins, shutdown_grace=0.5), plugin
 
 
 SENTENCE = "Every word of this reply travels from the model into the Telegram chat."
@@ -69,36 +69,55 @@ async def test_a_slow_reply_does_not_hold_up_another_chat_and_stop_finalises_it(
     assert not shown.endswith(CURSOR.strip()) and long_text.startswith(shown) and shown != long_text
 
 
-async def test_messages_in_one_chat_are_answered_in_order(api):
+async def test_messages_in_one_chat_are_answered_in_order_once_each(api):
+    """The core's queue policy: what arrives during a reply is answered together, after it, once."""
     gateway, _ = fast_gateway(api)
     async with gateway:
         await api.push_message(5, "echo: first")
         await api.push_message(5, "echo: second")
         await api.push_message(5, "echo: third")
-        await eventually(lambda: len(api.screen(5)) == 3 and CURSOR.strip() not in "".join(api.screen(5)),
+        await eventually(lambda: "third" in "".join(api.screen(5)) and CURSOR.strip() not in "".join(api.screen(5)),
                          lambda: api.screen(5))
-    assert api.screen(5) == ["first", "second", "third"]
+    shown = "\n\n".join(api.screen(5))
+    assert [shown.count(word) for word in ("first", "second", "third")] == [1, 1, 1]
+    assert shown.index("first") < shown.index("second") < shown.index("third")
 
 
 async def test_group_topics_and_chat_kinds_reach_the_core(api):
     gateway, plugin = fast_gateway(api)
     seen = []
     async with gateway:
-        original = gateway.handle_incoming
+        original = gateway.receive
 
-        async def spy(platform, chat_id, text, **kw):
-            seen.append((platform, chat_id, text, kw.get("thread_id"), kw.get("chat_kind")))
-            return await original(platform, chat_id, text, **kw)
-        gateway.handle_incoming = spy
-        plugin._poller.handle = spy
-        await api.push_message(-1001, "echo: in the topic", chat_type="supergroup", thread_id=12)
-        await eventually(lambda: api.chat(-1001).screen_in_thread("12") == ["in the topic"],
-                         lambda: api.chat(-1001).messages)
-    assert seen == [("telegram", "-1001", "echo: in the topic", "12", "supergroup")]
+        def spy(incoming):
+            seen.append(incoming)
+            return original(incoming)
+        plugin._poller.receive = spy
+        await api.push_message(-1001, "@hermes_test_bot echo: in the topic", chat_type="supergroup", thread_id=12)
+        await eventually(lambda: api.chat(-1001).screen_in_thread("12") != [], lambda: api.chat(-1001).messages)
+    [incoming] = seen
+    assert (incoming.platform, incoming.chat_id, incoming.thread_id, incoming.chat_kind, incoming.mentioned) == \
+        ("telegram", "-1001", "12", "supergroup", True)
+    assert incoming.bot_name == "hermes_test_bot" and incoming.sender_id == "1001"
     [(question, _)] = api.chat(-1001).said
     answer = api.chat(-1001).messages[0]
     assert api.chat(-1001).quotes == {answer.id: question}, "in a group the reply quotes the question"
     assert int(answer.id) == question + 1, "message ids run on per chat, people's and the bot's alike"
+
+
+async def test_in_a_group_only_messages_for_the_bot_are_answered(api):
+    """Mentioned by @name, or a /command (not one addressed to another bot): the core's require_mention."""
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(-2002, "echo: chatting among ourselves", chat_type="group")
+        await api.push_message(-2002, "/help@other_bot", chat_type="group")
+        await api.push_message(-2002, "/help@hermes_test_bot", chat_type="group")
+        await eventually(lambda: api.screen(-2002) != [], lambda: api.chat(-2002).messages)
+        await api.push_message(-2002, "echo: hi @hermes_test_bot", chat_type="group")
+        await eventually(lambda: len(api.screen(-2002)) == 2, lambda: api.chat(-2002).messages)
+    help_text, answer = api.screen(-2002)
+    assert help_text.startswith("Commands:") and "/new" in help_text and "/stop" in help_text
+    assert answer == "hi @hermes_test_bot"
 
 
 async def test_a_private_reply_does_not_quote(api):
@@ -156,7 +175,7 @@ async def test_a_token_telegram_rejects_stops_start_up_with_one_line(api, caplog
     ({"enabled": True}, "platforms.telegram.token"),
     ({"enabled": True, "token": "not-a-token-value"}, "platforms.telegram.token"),
     ({"enabled": True, "token": TOKEN, "webhook": "x"}, "platforms.telegram.webhook"),
-    ({"enabled": True, "token": TOKEN, "allowed_chats": "42"}, "platforms.telegram.allowed_chats"),
+    ({"enabled": True, "token": TOKEN, "allowed_chats": {"a": 1}}, "platforms.telegram.allowed_chats"),
     ({"enabled": True, "token": TOKEN, "base_url": "ftp://x"}, "platforms.telegram.base_url"),
 ])
 async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
@@ -180,7 +199,7 @@ async def test_a_disabled_platform_is_left_alone(api):
 
 
 async def test_a_restarted_gateway_uses_the_new_settings(api):
-    plugin = fast_plugin(api.base_url, reply_grace=0.5)
+    plugin = fast_plugin(api.base_url)
     async with BotApiEmulator(TOKEN) as moved:
         for server in (api, moved):
             gateway, _ = fast_gateway(server, plugin=plugin)

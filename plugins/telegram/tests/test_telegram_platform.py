@@ -24,9 +24,7 @@ def test_settings_from_a_full_section():
     settings = parse_settings({"enabled": True, "token": f"  {TOKEN} ", "base_url": "http://127.0.0.1:8081/bot",
                                "allowed_chats": [42, "-100123", "@channel"], "poll_timeout": 10})
     assert settings.token == TOKEN and settings.base_url == "http://127.0.0.1:8081/bot"
-    assert settings.allows("42") and settings.allows("-100123") and not settings.allows("43")
-    assert settings.poll_timeout == 10
-    assert parse_settings({"token": TOKEN}).allows("anyone")
+    assert settings.poll_timeout == 10  # allowed_chats is the core's key: accepted here, read by the core
 
 
 @pytest.mark.parametrize("section, key, words", [
@@ -34,7 +32,6 @@ def test_settings_from_a_full_section():
     ({"token": ""}, "token", "@BotFather"),
     ({"token": "hunter2hunter2"}, "token", "not shown"),
     ({"token": TOKEN, "base_url": f"https://api.telegram.org/bot{TOKEN}"}, "base_url", "without the token"),
-    ({"token": TOKEN, "allowed_chats": [True]}, "allowed_chats", "chat ids"),
     ({"token": TOKEN, "poll_timeout": 1000}, "poll_timeout", "0 to 300"),
     ({"token": TOKEN, "tokn": "x"}, "tokn", "unknown key"),
 ])

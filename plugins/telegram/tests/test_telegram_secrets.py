@@ -16,7 +16,7 @@ from telegram_test_support import SECRET_HALF, TOKEN, eventually, fast_plugin
 
 async def test_a_whole_conversation_logs_no_token(api, caplog, monkeypatch):
     caplog.set_level(logging.DEBUG)
-    plugin = fast_plugin(api.base_url, reply_grace=0.5)
+    plugin = fast_plugin(api.base_url)
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
     cfg = parse_config({"model": {"demo": {"tokens_per_second": 0}},
                         "streaming": {"telegram": {"enabled": True, "edit_interval": 0.02, "min_tokens": 1}},
