@@ -54,7 +54,8 @@ class Delivery:
         now = asyncio.get_running_loop().time()
         budget = self.budgets.for_chat(platform, stream.chat_id, hooks.platform.budget_for(chat_kind), now)
         bot = self.budgets.for_chat(platform, ALL_CHATS, hooks.platform.bot_budget or UNLIMITED, now)
-        return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy)
+        return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
+                             reasoning_starts_open=self.config.model.reasoning_starts_open)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:

@@ -16,10 +16,10 @@ messages, and plans the next preview:
 from __future__ import annotations
 
 from ..platform import Platform, StreamSettings
+from ..reasoning import ReasoningFilter
 from .ledger import Ledger, LedgerEntry
 from .measure import Measure
 from .split import Piece, fence_after, render, split_keeping
-from .think_filter import ThinkScrubber
 
 #: Between a preview's text and its tool progress line.
 STATUS_GAP = "\n\n"
@@ -28,13 +28,15 @@ STATUS_GAP = "\n\n"
 class Draft:
     """The visible text of one reply and the previews it calls for."""
 
-    def __init__(self, platform: Platform, settings: StreamSettings, ledger: Ledger, measure: Measure) -> None:
+    def __init__(self, platform: Platform, settings: StreamSettings, ledger: Ledger, measure: Measure, *,
+                 reasoning_starts_open: bool = False) -> None:
         self.ledger = ledger
+        self.starts_open = reasoning_starts_open  # model.reasoning_starts_open: replies open inside reasoning
         self.append_only = platform.append_only
         self.limit = platform.max_message_length
         self.measure = measure
         self.cursor = "" if self.append_only else settings.cursor
-        self.scrubber = ThinkScrubber()
+        self.scrubber = self._new_filter()
         self.parts: list[str] = []
         self._joined = ""
         self._joined_parts = 0
@@ -74,10 +76,23 @@ class Draft:
         self.parts.clear()
         self._joined, self._joined_parts = "", 0
         self.raw.clear()
-        self.scrubber = ThinkScrubber()
+        self.scrubber = self._new_filter()
         self.leading = True
         self.was_reset = True
         self.version += 1
+
+    def _new_filter(self) -> ReasoningFilter:
+        return ReasoningFilter(starts_open=self.starts_open, on_retract=self._retract)
+
+    def _retract(self) -> None:
+        """A lone closing tag: the text shown so far was reasoning (see ``ReasoningFilter``). Drop it now."""
+        self.parts.clear()
+        self._joined, self._joined_parts = "", 0
+        self.version += 1
+        if any(entry.frozen for entry in self.ledger.entries) or (self.append_only and self.ledger.refs):
+            # overflowed messages hold reasoning, or an appended message cannot take it back:
+            # previews stop and the final text replaces them all
+            self.was_reset = True
 
     @property
     def text(self) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DeliveryError, RateLimited
 from ..platform import MessageRef, Stream
-from ..thinking import postprocess_reply
+from ..reasoning import postprocess_reply
 from .budget import ChatBudget
 from .final import Finisher
 from .hooks import PlatformHooks
@@ -77,7 +77,8 @@ class StreamSession:
     """Deliver one reply into one chat. Create it through ``Delivery.session``."""
 
     def __init__(self, hooks: PlatformHooks, stream: Stream, budget: ChatBudget, *,
-                 bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None) -> None:
+                 bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None,
+                 reasoning_starts_open: bool = False) -> None:
         self.hooks = hooks
         self.stream = stream
         self.policy = policy or DeliveryPolicy()
@@ -90,7 +91,9 @@ class StreamSession:
         self._previews_wanted = settings.enabled
         self._previews_on = False        # decided once the plugin says whether it can edit
         self._ledger = Ledger()
-        self._draft = Draft(platform, settings, self._ledger, self._measure)
+        self._starts_open = reasoning_starts_open
+        self._draft = Draft(platform, settings, self._ledger, self._measure,
+                            reasoning_starts_open=reasoning_starts_open)
         self._pacer = Pacer(budget, bot_budget, backoff_base=self.policy.backoff_base,
                             backoff_cap=self.policy.backoff_cap)
         self._shown_version = -1
@@ -299,7 +302,7 @@ class StreamSession:
             return self.text.strip()  # cut off: a held-back partial tag is not text yet
         if self._final is not None:
             return self._final.strip()
-        return postprocess_reply("".join(self._draft.raw)).strip()
+        return postprocess_reply("".join(self._draft.raw), starts_open=self._starts_open).strip()
 
     async def _deliver_final(self, deadline: float) -> None:
         doc = self._final_document()
