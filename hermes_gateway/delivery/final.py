@@ -141,8 +141,9 @@ class Finisher:
         replacement: Plan = []
         if not interrupted and rest_start < piece.end:
             for part in split_text(doc[:piece.end], self.limit, self.measure, start=rest_start, opener=rest_opener):
-                replacement.append((LedgerEntry(part, frozen=True),
-                                    render(doc, part, limit=self.limit, measure=self.measure)))
+                text = render(doc, part, limit=self.limit, measure=self.measure)
+                if text.strip():  # the whitespace at a cut is no message of its own
+                    replacement.append((LedgerEntry(part, frozen=True), text))
         orphans = []
         for stale, _ in later:  # messages below it must now come after the new ones
             if stale.ref is not None:
@@ -167,6 +168,8 @@ class Finisher:
             space = max(text.rfind(" "), text.rfind("\n"))  # the preview stopped mid-word: cut before it
             if space > 0 and text[:space].strip():
                 end = seen.start + space + 1
+        while end < entry.piece.end and doc[end].isspace():
+            end += 1  # the whitespace at the cut ends this message, as at any split
         return end
 
     # ------------------------------------------------------------------ no cursor left behind
