@@ -28,6 +28,9 @@ STATUS_GAP = "\n\n"
 class Draft:
     """The visible text of one reply and the previews it calls for."""
 
+    __slots__ = ("ledger", "starts_open", "append_only", "limit", "measure", "cursor", "scrubber", "parts",
+                 "_joined", "_joined_parts", "raw", "leading", "tokens", "version", "status", "was_reset")
+
     def __init__(self, platform: Platform, settings: StreamSettings, ledger: Ledger, measure: Measure, *,
                  reasoning_starts_open: bool = False) -> None:
         self.ledger = ledger
@@ -49,21 +52,24 @@ class Draft:
 
     # ------------------------------------------------------------------ the text
 
-    def feed(self, delta: str) -> bool:
-        """Take one delta; True when it added visible text."""
+    def feed(self, delta: str) -> int:
+        """Take one delta; returns how many visible deltas there are now, 0 when this one added nothing.
+
+        The hot path of the whole core (once per model token): keep it short.
+        """
         self.raw.append(delta)
         visible = self.scrubber.feed(delta)
         if not visible:
-            return False
+            return 0
         if self.leading:
             visible = visible.lstrip()
             if not visible:
-                return False
+                return 0
             self.leading = False
         self.parts.append(visible)
-        self.tokens += 1
         self.version += 1
-        return True
+        self.tokens += 1
+        return self.tokens
 
     def set_status(self, status: str) -> None:
         if status != self.status:

@@ -94,6 +94,8 @@ class StreamSession:
         self._starts_open = reasoning_starts_open
         self._draft = Draft(platform, settings, self._ledger, self._measure,
                             reasoning_starts_open=reasoning_starts_open)
+        self._draft_feed = self._draft.feed
+        self._wake_at = max(self._min_tokens, 1)  # new text wakes the worker once there is enough to show
         self._pacer = Pacer(budget, bot_budget, backoff_base=self.policy.backoff_base,
                             backoff_cap=self.policy.backoff_cap)
         self._shown_version = -1
@@ -128,7 +130,7 @@ class StreamSession:
         pacer = self._pacer
         if pacer.ending or not delta:
             return
-        if self._draft.feed(delta) and pacer.wake_on_change and self._draft.tokens >= self._min_tokens:
+        if self._draft_feed(delta) >= self._wake_at and pacer.wake_on_change:
             pacer.wake()
 
     def tool_started(self, name: str) -> None:
