@@ -90,6 +90,7 @@ class GraphError:
     message: str = ""
     details: str = ""
     delay: float = 0.0           # seconds to wait before answering (a slow or hanging Meta)
+    on: str = "any"              # which calls it answers: "send", "typing" or "any"
 
 
 @dataclass
@@ -200,11 +201,14 @@ class GraphApiEmulator:
     # ------------------------------------------------------------------ errors on demand
 
     def fail_next(self, wa_id: str, code: int, *, status: int = 400, message: str = "", details: str = "",
-                  delay: float = 0.0) -> None:
-        """The next call about this user (a send or a typing indicator) answers with WhatsApp error ``code``."""
+                  delay: float = 0.0, on: str = "send") -> None:
+        """The next call about this user answers with WhatsApp error ``code``.
+
+        ``on`` picks the call: ``"send"`` (a text), ``"typing"`` (the typing indicator) or ``"any"``.
+        """
         default_message, default_details = MESSAGES.get(code, (f"(#{code}) Error", ""))
         self.user(wa_id).pending_errors.append(
-            GraphError(code, status, message or default_message, details or default_details, delay))
+            GraphError(code, status, message or default_message, details or default_details, delay, on))
 
     def fail_any_call(self, code: int, *, status: int = 400, times: int = 1, delay: float = 0.0) -> None:
         """The next ``times`` calls of any kind answer with ``code`` (130429 throughput, a 5xx...)."""
@@ -212,7 +216,7 @@ class GraphApiEmulator:
         self._any_call_errors.extend([GraphError(code, status, message, details, delay)] * times)
 
     def inject_pair_rate_limit(self, wa_id: str) -> None:
-        """The next call to this user answers ``131056`` (too many messages to one user)."""
+        """The next send to this user answers ``131056`` (too many messages to one user)."""
         self.fail_next(wa_id, PAIR_RATE)
 
     def close_window(self, wa_id: str) -> None:
@@ -403,8 +407,11 @@ class GraphApiEmulator:
         error = None
         if self._any_call_errors:
             error = self._any_call_errors.pop(0)
-        elif user.pending_errors:
-            error = user.pending_errors.pop(0)
+        else:
+            kind = "typing" if typing else "send"
+            error = next((e for e in user.pending_errors if e.on in (kind, "any")), None)
+            if error is not None:
+                user.pending_errors.remove(error)
         if error is not None and error.delay:
             await asyncio.sleep(error.delay)
         if typing:

@@ -252,10 +252,14 @@ class WhatsAppPlugin:
         return await self._send(stream, message, text)
 
     async def _send(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        """Send ``text`` as a new message; the reply's first message quotes the question."""
+        """Send ``text`` as a new message; the reply's first message quotes the question.
+
+        The blank lines at a cut (the core splits at paragraphs) are not sent: on a phone they would show
+        as an empty gap at the end of one bubble and the start of the next.
+        """
         if message is not None:
             raise DeliveryError("whatsapp cannot edit a message it sent", retryable=False)
         quote = stream.reply_to if not stream.state.get("quoted") else None
-        wamid = await self.graph.send_text(stream.chat_id, text, quote=quote)
+        wamid = await self.graph.send_text(stream.chat_id, text.strip() or text, quote=quote)
         stream.state["quoted"] = True
         return MessageRef(stream.chat_id, wamid, stream.thread_id)
