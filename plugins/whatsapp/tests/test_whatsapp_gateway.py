@@ -16,6 +16,8 @@ import pytest
 from hermes_gateway import make_plugins
 from hermes_gateway.delivery.split import reassemble
 from hermes_gateway.gateway import Gateway
+from hermes_whatsapp.errors import _SCOPED as SCOPED
+from hermes_whatsapp.errors import BOT_WAITS
 from hermes_whatsapp.notices import NOTICE
 from whatsapp_test_support import USER, VERIFY_TOKEN, config, eventually, gateway_for, webhook_url
 
@@ -274,3 +276,22 @@ async def test_a_disabled_platform_mounts_no_route_and_calls_nothing(meta):
     async with Gateway(cfg, plugins) as gateway:
         assert gateway.started_platforms == [] and gateway.url is None, "nothing to listen for"
     assert meta.calls == []
+
+
+@pytest.mark.skipif(not SCOPED, reason="the core has no RateLimited(scope=...) yet: a bot-wide limit stops one chat")
+async def test_the_numbers_throughput_limit_holds_back_every_chat(meta):
+    """130429: the whole number is over its throughput, so another user's reply waits too (scope "bot")."""
+    other = "447700900123"
+    gateway, _ = gateway_for(meta)
+    async with gateway:
+        url = webhook_url(gateway)
+        meta.fail_next(USER, 130429)
+        assert await meta.deliver(url, meta.text_message(USER, "echo: first")) == 200
+        await eventually(lambda: any(c.outcome.startswith("130429") for c in meta.calls), lambda: meta.calls)
+        assert await meta.deliver(url, meta.text_message(other, "echo: second")) == 200
+        await eventually(lambda: meta.screen(USER) == ["first"] and meta.screen(other) == ["second"],
+                         lambda: meta.calls)
+    limited = next(c for c in meta.calls if c.outcome.startswith("130429"))
+    later = [c for c in meta.calls if c.at > limited.at and c.outcome in ("sent", "typing")]
+    assert later and all(c.at - limited.at >= BOT_WAITS[130429] - 0.1 for c in later), \
+        "no call for any user until the number's wait was over"
