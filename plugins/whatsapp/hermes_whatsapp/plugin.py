@@ -177,10 +177,23 @@ class WhatsAppPlugin:
                         SIGNATURE_HEADER)
             return web.Response(status=403 if header else 401, text="bad signature")
         try:
-            self._take(request.app, parse(body, settings.phone_number_id))
+            delivery = parse(body, settings.phone_number_id)
+            if delivery.messages and not self._accepting(request.app):
+                # the only 5xx: a stopping gateway would drop these messages; Meta delivers them again later
+                log.info("whatsapp: the gateway is stopping; asked Meta to deliver %d message(s) again later",
+                         len(delivery.messages))
+                return web.Response(status=503, text="stopping", headers={"Retry-After": "30"})
+            self._take(request.app, delivery)
         except Exception as exc:  # a bug here must not become a 500 that Meta retries for days
             log.error("whatsapp: a webhook delivery could not be handled: %s", scrub(f"{type(exc).__name__}: {exc}"))
         return web.Response(status=200, text="ok")
+
+    @staticmethod
+    def _accepting(app: web.Application) -> bool:
+        """Whether the core still takes messages (it refuses them once it is stopping)."""
+        from hermes_gateway.gateway import GATEWAY_KEY
+
+        return bool(getattr(app[GATEWAY_KEY].inbound, "accepting", True))
 
     def _take(self, app: web.Application, delivery: Delivery) -> None:
         from hermes_gateway.gateway import GATEWAY_KEY

@@ -295,3 +295,17 @@ async def test_the_numbers_throughput_limit_holds_back_every_chat(meta):
     later = [c for c in meta.calls if c.at > limited.at and c.outcome in ("sent", "typing")]
     assert later and all(c.at - limited.at >= BOT_WAITS[130429] - 0.1 for c in later), \
         "no call for any user until the number's wait was over"
+
+
+async def test_a_message_that_arrives_while_the_gateway_stops_is_delivered_again_not_lost(meta):
+    """The core refuses messages once it is stopping; a 200 would lose them, a 503 makes Meta deliver again."""
+    gateway, _ = gateway_for(meta)
+    async with gateway:
+        url = webhook_url(gateway)
+        payload = meta.text_message(USER, "echo: just in time")
+        gateway.inbound.accepting = False  # what Gateway.stop does before the listener closes
+        assert await meta.deliver(url, payload) == 503
+        assert await meta.deliver(url, meta.status_update("wamid.old", "read", USER)) == 200, "statuses are fine"
+        gateway.inbound.accepting = True   # the gateway is back (restarted): Meta's retry arrives
+        assert await meta.deliver(url, payload) == 200
+        await eventually(lambda: meta.screen(USER) == ["just in time"], lambda: meta.calls)
