@@ -53,9 +53,11 @@ class WhatsAppPlugin:
     def __init__(self, *, access_token: str | None = None, phone_number_id: str | None = None,
                  app_secret: str | None = None, verify_token: str | None = None, api_base_url: str | None = None,
                  budgets: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = BOT_BUDGET,
-                 pair_wait: float = 4.0) -> None:
-        """Keys as in config.yaml (all four or none); ``budgets``/``pair_wait`` override WhatsApp's limits."""
+                 pair_wait: float = 4.0, typing_refresh: float = TYPING_REFRESH) -> None:
+        """Keys as in config.yaml (all four or none); ``budgets``, ``pair_wait`` and ``typing_refresh``
+        override WhatsApp's limits (fast tests)."""
         self.settings: WhatsAppSettings | None = None
+        self.typing_refresh = typing_refresh
         self.pairs = PairBackoff(first=pair_wait)
         self.notices = Notices()
         self.events: Counter[str] = Counter()   # webhook events by kind, also in /metrics when the API runs
@@ -250,7 +252,7 @@ class WhatsAppPlugin:
             return  # the indicator hangs on the user's message: without one there is nothing to show it on
         now = asyncio.get_running_loop().time()
         last = stream.state.get("typing_at")
-        if last is not None and now - last < TYPING_REFRESH:
+        if last is not None and now - last < self.typing_refresh:
             return
         stream.state["typing_at"] = now
         await self.graph.typing(stream.chat_id, stream.reply_to)

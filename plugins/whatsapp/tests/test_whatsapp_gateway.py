@@ -13,7 +13,7 @@ import time
 import aiohttp
 import pytest
 
-from hermes_gateway import make_plugins
+from hermes_gateway import StreamSettings, make_plugins
 from hermes_gateway.delivery.split import reassemble
 from hermes_gateway.gateway import Gateway
 from hermes_whatsapp.errors import _SCOPED as SCOPED
@@ -309,3 +309,23 @@ async def test_a_message_that_arrives_while_the_gateway_stops_is_delivered_again
         gateway.inbound.accepting = True   # the gateway is back (restarted): Meta's retry arrives
         assert await meta.deliver(url, payload) == 200
         await eventually(lambda: meta.screen(USER) == ["just in time"], lambda: meta.calls)
+
+
+@pytest.mark.skipif("typing_interval" not in StreamSettings.__dataclass_fields__,
+                    reason="the core does not refresh typing yet: typing is shown once per reply")
+async def test_typing_is_refreshed_while_the_model_thinks_but_not_more_often_than_the_plugin_allows(meta):
+    """The core asks for typing every 0.5 s here; WhatsApp's indicator lasts 25 s, so the plugin sends fewer."""
+    from whatsapp_test_support import plugin_for
+
+    plugin = plugin_for(meta, typing_refresh=1.0)  # 20 s in production; scaled down with the core's interval
+    gateway, _ = gateway_for(meta, plugin=plugin, tokens_per_second=12, streaming=False,
+                             conversation={"typing_interval": 0.5})
+    async with gateway:
+        payload = meta.text_message(USER, "think: done thinking")
+        question = payload["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
+        assert await meta.deliver(webhook_url(gateway), payload) == 200
+        await eventually(lambda: meta.screen(USER) == ["done thinking"], lambda: meta.calls)
+    typing = [c for c in meta.user(USER).calls if c.outcome == "typing"]
+    assert len(typing) >= 2, "refreshed while the model thought"
+    assert all(b.at - a.at >= 0.95 for a, b in zip(typing, typing[1:])), [c.at for c in typing]
+    assert set(meta.user(USER).typing) == {question}
