@@ -43,6 +43,8 @@ BUDGETS: Mapping[str, RateBudget] = {"default": RateBudget(rate=1 / 6, burst=20)
 BOT_BUDGET = RateBudget(rate=80.0, burst=80)
 #: The typing indicator lasts 25 s; a refresh sooner than this is skipped (each one is a Graph call).
 TYPING_REFRESH = 20.0
+#: Seconds the text-only notices still being sent get at stop.
+NOTICE_GRACE = 5.0
 #: Message kinds that carry words the model can answer.
 TEXT_TYPES = frozenset({"text", "button", "interactive"})
 
@@ -151,8 +153,8 @@ class WhatsAppPlugin:
             log.info("whatsapp: receiving webhooks for %s at %s%s", shown, url or "", ROUTE)
 
     async def stop_receiving(self) -> None:
-        grace = 5.0
-        await self.notices.drain(grace)
+        """The listener is the gateway's; only the text-only notices in flight are left to finish."""
+        await self.notices.drain(NOTICE_GRACE)
 
     # ---------------------------------------------------------------- the webhook
 
@@ -167,7 +169,11 @@ class WhatsAppPlugin:
         return web.Response(status=200, text=challenge, content_type="text/plain")
 
     async def _webhook(self, request: web.Request) -> web.Response:
-        """Verify the signature on the raw body, then take what it carries; answered at once, never 5xx."""
+        """Verify the signature on the raw body, then take what it carries; answered at once.
+
+        A 5xx would make Meta deliver again for days, so there is only one: messages arriving while the
+        gateway stops (503), which Meta should indeed deliver again, to the restarted gateway.
+        """
         settings = self.settings
         if settings is None:
             return web.Response(status=404, text="whatsapp is not configured")
