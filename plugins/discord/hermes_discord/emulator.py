@@ -114,6 +114,7 @@ class EmulatedChannel:
     scheduled_errors: dict[int, ApiError] = field(default_factory=dict)  # index in calls -> error
     deleted: set[str] = field(default_factory=set)
     denied: bool = False
+    emptied: int = 0          # answers that said X-RateLimit-Remaining: 0 (the next call would be a 429)
 
     @property
     def screen(self) -> list[str]:
@@ -423,6 +424,8 @@ class DiscordEmulator:
             channel.blocked_until = max(channel.blocked_until, now + reset_after)
             self._log(channel, kind, params, "rate_limited")
             raise self._too_many(reset_after, bucket=bucket_name)
+        if remaining == 0:
+            channel.emptied += 1
         return _limit_headers(self.bucket_limit, remaining, reset_after, bucket_name)
 
     def _too_many(self, retry_after: float, *, is_global: bool = False, bucket: str | None = None) -> ApiError:
@@ -440,7 +443,7 @@ class DiscordEmulator:
         if not isinstance(content, str) or not content.strip():
             self._log(channel, kind, params, "Cannot send an empty message")
             raise ApiError(400, 50006, "Cannot send an empty message")
-        if len(content) > MAX_CONTENT:
+        if len(content) > MAX_CONTENT:  # counted before trimming, as Discord validates the body
             channel.violations.append(f"{kind} of {len(content)} characters")
             self._log(channel, kind, params, "Invalid Form Body")
             raise ApiError(400, 50035, "Invalid Form Body", {"errors": {"content": {"_errors": [{
@@ -449,7 +452,7 @@ class DiscordEmulator:
         if not isinstance(mentions, dict) or mentions.get("parse") != [] or mentions.get("users") \
                 or mentions.get("roles") or mentions.get("replied_user"):
             channel.violations.append(f"{kind} without allowed_mentions none: {mentions!r}")
-        return content
+        return content.strip()  # Discord drops leading and trailing whitespace
 
     def _create(self, channel: EmulatedChannel, params: dict[str, Any]) -> dict[str, Any]:
         content = self._check_content(channel, "create", params)

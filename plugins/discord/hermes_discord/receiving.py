@@ -60,10 +60,6 @@ def target_channel(chat_id: str, thread_id: str | None) -> int:
     return int(thread_id) if thread_id not in (None, "") else int(chat_id)
 
 
-def has_attachments_only(message: Any) -> bool:
-    return bool(message.attachments) and not (message.content or "").strip()
-
-
 def _is_dm(channel: Any) -> bool:
     import discord
 
