@@ -87,13 +87,11 @@ class DiscordPlugin:
         if self.settings is None:
             raise DeliveryError("discord is not configured: set platforms.discord.token and enabled: true",
                                 retryable=False)
-        try:
-            import discord
-            import yarl
-            from discord.gateway import DiscordWebSocket
-            from discord.http import Route
-        except ImportError:
-            raise DeliveryError("discord needs discord.py: pip install hermes-discord", retryable=False) from None
+        discord = _sdk()
+        import yarl
+        from discord.gateway import DiscordWebSocket
+        from discord.http import Route
+
         # discord.py's only knobs for where Discord is: class attributes, read when a request or a
         # connection is made (one Discord per process).
         Route.BASE = self.settings.api_base_url
@@ -261,9 +259,7 @@ class DiscordPlugin:
 
     async def _show(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         """Send ``text`` as a new message, or edit ``message`` to read ``text``; nobody is pinged."""
-        import discord
-
-        none = discord.AllowedMentions.none()
+        none = _sdk().AllowedMentions.none()
         if message is None:
             reference = _quote(stream)
             sent = await self._call(stream, "messages", "create message",
@@ -300,7 +296,16 @@ class DiscordPlugin:
         if isinstance(error, PermanentFailure):
             log.warning("discord: this reply in channel %s stops: %s", channel_id, error)
             stream.state["refused"] = error
-        raise error
+        raise error from None  # discord.py's own exception text could quote what we scrubbed
+
+
+def _sdk() -> Any:
+    """discord.py, or a DeliveryError that says how to install it."""
+    try:
+        import discord
+    except ImportError:
+        raise DeliveryError("discord needs discord.py: pip install hermes-discord", retryable=False) from None
+    return discord
 
 
 def _quote(stream: Stream) -> Any:
@@ -311,7 +316,5 @@ def _quote(stream: Stream) -> Any:
         message_id = int(stream.reply_to)
     except ValueError:
         return None
-    import discord
-
-    return discord.MessageReference(message_id=message_id, channel_id=target_channel(stream.chat_id, stream.thread_id),
+    return _sdk().MessageReference(message_id=message_id, channel_id=target_channel(stream.chat_id, stream.thread_id),
                                     fail_if_not_exists=False)
