@@ -33,7 +33,7 @@ from .reply_text import ThinkSplitter
 from .responses_stream import ResponseShape, write_responses_stream
 from .sse import SSEWriter
 from .store import ResponseStore, StoredResponse
-from .validation import TurnInput, parse_chat_request, parse_responses_request, read_json_body
+from .validation import TurnInput, model_ids, parse_chat_request, parse_responses_request, read_json_body
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class ApiServer:
         self.cfg = config.api_server
         self.agent_factory = agent_factory or default_agent_factory(config)
         self.keys = tuple(k.encode("utf-8", "surrogatepass") for k in self.cfg.api_keys)
-        self.models = (self.cfg.model_name,)
+        self.models = model_ids(config)  # api_server.model_name, then the configured models' names
         self.default_stream = config.streaming_for("api_server").enabled
         self.ping_interval = self.cfg.keepalive_interval
         self.cors = Cors(self.cfg.cors_origins)

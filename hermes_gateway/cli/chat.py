@@ -19,7 +19,8 @@ import asyncio
 import logging
 import sys
 
-from ..config import Config, load_config
+from ..config import Config
+from .loading import load_checked
 
 PLATFORM = "cli"
 
@@ -28,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="config.yaml to use (default: $HERMES_CONFIG, "
                         "./config.yaml, ~/.hermes/config.yaml, else the built-in demo model)")
     parser.add_argument("-m", "--message", metavar="MESSAGE",
-                        help="send one message, print the reply to stdout and exit (also: pipe a message in)")
+                        help="send one message, print the reply to stdout and exit (also: pipe a message in); "
+                             "the reply is printed whole unless --stream or streaming.cli is on")
     stream = parser.add_mutually_exclusive_group()
     stream.add_argument("--stream", dest="stream", action="store_true", default=None,
                         help="show replies as they are written (overrides streaming.cli)")
@@ -46,7 +48,7 @@ def streaming_enabled(config: Config, flag: bool | None) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config, _plugins = load_checked(args.config)  # a skipped plugin is already logged as a warning
     if not getattr(args, "verbose", 0):
         # The chat shows the agent's failures itself, as one line in place; the same
         # warning logged to stderr would print them twice and cut through the reply box.
