@@ -114,6 +114,7 @@ class EmulatedChannel:
     scheduled_errors: dict[int, ApiError] = field(default_factory=dict)  # index in calls -> error
     deleted: set[str] = field(default_factory=set)
     denied: bool = False
+    delays: list[float] = field(default_factory=list)          # answer the next calls this much later
     emptied: int = 0          # answers that said X-RateLimit-Remaining: 0 (the next call would be a 429)
 
     @property
@@ -297,6 +298,10 @@ class DiscordEmulator:
         channel.deleted.add(message_id)
         channel.messages = [m for m in channel.messages if m.id != message_id]
 
+    def delay_next(self, channel_id: str | int, seconds: float) -> None:
+        """The next call into the channel takes effect at once but is answered ``seconds`` later."""
+        self.channel(channel_id).delays.append(seconds)
+
     def deny_permissions(self, channel_id: str | int) -> None:
         """The bot loses Send Messages in the channel: every call answers 403, code 50013."""
         self.channel(channel_id).denied = True
@@ -375,6 +380,14 @@ class DiscordEmulator:
                 raise ApiError(400, 50035, "Invalid Form Body")
             params = await request.json()
         now = time.monotonic()
+        if channel.delays:
+            response = await self._carry_out(request, channel, kind, bucket, params, parts, now)
+            await asyncio.sleep(channel.delays.pop(0))
+            return response
+        return await self._carry_out(request, channel, kind, bucket, params, parts, now)
+
+    async def _carry_out(self, request: web.Request, channel: EmulatedChannel, kind: str, bucket: str,
+                         params: dict[str, Any], parts: list[str], now: float) -> web.Response:
         headers = self._admit(channel, kind, bucket, params, now)
         if channel.denied:
             self._log(channel, kind, params, "Missing Permissions")

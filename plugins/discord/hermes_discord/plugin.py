@@ -40,6 +40,8 @@ CHANNEL_BUDGET = RateBudget(rate=0.75, burst=1)
 BUDGETS: Mapping[str, RateBudget] = {"default": CHANNEL_BUDGET}
 #: Discord's global limit is 50 requests per second per bot: 10 + 40 x 1 = 50 in any second, at most.
 BOT_BUDGET = RateBudget(rate=40.0, burst=10)
+#: Seconds one REST call may take before it counts as failed (it may still have landed).
+CALL_TIMEOUT = 15.0
 #: Default + message_content: what the bot needs to read what people write.
 INTENTS_NOTE = "enable the Message Content intent in the developer portal"
 
@@ -50,9 +52,10 @@ class DiscordPlugin:
     def __init__(self, token: str | None = None, *, api_base_url: str | None = None, gateway_url: str | None = None,
                  budgets: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = BOT_BUDGET,
                  edit_interval: float = EDIT_INTERVAL, guild_ready_timeout: float = 2.0,
-                 ready_timeout: float = 30.0) -> None:
+                 ready_timeout: float = 30.0, call_timeout: float = CALL_TIMEOUT) -> None:
         """``token`` and the URLs as in config.yaml; ``budgets``/``edit_interval`` override Discord's
-        limits (fast tests); ``guild_ready_timeout`` is discord.py's wait for servers before on_ready."""
+        limits (fast tests); ``guild_ready_timeout`` is discord.py's wait for servers before on_ready;
+        ``call_timeout`` bounds one REST call (aiohttp's own default is five minutes)."""
         self.settings: DiscordSettings | None = None
         if token is not None:
             section: dict[str, Any] = {"token": token}
@@ -67,6 +70,7 @@ class DiscordPlugin:
             description="Discord (discord.py)", start=self.start_receiving, stop=self.stop_receiving,
         )
         self.guild_ready_timeout = guild_ready_timeout
+        self.call_timeout = call_timeout
         self.ready_timeout = ready_timeout
         self.watch: RestWatch | None = None
         self._client: Any = None
@@ -288,7 +292,7 @@ class DiscordPlugin:
         if wait > 0:
             raise rate_limited(wait, f"discord {what}: channel {channel_id} limited for {wait:.3f}s more", scope)
         try:
-            return await request(client.get_partial_messageable(channel_id))
+            return await asyncio.wait_for(request(client.get_partial_messageable(channel_id)), self.call_timeout)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

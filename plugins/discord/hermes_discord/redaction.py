@@ -2,9 +2,11 @@
 
 The token travels in every REST call's ``Authorization`` header and in the
 gateway's IDENTIFY; discord.py logs request bodies and gateway payloads at
-DEBUG, and an error text or a traceback could quote it. A filter on
-discord.py's, aiohttp's and our own loggers rewrites every record that
-mentions a known token, and :func:`scrub` does the same for exception text.
+DEBUG, and an error text or a traceback could quote it. Once a token is
+known, every log record the process creates is rewritten without it (a
+log record factory: it covers discord.py's loggers, however deep and
+however late they are created, aiohttp's, asyncio's "exception never
+retrieved" and our own), and :func:`scrub` does the same for exception text.
 """
 
 from __future__ import annotations
@@ -12,19 +14,14 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from typing import Any
 
 MASK = "<discord-token>"
-
-#: Filters on a logger only see records created on that very logger, so each one is named.
-LOGGERS = ("discord", "discord.client", "discord.http", "discord.gateway", "discord.state", "discord.shard",
-           "discord.webhook.async_", "discord.ext", "aiohttp", "aiohttp.client", "aiohttp.access",
-           "aiohttp.internal", "aiohttp.websocket", "aiohttp.server", "aiohttp.web",
-           "hermes_discord", "hermes_discord.plugin", "hermes_discord.receiving", "hermes_discord.errors",
-           "hermes_discord.ratelimit")
 
 _secrets: set[str] = set()
 _lock = threading.Lock()
 _pattern: re.Pattern[str] | None = None
+_installed = False
 
 
 def scrub(text: str) -> str:
@@ -34,31 +31,40 @@ def scrub(text: str) -> str:
     return _pattern.sub(MASK, text)
 
 
-class RedactTokens(logging.Filter):
-    """Rewrites a record's message (and its traceback text) without any known token."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if _pattern is None:
-            return True
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True
-        clean = scrub(message)
-        if clean != message:
-            record.msg, record.args = clean, None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = scrub(record.exc_text)
-        return True
+def redact(record: logging.LogRecord) -> logging.LogRecord:
+    """The record, its message (and traceback text) without any known token."""
+    if _pattern is None:
+        return record
+    try:
+        message = record.getMessage()
+    except Exception:  # a broken record is logging's problem, not ours
+        return record
+    clean = scrub(message)
+    if clean != message:
+        record.msg, record.args = clean, None
+    if record.exc_info and not record.exc_text:
+        record.exc_text = logging.Formatter().formatException(record.exc_info)
+    if record.exc_text:
+        record.exc_text = scrub(record.exc_text)
+    return record
 
 
-_FILTER = RedactTokens()
+def _install() -> None:
+    """Wrap the current log record factory once (keeping whatever it does)."""
+    global _installed
+    if _installed:
+        return
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        return redact(previous(*args, **kwargs))
+
+    logging.setLogRecordFactory(factory)
+    _installed = True
 
 
 def protect(token: str) -> None:
-    """Register ``token`` as a secret and make sure the filters are installed."""
+    """Register ``token`` as a secret; from now on no log record carries it."""
     global _pattern
     with _lock:
         _secrets.add(token)
@@ -67,7 +73,4 @@ def protect(token: str) -> None:
             _secrets.add(secret_part)
         alternatives = "|".join(re.escape(s) for s in sorted(_secrets, key=len, reverse=True))
         _pattern = re.compile(alternatives)
-        for name in LOGGERS:
-            logger = logging.getLogger(name)
-            if _FILTER not in logger.filters:
-                logger.addFilter(_FILTER)
+        _install()

@@ -111,3 +111,17 @@ class _Key:
     """What aiohttp's ClientConnectorError wants to describe the connection."""
 
     host, port, ssl = "127.0.0.1", 9, False
+
+
+async def test_a_call_answered_too_late_may_have_landed(loose_api):
+    """Discord carries out the send but answers after the plugin's call timeout: the core must reconcile."""
+    plugin = fast_plugin(loose_api, call_timeout=0.3)
+    await plugin.client()  # logged in: only the send itself is slow
+    loose_api.delay_next(loose_api.general, 1.0)
+    try:
+        with pytest.raises(DeliveryError) as caught:
+            await plugin.on_delta(stream_in(plugin, loose_api.general), None, "slow")
+    finally:
+        await plugin.close()
+    assert caught.value.retryable and caught.value.maybe_delivered
+    assert loose_api.screen(loose_api.general) == ["slow"], "it landed: resending blindly would duplicate it"

@@ -64,3 +64,13 @@ def test_a_token_in_a_traceback_is_masked(caplog):
     except RuntimeError:
         logging.getLogger("discord.client").exception("login failed")
     assert "login failed" in caplog.text and SECRET_PART not in caplog.text
+
+
+async def test_every_discord_logger_masks_the_token_even_deep_ones(loose_api, caplog):
+    caplog.set_level(logging.DEBUG)
+    plugin = fast_plugin(loose_api)
+    await plugin.client()  # discord.py is imported and its loggers exist
+    await plugin.close()
+    for name in ("discord.app_commands.tree", "discord.ext.tasks", "discord.voice_state", "discord.webhook.async_"):
+        logging.getLogger(name).warning("token %s", TOKEN)
+    assert caplog.text.count(MASK) == 4 and SECRET_PART not in caplog.text
