@@ -23,6 +23,8 @@ UNKNOWN_CHANNEL = 10003
 MISSING_ACCESS = 50001
 MISSING_PERMISSIONS = 50013
 INVALID_FORM_BODY = 50035
+#: "This message has been edited too many times" / edits of messages older than an hour have their own limit.
+EDIT_LIMIT = 30046
 #: Statuses after which a request may have been carried out even though no answer came back.
 MAYBE_DONE_STATUSES = frozenset({502, 504, 524})
 
@@ -66,6 +68,9 @@ def translate(exc: BaseException, what: str) -> DeliveryError:
             return DeliveryError(f"discord {what}: the message is gone (10008 Unknown Message)", retryable=False)
         if code in (MISSING_PERMISSIONS, MISSING_ACCESS, UNKNOWN_CHANNEL):
             return PermanentFailure(f"discord {what}: {code} {text} (the bot cannot post in this channel)", code)
+        if code == EDIT_LIMIT:
+            return DeliveryError(f"discord {what}: this message cannot be edited any more (30046 {text})",
+                                 retryable=False)
         if code == INVALID_FORM_BODY:
             return DeliveryError(f"discord {what}: Discord refused the message (50035 Invalid Form Body: {text}); "
                                  "content is limited to 2000 characters", retryable=False)

@@ -100,6 +100,7 @@ class DiscordPlugin:
         # connection is made (one Discord per process).
         Route.BASE = self.settings.api_base_url
         DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(self.settings.gateway_url)
+        _quiet_voice_warnings()
         self.watch = RestWatch()
         intents = discord.Intents.default()
         intents.message_content = True
@@ -301,6 +302,23 @@ class DiscordPlugin:
             log.warning("discord: this reply in channel %s stops: %s", channel_id, error)
             stream.state["refused"] = error
         raise error from None  # discord.py's own exception text could quote what we scrubbed
+
+
+class _NoVoiceWarnings(logging.Filter):
+    """Drops discord.py's "PyNaCl/davey is not installed, voice will NOT be supported": a text bot
+    never joins a voice channel, and a warning at every start would only worry whoever reads the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "voice will NOT be supported" not in str(record.msg)
+
+
+_VOICE_FILTER = _NoVoiceWarnings()
+
+
+def _quiet_voice_warnings() -> None:
+    logger = logging.getLogger("discord.client")
+    if _VOICE_FILTER not in logger.filters:
+        logger.addFilter(_VOICE_FILTER)
 
 
 def _sdk() -> Any:

@@ -48,6 +48,7 @@ async def test_a_global_429_is_the_bots_limit(loose_api, plugin):
     (403, 50013, "Missing Permissions", False),
     (403, 50001, "Missing Access", False),
     (400, 50035, "Invalid Form Body", False),
+    (400, 30046, "Maximum number of edits to messages older than 1 hour reached. Try again later", False),
     (500, 0, "Internal Server Error", True),
     (503, 0, "Service Unavailable", True),
 ])

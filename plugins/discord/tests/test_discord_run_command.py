@@ -42,3 +42,4 @@ async def test_run_answers_on_discord_until_sigterm(loose_api, tmp_path):
             await process.wait()
     assert process.returncode == 0, err.decode()
     assert SECRET_PART not in (out + err).decode()
+    assert b"voice will NOT be supported" not in err, "a text bot does not warn about voice libraries"
