@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from discord_test_support import TOKEN
-from hermes_gateway import ConfigError, RateBudget, make_plugins
+from hermes_gateway import ConfigError, make_plugins
 from hermes_discord import DiscordPlugin, parse_settings
 
 
