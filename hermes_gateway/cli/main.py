@@ -17,6 +17,7 @@ from typing import Sequence
 from .. import __version__
 from ..errors import ConfigError
 from ..masking import MaskUrlCredentials
+from ..store.base import StoreError
 
 #: name -> (module, one-line help). The default command (no arguments) is ``chat``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -25,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("hermes_gateway.cli.run", "start the gateway: the API server and every enabled platform"),
     "plugins": ("hermes_gateway.cli.plugins_cmd", "list plugins and platforms, their origin and limits"),
     "config": ("hermes_gateway.cli.config_cmd", "show the effective configuration and where each value came from"),
+    "history": ("hermes_gateway.cli.history_cmd", "list stored conversations, or show one (history ID)"),
     "demo-llm": ("hermes_gateway.cli.demo_llm", "serve the built-in demo model as an OpenAI-compatible endpoint"),
 }
 DEFAULT_COMMAND = "chat"
@@ -78,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for error in getattr(exc, "all", (exc,)):  # several independent mistakes: one line each
             print(f"hermes-gateway: config error: {error}", file=sys.stderr)
         return 2
+    except StoreError as exc:
+        print(f"hermes-gateway: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `hermes-gateway config | head -1`: the reader has all it wanted
