@@ -50,7 +50,7 @@ GLOBAL_LIMIT = 50
 HEARTBEAT_MS = 41250
 MESSAGES_BUCKET = "80c17d2f203122d936070c88c8d10f33"
 TYPING_BUCKET = "a6a2c1a3e3f0d2b7c54b6f3e9c0d1e22"
-FIRST_SNOWFLAKE = 1_300_000_000_000_000_000
+DISCORD_EPOCH_MS = 1_420_070_400_000
 
 
 class ApiError(Exception):
@@ -150,7 +150,8 @@ class DiscordEmulator:
         self.bucket_window = bucket_window
         self.global_limit = global_limit
         self.resume_replays = resume_replays
-        self._ids = itertools.count(FIRST_SNOWFLAKE, 4096)
+        self._increment = itertools.count()
+        self._last_id = 0
         self.bot_user = {"id": _bot_id(token) or self.snowflake(), "username": bot_name, "discriminator": "0",
                          "global_name": None, "avatar": None, "bot": True, "flags": 0}
         self.application_id = self.snowflake()
@@ -213,7 +214,11 @@ class DiscordEmulator:
     # ------------------------------------------------------------------ the world tests set up
 
     def snowflake(self) -> str:
-        return str(next(self._ids))
+        """A new id made as Discord makes them (milliseconds since 2015 << 22, plus a counter): ids grow
+        with time and never repeat across runs, so a restarted gateway's dedupe sees only new ones."""
+        stamp = (int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22
+        self._last_id = max(stamp | (next(self._increment) & 0xFFF), self._last_id + 1)
+        return str(self._last_id)
 
     def text_channel(self, name: str = "chat") -> str:
         """A new text channel in the emulator's server; announced if a client is connected."""
