@@ -14,21 +14,13 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import DEADLINE, child_env
-from hermes_gateway.config_check import STREAMING_ONLY_NAMES
+from hermes_gateway import make_plugins
 
 PREFIX = "hermes-gateway: config error: "
-
-
-def _installed_platforms() -> list[str]:
-    """The platforms the CLI will know: the built-in ones plus every installed plugin (discord, ...)."""
-    from hermes_gateway import make_plugins
-
-    return sorted(make_plugins().platforms())
-
-
-#: "known: ..." as the CLI lists it, whatever platform plugins this environment has installed.
-KNOWN = ", ".join(_installed_platforms())
-KNOWN_STREAMING = ", ".join(sorted({*_installed_platforms(), *STREAMING_ONLY_NAMES}))
+#: The platforms installed here (reference, telegram, and any other platform plugin in this environment).
+PLATFORMS = sorted(make_plugins().platforms())
+KNOWN = ", ".join(PLATFORMS)
+KNOWN_SECTIONS = ", ".join(sorted(["api_server", "cli", *PLATFORMS]))
 
 
 def hermes(tmp_path: Path, *args: str, env: dict | None = None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
@@ -79,7 +71,7 @@ def test_a_mistyped_platform_name_stops_every_command_with_the_closest_known_nam
         f"{PREFIX}{path}: platforms.telgram: the name of an installed platform (did you mean telegram?); "
         f"known: {KNOWN}",
         f"{PREFIX}{path}: streaming.telegarm: a platform name or one of enabled, edit_interval, min_tokens, cursor "
-        f"(did you mean telegram?); known platforms: {KNOWN_STREAMING}",
+        f"(did you mean telegram?); known platforms: {KNOWN_SECTIONS}",
     ]
 
 
@@ -88,7 +80,7 @@ def test_a_mistyped_streaming_key_is_refused_too(tmp_path):
     result = hermes(tmp_path, "chat", "--config", path, "-m", "hi")
     assert result.returncode == 2
     assert result.stderr == (f"{PREFIX}{path}: streaming.enable: a platform name or one of enabled, edit_interval, "
-                             f"min_tokens, cursor (did you mean enabled?); known platforms: {KNOWN_STREAMING}\n")
+                             f"min_tokens, cursor (did you mean enabled?); known platforms: {KNOWN_SECTIONS}\n")
 
 
 def test_config_and_plugins_still_show_everything_and_name_the_mistake(tmp_path):
