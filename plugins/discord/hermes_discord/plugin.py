@@ -79,6 +79,7 @@ class DiscordPlugin:
         self._connection: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
         self._side_tasks: set[asyncio.Task[Any]] = set()
+        self._gateway: Any = None          # the gateway messages are handed to, once receiving
         self.__name__ = "hermes_discord"
 
     def configure(self, settings: DiscordSettings) -> None:
@@ -218,7 +219,7 @@ class DiscordPlugin:
 
     def _make_on_message(self) -> Callable[[Any], Awaitable[None]]:
         async def on_message(message: Any) -> None:
-            gateway = getattr(self, "_gateway", None)
+            gateway = self._gateway
             if gateway is None or self._client is None:
                 return
             incoming = to_incoming(message, self._client.user)
