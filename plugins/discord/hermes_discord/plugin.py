@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import Any, Awaitable, Callable, Mapping
 
 import hermes_gateway
@@ -78,7 +79,6 @@ class DiscordPlugin:
         self._lock: asyncio.Lock | None = None
         self._connection: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
-        self._side_tasks: set[asyncio.Task[Any]] = set()
         self._gateway: Any = None          # the gateway messages are handed to, once receiving
         self.__name__ = "hermes_discord"
 
@@ -138,8 +138,6 @@ class DiscordPlugin:
         if connection is not None:
             connection.cancel()
             await asyncio.gather(connection, return_exceptions=True)
-        for task in list(self._side_tasks):
-            await asyncio.gather(task, return_exceptions=True)
 
     # ---------------------------------------------------------------- lifecycle hooks
 
@@ -227,23 +225,9 @@ class DiscordPlugin:
                 return
             if incoming.text:
                 gateway.receive(incoming)
-            elif message.attachments:  # files and no words (the bot's own mention is not words)
-                self._answer_attachments_only(gateway, incoming)
+            elif message.attachments:  # files and no words: the core answers with the notice, like any message
+                gateway.receive(replace(incoming, notice=ATTACHMENTS_ONLY_REPLY))
         return on_message
-
-    def _answer_attachments_only(self, gateway: Any, incoming: Any) -> None:
-        """A short, polite answer (the model reads text only), under the same access rules as text."""
-        from hermes_gateway.conversation import send_text
-
-        runtime = gateway.inbound
-        if not runtime.accepting or not runtime.seen.first_time(incoming.platform, incoming.update_id):
-            return
-        policy = runtime.access(NAME)
-        if policy.allows(incoming) is not None or not policy.addressed(incoming, None):
-            return
-        task = asyncio.get_running_loop().create_task(send_text(gateway, incoming, ATTACHMENTS_ONLY_REPLY))
-        self._side_tasks.add(task)
-        task.add_done_callback(self._side_tasks.discard)
 
     # ---------------------------------------------------------------- stream hooks
 
