@@ -14,8 +14,10 @@ for good), two promises still hold:
   minus cursor and tool line (or, when what it showed is not part of the
   final reply, with :data:`MOVED`). That clean-up is retried after the
   text is safe, whatever failed before, for ``cleanup_grace`` seconds even
-  past the final deadline (a platform that never accepts an edit again is
-  the one case left: the report then says the cursor may stay).
+  past the final deadline. A message that refuses edits for good twice in
+  a row is gone (deleted) or can never be edited again: its whole text is
+  sent anew, and the report lists it in ``stuck`` (a cursor may stay on a
+  message nothing can edit).
 """
 
 from __future__ import annotations
@@ -51,10 +53,11 @@ class Finisher:
         self.max_rate_limits = max_rate_limits
         self.edit_floor = edit_floor    # the platform's own minimum between edits of one message
         self.label = label
-        self.cleanups: list[tuple[LedgerEntry, str]] = []
+        self.cleanups: list[tuple[LedgerEntry, str, int]] = []  # message, text to end with, refusals so far
         self.doc = ""
         self.done: Plan = []    # messages ended (or cleaned up), in screen order
         self.todo: Plan = []    # messages still to end
+        self.stuck: list = []   # refs of messages that could not be ended (a cursor may stay)
 
     async def run(self, doc: str, plan: Plan, *, deadline: float, cleanup_grace: float,
                   interrupted: bool) -> Plan:
@@ -70,17 +73,14 @@ class Finisher:
                 if not entry.needs_end(text) or await self._final_call(entry, text, deadline):
                     continue
                 log.info("final edit of %s failed; its text is sent anew", self.label)
-                kept_text, orphans, replacement = self._fall_back(doc, entry, todo, interrupted)
+                kept_text, orphans, replacement = await self._fall_back(doc, entry, todo, interrupted)
                 done[-1] = (entry, kept_text)
                 done.extend((orphan, MOVED) for orphan in orphans)
                 todo[:0] = replacement
                 # the text must not be lost: sending it anew gets the clean-up's time, past the deadline
                 deadline = max(deadline, self.pacer.now() + cleanup_grace)
         except DeliveryError:
-            try:
-                await self._clean_up(max(deadline, self.pacer.now() + cleanup_grace))
-            except DeliveryError as exc:
-                log.warning("%s", exc)
+            await self._clean_up(max(deadline, self.pacer.now() + cleanup_grace))
             raise
         await self._clean_up(max(deadline, self.pacer.now() + cleanup_grace))
         return done
@@ -119,25 +119,37 @@ class Finisher:
 
     # ------------------------------------------------------------------ when an edit cannot be made
 
-    def _fall_back(self, doc: str, entry: LedgerEntry, later: Plan,
-                   interrupted: bool) -> tuple[str, list[LedgerEntry], Plan]:
-        """Keep what ``entry`` shows if it is part of the reply; send the rest (and later messages) anew.
+    async def _fall_back(self, doc: str, entry: LedgerEntry, later: Plan,
+                         interrupted: bool) -> tuple[str, list[LedgerEntry], Plan]:
+        """The final edit of ``entry`` cannot be made: keep what it shows, send the rest (and later messages) anew.
 
-        Returns the text ``entry`` is cleaned up to, the messages below it
-        that had to move (cleaned up to :data:`MOVED`), and what is sent anew.
+        First one edit to what the message already shows of the reply, minus
+        the cursor (or :data:`MOVED`). If that works, or fails in a way that
+        may pass, the message keeps that part and only the rest is sent anew
+        (a clean-up keeps retrying it). If it fails for good, the message is
+        gone (deleted) or refuses every edit: its whole text is sent anew,
+        and the clean-up tries once more to mark it :data:`MOVED`. Returns
+        the text ``entry`` ends with, the messages below it that had to move
+        (cleaned up to :data:`MOVED`), and what is sent anew.
         """
         piece = entry.piece
         kept = self._kept_prefix(doc, entry)
-        if kept is not None:
-            keep_piece = Piece(piece.start, kept, piece.opener)
-            keep_text = render(doc, keep_piece, limit=self.limit, measure=self.measure)
-            entry.piece = keep_piece
+        keep_text = render(doc, Piece(piece.start, kept, piece.opener), limit=self.limit,
+                           measure=self.measure) if kept is not None else MOVED
+        outcome = await self._try_once(entry, keep_text) if entry.needs_end(keep_text) else "ok"
+        if outcome == "gone":
+            # deleted, or never editable again: its whole text is sent anew; one more try to mark it moved
+            log.info("a message of %s refuses edits (deleted?); its whole text is sent anew", self.label)
+            keep_text, kept = MOVED, None
+            self.cleanups.append((entry, MOVED, 1))
+            rest_start, rest_opener = piece.start, piece.opener
+        elif kept is not None:
+            entry.piece = Piece(piece.start, kept, piece.opener)
             rest_start, rest_opener = kept, fence_after(doc[piece.start:kept], piece.opener)
         else:
-            keep_text = MOVED
             rest_start, rest_opener = piece.start, piece.opener
-        if entry.needs_end(keep_text):
-            self.cleanups.append((entry, keep_text))
+        if outcome == "retry":
+            self.cleanups.append((entry, keep_text, 0))
         replacement: Plan = []
         if not interrupted and rest_start < piece.end:
             for part in split_text(doc[:piece.end], self.limit, self.measure, start=rest_start, opener=rest_opener):
@@ -149,9 +161,22 @@ class Finisher:
             if stale.ref is not None:
                 orphan = _orphan(stale)
                 orphans.append(orphan)
-                self.cleanups.append((orphan, MOVED))
+                self.cleanups.append((orphan, MOVED, 0))
                 stale.ref, stale.shown, stale.uncertain, stale.ended, stale.seen = None, None, False, False, None
         return keep_text, orphans, replacement
+
+    async def _try_once(self, entry: LedgerEntry, text: str) -> str:
+        """One paced attempt to end ``entry`` with ``text``: "ok", "retry" (may pass later) or "gone"."""
+        floor = entry.last_call + self.edit_floor
+        await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
+        try:
+            await self.show(entry, text, True, self.doc)
+        except RateLimited as exc:
+            self.pacer.rate_limited(exc)
+            return "retry"
+        except DeliveryError as exc:
+            return "retry" if exc.retryable else "gone"
+        return "ok"
 
     @staticmethod
     def _kept_prefix(doc: str, entry: LedgerEntry) -> int | None:
@@ -177,12 +202,13 @@ class Finisher:
     async def _clean_up(self, deadline: float) -> None:
         """End every message that lost its place with text it can keep; retried, whatever failed before."""
         cleanups, self.cleanups = self.cleanups, []
-        for entry, text in cleanups:
+        for entry, text, refusals in cleanups:
             failures = rate_limits = 0
             while entry.needs_end(text):
                 if self.pacer.now() > deadline + self.pacer.rate_limit_waits:
-                    raise DeliveryError(f"a message of {self.label} could not be ended (its cursor may stay)",
-                                        retryable=False)
+                    log.warning("a message of %s could not be ended in time (its cursor may stay)", self.label)
+                    self.stuck.append(entry.ref)
+                    break
                 floor = entry.last_call + self.edit_floor
                 await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
                 try:
@@ -191,9 +217,16 @@ class Finisher:
                     self.pacer.rate_limited(exc)
                     rate_limits += 1
                     if rate_limits > self.max_rate_limits:
-                        raise
-                except DeliveryError:
-                    failures += 1  # any failure is retried until the deadline: a cursor must not stay
+                        log.warning("a message of %s could not be ended (429s; its cursor may stay)", self.label)
+                        self.stuck.append(entry.ref)
+                        break
+                except DeliveryError as exc:
+                    refusals = refusals + 1 if not exc.retryable else 0
+                    if refusals >= 2:  # refused for good twice in a row: deleted, or never editable again
+                        log.info("a message of %s could not be ended: %s", self.label, exc)
+                        self.stuck.append(entry.ref)
+                        break
+                    failures += 1  # retried until the deadline: a cursor must not stay
                     self.pacer.back_off(failures)
 
 

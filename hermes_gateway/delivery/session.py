@@ -71,6 +71,7 @@ class DeliveryReport:
     calls: int = 0
     rate_limited: int = 0
     error: str | None = None
+    stuck: list[MessageRef] = field(default_factory=list)  # messages that refused every edit (a cursor may stay)
 
 
 class StreamSession:
@@ -320,6 +321,7 @@ class StreamSession:
                                interrupted=self._interrupted)
         finally:  # the ledger lists the messages as they now stand on screen, in order
             self._ledger.entries = [entry for entry, _ in finisher.done + finisher.todo]
+            self._report.stuck = [ref for ref in finisher.stuck if ref is not None]
 
     def _append_min_end(self, doc: str) -> int | None:
         """Append-only: the live message keeps at least what it shows, when that is still the reply's text."""

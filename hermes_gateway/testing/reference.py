@@ -44,10 +44,11 @@ class Fault:
 
     ``rate_limited``: a 429 with ``retry_after``. ``error``: a failure with no
     effect. ``timeout``: the request times out; with ``landed=True`` its
-    effect happened anyway (the dangerous, ambiguous case).
+    effect happened anyway (the dangerous, ambiguous case). ``deleted``: the
+    person deleted the message being edited; the edit fails for good.
     """
 
-    kind: Literal["rate_limited", "error", "timeout"]
+    kind: Literal["rate_limited", "error", "timeout", "deleted"]
     retry_after: float = 0.0
     retryable: bool = True
     landed: bool = False
@@ -60,6 +61,10 @@ class Fault:
     @classmethod
     def error(cls, retryable: bool = True, on: FaultTarget = "any") -> "Fault":
         return cls("error", retryable=retryable, on=on)
+
+    @classmethod
+    def deleted(cls) -> "Fault":
+        return cls("deleted", retryable=False, on="edit")
 
     @classmethod
     def timeout(cls, landed: bool, on: FaultTarget = "any") -> "Fault":
@@ -105,6 +110,7 @@ class ReferenceChat:
     typing: int = 0
     said: list[str] = field(default_factory=list)
     repairs: int = 0
+    deleted: set[str] = field(default_factory=set)  # ids of messages the person deleted
 
     @property
     def last_hooks(self) -> dict[str, str]:
@@ -246,7 +252,8 @@ class ReferencePlatform:
             raise DeliveryError("this platform cannot edit messages", retryable=False)
         target = next((m for m in chat.messages if m.id == message.message_id), None)
         if target is None:
-            chat.violations.append(f"edit of unknown message {message.message_id}")
+            if message.message_id not in chat.deleted:
+                chat.violations.append(f"edit of unknown message {message.message_id}")
             self._log(chat, kind, message.message_id, text, "error")
             raise DeliveryError("Bad Request: message to edit not found", retryable=False)
         if self.platform.append_only and not text.startswith(target.text):
@@ -316,6 +323,11 @@ class ReferencePlatform:
         if fault.kind == "error":
             self._log(chat, kind, message_id, text, "error")
             raise DeliveryError("injected failure", retryable=fault.retryable)
+        if fault.kind == "deleted":
+            chat.messages = [m for m in chat.messages if m.id != message_id]
+            chat.deleted.add(message_id or "")
+            self._log(chat, kind, message_id, text, "error")
+            raise DeliveryError("Bad Request: message to edit not found", retryable=False)
         if fault.landed and kind != "typing":
             self._apply_silently(chat, stream, message, text)
         self._log(chat, kind, message_id, text, "timeout_landed" if fault.landed and kind != "typing" else "timeout")

@@ -266,18 +266,6 @@ def test_edits_that_keep_failing_fall_back_to_a_final_send():
     assert chat.violations == []
 
 
-def test_edits_that_never_work_again_still_deliver_the_text_and_say_the_cursor_stayed():
-    ref = fast_platform()
-    ref.chat("c").fail_next(Fault.error(retryable=False, on="edit"), times=10_000)
-    policy = DeliveryPolicy(backoff_base=0.1, cleanup_deadline=30)
-    report = run_reply(ref, words(REPLY), seconds=10, policy=policy)
-    chat = ref.chat("c")
-    first, rest = chat.screen
-    assert first.endswith(CURSOR), "nothing can remove it when no edit ever works"
-    assert first[: -len(CURSOR)].split() + rest.split() == REPLY.split()  # not lost, and not shown twice
-    assert not report.delivered and "cursor" in report.error
-
-
 def test_a_platform_failure_that_never_ends_is_reported_with_the_text_kept():
     ref = fast_platform(supports_edit=False)
     ref.chat("c").fail_next(Fault.error(retryable=False, on="send"), times=10)
