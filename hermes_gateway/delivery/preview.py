@@ -51,25 +51,7 @@ class Draft:
         self.was_reset = False
 
     # ------------------------------------------------------------------ the text
-
-    def feed(self, delta: str) -> int:
-        """Take one delta; returns how many visible deltas there are now, 0 when this one added nothing.
-
-        The hot path of the whole core (once per model token): keep it short.
-        """
-        self.raw.append(delta)
-        visible = self.scrubber.feed(delta)
-        if not visible:
-            return 0
-        if self.leading:
-            visible = visible.lstrip()
-            if not visible:
-                return 0
-            self.leading = False
-        self.parts.append(visible)
-        self.version += 1
-        self.tokens += 1
-        return self.tokens
+    # (``StreamSession.feed`` appends to ``raw``/``parts`` itself: it runs once per model token)
 
     def set_status(self, status: str) -> None:
         if status != self.status:

@@ -95,8 +95,6 @@ class StreamSession:
         self._starts_open = reasoning_starts_open
         self._draft = Draft(platform, settings, self._ledger, self._measure,
                             reasoning_starts_open=reasoning_starts_open)
-        self._draft_feed = self._draft.feed
-        self._wake_at = max(self._min_tokens, 1)  # new text wakes the worker once there is enough to show
         self._pacer = Pacer(budget, bot_budget, backoff_base=self.policy.backoff_base,
                             backoff_cap=self.policy.backoff_cap)
         self._shown_version = -1
@@ -131,7 +129,21 @@ class StreamSession:
         pacer = self._pacer
         if pacer.ending or not delta:
             return
-        if self._draft_feed(delta) >= self._wake_at and pacer.wake_on_change:
+        # the hot path of the whole core (once per model token): the Draft's fields, written inline
+        draft = self._draft
+        draft.raw.append(delta)
+        visible = draft.scrubber.feed(delta)
+        if not visible:
+            return
+        if draft.leading:
+            visible = visible.lstrip()
+            if not visible:
+                return
+            draft.leading = False
+        draft.parts.append(visible)
+        draft.version += 1
+        draft.tokens += 1
+        if pacer.wake_on_change and draft.tokens >= self._min_tokens:
             pacer.wake()
 
     def tool_started(self, name: str) -> None:
