@@ -19,6 +19,7 @@ and slack_sdk are imported lazily, so a gateway without them still starts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from typing import Any, Mapping
@@ -75,6 +76,7 @@ class SlackPlugin:
         self._client: Any = None
         self._bolt: Any = None
         self._socket: Any = None
+        self._connecting: asyncio.Task[Any] | None = None
         self._gateway: Any = None
         self.__name__ = "hermes_slack"
 
@@ -159,21 +161,38 @@ class SlackPlugin:
         self._gateway = gateway
         self._bolt = self._build_app()
         if self.settings.mode == "socket":
-            from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-            from slack_sdk.errors import SlackApiError
-
-            handler = AsyncSocketModeHandler(self._bolt, self.settings.app_token, web_client=client)
-            try:
-                await handler.connect_async()
-            except SlackApiError as exc:
-                await handler.close_async()
-                raise ConfigError(source, "platforms.slack.app_token",
-                                  f"an app-level token (xapp-…) with connections:write that Slack accepts "
-                                  f"(apps.connections.open answered {exc.response.get('error')})") from None
-            self._socket = handler
-            log.info("slack: receiving events over Socket Mode as <@%s>", self.events.bot_user_id)
+            await self._connect_socket(client, source)
         else:
             log.info("slack: receiving events at %s as <@%s>", EVENTS_PATH, self.events.bot_user_id)
+
+    async def _connect_socket(self, client: Any, source: str) -> None:
+        """Open Socket Mode. The app token is checked by one ``apps.connections.open`` whose URL the
+        client then uses: slack_sdk itself would retry a rejected token forever."""
+        from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+        from slack_sdk.errors import SlackApiError
+
+        assert self.settings is not None
+        handler = AsyncSocketModeHandler(self._bolt, self.settings.app_token, web_client=client)
+        try:
+            opened = await client.apps_connections_open(app_token=self.settings.app_token)
+        except SlackApiError as exc:
+            code = exc.response.get("error")
+            if code in ("invalid_auth", "not_authed", "token_revoked", "not_allowed_token_type", "missing_scope"):
+                raise ConfigError(source, "platforms.slack.app_token",
+                                  "an app-level token (xapp-…, scope connections:write) that Slack accepts "
+                                  f"(apps.connections.open answered {code})") from None
+            log.warning("slack: apps.connections.open failed (%s); Socket Mode keeps trying", scrub(str(code)))
+        except Exception as exc:  # the network may come back: the client keeps trying
+            log.warning("slack: apps.connections.open failed (%s); Socket Mode keeps trying",
+                        scrub(f"{type(exc).__name__}: {exc}"))
+        else:
+            handler.client.wss_uri = opened["url"]
+            await handler.connect_async()
+            self._socket = handler
+            log.info("slack: receiving events over Socket Mode as <@%s>", self.events.bot_user_id)
+            return
+        self._socket = handler
+        self._connecting = asyncio.get_running_loop().create_task(handler.connect_async(), name="slack-socket")
 
     async def _identify(self, client: Any, source: str) -> None:
         from slack_sdk.errors import SlackApiError
@@ -223,6 +242,10 @@ class SlackPlugin:
 
     async def stop_receiving(self) -> None:
         handler, self._socket = self._socket, None
+        connecting, self._connecting = self._connecting, None
+        if connecting is not None and not connecting.done():
+            connecting.cancel()
+            await asyncio.gather(connecting, return_exceptions=True)
         if handler is not None:
             try:
                 await handler.close_async()
