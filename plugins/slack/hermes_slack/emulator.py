@@ -251,6 +251,12 @@ class SlackEmulator:
         """The next ``times`` calls of ``method`` answer ``{"ok": false, "error": error}`` with ``status``."""
         self._failures.append({"method": method, "error": error, "times": times, "status": status})
 
+    def delete(self, channel_id: str, ts: str) -> None:
+        """Someone deletes a message: later calls on its ts answer ``message_not_found``."""
+        message = self.channel(channel_id).find(ts)
+        if message is not None:
+            message.state = "vanished"
+
     def expire_streams(self) -> None:
         """Every live stream ends now, as Slack does to one older than about five minutes."""
         for channel in self.channels.values():

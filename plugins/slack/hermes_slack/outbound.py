@@ -53,6 +53,7 @@ class SlackMessage:
     live: bool = False            # a native stream Slack still considers open
     streamed: str = ""            # native: the text Slack shows
     wanted: str = ""              # the newest text the core asked this message to show
+    gone: bool = False            # deleted in Slack (message_not_found)
 
 
 @dataclass
@@ -109,6 +110,8 @@ class Outbound:
         if slack is not None and slack.native and slack.live:
             slack.wanted = text
             await self._stop(stream, slack)
+            if slack.gone:  # the core sends the text anew
+                raise DeliveryError("slack chat.stopStream: message_not_found (deleted)", retryable=False)
             if slack.streamed == text:
                 return message
         await self._update(stream, message.message_id, text, state)
@@ -171,9 +174,10 @@ class Outbound:
         try:
             await self._call("chat_stopStream", **args)
         except DeliveryError as exc:
-            if _code(exc) != NOT_STREAMING:
+            if _code(exc) not in (NOT_STREAMING, "message_not_found"):
                 raise
-            slack.live = False   # expired: what it shows is repaired with chat.update by the caller
+            # expired: what it shows is repaired with chat.update by the caller; deleted: nothing to stop
+            slack.live, slack.gone = False, _code(exc) == "message_not_found"
             return
         slack.live = False
         slack.streamed += rest
@@ -183,7 +187,7 @@ class Outbound:
         for slack in list(state.messages.values()):
             if slack.native and slack.live:
                 await self._stop(stream, slack)
-                if slack.streamed != slack.wanted and slack.wanted:
+                if slack.streamed != slack.wanted and slack.wanted and not slack.gone:
                     await self._update(stream, slack.ts, slack.wanted, state)
 
     # ---------------------------------------------------------------- the edit transport
