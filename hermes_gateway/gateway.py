@@ -21,13 +21,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from aiohttp import web
 
 from .config import Config
 from .errors import ConfigError
 from .plugins import Plugins, make_plugins
+
+if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
+    from .agent import AIAgent
+    from .delivery import Delivery, DeliveryReport
+    from .inbound.incoming import Incoming
+    from .inbound.runtime import InboundRuntime
+    from .store import ConversationStore
+    from .tools import Tool
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +87,11 @@ class Gateway:
         self.started_platforms: list[str] = []
         self._started = False
         self._startup_ran = False
-        self._tools: list[Any] | None = None
-        self._agent: Any = None
-        self._delivery: Any = None
-        self._store: Any = None
-        self._inbound: Any = None
+        self._tools: list[Tool] | None = None
+        self._agent: AIAgent | None = None
+        self._delivery: Delivery | None = None
+        self._store: ConversationStore | None = None
+        self._inbound: InboundRuntime | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -223,7 +231,7 @@ class Gateway:
         return None
 
     @property
-    def tools(self) -> list[Any]:
+    def tools(self) -> list["Tool"]:
         """The tools plugins registered, collected once."""
         if self._tools is None:
             from .tools import collect_tools
@@ -232,7 +240,7 @@ class Gateway:
         return self._tools
 
     @property
-    def agent(self) -> Any:
+    def agent(self) -> "AIAgent":
         """The gateway's shared ``AIAgent``.
 
         One agent serves every concurrent turn (each ``astream`` call is its
@@ -246,7 +254,7 @@ class Gateway:
         return self._agent
 
     @property
-    def delivery(self) -> Any:
+    def delivery(self) -> "Delivery":
         """The delivery core of this gateway: one rate budget per chat, shared by every reply."""
         if self._delivery is None:
             from .delivery import Delivery
@@ -255,11 +263,11 @@ class Gateway:
         return self._delivery
 
     @delivery.setter
-    def delivery(self, value: Any) -> None:
+    def delivery(self, value: "Delivery") -> None:
         self._delivery = value
 
     @property
-    def store(self) -> Any:
+    def store(self) -> "ConversationStore":
         """Where every conversation lives (``store:`` in the config; SQLite by default), opened on first use."""
         if self._store is None:
             from .store import open_store
@@ -268,11 +276,11 @@ class Gateway:
         return self._store
 
     @store.setter
-    def store(self, value: Any) -> None:
+    def store(self, value: "ConversationStore") -> None:
         self._store = value
 
     @property
-    def inbound(self) -> Any:
+    def inbound(self) -> "InboundRuntime":
         """The inbound runtime: dedupe, access, commands, one reply at a time per chat, shutdown."""
         if self._inbound is None:
             from .inbound.runtime import InboundRuntime
@@ -280,7 +288,7 @@ class Gateway:
             self._inbound = InboundRuntime(self)
         return self._inbound
 
-    def receive(self, incoming: Any) -> "asyncio.Future[Any]":
+    def receive(self, incoming: "Incoming") -> "asyncio.Future[DeliveryReport | None]":
         """A platform received a message: take it and return at once (answer a webhook now).
 
         Returns a future of the reply's ``DeliveryReport`` (None when the
@@ -288,7 +296,7 @@ class Gateway:
         """
         return self.inbound.receive(incoming)
 
-    async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> Any:
+    async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> "DeliveryReport | None":
         """``receive`` and wait for the reply: for tests and simple pollers."""
         from .inbound.incoming import Incoming
 

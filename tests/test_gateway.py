@@ -154,3 +154,53 @@ async def test_a_platform_that_cannot_start_stops_what_started_and_says_which():
     with pytest.raises(StartError, match="platform second .* failed to start: RuntimeError: bad token"):
         await gw.start()
     assert stopped == ["first"] and gw.url is None
+
+
+class Quiet:
+    """A platform plugin whose startup fails, as one whose token is missing would."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.__name__ = f"quiet_{name}"
+        self.started = 0
+
+    @hookimpl
+    def register_platforms(self, register):
+        register(Platform(name=self.name))
+
+    @hookimpl
+    def startup(self, gateway):
+        self.started += 1
+        raise RuntimeError("no token configured")
+
+    @hookimpl
+    def shutdown(self, gateway):
+        self.started -= 100
+
+
+async def test_a_plugin_whose_platform_is_disabled_does_nothing_at_start_up():
+    quiet = Quiet("mattermost")  # installed, not enabled in the config
+    cfg = parse_config({"api_server": {"enabled": False}}, env={})
+    async with Gateway(cfg, make_plugins(load_entry_points=False, extra=[quiet])) as gw:
+        assert gw.started_platforms == []
+    assert quiet.started == 0, "neither startup nor shutdown ran for a disabled platform"
+
+
+async def test_a_plugin_failing_at_start_up_is_named_in_one_line_when_its_platform_is_enabled():
+    from hermes_gateway.gateway import StartError
+
+    quiet = Quiet("mattermost")
+    cfg = parse_config({"api_server": {"enabled": False}, "platforms": {"mattermost": True}}, env={})
+    with pytest.raises(StartError) as caught:
+        async with Gateway(cfg, make_plugins(load_entry_points=False, extra=[quiet])):
+            pass
+    assert str(caught.value) == "plugin quiet_mattermost failed to start: RuntimeError: no token configured"
+
+
+async def test_bad_access_keys_stop_start_up_naming_the_key():
+    cfg = parse_config({"api_server": {"enabled": False},
+                        "platforms": {"reference": {"allowed_users": ["ada", {"id": 1}]}}}, env={})
+    with pytest.raises(ConfigError) as caught:
+        async with Gateway(cfg, make_plugins(load_entry_points=False)):
+            pass
+    assert str(caught.value).startswith("(inline): platforms.reference.allowed_users[1]: an id")
