@@ -5,8 +5,9 @@ The real slack_sdk and slack-bolt talk to it unchanged: point
 ``apps.connections.open`` hands out the URL of its Socket Mode websocket.
 It keeps what a person in the workspace would see (``screen``), every call
 the bot made (``calls``), and what Slack itself would refuse or punish
-(``violations``): a reply outside the thread, a stream left in "streaming"
-state, a message over the limit of the method.
+(``violations``: a channel stream that disappears; ``still_streaming``: a
+stream left open). Whether a reply is in its thread is on the screen:
+``screen(channel, thread_ts)``.
 
 What it implements, from Slack's documentation and PLATFORM_FACTS.md:
 
@@ -421,8 +422,6 @@ class SlackEmulator:
         return message
 
     def _post(self, channel: Channel, text: str, thread_ts: Any, *, echo: bool = True) -> Message:
-        if not thread_ts:
-            self.violations.append(f"{channel.id}: a reply posted outside any thread")
         message = Message(self._next_ts(), self.bot_user_id, "", thread_ts=thread_ts or None, bot=True)
         message.show(text)
         channel.messages.append(message)
