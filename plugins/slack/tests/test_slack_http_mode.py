@@ -109,3 +109,22 @@ async def test_the_route_is_only_mounted_in_http_mode(api):
     async with gateway:
         await api.wait_connected()
         assert gateway.url is None, "socket mode needs no listener"
+
+
+async def test_with_native_streaming_refused_a_long_reply_is_exact_once_through_edits(api):
+    api.start_stream_error = "feature_not_enabled"
+    reply = " ".join([SENTENCE] * 80)  # about 6,700 characters: two messages
+    gateway, _ = http_gateway(api, tokens_per_second=2000)
+    try:
+        await started(gateway, api)
+        ts = await api.push_message("C0HTTP", f"<@U0BOT> echo: {reply}", kind="channel", user="U0DAN")
+        await eventually(lambda: len(api.screen("C0HTTP", ts)) == 2 and settled(api, "C0HTTP", ts),
+                         lambda: api.screen("C0HTTP"))
+        await asyncio.sleep(0.2)
+    finally:
+        await gateway.stop()
+    screen = api.screen("C0HTTP", ts)
+    assert " ".join(screen).split() == reply.split() and all(len(t) <= 4000 for t in screen)
+    assert api.screen("C0HTTP") == screen, "all of it in the thread"
+    assert len(api.calls_to("chat.startStream")) == 1 and len(api.calls_to("chat.postMessage")) == 2
+    assert api.calls_to("chat.update"), "previews were edits"
