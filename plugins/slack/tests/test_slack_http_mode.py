@@ -44,6 +44,8 @@ async def test_a_signed_dm_is_answered_in_its_thread(api):
         await started(gateway, api)
         ts = await api.push_message("D0HTTP", f"echo: {reply}", kind="im")
         await eventually(lambda: settled(api, "D0HTTP", ts), lambda: api.screen("D0HTTP"))
+        await eventually(lambda: len(api.deliveries) >= 2 and all(d.status for d in api.deliveries),
+                         lambda: api.deliveries)  # the bot's own echo too
     finally:
         await gateway.stop()
     assert api.screen("D0HTTP", ts) == [reply] and api.screen("D0HTTP") == [reply]

@@ -48,6 +48,8 @@ async def test_an_app_mention_in_a_channel_is_answered_in_its_thread_for_that_pe
         await api.wait_connected()
         ts = await api.push_message("C0GENERAL", f"<@U0BOT> echo: {SENTENCE}", kind="channel", user="U0BOB")
         await eventually(lambda: settled(api, "C0GENERAL", ts), lambda: api.screen("C0GENERAL"))
+        await eventually(lambda: len(api.deliveries) >= 3 and all(d.acked_at for d in api.deliveries),
+                         lambda: api.deliveries)  # the bot's own echo (of chat.stopStream) too
     assert api.screen("C0GENERAL", ts) == [SENTENCE], "one reply although Slack sent message and app_mention"
     [start] = api.calls_to("chat.startStream")
     assert (start.params["recipient_user_id"], start.params["recipient_team_id"]) == ("U0BOB", "T0HERMES")
