@@ -6,20 +6,33 @@ under ``streaming``; the master switch ``streaming.enabled``, replaced by
 ``HERMES_STREAMING_ENABLED`` when that is set; default off.
 
 Every problem raises :class:`ConfigError`, whose text names the file, the
-key and what was expected, so ``main`` can print one line and exit.
+key and what was expected, so ``main`` can print one line and exit. None is
+silent: the file is UTF-8 (or UTF-8/16/32 with a byte-order mark, as Windows
+writes it); a key written twice is refused; ``${NAME}`` must be set and
+``${NAME:-default}`` falls back like the shell; every unset variable is
+named in one line; a ``base_url`` must be an http(s) URL; API keys lose
+surrounding whitespace (``$(cat key.txt)``'s newline) but may not contain
+any; a list element is named by index (``api_server.api_keys[2]``); a
+fallback names a real endpoint or says ``demo``. Names under ``platforms:``
+and ``streaming:`` are checked later, once plugins are loaded
+(``config_check.py``), since only plugins know which platforms exist.
 """
 
 from __future__ import annotations
 
+import codecs
+import difflib
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 import yaml
 
 from .errors import ConfigError
+from .masking import mask_url, url_secrets
 from .platform import StreamSettings
 
 ENV_CONFIG = "HERMES_CONFIG"
@@ -29,7 +42,11 @@ FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store")
 ENV_HOME = "HERMES_HOME"
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
+_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
+_VAR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+#: ``fallback: [demo]``: the one way to name the built-in demo model as a fallback.
+DEMO_WORD = "demo"
 
 
 @dataclass(frozen=True)
@@ -41,9 +58,19 @@ class Endpoint:
     name: str = "demo"
     api_mode: str = "chat_completions"
 
-    def __repr__(self) -> str:  # never show the key
+    @property
+    def display_url(self) -> str | None:
+        """``base_url`` with any credentials in it masked: the only form that is ever printed or logged."""
+        return mask_url(self.base_url) if self.base_url else None
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every credential of this endpoint (the key and those inside the URL), to redact from error text."""
+        return tuple(s for s in (self.api_key, *url_secrets(self.base_url)) if s)
+
+    def __repr__(self) -> str:  # never show the key, nor credentials in the URL
         key = "set" if self.api_key else "unset"
-        return f"Endpoint(base_url={self.base_url!r}, name={self.name!r}, api_mode={self.api_mode!r}, api_key={key})"
+        return (f"Endpoint(base_url={self.display_url!r}, name={self.name!r}, api_mode={self.api_mode!r}, "
+                f"api_key={key})")
 
 
 @dataclass(frozen=True)
@@ -139,6 +166,9 @@ class Config:
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
+    #: key -> environment variables it uses that are not set; only ever non-empty with
+    #: ``load_config(allow_unset_env=True)`` (what ``hermes-gateway config`` shows).
+    missing_env: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def streaming_for(self, platform: str) -> StreamSettings:
         """The effective streaming settings for ``platform`` (client's ``stream`` aside)."""
@@ -187,21 +217,32 @@ def find_config_path(explicit: str | os.PathLike[str] | None = None) -> Path | N
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
-                search: bool = True) -> Config:
-    """Read and validate a config file; with no file, the defaults (demo model)."""
+                search: bool = True, allow_unset_env: bool = False) -> Config:
+    """Read and validate a config file; with no file, the defaults (demo model).
+
+    ``allow_unset_env=True`` (for ``hermes-gateway config``) leaves a value whose
+    environment variable is not set out instead of failing, and records it in
+    ``Config.missing_env``, so the rest can still be shown.
+    """
     env = os.environ if env is None else env
     resolved = find_config_path(path) if search else (Path(path) if path else None)
     if resolved is None:
         return parse_config({}, source="(defaults)", env=env)
     source = str(resolved)
     try:
-        text = resolved.read_text(encoding="utf-8")
+        raw = resolved.read_bytes()
     except FileNotFoundError:
         raise ConfigError(source, "(file)", "file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(source, "(file)", "a file, got a directory") from None
     except OSError as exc:
         raise ConfigError(source, "(file)", f"cannot be read ({exc.strerror})") from None
+    text = decode_config_bytes(raw, source)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader that refuses duplicate keys)
+    except _DuplicateKey as exc:
+        raise ConfigError(source, f"line {exc.line}", f"each key once; {exc.key!r} is already set at line "
+                                                      f"{exc.first_line} (a duplicate would silently win)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(yaml)"
@@ -209,19 +250,83 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         raise ConfigError(source, where, f"valid YAML ({problem})") from None
     if data is None:
         data = {}
-    return parse_config(data, source=source, env=env)
+    return parse_config(data, source=source, env=env, allow_unset_env=allow_unset_env)
 
 
-def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] | None = None) -> Config:
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def decode_config_bytes(raw: bytes, source: str) -> str:
+    """UTF-8; or UTF-8/16/32 announced by a byte-order mark (what Windows editors and PowerShell write).
+
+    Anything else is one line naming the file, where the first bad byte is, and what to do.
+    """
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(codec)
+            except UnicodeDecodeError:
+                raise ConfigError(source, "(file)", f"text in the encoding its byte-order mark announces "
+                                                    f"({codec.replace('-sig', '')}); it is not: save it as UTF-8") from None
+    if b"\x00" in raw:  # never in a YAML file; every other character of ASCII text in UTF-16
+        raise ConfigError(source, "(file)", "UTF-8 text; it looks like UTF-16 without a byte-order mark "
+                                            "(save it as UTF-8)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(source, f"line {line}, column {column}",
+                          f"UTF-8 text; byte 0x{raw[exc.start]:02x} is not UTF-8 (Latin-1 or Windows-1252?): "
+                          "save the file as UTF-8") from None
+
+
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, key: Any, line: int, first_line: int) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key, self.line, self.first_line = key, line, first_line
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader, except that a key written twice in one mapping is an error, not "last wins".
+
+    Merge keys (``<<: *defaults``) may still be overridden: only keys written out are compared.
+    """
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: the base class reports it
+                    continue
+                if first is not None:
+                    raise _DuplicateKey(key, key_node.start_mark.line + 1, first)
+                seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] | None = None,
+                 allow_unset_env: bool = False) -> Config:
     """Validate an already-parsed mapping (the body of ``config.yaml``)."""
     env = os.environ if env is None else env
     p = _Parser(source, env)
     if not isinstance(data, dict):
         raise ConfigError(source, "(top level)", f"a mapping of {', '.join(TOP_LEVEL_KEYS)}, got {_kind(data)}")
     data = p.expand(data, "")
+    if p.missing:
+        if not allow_unset_env:
+            raise missing_env_error(source, p.missing)
+        data = _without_unset(data)
     for key in data:
         if key not in TOP_LEVEL_KEYS:
-            raise ConfigError(source, str(key), f"unknown top-level key; expected one of {', '.join(TOP_LEVEL_KEYS)}")
+            raise ConfigError(source, str(key), f"unknown top-level key; expected one of {', '.join(TOP_LEVEL_KEYS)}"
+                                                f"{did_you_mean(str(key), TOP_LEVEL_KEYS)}")
     model = p.model(data.get("model"))
     streaming = p.streaming(data.get("streaming"))
     platforms = p.platforms(data.get("platforms"))
@@ -240,7 +345,38 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     return Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                  conversation=conversation, store=store, source=source, env_streaming=env_streaming, origins=dict(p.origins))
+                  conversation=conversation, store=store, source=source, env_streaming=env_streaming,
+                  origins=dict(p.origins), missing_env=dict(p.missing))
+
+
+def did_you_mean(word: str, known: Any) -> str:
+    """`` (did you mean telegram?)`` when a known name is close to ``word``, else nothing."""
+    close = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def missing_env_error(source: str, missing: Mapping[str, tuple[str, ...]]) -> ConfigError:
+    """One line for every unset environment variable at once (``missing``: key -> variable names)."""
+    names = list(dict.fromkeys(n for ns in missing.values() for n in ns))
+    used = ", ".join("${" + n + "}" for n in names)
+    what = f"environment variable {names[0]}" if len(names) == 1 else f"environment variables {', '.join(names)}"
+    return ConfigError(source, ", ".join(missing), f"{what} to be set (used as {used})")
+
+
+class _Unset:
+    """Stands, during ``allow_unset_env`` parsing, for a value whose environment variable is not set."""
+
+
+_UNSET = _Unset()
+
+
+def _without_unset(value: Any) -> Any:
+    """``value`` with every unset value left out, as if it had not been written."""
+    if isinstance(value, dict):
+        return {k: _without_unset(v) for k, v in value.items() if v is not _UNSET}
+    if isinstance(value, list):
+        return [_without_unset(v) for v in value if v is not _UNSET]
+    return value
 
 
 class _Parser:
@@ -250,18 +386,34 @@ class _Parser:
         self.source = source
         self.env = env
         self.origins: dict[str, str] = {}
+        self.missing: dict[str, tuple[str, ...]] = {}  # key -> unset environment variables it uses
 
     def fail(self, key: str, expected: str) -> ConfigError:
         return ConfigError(self.source, key, expected)
 
     def expand(self, value: Any, key: str) -> Any:
+        """Replace ``${NAME}`` and ``${NAME:-default}``; note every unset variable (all are reported at once)."""
         if isinstance(value, str):
+            unset: list[str] = []
+
             def sub(m: re.Match[str]) -> str:
-                name = m.group(1)
-                if name not in self.env:
-                    raise self.fail(key or "(value)", f"environment variable {name} to be set (used as ${{{name}}})")
-                return self.env[name]
-            return _VAR.sub(sub, value)
+                inside = _VAR.fullmatch(m.group(1))
+                if inside is None:
+                    raise self.fail(key or "(value)", f"${{NAME}} or ${{NAME:-default}} to use an environment "
+                                                      f"variable, got {_show(m.group(0))}")
+                name, default = inside.group(1), inside.group(2)
+                found = self.env.get(name)
+                if default is not None and not found:  # the shell's ":-": unset or empty
+                    return default
+                if found is None:
+                    unset.append(name)
+                    return ""
+                return found
+            expanded = _PLACEHOLDER.sub(sub, value)
+            if unset:
+                self.missing[key or "(value)"] = tuple(dict.fromkeys(unset))
+                return _UNSET
+            return expanded
         if isinstance(value, dict):
             return {k: self.expand(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
         if isinstance(value, list):
@@ -276,7 +428,8 @@ class _Parser:
         if allowed is not None:
             for k in value:
                 if k not in allowed:
-                    raise self.fail(f"{key}.{k}", f"unknown key; expected one of {', '.join(allowed)}")
+                    raise self.fail(f"{key}.{k}", f"unknown key; expected one of {', '.join(allowed)}"
+                                                  f"{did_you_mean(str(k), allowed)}")
         return value
 
     def get(self, section: dict, prefix: str, name: str, kind: str, default: Any, **limits: Any) -> Any:
@@ -318,24 +471,78 @@ class _Parser:
             if choices and value not in choices:
                 raise self.fail(key, f"one of {', '.join(choices)}, got {value!r}")
             return value
-        if kind == "strlist":
+        if kind == "url":
+            return self.url(value, key)
+        if kind == "key":
+            return self.api_key(value, key)
+        if kind in ("strlist", "keylist"):
             if isinstance(value, str):
                 value = [value]
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            if not isinstance(value, list):
                 raise self.fail(key, f"a list of non-empty strings, got {_kind(value)}")
-            return tuple(value)
+            items = []
+            for i, item in enumerate(value):
+                if kind == "keylist":
+                    item = self.api_key(item, f"{key}[{i}]")
+                if not isinstance(item, str) or not item:
+                    raise self.fail(f"{key}[{i}]", f"a non-empty string, got {_show(item) if item == '' else _kind(item)}")
+                items.append(item)
+            return tuple(items)
         raise AssertionError(kind)
+
+    def url(self, value: Any, key: str) -> str:
+        """An http(s) URL with a host; shown masked in the error, since it may carry credentials."""
+        if not isinstance(value, str):
+            raise self.fail(key, f"an http:// or https:// URL, got {_kind(value)}")
+        url = value.strip()
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname
+        except ValueError:
+            parts, host = None, None
+        if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+            raise self.fail(key, f"an http:// or https:// URL such as https://api.openai.com/v1, "
+                                 f"got {_show(mask_url(url))}")
+        return url
+
+    def api_key(self, value: Any, key: str) -> str | None:
+        """A key with surrounding whitespace stripped (``$(cat key.txt)`` ends in a newline); none inside."""
+        if not isinstance(value, str):
+            raise self.fail(key, f"a string, got {_kind(value)}")
+        stripped = value.strip()
+        if any(ch.isspace() for ch in stripped):
+            raise self.fail(key, "a key without spaces or line breaks inside (two values pasted together?)")
+        return stripped or None
 
     def endpoint(self, value: Any, key: str, defaults: Endpoint | None = None) -> Endpoint:
         allowed = ("base_url", "api_key", "name", "api_mode")
         sec = self.section(value, key, allowed)
         d = defaults or Endpoint()
         return Endpoint(
-            base_url=self.get(sec, key, "base_url", "str", d.base_url),
-            api_key=self.get(sec, key, "api_key", "str", d.api_key),
+            base_url=self.get(sec, key, "base_url", "url", d.base_url),
+            api_key=self.get(sec, key, "api_key", "key", d.api_key),
             name=self.get(sec, key, "name", "str", d.name),
             api_mode=self.get(sec, key, "api_mode", "str", d.api_mode, choices=("chat_completions", "responses")),
         )
+
+    def fallback(self, item: Any, key: str, primary: Endpoint) -> Endpoint:
+        """A real endpoint (base_url and name; the primary's key unless its own), or the word ``demo``.
+
+        A mapping without base_url used to become the demo model silently: with the
+        primary down, a canned demo greeting was the answer. Now it must say so.
+        """
+        if item == DEMO_WORD:
+            return Endpoint()
+        if isinstance(item, str):
+            raise self.fail(key, f"an endpoint {{base_url: ..., name: ...}} or the word {DEMO_WORD} "
+                                 f"(the built-in demo model), got {_show(mask_url(item))}")
+        sec = self.section(item, key, ("base_url", "api_key", "name", "api_mode"))
+        if sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
+            raise self.fail(f"{key}.base_url", "the URL of the endpoint to fall back to "
+                                               f"(for the built-in demo model write `- {DEMO_WORD}` instead)")
+        if sec.get("name") is None and sec.get("base_url") is not None:
+            raise self.fail(f"{key}.name", "the model name to request from this fallback's base_url")
+        return self.endpoint(sec, key, Endpoint(api_key=primary.api_key))
 
     def model(self, value: Any) -> ModelConfig:
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
@@ -347,8 +554,7 @@ class _Parser:
         fallback_raw = sec.get("fallback") or []
         if not isinstance(fallback_raw, list):
             raise self.fail("model.fallback", f"a list of endpoints (base_url, api_key, name), got {_kind(fallback_raw)}")
-        fallback = tuple(self.endpoint(item, f"model.fallback[{i}]", Endpoint(api_key=endpoint.api_key))
-                         for i, item in enumerate(fallback_raw))
+        fallback = tuple(self.fallback(item, f"model.fallback[{i}]", endpoint) for i, item in enumerate(fallback_raw))
         tsec = self.section(sec.get("timeouts"), "model.timeouts", ("connect", "first_token", "stall"))
         td = Timeouts()
         timeouts = Timeouts(
@@ -452,7 +658,7 @@ class _Parser:
             enabled=self.get(sec, "api_server", "enabled", "bool", d.enabled),
             host=self.get(sec, "api_server", "host", "str", d.host),
             port=self.get(sec, "api_server", "port", "int", d.port, minimum=0, maximum=65535),
-            api_keys=self.get(sec, "api_server", "api_keys", "strlist", d.api_keys),
+            api_keys=self.get(sec, "api_server", "api_keys", "keylist", d.api_keys),
             allow_unauthenticated=self.get(sec, "api_server", "allow_unauthenticated", "bool", d.allow_unauthenticated),
             max_body_bytes=self.get(sec, "api_server", "max_body_bytes", "int", d.max_body_bytes, minimum=1),
             tool_progress_events=self.get(sec, "api_server", "tool_progress_events", "bool", d.tool_progress_events),

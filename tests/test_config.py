@@ -45,6 +45,8 @@ def test_secrets_come_from_the_environment():
 BAD = [
     ("streaming:\n  enabled: [unclosed\n", "line 3, column 1", "valid YAML"),
     ("modle:\n  name: x\n", "modle", "unknown top-level key; expected one of model, streaming, platforms, api_server"),
+    ("modle:\n  name: x\n", "modle", "(did you mean model?)"),
+    ("model:\n  nmae: x\n", "model.nmae", "(did you mean name?)"),
     ("streaming:\n  enabled: maybe\n", "streaming.enabled", "true or false, got 'maybe'"),
     ("streaming:\n  edit_interval: -1\n", "streaming.edit_interval", "a number >= 0"),
     ("streaming:\n  telegram: sometimes\n", "streaming.telegram", "true/false or a mapping"),
@@ -99,3 +101,201 @@ def test_the_config_command_shows_where_each_streaming_value_came_from(tmp_path)
     assert "token: '***'" in result.stdout
     assert f"reference: on (from {path} (streaming.enabled)); edit_interval 4s (from {path} " \
            f"(streaming.reference.edit_interval))" in result.stdout
+
+
+# -- every mistake one line, none silent (issue 8, section 5) ----------------------------------------------------
+
+def hermes(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
+    """The real command, as a person runs it: no streaming switch or config path from outside (HERMES_HOME stays)."""
+    base = {k: v for k, v in __import__("os").environ.items() if k not in ("HERMES_STREAMING_ENABLED", "HERMES_CONFIG")}
+    return subprocess.run([sys.executable, "-m", "hermes_gateway", *args], capture_output=True, text=True,
+                          timeout=120, env={**base, **(env or {})}, cwd=cwd)
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    """The single stderr line of a config error (and nothing else, no traceback)."""
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("hermes-gateway: config error: ")
+    return lines[0][len("hermes-gateway: config error: "):]
+
+
+BAD_MORE = [
+    ("a: 1\nmodel:\n  name: x\n  name: y\n", "line 4", "each key once; 'name' is already set at line 3"),
+    ("model:\n  base_url: api.openai.com/v1\n  name: m\n", "model.base_url",
+     "an http:// or https:// URL such as https://api.openai.com/v1, got 'api.openai.com/v1'"),
+    ("model:\n  base_url: ftp://host/v1\n  name: m\n", "model.base_url", "an http:// or https:// URL"),
+    ("model:\n  api_key: 'sk-one sk-two'\n", "model.api_key", "a key without spaces or line breaks inside"),
+    ("api_server:\n  api_keys: [good, also-good, 'two keys']\n", "api_server.api_keys[2]",
+     "a key without spaces or line breaks inside"),
+    ("api_server:\n  api_keys: [good, also-good, 7]\n", "api_server.api_keys[2]", "a string, got a number"),
+    ("api_server:\n  cors_origins: [https://a.example, '']\n", "api_server.cors_origins[1]",
+     "a non-empty string, got ''"),
+    ("model:\n  api_key: ${HG_TEST_KEY-fallback}\n", "model.api_key",
+     "${NAME} or ${NAME:-default} to use an environment variable, got '${HG_TEST_KEY-fallback}'"),
+    ("model:\n  base_url: http://127.0.0.1:9/v1\n  name: m\n  fallback:\n    - {name: backup}\n",
+     "model.fallback[0].base_url", "the URL of the endpoint to fall back to (for the built-in demo model write "
+     "`- demo` instead)"),
+    ("model:\n  base_url: http://127.0.0.1:9/v1\n  name: m\n  fallback:\n    - base_url: http://127.0.0.1:8/v1\n",
+     "model.fallback[0].name", "the model name to request from this fallback's base_url"),
+    ("model:\n  fallback: [demmo]\n", "model.fallback[0]",
+     "an endpoint {base_url: ..., name: ...} or the word demo (the built-in demo model), got 'demmo'"),
+]
+
+
+@pytest.mark.parametrize("text,key,expected", BAD_MORE, ids=[f"{b[1]}-{i}" for i, b in enumerate(BAD_MORE)])
+def test_more_mistakes_name_the_file_the_key_and_the_expectation(tmp_path, text, key, expected):
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env={})
+    assert str(info.value) == f"{path}: {key}: {expected}" or \
+        (str(info.value).startswith(f"{path}: {key}: ") and expected in str(info.value))
+    assert "\n" not in str(info.value)
+
+
+def test_a_powershell_utf16_file_with_a_bom_is_read(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes("streaming:\n  min_tokens: 7\nmodel:\n  system_prompt: Réponds en français\n".encode("utf-16"))
+    assert path.read_bytes()[:2] == b"\xff\xfe"  # what `> config.yaml` writes in Windows PowerShell 5
+    result = hermes("config", "--config", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "min_tokens: 7" in result.stdout and "system_prompt: Réponds en français" in result.stdout
+
+
+def test_a_utf8_file_with_a_bom_is_read(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"\xef\xbb\xbfstreaming:\n  min_tokens: 9\n")
+    assert load_config(path, env={}).streaming.min_tokens == 9
+
+
+def test_a_latin1_file_is_one_line_naming_the_file_the_place_and_the_expectation(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes("model:\n  system_prompt: Réponds\n".encode("latin-1"))
+    assert one_error_line(hermes("config", "--config", str(path))) == (
+        f"{path}: line 2, column 19: UTF-8 text; byte 0xe9 is not UTF-8 (Latin-1 or Windows-1252?): "
+        "save the file as UTF-8")
+
+
+def test_utf16_without_a_bom_is_named_as_such(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes("streaming:\n  cli: true\n".encode("utf-16-le"))
+    assert one_error_line(hermes("config", "--config", str(path))) == (
+        f"{path}: (file): UTF-8 text; it looks like UTF-16 without a byte-order mark (save it as UTF-8)")
+
+
+def test_a_duplicate_key_is_one_line_with_both_lines(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("platforms:\n  reference: {enabled: true}\nstreaming:\n  cli: true\n  cli: false\n")
+    assert one_error_line(hermes("config", "--config", str(path))) == (
+        f"{path}: line 5: each key once; 'cli' is already set at line 4 (a duplicate would silently win)")
+
+
+def test_merge_keys_may_still_be_overridden():
+    import yaml
+
+    from hermes_gateway.config import _UniqueKeyLoader
+    text = "base: &b {edit_interval: 2, min_tokens: 3}\nx:\n  <<: *b\n  min_tokens: 5\n"
+    assert yaml.load(text, Loader=_UniqueKeyLoader)["x"] == {"edit_interval": 2, "min_tokens": 5}
+
+
+def test_env_default_form_is_used_when_the_variable_is_unset_or_empty():
+    data = {"model": {"base_url": "${HG_URL:-http://127.0.0.1:11434/v1}", "name": "${HG_NAME:-llama3.1}",
+                      "api_key": "${HG_KEY:-}"}}
+    config = parse_config(data, env={"HG_NAME": ""})
+    assert config.model.endpoint.base_url == "http://127.0.0.1:11434/v1"
+    assert config.model.endpoint.name == "llama3.1"
+    assert config.model.endpoint.api_key is None
+    assert parse_config(data, env={"HG_NAME": "qwen3"}).model.endpoint.name == "qwen3"
+
+
+def test_every_missing_variable_is_reported_at_once_in_one_line(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("model:\n  base_url: https://api.example/v1\n  name: m\n  api_key: ${HG_OPENAI_KEY}\n"
+                    "platforms:\n  reference: {token: '${HG_TG_TOKEN}'}\n"
+                    "api_server:\n  api_keys: [fixed-key, '${HG_API_KEY}']\n")
+    result = hermes("run", "--config", str(path))
+    assert one_error_line(result) == (
+        f"{path}: model.api_key, platforms.reference.token, api_server.api_keys[1]: environment variables "
+        "HG_OPENAI_KEY, HG_TG_TOKEN, HG_API_KEY to be set (used as ${HG_OPENAI_KEY}, ${HG_TG_TOKEN}, ${HG_API_KEY})")
+
+
+def test_config_still_shows_the_rest_with_the_unset_values_marked(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("model:\n  base_url: https://api.example/v1\n  name: gpt-4o-mini\n  api_key: ${HG_OPENAI_KEY}\n"
+                    "streaming:\n  min_tokens: 11\n"
+                    "api_server:\n  api_keys: [fixed-key, '${HG_API_KEY}']\n")
+    result = hermes("config", "--config", str(path))
+    assert result.returncode == 2
+    assert result.stderr == (f"hermes-gateway: config error: {path}: model.api_key, api_server.api_keys[1]: "
+                             "environment variables HG_OPENAI_KEY, HG_API_KEY to be set "
+                             "(used as ${HG_OPENAI_KEY}, ${HG_API_KEY})\n")
+    out = result.stdout
+    assert "# not set: HG_OPENAI_KEY (model.api_key), HG_API_KEY (api_server.api_keys[1])" in out
+    assert "  name: gpt-4o-mini\n" in out and "  min_tokens: 11\n" in out
+    assert "  api_key: '<unset: HG_OPENAI_KEY>'\n" in out
+    assert "  api_keys:\n  - '***'\n  - '<unset: HG_API_KEY>'\n" in out
+    assert "fixed-key" not in out
+
+
+def test_api_keys_lose_a_trailing_newline_from_cat(tmp_path):
+    config = parse_config({"model": {"base_url": "http://127.0.0.1:9/v1", "name": "m", "api_key": "${K}"},
+                           "api_server": {"api_keys": ["${K}"]}}, env={"K": "sk-from-a-file\n"})
+    assert config.model.endpoint.api_key == "sk-from-a-file"
+    assert config.api_server.api_keys == ("sk-from-a-file",)
+
+
+def test_a_fallback_without_base_url_is_refused_before_the_primary_is_even_tried(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("model:\n  base_url: http://127.0.0.1:9/v1\n  name: primary\n  timeouts: {connect: 1}\n"
+                    "  fallback:\n    - {name: backup}\n")
+    result = hermes("chat", "--config", str(path), "-m", "hello there")
+    assert result.stdout == ""  # no canned demo greeting
+    assert one_error_line(result) == (f"{path}: model.fallback[0].base_url: the URL of the endpoint to fall back to "
+                                      "(for the built-in demo model write `- demo` instead)")
+
+
+def test_demo_named_explicitly_is_a_working_fallback(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("model:\n  base_url: http://127.0.0.1:9/v1\n  name: primary\n  timeouts: {connect: 1}\n"
+                    "  demo: {tokens_per_second: 0}\n  fallback:\n    - demo\n")
+    result = hermes("chat", "--config", str(path), "-m", "echo: answered by the demo")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "answered by the demo\n"
+
+
+CREDENTIAL_URL = "https://alice:sk-url-secret-1@127.0.0.1:9/v1?key=qk-url-secret-2&api-version=2024-06-01"
+
+
+def test_credentials_in_base_url_are_masked_in_config_output(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(f"model:\n  base_url: '{CREDENTIAL_URL}'\n  name: m\n")
+    result = hermes("config", "--config", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "base_url: https://***@127.0.0.1:9/v1?key=***&api-version=2024-06-01" in result.stdout
+    assert "url-secret" not in result.stdout + result.stderr
+
+
+def test_credentials_in_a_bad_base_url_are_masked_in_the_error(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("model:\n  base_url: 'alice:sk-url-secret-1@api.example/v1?token=tk-url-secret-3'\n  name: m\n")
+    line = one_error_line(hermes("config", "--config", str(path)))
+    assert line.startswith(f"{path}: model.base_url: an http:// or https:// URL")
+    assert "'***@api.example/v1?token=***'" in line and "url-secret" not in line
+
+
+def test_credentials_in_base_url_are_masked_in_the_model_error_line(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(f"model:\n  base_url: '{CREDENTIAL_URL}'\n  name: m\n  timeouts: {{connect: 1}}\n")
+    result = hermes("chat", "--config", str(path), "-m", "hi")
+    assert result.returncode == 1
+    assert result.stderr.startswith("hermes-gateway: the model is unavailable: "
+                                    "m at https://***@127.0.0.1:9/v1?key=***&api-version=2024-06-01 (")
+    assert "url-secret" not in result.stderr
+
+
+def test_endpoint_repr_masks_url_credentials():
+    from hermes_gateway.config import Endpoint
+    text = repr(Endpoint(base_url=CREDENTIAL_URL, name="m", api_key="sk-k"))
+    assert "url-secret" not in text and "sk-k" not in text and "https://***@127.0.0.1:9/v1" in text

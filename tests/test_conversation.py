@@ -7,6 +7,7 @@ import asyncio
 from hermes_gateway import RateBudget, make_plugins
 from hermes_gateway.config import parse_config
 from hermes_gateway.gateway import Gateway
+from hermes_gateway.store import ConversationKey
 from hermes_gateway.testing import ReferencePlatform
 
 CURSOR = " ▌"
@@ -67,6 +68,6 @@ async def test_each_chat_keeps_its_own_history():
     async with gateway_with(ref) as gateway:
         await asyncio.gather(ref.say("a", "echo: one"), ref.say("b", "echo: two"))
         await ref.say("a", "echo: three")
-        history_a = gateway.conversations.history("reference", "a")
+        history_a = await gateway.store.history(ConversationKey("reference", "a"))
     assert [m["content"] for m in history_a] == ["echo: one", "one", "echo: three", "three"]
     assert ref.chat("a").screen == ["one", "three"] and ref.chat("b").screen == ["two"]

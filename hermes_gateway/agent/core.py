@@ -318,7 +318,9 @@ class AIAgent:
                         paths.insert(0, (True, False))
                         continue
                     how = "stream" if streaming else "non-streaming call"
-                    reason = redact(describe(exc), upstream.endpoint.api_key)  # servers may echo the key
+                    reason = describe(exc)
+                    for secret in upstream.endpoint.secrets():  # servers may echo the key or the URL
+                        reason = redact(reason, secret)
                     failures.append(f"{upstream.label} ({how}): {reason}")
                     log.info("upstream %s %s failed: %s", upstream.label, how, reason)
                     if call.text_parts:

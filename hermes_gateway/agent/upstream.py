@@ -32,8 +32,8 @@ class Upstream:
 
     @property
     def label(self) -> str:
-        """How errors name this upstream: model and URL, never the key."""
-        return f"{self.endpoint.name} at {self.endpoint.base_url or 'the built-in demo model'}"
+        """How errors and logs name this upstream: model and URL (credentials masked), never the key."""
+        return f"{self.endpoint.name} at {self.endpoint.display_url or 'the built-in demo model'}"
 
 
 class StreamSupport:

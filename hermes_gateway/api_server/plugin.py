@@ -15,6 +15,7 @@ from aiohttp import web
 from ..hookspecs import hookimpl
 from .auth import check_bind_safety
 from .routes import ApiServer
+from .store import ResponseStore
 
 API_SERVER_KEY = web.AppKey("hermes_gateway.api_server", ApiServer)
 
@@ -27,7 +28,9 @@ def register_routes(app: web.Application) -> None:
     if gateway is None or not gateway.config.api_server.enabled:
         return
     check_bind_safety(gateway.config.api_server, gateway.config.source)
-    server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent)
+    store = ResponseStore(lambda: gateway.store, history_messages=gateway.config.store.history_messages,
+                          history_chars=gateway.config.store.history_chars)  # responses survive a restart
+    server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store)
     server.add_routes(app)
     app[API_SERVER_KEY] = server
 

@@ -32,8 +32,9 @@ from .outcome import classify_end, total_usage
 from .reply_text import ThinkSplitter
 from .responses_stream import ResponseShape, write_responses_stream
 from .sse import SSEWriter
-from .store import ResponseStore, StoredResponse
-from .validation import TurnInput, parse_chat_request, parse_responses_request, read_json_body
+from ..store.base import StoreError
+from .store import ResponseStore, owner_fingerprint
+from .validation import TurnInput, model_ids, parse_chat_request, parse_responses_request, read_json_body
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +86,14 @@ class ApiServer:
         self.cfg = config.api_server
         self.agent_factory = agent_factory or default_agent_factory(config)
         self.keys = tuple(k.encode("utf-8", "surrogatepass") for k in self.cfg.api_keys)
-        self.models = (self.cfg.model_name,)
+        self.owners = tuple(owner_fingerprint(k) for k in self.cfg.api_keys)  # who owns a stored response
+        self.models = model_ids(config)  # api_server.model_name, then the configured models' names
         self.default_stream = config.streaming_for("api_server").enabled
         self.ping_interval = self.cfg.keepalive_interval
         self.cors = Cors(self.cfg.cors_origins)
         self.metrics = Metrics()
-        self.store = store or ResponseStore()
+        self.store = store or ResponseStore(history_messages=config.store.history_messages,
+                                            history_chars=config.store.history_chars)
         self.active: set[ActiveTurn] = set()
         self.closing = False
         self.started_at = int(time.time())
@@ -176,16 +179,28 @@ class ApiServer:
         raise ApiError(404, f"Unknown endpoint {request.method} {request.path}.", code="unknown_url")
 
     async def get_response(self, request: web.Request) -> web.Response:
-        item = self.store.get(request.match_info["response_id"], request.get(KEY_INDEX))
+        try:
+            item = await self.store.get(request.match_info["response_id"], self._owner(request))
+        except StoreError as exc:
+            raise _store_unavailable(exc) from None
         if item is None:
             raise self._no_response(request.match_info["response_id"])
         return web.json_response(item.response)
 
     async def delete_response(self, request: web.Request) -> web.Response:
         response_id = request.match_info["response_id"]
-        if not self.store.delete(response_id, request.get(KEY_INDEX)):
+        try:
+            deleted = await self.store.delete(response_id, self._owner(request))
+        except StoreError as exc:
+            raise _store_unavailable(exc) from None
+        if not deleted:
             raise self._no_response(response_id)
         return web.json_response({"id": response_id, "object": "response", "deleted": True})
+
+    def _owner(self, request: web.Request) -> str | None:
+        """The fingerprint of the key that authenticated ``request`` (None when the server has no keys)."""
+        index = request.get(KEY_INDEX)
+        return None if index is None else self.owners[index]
 
     def _no_response(self, response_id: str) -> ApiError:
         return ApiError(404, f"No response with id '{response_id}' (it was not stored, or was evicted).",
@@ -225,9 +240,10 @@ class ApiServer:
     async def responses(self, request: web.Request) -> web.StreamResponse:
         started = asyncio.get_running_loop().time()
         body = await read_json_body(request, self.cfg.max_body_bytes)
-        owner = request.get(KEY_INDEX)
+        owner = self._owner(request)
+        earlier = await self._conversation_of(body.get("previous_response_id"), owner)
         turn = parse_responses_request(body, models=self.models, default_stream=self.default_stream,
-                                       conversation_of=lambda response_id: self._conversation_of(response_id, owner))
+                                       conversation_of=lambda response_id: earlier)
         self._refuse_while_closing()
         agent = self.agent_factory()
         shape = ResponseShape(f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}", turn.model,
@@ -237,7 +253,7 @@ class ApiServer:
             end, usage = await self._run_to_end(agent, turn)
             item = shape.message("completed", end.reply)
             final = shape.response("completed", [item], usage=usage)
-            self._remember(turn, shape, final, end.reply, owner)
+            await self._remember(turn, shape, final, end, owner)
             return web.json_response(final)
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
@@ -246,7 +262,7 @@ class ApiServer:
                 tool_progress=self.cfg.tool_progress_events, on_text=self._text_counter(started),
                 shutting_down=lambda: self.closing)
             if outcome.ok:
-                self._remember(turn, shape, final, outcome.text, owner)
+                await self._remember(turn, shape, final, outcome.end, owner, outcome.text)
             else:
                 self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
@@ -258,17 +274,34 @@ class ApiServer:
             raise ApiError(503, "The gateway is shutting down; retry shortly.", type=SERVER_ERROR,
                            code="server_shutdown", headers={"Retry-After": "5"})
 
-    def _conversation_of(self, response_id: str, owner: int | None) -> list[dict[str, Any]] | None:
-        item = self.store.get(response_id, owner)
+    async def _conversation_of(self, response_id: Any, owner: str | None) -> list[dict[str, Any]] | None:
+        """The stored conversation ``previous_response_id`` continues (read before validation, which is sync)."""
+        if not isinstance(response_id, str) or not response_id:
+            return None  # absent or malformed: validation says so
+        try:
+            item = await self.store.get(response_id, owner)
+        except StoreError as exc:
+            raise _store_unavailable(exc) from None
         return None if item is None else list(item.conversation)
 
-    def _remember(self, turn: TurnInput, shape: ResponseShape, final: dict[str, Any], reply: str,
-                  owner: int | None) -> None:
+    async def _remember(self, turn: TurnInput, shape: ResponseShape, final: dict[str, Any], end: TurnEnd | None,
+                        owner: str | None, reply: str | None = None) -> None:
+        """Store the response and its conversation: what came before, then the turn as the agent recorded it
+        (the user message, tool calls and results, the reply). The reply already went out: a store that
+        fails costs a warning in the log, not the reply."""
         if not turn.store:
             return
-        conversation = (*turn.conversation, {"role": "user", "content": turn.message},
-                        {"role": "assistant", "content": reply})
-        self.store.put(shape.response_id, StoredResponse(final, conversation, owner))
+        seen = reply if reply is not None else (end.reply if end is not None else "")
+        this_turn = [dict(m) for m in (end.messages if end is not None else ())] \
+            or [{"role": "user", "content": turn.message}]
+        if this_turn[-1].get("role") == "assistant" and not this_turn[-1].get("tool_calls"):
+            this_turn[-1]["content"] = seen  # exactly the text the client received
+        else:
+            this_turn.append({"role": "assistant", "content": seen})
+        try:
+            await self.store.put(shape.response_id, final, [*turn.conversation, *this_turn], owner)
+        except StoreError as exc:
+            log.warning("response %s was not stored: %s", shape.response_id, exc)
 
     def _text_counter(self, started: float) -> Callable[[int], None]:
         """Counts text events for /metrics and records time to first token on the first one."""
@@ -367,6 +400,12 @@ class ApiServer:
             if not turn.done.is_set() and turn.task is not None:
                 log.warning("a turn ignored the interrupt for %.1fs; cancelling it", grace)
                 turn.task.cancel()
+
+
+def _store_unavailable(exc: StoreError) -> ApiError:
+    log.warning("the response store failed: %s", exc)
+    return ApiError(503, "The gateway's response store is unavailable; see the gateway's log.", type=SERVER_ERROR,
+                    code="store_unavailable", headers={"Retry-After": "5"})
 
 
 def _split_reasoning(raw: str) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
+from ..config import Config
 from .errors import ApiError, bad_request
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -34,6 +35,19 @@ class TurnInput:
     previous_response_id: str | None = None
     store: bool = True
     conversation: list[dict[str, Any]] = field(default_factory=list)  # history without instructions (Responses)
+
+
+def model_ids(config: Config) -> tuple[str, ...]:
+    """The model ids clients may ask for: ``api_server.model_name``, then the real endpoints' names.
+
+    Clients that hard-code a model name (``gpt-4o-mini``) work unchanged; whichever id
+    is asked for, the gateway's own agent answers (primary, then fallbacks) and the
+    reply carries the id the client sent. The demo model's name is not offered.
+    """
+    model = config.model
+    names = [config.api_server.model_name]
+    names += [e.name for e in (model.endpoint, *model.fallback) if e.base_url]
+    return tuple(dict.fromkeys(names))
 
 
 async def read_json_body(request: web.Request, limit: int) -> dict[str, Any]:

@@ -12,10 +12,10 @@ import argparse
 import asyncio
 import sys
 
-from ..config import load_config
+from ..config import did_you_mean
 from ..conversation import reply_in_chat
 from ..gateway import Gateway
-from ..plugins import make_plugins
+from .loading import load_checked, warn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,15 +29,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    plugins = make_plugins()
-    for problem in plugins.problems:
-        print(f"hermes-gateway: warning: {problem}", file=sys.stderr)
+    config, plugins = load_checked(args.config)
     if args.platform not in plugins.platforms():
         known = ", ".join(sorted(plugins.platforms())) or "none"
-        print(f"hermes-gateway: unknown platform {args.platform!r} (known: {known})", file=sys.stderr)
+        print(f"hermes-gateway: unknown platform {args.platform!r}{did_you_mean(args.platform, plugins.platforms())} "
+              f"(known: {known})", file=sys.stderr)
         return 2
     reference = _reference_platform(plugins, args.platform)
+    # Checked before the model runs: a reply that cannot be delivered is a model call wasted.
+    # The in-memory reference platform needs no configuration; every other one must be enabled.
+    if reference is None and not config.platform_enabled(args.platform):
+        state = "disabled" if args.platform in config.platforms else "not configured"
+        where = f"in {config.source}" if config.source != "(defaults)" else "(no config file found)"
+        print(f"hermes-gateway: platform {args.platform} is {state} {where}: set "
+              f"platforms.{args.platform} (enabled: true and its keys) to send into it", file=sys.stderr)
+        return 2
+    warn(config, plugins, [args.platform])
     if reference is not None and args.show_calls:
         reference.on_call = lambda chat, call: print(
             f"[{call.kind} {call.outcome}] {call.text!r}", file=sys.stderr, flush=True)

@@ -2,9 +2,12 @@
 
 Two modes, chosen by how it is called:
 
-- a terminal on stdin and no ``-m``: the interactive chat (``interactive.py``);
+- a terminal on stdin and no ``-m``: the interactive chat (``interactive.py``),
+  which continues its last conversation from the conversation store;
 - ``-m MESSAGE``, or a message piped into stdin: one turn, the reply on
-  stdout as plain text (``oneshot.py``), for scripts and pipes.
+  stdout as plain text (``oneshot.py``), for scripts and pipes. It neither
+  reads nor writes the stored conversation, so a script's answer never
+  depends on what was said before.
 
 Whether replies stream follows DESIGN.md's precedence: ``--stream`` /
 ``--no-stream`` here (the terminal's equivalent of an API client's own
@@ -19,7 +22,8 @@ import asyncio
 import logging
 import sys
 
-from ..config import Config, load_config
+from ..config import Config
+from .loading import load_checked
 
 PLATFORM = "cli"
 
@@ -28,14 +32,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="config.yaml to use (default: $HERMES_CONFIG, "
                         "./config.yaml, ~/.hermes/config.yaml, else the built-in demo model)")
     parser.add_argument("-m", "--message", metavar="MESSAGE",
-                        help="send one message, print the reply to stdout and exit (also: pipe a message in)")
+                        help="send one message, print the reply to stdout and exit (also: pipe a message in); "
+                             "the reply is printed whole unless --stream or streaming.cli is on")
     stream = parser.add_mutually_exclusive_group()
     stream.add_argument("--stream", dest="stream", action="store_true", default=None,
                         help="show replies as they are written (overrides streaming.cli)")
     stream.add_argument("--no-stream", dest="stream", action="store_false",
                         help="show each reply whole when it is done (overrides streaming.cli)")
     parser.add_argument("--no-history", action="store_true",
-                        help="do not read or write the prompt history file (~/.hermes/chat_history)")
+                        help="do not read or write history: neither the prompt history (~/.hermes/chat_history) "
+                             "nor the saved conversation (the chat starts fresh and is forgotten)")
 
 
 def streaming_enabled(config: Config, flag: bool | None) -> bool:
@@ -46,7 +52,7 @@ def streaming_enabled(config: Config, flag: bool | None) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config, _plugins = load_checked(args.config)  # a skipped plugin is already logged as a warning
     if not getattr(args, "verbose", 0):
         # The chat shows the agent's failures itself, as one line in place; the same
         # warning logged to stderr would print them twice and cut through the reply box.
@@ -62,10 +68,12 @@ def run(args: argparse.Namespace) -> int:
         from .oneshot import run_oneshot
 
         return asyncio.run(run_oneshot(config, message, streaming=streaming))
+    from ..store import open_store
     from .interactive import ChatSession, default_history_path
 
     session = ChatSession(config, streaming=streaming,
-                          history_path=None if args.no_history else default_history_path())
+                          history_path=None if args.no_history else default_history_path(),
+                          store=None if args.no_history else open_store(config))
     return asyncio.run(session.run())
 
 

@@ -1,18 +1,28 @@
-"""``hermes-gateway config``: the effective configuration, and where each value came from."""
+"""``hermes-gateway config``: the effective configuration, and where each value came from.
+
+It shows what it can even when something is wrong: unset environment
+variables are marked ``<unset: NAME>`` in place, and each mistake (those,
+unknown platform names) is one line on stderr with exit code 2, the same
+line ``run`` would refuse to start with.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import asdict
+from typing import Any
 
 import yaml
 
-from ..config import ENV_STREAMING, Config, load_config
-from ..plugins import make_plugins
+from ..config import ENV_STREAMING, Config, did_you_mean
+from ..config_check import STREAMING_KEYS, STREAMING_ONLY_NAMES, edit_interval
+from .loading import load_for_display, print_errors
 
 #: Keys whose values are secrets, by whole name (``first_token`` is a timeout, not a token).
 SECRET_KEYS = frozenset({"api_key", "api_keys", "token", "bot_token", "access_token", "verify_token", "secret",
                          "password", "signing_secret", "app_secret", "client_secret"})
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,48 +30,98 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def effective(config: Config) -> dict:
-    """The configuration as a plain mapping, secrets masked."""
+    """The configuration as a plain mapping, secrets and credentials in URLs masked, unset values marked."""
     model = config.model
+    streaming_enabled = config.streaming.enabled if config.env_streaming is None else config.env_streaming
     data = {
         "model": {
-            "base_url": model.endpoint.base_url, "name": model.endpoint.name, "api_key": model.endpoint.api_key,
+            "base_url": model.endpoint.display_url, "name": model.endpoint.name, "api_key": model.endpoint.api_key,
             "api_mode": model.endpoint.api_mode, "max_turns": model.max_turns,
             "timeouts": asdict(model.timeouts), "demo": {"tokens_per_second": model.demo_tokens_per_second},
-            "fallback": [{"base_url": f.base_url, "name": f.name, "api_key": f.api_key, "api_mode": f.api_mode}
-                         for f in model.fallback],
+            "fallback": [{"base_url": f.display_url, "name": f.name, "api_key": f.api_key, "api_mode": f.api_mode}
+                         if f.base_url or f"model.fallback[{i}].base_url" in config.missing_env else "demo"
+                         for i, f in enumerate(model.fallback)],
+            "system_prompt": model.system_prompt, "reasoning_starts_open": model.reasoning_starts_open,
         },
-        "streaming": {"enabled": config.streaming.enabled, "edit_interval": config.streaming.edit_interval,
+        "streaming": {"enabled": streaming_enabled, "edit_interval": config.streaming.edit_interval,
                       "min_tokens": config.streaming.min_tokens, "cursor": config.streaming.cursor,
                       **{k: dict(v) for k, v in config.streaming.overrides.items()}},
         "platforms": {k: dict(v) for k, v in config.platforms.items()},
-        "api_server": {**asdict(config.api_server), "api_keys": list(config.api_server.api_keys)},
+        "api_server": {**asdict(config.api_server), "api_keys": list(config.api_server.api_keys),
+                       "cors_origins": list(config.api_server.cors_origins)},
+        "conversation": asdict(config.conversation),
+        "store": asdict(config.store),
     }
-    return mask(data)
+    data = mask(data)
+    for key, names in config.missing_env.items():
+        _put(data, key, f"<unset: {', '.join(names)}>")
+    return data
 
 
-def mask(value, key: str = ""):
+def mask(value: Any, key: str = "") -> Any:
     if isinstance(value, dict):
         return {k: mask(v, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [mask(v, key) for v in value]
     if value and key.lower() in SECRET_KEYS:
-        return "***" if not isinstance(value, list) else ["***"] * len(value)
+        return "***"
     return value
 
 
+def _put(data: dict, key: str, value: str) -> None:
+    """Set ``model.fallback[0].api_key`` (a config key path) in ``data``, creating what is missing."""
+    parts = [name if name else int(index) for name, index in _PATH_PART.findall(key)]
+    node: Any = data
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(part, int):
+            if not isinstance(node, list):
+                return
+            if last or part >= len(node):  # an unset list element was left out: put the marker back in its place
+                node.insert(min(part, len(node)), value if last else {})
+            node = node[min(part, len(node) - 1)]
+        else:
+            if not isinstance(node, dict):
+                return
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, [] if isinstance(parts[i + 1], int) else {})
+                if node is None:
+                    return
+
+
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config, plugins, errors = load_for_display(args.config)
+    code = print_errors(errors)
     print(f"# source: {config.source}")
-    if config.model.is_demo:
+    if config.missing_env:
+        unset = ", ".join(f"{', '.join(names)} ({key})" for key, names in config.missing_env.items())
+        print(f"# not set: {unset}; run, ask and chat refuse to start until set")
+    if config.model.is_demo and "model.base_url" not in config.missing_env:
         print("# model: the built-in demo model (set model.base_url and model.name for a real endpoint)")
+    if config.env_streaming is not None:
+        in_file = f"{config.source} says {'true' if config.streaming.enabled else 'false'}" \
+            if "streaming.enabled" in config.origins else "default false"
+        print(f"# streaming.enabled: {'true' if config.env_streaming else 'false'} from env {ENV_STREAMING} "
+              f"({in_file})")
     print(yaml.safe_dump(effective(config), sort_keys=False, allow_unicode=True).rstrip())
-    names = sorted(set(make_plugins().platforms()) | {"cli", "api_server"} | set(config.streaming.overrides))
+    platforms = {name: reg.platform for name, reg in plugins.platforms().items()}
+    known = sorted(set(platforms) | set(STREAMING_ONLY_NAMES))
     print("\n# streaming decision per platform (an API client's own `stream` field wins over all of these)")
     if config.env_streaming is not None:
         print(f"# {ENV_STREAMING} is set: it replaces streaming.enabled")
-    for name in names:
+    for name in sorted(set(known) | set(config.streaming.overrides)):
+        if name not in known:
+            print(f"{name}: not a known platform{did_you_mean(name, [*STREAMING_KEYS, *known])}")
+            continue
         settings, origin = config.explain_streaming(name)
+        interval = f"{settings.edit_interval:g}s"
+        if name in platforms:
+            floor = edit_interval(config, platforms[name])
+            if floor.raised:
+                interval = f"{floor.configured:g}s → {floor.effective:g}s, {name}'s floor"
         print(f"{name}: {'on' if settings.enabled else 'off'} (from {origin['enabled']}); "
-              f"edit_interval {settings.edit_interval:g}s (from {origin['edit_interval']}); "
+              f"edit_interval {interval} (from {origin['edit_interval']}); "
               f"min_tokens {settings.min_tokens} (from {origin['min_tokens']})")
-    return 0
+    return code

@@ -5,6 +5,12 @@ reply renderer owns it while the agent answers. They never overlap, so a
 streamed reply cannot corrupt the prompt, and a half-written line of the
 reply is never redrawn over by it.
 
+The conversation lives in the conversation store under ``("cli", "local")``:
+the chat continues where the last run left off (saying so in one quiet
+line), every finished turn is recorded, and ``/new`` starts a fresh one
+(the old one stays listed by ``hermes-gateway history``). What goes to the
+model is bounded by the same history policy as on every chat platform.
+
 Ctrl-C means "stop what is happening": during a reply it stops the reply
 (the agent is interrupted; if it has not finished within a moment, the turn
 is cancelled, which closes the upstream request); at a prompt with text it
@@ -15,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +32,11 @@ from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 
-from ..config import Config
+from ..config import Config, data_dir
 from ..events import TurnEnd
+from ..store.base import ConversationKey, ConversationStore, StoreError
+from ..store.policy import bound_history
+from .moment import when
 from .render import STYLE_ERROR, STYLE_LABEL, STYLE_NOTE, RenderOptions, ReplyRenderer
 from .sinks import TerminalSink
 from .terminal_mode import on_signals, quiet_keyboard
@@ -39,6 +47,8 @@ log = logging.getLogger(__name__)
 #: After the first Ctrl-C the agent gets this long to end the turn itself before it is cancelled.
 INTERRUPT_GRACE_SECONDS = 0.5
 PROMPT = [("fg:ansicyan bold", "› ")]
+#: The terminal's one conversation in the store.
+CLI_KEY = ConversationKey("cli", "local")
 
 
 @dataclass(frozen=True)
@@ -67,10 +77,13 @@ class ChatSession:
     """One person, one terminal, one conversation at a time (``/new`` starts another)."""
 
     def __init__(self, config: Config, *, streaming: bool, history_path: Path | None = None,
-                 prompt_input: Any = None, prompt_output: Any = None) -> None:
+                 store: ConversationStore | None = None, prompt_input: Any = None, prompt_output: Any = None) -> None:
+        """``store=None``: the conversation is kept for this run only."""
         self.config = config
         self.streaming = streaming
+        self.store = store
         self.messages: list[dict] = []
+        self._resumed = ""  # the "continuing ..." line, once resume() found a conversation
         self._agent: Any = None
         self._agent_future: asyncio.Future | None = None
         self.exit_code: int | None = None  # set when a signal says to leave
@@ -90,7 +103,14 @@ class ChatSession:
     # -- the loop ------------------------------------------------------------------------------
 
     async def run(self) -> int:
+        try:
+            await self.resume()  # a bad database is one line (by main) before anything is drawn
+        except BaseException:
+            await self.close()
+            raise
         self.banner()
+        if self._resumed:
+            self.say(self._resumed)
         # Importing the model client takes most of a second: do it while the person types.
         self._agent_future = asyncio.get_running_loop().run_in_executor(None, make_agent, self.config)
         try:
@@ -116,7 +136,26 @@ class ChatSession:
         finally:
             await self.close()
 
+    async def resume(self) -> None:
+        """Continue the terminal's last conversation, if there is one."""
+        self._resumed = ""
+        if self.store is None:
+            return
+        current = await self.store.current(CLI_KEY)
+        if current is None:
+            return
+        self.messages = await self.store.history(CLI_KEY)  # what the model would be sent anyway
+        count = f"{current.messages} message{'s' if current.messages != 1 else ''}"
+        self._resumed = (f"continuing the conversation from {when(current.last_activity)} ({count}) "
+                         f"— /new starts over")
+
     async def close(self) -> None:
+        store, self.store = self.store, None
+        if store is not None:
+            try:
+                await store.close()
+            except Exception:
+                log.debug("closing the conversation store failed", exc_info=True)
         if self._agent is None and self._agent_future is not None and self._agent_future.done() \
                 and not self._agent_future.cancelled() and self._agent_future.exception() is None:
             self._agent = self._agent_future.result()
@@ -163,7 +202,7 @@ class ChatSession:
             final = task.result()
         if final is not None and final.error:
             self.say(f"✗ {clip(final.error)}", STYLE_ERROR)
-        self._remember(text, final)
+        await self._remember(text, final)
         return final
 
     def _terminate(self, task: asyncio.Future, signum: int) -> None:
@@ -173,7 +212,9 @@ class ChatSession:
 
     async def _answer(self, text: str, renderer: ReplyRenderer) -> TurnEnd | None:
         agent = await self.agent()
-        return await renderer.render(agent.astream(text, history=list(self.messages)))
+        cfg = self.config.store
+        history = bound_history(self.messages, cfg.history_messages, cfg.history_chars)  # the one policy
+        return await renderer.render(agent.astream(text, history=history))
 
     async def agent(self) -> Any:
         """The agent built in the background at start (or now, if that failed: the error is shown)."""
@@ -182,17 +223,23 @@ class ChatSession:
             self._agent = await future if future is not None else make_agent(self.config)
         return self._agent
 
-    def _remember(self, text: str, final: TurnEnd | None) -> None:
+    async def _remember(self, text: str, final: TurnEnd | None) -> None:
         """Add the turn (``TurnEnd.messages``: the user message, the replies, tool results) to the
-        conversation; a failed turn leaves it unchanged, so the message can simply be sent again."""
+        conversation and the store; a failed turn leaves both unchanged, so the message can simply be
+        sent again. A store that fails costs one line: the chat goes on, remembered for this run."""
         if final is None or final.error:
             return
-        if final.messages:
-            self.messages.extend(final.messages)
-        else:
-            self.messages.append({"role": "user", "content": text})
+        turn = list(final.messages)
+        if not turn:
+            turn = [{"role": "user", "content": text}]
             if final.reply:
-                self.messages.append({"role": "assistant", "content": final.reply})
+                turn.append({"role": "assistant", "content": final.reply})
+        self.messages.extend(turn)
+        if self.store is not None:
+            try:
+                await self.store.record_turn(CLI_KEY, turn)
+            except StoreError as exc:
+                self.say(f"✗ not saved: {exc}", STYLE_ERROR)
 
 
 class _ReplyStopper:
@@ -238,7 +285,8 @@ def _history(path: Path | None) -> History:
 
 
 def default_history_path() -> Path:
-    return Path(os.path.expanduser("~/.hermes/chat_history"))
+    """The prompt's own history (what was typed, for the up arrow), in the data directory."""
+    return data_dir() / "chat_history"
 
 
 def _key_bindings() -> KeyBindings:
@@ -265,6 +313,8 @@ def _key_bindings() -> KeyBindings:
 
 async def _new(session: ChatSession, _: str) -> bool:
     session.messages = []
+    if session.store is not None:
+        await session.store.new_conversation(CLI_KEY)
     session.say("new conversation: the agent has forgotten what was said before")
     return True
 

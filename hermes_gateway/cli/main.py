@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from typing import Sequence
 
 from .. import __version__
 from ..errors import ConfigError
+from ..masking import MaskUrlCredentials
+from ..store.base import StoreError
 
 #: name -> (module, one-line help). The default command (no arguments) is ``chat``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -23,9 +26,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("hermes_gateway.cli.run", "start the gateway: the API server and every enabled platform"),
     "plugins": ("hermes_gateway.cli.plugins_cmd", "list plugins and platforms, their origin and limits"),
     "config": ("hermes_gateway.cli.config_cmd", "show the effective configuration and where each value came from"),
+    "history": ("hermes_gateway.cli.history_cmd", "list stored conversations, or show one (history ID)"),
     "demo-llm": ("hermes_gateway.cli.demo_llm", "serve the built-in demo model as an OpenAI-compatible endpoint"),
 }
 DEFAULT_COMMAND = "chat"
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a C tool reports when its reader went away
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,16 +67,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    for handler in logging.getLogger().handlers:  # -v shows httpx's request lines: never a URL's credentials
+        handler.addFilter(MaskUrlCredentials())
     if getattr(args, "_unavailable", None):
         print(f"hermes-gateway: {args._unavailable}", file=sys.stderr)
         return 2
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # here, so a reader that went away is seen below and not at exit
+        return code
     except ConfigError as exc:
-        print(f"hermes-gateway: config error: {exc}", file=sys.stderr)
+        for error in getattr(exc, "all", (exc,)):  # several independent mistakes: one line each
+            print(f"hermes-gateway: config error: {error}", file=sys.stderr)
         return 2
+    except StoreError as exc:
+        print(f"hermes-gateway: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `hermes-gateway config | head -1`: the reader has all it wanted
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush does not complain about the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

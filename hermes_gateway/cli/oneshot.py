@@ -1,12 +1,16 @@
 """One turn for scripts: ``hermes-gateway chat -m "..."`` or a message on a non-terminal stdin.
 
-stdout carries the reply and nothing else (plus one final newline), written
-as it is generated, so ``hermes-gateway chat -m hi | tee out.txt`` shows
-words as they come and ``$(hermes-gateway chat -m hi)`` is the reply.
+stdout carries the reply and nothing else (plus one final newline). By
+default it is written whole, once the reply is done, so ``$(hermes-gateway
+-m hi)`` and ``> out.txt`` hold exactly the final reply even when a stream
+broke part-way and was replaced. Streaming follows the same switches as the
+terminal chat (``--stream``, ``streaming.cli``, ``streaming.enabled`` /
+``HERMES_STREAMING_ENABLED``): with it on, the reply is written as it is
+generated (``| tee`` shows words as they come); if the stream then breaks
+and the agent replaces the reply, the partial text cannot be taken back from
+a pipe: the replacement starts on a new line and stderr says so.
 Tool progress goes to stderr when a person is watching it; an upstream error
-is one line on stderr and a non-zero exit. If the stream breaks part-way and
-the agent replaces the reply, the partial text cannot be taken back from a
-pipe: the replacement starts on a new line and stderr says so.
+is one line on stderr and a non-zero exit.
 """
 
 from __future__ import annotations

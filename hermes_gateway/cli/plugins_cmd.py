@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import load_config
-from ..plugins import make_plugins
+from .loading import load_for_display, print_errors
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,8 +12,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    plugins = make_plugins()
+    # The listing is what a person needs to fix a mistyped platform name, so a config
+    # mistake is printed (stderr, exit 2) without hiding it.
+    config, plugins, errors = load_for_display(args.config)
+    code = print_errors(errors)
     print("Plugins:")
     for name, plugin in sorted(plugins.pm.list_name_plugin(), key=lambda item: item[0] or ""):
         hooks = sorted(h.name for h in plugins.pm.get_hookcallers(plugin) or [])
@@ -37,4 +38,4 @@ def run(args: argparse.Namespace) -> int:
         print("Problems:")
         for problem in plugins.problems:
             print(f"  {problem}")
-    return 0
+    return code

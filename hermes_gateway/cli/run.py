@@ -12,9 +12,9 @@ import asyncio
 import signal
 import sys
 
-from ..config import load_config
 from ..gateway import Gateway, StartError
 from ..plugins import make_plugins
+from .loading import load_checked, warn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config, plugins = load_checked(args.config)
     try:
-        return asyncio.run(serve(config))
+        return asyncio.run(serve(config, plugins))
+    except BrokenPipeError:  # stdout's reader went away (`run | head -1`): main ends quietly
+        raise
     except OSError as exc:  # the port is taken, the host cannot be bound, ...
         print(f"hermes-gateway: cannot start: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-async def serve(config) -> int:
+async def serve(config, plugins=None) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     signals = (signal.SIGINT, signal.SIGTERM)
@@ -46,9 +48,9 @@ async def serve(config) -> int:
 
     for sig in signals:
         loop.add_signal_handler(sig, on_signal)
-    plugins = make_plugins()
-    for problem in plugins.problems:
-        print(f"hermes-gateway: warning: {problem}", file=sys.stderr)
+    if plugins is None:
+        plugins = make_plugins()
+    warn(config, plugins, [name for name in plugins.platforms() if config.platform_enabled(name)])
     try:
         async with Gateway(config, plugins) as gateway:
             parts = []

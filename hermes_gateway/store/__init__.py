@@ -1,39 +1,53 @@
-"""Conversations that survive a restart: the :class:`ConversationStore` seam and its backends."""
+"""Conversations that survive a restart: the :class:`ConversationStore` seam and its backends.
+
+:func:`open_store` picks the backend from ``store:`` in the config: an
+SQLite file (``store.path``, ``store.url: sqlite:///...``, default
+``<data dir>/state.db``), or memory for ``":memory:"``. Opening is lazy:
+nothing touches the disk until the first read or write (or ``open()``).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
-from .base import ConversationKey, ConversationStore
+from ..config import Config, data_dir
+from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
+from .memory import MemoryStore
+from .sqlite import SQLiteStore
 
-__all__ = ["ConversationKey", "ConversationStore", "open_store"]
+__all__ = ["MEMORY", "ConversationKey", "ConversationStore", "ConversationSummary", "MemoryStore", "SQLiteStore",
+           "StoreError", "StoredResponse", "open_store", "store_location"]
 
-
-class _InterimMemoryStore(ConversationStore):
-    """Interim in-memory store until the SQLite backend lands (being built on the ``store`` branch)."""
-
-    def __init__(self) -> None:
-        self.conversations: dict[ConversationKey, list[list[dict[str, Any]]]] = {}
-        self.updates: list[tuple[str, str]] = []
-
-    async def remember_updates(self, updates: Sequence[tuple[str, str]]) -> None:
-        self.updates.extend(updates)
-
-    async def recent_updates(self, limit: int) -> list[tuple[str, str]]:
-        return self.updates[-limit:]
-
-    async def history(self, key: ConversationKey) -> list[dict[str, Any]]:
-        return [dict(m) for m in (self.conversations.get(key) or [[]])[-1]][-40:]
-
-    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]]) -> None:
-        self.conversations.setdefault(key, [[]])[-1].extend(dict(m) for m in messages)
-
-    async def new_conversation(self, key: ConversationKey) -> None:
-        self.conversations.setdefault(key, [[]]).append([])
-
-    async def close(self) -> None:
-        pass
+MEMORY = ":memory:"
 
 
-def open_store(config: Any) -> ConversationStore:
-    return _InterimMemoryStore()
+def store_location(config: Config) -> str:
+    """Where the config puts the store: a file path, or ``":memory:"``.
+
+    ``store.url`` follows the usual SQLite URL form: ``sqlite:///relative.db``
+    (three slashes, relative to the working directory) and
+    ``sqlite:////absolute/state.db`` (four). ``store.path`` may use ``~``.
+    """
+    cfg = config.store
+    if cfg.url:
+        path = unquote(urlsplit(cfg.url).path)
+        path = path[1:] if path.startswith("/") else path  # sqlite:///x -> "x"; sqlite:////x -> "/x"
+        return path if path == MEMORY else str(Path(path).expanduser())
+    if cfg.path:
+        return cfg.path if cfg.path == MEMORY else str(Path(cfg.path).expanduser())
+    return str(data_dir() / "state.db")
+
+
+def open_store(config: Config | None) -> ConversationStore:
+    """The store ``config`` asks for (not yet touching the disk; a bad file shows on first use).
+
+    ``None`` (no configuration at all, as in a unit test) gives an empty :class:`MemoryStore`.
+    """
+    if config is None:
+        return MemoryStore()
+    cfg = config.store
+    location = store_location(config)
+    if location == MEMORY:
+        return MemoryStore(history_messages=cfg.history_messages, history_chars=cfg.history_chars)
+    return SQLiteStore(location, history_messages=cfg.history_messages, history_chars=cfg.history_chars)

@@ -4,7 +4,14 @@ Chat platforms, the terminal chat and the API server's
 ``previous_response_id`` all keep their history here, with one history
 policy: a turn stores what the agent added (the user's text, assistant
 text, tool calls and their results), and what goes back to the model is
-bounded by ``store.history_messages`` / ``store.history_chars``.
+bounded by ``store.history_messages`` / ``store.history_chars``
+(:mod:`.policy`).
+
+The four methods the inbound runtime uses are ``history``, ``record_turn``,
+``new_conversation`` and ``close``. The rest serve ``hermes-gateway
+history``, the terminal's "continuing ..." line and the API server's stored
+responses, which live in the same database so one file holds everything a
+restart must not forget.
 """
 
 from __future__ import annotations
@@ -14,6 +21,15 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 
+class StoreError(Exception):
+    """The store cannot be used: always one line that names the file (``main`` prints it as is).
+
+    Raised for a locked, unreadable, read-only, corrupt or not-a-database
+    file, and for a message that cannot be stored. Nothing is deleted or
+    recreated on such an error, and a write that fails is rolled back.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class ConversationKey:
     """Which conversation: a chat (and topic/thread) on a platform, ``("cli", "local")``, ...."""
@@ -21,6 +37,35 @@ class ConversationKey:
     platform: str
     chat_id: str
     thread_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """One line of ``hermes-gateway history``: which chat, how long, when, how it started."""
+
+    id: int
+    platform: str
+    chat_id: str
+    thread_id: str | None
+    turns: int              # how many turns were recorded (a turn: one user message and what answered it)
+    messages: int           # how many messages, tool calls and results included
+    created: float          # Unix time
+    last_activity: float    # Unix time of the last recorded turn
+    first_text: str         # the first user message ("" if none)
+    current: bool           # the conversation the next turn of this chat continues
+
+    @property
+    def key(self) -> ConversationKey:
+        return ConversationKey(self.platform, self.chat_id, self.thread_id)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResponse:
+    """An API response kept for ``previous_response_id`` and ``GET /v1/responses/{id}``."""
+
+    response: dict[str, Any]            # the Response object as sent
+    conversation: tuple[dict, ...]      # every message up to and including this reply (bounded, no instructions)
+    owner: str | None = None            # which API key made it (a fingerprint, never the key); None = no keys
 
 
 class ConversationStore(abc.ABC):
@@ -40,9 +85,41 @@ class ConversationStore(abc.ABC):
 
     @abc.abstractmethod
     async def close(self) -> None:
-        """Release the database; safe to call twice."""
+        """Release the database; safe to call twice. A later call opens it again (a restarted gateway)."""
 
-    # ---- inbound dedupe across restarts (a webhook retried after the gateway restarted) ----
+    # -- listing (``hermes-gateway history``, the terminal's resume line) ----------------------------------
+
+    @abc.abstractmethod
+    async def current(self, key: ConversationKey) -> ConversationSummary | None:
+        """The conversation the next turn of ``key`` continues, or None (none yet, or just ``/new``)."""
+
+    @abc.abstractmethod
+    async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:
+        """Every surface's conversations, the most recently active first."""
+
+    @abc.abstractmethod
+    async def summary(self, conversation_id: int) -> ConversationSummary | None:
+        """One conversation's summary, or None for an unknown id."""
+
+    @abc.abstractmethod
+    async def conversation(self, conversation_id: int) -> list[dict[str, Any]] | None:
+        """All messages of one conversation (unbounded), or None for an unknown id."""
+
+    # -- the API server's stored responses -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def put_response(self, response_id: str, item: StoredResponse) -> None:
+        """Keep ``item`` (replacing one with the same id); the oldest go first beyond the byte budget."""
+
+    @abc.abstractmethod
+    async def get_response(self, response_id: str, owner: str | None) -> StoredResponse | None:
+        """The stored response if it exists and belongs to ``owner`` (another key's looks absent)."""
+
+    @abc.abstractmethod
+    async def delete_response(self, response_id: str, owner: str | None) -> bool:
+        """Forget a response of ``owner``; False if there was none (or it is another key's)."""
+
+    # -- inbound dedupe across restarts (a webhook retried after the gateway restarted) ---------------------
 
     async def remember_updates(self, updates: Sequence[tuple[str, str]]) -> None:
         """Keep these (platform, update id) pairs, so a restarted gateway still knows them.

@@ -106,3 +106,15 @@ def test_responses_previous_response_id_brings_the_earlier_conversation():
 def test_responses_bad_input_is_refused_with_the_param_named(body, status, param):
     err = refused(responses, body)
     assert (err.status, err.param) == (status, param)
+
+
+def test_model_ids_are_the_api_name_then_real_endpoint_names_once_each():
+    from hermes_gateway.api_server.validation import model_ids
+    from hermes_gateway.config import parse_config
+
+    assert model_ids(parse_config({}, env={})) == ("hermes-gateway",)  # the demo model's name is not offered
+    config = parse_config({"model": {"base_url": "http://127.0.0.1:1/v1", "name": "gpt-4o-mini",
+                                     "fallback": [{"base_url": "http://127.0.0.1:2/v1", "name": "gpt-4o-mini"},
+                                                  {"base_url": "http://127.0.0.1:3/v1", "name": "qwen3"}, "demo"]},
+                           "api_server": {"model_name": "my-bot"}}, env={})
+    assert model_ids(config) == ("my-bot", "gpt-4o-mini", "qwen3")

@@ -19,8 +19,9 @@ def write_config(directory: Path, *, tokens_per_second: float, streaming: bool |
 
 
 def child_env(home: Path) -> dict[str, str]:
-    """A clean environment: our HOME (for the history file), no inherited streaming switch."""
+    """A clean environment: our HOME and data directory (history, state.db), no inherited streaming switch."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
-    env.update(HOME=str(home), TERM="xterm", LANG="C.UTF-8", LC_ALL="C.UTF-8", PYTHONUNBUFFERED="1")
+    env.update(HOME=str(home), HERMES_HOME=str(home / ".hermes"), TERM="xterm", LANG="C.UTF-8",
+               LC_ALL="C.UTF-8", PYTHONUNBUFFERED="1")
     env.pop("NO_COLOR", None)
     return env

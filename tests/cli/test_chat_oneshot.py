@@ -85,6 +85,28 @@ def test_a_pipe_receives_the_first_words_while_the_model_is_still_generating(tmp
     assert len(chunks) >= 3
 
 
+def test_by_default_a_script_gets_the_reply_whole_in_one_piece(tmp_path):
+    """No streaming switch anywhere: ``-m`` prints the finished reply at once (what a script captures)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    config = write_config(tmp_path, tokens_per_second=20)  # no streaming keys at all; 30 words take about 1.5 s
+    with subprocess.Popen(
+        [sys.executable, "-m", "hermes_gateway", "chat", "--config", str(config), "-m", f"echo: {ECHO_WORDS}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(home), cwd=tmp_path,
+    ) as proc:
+        try:
+            ready, _, _ = select.select([proc.stdout], [], [], DEADLINE)
+            first = os.read(proc.stdout.fileno(), 65536).decode() if ready else ""
+            rest = proc.stdout.read().decode()
+            errors = proc.stderr.read().decode()
+            proc.wait(timeout=DEADLINE)
+        finally:
+            proc.kill()
+    assert proc.returncode == 0, errors
+    assert first + rest == ECHO_WORDS + "\n"
+    assert first.startswith(ECHO_WORDS), f"the first read held only {first!r}: the reply was streamed"
+
+
 def test_an_upstream_error_is_one_line_on_stderr_and_a_failing_exit(tmp_path):
     config = tmp_path / "broken.yaml"
     config.write_text("model:\n  base_url: http://127.0.0.1:9/v1\n  name: some-model\n  api_key: sk-secret-value\n"

@@ -10,6 +10,7 @@ import pytest
 from hermes_gateway import ConfigError, make_plugins
 from hermes_gateway.config import parse_config
 from hermes_gateway.gateway import Gateway, StartError
+from hermes_gateway.store.memory import MemoryStore
 from hermes_telegram import polling
 from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import CURSOR, TOKEN, eventually, fast_plugin
@@ -203,6 +204,7 @@ async def test_a_restarted_gateway_uses_the_new_settings(api):
     async with BotApiEmulator(TOKEN) as moved:
         for server in (api, moved):
             gateway, _ = fast_gateway(server, plugin=plugin)
+            gateway.store = MemoryStore()  # each emulator numbers its updates from 1: not one bot's history
             async with gateway:
                 await server.push_message(6, "echo: here")
                 await eventually(lambda: server.screen(6) == ["here"], lambda: server.chat(6).messages)

@@ -1,0 +1,45 @@
+"""How the backends turn messages into stored text and back: JSON, checked, the same for every backend."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .base import ConversationKey, StoreError
+
+#: The API server's stored responses, all together, stay under this many bytes (oldest go first) ...
+DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024
+#: ... and under this many responses.
+DEFAULT_MAX_RESPONSES = 10_000
+#: How many inbound update ids are remembered for dedupe across restarts (the newest).
+DEFAULT_MAX_UPDATES = 100_000
+#: How much of a conversation's first user message is kept for listings.
+FIRST_TEXT_CHARS = 300
+
+
+def encode(value: Any, what: str = "message") -> str:
+    """``value`` as JSON text; a value that is not JSON is a :class:`StoreError` (so nothing half-stored)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"cannot store a {what} that is not JSON: {exc}") from None
+
+
+def decode(text: str) -> Any:
+    return json.loads(text)
+
+
+def key_parts(key: ConversationKey) -> tuple[str, str, str]:
+    """(platform, chat, thread) as stored: ids as text, no thread as ``""``."""
+    thread = "" if key.thread_id is None else str(key.thread_id)
+    return str(key.platform), str(key.chat_id), thread
+
+
+def first_user_text(messages: Any) -> str | None:
+    """The text of the first user message, clipped for listings (None if there is none)."""
+    for message in messages:
+        if message.get("role") == "user":
+            content = message.get("content")
+            text = content if isinstance(content, str) else encode(content)
+            return text[:FIRST_TEXT_CHARS]
+    return None
