@@ -149,6 +149,7 @@ class SlackEmulator:
         self.deliveries: list[Delivery] = []
         self.events_url: str | None = None   # HTTP mode: where events are POSTed
         self.start_stream_error: str | None = None   # the switch that makes chat.startStream fail
+        self.update_limit = CHAT_UPDATE_LIMIT        # characters chat.update accepts
         self._limits: dict[str, _Bucket] = {}
         self._injected: list[dict[str, Any]] = []
         self._failures: list[dict[str, Any]] = []
@@ -258,6 +259,11 @@ class SlackEmulator:
         if message is not None:
             message.state = "vanished"
 
+    async def drop_connection(self) -> None:
+        """The websocket breaks without a word (a network blip): the client must reconnect by itself."""
+        if self._sockets:
+            await self._sockets[-1].close()
+
     def expire_streams(self) -> None:
         """Every live stream ends now, as Slack does to one older than about five minutes."""
         for channel in self.channels.values():
@@ -347,7 +353,7 @@ class SlackEmulator:
         text = _text_of(p)
         if text is None:
             raise _SlackError("no_text")
-        if len(text) > CHAT_UPDATE_LIMIT:
+        if len(text) > self.update_limit:
             raise _SlackError("msg_too_long")
         self._expire_old_streams()
         if message.state == "streaming":

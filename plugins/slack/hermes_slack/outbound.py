@@ -42,6 +42,9 @@ STATUS_GAP = "\n\n"
 STATUS_MARK = "🔧 "
 NOT_STREAMING = "message_not_in_streaming_state"
 CONFLICT = "streaming_state_conflict"
+#: When Slack refuses a final text as msg_too_long (it measures differently from the declared 4,000
+#: characters), the text is split into parts of at most this many characters.
+SPLIT_CHARS = 2000
 
 
 @dataclass
@@ -114,8 +117,23 @@ class Outbound:
                 raise DeliveryError("slack chat.stopStream: message_not_found (deleted)", retryable=False)
             if slack.streamed == text:
                 return message
-        await self._update(stream, message.message_id, text, state)
+        try:
+            await self._update(stream, message.message_id, text, state)
+        except DeliveryError as exc:
+            if _code(exc) != "msg_too_long":
+                raise
+            await self._split(stream, message.message_id, text, state)
         return message
+
+    async def _split(self, stream: Stream, ts: str, text: str, state: ReplyState) -> None:
+        """Slack measured the final text as too long for ``chat.update``: keep the first part in the
+        message and post the rest after it in the thread, so nothing is lost and nothing shown twice."""
+        parts = split_for_slack(text, SPLIT_CHARS)
+        log.info("slack: chat.update said msg_too_long; the final text continues in %d more message(s)",
+                 len(parts) - 1)
+        await self._update(stream, ts, parts[0], state)
+        for part in parts[1:]:
+            await self._post(stream, state, part)
 
     # ---------------------------------------------------------------- native streaming
 
@@ -241,6 +259,19 @@ def preview_text(stream: Stream, text: str) -> str:
     elif text.startswith(STATUS_MARK) and "\n" not in text:
         text = ""
     return text
+
+
+def split_for_slack(text: str, size: int) -> list[str]:
+    """``text`` in parts of at most ``size`` characters, cut after a newline or a space when there is one."""
+    parts: list[str] = []
+    rest = text
+    while len(rest) > size:
+        cut = max(rest.rfind("\n", 0, size), rest.rfind(" ", 0, size))
+        cut = cut + 1 if cut > size // 2 else size
+        parts.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    parts.append(rest)
+    return [p for p in parts if p] or [""]
 
 
 def _state(stream: Stream) -> ReplyState:

@@ -216,3 +216,14 @@ async def test_a_disabled_platform_is_left_alone(api):
     async with Gateway(cfg, plugins) as gateway:
         assert gateway.started_platforms == [] and gateway.url is None
     assert api.calls == []
+
+
+async def test_a_broken_connection_is_reopened_by_the_client(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        await api.drop_connection()
+        await api.wait_connected(count=2, timeout=30)
+        ts = await api.push_message("D0BLIP", "echo: after the blip", kind="im")
+        await eventually(lambda: settled(api, "D0BLIP", ts), lambda: api.screen("D0BLIP"))
+    assert api.screen("D0BLIP") == ["after the blip"]

@@ -217,3 +217,17 @@ async def test_tool_progress_is_shown_in_previews_but_never_streamed(api, plugin
     report = await stream(delivery_for(plugin), "D0TOOL", reply, between=use_a_tool)
     assert report.delivered and clean(api, "D0TOOL") == [reply]
     assert not any("🔧" in c.params.get("markdown_text", "") for c in api.calls)
+
+
+async def test_a_final_text_slack_finds_too_long_is_split_in_the_thread_not_lost(api, plugin, caplog):
+    caplog.set_level(logging.INFO)
+    api.channel("D0BIG", "im")
+    api.start_stream_error = "missing_scope"   # the edit transport: the final text is a chat.update
+    api.update_limit = 3000                     # Slack counts some text longer than we do
+    reply = words(500)                          # one message of about 3,900 characters
+    report = await stream(delivery_for(plugin), "D0BIG", reply)
+    assert report.delivered, report.error
+    screen = clean(api, "D0BIG")
+    assert len(screen) == 2 and all(len(t) <= 2000 for t in screen)
+    assert " ".join(screen).split() == reply.split()
+    assert "msg_too_long; the final text continues in 1 more message" in caplog.text
