@@ -36,6 +36,7 @@ import hmac
 import itertools
 import json
 import math
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,6 +156,7 @@ class SlackEmulator:
         self._failures: list[dict[str, Any]] = []
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
+        self._run = secrets.token_hex(4).upper()
         self._sockets: list[web.WebSocketResponse] = []
         self._connections = 0
         self._payloads: dict[str, dict[str, Any]] = {}
@@ -475,7 +477,7 @@ class SlackEmulator:
         return message.ts
 
     def event_payload(self, event: dict[str, Any]) -> dict[str, Any]:
-        event_id = f"Ev{next(self._ids):08d}"
+        event_id = f"Ev{self._run}{next(self._ids):06d}"  # unique across emulators, as Slack's are
         return {"token": "verification-token-unused", "team_id": self.team_id, "api_app_id": "A0HERMES",
                 "event": event, "type": "event_callback", "event_id": event_id, "event_time": int(time.time()),
                 "authorizations": [{"team_id": self.team_id, "user_id": self.bot_user_id, "is_bot": True}],

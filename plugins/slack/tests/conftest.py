@@ -7,6 +7,12 @@ import pytest
 from hermes_slack.emulator import SlackEmulator
 
 
+@pytest.fixture(autouse=True)
+def hermes_home(tmp_path, monkeypatch):
+    """Conversations and seen event ids go to a fresh data directory, never the person's ~/.hermes."""
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hermes-home"))
+
+
 @pytest.fixture
 async def api():
     async with SlackEmulator() as emulator:
