@@ -49,13 +49,13 @@ SPLIT_CHARS = 2000
 
 @dataclass
 class SlackMessage:
-    """One message of a reply: how it is shown, and (native) the text streamed into it so far."""
+    """One message of a reply: how it is sent, what Slack shows in it, and what it should show."""
 
     ts: str
-    native: bool
+    native: bool                  # started with chat.startStream
     live: bool = False            # a native stream Slack still considers open
-    streamed: str = ""            # native: the text Slack shows
-    wanted: str = ""              # the newest text the core asked this message to show
+    shown: str = ""               # the text Slack shows now (streamed, or set by chat.update)
+    wanted: str = ""              # the newest text the core asked this message to show (no cursor)
     gone: bool = False            # deleted in Slack (message_not_found)
 
 
@@ -96,10 +96,11 @@ class Outbound:
                     return ref
             return await self._post(stream, state, text)
         slack = state.messages.get(message.message_id)
-        if slack is not None and slack.native and slack.live:
+        if slack is not None:
             slack.wanted = visible
-            if visible.startswith(slack.streamed) and len(visible) > len(slack.streamed):
-                await self._append(stream, slack, visible[len(slack.streamed):], repair=text)
+        if slack is not None and slack.native and slack.live:
+            if visible.startswith(slack.shown) and len(visible) > len(slack.shown):
+                await self._append(stream, slack, visible[len(slack.shown):], repair=text)
             return message
         await self._update(stream, message.message_id, text, state)
         return message
@@ -115,8 +116,10 @@ class Outbound:
             await self._stop(stream, slack)
             if slack.gone:  # the core sends the text anew
                 raise DeliveryError("slack chat.stopStream: message_not_found (deleted)", retryable=False)
-            if slack.streamed == text:
+            if slack.shown == text:
                 return message
+        if slack is not None:
+            slack.wanted = text
         try:
             await self._update(stream, message.message_id, text, state)
         except DeliveryError as exc:
@@ -166,7 +169,7 @@ class Outbound:
                          _code(exc) or exc)
             return None
         ts = str(answer["ts"])
-        state.messages[ts] = SlackMessage(ts, native=True, live=True, streamed=visible, wanted=visible)
+        state.messages[ts] = SlackMessage(ts, native=True, live=True, shown=visible, wanted=visible)
         self._joined(stream.chat_id, stream.thread_id)
         return MessageRef(stream.chat_id, ts, stream.thread_id)
 
@@ -180,13 +183,13 @@ class Outbound:
             log.info("slack: a stream in %s expired; finishing it with chat.update", stream.chat_id)
             await self._update(stream, slack.ts, repair, _state(stream))
             return
-        slack.streamed += suffix
+        slack.shown += suffix
 
     async def _stop(self, stream: Stream, slack: SlackMessage) -> None:
         """End a live stream with the rest of ``slack.wanted`` when it extends what was streamed."""
         wanted = slack.wanted
         args: dict[str, Any] = {"channel": stream.chat_id, "ts": slack.ts}
-        rest = wanted[len(slack.streamed):] if wanted.startswith(slack.streamed) else ""
+        rest = wanted[len(slack.shown):] if wanted.startswith(slack.shown) else ""
         if rest:
             args["markdown_text"] = rest
         try:
@@ -198,15 +201,20 @@ class Outbound:
             slack.live, slack.gone = False, _code(exc) == "message_not_found"
             return
         slack.live = False
-        slack.streamed += rest
+        slack.shown += rest
 
     async def _stop_live(self, stream: Stream, state: ReplyState) -> None:
-        """Before the next message of a reply: stop the stream still open, showing all it should."""
+        """Before the next message of a reply: stop the stream still open, and make every natively
+        started message show what it should (a cut the core moved back, a cursor left by a repair).
+
+        Idempotent: after a 429 half-way, the core's retry finishes what is left."""
         for slack in list(state.messages.values()):
-            if slack.native and slack.live:
+            if not slack.native or slack.gone:
+                continue
+            if slack.live:
                 await self._stop(stream, slack)
-                if slack.streamed != slack.wanted and slack.wanted and not slack.gone:
-                    await self._update(stream, slack.ts, slack.wanted, state)
+            if slack.wanted and slack.shown != slack.wanted and not slack.gone:
+                await self._update(stream, slack.ts, slack.wanted, state)
 
     # ---------------------------------------------------------------- the edit transport
 
@@ -216,7 +224,7 @@ class Outbound:
             args["thread_ts"] = stream.thread_id
         answer = await self._call("chat_postMessage", **args)
         ts = str(answer["ts"])
-        state.messages[ts] = SlackMessage(ts, native=False, wanted=text)
+        state.messages[ts] = SlackMessage(ts, native=False, shown=text, wanted=text)
         self._joined(stream.chat_id, stream.thread_id)
         return MessageRef(stream.chat_id, ts, stream.thread_id)
 
@@ -228,10 +236,11 @@ class Outbound:
                 raise
             # still streaming (e.g. a message of an earlier run): stop it, then edit
             await self._call("chat_stopStream", channel=stream.chat_id, ts=ts)
-            slack = state.messages.get(ts)
-            if slack is not None:
-                slack.live = False
+            if ts in state.messages:
+                state.messages[ts].live = False
             await self._call("chat_update", channel=stream.chat_id, ts=ts, markdown_text=text)
+        if ts in state.messages:
+            state.messages[ts].shown = text
 
     # ---------------------------------------------------------------- one call
 

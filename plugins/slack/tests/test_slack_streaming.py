@@ -231,3 +231,50 @@ async def test_a_final_text_slack_finds_too_long_is_split_in_the_thread_not_lost
     assert len(screen) == 2 and all(len(t) <= 2000 for t in screen)
     assert " ".join(screen).split() == reply.split()
     assert "msg_too_long; the final text continues in 1 more message" in caplog.text
+
+
+@pytest.mark.parametrize("method", ["chat.stopStream", "chat.startStream"])
+async def test_a_429_while_moving_to_the_next_message_loses_nothing(api, plugin, method):
+    """Starting message n+1 stops message n (and may cut it back): a 429 half-way is retried to the end."""
+    api.channel("D0NEXT", "im")
+    api.inject_rate_limit(1, method=method, times=2)
+    reply = words(900)  # about 7,800 characters: two or three messages
+    report = await stream(delivery_for(plugin), "D0NEXT", reply, pieces=120)
+    assert report.delivered, report.error
+    screen = clean(api, "D0NEXT")
+    assert len(screen) >= 2 and all(len(t) <= 4000 for t in screen)
+    assert " ".join(screen).split() == reply.split()
+    assert report.rate_limited >= 1
+
+
+async def test_a_long_reply_whose_first_stream_expires_is_still_exact(api, plugin):
+    api.channel("D0LATE", "im")
+    reply = words(900)
+
+    async def expire_early(n, session):
+        if n == 15:
+            api.expire_streams()
+
+    report = await stream(delivery_for(plugin), "D0LATE", reply, pieces=120, between=expire_early)
+    assert report.delivered, report.error
+    screen = clean(api, "D0LATE")
+    assert " ".join(screen).split() == reply.split() and all(len(t) <= 4000 for t in screen)
+
+
+async def test_a_message_the_core_cuts_back_is_stopped_then_edited_even_after_a_429(api, plugin):
+    """The core may freeze a full message at an earlier cut than what was already streamed into it."""
+    api.channel("D0CUT", "im")
+    stream_ = Stream(platform=plugin.platform, chat_id="D0CUT", thread_id=THREAD, chat_kind="im", settings=SETTINGS)
+    first = await plugin.on_delta(stream_, None, "Hello wor" + CURSOR)
+    await plugin.on_delta(stream_, first, "Hello world, how are" + CURSOR)
+    await plugin.on_delta(stream_, first, "Hello world,")          # frozen here: not an extension
+    assert api.screen("D0CUT") == ["Hello world, how are"], "nothing is appended that is not in the text"
+    api.inject_rate_limit(3, method="chat.update")
+    with pytest.raises(RateLimited):
+        await plugin.on_delta(stream_, None, "how are you" + CURSOR)
+    second = await plugin.on_delta(stream_, None, "how are you" + CURSOR)  # the core's retry
+    await plugin.on_stream_end(stream_, second, "how are you?")
+    assert clean(api, "D0CUT") == ["Hello world,", "how are you?"]
+    assert [c.method for c in api.calls if c.method.startswith("chat.")] == [
+        "chat.startStream", "chat.appendStream", "chat.stopStream", "chat.update", "chat.update",
+        "chat.startStream", "chat.stopStream"]
