@@ -176,9 +176,9 @@ class SlackPlugin:
         from slack_sdk.errors import SlackApiError
 
         assert self.settings is not None
-        handler = AsyncSocketModeHandler(self._bolt, self.settings.app_token, web_client=client)
+        url: str | None = None
         try:
-            opened = await client.apps_connections_open(app_token=self.settings.app_token)
+            url = (await client.apps_connections_open(app_token=self.settings.app_token))["url"]
         except SlackApiError as exc:
             code = exc.response.get("error")
             if code in ("invalid_auth", "not_authed", "token_revoked", "not_allowed_token_type", "missing_scope"):
@@ -189,14 +189,14 @@ class SlackPlugin:
         except Exception as exc:  # the network may come back: the client keeps trying
             log.warning("slack: apps.connections.open failed (%s); Socket Mode keeps trying",
                         scrub(f"{type(exc).__name__}: {exc}"))
-        else:
-            handler.client.wss_uri = opened["url"]
-            await handler.connect_async()
-            self._socket = handler
-            log.info("slack: receiving events over Socket Mode as <@%s>", self.events.bot_user_id)
-            return
+        handler = AsyncSocketModeHandler(self._bolt, self.settings.app_token, web_client=client)
         self._socket = handler
-        self._connecting = asyncio.get_running_loop().create_task(handler.connect_async(), name="slack-socket")
+        if url is None:
+            self._connecting = asyncio.get_running_loop().create_task(handler.connect_async(), name="slack-socket")
+            return
+        handler.client.wss_uri = url
+        await handler.connect_async()
+        log.info("slack: receiving events over Socket Mode as <@%s>", self.events.bot_user_id)
 
     async def _identify(self, client: Any, source: str) -> None:
         from slack_sdk.errors import SlackApiError
@@ -222,6 +222,7 @@ class SlackPlugin:
         from slack_bolt.async_app import AsyncApp
 
         assert self.settings is not None
+        _quiet_bolt_about_the_env_token()
         app = AsyncApp(client=self.client, signing_secret=self.settings.signing_secret or "",
                        request_verification_enabled=self.settings.mode == "http",
                        process_before_response=False, logger=logging.getLogger("slack_bolt.AsyncApp"))
@@ -281,3 +282,18 @@ class SlackPlugin:
             raise
         except Exception as exc:
             raise translate(exc, "final") from None
+
+
+class _EnvTokenNotice(logging.Filter):
+    """bolt reads ``SLACK_BOT_TOKEN`` from the environment on its own and, since the plugin hands it a
+    client built from ``platforms.slack.bot_token``, warns that the token "will be unused" at every
+    start. The config usually takes the token from that very variable: the warning says nothing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("As you gave `client` as well, `token` will be unused")
+
+
+def _quiet_bolt_about_the_env_token() -> None:
+    logger = logging.getLogger("slack_bolt.AsyncApp")
+    if not any(isinstance(f, _EnvTokenNotice) for f in logger.filters):
+        logger.addFilter(_EnvTokenNotice())
