@@ -6,8 +6,8 @@ A reply of ``--words`` words is fed to the real delivery core at ``--tps``
 words a second and shown in a Slack thread on the emulator, once with
 native streaming (chat.startStream/appendStream/stopStream) and once with
 it refused (chat.postMessage + chat.update). The plugin keeps Slack's
-limits (1 call/s per channel, ~50/min per workspace); ``--fast`` lifts them
-to see the plugin's own overhead. Reported per reply: Web API calls, bytes
+limits (1 call/s per channel, ~50/min per workspace, an edit a second);
+``--fast`` lifts them (an edit every 50 ms) to see the plugin's own overhead. Reported per reply: Web API calls, bytes
 of text sent, and the final latency (from the model's last word until the
 thread shows the whole reply).
 """
@@ -27,9 +27,9 @@ from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, SlackEmulator
 
 
 async def one_reply(api: SlackEmulator, delivery: Delivery, channel: str, thread: str, words: int,
-                    tps: float) -> tuple[int, int, float]:
+                    tps: float, interval: float) -> tuple[int, int, float]:
     reply = " ".join(f"word{i}" + ("." if i % 12 == 11 else "") for i in range(words))
-    settings = StreamSettings(enabled=True, edit_interval=1.0, min_tokens=5)
+    settings = StreamSettings(enabled=True, edit_interval=interval, min_tokens=5)
     before = len(api.calls)
     session = delivery.session("slack", channel, settings=settings, thread_id=thread, chat_kind="im")
     session.start()
@@ -59,7 +59,8 @@ async def main(words: int, tps: float, replies: int, fast: bool) -> None:
             for n in range(replies):
                 channel = f"D{transport}{n}"
                 api.channel(channel, "im")
-                results.append(await one_reply(api, delivery, channel, f"1700000000.{n:06d}", words, tps))
+                results.append(await one_reply(api, delivery, channel, f"1700000000.{n:06d}", words, tps,
+                                               interval=0.05 if fast else 1.0))
             await plugin.close()
         calls = statistics.median(r[0] for r in results)
         sent = statistics.median(r[1] for r in results)

@@ -78,6 +78,7 @@ class SlackPlugin:
         self.outbound = Outbound(lambda: self.client, native=self._native_allowed,
                                  recipient=self.events.recipient, joined=self.events.joined)
         self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
         self._bolt: Any = None
         self._socket: Any = None
         self._connecting: asyncio.Task[Any] | None = None
@@ -95,7 +96,15 @@ class SlackPlugin:
 
     @property
     def client(self) -> Any:
-        """The ``AsyncWebClient`` (bot token, ``api_base_url``), built on first use."""
+        """The ``AsyncWebClient`` (bot token, ``api_base_url``), built on first use in this event loop.
+
+        It keeps one aiohttp session, so calls reuse their connection: without
+        one, slack_sdk opens a new connection (and TLS handshake) for every
+        call, which Slack's final edit of a reply would wait for.
+        """
+        loop = asyncio.get_running_loop()
+        if self._client is not None and self._client_loop is not loop:
+            self._client = None  # built in an event loop that is gone: its session went with it
         if self._client is None:
             if self.settings is None:
                 raise DeliveryError("slack is not configured: set platforms.slack.bot_token and enabled: true",
@@ -105,15 +114,20 @@ class SlackPlugin:
             except ImportError:
                 raise DeliveryError("slack needs slack_sdk and slack-bolt: pip install hermes-slack",
                                     retryable=False) from None
+            import aiohttp
+
             self._client = AsyncWebClient(token=self.settings.bot_token, base_url=self.settings.api_base_url,
+                                          session=aiohttp.ClientSession(),
                                           logger=logging.getLogger("slack_sdk.web.async_base_client"))
+            self._client_loop = loop
         return self._client
 
     async def close(self) -> None:
+        """Stop receiving and close the Web API connections."""
         await self.stop_receiving()
         client, self._client = self._client, None
         session = getattr(client, "session", None)
-        if session is not None and not session.closed:
+        if session is not None and not session.closed and self._client_loop is asyncio.get_running_loop():
             await session.close()
 
     # ---------------------------------------------------------------- lifecycle hooks

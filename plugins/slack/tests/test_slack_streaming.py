@@ -40,8 +40,10 @@ def clean(api, channel, thread=THREAD):
 
 
 @pytest.fixture
-def plugin(api):
-    return fast_plugin(api)
+async def plugin(api):
+    plugin = fast_plugin(api)
+    yield plugin
+    await plugin.close()
 
 
 async def test_a_long_reply_streams_natively_across_messages_exactly_once(api, plugin):
@@ -87,6 +89,7 @@ async def test_native_streaming_off_uses_post_and_update(api):
     api.channel("D0OFF", "im")
     reply = words(80)
     report = await stream(delivery_for(plugin), "D0OFF", reply)
+    await plugin.close()
     assert report.delivered and clean(api, "D0OFF") == [reply]
     assert api.calls_to("chat.startStream") == [] and len(api.calls_to("chat.update")) >= 2
 
