@@ -227,3 +227,20 @@ async def test_a_broken_connection_is_reopened_by_the_client(api):
         ts = await api.push_message("D0BLIP", "echo: after the blip", kind="im")
         await eventually(lambda: settled(api, "D0BLIP", ts), lambda: api.screen("D0BLIP"))
     assert api.screen("D0BLIP") == ["after the blip"]
+
+
+async def test_a_long_reply_in_a_channel_thread_is_exact_once_natively(api):
+    reply = " ".join([SENTENCE] * 90)  # about 6,500 characters: two messages
+    gateway, _ = fast_gateway(api, tokens_per_second=2000)
+    async with gateway:
+        await api.wait_connected()
+        ts = await api.push_message("C0LONG", f"<@U0BOT> echo: {reply}", kind="channel", user="U0ERIN")
+        await eventually(lambda: len(api.screen("C0LONG", ts)) == 2 and settled(api, "C0LONG", ts),
+                         lambda: api.screen("C0LONG"))
+        await asyncio.sleep(0.2)
+    screen = api.screen("C0LONG", ts)
+    assert " ".join(screen).split() == reply.split() and all(len(t) <= 4000 for t in screen)
+    assert api.screen("C0LONG") == screen, "all of it in the thread"
+    assert len(api.calls_to("chat.startStream")) == 2 and api.calls_to("chat.postMessage") == []
+    assert all(m.state == "stopped" for m in api.bot_messages("C0LONG"))
+    assert not api.violations
