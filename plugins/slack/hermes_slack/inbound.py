@@ -8,6 +8,8 @@ what a person would call "a message to the bot", the same in both modes:
   a thread the bot already replied in;
 * never the bot's own posts (their echoes), other bots', edits, deletions,
   joins or any other ``subtype`` that is not a person writing;
+* a message with files and no words is answered with a short notice
+  (the core's ``Incoming.notice``): the model reads text only;
 * one user message gets one reply even when Slack sends both a ``message``
   and an ``app_mention`` for it (two event ids, one message ``ts``): the
   first one is handed on, the other dropped. A redelivery carries the same
@@ -28,6 +30,9 @@ from hermes_gateway import Incoming
 
 #: Message subtypes that are still a person writing text.
 PERSON_SUBTYPES = frozenset({None, "", "thread_broadcast", "file_share"})
+#: The answer to a message with files and no words: the model reads text only.
+FILES_ONLY_NOTICE = ("Thanks for the file! I can only read text for now - "
+                     "could you tell me in words what you would like?")
 #: How many (channel, ts) pairs are remembered to pair a message with its app_mention.
 PAIR_MEMORY = 2048
 THREAD_MEMORY = 10000
@@ -88,6 +93,7 @@ class EventReader:
                      or (channel, thread_ts) in self._joined)
         if mention:
             text = re.sub(rf"^\s*{re.escape(mention)}[\s:,]*", "", text)
+        notice = FILES_ONLY_NOTICE if not text.strip() and event.get("files") else None
         return Incoming(
             platform=self.platform,
             chat_id=channel,
@@ -99,6 +105,7 @@ class EventReader:
             chat_kind=chat_kind,
             mentioned=mentioned,
             bot_name=self.bot_user_id,
+            notice=notice,
         )
 
 

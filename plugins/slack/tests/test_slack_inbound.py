@@ -72,3 +72,14 @@ def test_the_recipient_of_a_thread_is_the_person_who_wrote():
     r.to_incoming(body(type="app_mention", channel="C1", user="U1", text="<@U0BOT> hi", ts="12.1", team="T0OTHER"))
     assert r.recipient("C1", "12.1") == ("U1", "T0OTHER")
     assert r.recipient("C1", "99.9") == (None, "T0HERMES")
+
+
+def test_files_without_words_get_the_notice_and_files_with_words_are_read():
+    r = reader()
+    files = [{"id": "F1", "name": "photo.png"}]
+    only_files = r.to_incoming(body("Ev1", type="message", subtype="file_share", channel="D1", user="U1", text="",
+                                    ts="13.1", channel_type="im", files=files))
+    assert only_files.text == "" and "I can only read text" in only_files.notice
+    captioned = r.to_incoming(body("Ev2", type="message", subtype="file_share", channel="D1", user="U1",
+                                   text="echo: what is this?", ts="13.2", channel_type="im", files=files))
+    assert captioned.text == "echo: what is this?" and captioned.notice is None

@@ -244,3 +244,16 @@ async def test_a_long_reply_in_a_channel_thread_is_exact_once_natively(api):
     assert len(api.calls_to("chat.startStream")) == 2 and api.calls_to("chat.postMessage") == []
     assert all(m.state == "stopped" for m in api.bot_messages("C0LONG"))
     assert not api.violations
+
+
+async def test_a_file_without_words_is_answered_with_a_notice_in_its_thread(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        api.channel("D0FILE", "im")
+        await api.push_event({"type": "message", "subtype": "file_share", "channel": "D0FILE", "user": "U0ALICE",
+                              "text": "", "ts": "1800000999.000001", "channel_type": "im",
+                              "files": [{"id": "F0PHOTO", "name": "photo.png"}]})
+        await eventually(lambda: api.screen("D0FILE", "1800000999.000001") != [], lambda: api.screen("D0FILE"))
+    [notice] = api.screen("D0FILE", "1800000999.000001")
+    assert "I can only read text" in notice
