@@ -12,14 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
-from typing import Any
-
 from hermes_gateway import DeliveryError, RateLimited
 
 from .redaction import scrub
-
-log = logging.getLogger(__name__)
 
 #: Seconds to wait after an ``ok: false, rate_limited`` answer, which carries no Retry-After.
 DEFAULT_RETRY_AFTER = 1.0
@@ -121,12 +116,3 @@ def translate(exc: BaseException, method: str) -> DeliveryError:
         return DeliveryError(f"slack {method}: {scrub(f'{type(exc).__name__}: {exc}')}", retryable=True,
                              maybe_delivered=True)
     return DeliveryError(f"slack {method}: {scrub(f'{type(exc).__name__}: {exc}')}", retryable=False)
-
-
-def native_unavailable(exc: BaseException) -> bool:
-    """chat.startStream said native streaming is not available here (not a transient or channel problem)."""
-    return error_code(exc) in NATIVE_UNAVAILABLE_ERRORS
-
-
-def describe(value: Any) -> str:
-    return scrub(str(value))

@@ -33,7 +33,6 @@ from typing import Any, Callable
 from hermes_gateway import DeliveryError, MessageRef, Stream
 
 from .errors import NATIVE_UNAVAILABLE_ERRORS, error_code, translate
-from .redaction import scrub
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +80,6 @@ class Outbound:
         self._recipient = recipient
         self._joined = joined
         self.native_refused = False   # remembered for the workspace under native_streaming: auto
-        self.calls = 0
 
     # ---------------------------------------------------------------- the hooks' work
 
@@ -246,7 +244,6 @@ class Outbound:
 
     async def _call(self, method: str, **args: Any) -> Any:
         """One Web API call; any failure becomes DeliveryError/RateLimited (the SDK error as context)."""
-        self.calls += 1
         client = self._client()
         name = method.replace("_", ".", 1)
         try:
@@ -293,7 +290,3 @@ def _state(stream: Stream) -> ReplyState:
 def _code(exc: DeliveryError) -> str:
     """Slack's error string behind a translated failure ("" for network trouble)."""
     return str(getattr(exc, "slack_code", ""))
-
-
-def describe(exc: BaseException) -> str:
-    return scrub(f"{type(exc).__name__}: {exc}")
