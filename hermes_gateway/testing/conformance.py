@@ -48,7 +48,11 @@ class Harness:
     ``plugin`` is the plugin object or module, ``platform`` its platform
     name. ``screen(chat_id)`` returns the texts of the bot's messages in that
     chat, top to bottom, as your emulator recorded them.
-    ``inject_rate_limit`` makes the next call into the chat answer 429.
+    ``inject_rate_limit`` makes the next call into the chat answer 429;
+    ``inject_edit_failure`` makes the next edit fail for good. The checks
+    use the chats ``chat_id`` plus ``""``, ``-edit``, ``-long``, ``-same``
+    and ``-429``: an emulator that needs its channels created up front
+    creates those.
     """
 
     plugin: Any = None
@@ -215,7 +219,7 @@ async def check_every_message_ends_with_on_stream_end(h: Harness) -> None:
     delivery = h.delivery()
     log = _HookLog(delivery.hooks(h.platform))
     limit = delivery.hooks(h.platform).platform.max_message_length
-    chat = h.chat_id + "-end"
+    chat = h.chat_id + "-long"  # the chat ids a harness knows: chat_id + "", -edit, -long, -same, -429
     reply = _reply(max(10, min(200, limit * 5 // 2 // 7)))  # two or three messages on a small platform
     report = await h.stream_reply(reply, chat_id=chat, delivery=delivery)
     assert report.delivered, report.error
@@ -228,7 +232,7 @@ async def check_every_message_ends_with_on_stream_end(h: Harness) -> None:
 async def check_no_cursor_stays_when_an_edit_fails(h: Harness) -> None:
     """A final edit refused for good: no message keeps the cursor, and the reply is still all there once."""
     delivery = h.delivery()
-    chat = h.chat_id + "-cursor"
+    chat = h.chat_id + "-edit"
     session = delivery.session(h.platform, chat, settings=h.settings)
     if not await session.hooks.supports_edit(session.stream):
         raise NotApplicable("the platform cannot edit")
