@@ -24,6 +24,9 @@ from .split import Piece, fence_after, render, split_keeping
 #: Between a preview's text and its tool progress line.
 STATUS_GAP = "\n\n"
 
+#: Append-only previews hold back a last word up to this long (it may still grow).
+WORD_HOLD = 64
+
 
 class Draft:
     """The visible text of one reply and the previews it calls for."""
@@ -122,6 +125,12 @@ class Draft:
         """The live message's preview on an append-only platform: a prefix of its final text."""
         start, opener = live.piece.start, live.piece.opener
         end = len(doc)
+        if end > start and not doc[end - 1].isspace():
+            # the last word may still be growing: if this message is cut where its preview ends,
+            # the cut must not split a word (a word longer than WORD_HOLD is shown as it comes)
+            space = max(doc.rfind(" ", start, end), doc.rfind("\n", start, end))
+            if space >= 0 and end - space <= WORD_HOLD:
+                end = space
         while end > start and doc[end - 1].isspace():
             end -= 1
         if live.seen is not None and end < live.seen[0].end:

@@ -198,3 +198,15 @@ def test_any_stream_only_appends_on_an_append_only_platform(text, cuts, limit, g
     for message in chat.messages:
         previews = message.history[:-1]
         assert all(b.startswith(a) for a, b in zip(previews, previews[1:]))
+
+
+def test_an_overflowing_append_only_reply_never_splits_a_word():
+    reply = " ".join(f"word{i}" for i in range(300))
+    for size in (3, 5, 7, 11):  # deltas that end inside words
+        ref = appending(max_message_length=100)
+        chunks = [reply[i:i + size] for i in range(0, len(reply), size)]
+        report = run_reply(ref, chunks, seconds=30)
+        screen = ref.chat("c").screen
+        assert report.delivered and ref.chat("c").violations == []
+        assert len(screen) > 10
+        assert " ".join(screen).split() == reply.split(), f"a word was split with {size}-character deltas"
