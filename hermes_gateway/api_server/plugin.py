@@ -13,7 +13,9 @@ from typing import Any
 from aiohttp import web
 
 from ..hookspecs import hookimpl
+from .access_log import access_log
 from .auth import check_bind_safety
+from .guards import json_not_found
 from .routes import ApiServer
 from .store import ResponseStore
 
@@ -32,6 +34,8 @@ def register_routes(app: web.Application) -> None:
                           history_chars=gateway.config.store.history_chars)  # responses survive a restart
     server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store)
     server.add_routes(app)
+    app.middlewares.append(access_log)      # outermost of the two: it logs the 404s below too
+    app.middlewares.append(json_not_found)  # the router's 404/405 in OpenAI's error shape
     app[API_SERVER_KEY] = server
 
 
