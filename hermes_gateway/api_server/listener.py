@@ -105,6 +105,15 @@ class HardenedHandler(RequestHandler):
             on_lost(self)
         super().connection_lost(exc)
 
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        """A body that fails to decode is the client's fault, already answered with a 400: one line, no
+        traceback (aiohttp logs it again when it drains the rest of the body)."""
+        exc = kw.get("exc_info")
+        if _is_parse_error(exc):
+            log.warning("dropped the rest of a malformed request body: %s", type(exc).__name__)
+            return
+        super().log_exception(*args, **kw)
+
     @property
     def busy(self) -> bool:
         """A request is being handled (idle connections may be closed to admit new ones)."""
@@ -145,10 +154,11 @@ _PARSE_ERRORS = {
 }
 
 
-def _is_parse_error(exc: BaseException) -> bool:
+def _is_parse_error(exc: Any) -> bool:
     from aiohttp.http_exceptions import HttpProcessingError
+    from aiohttp.web_protocol import RequestPayloadError
 
-    return isinstance(exc, HttpProcessingError)
+    return isinstance(exc, (HttpProcessingError, RequestPayloadError))
 
 
 class _Refuse(asyncio.Protocol):

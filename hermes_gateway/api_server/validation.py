@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from ..config import Config
 from .errors import ApiError, bad_request
@@ -118,7 +119,7 @@ async def _read_body(request: web.Request, limit: int) -> bytes:
     except TimeoutError:
         raise ApiError(408, f"The request body did not arrive within {BODY_TIMEOUT:g} s.",
                        code="request_timeout") from None
-    except HttpProcessingError as exc:  # e.g. Content-Encoding: gzip on a body that is not gzip
+    except (HttpProcessingError, RequestPayloadError) as exc:  # e.g. Content-Encoding: gzip on a plain body
         raise bad_request(f"The request body could not be decoded ({type(exc).__name__}); check its "
                           "Content-Encoding.", code="invalid_body") from None
     return b"".join(chunks)
