@@ -47,6 +47,8 @@ IDLE_TIMEOUT = 15.0
 MAX_CONNECTIONS = 4096
 #: File descriptors kept free for everything else (the store, logs, upstream DNS...).
 RESERVED_FDS = 64
+#: asyncio accepts up to the listen backlog in one go before any closed socket is released.
+ACCEPT_BATCH = 128
 #: One "socket.accept() out of system resource" log line per this many seconds.
 ACCEPT_LOG_INTERVAL = 60.0
 
@@ -65,14 +67,15 @@ def hardened_site(runner: web.AppRunner, host: str, port: int) -> "GuardedSite":
 
 
 def connection_cap() -> int:
-    """:data:`MAX_CONNECTIONS`, or less when the file limit is lower: two descriptors per stream.
+    """:data:`MAX_CONNECTIONS`, or less when the file limit is lower: two descriptors per stream, plus room
+    for a whole batch of accepts (closing an evicted connection frees its descriptor only afterwards).
 
     Raises the soft ``RLIMIT_NOFILE`` towards the hard one first (as most servers do), so a default
     limit of 1,024 does not cap the gateway at a few hundred streams.
     """
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        wanted = 2 * MAX_CONNECTIONS + RESERVED_FDS
+        wanted = 2 * MAX_CONNECTIONS + RESERVED_FDS + ACCEPT_BATCH
         if soft != resource.RLIM_INFINITY and soft < wanted and (hard == resource.RLIM_INFINITY or hard > soft):
             soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
@@ -80,7 +83,7 @@ def connection_cap() -> int:
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS
-    return max(8, min(MAX_CONNECTIONS, (soft - RESERVED_FDS) // 2))
+    return min(MAX_CONNECTIONS, max(8, (soft - RESERVED_FDS - ACCEPT_BATCH) // 2))
 
 
 def json_error_response(status: int, message: str, *, code: str | None = None,
@@ -209,7 +212,8 @@ class GuardedSite(web.TCPSite):
 
     def _evict_idle(self) -> bool:
         for handler in self.connections:
-            if not handler.busy:
+            # transport None: accepted in this same batch, not yet connected (closing it now would do nothing)
+            if handler.transport is not None and not handler.busy:
                 del self.connections[handler]
                 handler.on_lost = None
                 handler.force_close()
