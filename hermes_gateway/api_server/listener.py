@@ -96,11 +96,17 @@ def json_error_response(status: int, message: str, *, code: str | None = None,
 class HardenedHandler(RequestHandler):
     """aiohttp's per-connection handler, with parse errors in OpenAI's shape and a hook when it closes."""
 
-    __slots__ = ("on_lost",)
+    __slots__ = ("on_lost", "doomed")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.on_lost: Any = None
+        self.doomed = False  # evicted before its connection was made: close it as soon as it is
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if self.doomed:
+            self.force_close()
 
     def connection_lost(self, exc: BaseException | None) -> None:
         on_lost, self.on_lost = self.on_lost, None
@@ -211,15 +217,30 @@ class GuardedSite(web.TCPSite):
         return handler
 
     def _evict_idle(self) -> bool:
+        """Close the oldest connection with no request in progress; False if every one is busy.
+
+        One accepted in this same batch is not connected yet (closing it now would do nothing): it is
+        marked to close the moment it is, and taken only when no connected one is idle.
+        """
+        pending = None
         for handler in self.connections:
-            # transport None: accepted in this same batch, not yet connected (closing it now would do nothing)
-            if handler.transport is not None and not handler.busy:
-                del self.connections[handler]
-                handler.on_lost = None
+            if handler.transport is None:
+                if pending is None and not handler.doomed:
+                    pending = handler
+            elif not handler.busy:
+                self._drop(handler)
                 handler.force_close()
-                self.evicted += 1
                 return True
+        if pending is not None:
+            self._drop(pending)
+            pending.doomed = True
+            return True
         return False
+
+    def _drop(self, handler: HardenedHandler) -> None:
+        del self.connections[handler]
+        handler.on_lost = None
+        self.evicted += 1
 
     def _lost(self, handler: HardenedHandler) -> None:
         self.connections.pop(handler, None)
