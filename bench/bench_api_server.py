@@ -62,8 +62,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 
-async def start_process(*args: str, pattern: str) -> tuple[asyncio.subprocess.Process, str]:
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "hermes_gateway", *args,
+async def start_process(*args: str, pattern: str, src: str | None = None) -> tuple[asyncio.subprocess.Process, str]:
+    """``python -m hermes_gateway ARGS``; ``src``: another checkout's source tree to run instead of this one."""
+    env = {**os.environ, "PYTHONPATH": src} if src else None
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "hermes_gateway", *args, env=env, cwd=src,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
     match = re.search(pattern, line)
@@ -243,7 +245,8 @@ def pin(pid: int, cpus: set[int]) -> None:
         pass
 
 
-async def start_targets(pace: float, gateway_cpus: set[int], other_cpus: set[int]) -> dict:
+async def start_targets(pace: float, gateway_cpus: set[int], other_cpus: set[int],
+                        baseline_src: str | None = None) -> dict:
     """An upstream at ``pace``, the relay and the gateway in front of it; pinned as the issue's harness."""
     upstream, upstream_url = await start_process("demo-llm", "--port", "0", "--tokens-per-second", str(pace),
                                                  pattern=r"(http://\S+/v1)")
@@ -258,12 +261,21 @@ async def start_targets(pace: float, gateway_cpus: set[int], other_cpus: set[int
                           f"store: {{path: '{tmp}/state.db'}}\n")
         gateway, gateway_url = await start_process("run", "--config", str(config),
                                                    pattern=r"listening on (http://\S+)")
+        baseline = None
+        if baseline_src:
+            baseline, baseline_url = await start_process("run", "--config", str(config), src=baseline_src,
+                                                         pattern=r"listening on (http://\S+)")
+            pin(baseline.pid, gateway_cpus)
     pin(os.getpid(), other_cpus)
     pin(upstream.pid, other_cpus)
     pin(relay_proc.pid, gateway_cpus)
     pin(gateway.pid, gateway_cpus)
-    return {"procs": [gateway, relay_proc, upstream], "upstream": upstream_url, "relay": relay_url,
-            "gateway": gateway_url, "gateway_pid": gateway.pid, "relay_pid": relay_proc.pid}
+    targets = {"procs": [gateway, relay_proc, upstream], "upstream": upstream_url, "relay": relay_url,
+               "gateway": gateway_url, "gateway_pid": gateway.pid, "relay_pid": relay_proc.pid}
+    if baseline is not None:
+        targets["procs"].insert(0, baseline)
+        targets.update(baseline=baseline_url, baseline_pid=baseline.pid)
+    return targets
 
 
 async def main() -> None:
@@ -283,6 +295,7 @@ async def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the streams per run (quick runs: 0.3)")
     parser.add_argument("--instant", action="store_true", help="also the API server alone (instant agent)")
+    parser.add_argument("--baseline-src", help="another checkout (e.g. `git archive main`) measured as 'before'")
     args = parser.parse_args()
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
     gateway_cpus = {cpus[0]}
@@ -299,11 +312,13 @@ async def main() -> None:
         words_n, pace, level, total = WORKLOADS[name]
         total = max(level, int(total * args.scale))
         words = " ".join(f"w{i}" for i in range(words_n))
-        targets = await start_targets(pace, gateway_cpus, other_cpus)
+        targets = await start_targets(pace, gateway_cpus, other_cpus, args.baseline_src)
         try:
             body = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": f"echo: {words}"}]}
             ours_body = {**body, "model": "hermes-gateway"}
             runs: dict[str, list[Run]] = {"direct": [], "relay": [], "ours": []}
+            if "baseline" in targets:
+                runs["before"] = []
             for _ in range(args.repeats):
                 runs["direct"].append(await load(f"{targets['upstream']}/chat/completions", body, words_n, level,
                                                  total, None))
@@ -311,6 +326,9 @@ async def main() -> None:
                                                 total, targets["relay_pid"]))
                 runs["ours"].append(await load(f"{targets['gateway']}/v1/chat/completions", ours_body, words_n,
                                                level, total, targets["gateway_pid"]))
+                if "baseline" in targets:
+                    runs["before"].append(await load(f"{targets['baseline']}/v1/chat/completions", ours_body,
+                                                     words_n, level, total, targets["baseline_pid"]))
             report(name, runs, total)
         finally:
             for proc in targets["procs"]:
@@ -330,15 +348,16 @@ def report(name: str, runs: dict[str, list[Run]], total: int) -> None:
     ttft = {t: med(t, lambda r: percentile(r.ttft, 0.5)) for t in runs}
     chunk = {t: med(t, lambda r: r.cpu / r.deltas * 1e6 if r.deltas else float("nan")) for t in runs}
     request = {t: med(t, lambda r: r.cpu / total * 1e3) for t in runs}
-    for target in ("direct", "relay", "ours"):
+    for target in runs:
         errors = sum(r.errors for r in runs[target])
         cpu = "" if target == "direct" else f"{chunk[target]:.1f}"
         per_request = "" if target == "direct" else f"{request[target]:.2f}"
         print(f"| {name} | {target} | {ttft[target] * 1e3:.2f} ms | {(ttft[target] - ttft['direct']) * 1e3:+.2f} ms | "
               f"{rate[target] / rate['direct']:.2f} | {cpu} | {per_request} | {errors} |", flush=True)
-    ratios = [o.cpu / max(r.cpu, 1e-9) for o, r in zip(runs["ours"], runs["relay"])]
-    print(f"| {name} | ours ÷ relay | | | | {chunk['ours'] / chunk['relay']:.2f}× "
-          f"(runs {min(ratios):.2f}–{max(ratios):.2f}) | {request['ours'] / request['relay']:.2f}× | |", flush=True)
+    for target in [t for t in ("ours", "before") if t in runs]:
+        ratios = [o.cpu / max(r.cpu, 1e-9) for o, r in zip(runs[target], runs["relay"])]
+        print(f"| {name} | {target} ÷ relay | | | | {chunk[target] / chunk['relay']:.2f}× "
+              f"(runs {min(ratios):.2f}–{max(ratios):.2f}) | {request[target] / request['relay']:.2f}× | |", flush=True)
 
 
 async def api_server_alone(args: argparse.Namespace, body: dict) -> None:
