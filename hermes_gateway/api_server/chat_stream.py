@@ -71,7 +71,7 @@ class ChatChunks:
 async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], chunks: ChatChunks, *,
                             include_usage: bool, tool_progress: bool,
                             on_text: Callable[[int], None], shutting_down: Callable[[], bool],
-                            expose_reasoning: bool = False) -> Outcome:
+                            starts_open: bool = False, expose_reasoning: bool = False) -> Outcome:
     """Relay ``events`` to ``sse`` until the turn ends; return what the client got.
 
     ``on_text(n)`` is called after each write that carried text (``n`` events),
@@ -79,9 +79,10 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     ``expose_reasoning`` (``api_server.expose_reasoning``). Cancellation (the
     client went away) propagates after the agent's iterator is closed, which
     closes the upstream request.
+    ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
     """
     outcome = Outcome()
-    reply = ReplyText()
+    reply = ReplyText(starts_open=starts_open)
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
     await sse.write(chunks.role())
