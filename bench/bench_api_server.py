@@ -1,25 +1,21 @@
-"""Load benchmark of the OpenAI-compatible API server (run by hand, not in CI).
+"""Load benchmark of the OpenAI-compatible API server (run by hand, not in CI): issue 13's harness.
 
-Three processes on loopback: the ``demo-llm`` upstream, ``hermes-gateway run``
-pointed at it, and this load generator (plain aiohttp, not the SDK, so the
-client costs little). For each concurrency level it streams the same
-Chat Completions request first straight to the upstream, then through the
-gateway, and reports:
+For each workload (reply length, upstream pace, concurrency) it starts the
+``demo-llm`` upstream, ``hermes-gateway run`` pointed at it, and a raw
+aiohttp byte relay (``--serve-relay``: forwards the body, relays the SSE
+bytes unchanged, one write per read: the least a Python proxy can spend),
+then streams the same Chat Completions request straight to the upstream
+("direct"), through the relay and through the gateway, in turn within each
+run, and prints per target: TTFT p50 and its difference from direct,
+throughput as a ratio of direct, CPU (user+system of the process, from
+/proc) per chunk and per request, errors; and the gateway's CPU as a ratio
+of the relay's, with the spread of the per-run ratios (the machine's noise).
+The gateway and the relay are pinned to one core, the upstream and this load
+generator (plain aiohttp, not the SDK) to the other.
 
-* TTFT (request sent -> first content delta received), p50/p99, direct and
-  through the gateway, and the difference ("added");
-* aggregate content deltas per second through the gateway;
-* gateway CPU (user+system, from /proc) per delta delivered, split into the
-  agent's share (the bare ``AIAgent`` streaming the same replies in a child
-  process, events dropped) and the rest: the API server's own share
-  (HTTP in, validation, framing, one socket write per delta);
-* errors (non-200, missing [DONE], wrong text).
-
-Every level is repeated ``--repeats`` times and the median of each figure is
-printed, because the machine is shared and noisy.
-
-    .venv/bin/python bench/bench_api_server.py                 # 1, 50, 500 streams
-    .venv/bin/python bench/bench_api_server.py --levels 1 50 --words 100 --repeats 5
+    .venv/bin/python bench/bench_api_server.py                       # the four workloads, 3 runs
+    .venv/bin/python bench/bench_api_server.py --workloads 1 2 --scale 0.3
+    .venv/bin/python bench/bench_api_server.py --baseline-src /tmp/main_checkout   # + "before"
 """
 
 from __future__ import annotations
@@ -189,14 +185,6 @@ async def serve_instant() -> None:
     async with gateway:
         print(f"listening on {gateway.url}", flush=True)
         await asyncio.Event().wait()
-
-
-async def agent_cpu_per_delta(upstream_url: str, words: str, concurrency: int, total: int) -> float:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--agent-only", upstream_url, words, str(concurrency), str(total),
-        stdout=asyncio.subprocess.PIPE)
-    out, _ = await proc.communicate()
-    return float(out.decode().strip().splitlines()[-1])
 
 
 WORKLOADS = {

@@ -19,6 +19,8 @@ other refusal is.
 
 from __future__ import annotations
 
+import functools
+
 from aiohttp import web
 
 from ..config import ApiServerConfig
@@ -47,6 +49,7 @@ class RequestGuard:
                                 "api_server.cors_origins.", code="origin_not_allowed")
 
 
+@functools.lru_cache(maxsize=256)  # a handful of values in practice; parsing an IP costs a few us per request
 def loopback_host(host: str) -> bool:
     """Whether a ``Host`` header names this machine: ``localhost``, a loopback IP, with or without a port."""
     host = host.strip()
@@ -66,9 +69,10 @@ async def json_not_found(request: web.Request, handler: web.Handler) -> web.Stre
     routing_error = request.match_info.http_exception
     if routing_error is None:
         return await handler(request)
+    path = request.path if len(request.path) <= 200 else request.path[:200] + "..."
     if isinstance(routing_error, web.HTTPMethodNotAllowed):
         allowed = ", ".join(sorted(routing_error.allowed_methods))
-        return json_error_response(405, f"{request.method} is not allowed on {request.path}; use {allowed}.",
+        return json_error_response(405, f"{request.method} is not allowed on {path}; use {allowed}.",
                                    code="method_not_allowed", headers={"Allow": allowed})
-    return json_error_response(routing_error.status, f"Unknown endpoint {request.method} {request.path} "
+    return json_error_response(routing_error.status, f"Unknown endpoint {request.method} {path} "
                                "(the API is under /v1).", code="unknown_url")

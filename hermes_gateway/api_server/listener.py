@@ -140,7 +140,7 @@ class HardenedHandler(RequestHandler):
         remote = request.remote
         if status >= 500:
             log.error("request from %s failed: %s (%s)", remote, type(exc).__name__ if exc else "error", status,
-                      exc_info=exc if status >= 500 and exc is not None and not _is_parse_error(exc) else None)
+                      exc_info=exc if exc is not None and not _is_parse_error(exc) else None)
             text = "The gateway failed to handle this request (see the gateway's log)."
             code = "internal_error"
         else:
