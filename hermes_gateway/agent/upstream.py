@@ -9,9 +9,11 @@ real upstream. Which upstreams do not stream is remembered per upstream
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
@@ -86,6 +88,22 @@ def aiohttp_http_client(timeout: Any) -> Any:
     ``ConnectError`` and ``ReadError`` for those.
     """
     return openai.DefaultAioHttpClient(timeout=timeout, transport=_NamedErrors(_aiohttp_transport()))
+
+
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def aiohttp_suits(base_url: str) -> bool:
+    """The aiohttp transport, unless the SDK's httpx default does something it does not.
+
+    It refuses credentials in the URL next to the bearer key
+    (``http://user:pass@host``), and it ignores proxy environment variables;
+    such setups keep httpx.
+    """
+    if "@" in urlsplit(base_url).netloc:
+        return False
+    return not any(name in _PROXY_VARIABLES and value for name, value in
+                   ((k.lower(), v) for k, v in os.environ.items()))
 
 
 def _aiohttp_transport() -> Any:
@@ -175,8 +193,9 @@ class UpstreamPool:
         timeout = httpx.Timeout(connect=t.connect, read=None, write=max(t.connect, 30.0), pool=t.connect)
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": self.max_retries}
         if endpoint.base_url:
+            http_client = aiohttp_http_client(timeout) if aiohttp_suits(endpoint.base_url) else None
             return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY,
-                                      http_client=aiohttp_http_client(timeout), **kwargs)
+                                      http_client=http_client, **kwargs)
         return openai.AsyncOpenAI(base_url=DEMO_BASE_URL, api_key="demo",
                                   http_client=demo_http_client(self.demo_tokens_per_second), **kwargs)
 
