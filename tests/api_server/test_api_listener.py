@@ -147,4 +147,6 @@ def test_with_a_low_file_limit_300_idle_sockets_leave_health_answering_and_the_l
             sock.close()
         assert answer is not None and answer.startswith(b"HTTP/1.1 200"), answer
         log = gw.stderr()
-        assert "out of system resource" not in log and len(log) < 10_000, log[-2000:]
+        # Closing evicted sockets lags a batch of accepts behind, so a burst may still hit the limit for a
+        # moment: that is reported once per interval, not once per accept (the audit saw 63 MB).
+        assert log.count("out of system resource") <= 1 and len(log) < 10_000, log[-2000:]
