@@ -346,9 +346,13 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
         else:
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
-    return Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                  conversation=conversation, store=store, source=source, env_streaming=env_streaming,
-                  origins=dict(p.origins), missing_env=dict(p.missing))
+    config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
+                    conversation=conversation, store=store, source=source, env_streaming=env_streaming,
+                    origins=dict(p.origins), missing_env=dict(p.missing))
+    from .secrets import protect_config
+
+    protect_config(config)  # from here on, no log line carries a key from this config
+    return config
 
 
 def did_you_mean(word: str, known: Any) -> str:
