@@ -40,6 +40,11 @@ BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "Hermes", "username": "
 NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply markup "
                 "are exactly the same as a current content and reply markup of the message")
 CONFLICT = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+WEBHOOK_ACTIVE = ("Conflict: can't use getUpdates method while webhook is active; "
+                  "use deleteWebhook to delete the webhook first")
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+#: Seconds before an update the webhook did not accept (non-2xx, no answer) is posted again; Telegram waits longer.
+WEBHOOK_RETRY = 0.2
 
 
 def utf16_units(text: str) -> int:
@@ -125,6 +130,13 @@ class BotApiEmulator:
         self._closing = False
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        #: The webhook as set by setWebhook: {"url", "secret_token", "allowed_updates"}; None while polling.
+        self.webhook: dict[str, Any] | None = None
+        #: Every POST to the webhook: (update_id, HTTP status, or 0 when it could not be reached).
+        self.webhook_deliveries: list[tuple[int, int]] = []
+        self._webhook_task: asyncio.Task[None] | None = None
+        self._webhook_wake = asyncio.Event()
+        self._delivered: dict[int, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -146,6 +158,10 @@ class BotApiEmulator:
         return self.base_url
 
     async def stop(self) -> None:
+        task, self._webhook_task = self._webhook_task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         if self._runner is not None:
             self._closing = True  # end any waiting getUpdates with no updates
             async with self._new_update:
@@ -204,7 +220,18 @@ class BotApiEmulator:
         self._updates.append({"update_id": update_id, **body})
         async with self._new_update:
             self._new_update.notify_all()
+        self._webhook_wake.set()
         return update_id
+
+    async def deliver_again(self, update_id: int) -> int:
+        """Post an update the webhook already accepted once more, as Telegram does when it missed the 200.
+
+        Returns the HTTP status the webhook answered.
+        """
+        if self.webhook is None:
+            raise RuntimeError("no webhook is set")
+        update = self._delivered[update_id]
+        return await self._post_update(update)
 
     @property
     def pending_updates(self) -> int:
@@ -245,7 +272,8 @@ class BotApiEmulator:
         handler = {
             "getme": self._get_me, "sendmessage": self._send_message, "editmessagetext": self._edit_message_text,
             "sendchataction": self._send_chat_action, "getupdates": self._get_updates,
-            "deletewebhook": self._delete_webhook, "close": self._true, "logout": self._true,
+            "deletewebhook": self._delete_webhook, "setwebhook": self._set_webhook,
+            "getwebhookinfo": self._get_webhook_info, "close": self._true, "logout": self._true,
         }.get(method.lower())
         if handler is None:
             return _error(ApiError(404, "Not Found"))
@@ -266,7 +294,69 @@ class BotApiEmulator:
     async def _delete_webhook(self, params: dict[str, Any]) -> Any:
         if params.get("drop_pending_updates") in (True, "true", "True"):
             self._updates.clear()
+        self.webhook = None
         return True
+
+    async def _set_webhook(self, params: dict[str, Any]) -> Any:
+        """Like a local Bot API server: an http:// URL is accepted (api.telegram.org wants https)."""
+        url = str(params.get("url") or "")
+        if not url:  # an empty URL removes the webhook
+            return await self._delete_webhook(params)
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ApiError(400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook")
+        secret = params.get("secret_token")
+        if secret is not None:
+            secret = str(secret)
+            if not 1 <= len(secret) <= 256 or not all(c.isascii() and (c.isalnum() or c in "_-") for c in secret):
+                raise ApiError(400, "Bad Request: secret token contains unallowed characters")
+        if params.get("drop_pending_updates") in (True, "true", "True"):
+            self._updates.clear()
+        allowed = _json_field(params.get("allowed_updates")) if params.get("allowed_updates") else None
+        self.webhook = {"url": url, "secret_token": secret, "allowed_updates": allowed}
+        if self._webhook_task is None:
+            self._webhook_task = asyncio.get_running_loop().create_task(self._webhook_sender(),
+                                                                       name="emulator-webhook")
+        self._webhook_wake.set()
+        async with self._new_update:
+            self._new_update.notify_all()  # a getUpdates waiting now ends with 409
+        return True
+
+    async def _get_webhook_info(self, params: dict[str, Any]) -> Any:
+        return {"url": (self.webhook or {}).get("url", ""), "has_custom_certificate": False,
+                "pending_update_count": len(self._updates)}
+
+    async def _webhook_sender(self) -> None:
+        """Post pending updates to the webhook, one at a time and in order, until each gets a 2xx."""
+        while True:
+            await self._webhook_wake.wait()
+            self._webhook_wake.clear()
+            while self.webhook is not None and self._updates:
+                update = self._updates[0]
+                status = await self._post_update(update)
+                if 200 <= status < 300:
+                    if self._updates and self._updates[0] is update:
+                        self._updates.pop(0)
+                    self._delivered[update["update_id"]] = update
+                else:
+                    await asyncio.sleep(WEBHOOK_RETRY)
+
+    async def _post_update(self, update: dict[str, Any]) -> int:
+        import aiohttp
+
+        assert self.webhook is not None
+        headers = {SECRET_HEADER: self.webhook["secret_token"]} if self.webhook.get("secret_token") else {}
+        try:
+            async with aiohttp.ClientSession() as http:
+                async with http.post(self.webhook["url"], json=update, headers=headers,
+                                     timeout=aiohttp.ClientTimeout(total=10)) as resp:
+                    status = resp.status
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+            status = 0
+        self.webhook_deliveries.append((update["update_id"], status))
+        return status
 
     async def _send_message(self, params: dict[str, Any]) -> Any:
         chat = self._admit("sendMessage", params)
@@ -312,6 +402,8 @@ class BotApiEmulator:
         return True
 
     async def _get_updates(self, params: dict[str, Any]) -> Any:
+        if self.webhook is not None:
+            raise ApiError(409, WEBHOOK_ACTIVE)
         offset = _int(params.get("offset"), 0)
         limit = min(max(_int(params.get("limit"), 100), 1), 100)
         timeout = max(_int(params.get("timeout"), 0), 0)
@@ -334,6 +426,8 @@ class BotApiEmulator:
                     break
                 if self._closing:
                     return []
+                if self.webhook is not None:
+                    raise ApiError(409, WEBHOOK_ACTIVE)
                 if generation != self._poll_generation:
                     raise ApiError(409, CONFLICT)
         return [u for u in self._updates if u["update_id"] >= offset][:limit]

@@ -67,6 +67,8 @@ class TelegramPlugin:
 
     def configure(self, settings: TelegramSettings) -> None:
         protect(settings.token)
+        if settings.webhook_secret:
+            protect(settings.webhook_secret)
         self.settings = settings
 
     # ---------------------------------------------------------------- the bot
@@ -101,6 +103,26 @@ class TelegramPlugin:
         register(self.platform)
 
     @hermes_gateway.hookimpl
+    def register_routes(self, app: Any) -> None:
+        """``POST /webhooks/telegram``, only when ``platforms.telegram`` is enabled with ``mode: webhook``.
+
+        A polling bot mounts nothing, so it does not make the gateway open an HTTP listener.
+        """
+        from hermes_gateway.gateway import GATEWAY_KEY
+
+        gateway = app.get(GATEWAY_KEY)
+        config = getattr(gateway, "config", None)
+        if config is None or not config.platform_enabled(NAME):
+            return
+        section = config.platforms.get(NAME)
+        if not isinstance(section, Mapping) or section.get("mode") != "webhook":
+            return
+        from .webhook import PATH, make_handler
+
+        app.router.add_post(PATH, make_handler(lambda: self.settings.webhook_secret if self.settings else None,
+                                               lambda: self.bot))
+
+    @hermes_gateway.hookimpl
     async def startup(self, gateway: Any) -> None:
         """Read ``platforms.telegram`` when it is enabled; a bad section stops start-up with one line."""
         section = gateway.config.platforms.get(NAME)
@@ -116,7 +138,7 @@ class TelegramPlugin:
         await self.close()
 
     async def start_receiving(self, gateway: Any) -> None:
-        """Check the token (``getMe``) and start long polling."""
+        """Check the token (``getMe``), then ``setWebhook`` or start long polling."""
         source = getattr(getattr(gateway, "config", None), "source", "(config)")
         if self.settings is None:
             raise ConfigError(source, "platforms.telegram.token", "a bot token (the platform is enabled without one)")
@@ -136,8 +158,31 @@ class TelegramPlugin:
         else:
             log.info("telegram: receiving messages as @%s", bot.username)
         assert self.settings is not None
+        if self.settings.webhook:
+            await self._set_webhook(bot, source)
+            return
+        try:  # a webhook left set (by an earlier webhook run) makes getUpdates answer 409 Conflict
+            await bot.delete_webhook(drop_pending_updates=False)
+        except tg.TelegramError as exc:
+            log.warning("telegram: deleteWebhook failed (%s); polling anyway", scrub(f"{type(exc).__name__}: {exc}"))
         self._poller = Poller(bot, gateway.receive, poll_timeout=self.settings.poll_timeout)
         self._poller.start()
+
+    async def _set_webhook(self, bot: Any, source: str) -> None:
+        """Tell Telegram where to post updates, with the secret it must send back."""
+        from telegram import error as tg
+
+        assert self.settings is not None and self.settings.webhook_url is not None
+        try:
+            await bot.set_webhook(self.settings.webhook_url, secret_token=self.settings.webhook_secret,
+                                  allowed_updates=["message"])
+        except tg.BadRequest as exc:  # Telegram refused the URL: a config mistake
+            raise ConfigError(source, "platforms.telegram.webhook_url",
+                              f"a URL Telegram accepts ({scrub(str(exc))})") from None
+        except tg.TelegramError as exc:
+            raise ConfigError(source, "platforms.telegram", f"setWebhook failed: {scrub(type(exc).__name__)}: "
+                                                            f"{scrub(str(exc))}") from None
+        log.info("telegram: receiving messages by webhook at %s", scrub(self.settings.webhook_url))
 
     async def stop_receiving(self) -> None:
         poller, self._poller = self._poller, None
