@@ -88,6 +88,9 @@ class EmulatedChat:
     scheduled_errors: dict[int, ApiError] = field(default_factory=dict)  # index in calls -> error
     blocked_until: float = float("-inf")
     violations: list[str] = field(default_factory=list)
+    entities: dict[str, list[dict[str, Any]]] = field(default_factory=dict)       # message id -> entities now
+    entity_history: dict[str, list[list[dict[str, Any]]]] = field(default_factory=dict)  # ... per version
+    refusal: ApiError | None = None     # every call answers this: blocked, chat not found, migrated
     tokens: float = 0.0
     refilled: float = 0.0
     next_message_id: int = 1
@@ -96,6 +99,17 @@ class EmulatedChat:
     def screen(self) -> list[str]:
         """The bot's messages, top to bottom, as they read now."""
         return [m.text for m in self.messages]
+
+    def formatted(self, index: int = -1, version: int | None = None) -> list[tuple[str, str]]:
+        """Message ``index``'s entities as (type, the text each covers): what renders as formatting.
+
+        ``version`` picks an earlier text from the message's history (default: what it shows now).
+        """
+        message = self.messages[index]
+        history = self.entity_history.get(message.id, [])
+        text = message.text if version is None else message.history[version]
+        entities = self.entities.get(message.id, []) if version is None else history[version]
+        return covered(text, entities)
 
     def screen_in_thread(self, thread_id: str | None) -> list[str]:
         return [m.text for m in self.messages if self.threads.get(m.id) == thread_id]
@@ -252,6 +266,25 @@ class BotApiEmulator:
         else:
             self.chat(chat_id).scheduled_errors[at_call] = error
 
+    def migrate_chat(self, old_chat_id: int | str, new_chat_id: int) -> None:
+        """The group became a supergroup: every call into the old id answers 400 with ``migrate_to_chat_id``."""
+        self.chat(old_chat_id).refusal = ApiError(
+            400, "Bad Request: group chat was upgraded to a supergroup chat", {"migrate_to_chat_id": new_chat_id})
+        self.chat(new_chat_id).kind = "supergroup"
+
+    def block_bot(self, chat_id: int | str) -> None:
+        """The person blocked the bot: every call into the chat answers 403."""
+        self.chat(chat_id).refusal = ApiError(403, "Forbidden: bot was blocked by the user")
+
+    def remove_chat(self, chat_id: int | str) -> None:
+        """The chat no longer exists for the bot (deleted, or the bot was removed): 400 chat not found."""
+        self.chat(chat_id).refusal = ApiError(400, "Bad Request: chat not found")
+
+    def delete_message(self, chat_id: int | str, message_id: str | int) -> None:
+        """Someone deleted one of the bot's messages: it leaves the screen, and editing it fails."""
+        chat = self.chat(chat_id)
+        chat.messages = [m for m in chat.messages if m.id != str(message_id)]
+
     def fail_method(self, method: str, code: int, description: str, times: int = 1,
                     parameters: dict[str, Any] | None = None) -> None:
         """The next ``times`` calls of ``method`` (e.g. "getUpdates") answer with this error."""
@@ -360,10 +393,12 @@ class BotApiEmulator:
 
     async def _send_message(self, params: dict[str, Any]) -> Any:
         chat = self._admit("sendMessage", params)
-        text = self._check_text(chat, "sendMessage", params)
+        text, entities = self._check_text(chat, "sendMessage", params)
         message = ScreenMessage(str(chat.next_message_id), text, [text])
         chat.next_message_id += 1
         chat.messages.append(message)
+        chat.entities[message.id] = entities
+        chat.entity_history[message.id] = [entities]
         thread = params.get("message_thread_id")
         chat.threads[message.id] = str(thread) if thread not in (None, "") else None
         reply = _json_field(params.get("reply_parameters"))
@@ -380,12 +415,14 @@ class BotApiEmulator:
         if target is None:
             self._log(chat, "editMessageText", params, "message to edit not found")
             raise ApiError(400, "Bad Request: message to edit not found")
-        text = self._check_text(chat, "editMessageText", params)
-        if text == target.text:
+        text, entities = self._check_text(chat, "editMessageText", params)
+        if text == target.text and entities == chat.entities.get(target.id, []):
             self._log(chat, "editMessageText", params, "not_modified")
             raise ApiError(400, NOT_MODIFIED)
         target.text = text
         target.history.append(text)
+        chat.entities[target.id] = entities
+        chat.entity_history.setdefault(target.id, []).append(entities)
         self._log(chat, "editMessageText", params, "ok")
         return {**self._message_json(chat, target), "edit_date": int(time.time())}
 
@@ -446,6 +483,8 @@ class BotApiEmulator:
         now = time.monotonic()
         if now < chat.blocked_until:
             chat.violations.append(f"{method} {chat.blocked_until - now:.3f}s before retry_after ended")
+        if chat.refusal is not None:
+            self._refuse(chat, method, params, chat.refusal, now)
         scheduled = chat.scheduled_errors.pop(len(chat.calls), None)
         if scheduled is not None:
             self._refuse(chat, method, params, scheduled, now)
@@ -473,7 +512,9 @@ class BotApiEmulator:
             self._log(chat, method, params, error.description)
         raise error
 
-    def _check_text(self, chat: EmulatedChat, method: str, params: dict[str, Any]) -> str:
+    def _check_text(self, chat: EmulatedChat, method: str,
+                    params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        """The text as Telegram keeps it (trimmed), and its entities, checked as strictly as Telegram does."""
         raw = params.get("text")
         if raw is None:
             self._log(chat, method, params, "text is empty")
@@ -489,7 +530,19 @@ class BotApiEmulator:
             raise ApiError(400, "Bad Request: message text is empty")
         if params.get("parse_mode"):
             chat.violations.append(f"{method} with parse_mode {params['parse_mode']!r} (mid-stream markup can fail)")
-        return text
+        try:
+            entities = _checked_entities(raw, params.get("entities"))
+        except ApiError as exc:
+            self._log(chat, method, params, exc.description)
+            raise
+        lead = utf16_units(raw) - utf16_units(raw.lstrip())
+        size = utf16_units(text)
+        kept = []
+        for e in entities:  # the trim moves entities with the text, and cuts them at its new ends
+            start, end = max(e["offset"] - lead, 0), min(e["offset"] + e["length"] - lead, size)
+            if end > start:
+                kept.append({**e, "offset": start, "length": end - start})
+        return text, kept
 
     def _message_json(self, chat: EmulatedChat, message: ScreenMessage) -> dict[str, Any]:
         chat_json: dict[str, Any] = {"id": _chat_id_json(chat.chat_id), "type": chat.kind}
@@ -499,6 +552,8 @@ class BotApiEmulator:
             chat_json["title"] = f"Group {chat.chat_id}"
         body: dict[str, Any] = {"message_id": int(message.id), "date": int(time.time()), "chat": chat_json,
                                 "from": dict(BOT_USER), "text": message.text}
+        if chat.entities.get(message.id):
+            body["entities"] = chat.entities[message.id]
         thread = chat.threads.get(message.id)
         if thread is not None:
             body["message_thread_id"] = _int(thread, 0)
@@ -567,3 +622,46 @@ def _entities_telegram_finds(text: str) -> list[dict[str, Any]]:
         kind = "mention" if match.group(0).startswith("@") else "bot_command"
         found.append({"type": kind, "offset": offset, "length": length})
     return found
+
+
+ENTITY_TYPES = frozenset({
+    "mention", "hashtag", "cashtag", "bot_command", "url", "email", "phone_number", "bold", "italic", "underline",
+    "strikethrough", "spoiler", "blockquote", "expandable_blockquote", "code", "pre", "text_link", "text_mention",
+    "custom_emoji", "date_time"})
+
+
+def _checked_entities(text: str, value: Any) -> list[dict[str, Any]]:
+    """``entities`` as Telegram checks them: known types, inside the text (UTF-16), never splitting an emoji."""
+    if value in (None, "", "[]"):
+        return []
+    entities = _json_field(value) if isinstance(value, str) else value
+    if not isinstance(entities, list):
+        raise ApiError(400, "Bad Request: can't parse entities JSON object")
+    units = text.encode("utf-16-le")
+    size = len(units) // 2
+    checked = []
+    for entity in entities:
+        if not isinstance(entity, dict) or entity.get("type") not in ENTITY_TYPES:
+            raise ApiError(400, f"Bad Request: can't parse entities: unsupported entity type in {entity!r}")
+        offset, length = entity.get("offset"), entity.get("length")
+        if not isinstance(offset, int) or not isinstance(length, int) or offset < 0 or length < 1:
+            raise ApiError(400, f"Bad Request: can't parse entities: bad offset or length in {entity!r}")
+        if offset + length > size:
+            raise ApiError(400, f"Bad Request: can't parse entities: entity ends at {offset + length}, "
+                                f"beyond the text's {size} UTF-16 units")
+        for edge in (offset, offset + length):
+            if edge < size and 0xDC00 <= int.from_bytes(units[2 * edge:2 * edge + 2], "little") <= 0xDFFF:
+                raise ApiError(400, "Bad Request: can't parse entities: an entity boundary splits a character")
+        if entity["type"] == "text_link":
+            url = str(entity.get("url") or "")
+            if not url.startswith(("http://", "https://", "tg://")):
+                raise ApiError(400, "Bad Request: can't parse entities: wrong HTTP URL")
+        checked.append({k: entity[k] for k in ("type", "offset", "length", "url", "language") if k in entity})
+    return checked
+
+
+def covered(text: str, entities: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Each entity as (type, the text it covers)."""
+    units = text.encode("utf-16-le")
+    return [(e["type"], units[2 * e["offset"]:2 * (e["offset"] + e["length"])].decode("utf-16-le"))
+            for e in entities]

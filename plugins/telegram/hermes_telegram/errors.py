@@ -30,6 +30,23 @@ def is_not_modified(exc: BaseException) -> bool:
     return "message is not modified" in str(exc).lower()
 
 
+def is_too_long(exc: BaseException) -> bool:
+    """The server counted more than its limit (a PTB error or its translation)."""
+    return "message is too long" in str(exc).lower()
+
+
+def is_gone(exc: BaseException) -> bool:
+    """The bot cannot reach this chat any more: blocked by the user, removed from the group, chat not found.
+
+    Nothing sent there will land until a person writes again, so the reply stops (no retry).
+    """
+    from telegram import error as tg
+
+    if isinstance(exc, tg.Forbidden):
+        return True
+    return isinstance(exc, tg.BadRequest) and "chat not found" in str(exc).lower()
+
+
 def translate(exc: BaseException, what: str) -> DeliveryError:
     """The core's view of a failed Bot API call ``what`` (e.g. "sendMessage")."""
     from telegram import error as tg  # lazily: the gateway starts without python-telegram-bot

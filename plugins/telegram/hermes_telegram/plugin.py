@@ -5,24 +5,29 @@ entry point registers one instance configured from ``platforms.telegram``
 at gateway start-up; tests build their own with a token and the URL of
 :class:`~hermes_telegram.emulator.BotApiEmulator`.
 
-Text is sent plain (no ``parse_mode``): a reply streamed word by word is
-full of half-open markdown, and Telegram rejects a whole message over one
-unbalanced ``*``. python-telegram-bot is imported lazily, so a gateway
-without it installed still starts (and says why Telegram is off).
+Markdown is sent as text + ``entities`` (:mod:`.formatting`), never with
+``parse_mode``: a reply streamed word by word is full of half-open
+markdown, and Telegram rejects a whole MarkdownV2 message over one
+unbalanced ``*``; entities cannot fail to parse. python-telegram-bot and
+markdown-it-py are imported lazily, so a gateway without them installed
+still starts (and says why Telegram is off).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 import hermes_gateway
 from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, Stream
 
-from .errors import is_not_modified, translate
+from .errors import is_gone, is_not_modified, is_too_long, translate
 from .polling import Poller
 from .redaction import protect, scrub
 from .settings import TelegramSettings, parse_settings
+
+if TYPE_CHECKING:
+    from .formatting import Entity
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +68,8 @@ class TelegramPlugin:
         )
         self._bot: Any = None
         self._poller: Poller | None = None
+        #: Groups that became supergroups: old chat id -> new chat id (Telegram's ChatMigrated).
+        self.migrated: dict[str, str] = {}
         self.__name__ = "hermes_telegram"
 
     def configure(self, settings: TelegramSettings) -> None:
@@ -197,39 +204,139 @@ class TelegramPlugin:
 
     @hermes_gateway.hookimpl
     async def on_stream_start(self, stream: Stream) -> None:
-        try:
-            await self.bot.send_chat_action(stream.chat_id, "typing", message_thread_id=_thread(stream))
-        except DeliveryError:
-            raise
-        except Exception as exc:
-            raise translate(exc, "sendChatAction") from None
+        await self._into_chat(stream, "sendChatAction", lambda chat_id: self.bot.send_chat_action(
+            chat_id, "typing", message_thread_id=_thread(stream)))
 
     @hermes_gateway.hookimpl
     async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        return await self._show(stream, message, text)
+        return await self._show(stream, message, text, final=False)
 
     @hermes_gateway.hookimpl
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        return await self._show(stream, message, text)
+        return await self._show(stream, message, text, final=True)
 
-    async def _show(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        """Send ``text`` as a new message, or edit ``message`` to read ``text``; plain text, no markup."""
-        bot = self.bot
-        if message is None:
-            try:
-                sent = await bot.send_message(stream.chat_id, text, message_thread_id=_thread(stream),
-                                              reply_parameters=_quote(stream))
-            except Exception as exc:
-                raise translate(exc, "sendMessage") from None
-            stream.state["quoted"] = True
-            return MessageRef(stream.chat_id, str(sent.message_id), stream.thread_id)
+    # ---------------------------------------------------------------- showing text
+
+    async def _show(self, stream: Stream, message: MessageRef | None, text: str, *, final: bool) -> MessageRef:
+        """Send ``text`` as a new message, or edit ``message`` to read it: Markdown rendered as entities.
+
+        Only the final text is split further when the server says "message is too long" (a server
+        with a lower limit than Telegram's); a preview that is too long stops previews instead.
+        """
         try:
-            await bot.edit_message_text(text, chat_id=message.chat_id, message_id=int(message.message_id))
+            return await self._show_one(stream, message, text)
+        except DeliveryError as exc:
+            if not final or not is_too_long(exc):
+                raise
+        log.info("telegram: %s/%s: the server refused the final text as too long; splitting it",
+                 stream.chat_id, message.message_id if message else "new")
+        return await self._show_in_parts(stream, message, text, depth=0)
+
+    async def _show_one(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
+        from .formatting import render
+
+        body, entities = render(text, stream.settings.cursor)
+        if message is None:
+            chat_id, sent = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
+                lambda t, e: self.bot.send_message(chat_id, t, entities=e, message_thread_id=_thread(stream),
+                                                   reply_parameters=_quote(stream)), body, entities, text))
+            stream.state["quoted"] = True
+            return MessageRef(str(chat_id), str(sent.message_id), stream.thread_id)
+        try:
+            await self._with_entities(lambda t, e: self.bot.edit_message_text(
+                t, chat_id=message.chat_id, message_id=int(message.message_id), entities=e), body, entities, text)
         except Exception as exc:
             if is_not_modified(exc):
                 return message  # it already reads exactly this: success
-            raise translate(exc, "editMessageText") from None
+            raise self._failed(stream, exc, "editMessageText") from None
         return message
+
+    async def _show_in_parts(self, stream: Stream, message: MessageRef | None, text: str, *,
+                             depth: int) -> MessageRef:
+        """``text`` in two (or more) messages: the first replaces ``message``, the rest follow it."""
+        from hermes_gateway.delivery.measure import utf16_length
+        from hermes_gateway.delivery.split import render as render_piece, split_text
+
+        pieces = split_text(text, max(16, utf16_length(text) // 2 + 8), utf16_length)
+        first: MessageRef | None = None
+        for index, piece in enumerate(pieces):
+            part = render_piece(text, piece)
+            target = message if index == 0 else None
+            try:
+                ref = await self._show_one(stream, target, part)
+            except DeliveryError as exc:
+                if not is_too_long(exc) or depth >= 4:
+                    raise
+                ref = await self._show_in_parts(stream, target, part, depth=depth + 1)
+            first = first or ref
+        assert first is not None
+        return first
+
+    async def _with_entities(self, call: Callable[[str, Any], Awaitable[Any]], body: str,
+                             entities: list[Entity], markdown: str) -> Any:
+        """Send with entities; if Telegram refuses them, the same call once more as plain text."""
+        from telegram import MessageEntity, error as tg
+
+        if not entities:
+            return await call(body, None)
+        objects = [MessageEntity(e.type, e.offset, e.length, url=e.url, language=e.language) for e in entities]
+        try:
+            return await call(body, objects)
+        except tg.BadRequest as exc:
+            if "entit" not in str(exc).lower():
+                raise
+            log.warning("telegram: entities refused (%s); sending plain text", scrub(str(exc))[:200])
+            return await call(markdown, None)
+
+    # ---------------------------------------------------------------- one chat's calls
+
+    def chat_for(self, chat_id: str) -> str:
+        """Where to send for ``chat_id``: a group that became a supergroup lives on under a new id."""
+        while chat_id in self.migrated:
+            chat_id = self.migrated[chat_id]
+        return chat_id
+
+    async def _into_chat(self, stream: Stream, what: str,
+                         call: Callable[[str], Awaitable[Any]]) -> tuple[str, Any]:
+        """One call into the stream's chat, following a migration once; returns (chat id used, result).
+
+        A chat the bot can no longer reach (blocked, removed, not found) ends the reply: the rest of
+        its calls fail at once, without reaching Telegram.
+        """
+        self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
+        from telegram import error as tg
+
+        gone = stream.state.get("gone")
+        if gone:
+            raise DeliveryError(gone, retryable=False)
+        for attempt in (1, 2):
+            chat_id = self.chat_for(stream.chat_id)
+            try:
+                return chat_id, await call(chat_id)
+            except tg.ChatMigrated as exc:
+                if attempt == 2:
+                    raise self._failed(stream, exc, what) from None
+                self._follow(chat_id, str(exc.new_chat_id))
+            except DeliveryError:
+                raise
+            except Exception as exc:
+                raise self._failed(stream, exc, what) from None
+        raise AssertionError("unreachable")
+
+    def _follow(self, old: str, new: str) -> None:
+        self.migrated[old] = new
+        log.info("telegram: group %s became supergroup %s; replies go there now", old, new)
+
+    def _failed(self, stream: Stream, exc: BaseException, what: str) -> DeliveryError:
+        from telegram import error as tg
+
+        if isinstance(exc, tg.ChatMigrated):  # an edit in the old group: the core sends the text anew
+            self._follow(str(stream.chat_id), str(exc.new_chat_id))
+        error = translate(exc, what)
+        if is_gone(exc):
+            stream.state["gone"] = str(error)
+        return error
 
 
 def _quote(stream: Stream) -> Any:

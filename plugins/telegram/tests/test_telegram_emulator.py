@@ -116,3 +116,21 @@ async def test_get_updates_answers_409_while_a_webhook_is_set(api):
     assert (await call(api, "getWebhookInfo"))[1]["result"]["url"] == hook
     assert (await call(api, "deleteWebhook"))[0] == 200
     assert await call(api, "getUpdates", timeout=0) == (200, {"ok": True, "result": []})
+
+
+async def test_entities_are_checked_as_strictly_as_telegram_does(api):
+    def send(text, entities):
+        return call(api, "sendMessage", chat_id=5, text=text, entities=json.dumps(entities))
+
+    status, body = await send("hello", [{"type": "bold", "offset": 2, "length": 4}])
+    assert status == 400 and "can't parse entities" in body["description"], "an entity past the end"
+    status, body = await send("a😀b", [{"type": "bold", "offset": 2, "length": 1}])
+    assert status == 400 and "splits a character" in body["description"]
+    status, body = await send("link", [{"type": "text_link", "offset": 0, "length": 4}])
+    assert status == 400
+    status, body = await send("x", [{"type": "sparkles", "offset": 0, "length": 1}])
+    assert status == 400
+    assert api.chat(5).screen == [], "a refused message shows nothing"
+    status, body = await send("  a😀 **b**", [{"type": "bold", "offset": 5, "length": 6}])
+    assert status == 200 and body["result"]["entities"] == [{"type": "bold", "offset": 3, "length": 6}]
+    assert api.chat(5).formatted() == [("bold", " **b**")], "trimming moves entities with the text"
