@@ -136,6 +136,7 @@ class BotApiEmulator:
         self.max_text_units = max_text_units
         self.chats: dict[str, EmulatedChat] = {}
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.request_times: list[float] = []   # time.monotonic() of each entry in requests
         self._method_errors: dict[str, list[ApiError]] = {}
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
@@ -302,6 +303,7 @@ class BotApiEmulator:
         except ValueError as exc:
             return _error(ApiError(400, f"Bad Request: {exc}"))
         self.requests.append((method, params))
+        self.request_times.append(time.monotonic())
         handler = {
             "getme": self._get_me, "sendmessage": self._send_message, "editmessagetext": self._edit_message_text,
             "sendchataction": self._send_chat_action, "getupdates": self._get_updates,
