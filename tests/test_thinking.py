@@ -1,6 +1,7 @@
-"""Think blocks never reach a person: the final reply is cleaned of every reasoning form."""
+"""``hermes_gateway.thinking`` keeps its import path: the final post-processing is the shared filter's."""
 
-from hermes_gateway.thinking import postprocess_reply, strip_thinking
+from hermes_gateway.reasoning import ReasoningFilter
+from hermes_gateway.thinking import postprocess_reply, split_reasoning, strip_thinking
 
 
 def test_closed_blocks_of_each_tag_are_removed_with_the_whitespace_after_them() -> None:
@@ -9,12 +10,9 @@ def test_closed_blocks_of_each_tag_are_removed_with_the_whitespace_after_them() 
     assert strip_thinking("A <think>x</think>B <reasoning>y</reasoning>C") == "A B C"
 
 
-def test_unclosed_block_at_the_end_is_removed() -> None:
-    assert strip_thinking("Answer.<think>and then I was cut off") == "Answer."
-
-
-def test_orphan_closing_tag_drops_what_came_before() -> None:
+def test_orphan_closing_tag_drops_what_came_before_with_or_without_the_flag() -> None:
     assert strip_thinking("reasoning from the template</think>\nAnswer") == "Answer"
+    assert postprocess_reply("reasoning from the template</think>\nAnswer", starts_open=True) == "Answer"
 
 
 def test_text_without_tags_is_untouched() -> None:
@@ -22,7 +20,13 @@ def test_text_without_tags_is_untouched() -> None:
     assert strip_thinking(text) == text
 
 
-def test_postprocess_trims_trailing_whitespace_and_leading_blank_lines() -> None:
-    assert postprocess_reply("\n\n  Indented code\n\n  ") == "  Indented code"
+def test_postprocess_trims_leading_and_trailing_whitespace() -> None:
+    assert postprocess_reply("\n\n  Indented code\n\n  ") == "Indented code"
     assert postprocess_reply("<think>t</think>\n\nAnswer \n") == "Answer"
-    assert postprocess_reply("\n\nHello  \n") == "Hello"
+
+
+def test_postprocess_is_the_filter_fed_the_whole_text() -> None:
+    raw = "<think type='x'>plan</think>\n\nHello  <THINK>more</THINK> world \n"
+    f = ReasoningFilter()
+    assert postprocess_reply(raw) == f.feed(raw) + f.finish()[1] == "Hello  world"
+    assert split_reasoning(raw) == ("planmore", "Hello  world")

@@ -33,7 +33,7 @@ from typing import Any, AsyncIterator, Callable, Sequence
 
 from ..config import Config, Endpoint, ModelConfig
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, TurnEnd, UsageReport
-from ..thinking import postprocess_reply, strip_thinking
+from ..reasoning import postprocess_reply, strip_thinking
 from ..tools import Tool, collect_tools
 from .chat_completions import complete_chat, stream_chat
 from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
@@ -47,15 +47,20 @@ from .upstream import STREAM_SUPPORT, Upstream, UpstreamPool
 log = logging.getLogger(__name__)
 
 SEPARATOR = "\n\n"
+#: With ``model.reasoning_starts_open`` every model call's text starts inside reasoning, the first one
+#: included (the filter's ``starts_open``); a later call's start is marked in the text itself.
+SEPARATOR_STARTS_OPEN = SEPARATOR + "<think>"
 StreamCallback = Callable[[str | None], Any]
 
 
 class _Turn:
     """The state of one turn: what has been shown, and how to stop it."""
 
-    __slots__ = ("committed", "has_content", "orphan", "pending", "guard", "interrupted", "usage", "__weakref__")
+    __slots__ = ("committed", "has_content", "orphan", "pending", "guard", "interrupted", "usage", "separator",
+                 "__weakref__")
 
-    def __init__(self) -> None:
+    def __init__(self, separator: str = SEPARATOR) -> None:
+        self.separator = separator           # between the text of successive model calls
         self.committed: list[str] = []       # text of finished model calls, separators included
         self.has_content = False             # committed holds something other than whitespace
         self.orphan: ModelCall | None = None  # a failed call whose text is on screen, awaiting a reset
@@ -71,7 +76,7 @@ class _Turn:
 
     def commit(self, call: ModelCall) -> None:
         if call.separated:
-            self.committed.append(SEPARATOR)
+            self.committed.append(self.separator)
         text = call.text
         if text:
             self.committed.append(text)
@@ -83,7 +88,7 @@ class _Turn:
         tail = self.pending or self.orphan
         if tail is not None and tail.text_parts:
             if tail.separated:
-                parts.append(SEPARATOR)
+                parts.append(self.separator)
             parts.extend(tail.text_parts)
         return "".join(parts)
 
@@ -127,6 +132,14 @@ class AIAgent:
                                   max_retries=max_retries, demo_tokens_per_second=self.model.demo_tokens_per_second)
         self._turns: weakref.WeakSet[_Turn] = weakref.WeakSet()
 
+    @property
+    def reasoning_starts_open(self) -> bool:
+        """``model.reasoning_starts_open``: consumers of :meth:`astream` filter reasoning with it."""
+        return self.model.reasoning_starts_open
+
+    def _new_turn(self) -> _Turn:
+        return _Turn(SEPARATOR_STARTS_OPEN if self.model.reasoning_starts_open else SEPARATOR)
+
     @classmethod
     def from_config(cls, config: Config, tools: Sequence[Tool] | None = None,
                     stream_callback: StreamCallback | None = None, **kwargs: Any) -> "AIAgent":
@@ -141,14 +154,14 @@ class AIAgent:
         Cancelling the task that iterates it (or ``aclose()`` on it) closes
         the upstream connection.
         """
-        turn = _Turn()
+        turn = self._new_turn()
         self._turns.add(turn)
         return self._run_turn(turn, message, history, stream=True)
 
     async def arun_conversation(self, message: str, history: Sequence[dict[str, Any]] | None = None) -> TurnEnd:
         """Run one turn to its end; feeds ``stream_callback`` when there is one."""
         callback = self.stream_callback
-        turn = _Turn()
+        turn = self._new_turn()
         self._turns.add(turn)
         end: TurnEnd | None = None
         async with aclosing(self._run_turn(turn, message, history, stream=callback is not None)) as events:
@@ -205,6 +218,7 @@ class AIAgent:
         user = {"role": "user", "content": message}
         messages.append(user)
         new_messages: list[dict[str, Any]] = [user]
+        starts_open = self.model.reasoning_starts_open
         error: str | None = None
         interrupted = False
         max_turns = self.model.max_turns
@@ -224,7 +238,8 @@ class AIAgent:
                 turn.usage = add_usage(turn.usage, usage)
                 yield usage
                 tool_calls = call.final_tool_calls()
-                assistant: dict[str, Any] = {"role": "assistant", "content": strip_thinking(call.text) or None}
+                content = strip_thinking(call.text, starts_open=starts_open) or None
+                assistant: dict[str, Any] = {"role": "assistant", "content": content}
                 if tool_calls:
                     assistant["tool_calls"] = [c.as_message() for c in tool_calls]
                 messages.append(assistant)
@@ -242,7 +257,8 @@ class AIAgent:
         except Interrupted:
             interrupted = True
             if turn.pending is not None and turn.pending.text:
-                new_messages.append({"role": "assistant", "content": strip_thinking(turn.pending.text)})
+                content = strip_thinking(turn.pending.text, starts_open=starts_open)
+                new_messages.append({"role": "assistant", "content": content})
         except AllUpstreamsFailed as exc:
             error = str(exc)
             log.warning("%s", error)
@@ -253,8 +269,8 @@ class AIAgent:
             guard.close()
             self._turns.discard(turn)
         raw = turn.raw()
-        yield TurnEnd(reply=postprocess_reply(raw), raw=raw, interrupted=interrupted, error=error,
-                      usage=turn.usage, messages=new_messages)
+        yield TurnEnd(reply=postprocess_reply(raw, starts_open=starts_open), raw=raw, interrupted=interrupted,
+                      error=error, usage=turn.usage, messages=new_messages)
 
     def _initial_messages(self, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
         messages = [dict(m) for m in history or ()]
@@ -307,7 +323,7 @@ class AIAgent:
                         if need_separator and type(event) is TextDelta:
                             need_separator = False
                             call.separated = True
-                            yield TextDelta(SEPARATOR)
+                            yield TextDelta(turn.separator)
                         yield event
                 except Interrupted:
                     turn.pending = call

@@ -70,15 +70,17 @@ class ChatChunks:
 
 async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], chunks: ChatChunks, *,
                             include_usage: bool, tool_progress: bool,
-                            on_text: Callable[[int], None], shutting_down: Callable[[], bool]) -> Outcome:
+                            on_text: Callable[[int], None], shutting_down: Callable[[], bool],
+                            starts_open: bool = False) -> Outcome:
     """Relay ``events`` to ``sse`` until the turn ends; return what the client got.
 
     ``on_text(n)`` is called after each write that carried text (``n`` events),
     for the metrics. Cancellation (the client went away) propagates after the
     agent's iterator is closed, which closes the upstream request.
+    ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
     """
     outcome = Outcome()
-    reply = ReplyText()
+    reply = ReplyText(starts_open=starts_open)
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
     await sse.write(chunks.role())

@@ -95,11 +95,15 @@ class ResponseEvents:
 
 async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], shape: ResponseShape, *,
                                  tool_progress: bool, on_text: Callable[[int], None],
-                                 shutting_down: Callable[[], bool]) -> tuple[Outcome, dict[str, Any]]:
-    """Relay ``events`` as Responses events; return the outcome and the final Response object."""
+                                 shutting_down: Callable[[], bool],
+                                 starts_open: bool = False) -> tuple[Outcome, dict[str, Any]]:
+    """Relay ``events`` as Responses events; return the outcome and the final Response object.
+
+    ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
+    """
     ev = ResponseEvents(shape)
     outcome = Outcome()
-    reply = ReplyText()
+    reply = ReplyText(starts_open=starts_open)
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
     opened = False

@@ -23,13 +23,13 @@ from aiohttp import web
 from ..config import Config
 from ..events import TurnEnd, UsageReport
 from ..gateway import cancel_on_disconnect
+from ..reasoning import split_reasoning
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
 from .cors import Cors
 from .errors import SERVER_ERROR, ApiError
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
-from .reply_text import ThinkSplitter
 from .responses_stream import ResponseShape, write_responses_stream
 from .sse import SSEWriter
 from ..store.base import StoreError
@@ -217,7 +217,7 @@ class ApiServer:
         chunks = ChatChunks(f"chatcmpl-{uuid.uuid4().hex}", turn.model)
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
-            reasoning = "".join(_split_reasoning(end.raw))
+            reasoning = split_reasoning(end.raw, starts_open=_starts_open(agent))[0]
             message: dict[str, Any] = {"role": "assistant", "content": end.reply, "refusal": None}
             if reasoning:
                 message["reasoning_content"] = reasoning
@@ -232,6 +232,7 @@ class ApiServer:
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
             outcome = await write_chat_stream(sse, agent.astream(turn.message, history=turn.history), chunks,
                                     include_usage=turn.include_usage, tool_progress=self.cfg.tool_progress_events,
+                                    starts_open=_starts_open(agent),
                                     on_text=self._text_counter(started), shutting_down=lambda: self.closing)
             if not outcome.ok:
                 self.metrics.error(outcome.error_code or "internal_error")
@@ -260,7 +261,7 @@ class ApiServer:
             outcome, final = await write_responses_stream(
                 sse, agent.astream(turn.message, history=turn.history), shape,
                 tool_progress=self.cfg.tool_progress_events, on_text=self._text_counter(started),
-                shutting_down=lambda: self.closing)
+                shutting_down=lambda: self.closing, starts_open=_starts_open(agent))
             if outcome.ok:
                 await self._remember(turn, shape, final, outcome.end, owner, outcome.text)
             else:
@@ -408,7 +409,6 @@ def _store_unavailable(exc: StoreError) -> ApiError:
                     code="store_unavailable", headers={"Retry-After": "5"})
 
 
-def _split_reasoning(raw: str) -> list[str]:
-    splitter = ThinkSplitter()
-    reasoning = splitter.feed(raw)[0]
-    return [reasoning, splitter.finish()[0]]
+def _starts_open(agent: Agent) -> bool:
+    """``model.reasoning_starts_open`` of the agent's model (replies open inside reasoning)."""
+    return bool(getattr(agent, "reasoning_starts_open", False))

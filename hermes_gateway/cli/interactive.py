@@ -183,7 +183,8 @@ class ChatSession:
     async def turn(self, text: str) -> TurnEnd | None:
         """Ask the agent, draw the reply, keep the conversation; errors become one line."""
         renderer = ReplyRenderer(self.sink, self.sink, RenderOptions(
-            streaming=self.streaming, label=box_label(self.config)))
+            streaming=self.streaming, label=box_label(self.config),
+            reasoning_starts_open=self.config.model.reasoning_starts_open))
         task = asyncio.ensure_future(self._answer(text, renderer))
         stopper = _ReplyStopper(lambda: self._agent, task)
         with quiet_keyboard(), on_signals({signal.SIGINT: stopper.press,

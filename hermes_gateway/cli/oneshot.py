@@ -41,7 +41,9 @@ async def run_oneshot(config: Config, message: str, *, streaming: bool,
     # stderr hears about a broken stream or an interruption always; about tools only when a person watches.
     notes = PlainSink(stderr, sanitize=True)
     renderer = ReplyRenderer(out, notes, RenderOptions(streaming=streaming, boxed=False, spinner=False,
-                                                       tool_lines=_isatty(stderr)), same_sink=False)
+                                                       tool_lines=_isatty(stderr),
+                                                       reasoning_starts_open=config.model.reasoning_starts_open),
+                              same_sink=False)
     agent = None
     try:
         agent = make_agent(config)

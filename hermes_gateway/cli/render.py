@@ -3,7 +3,10 @@
 What a person sees, in order: a spinner until the first word; a
 ``🔧 calling <tool>`` line the moment a tool call's name is known; the
 reply inside a box whose top border appears with the first visible text and
-whose bottom border closes it after the last. Think blocks never appear.
+whose bottom border closes it after the last. Reasoning never appears: the
+text goes through :class:`~hermes_gateway.reasoning.ReasoningFilter`, the
+filter of the final post-processing (``options.reasoning_starts_open`` is
+``model.reasoning_starts_open``).
 
 Deltas are not written one by one: they collect in a buffer that is written
 at most once per ``batch_interval`` (about 50 ms), the first one at once.
@@ -24,7 +27,7 @@ from typing import AsyncIterator
 
 from prompt_toolkit.utils import get_cwidth
 
-from ..delivery.think_filter import ThinkScrubber
+from ..reasoning import ReasoningFilter
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
 from .sinks import Sink
 from .wrap import StreamWrapper
@@ -49,6 +52,7 @@ class RenderOptions:
     tool_lines: bool = True
     label: str = "hermes"
     batch_interval: float = 0.05
+    reasoning_starts_open: bool = False  # model.reasoning_starts_open: replies open inside reasoning
 
 
 class ReplyRenderer:
@@ -64,7 +68,7 @@ class ReplyRenderer:
         self.notes = notes
         self.options = options or RenderOptions()
         self._same_sink = notes is out if same_sink is None else same_sink
-        self._filter = ThinkScrubber()
+        self._filter = self._new_filter()
         # Prose in the box is wrapped between words; plain output (a pipe) stays byte for byte.
         self._wrap = StreamWrapper(lambda: self.out.columns) if self.options.boxed else None
         self._pending: list[str] = []
@@ -120,7 +124,7 @@ class ReplyRenderer:
         elif isinstance(event, StreamReset):
             self._reset(event.reason)
         elif isinstance(event, TurnEnd):
-            self._visible(self._filter.flush())
+            self._visible(self._filter.finish()[1])
             self.final = event
 
     # -- text ----------------------------------------------------------------------------------
@@ -164,7 +168,11 @@ class ReplyRenderer:
 
     def _write_reply(self, text: str, *, complete: bool) -> None:
         if self._wrap is not None:
-            text = self._wrap.feed(text) + (self._wrap.flush() if complete else "")
+            text = self._wrap.feed(text)
+            if complete:
+                text += self._wrap.flush()
+            elif self._filter.holding_space:  # the filter holds the space that ends the last word
+                text += self._wrap.end_word()
         if text:
             self._open_box()
             self.out.text(text)
@@ -233,10 +241,27 @@ class ReplyRenderer:
             if not self._same_sink and not self.out.at_line_start:
                 self.out.text("\n")  # a pipe cannot unprint: at least start the replacement on its own line
             self._note(f"↻ {reason or 'the stream broke part-way'} — the full reply follows")
-        self._filter = ThinkScrubber()
+        self._filter = self._new_filter()
         self._shown = ""
         self._text_started = False
         self._start_spinner("retrying…")
+
+    def _new_filter(self) -> ReasoningFilter:
+        return ReasoningFilter(starts_open=self.options.reasoning_starts_open, on_retract=self._reasoning_shown)
+
+    def _reasoning_shown(self) -> None:
+        """A lone closing tag: the text shown so far was reasoning. Say so; the reply follows below.
+
+        Only without ``model.reasoning_starts_open`` (see ``ReasoningFilter``).
+        """
+        self._flush_now()
+        if self._shown and self.options.streaming:
+            self._stop_spinner()
+            if not self._same_sink and not self.out.at_line_start:
+                self.out.text("\n")
+            self._note("↑ that was reasoning: set model.reasoning_starts_open")
+        self._shown = ""
+        self._text_started = False
 
     # -- the end -------------------------------------------------------------------------------
 

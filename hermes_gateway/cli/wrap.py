@@ -48,6 +48,11 @@ class StreamWrapper:
                 self._held = ""
         return "".join(self._place(piece) for piece in pieces)
 
+    def end_word(self) -> str:
+        """The text fed so far ends a word (whitespace follows, not fed yet): place the held word now."""
+        held, self._held = self._held, ""
+        return self._place(held) if held else ""
+
     def flush(self) -> str:
         held, self._held = self._held, ""
         out = self._place(held) if held else ""

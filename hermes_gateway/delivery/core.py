@@ -45,7 +45,8 @@ class Delivery:
         budget = self.budgets.for_chat(platform, stream.chat_id, hooks.platform.budget_for(chat_kind), now)
         bot_budget = hooks.platform.bot_budget
         bot = self.budgets.for_chat(platform, ALL_CHATS, bot_budget, now) if bot_budget else None
-        return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy)
+        return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
+                             reasoning_starts_open=self.config.model.reasoning_starts_open)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:

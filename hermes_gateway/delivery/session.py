@@ -34,8 +34,7 @@ from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
 from .split import Piece, fence_after, render, split_text
-from ..thinking import postprocess_reply
-from .think_filter import ThinkScrubber
+from ..reasoning import ReasoningFilter, postprocess_reply
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +71,8 @@ class StreamSession:
     """Deliver one reply into one chat. Create it through ``Delivery.session``."""
 
     def __init__(self, hooks: PlatformHooks, stream: Stream, budget: ChatBudget, *,
-                 bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None) -> None:
+                 bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None,
+                 reasoning_starts_open: bool = False) -> None:
         self.hooks = hooks
         self.stream = stream
         self.budget = budget
@@ -87,7 +87,8 @@ class StreamSession:
         self._cursor = settings.cursor
         self._previews_wanted = settings.enabled
         self._previews_on = False        # decided once the plugin says whether it can edit
-        self._scrubber = ThinkScrubber()
+        self._starts_open = reasoning_starts_open  # model.reasoning_starts_open: replies open inside reasoning
+        self._scrubber = ReasoningFilter(starts_open=reasoning_starts_open, on_retract=self._reasoning_shown)
         self._parts: list[str] = []
         self._joined = ""
         self._joined_parts = 0
@@ -155,10 +156,18 @@ class StreamSession:
         self._parts.clear()
         self._joined, self._joined_parts = "", 0
         self._raw.clear()
-        self._scrubber = ThinkScrubber()
+        self._scrubber = ReasoningFilter(starts_open=self._starts_open, on_retract=self._reasoning_shown)
         self._leading = True
         self._reset = True
         self._version += 1
+
+    def _reasoning_shown(self) -> None:
+        """A lone closing tag: the text shown so far was reasoning (see ``ReasoningFilter``). Drop it now."""
+        self._parts.clear()
+        self._joined, self._joined_parts = "", 0
+        self._version += 1
+        if any(entry.frozen for entry in self._ledger.entries):
+            self._reset = True  # overflowed messages hold reasoning: the final text replaces them all
 
     def callback(self, delta: str | None) -> None:
         """The seed's ``stream_callback``: text deltas, then None at the end of a stream."""
@@ -341,7 +350,7 @@ class StreamSession:
             return self.text.strip()  # cut off: a held-back partial tag is not text yet
         if self._final is not None:
             return self._final.strip()
-        return postprocess_reply("".join(self._raw)).strip()
+        return postprocess_reply("".join(self._raw), starts_open=self._starts_open).strip()
 
     async def _deliver_final(self, deadline: float) -> None:
         doc = self._final_document()
