@@ -43,6 +43,8 @@ CONFLICT = "Conflict: terminated by other getUpdates request; make sure that onl
 WEBHOOK_ACTIVE = ("Conflict: can't use getUpdates method while webhook is active; "
                   "use deleteWebhook to delete the webhook first")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+#: Seconds a draft stays on screen without a new frame or the real message (Telegram: about 30).
+DRAFT_LIFETIME = 30.0
 #: Seconds before an update the webhook did not accept (non-2xx, no answer) is posted again; Telegram waits longer.
 WEBHOOK_RETRY = 0.2
 
@@ -91,6 +93,15 @@ class EmulatedChat:
     entities: dict[str, list[dict[str, Any]]] = field(default_factory=dict)       # message id -> entities now
     entity_history: dict[str, list[list[dict[str, Any]]]] = field(default_factory=dict)  # ... per version
     refusal: ApiError | None = None     # every call answers this: blocked, chat not found, migrated
+    drafts: dict[int, list[str]] = field(default_factory=dict)   # draft id -> every frame's text, in order
+    draft: tuple[int, str, float] | None = None   # the draft on screen: (id, text, when); a real message ends it
+
+    @property
+    def visible_draft(self) -> str | None:
+        """The draft a person sees below the messages now (Telegram drops it after ~30 s)."""
+        if self.draft is None or time.monotonic() - self.draft[2] > DRAFT_LIFETIME:
+            return None
+        return self.draft[1]
     tokens: float = 0.0
     refilled: float = 0.0
     next_message_id: int = 1
@@ -130,8 +141,10 @@ class BotApiEmulator:
     """
 
     def __init__(self, token: str, *, rate_limit: RateBudget | None = None,
-                 max_text_units: int = MAX_TEXT_UNITS) -> None:
+                 max_text_units: int = MAX_TEXT_UNITS, supports_drafts: bool = True) -> None:
+        """``supports_drafts=False`` is a server from before Bot API 9.3: sendMessageDraft is 404 Not Found."""
         self.token = token
+        self.supports_drafts = supports_drafts
         self.rate_limit = rate_limit
         self.max_text_units = max_text_units
         self.chats: dict[str, EmulatedChat] = {}
@@ -195,8 +208,8 @@ class BotApiEmulator:
 
     def chat(self, chat_id: int | str) -> EmulatedChat:
         key = str(chat_id)
-        if key not in self.chats:
-            self.chats[key] = EmulatedChat(key)
+        if key not in self.chats:  # people have positive ids, groups negative
+            self.chats[key] = EmulatedChat(key, kind="supergroup" if key.startswith("-") else "private")
         return self.chats[key]
 
     def screen(self, chat_id: int | str) -> list[str]:
@@ -309,6 +322,7 @@ class BotApiEmulator:
             "sendchataction": self._send_chat_action, "getupdates": self._get_updates,
             "deletewebhook": self._delete_webhook, "setwebhook": self._set_webhook,
             "getwebhookinfo": self._get_webhook_info, "close": self._true, "logout": self._true,
+            **({"sendmessagedraft": self._send_message_draft} if self.supports_drafts else {}),
         }.get(method.lower())
         if handler is None:
             return _error(ApiError(404, "Not Found"))
@@ -401,6 +415,7 @@ class BotApiEmulator:
         chat.messages.append(message)
         chat.entities[message.id] = entities
         chat.entity_history[message.id] = [entities]
+        chat.draft = None  # the real message takes the draft's place
         thread = params.get("message_thread_id")
         chat.threads[message.id] = str(thread) if thread not in (None, "") else None
         reply = _json_field(params.get("reply_parameters"))
@@ -408,6 +423,32 @@ class BotApiEmulator:
             chat.quotes[message.id] = int(reply["message_id"])
         self._log(chat, "sendMessage", params, "ok")
         return self._message_json(chat, message)
+
+    async def _send_message_draft(self, params: dict[str, Any]) -> Any:
+        """Bot API 9.3: an ephemeral preview in a private chat; empty text shows the "thinking" placeholder."""
+        chat = self._admit("sendMessageDraft", params)
+        if chat.kind != "private":
+            self._log(chat, "sendMessageDraft", params, "not a private chat")
+            raise ApiError(400, "Bad Request: drafts can be sent only to private chats")
+        draft_id = _int(params.get("draft_id"), 0)
+        if draft_id == 0:
+            self._log(chat, "sendMessageDraft", params, "draft_id is empty")
+            raise ApiError(400, "Bad Request: draft_id must be non-zero")
+        raw = str(params.get("text") or "")
+        if utf16_units(raw) > self.max_text_units:
+            chat.violations.append(f"sendMessageDraft of {utf16_units(raw)} UTF-16 units")
+            self._log(chat, "sendMessageDraft", params, "message is too long")
+            raise ApiError(400, "Bad Request: message is too long")
+        try:
+            _checked_entities(raw, params.get("entities"))
+        except ApiError as exc:
+            self._log(chat, "sendMessageDraft", params, exc.description)
+            raise
+        text = raw.strip()
+        chat.drafts.setdefault(draft_id, []).append(text)
+        chat.draft = (draft_id, text, time.monotonic())
+        self._log(chat, "sendMessageDraft", params, "ok")
+        return True
 
     async def _edit_message_text(self, params: dict[str, Any]) -> Any:
         if "inline_message_id" in params:

@@ -19,8 +19,9 @@ import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, RateLimited, Stream
 
+from . import drafts
 from .errors import is_gone, is_not_modified, is_too_long, translate
 from .polling import Poller
 from .redaction import protect, scrub
@@ -49,14 +50,14 @@ class TelegramPlugin:
     """Sends, edits and receives Telegram messages for one bot."""
 
     def __init__(self, token: str | None = None, *, base_url: str | None = None,
-                 poll_timeout: int = 30,
+                 poll_timeout: int = 30, transport: str = "edit",
                  budgets: Mapping[str, RateBudget] | None = None, edit_interval: float = EDIT_INTERVAL,
                  bot_budget: RateBudget | None = BOT_BUDGET) -> None:
         """``token``/``base_url`` as in config.yaml; ``budgets`` and
         ``edit_interval`` override Telegram's limits (a local Bot API server, fast tests)."""
         self.settings: TelegramSettings | None = None
         if token is not None:
-            section: dict[str, Any] = {"token": token, "poll_timeout": poll_timeout}
+            section: dict[str, Any] = {"token": token, "poll_timeout": poll_timeout, "transport": transport}
             if base_url is not None:
                 section["base_url"] = base_url
             self.configure(parse_settings(section, source="TelegramPlugin()"))
@@ -209,25 +210,65 @@ class TelegramPlugin:
 
     @hermes_gateway.hookimpl
     async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        return await self._show(stream, message, text, final=False)
+        if drafts.wanted(stream, self.settings) and (message is None or drafts.is_draft(message)):
+            return await self._draft_frame(stream, message, text)
+        return await self._show(stream, drafts.real(stream, message), text, final=False, draft=message)
 
     @hermes_gateway.hookimpl
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        return await self._show(stream, message, text, final=True)
+        return await self._show(stream, drafts.real(stream, message), text, final=True, draft=message)
+
+    # ---------------------------------------------------------------- native drafts
+
+    async def _draft_frame(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        """One ``sendMessageDraft`` frame; a refused draft switches this reply to edits without losing the frame."""
+        from .formatting import render
+
+        ref = message or drafts.new_ref(stream)
+        body, entities = render(drafts.without_cursor(text, stream.settings.cursor))
+        thread = _thread(stream)
+        try:
+            await self._into_chat(stream, "sendMessageDraft", lambda chat_id: self._with_entities(
+                lambda t, e: self.bot.send_message_draft(int(chat_id), drafts.draft_id(ref), t,
+                                                         message_thread_id=thread, entities=e),
+                body, entities, text))
+        except RateLimited:
+            if drafts.rate_limited(stream):
+                log.info("telegram: %s: drafts keep meeting flood control; edits for the rest of the reply",
+                         stream.chat_id)
+            raise
+        except DeliveryError as exc:
+            if exc.retryable or stream.state.get("gone"):
+                raise
+            drafts.refused(stream)
+            log.info("telegram: %s: draft refused (%s); edits for the rest of the reply", stream.chat_id, exc)
+            return await self._show(stream, None, text, final=False, draft=message)
+        return ref
 
     # ---------------------------------------------------------------- showing text
 
-    async def _show(self, stream: Stream, message: MessageRef | None, text: str, *, final: bool) -> MessageRef:
+    async def _show(self, stream: Stream, message: MessageRef | None, text: str, *, final: bool,
+                    draft: MessageRef | None = None) -> MessageRef:
         """Send ``text`` as a new message, or edit ``message`` to read it: Markdown rendered as entities.
 
+        ``draft``: the core knows this message by its draft ref; the real message that replaces the
+        draft is remembered under it (so later calls edit it, and the final text is sent once), and
+        the draft ref is what the core gets back.
         Only the final text is split further when the server says "message is too long" (a server
         with a lower limit than Telegram's); a preview that is too long stops previews instead.
         """
         try:
-            return await self._show_one(stream, message, text)
+            ref = await self._show_one(stream, message, text)
         except DeliveryError as exc:
             if not final or not is_too_long(exc):
                 raise
+            ref = await self._split_final(stream, message, text)
+        if drafts.is_draft(draft):
+            drafts.remember(stream, draft, ref)
+            return draft
+        return ref
+
+    async def _split_final(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         log.info("telegram: %s/%s: the server refused the final text as too long; splitting it",
                  stream.chat_id, message.message_id if message else "new")
         return await self._show_in_parts(stream, message, text, depth=0)

@@ -16,10 +16,12 @@ from hermes_gateway import ConfigError
 
 #: The plugin's own keys, plus the core's access keys (the core reads and checks those).
 KEYS = ("enabled", "token", "base_url", "poll_timeout", "mode", "webhook_url", "webhook_secret",
-        "allowed_chats", "allowed_users", "require_mention")
+        "transport", "allowed_chats", "allowed_users", "require_mention")
 TOKEN_SHAPE = re.compile(r"^\d+:[A-Za-z0-9_-]{8,}$")
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 MODES = ("polling", "webhook")
+#: How previews are shown: edits of a real message, native drafts (private chats only), or drafts where possible.
+TRANSPORTS = ("edit", "draft", "auto")
 #: What Telegram accepts as ``secret_token`` in setWebhook.
 SECRET_SHAPE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
@@ -34,6 +36,7 @@ class TelegramSettings:
     mode: str = "polling"                           # or "webhook": updates arrive at POST /webhooks/telegram
     webhook_url: str | None = None                  # the public URL Telegram posts to (setWebhook)
     webhook_secret: str | None = field(default=None, repr=False)  # X-Telegram-Bot-Api-Secret-Token
+    transport: str = "edit"                         # previews: "edit", "draft" or "auto" (drafts in private chats)
 
     @property
     def webhook(self) -> bool:
@@ -86,5 +89,10 @@ def parse_settings(section: Mapping[str, Any], source: str = "(config)") -> Tele
         for name, value in (("webhook_url", webhook_url), ("webhook_secret", webhook_secret)):
             if value is not None:
                 raise ConfigError(source, f"{key}.{name}", "only with mode: webhook (polling needs no URL)")
+    transport = section.get("transport", "edit")
+    if transport not in TRANSPORTS:
+        raise ConfigError(source, f"{key}.transport",
+                          "edit (previews edit one message), draft or auto (native drafts in private chats, "
+                          "sendMessageDraft; edits elsewhere)")
     return TelegramSettings(token=token, base_url=base_url, poll_timeout=poll_timeout, mode=mode,
-                            webhook_url=webhook_url, webhook_secret=webhook_secret)
+                            webhook_url=webhook_url, webhook_secret=webhook_secret, transport=transport)
