@@ -35,6 +35,11 @@ class Metrics:
         self.active_streams = 0
         self.deltas = 0
         self.ttft = Histogram(TTFT_BUCKETS)
+        self.platform_events: Counter[tuple[str, str]] = Counter()  # (platform, event): webhook plugins count here
+
+    def platform_event(self, platform: str, event: str) -> None:
+        """A platform plugin saw ``event`` (e.g. WhatsApp's ``status_delivered``); shown in ``/metrics``."""
+        self.platform_events[(platform, event)] += 1
 
     def request(self, route: str, status: int) -> None:
         self.requests[(route, status)] += 1
@@ -72,4 +77,10 @@ class Metrics:
         lines.append(f'hermes_api_time_to_first_token_seconds_bucket{{le="+Inf"}} {self.ttft.count}')
         lines.append(f"hermes_api_time_to_first_token_seconds_sum {self.ttft.total:.6f}")
         lines.append(f"hermes_api_time_to_first_token_seconds_count {self.ttft.count}")
+        lines += [
+            "# HELP hermes_platform_events_total Events platform plugins received (webhook statuses, refusals).",
+            "# TYPE hermes_platform_events_total counter",
+        ]
+        for (platform, event), n in sorted(self.platform_events.items()):
+            lines.append(f'hermes_platform_events_total{{platform="{platform}",event="{event}"}} {n}')
         return "\n".join(lines) + "\n"

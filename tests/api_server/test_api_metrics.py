@@ -26,3 +26,14 @@ def test_render_has_every_family_with_values():
     for line in text.splitlines():  # every sample line is "name{labels} value"
         if not line.startswith("#"):
             float(line.rsplit(" ", 1)[1])
+
+
+def test_platform_plugins_count_their_webhook_events():
+    m = Metrics()
+    m.platform_event("whatsapp", "status_delivered")
+    m.platform_event("whatsapp", "status_delivered")
+    m.platform_event("whatsapp", "bad_signature")
+    text = m.render()
+    assert "# TYPE hermes_platform_events_total counter" in text
+    assert 'hermes_platform_events_total{platform="whatsapp",event="status_delivered"} 2' in text
+    assert 'hermes_platform_events_total{platform="whatsapp",event="bad_signature"} 1' in text

@@ -14,8 +14,13 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import DEADLINE, child_env
+from hermes_gateway import make_plugins
 
 PREFIX = "hermes-gateway: config error: "
+#: The platforms installed here (reference, telegram, and any other platform plugin in this environment).
+PLATFORMS = sorted(make_plugins().platforms())
+KNOWN = ", ".join(PLATFORMS)
+KNOWN_SECTIONS = ", ".join(sorted(["api_server", "cli", *PLATFORMS]))
 
 
 def hermes(tmp_path: Path, *args: str, env: dict | None = None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
@@ -64,9 +69,9 @@ def test_a_mistyped_platform_name_stops_every_command_with_the_closest_known_nam
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
         f"{PREFIX}{path}: platforms.telgram: the name of an installed platform (did you mean telegram?); "
-        "known: reference, telegram",
+        f"known: {KNOWN}",
         f"{PREFIX}{path}: streaming.telegarm: a platform name or one of enabled, edit_interval, min_tokens, cursor "
-        "(did you mean telegram?); known platforms: api_server, cli, reference, telegram",
+        f"(did you mean telegram?); known platforms: {KNOWN_SECTIONS}",
     ]
 
 
@@ -75,8 +80,7 @@ def test_a_mistyped_streaming_key_is_refused_too(tmp_path):
     result = hermes(tmp_path, "chat", "--config", path, "-m", "hi")
     assert result.returncode == 2
     assert result.stderr == (f"{PREFIX}{path}: streaming.enable: a platform name or one of enabled, edit_interval, "
-                             "min_tokens, cursor (did you mean enabled?); known platforms: api_server, cli, reference, "
-                             "telegram\n")
+                             f"min_tokens, cursor (did you mean enabled?); known platforms: {KNOWN_SECTIONS}\n")
 
 
 def test_config_and_plugins_still_show_everything_and_name_the_mistake(tmp_path):
@@ -84,7 +88,7 @@ def test_config_and_plugins_still_show_everything_and_name_the_mistake(tmp_path)
     shown = hermes(tmp_path, "config", "--config", path)
     assert shown.returncode == 2
     assert shown.stderr.splitlines()[0] == (f"{PREFIX}{path}: platforms.telgram: the name of an installed platform "
-                                            "(did you mean telegram?); known: reference, telegram")
+                                            f"(did you mean telegram?); known: {KNOWN}")
     assert "platforms:\n  telgram:\n    enabled: true\n    token: '***'\n" in shown.stdout
     assert "telegarm: not a known platform (did you mean telegram?)" in shown.stdout
     listed = hermes(tmp_path, "plugins", "--config", path)

@@ -1,0 +1,461 @@
+"""An emulator of the WhatsApp Cloud API (Graph API), and signed webhook deliveries, for tests without a network.
+
+The plugin talks to it exactly as it talks to Meta: ``POST
+/{version}/{phone_number_id}/messages`` with a bearer token (text sends up
+to 4096 characters, the typing indicator), ``GET /{version}/{phone_number_id}``,
+errors as ``{"error": {"code": ...}}`` with HTTP 400 (or any status asked
+for). Every call is recorded in :attr:`GraphApiEmulator.calls`. Each user's
+phone keeps a *screen*: the business's messages in order, which is what the
+person sees::
+
+    async with GraphApiEmulator(TOKEN, PHONE_ID, APP_SECRET) as meta:
+        plugin = WhatsAppPlugin(..., api_base_url=meta.base_url)
+        status = await meta.deliver(webhook_url, meta.text_message("4915112345678", "hi"))
+        ...
+        assert meta.screen("4915112345678") == ["Hello!"]
+
+The other half of Meta is the webhook: :meth:`text_message`,
+:meth:`media_message` and :meth:`status_update` build payloads,
+:meth:`signed` signs them with the app secret as Meta does, and
+:meth:`deliver` POSTs them to the gateway. With :meth:`send_statuses_to`
+the emulator also reports ``sent``/``delivered`` for every message the bot
+sends, as Meta does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+from aiohttp import web
+
+from hermes_gateway import RateBudget
+
+from .errors import PAIR_RATE, THROUGHPUT, TOKEN_INVALID, UNDELIVERABLE, UNKNOWN_OBJECT, WINDOW_CLOSED
+from .webhook import SIGNATURE_HEADER, signature
+
+MAX_TEXT_CHARS = 4096
+#: After a pair rate limit, a send to the same user sooner than this is recorded as a violation.
+PAIR_PENALTY = 4.0
+
+#: Meta's wording for the codes tests ask for.
+MESSAGES = {
+    PAIR_RATE: ("(#131056) (Business Account, Consumer Account) pair rate limit hit",
+                "Message failed to send because there were too many messages sent from this phone number to "
+                "the same phone number in a short period of time."),
+    THROUGHPUT: ("(#130429) Rate limit hit", "Cloud API message throughput has been reached."),
+    WINDOW_CLOSED: ("(#131047) Re-engagement message",
+                    "Message failed to send because more than 24 hours have passed since the customer last "
+                    "replied to this number."),
+    UNDELIVERABLE: ("(#131026) Message Undeliverable", "Unable to deliver message."),
+    TOKEN_INVALID: ("Invalid OAuth access token - Cannot parse access token", ""),
+    131000: ("(#131000) Something went wrong", "Something went wrong."),
+}
+
+
+@dataclass(frozen=True)
+class GraphCall:
+    """One request to the emulator: when (``time.monotonic()``), what, and how it was answered."""
+
+    at: float
+    method: str
+    path: str
+    body: Any
+    status: int
+    outcome: str    # "sent", "typing", "lookup", or the error text
+
+
+@dataclass
+class PhoneMessage:
+    """One message from the business as the user's phone shows it."""
+
+    wamid: str
+    text: str
+    quotes: str | None = None    # the wamid of the user's message it replies to
+    preview_url: bool = False
+
+
+@dataclass
+class GraphError:
+    """An error answer waiting to be given."""
+
+    code: int
+    status: int = 400
+    message: str = ""
+    details: str = ""
+    delay: float = 0.0           # seconds to wait before answering (a slow or hanging Meta)
+    on: str = "any"              # which calls it answers: "send", "typing" or "any"
+
+
+@dataclass
+class EmulatedUser:
+    """One WhatsApp user (a ``wa_id``) as the emulator sees them."""
+
+    wa_id: str
+    messages: list[PhoneMessage] = field(default_factory=list)
+    said: list[tuple[str, str]] = field(default_factory=list)    # what the user wrote: (wamid, text or type)
+    read: list[str] = field(default_factory=list)                # user messages marked read, in order
+    typing: list[str] = field(default_factory=list)              # user messages typing was shown on, in order
+    calls: list[GraphCall] = field(default_factory=list)
+    pending_errors: list[GraphError] = field(default_factory=list)
+    window_open: bool = True
+    blocked_until: float = float("-inf")
+    violations: list[str] = field(default_factory=list)
+    tokens: float = -1.0
+    refilled: float = 0.0
+
+    @property
+    def screen(self) -> list[str]:
+        """The business's messages, top to bottom."""
+        return [m.text for m in self.messages]
+
+
+class GraphApiEmulator:
+    """An aiohttp app on 127.0.0.1 (ephemeral port) that answers like the Cloud API for one phone number.
+
+    ``pair_limit`` (optional) is Meta's per-user limit: a send beyond it
+    gets ``131056``. ``max_text_chars`` is the longest text body accepted.
+    """
+
+    def __init__(self, access_token: str, phone_number_id: str, app_secret: str, *, version: str = "v21.0",
+                 pair_limit: RateBudget | None = None, max_text_chars: int = MAX_TEXT_CHARS,
+                 display_phone_number: str = "+1 555-0100") -> None:
+        self.access_token = access_token
+        self.phone_number_id = phone_number_id
+        self.app_secret = app_secret
+        self.version = version
+        self.pair_limit = pair_limit
+        self.max_text_chars = max_text_chars
+        self.display_phone_number = display_phone_number
+        self.users: dict[str, EmulatedUser] = {}
+        self.calls: list[GraphCall] = []
+        self.deliveries: list[tuple[int, bytes]] = []   # webhook POSTs made by deliver(): (status, body)
+        self._any_call_errors: list[GraphError] = []
+        self._ids = itertools.count(1)
+        self._status_url: str | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._runner: web.AppRunner | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self.port: int | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> "GraphApiEmulator":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_route("*", "/{version}/{object_id}/messages", self._messages)
+        app.router.add_route("*", "/{version}/{object_id}", self._lookup)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self.base_url
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def base_url(self) -> str:
+        """What to configure as ``api_base_url``: ``http://127.0.0.1:PORT/v21.0``."""
+        if self.port is None:
+            raise RuntimeError("the emulator is not started")
+        return f"http://127.0.0.1:{self.port}/{self.version}"
+
+    # ------------------------------------------------------------------ what tests read
+
+    def user(self, wa_id: str) -> EmulatedUser:
+        if wa_id not in self.users:
+            self.users[wa_id] = EmulatedUser(wa_id)
+        return self.users[wa_id]
+
+    def screen(self, wa_id: str) -> list[str]:
+        return self.user(wa_id).screen
+
+    @property
+    def sends(self) -> list[GraphCall]:
+        """Every text send that was accepted, in order."""
+        return [c for c in self.calls if c.outcome == "sent"]
+
+    # ------------------------------------------------------------------ errors on demand
+
+    def fail_next(self, wa_id: str, code: int, *, status: int = 400, message: str = "", details: str = "",
+                  delay: float = 0.0, on: str = "send") -> None:
+        """The next call about this user answers with WhatsApp error ``code``.
+
+        ``on`` picks the call: ``"send"`` (a text), ``"typing"`` (the typing indicator) or ``"any"``.
+        """
+        default_message, default_details = MESSAGES.get(code, (f"(#{code}) Error", ""))
+        self.user(wa_id).pending_errors.append(
+            GraphError(code, status, message or default_message, details or default_details, delay, on))
+
+    def fail_any_call(self, code: int, *, status: int = 400, times: int = 1, delay: float = 0.0) -> None:
+        """The next ``times`` calls of any kind answer with ``code`` (130429 throughput, a 5xx...)."""
+        message, details = MESSAGES.get(code, (f"(#{code}) Error", ""))
+        self._any_call_errors.extend([GraphError(code, status, message, details, delay)] * times)
+
+    def inject_pair_rate_limit(self, wa_id: str) -> None:
+        """The next send to this user answers ``131056`` (too many messages to one user)."""
+        self.fail_next(wa_id, PAIR_RATE)
+
+    def close_window(self, wa_id: str) -> None:
+        """The user last wrote more than 24 hours ago: free-form sends answer ``131047``."""
+        self.user(wa_id).window_open = False
+
+    def send_statuses_to(self, url: str | None) -> None:
+        """Report ``sent`` and ``delivered`` for each accepted send by signed webhooks to ``url``, as Meta does."""
+        self._status_url = url
+
+    # ------------------------------------------------------------------ the webhook side
+
+    def text_message(self, sender: str, text: str, *, wamid: str | None = None, name: str = "Ada") -> dict[str, Any]:
+        """The payload Meta POSTs when ``sender`` writes ``text``; opens the 24-hour window."""
+        wamid = wamid or self._wamid()
+        user = self.user(sender)
+        user.said.append((wamid, text))
+        user.window_open = True
+        return self._payload(sender, {"from": sender, "id": wamid, "timestamp": str(int(time.time())),
+                                      "type": "text", "text": {"body": text}}, name)
+
+    def media_message(self, sender: str, kind: str = "image", *, wamid: str | None = None,
+                      name: str = "Ada") -> dict[str, Any]:
+        """A message without text: ``image``, ``audio`` (a voice note), ``sticker``, ``location``..."""
+        wamid = wamid or self._wamid()
+        self.user(sender).said.append((wamid, f"<{kind}>"))
+        body: dict[str, Any] = {"from": sender, "id": wamid, "timestamp": str(int(time.time())), "type": kind}
+        if kind in ("image", "audio", "video", "document", "sticker"):
+            body[kind] = {"id": f"media-{wamid}", "mime_type": "application/octet-stream", "sha256": "0" * 64}
+            if kind == "audio":
+                body[kind]["voice"] = True
+        elif kind == "location":
+            body[kind] = {"latitude": 52.52, "longitude": 13.405}
+        elif kind == "reaction":
+            body[kind] = {"message_id": self.user(sender).messages[-1].wamid if self.user(sender).messages
+                          else wamid, "emoji": "👍"}
+        return self._payload(sender, body, name)
+
+    def status_update(self, wamid: str, status: str, recipient: str,
+                      errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The payload Meta POSTs when a message we sent is ``sent``/``delivered``/``read``/``failed``."""
+        body: dict[str, Any] = {"id": wamid, "status": status, "timestamp": str(int(time.time())),
+                                "recipient_id": recipient}
+        if errors:
+            body["errors"] = errors
+        return self._envelope({"statuses": [body]})
+
+    def signed(self, payload: Any, *, secret: str | None = None) -> tuple[bytes, dict[str, str]]:
+        """The body and headers Meta sends: compact JSON, signed with the app secret (or ``secret``)."""
+        body = payload if isinstance(payload, bytes) else json.dumps(payload, separators=(",", ":")).encode()
+        return body, {"Content-Type": "application/json",
+                      SIGNATURE_HEADER: signature(secret or self.app_secret, body)}
+
+    async def deliver(self, url: str, payload: Any, *, headers: dict[str, str] | None = None,
+                      secret: str | None = None) -> int:
+        """POST a webhook delivery to ``url`` (the gateway's ``/webhooks/whatsapp``); returns the HTTP status.
+
+        Signed like Meta signs it unless ``headers`` replaces the headers (a forged or unsigned delivery).
+        """
+        body, signed_headers = self.signed(payload, secret=secret)
+        async with self._client().post(url, data=body, headers=signed_headers if headers is None else headers) as r:
+            await r.read()
+            self.deliveries.append((r.status, body))
+            return r.status
+
+    async def verify(self, url: str, verify_token: str, challenge: str = "1158201444") -> tuple[int, str]:
+        """Meta's subscription check: ``GET url?hub.mode=subscribe&hub.verify_token=...&hub.challenge=...``."""
+        query = urlencode({"hub.mode": "subscribe", "hub.verify_token": verify_token, "hub.challenge": challenge})
+        async with self._client().get(f"{url}?{query}") as r:
+            return r.status, await r.text()
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._http is None:
+            self._http = aiohttp.ClientSession()
+        return self._http
+
+    def _wamid(self) -> str:
+        return f"wamid.HBgL{next(self._ids):012d}"
+
+    def _payload(self, sender: str, message: dict[str, Any], name: str) -> dict[str, Any]:
+        return self._envelope({"contacts": [{"profile": {"name": name}, "wa_id": sender}], "messages": [message]})
+
+    def _envelope(self, value: dict[str, Any]) -> dict[str, Any]:
+        metadata = {"display_phone_number": self.display_phone_number.replace("+", "").replace(" ", "")
+                    .replace("-", ""), "phone_number_id": self.phone_number_id}
+        return {"object": "whatsapp_business_account",
+                "entry": [{"id": "102290129340398", "changes": [
+                    {"field": "messages", "value": {"messaging_product": "whatsapp", "metadata": metadata, **value}}]}]}
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _lookup(self, request: web.Request) -> web.Response:
+        error = self._check_auth(request)
+        path = request.path
+        if error is None and request.match_info["object_id"] != self.phone_number_id:
+            error = GraphError(UNKNOWN_OBJECT, 400, f"Unsupported get request. Object with ID "
+                                                    f"'{request.match_info['object_id']}' does not exist")
+        if error is not None:
+            return self._answer_error(None, request.method, path, None, error)
+        self.calls.append(GraphCall(time.monotonic(), request.method, path, None, 200, "lookup"))
+        return web.json_response({"verified_name": "Hermes Test", "display_phone_number": self.display_phone_number,
+                                  "id": self.phone_number_id, "quality_rating": "GREEN"})
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        path, method = request.path, request.method
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        error = self._check_auth(request)
+        if error is None and method != "POST":
+            error = GraphError(UNKNOWN_OBJECT, 400, f"Unsupported {method.lower()} request.")
+        if error is None and request.match_info["object_id"] != self.phone_number_id:
+            error = GraphError(UNKNOWN_OBJECT, 400, f"Unsupported post request. Object with ID "
+                                                    f"'{request.match_info['object_id']}' does not exist")
+        if error is None and (not isinstance(body, dict) or body.get("messaging_product") != "whatsapp"):
+            error = GraphError(UNKNOWN_OBJECT, 400, "(#100) The parameter messaging_product is required.")
+        if error is not None:
+            return self._answer_error(None, method, path, body, error)
+        if body.get("status") == "read":
+            return await self._read(method, path, body)
+        return await self._send(method, path, body)
+
+    async def _read(self, method: str, path: str, body: dict[str, Any]) -> web.Response:
+        """Mark a user's message read, with the typing indicator when asked."""
+        wamid = body.get("message_id")
+        user = next((u for u in self.users.values() if any(w == wamid for w, _ in u.said)), None)
+        if user is None:
+            return self._answer_error(None, method, path, body, GraphError(
+                UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "message_id is not a message this number received"))
+        error = await self._admit(user, typing=True)
+        if error is not None:
+            return self._answer_error(user, method, path, body, error)
+        user.read.append(wamid)
+        typing = body.get("typing_indicator")
+        if typing is not None:
+            if typing != {"type": "text"}:
+                return self._answer_error(user, method, path, body, GraphError(
+                    UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "typing_indicator.type must be text"))
+            user.typing.append(wamid)
+        self._record(user, method, path, body, 200, "typing" if typing is not None else "read")
+        return web.json_response({"success": True})
+
+    async def _send(self, method: str, path: str, body: dict[str, Any]) -> web.Response:
+        to = body.get("to")
+        if not isinstance(to, str) or not to or any(c.isspace() for c in to):  # test chats may be "4915...-long"
+            return self._answer_error(None, method, path, body, GraphError(
+                UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "to must be the user's phone number (wa_id)"))
+        user = self.user(to)
+        if body.get("type", "text") != "text":
+            return self._answer_error(user, method, path, body, GraphError(
+                UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "only text messages are emulated"))
+        text = body.get("text")
+        text_body = text.get("body") if isinstance(text, dict) else None
+        if not isinstance(text_body, str) or not text_body.strip():
+            return self._answer_error(user, method, path, body, GraphError(
+                UNKNOWN_OBJECT, 400, "(#100) The parameter text['body'] is required."))
+        if len(text_body) > self.max_text_chars:
+            user.violations.append(f"a text of {len(text_body)} characters")
+            return self._answer_error(user, method, path, body, GraphError(
+                UNKNOWN_OBJECT, 400, f"(#100) Param text['body'] must be at most {self.max_text_chars} characters "
+                                     "long."))
+        error = await self._admit(user, typing=False)
+        if error is None and not user.window_open:
+            error = GraphError(WINDOW_CLOSED, 400, *MESSAGES[WINDOW_CLOSED])
+        if error is not None:
+            return self._answer_error(user, method, path, body, error)
+        context = body.get("context")
+        quoted = context.get("message_id") if isinstance(context, dict) else None
+        wamid = self._wamid()
+        user.messages.append(PhoneMessage(wamid, text_body, quoted, bool(text.get("preview_url"))))
+        self._record(user, method, path, body, 200, "sent")
+        if self._status_url:
+            self._spawn(self._report_statuses(self._status_url, wamid, to))
+        return web.json_response({"messaging_product": "whatsapp", "contacts": [{"input": to, "wa_id": to}],
+                                  "messages": [{"id": wamid}]})
+
+    # ------------------------------------------------------------------ rules
+
+    def _check_auth(self, request: web.Request) -> GraphError | None:
+        if request.headers.get("Authorization") != f"Bearer {self.access_token}":
+            return GraphError(TOKEN_INVALID, 401, *MESSAGES[TOKEN_INVALID])
+        return None
+
+    async def _admit(self, user: EmulatedUser, *, typing: bool) -> GraphError | None:
+        """Injected errors and the pair limit, checked before a call has any effect."""
+        now = time.monotonic()
+        error = None
+        if self._any_call_errors:
+            error = self._any_call_errors.pop(0)
+        else:
+            kind = "typing" if typing else "send"
+            error = next((e for e in user.pending_errors if e.on in (kind, "any")), None)
+            if error is not None:
+                user.pending_errors.remove(error)
+        if error is not None and error.delay:
+            await asyncio.sleep(error.delay)
+        if typing:
+            return error
+        if now < user.blocked_until:
+            user.violations.append(f"a send {user.blocked_until - now:.3f}s before the pair rate limit's wait ended")
+        if error is None and self.pair_limit is not None:
+            budget = self.pair_limit
+            if user.tokens < 0:
+                user.tokens, user.refilled = float(budget.burst), now
+            user.tokens = min(float(budget.burst), user.tokens + (now - user.refilled) * budget.rate)
+            user.refilled = now
+            if user.tokens < 1.0:
+                error = GraphError(PAIR_RATE, 400, *MESSAGES[PAIR_RATE])
+            else:
+                user.tokens -= 1.0
+        if error is not None and error.code == PAIR_RATE:
+            user.blocked_until = max(user.blocked_until, now + PAIR_PENALTY)
+        return error
+
+    def _answer_error(self, user: EmulatedUser | None, method: str, path: str, body: Any,
+                      error: GraphError) -> web.Response:
+        self._record(user, method, path, body, error.status, f"{error.code}: {error.message}")
+        payload: dict[str, Any] = {"message": error.message, "type": "OAuthException", "code": error.code,
+                                   "fbtrace_id": "AbCdEf123"}
+        if error.details:
+            payload["error_data"] = {"messaging_product": "whatsapp", "details": error.details}
+        return web.json_response({"error": payload}, status=error.status)
+
+    def _record(self, user: EmulatedUser | None, method: str, path: str, body: Any, status: int,
+                outcome: str) -> None:
+        call = GraphCall(time.monotonic(), method, path, body, status, outcome)
+        self.calls.append(call)
+        if user is not None:
+            user.calls.append(call)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _report_statuses(self, url: str, wamid: str, to: str) -> None:
+        for status in ("sent", "delivered"):
+            try:
+                await self.deliver(url, self.status_update(wamid, status, to))
+            except aiohttp.ClientError:
+                return

@@ -1,0 +1,110 @@
+"""The Graph API calls the plugin makes, over aiohttp: send a text, show typing, look up the number.
+
+One ``aiohttp.ClientSession`` per plugin, opened on first use on the running
+loop and closed at shutdown. The token goes only into the ``Authorization``
+header, never into a URL. Every failure leaves as a ``DeliveryError`` (see
+:mod:`.errors`); whether a failed request may have reached Meta is decided
+here, because only here is it known whether the request was written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+from hermes_gateway import DeliveryError
+
+from .errors import GraphError, PairBackoff, translate
+from .redaction import scrub
+from .settings import WhatsAppSettings
+
+
+class GraphClient:
+    """Sends from one business phone number."""
+
+    def __init__(self, settings: WhatsAppSettings, pairs: PairBackoff) -> None:
+        self.settings = settings
+        self.pairs = pairs
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def messages_url(self) -> str:
+        return f"{self.settings.api_base_url}/{self.settings.phone_number_id}/messages"
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            timeout = aiohttp.ClientTimeout(total=self.settings.timeout, connect=min(10.0, self.settings.timeout))
+            self._session = aiohttp.ClientSession(
+                timeout=timeout, headers={"Authorization": f"Bearer {self.settings.access_token}"})
+        return self._session
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
+
+    # ---------------------------------------------------------------- calls
+
+    async def send_text(self, to: str, body: str, *, quote: str | None = None) -> str:
+        """Send ``body`` to the user ``to`` (a wa_id), quoting message ``quote``; returns the new wamid."""
+        payload: dict[str, Any] = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
+                                   "type": "text", "text": {"body": body, "preview_url": False}}
+        if quote:
+            payload["context"] = {"message_id": quote}
+        answer = await self._post(payload, "send", to)
+        self.pairs.passed(to)
+        try:
+            return str(answer["messages"][0]["id"])
+        except (KeyError, IndexError, TypeError):
+            # Meta took the message but its answer has no id: it was delivered, we cannot refer to it.
+            # Not retryable, not a failure of the text: the core must not send it again.
+            raise DeliveryError(scrub(f"whatsapp send: the answer has no message id: {str(answer)[:200]}"),
+                                retryable=False, maybe_delivered=True) from None
+
+    async def typing(self, to: str, message_id: str) -> None:
+        """Mark the user's message read and show *typing…* (cleared by the reply, or after 25 s)."""
+        await self._post({"messaging_product": "whatsapp", "status": "read", "message_id": message_id,
+                          "typing_indicator": {"type": "text"}}, "typing", to)
+
+    async def phone_number(self) -> dict[str, Any]:
+        """``GET /{phone_number_id}``: checks the token and the id at start-up."""
+        url = f"{self.settings.api_base_url}/{self.settings.phone_number_id}"
+        return await self._request("GET", url, None, "phone number lookup", "")
+
+    async def _post(self, payload: dict[str, Any], what: str, to: str) -> dict[str, Any]:
+        return await self._request("POST", self.messages_url, payload, what, to)
+
+    async def _request(self, method: str, url: str, payload: dict[str, Any] | None, what: str,
+                       chat_id: str) -> dict[str, Any]:
+        sent = False
+        try:
+            async with self._http().request(method, url, json=payload) as response:
+                sent = True  # the request is written once the server answers at all
+                text = await response.text()
+                status = response.status
+                retry_after = response.headers.get("Retry-After")
+        except asyncio.CancelledError:
+            raise
+        except aiohttp.ConnectionTimeoutError:
+            raise DeliveryError(f"whatsapp {what}: could not connect within the timeout", retryable=True) from None
+        except (asyncio.TimeoutError, aiohttp.ServerDisconnectedError) as exc:
+            # the request may have reached Meta before the answer was lost: it may have landed
+            raise DeliveryError(f"whatsapp {what}: {type(exc).__name__} waiting for the answer", retryable=True,
+                                maybe_delivered=True) from None
+        except aiohttp.ClientConnectorError as exc:
+            raise DeliveryError(scrub(f"whatsapp {what}: cannot connect: {exc}"), retryable=True) from None
+        except aiohttp.ClientError as exc:
+            raise DeliveryError(scrub(f"whatsapp {what}: {type(exc).__name__}: {exc}"), retryable=True,
+                                maybe_delivered=sent) from None
+        try:
+            body = json.loads(text) if text else {}
+        except ValueError:
+            body = None
+        if 200 <= status < 300 and isinstance(body, dict):
+            return body
+        if 200 <= status < 300:
+            raise DeliveryError(f"whatsapp {what}: HTTP {status} with a body that is not JSON", retryable=False,
+                                maybe_delivered=True)
+        raise translate(GraphError.parse(status, body), what, chat_id, self.pairs, retry_after) from None

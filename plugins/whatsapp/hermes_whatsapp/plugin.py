@@ -1,0 +1,286 @@
+"""The WhatsApp platform plugin: limits, the webhook route, and the stream hooks.
+
+:class:`WhatsAppPlugin` is an ordinary hermes-gateway plugin object. The
+entry point registers one instance configured from ``platforms.whatsapp``
+at gateway start-up; tests build their own and point ``api_base_url`` at
+:class:`~hermes_whatsapp.emulator.GraphApiEmulator`.
+
+WhatsApp cannot edit a message the business sent, so ``supports_edit`` is
+false: the person sees *typing…* while the reply is written, then the whole
+reply once, split by the core past 4096 characters. Messages come in over
+a webhook (``/webhooks/whatsapp`` on the gateway's HTTP listener), which is
+answered before the model runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from typing import Any, Mapping
+
+from aiohttp import web
+
+import hermes_gateway
+from hermes_gateway import ConfigError, DeliveryError, Incoming, MessageRef, Platform, RateBudget, Stream
+
+from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
+from .graph import GraphClient
+from .notices import Notices
+from .redaction import protect, scrub
+from .settings import WhatsAppSettings, parse_settings
+from .webhook import NOTICE_TYPES, QUIET_TYPES, SIGNATURE_HEADER, Delivery, handshake, parse, verify_signature
+
+log = logging.getLogger(__name__)
+
+NAME = "whatsapp"
+ROUTE = "/webhooks/whatsapp"
+MAX_MESSAGE_CHARS = 4096
+#: Per user: about one message every 6 s, with a burst (Meta allows short bursts of many more), so a
+#: reply split into several messages, and its typing indicator, still go out at once and in order.
+BUDGETS: Mapping[str, RateBudget] = {"default": RateBudget(rate=1 / 6, burst=20)}
+#: Per business number: 80 messages a second by default (Meta raises it up to 1,000 for busy numbers).
+BOT_BUDGET = RateBudget(rate=80.0, burst=80)
+#: The typing indicator lasts 25 s; a refresh sooner than this is skipped (each one is a Graph call).
+TYPING_REFRESH = 20.0
+#: Seconds the text-only notices still being sent get at stop.
+NOTICE_GRACE = 5.0
+#: Message kinds that carry words the model can answer.
+TEXT_TYPES = frozenset({"text", "button", "interactive"})
+
+
+class WhatsAppPlugin:
+    """Receives and sends WhatsApp messages for one business phone number."""
+
+    def __init__(self, *, access_token: str | None = None, phone_number_id: str | None = None,
+                 app_secret: str | None = None, verify_token: str | None = None, api_base_url: str | None = None,
+                 budgets: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = BOT_BUDGET,
+                 pair_wait: float = 4.0, typing_refresh: float = TYPING_REFRESH) -> None:
+        """Keys as in config.yaml (all four or none); ``budgets``, ``pair_wait`` and ``typing_refresh``
+        override WhatsApp's limits (fast tests)."""
+        self.settings: WhatsAppSettings | None = None
+        self.typing_refresh = typing_refresh
+        self.pairs = PairBackoff(first=pair_wait)
+        self.notices = Notices()
+        self.events: Counter[str] = Counter()   # webhook events by kind, also in /metrics when the API runs
+        self._graph: GraphClient | None = None
+        if access_token is not None:
+            section: dict[str, Any] = {"access_token": access_token, "phone_number_id": phone_number_id,
+                                       "app_secret": app_secret, "verify_token": verify_token}
+            if api_base_url is not None:
+                section["api_base_url"] = api_base_url
+            self.configure(parse_settings(section, source="WhatsAppPlugin()"))
+        self.platform = Platform(
+            name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=0.0,
+            budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
+            description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
+            start=self.start_receiving, stop=self.stop_receiving,
+        )
+        self.__name__ = "hermes_whatsapp"
+
+    def configure(self, settings: WhatsAppSettings) -> None:
+        protect(*settings.secrets)
+        self.settings = settings
+
+    @property
+    def graph(self) -> GraphClient:
+        """The Graph API client, built on first use."""
+        if self._graph is None:
+            if self.settings is None:
+                raise DeliveryError("whatsapp is not configured: set platforms.whatsapp (access_token, "
+                                    "phone_number_id, app_secret, verify_token) and enabled: true", retryable=False)
+            self._graph = GraphClient(self.settings, self.pairs)
+        return self._graph
+
+    async def close(self) -> None:
+        graph, self._graph = self._graph, None
+        if graph is not None:
+            await graph.close()
+
+    # ---------------------------------------------------------------- lifecycle hooks
+
+    @hermes_gateway.hookimpl
+    def register_platforms(self, register: Any) -> None:
+        register(self.platform)
+
+    @hermes_gateway.hookimpl
+    def register_routes(self, app: web.Application) -> None:
+        """``GET``/``POST /webhooks/whatsapp``, only when the platform is enabled (no listener for nothing)."""
+        from hermes_gateway.gateway import GATEWAY_KEY
+
+        gateway = app.get(GATEWAY_KEY)
+        if gateway is None or not gateway.config.platform_enabled(NAME):
+            return
+        app.router.add_get(ROUTE, self._handshake)
+        app.router.add_post(ROUTE, self._webhook)
+
+    @hermes_gateway.hookimpl
+    async def startup(self, gateway: Any) -> None:
+        """Read ``platforms.whatsapp`` when it is enabled; a bad section stops start-up with one line."""
+        section = gateway.config.platforms.get(NAME)
+        if section is None or not gateway.config.platform_enabled(NAME):
+            return
+        settings = parse_settings(section, source=gateway.config.source)
+        if settings != self.settings:
+            await self.close()  # a client built for other settings must not be reused
+        self.configure(settings)
+
+    @hermes_gateway.hookimpl
+    async def shutdown(self, gateway: Any) -> None:
+        await self.close()
+
+    async def start_receiving(self, gateway: Any) -> None:
+        """Check the token and the number id once; the webhook route is already listening."""
+        source = getattr(getattr(gateway, "config", None), "source", "(config)")
+        if self.settings is None:
+            raise ConfigError(source, "platforms.whatsapp", "access_token, phone_number_id, app_secret and "
+                                                            "verify_token (the platform is enabled without them)")
+        try:
+            number = await self.graph.phone_number()
+        except DeliveryError as exc:
+            code = getattr(exc, "code", None)
+            if code == TOKEN_INVALID or "access token was rejected" in str(exc):
+                raise ConfigError(source, "platforms.whatsapp.access_token",
+                                  "a token Meta accepts (the Graph API answered 190 / 401)") from None
+            if code == UNKNOWN_OBJECT:
+                raise ConfigError(source, "platforms.whatsapp.phone_number_id",
+                                  "the id of a phone number this token can use (the Graph API does not know it)"
+                                  ) from None
+            log.warning("whatsapp: could not look up the phone number (%s); sending will keep trying", exc)
+        else:
+            shown = number.get("display_phone_number") or self.settings.phone_number_id
+            url = getattr(gateway, "url", None)
+            log.info("whatsapp: receiving webhooks for %s at %s%s", shown, url or "", ROUTE)
+
+    async def stop_receiving(self) -> None:
+        """The listener is the gateway's; only the text-only notices in flight are left to finish."""
+        await self.notices.drain(NOTICE_GRACE)
+
+    # ---------------------------------------------------------------- the webhook
+
+    async def _handshake(self, request: web.Request) -> web.Response:
+        """Meta's subscription check: echo ``hub.challenge`` when ``hub.verify_token`` is ours, else 403."""
+        settings = self.settings
+        challenge = handshake(request.query, settings.verify_token) if settings is not None else None
+        if challenge is None:
+            log.warning("whatsapp: refused a webhook verification request (wrong mode or verify token)")
+            return web.Response(status=403, text="forbidden")
+        log.info("whatsapp: webhook verified by Meta")
+        return web.Response(status=200, text=challenge, content_type="text/plain")
+
+    async def _webhook(self, request: web.Request) -> web.Response:
+        """Verify the signature on the raw body, then take what it carries; answered at once.
+
+        A 5xx would make Meta deliver again for days, so there is only one: messages arriving while the
+        gateway stops (503), which Meta should indeed deliver again, to the restarted gateway.
+        """
+        settings = self.settings
+        if settings is None:
+            return web.Response(status=404, text="whatsapp is not configured")
+        body = await request.read()
+        header = request.headers.get(SIGNATURE_HEADER)
+        if not verify_signature(settings.app_secret, body, header):
+            self._count(request.app, "bad_signature")
+            log.warning("whatsapp: refused a webhook POST with a %s %s header", "wrong" if header else "missing",
+                        SIGNATURE_HEADER)
+            return web.Response(status=403 if header else 401, text="bad signature")
+        try:
+            delivery = parse(body, settings.phone_number_id)
+            if delivery.messages and not self._accepting(request.app):
+                # the only 5xx: a stopping gateway would drop these messages; Meta delivers them again later
+                log.info("whatsapp: the gateway is stopping; asked Meta to deliver %d message(s) again later",
+                         len(delivery.messages))
+                return web.Response(status=503, text="stopping", headers={"Retry-After": "30"})
+            self._take(request.app, delivery)
+        except Exception as exc:  # a bug here must not become a 500 that Meta retries for days
+            log.error("whatsapp: a webhook delivery could not be handled: %s", scrub(f"{type(exc).__name__}: {exc}"))
+        return web.Response(status=200, text="ok")
+
+    @staticmethod
+    def _accepting(app: web.Application) -> bool:
+        """Whether the core still takes messages (it refuses them once it is stopping)."""
+        from hermes_gateway.gateway import GATEWAY_KEY
+
+        return bool(getattr(app[GATEWAY_KEY].inbound, "accepting", True))
+
+    def _take(self, app: web.Application, delivery: Delivery) -> None:
+        from hermes_gateway.gateway import GATEWAY_KEY
+
+        gateway = app[GATEWAY_KEY]
+        problems = list(delivery.problems)
+        if delivery.other_numbers:
+            log.info("whatsapp: ignored a webhook for phone number id(s) %s (this gateway serves %s)",
+                     ", ".join(sorted(delivery.other_numbers)), self.settings.phone_number_id if self.settings else "")
+        for status in delivery.statuses:
+            self._count(app, f"status_{status.status}")
+            if status.status == "failed":
+                errors = "; ".join(f"{code} {title}".strip() for code, title in status.errors) or "no reason given"
+                log.warning("whatsapp: message %s to %s failed: %s", status.wamid, status.recipient, errors)
+        for message in delivery.messages:
+            incoming = Incoming(NAME, message.sender, message.text, sender_id=message.sender,
+                                update_id=message.wamid, message_id=message.wamid, chat_kind="private")
+            if message.kind in TEXT_TYPES:
+                self._count(app, "message_text")
+                gateway.receive(incoming)
+            elif message.kind in NOTICE_TYPES:
+                self._count(app, "message_not_text")
+                self.notices.answer(gateway, incoming, message.kind)
+            elif message.kind in QUIET_TYPES:
+                self._count(app, f"message_{message.kind}")
+            else:
+                problems.append(f"a message of unknown type {message.kind[:30]!r}")
+        if problems:
+            self._count(app, "malformed")
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            log.warning("whatsapp: ignored %s of a webhook delivery: %s%s",
+                        "all" if delivery.empty else "part", problems[0], more)
+
+    def _count(self, app: web.Application, event: str) -> None:
+        """Count a webhook event here and, when the API server runs, in its ``/metrics``."""
+        self.events[event] += 1
+        from hermes_gateway.api_server.plugin import api_server_of
+
+        server = api_server_of(app)
+        count = getattr(getattr(server, "metrics", None), "platform_event", None)
+        if count is not None:
+            count(NAME, event)
+
+    # ---------------------------------------------------------------- stream hooks
+
+    @hermes_gateway.hookimpl
+    def supports_edit(self, stream: Stream) -> bool:
+        return False  # WhatsApp cannot edit what the business sent: one final send per message
+
+    @hermes_gateway.hookimpl
+    async def on_stream_start(self, stream: Stream) -> None:
+        """*typing…* (which also marks the question read); a refresh within 20 s of the last is skipped."""
+        if not stream.reply_to:
+            return  # the indicator hangs on the user's message: without one there is nothing to show it on
+        now = asyncio.get_running_loop().time()
+        last = stream.state.get("typing_at")
+        if last is not None and now - last < self.typing_refresh:
+            return
+        stream.state["typing_at"] = now
+        await self.graph.typing(stream.chat_id, stream.reply_to)
+
+    @hermes_gateway.hookimpl
+    async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        """Not called while ``supports_edit`` is false; the contract wants it beside ``supports_edit``."""
+        return await self._send(stream, message, text)
+
+    @hermes_gateway.hookimpl
+    async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        return await self._send(stream, message, text)
+
+    async def _send(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        """Send ``text`` as a new message; the reply's first message quotes the question.
+
+        The blank lines at a cut (the core splits at paragraphs) are not sent: on a phone they would show
+        as an empty gap at the end of one bubble and the start of the next.
+        """
+        if message is not None:
+            raise DeliveryError("whatsapp cannot edit a message it sent", retryable=False)
+        quote = stream.reply_to if not stream.state.get("quoted") else None
+        wamid = await self.graph.send_text(stream.chat_id, text.strip() or text, quote=quote)
+        stream.state["quoted"] = True
+        return MessageRef(stream.chat_id, wamid, stream.thread_id)
