@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_telegram.formatting import convert_or_plain, to_entities, utf16_units
+from hermes_telegram.formatting import convert_blocks, convert_or_plain, to_entities, utf16_units
 
 
 def rendered(markdown: str) -> tuple[str, list[tuple[str, str]]]:
@@ -61,8 +61,9 @@ def test_a_failing_conversion_falls_back_to_plain_text(monkeypatch):
 
     def broken(markdown):
         raise RecursionError("deeply nested")
-    monkeypatch.setattr(formatting, "to_entities", broken)
+    monkeypatch.setattr(formatting, "_convert", broken)
     assert convert_or_plain("**x**") == ("**x**", [])
+    assert convert_or_plain("# one\n\n**two**") == ("# one\n\n**two**", [])
 
 
 # ------------------------------------------------------------------ the length claim, for any input
@@ -77,11 +78,37 @@ markdown_ish = st.lists(st.sampled_from(PIECES), max_size=80).map("".join)
 @settings(max_examples=400, deadline=None)
 @given(markdown_ish)
 def test_converted_text_is_never_longer_than_its_markdown_and_every_entity_is_inside_it(markdown):
-    text, entities = to_entities(markdown)
-    assert utf16_units(text) <= utf16_units(markdown)
-    size = utf16_units(text)
-    for e in entities:
-        assert e.length > 0 and 0 <= e.offset and e.offset + e.length <= size, (e, text)
+    for convert in (to_entities, convert_blocks):
+        text, entities = convert(markdown)
+        assert utf16_units(text) <= utf16_units(markdown)
+        size = utf16_units(text)
+        for e in entities:
+            assert e.length > 0 and 0 <= e.offset and e.offset + e.length <= size, (e, text)
+
+
+words = st.lists(st.sampled_from(["word", "**bold**", "*it*", "`code`", "[link](https://x.io)", "~~s~~", "😀",
+                                  "é", "a_b"]), min_size=1, max_size=8).map(" ".join)
+lines_of = st.lists(words, min_size=1, max_size=4)
+block = st.one_of(
+    words,
+    words.map(lambda w: "## " + w),
+    lines_of.map(lambda ws: "\n".join("- " + w for w in ws)),
+    lines_of.map(lambda ws: "\n".join(f"{i + 1}. " + w for i, w in enumerate(ws))),
+    lines_of.map(lambda ws: "\n".join("> " + w for w in ws)),
+    st.lists(st.sampled_from(["x = 1", "", "  indented", "# comment"]), min_size=1, max_size=5).map(
+        lambda ls: "```py\n" + "\n".join(ls) + "\n```"),
+    st.just("---"),
+    lines_of.map(lambda ws: "- " + ws[0] + "\n\n  " + "\n  ".join(ws[1:] or ["more"])),  # a loose item
+)
+document = st.lists(st.tuples(block, st.sampled_from(["\n\n", "\n\n\n", "\n"])), min_size=1, max_size=10).map(
+    lambda pairs: "".join(b + sep for b, sep in pairs))
+
+
+@settings(max_examples=300, deadline=None)
+@given(document)
+def test_converting_block_by_block_gives_what_converting_whole_gives(markdown):
+    """Previews convert unchanged leading blocks from a cache: it must never change what is shown."""
+    assert convert_blocks(markdown) == to_entities(markdown)
 
 
 @settings(max_examples=150, deadline=None)

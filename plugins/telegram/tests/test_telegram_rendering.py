@@ -110,7 +110,7 @@ async def test_if_conversion_fails_the_message_is_sent_as_plain_text(api, plugin
 
     def broken(markdown):
         raise ValueError("converter bug")
-    monkeypatch.setattr(formatting, "to_entities", broken)
+    monkeypatch.setattr(formatting, "_convert", broken)  # what every conversion goes through
     report = await stream(plugin, 46, REPLY)
     assert report.delivered
     assert api.chat(46).screen == [REPLY] and api.chat(46).formatted() == []
@@ -119,7 +119,7 @@ async def test_if_conversion_fails_the_message_is_sent_as_plain_text(api, plugin
 async def test_entities_telegram_refuses_are_resent_as_plain_text(api, plugin, monkeypatch):
     from hermes_telegram import formatting
 
-    monkeypatch.setattr(formatting, "to_entities",
+    monkeypatch.setattr(formatting, "convert_blocks",
                         lambda md: (md, [formatting.Entity("bold", 0, utf16_length(md) + 5)]))  # beyond the end
     report = await stream(plugin, 47, "short **reply**", pieces=1)
     chat = api.chat(47)
