@@ -93,6 +93,13 @@ async def _help(ctx: CommandContext) -> str:
     return "\n".join(lines)
 
 
+async def _notice(ctx: CommandContext) -> str:
+    return ctx.args
+
+
+#: Not a command anyone types: how the core answers a message that carries only a ``notice``.
+NOTICE = Command("notice", "a fixed answer to a message the model cannot read", _notice)
+
 BUILTIN_COMMANDS: tuple[Command, ...] = (
     Command("new", "start a new conversation (forget this one)", _new, stops_reply=True),
     Command("stop", "stop the reply being written", _stop, stops_reply=True),

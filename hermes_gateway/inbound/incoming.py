@@ -24,6 +24,11 @@ class Incoming:
     once. ``mentioned`` is true when the bot was @-mentioned or the message
     replies to one of the bot's. ``bot_name`` lets the core tell
     ``/help@this_bot`` from ``/help@other_bot`` in a group.
+
+    ``notice`` is a fixed answer for a message the model cannot read (a photo,
+    a voice note, a sticker): with no ``text``, the core answers it with that
+    notice instead of a model turn, in its place in the chat's queue, deduped
+    and access-checked like any message, so the person is never met with silence.
     """
 
     platform: str
@@ -36,6 +41,7 @@ class Incoming:
     chat_kind: str = "private"
     mentioned: bool = False
     bot_name: str | None = None
+    notice: str | None = None
 
     @property
     def is_direct(self) -> bool:

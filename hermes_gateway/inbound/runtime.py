@@ -23,7 +23,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .access import AccessPolicy
-from .commands import BUILTIN_COMMANDS, Command, CommandContext, meant_for_us, parse_command
+from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
 from .dedupe import SeenUpdates
 from .incoming import Incoming
 from .lane import ChatLane, CommandTurn, Item, TextTurn
@@ -66,7 +66,9 @@ class InboundRuntime:
         parsed = parse_command(incoming.text)
         command = self.commands.get(parsed.name) if parsed is not None else None
         lane = self._lane(incoming)
-        if command is not None:
+        if not incoming.text.strip():  # only a notice: the fixed answer, in its place in the queue
+            lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future))
+        elif command is not None:
             assert parsed is not None
             lane.add_command(CommandTurn(incoming, command, parsed.args, future))
         else:
@@ -82,7 +84,7 @@ class InboundRuntime:
         if not self.seen.first_time(incoming.platform, incoming.update_id):
             return f"update {incoming.update_id} was already received"
         self._save_seen_soon()
-        if not incoming.text.strip():
+        if not incoming.text.strip() and not incoming.notice:
             return "no text"
         policy = self.access(incoming.platform)
         refused = policy.allows(incoming)

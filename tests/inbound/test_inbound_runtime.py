@@ -158,3 +158,35 @@ def test_shutdown_lets_replies_finish_within_the_grace_then_stops_them_cleanly()
         assert CURSOR not in cut and " ".join(f"w{i}" for i in range(100)).startswith(cut)
         assert ref.chat("3").calls == []
     run_virtual(main())
+
+
+def test_a_message_the_model_cannot_read_gets_its_notice_once_in_its_place():
+    ref = reference()
+    notice = "Sorry, I can only read text messages."
+
+    async def main():
+        async with make_gateway(ref, tokens_per_second=10) as gateway:
+            people = People(gateway)
+            first = people.say("1", "echo: a reply that takes a moment to write")
+            photo = [people.say("1", "", update_id="photo-1", notice=notice) for _ in range(2)]  # Meta redelivers
+            assert (await first).delivered
+            assert (await photo[0]).delivered and await photo[1] is None
+            stranger = people.say("1", "", sender_id="mallory", notice=notice)
+            blank = people.say("1", "   ")
+            assert (await stranger).delivered  # no allow-list here: anyone's photo gets the notice
+            assert await blank is None, "a message with neither text nor notice gets nothing"
+        assert ref.chat("1").screen == ["a reply that takes a moment to write", notice, notice]
+    run_virtual(main())
+
+
+def test_a_notice_follows_the_allow_list():
+    ref = reference()
+
+    async def main():
+        platforms = {"reference": {"enabled": True, "allowed_users": ["ada"]}}
+        async with make_gateway(ref, tokens_per_second=0, platforms=platforms) as gateway:
+            people = People(gateway)
+            assert await people.say("1", "", sender_id="mallory", notice="text only, please") is None
+            assert (await people.say("1", "", sender_id="ada", notice="text only, please")).delivered
+        assert ref.chat("1").screen == ["text only, please"]
+    run_virtual(main())

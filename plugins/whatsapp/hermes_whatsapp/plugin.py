@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from collections import Counter
 from typing import Any, Mapping
 
@@ -26,7 +27,7 @@ from hermes_gateway import ConfigError, DeliveryError, Incoming, MessageRef, Pla
 
 from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
 from .graph import GraphClient
-from .notices import Notices
+from .notices import NOTICE
 from .redaction import protect, scrub
 from .settings import WhatsAppSettings, parse_settings
 from .webhook import NOTICE_TYPES, QUIET_TYPES, SIGNATURE_HEADER, Delivery, handshake, parse, verify_signature
@@ -43,8 +44,6 @@ BUDGETS: Mapping[str, RateBudget] = {"default": RateBudget(rate=1 / 6, burst=20)
 BOT_BUDGET = RateBudget(rate=80.0, burst=80)
 #: The typing indicator lasts 25 s; a refresh sooner than this is skipped (each one is a Graph call).
 TYPING_REFRESH = 20.0
-#: Seconds the text-only notices still being sent get at stop.
-NOTICE_GRACE = 5.0
 #: Message kinds that carry words the model can answer.
 TEXT_TYPES = frozenset({"text", "button", "interactive"})
 
@@ -61,7 +60,6 @@ class WhatsAppPlugin:
         self.settings: WhatsAppSettings | None = None
         self.typing_refresh = typing_refresh
         self.pairs = PairBackoff(first=pair_wait)
-        self.notices = Notices()
         self.events: Counter[str] = Counter()   # webhook events by kind, also in /metrics when the API runs
         self._graph: GraphClient | None = None
         if access_token is not None:
@@ -153,8 +151,7 @@ class WhatsAppPlugin:
             log.info("whatsapp: receiving webhooks for %s at %s%s", shown, url or "", ROUTE)
 
     async def stop_receiving(self) -> None:
-        """The listener is the gateway's; only the text-only notices in flight are left to finish."""
-        await self.notices.drain(NOTICE_GRACE)
+        """The listener is the gateway's, and the core finishes the replies in flight: nothing to do."""
 
     # ---------------------------------------------------------------- the webhook
 
@@ -222,9 +219,9 @@ class WhatsAppPlugin:
             if message.kind in TEXT_TYPES:
                 self._count(app, "message_text")
                 gateway.receive(incoming)
-            elif message.kind in NOTICE_TYPES:
+            elif message.kind in NOTICE_TYPES:  # the core answers it with the notice, like any message
                 self._count(app, "message_not_text")
-                self.notices.answer(gateway, incoming, message.kind)
+                gateway.receive(replace(incoming, text="", notice=NOTICE))
             elif message.kind in QUIET_TYPES:
                 self._count(app, f"message_{message.kind}")
             else:

@@ -1,0 +1,91 @@
+"""Receiving messages: discord.py's ``on_message`` events handed to the core as ``Incoming`` values.
+
+discord.py keeps the gateway websocket (heartbeats, reconnects, resumes);
+this module only turns a ``discord.Message`` into the core's ``Incoming``.
+The core dedupes (by message id, so events replayed after a resume are
+answered once), checks access and mentions, and keeps one reply at a time
+per channel. Edits (``on_message_edit``) are not listened to at all.
+
+Ids: a server channel is the chat; a thread is ``thread_id`` under its
+parent channel (so ``allowed_channels`` listing the parent covers it); a
+DM's channel is the chat, kind ``dm`` (always answered).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hermes_gateway import Incoming
+
+NAME = "discord"
+#: What a person gets for a message with attachments and no words (the model reads text only).
+ATTACHMENTS_ONLY_REPLY = ("Thanks for the attachment! I can only read text for now - "
+                          "could you tell me in words what you would like?")
+
+
+def to_incoming(message: Any, me: Any) -> Incoming | None:
+    """A ``discord.Message`` as the core's ``Incoming``; None for what must never be answered.
+
+    Bots' messages (this bot's own included) and system messages (joins,
+    pins) are dropped here, before the core sees them. A message with
+    attachments but no text comes back with empty ``text``: see
+    :data:`ATTACHMENTS_ONLY_REPLY`.
+    """
+    import discord
+
+    author = message.author
+    if author is None or getattr(author, "bot", False) or (me is not None and author.id == me.id):
+        return None
+    if message.type not in (discord.MessageType.default, discord.MessageType.reply):
+        return None
+    channel = message.channel
+    mentioned = _mentions(message, me)
+    text = _without_own_mention(message.content or "", me)
+    if message.guild is None and getattr(message, "guild_id", None) is None and _is_dm(channel):
+        chat_id, thread_id, kind = str(channel.id), None, "dm"
+    elif isinstance(channel, discord.Thread):
+        chat_id, thread_id, kind = str(channel.parent_id), str(channel.id), "thread"
+    else:
+        chat_id, thread_id, kind = str(channel.id), None, "guild"
+    return Incoming(
+        platform=NAME, chat_id=chat_id, text=text, sender_id=str(author.id), update_id=str(message.id),
+        message_id=str(message.id), thread_id=thread_id, chat_kind=kind, mentioned=mentioned,
+        bot_name=getattr(me, "name", None),
+    )
+
+
+def target_channel(chat_id: str, thread_id: str | None) -> int:
+    """Where a reply goes: the thread when there is one (a thread is a channel of its own)."""
+    return int(thread_id) if thread_id not in (None, "") else int(chat_id)
+
+
+def _is_dm(channel: Any) -> bool:
+    import discord
+
+    return isinstance(channel, (discord.DMChannel, discord.GroupChannel)) or \
+        getattr(channel, "type", None) == discord.ChannelType.private
+
+
+def _mentions(message: Any, me: Any) -> bool:
+    """@-mentioned (a user mention, not @everyone), or a reply to one of the bot's messages."""
+    if me is None:
+        return False
+    if any(user.id == me.id for user in message.mentions):
+        return True
+    reference = message.reference
+    resolved = getattr(reference, "resolved", None) if reference is not None else None
+    author = getattr(resolved, "author", None)
+    return author is not None and author.id == me.id
+
+
+def _without_own_mention(content: str, me: Any) -> str:
+    """``<@id> echo: hi`` -> ``echo: hi``: the bot's own mention is addressing, not text.
+
+    A mention of the bot later in the text becomes ``@name``, so the model reads a name, not an id.
+    """
+    if me is None:
+        return content.strip()
+    own = re.compile(rf"<@!?{me.id}>")
+    content = re.sub(rf"^\s*(?:<@!?{me.id}>\s*)+", "", content)
+    return own.sub(f"@{me.name}", content).strip()

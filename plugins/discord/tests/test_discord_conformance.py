@@ -1,0 +1,52 @@
+"""The plugin keeps every promise of the conformance suite, through discord.py and the emulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from discord_test_support import TOKEN, fast_plugin
+from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
+from hermes_discord.emulator import DiscordEmulator
+
+
+class ChannelId(str):
+    """The suite names chats by adding suffixes ("-edit", "-long") to the harness's chat id; Discord's
+    channels are numbers, so each suffix stands for a channel of its own in the emulator."""
+
+    api: DiscordEmulator
+
+    def __add__(self, suffix: str) -> "ChannelId":  # type: ignore[override]
+        named = self.api.__dict__.setdefault("_suffixes", {})
+        if suffix not in named:
+            named[suffix] = self.api.text_channel(suffix.strip("-"))
+        made = ChannelId(named[suffix])
+        made.api = self.api
+        return made
+
+
+class DiscordHarness(Harness):
+    platform = "discord"
+
+    async def start(self):
+        self.api = DiscordEmulator(TOKEN, bucket_limit=10_000, global_limit=100_000)
+        await self.api.start()
+        self.chat_id = ChannelId(self.api.general)
+        self.chat_id.api = self.api
+        self.plugin = fast_plugin(self.api)
+
+    async def stop(self):
+        await self.plugin.close()
+        await self.api.stop()
+
+    def screen(self, chat_id):
+        return self.api.screen(chat_id)
+
+    async def inject_rate_limit(self, chat_id, retry_after):
+        self.api.inject_rate_limit(chat_id, retry_after)
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+async def test_discord_conforms(check):
+    async with DiscordHarness() as harness:
+        await run_check(check, harness)
+        assert not harness.api.violations, harness.api.violations

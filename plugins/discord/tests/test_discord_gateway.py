@@ -1,0 +1,197 @@
+"""End to end: a person writes on Discord, the gateway websocket brings it in, the demo model's reply streams back."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from discord_test_support import BOT_ID, CURSOR, SECRET_PART, TOKEN, eventually, fast_plugin
+from hermes_gateway import ConfigError, make_plugins
+from hermes_gateway.config import parse_config
+from hermes_gateway.gateway import Gateway, StartError
+from hermes_discord.emulator import DiscordEmulator
+from hermes_discord.receiving import ATTACHMENTS_ONLY_REPLY
+
+
+def config(api, tokens_per_second=300, **discord):
+    return parse_config({
+        "model": {"demo": {"tokens_per_second": tokens_per_second}},
+        "streaming": {"discord": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},
+        "platforms": {"discord": {"enabled": True, "token": TOKEN, "api_base_url": api.api_base_url,
+                                  "gateway_url": api.gateway_url, **discord}},
+    }, env={})
+
+
+def fast_gateway(api, plugin=None, **cfg):
+    plugin = plugin or fast_plugin(api)
+    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    return Gateway(config(api, **cfg), plugins, shutdown_grace=0.5), plugin
+
+
+SENTENCE = "Every word of this reply travels from the model into the Discord channel."
+
+
+async def test_the_installed_plugin_answers_a_dm_with_a_streamed_reply(api):
+    """The entry point, Discord's real limits, config from platforms.discord: the whole path."""
+    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",))
+    assert plugins.platform("discord").origin == "entry point of hermes-discord"
+    dm = api.dm()
+    reply = f"{SENTENCE} {SENTENCE}"
+    async with Gateway(config(api, tokens_per_second=12), plugins) as gateway:  # about two seconds of words
+        assert gateway.started_platforms == ["discord"]
+        await api.push_message(dm, f"echo: {reply}")
+        await eventually(lambda: api.screen(dm) == [reply], lambda: api.channel(dm).messages)
+    channel = api.channel(dm)
+    assert channel.typing >= 1
+    history = channel.messages[0].history
+    assert history[-1] == reply and history.count(reply) == 1
+    assert len(history) >= 2 and all(p.endswith(CURSOR.strip()) for p in history[:-1]), "it grew by edits"
+    assert channel.references == {}, "a DM reply does not quote"
+    assert channel.rate_limited == [] and not api.violations
+    arrivals = [c.at for c in channel.calls]
+    assert all(b - a >= 1.0 for a, b in zip(arrivals, arrivals[1:])), "paced: at most 4 calls in 5 s"
+
+
+async def test_a_mentioned_server_message_is_answered_in_its_channel_quoting_it(loose_api):
+    api = loose_api
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        question = await api.push_message(api.general, "echo: hello everyone", mention=True)
+        await eventually(lambda: api.screen(api.general) == ["hello everyone"], lambda: api.channel(api.general).calls)
+    channel = api.channel(api.general)
+    assert channel.references == {channel.messages[0].id: question}
+    assert not api.violations
+
+
+async def test_a_server_message_without_a_mention_gets_nothing(loose_api):
+    api = loose_api
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(api.general, "echo: chatting among ourselves")
+        await api.push_message(api.general, "echo: now for you", mention=True)
+        await eventually(lambda: api.screen(api.general) != [], lambda: api.channel(api.general).calls)
+    assert api.screen(api.general) == ["now for you"]
+
+
+async def test_a_reply_to_the_bot_counts_as_a_mention(loose_api):
+    api = loose_api
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(api.general, "echo: first", mention=True)
+        await eventually(lambda: api.screen(api.general) == ["first"], lambda: api.channel(api.general).calls)
+        bot_message = api.channel(api.general).messages[0].id
+        await api.push_message(api.general, "echo: second", reply_to=bot_message)
+        await eventually(lambda: len(api.screen(api.general)) == 2, lambda: api.channel(api.general).calls)
+    assert api.screen(api.general) == ["first", "second"]
+
+
+async def test_a_thread_message_is_answered_in_the_thread(loose_api):
+    api = loose_api
+    thread = api.thread(api.general, "help")
+    gateway, plugin = fast_gateway(api, allowed_channels=[int(api.general)])  # the parent covers its threads
+    seen = []
+    async with gateway:
+        original = gateway.receive
+
+        def spy(incoming):
+            seen.append(incoming)
+            return original(incoming)
+        gateway.receive = spy
+        await api.push_message(thread, "echo: in the thread", mention=True)
+        await eventually(lambda: api.screen(thread) == ["in the thread"], lambda: api.channel(thread).calls)
+    assert api.screen(api.general) == []
+    [incoming] = seen
+    assert (incoming.chat_id, incoming.thread_id, incoming.chat_kind, incoming.mentioned) == \
+        (api.general, thread, "thread", True)
+    assert incoming.bot_name == "hermes" and incoming.sender_id == "2001" and incoming.text == "echo: in the thread"
+
+
+async def test_only_allowed_channels_are_answered(loose_api):
+    api = loose_api
+    other = api.text_channel("other")
+    gateway, _ = fast_gateway(api, allowed_channels=[str(other)], require_mention=False)
+    async with gateway:
+        await api.push_message(api.general, "echo: let me in")
+        await api.push_message(other, "echo: welcome")
+        await eventually(lambda: api.screen(other) == ["welcome"], lambda: api.channel(other).calls)
+    assert api.channel(api.general).calls == []
+
+
+async def test_messages_from_bots_and_edits_are_never_answered(loose_api):
+    api = loose_api
+    dm = api.dm()
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(dm, "echo: I am another bot", author_id="3003", bot=True)
+        await api.push_message(dm, "echo: I am this bot", author_id=BOT_ID, bot=True)
+        first = await api.push_message(dm, "echo: original")
+        await eventually(lambda: api.screen(dm) == ["original"], lambda: api.channel(dm).calls)
+        await api.push_edit(dm, first, "echo: edited")
+        await api.push_message(dm, "echo: last")
+        await eventually(lambda: len(api.screen(dm)) == 2, lambda: api.channel(dm).calls)
+    assert api.screen(dm) == ["original", "last"]
+
+
+async def test_attachments_without_text_get_a_short_polite_answer(loose_api):
+    api = loose_api
+    dm = api.dm()
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(dm, "", attachments=("cat.png",))
+        await api.push_message(api.general, "", attachments=("dog.png",))  # a server channel, no mention
+        await eventually(lambda: api.screen(dm) != [], lambda: api.channel(dm).calls)
+        await api.push_message(api.general, "echo: done", mention=True)
+        await eventually(lambda: api.screen(api.general) != [], lambda: api.channel(api.general).calls)
+    assert api.screen(dm) == [ATTACHMENTS_ONLY_REPLY]
+    assert api.screen(api.general) == ["done"], "not addressed to the bot: no answer"
+
+
+async def test_events_replayed_after_a_resume_are_answered_once():
+    async with DiscordEmulator(TOKEN, bucket_limit=10_000, resume_replays=3) as api:
+        dm = api.dm()
+        gateway, _ = fast_gateway(api)
+        async with gateway:
+            await api.push_message(dm, "echo: before the drop")
+            await eventually(lambda: api.screen(dm) == ["before the drop"], lambda: api.channel(dm).calls)
+            await api.drop_connection()
+            await eventually(lambda: api.resumes == 1, lambda: (api.identifies, api.resumes))
+            await api.push_message(dm, "echo: after the drop")
+            await eventually(lambda: len(api.screen(dm)) == 2, lambda: api.channel(dm).calls)
+        assert api.screen(dm) == ["before the drop", "after the drop"], "the replayed message was not answered again"
+        assert api.identifies == 1, "discord.py resumed the session"
+
+
+async def test_a_token_discord_rejects_stops_start_up_with_one_line(caplog):
+    caplog.set_level(logging.DEBUG)
+    other = "OTg3NjU0MzIxMDk4NzY1NDMy.GzZzZz.Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
+    async with DiscordEmulator(other) as elsewhere:
+        gateway, _ = fast_gateway(elsewhere)  # our TOKEN, a server that knows another bot
+        with pytest.raises(StartError, match="platforms.discord.token: a token Discord accepts") as caught:
+            async with gateway:
+                pass
+    assert SECRET_PART not in str(caught.value) and SECRET_PART not in caplog.text
+
+
+@pytest.mark.parametrize("section, key", [
+    ({"enabled": True}, "platforms.discord.token"),
+    ({"enabled": True, "token": "not-a-token-value"}, "platforms.discord.token"),
+    ({"enabled": True, "token": TOKEN, "webhook": "x"}, "platforms.discord.webhook"),
+    ({"enabled": True, "token": TOKEN, "allowed_channels": {"a": 1}}, "platforms.discord.allowed_channels"),
+    ({"enabled": True, "token": TOKEN, "gateway_url": "http://x"}, "platforms.discord.gateway_url"),
+])
+async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
+    plugin = fast_plugin_offline()
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
+    cfg = parse_config({"platforms": {"discord": section}}, env={})
+    with pytest.raises(ConfigError) as caught:
+        async with Gateway(cfg, plugins):
+            pass
+    assert str(caught.value).startswith(f"(inline): {key}: ")
+    assert "\n" not in str(caught.value) and "not-a-token-value" not in str(caught.value)
+
+
+def fast_plugin_offline():
+    from hermes_discord import DiscordPlugin
+
+    return DiscordPlugin(TOKEN, api_base_url="http://127.0.0.1:9/api/v10", gateway_url="ws://127.0.0.1:9/ws")
