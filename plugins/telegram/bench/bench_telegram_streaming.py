@@ -55,11 +55,11 @@ def plain_text() -> Iterator[None]:
         formatting.render = original  # type: ignore[assignment]
 
 
-async def one_reply(kind: str, seconds: float) -> dict[str, Any]:
+async def one_reply(kind: str, seconds: float, transport: str = "edit") -> dict[str, Any]:
     reply = reply_text()
     words = reply.split(" ")
     async with BotApiEmulator(TOKEN, rate_limit=LIMITS[kind]) as api:
-        plugin = TelegramPlugin(TOKEN, base_url=api.base_url)  # Telegram's real budgets and edit interval
+        plugin = TelegramPlugin(TOKEN, base_url=api.base_url, transport=transport)  # Telegram's real budgets
         delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[plugin]))
         chat_id = "42" if kind == "private" else "-10042"
         session = delivery.session("telegram", chat_id, settings=SETTINGS,
@@ -76,7 +76,7 @@ async def one_reply(kind: str, seconds: float) -> dict[str, Any]:
         report = await session.finish()
         await plugin.close()
     chat = api.chat(chat_id)
-    texts = [c for c in chat.calls if c.method in ("sendMessage", "editMessageText")]
+    texts = [c for c in chat.calls if c.method in ("sendMessage", "editMessageText", "sendMessageDraft")]
     first = next(c.at for c in texts if c.outcome == "ok")
     final = max(c.at for c in chat.calls if c.outcome == "ok")
     return {
@@ -104,15 +104,18 @@ def conversion_cost(runs: int = 50) -> tuple[float, float]:
 async def main(seconds: float) -> None:
     print(f"reply of {len(reply_text())} characters over {seconds:g} s; edit_interval {SETTINGS.edit_interval} s, "
           f"min_tokens {SETTINGS.min_tokens}; emulator limits private 1/s, group 20/min")
-    print(f"{'chat':8s} {'plugin':9s} {'calls':>5s} {'429s':>5s} {'no-op':>5s} {'msgs':>4s} "
+    print(f"{'chat':8s} {'plugin':16s} {'calls':>5s} {'429s':>5s} {'no-op':>5s} {'msgs':>4s} "
           f"{'first text after min_tokens':>28s} {'final after last chunk':>23s}")
-    for kind in ("private", "group"):
-        for name in ("plain", "entities"):
-            with plain_text() if name == "plain" else contextlib.nullcontext():
-                r = await one_reply(kind, seconds)
-            assert r["delivered"] and not r["violations"], r
-            print(f"{kind:8s} {name:9s} {r['calls']:5d} {r['flood']:5d} {r['unchanged']:5d} {r['messages']:4d} "
-                  f"{r['first']:27.2f}s {r['final']:22.2f}s")
+    cases = [("private", "plain", "edit"), ("private", "entities", "edit"), ("private", "entities", "draft"),
+             ("group", "plain", "edit"), ("group", "entities", "edit")]
+    for kind, name, transport in cases:
+        with plain_text() if name == "plain" else contextlib.nullcontext():
+            r = await one_reply(kind, seconds, transport)
+        assert r["delivered"], r
+        label = f"{name}, {transport}s"
+        print(f"{kind:8s} {label:16s} {r['calls']:5d} {r['flood']:5d} {r['unchanged']:5d} {r['messages']:4d} "
+              f"{r['first']:27.2f}s {r['final']:22.2f}s" + (f"  ({r['violations']} early calls)"
+                                                             if r["violations"] else ""))
     cold, warm = conversion_cost()
     print(f"Markdown conversion per 4,000-character preview (median): {cold:.0f} µs whole, "
           f"{warm:.0f} µs as a growing preview (earlier blocks cached)")

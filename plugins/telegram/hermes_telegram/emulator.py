@@ -16,7 +16,17 @@ identical text with "message is not modified", and can enforce a per-chat
 rate limit. Each chat keeps a *screen*: the bot's messages in order, each
 with its edit history, which is what a person in that chat would see.
 Tests push user messages with :meth:`BotApiEmulator.push_message`; the bot
-receives them from ``getUpdates``.
+receives them from ``getUpdates``, or, once ``setWebhook`` was called, as
+POSTs to the webhook with the secret header (``getUpdates`` then answers
+409, as on Telegram; :meth:`~BotApiEmulator.deliver_again` redelivers).
+
+Formatting is checked as Telegram checks it: ``entities`` must lie inside
+the text (UTF-16) and not split a character, or the call is a 400; each
+message keeps its entities per version (:meth:`EmulatedChat.formatted`).
+``sendMessageDraft`` works in private chats (``supports_drafts=False`` is
+an older server: 404). What a long-lived bot meets is one call away:
+:meth:`~BotApiEmulator.migrate_chat`, :meth:`~BotApiEmulator.block_bot`,
+:meth:`~BotApiEmulator.remove_chat`, :meth:`~BotApiEmulator.delete_message`.
 """
 
 from __future__ import annotations

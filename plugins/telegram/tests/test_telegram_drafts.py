@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from hermes_gateway import ConfigError, plugins
+from hermes_gateway import ConfigError
+from hermes_telegram import drafts
 from hermes_gateway.delivery.measure import utf16_length
 from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, fast_plugin
@@ -25,6 +26,10 @@ async def stream(plugin, chat_id, reply, *, pieces=20, chat_kind=None, pause=0.0
     return await session.finish()
 
 
+needs_rule = pytest.mark.skipif(not drafts.core_ends_every_message(),
+                                reason="drafts need the core's rule that every message ends with on_stream_end")
+
+
 @pytest.fixture
 async def drafting(api):
     plugin = fast_plugin(api.base_url, transport="draft")
@@ -41,6 +46,7 @@ def draft_requests(api):
     return [params for method, params in api.requests if method == "sendMessageDraft"]
 
 
+@needs_rule
 async def test_a_private_reply_grows_as_a_draft_and_lands_as_one_real_message(api, drafting):
     report = await stream(drafting, 42, REPLY, chat_kind="private")
     chat = api.chat(42)
@@ -57,6 +63,7 @@ async def test_a_private_reply_grows_as_a_draft_and_lands_as_one_real_message(ap
     assert not chat.violations
 
 
+@needs_rule
 async def test_auto_uses_drafts_in_private_chats_and_edits_in_groups(api):
     plugin = fast_plugin(api.base_url, transport="auto")
     try:
@@ -69,6 +76,7 @@ async def test_auto_uses_drafts_in_private_chats_and_edits_in_groups(api):
     assert api.screen(43) == api.screen(-10043) == [SHOWN]
 
 
+@needs_rule
 async def test_a_server_without_drafts_gets_edits_and_shows_nothing_twice():
     async with BotApiEmulator(TOKEN, supports_drafts=False) as api:
         plugin = fast_plugin(api.base_url, transport="draft")
@@ -85,6 +93,7 @@ async def test_a_server_without_drafts_gets_edits_and_shows_nothing_twice():
     assert chat.messages[0].history[0].endswith(CURSOR.strip()), "the refused frame's text was shown right away"
 
 
+@needs_rule
 async def test_a_draft_refused_mid_reply_continues_as_one_edited_message(api, drafting):
     session = delivery_for(drafting).session("telegram", "45", settings=SETTINGS)
     session.start()
@@ -104,6 +113,7 @@ async def test_a_draft_refused_mid_reply_continues_as_one_edited_message(api, dr
     assert len(draft_requests(api)) == len(chat.drafts[next(iter(chat.drafts))]) + 1, "one refusal, then edits"
 
 
+@needs_rule
 async def test_drafts_that_keep_meeting_flood_control_give_way_to_edits(api, drafting):
     for _ in range(3):
         api.fail_method("sendMessageDraft", 429, "Too Many Requests: retry after 1", parameters={"retry_after": 1})
@@ -117,8 +127,7 @@ async def test_drafts_that_keep_meeting_flood_control_give_way_to_edits(api, dra
     assert all(b - a >= 0.99 for a, b in zip(times[:3], times[1:4])), "each retry_after honoured"
 
 
-@pytest.mark.skipif(not hasattr(plugins, "REQUIRED_STREAM_HOOKS"),
-                    reason="needs the core's rule that every message's final state goes through on_stream_end")
+@needs_rule
 async def test_a_long_drafted_reply_ends_as_real_messages_each_within_the_limit(api, drafting):
     reply = "\n\n".join(f"Paragraph {i}: " + "some **bold** words and more words. " * 12 for i in range(22))
     assert len(reply) > 9000
@@ -135,3 +144,11 @@ def test_a_bad_transport_is_one_line_naming_the_key():
 
     with pytest.raises(ConfigError, match=r"^x.yaml: platforms.telegram.transport: edit .*draft or auto"):
         parse_settings({"token": TOKEN, "transport": "carrier pigeon"}, source="x.yaml")
+
+
+@pytest.mark.skipif(drafts.core_ends_every_message(), reason="this core ends every message with on_stream_end")
+async def test_without_the_core_rule_drafts_give_way_to_edits(api, drafting):
+    """A message that overflowed would stay a draft (gone after ~30 s): on such a core, edits are used."""
+    report = await stream(drafting, 48, REPLY)
+    assert report.delivered and api.screen(48) == [SHOWN]
+    assert "sendMessageDraft" not in text_calls(api.chat(48))
