@@ -35,6 +35,15 @@ def is_too_long(exc: BaseException) -> bool:
     return "message is too long" in str(exc).lower()
 
 
+def cannot_edit(exc: BaseException) -> bool:
+    """An edit that no retry can make: the message was deleted, its group moved, or the chat is gone."""
+    from telegram import error as tg
+
+    text = str(exc).lower()
+    return isinstance(exc, tg.ChatMigrated) or is_gone(exc) or (
+        isinstance(exc, tg.BadRequest) and ("message to edit not found" in text or "message can't be edited" in text))
+
+
 def is_gone(exc: BaseException) -> bool:
     """The bot cannot reach this chat any more: blocked by the user, removed from the group, chat not found.
 

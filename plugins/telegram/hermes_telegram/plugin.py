@@ -22,7 +22,7 @@ import hermes_gateway
 from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, RateLimited, Stream
 
 from . import drafts
-from .errors import is_gone, is_not_modified, is_too_long, translate
+from .errors import cannot_edit, is_gone, is_not_modified, is_too_long, translate
 from .polling import Poller
 from .redaction import protect, scrub
 from .settings import TelegramSettings, parse_settings
@@ -258,7 +258,7 @@ class TelegramPlugin:
         with a lower limit than Telegram's); a preview that is too long stops previews instead.
         """
         try:
-            ref = await self._show_one(stream, message, text)
+            ref = await self._show_one(stream, message, text, final=final)
         except DeliveryError as exc:
             if not final or not is_too_long(exc):
                 raise
@@ -273,10 +273,21 @@ class TelegramPlugin:
                  stream.chat_id, message.message_id if message else "new")
         return await self._show_in_parts(stream, message, text, depth=0)
 
-    async def _show_one(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+    async def _show_one(self, stream: Stream, message: MessageRef | None, text: str, *,
+                        final: bool = False) -> MessageRef:
+        """One message's text, in one call. ``final``: the core's last word for that message.
+
+        A message that cannot be edited any more (deleted, left behind in a group that moved,
+        a chat that is gone) fails its final edit once, so the core sends the text anew; after
+        that the core only wants it without a cursor, which a vanished message already is, so
+        later final edits of it succeed without a call instead of being retried for minutes.
+        """
         self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
         from .formatting import render
 
+        vanished: set[str] = stream.state.setdefault("vanished", set())
+        if final and message is not None and message.message_id in vanished:
+            return message
         body, entities = render(text, stream.settings.cursor)
         if message is None:
             chat_id, sent = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
@@ -290,7 +301,10 @@ class TelegramPlugin:
         except Exception as exc:
             if is_not_modified(exc):
                 return message  # it already reads exactly this: success
-            raise self._failed(stream, exc, "editMessageText") from None
+            error = self._failed(stream, exc, "editMessageText")
+            if final and cannot_edit(exc):
+                vanished.add(message.message_id)
+            raise error from None
         return message
 
     async def _show_in_parts(self, stream: Stream, message: MessageRef | None, text: str, *,
@@ -305,7 +319,7 @@ class TelegramPlugin:
             part = render_piece(text, piece)
             target = message if index == 0 else None
             try:
-                ref = await self._show_one(stream, target, part)
+                ref = await self._show_one(stream, target, part, final=True)
             except DeliveryError as exc:
                 if not is_too_long(exc) or depth >= 4:
                     raise
