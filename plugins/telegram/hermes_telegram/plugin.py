@@ -277,35 +277,51 @@ class TelegramPlugin:
                         final: bool = False) -> MessageRef:
         """One message's text, in one call. ``final``: the core's last word for that message.
 
-        A message that cannot be edited any more (deleted, left behind in a group that moved,
-        a chat that is gone) fails its final edit once, so the core sends the text anew; after
-        that the core only wants it without a cursor, which a vanished message already is, so
-        later final edits of it succeed without a call instead of being retried for minutes.
+        A message that cannot be edited any more (deleted, left behind in a group that moved)
+        is replaced here when it is the reply's newest message: its whole text goes out as a new
+        message (in the new chat, after a move) and later calls for it edit that one. Otherwise
+        its final edit fails once, so the core sends the text anew; after that the core only wants
+        it without a cursor, which a vanished message already is, so later final edits of it
+        succeed without a call instead of being retried for minutes.
         """
         self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
         from .formatting import render
 
+        replaced: dict[str, MessageRef] = stream.state.setdefault("replaced", {})
         vanished: set[str] = stream.state.setdefault("vanished", set())
-        if final and message is not None and message.message_id in vanished:
-            return message
+        sent: list[str] = stream.state.setdefault("sent", [])
+        original = message
+        while message is not None and _key(message) in replaced:
+            message = replaced[_key(message)]
+        if final and message is not None and _key(message) in vanished:
+            return original or message
         body, entities = render(text, stream.settings.cursor)
         if message is None:
-            chat_id, sent = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
+            chat_id, new = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
                 lambda t, e: self.bot.send_message(chat_id, t, entities=e, message_thread_id=_thread(stream),
                                                    reply_parameters=_quote(stream)), body, entities, text))
             stream.state["quoted"] = True
-            return MessageRef(str(chat_id), str(sent.message_id), stream.thread_id)
+            ref = MessageRef(str(chat_id), str(new.message_id), stream.thread_id)
+            sent.append(_key(ref))
+            return ref
         try:
             await self._with_entities(lambda t, e: self.bot.edit_message_text(
                 t, chat_id=message.chat_id, message_id=int(message.message_id), entities=e), body, entities, text)
         except Exception as exc:
             if is_not_modified(exc):
-                return message  # it already reads exactly this: success
+                return original or message  # it already reads exactly this: success
             error = self._failed(stream, exc, "editMessageText")
-            if final and cannot_edit(exc):
-                vanished.add(message.message_id)
+            if not cannot_edit(exc) or stream.state.get("gone"):
+                raise error from None
+            if sent and sent[-1] == _key(message):  # the newest: nothing below it, so replace it here
+                log.info("telegram: %s: message %s cannot be edited any more (%s); its text goes out anew",
+                         stream.chat_id, message.message_id, error)
+                replaced[_key(message)] = await self._show_one(stream, None, text, final=final)
+                return original or message
+            if final:
+                vanished.add(_key(message))
             raise error from None
-        return message
+        return original or message
 
     async def _show_in_parts(self, stream: Stream, message: MessageRef | None, text: str, *,
                              depth: int) -> MessageRef:
@@ -405,6 +421,11 @@ def _quote(stream: Stream) -> Any:
     from telegram import ReplyParameters
 
     return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)
+
+
+def _key(message: MessageRef) -> str:
+    """Message ids are per chat: after a group moves, the new chat numbers its messages from 1 again."""
+    return f"{message.chat_id}:{message.message_id}"
 
 
 def _thread(stream: Stream) -> int | None:
