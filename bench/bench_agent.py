@@ -64,7 +64,7 @@ async def sdk_stream(client: openai.AsyncOpenAI, message: str) -> tuple[float, i
 async def reader_path(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]:
     """(b) the agent's reading path alone: SDK request, body parsed by SSEPayloads."""
     start = time.process_time()
-    response = await open_stream(client.chat.completions.with_streaming_response.create, _request(message))
+    response = await open_stream(client, "/chat/completions", _request(message))
     count = await _count_payloads(SSEPayloads(response))
     return time.process_time() - start, count
 
@@ -191,15 +191,10 @@ async def in_memory(chunks: int, runs: int) -> None:
         await _count_payloads(SSEPayloads(_response(reads)))
         return time.process_time() - start
 
-    class _Opened:
-        async def __aenter__(self) -> Any:
-            return SimpleNamespace(http_response=_response(reads))
+    async def post(*_: object, **__: object) -> Any:  # what the agent calls: client.post(path, ...)
+        return SimpleNamespace(http_response=_response(reads))
 
-    def create(**_: object) -> _Opened:
-        return _Opened()
-
-    fake = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(
-        with_streaming_response=SimpleNamespace(create=create))))
+    fake = SimpleNamespace(post=post)
     agent = AIAgent.from_config(parse_config({"model": {"base_url": "http://unused/v1", "name": "m"}}), tools=[])
     upstream = Upstream(agent.model.endpoint, fake)  # type: ignore[arg-type]
     agent._pool.all = lambda: [upstream]  # type: ignore[method-assign]

@@ -1,25 +1,21 @@
-"""Load benchmark of the OpenAI-compatible API server (run by hand, not in CI).
+"""Load benchmark of the OpenAI-compatible API server (run by hand, not in CI): issue 13's harness.
 
-Three processes on loopback: the ``demo-llm`` upstream, ``hermes-gateway run``
-pointed at it, and this load generator (plain aiohttp, not the SDK, so the
-client costs little). For each concurrency level it streams the same
-Chat Completions request first straight to the upstream, then through the
-gateway, and reports:
+For each workload (reply length, upstream pace, concurrency) it starts the
+``demo-llm`` upstream, ``hermes-gateway run`` pointed at it, and a raw
+aiohttp byte relay (``--serve-relay``: forwards the body, relays the SSE
+bytes unchanged, one write per read: the least a Python proxy can spend),
+then streams the same Chat Completions request straight to the upstream
+("direct"), through the relay and through the gateway, in turn within each
+run, and prints per target: TTFT p50 and its difference from direct,
+throughput as a ratio of direct, CPU (user+system of the process, from
+/proc) per chunk and per request, errors; and the gateway's CPU as a ratio
+of the relay's, with the spread of the per-run ratios (the machine's noise).
+The gateway and the relay are pinned to one core, the upstream and this load
+generator (plain aiohttp, not the SDK) to the other.
 
-* TTFT (request sent -> first content delta received), p50/p99, direct and
-  through the gateway, and the difference ("added");
-* aggregate content deltas per second through the gateway;
-* gateway CPU (user+system, from /proc) per delta delivered, split into the
-  agent's share (the bare ``AIAgent`` streaming the same replies in a child
-  process, events dropped) and the rest: the API server's own share
-  (HTTP in, validation, framing, one socket write per delta);
-* errors (non-200, missing [DONE], wrong text).
-
-Every level is repeated ``--repeats`` times and the median of each figure is
-printed, because the machine is shared and noisy.
-
-    .venv/bin/python bench/bench_api_server.py                 # 1, 50, 500 streams
-    .venv/bin/python bench/bench_api_server.py --levels 1 50 --words 100 --repeats 5
+    .venv/bin/python bench/bench_api_server.py                       # the four workloads, 3 runs
+    .venv/bin/python bench/bench_api_server.py --workloads 1 2 --scale 0.3
+    .venv/bin/python bench/bench_api_server.py --baseline-src /tmp/main_checkout   # + "before"
 """
 
 from __future__ import annotations
@@ -62,8 +58,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 
-async def start_process(*args: str, pattern: str) -> tuple[asyncio.subprocess.Process, str]:
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "hermes_gateway", *args,
+async def start_process(*args: str, pattern: str, src: str | None = None) -> tuple[asyncio.subprocess.Process, str]:
+    """``python -m hermes_gateway ARGS``; ``src``: another checkout's source tree to run instead of this one."""
+    env = {**os.environ, "PYTHONPATH": src} if src else None
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "hermes_gateway", *args, env=env, cwd=src,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
     match = re.search(pattern, line)
@@ -189,72 +187,165 @@ async def serve_instant() -> None:
         await asyncio.Event().wait()
 
 
-async def agent_cpu_per_delta(upstream_url: str, words: str, concurrency: int, total: int) -> float:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--agent-only", upstream_url, words, str(concurrency), str(total),
-        stdout=asyncio.subprocess.PIPE)
-    out, _ = await proc.communicate()
-    return float(out.decode().strip().splitlines()[-1])
+WORKLOADS = {
+    # name: (words per reply, upstream tokens/s (0 = back to back), concurrent streams, streams per run)
+    "1 chunk, 1 at a time": (1, 0.0, 1, 200),
+    "200 chunks back to back, 1 at a time": (200, 0.0, 1, 30),
+    "200 chunks @ 20 ms, 50 at a time": (200, 50.0, 50, 100),
+    "100 chunks @ 50 ms, 200 at a time": (100, 20.0, 200, 400),
+}
+
+
+async def serve_relay(upstream_url: str) -> None:
+    """Child process: the least any Python proxy can spend. An aiohttp server that forwards the request
+    body to the upstream and the upstream's SSE bytes back unchanged, one write per read."""
+    from aiohttp import web
+
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+
+    async def relay(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        async with session.post(f"{upstream_url}/chat/completions", data=body,
+                                headers={"Content-Type": "application/json"}) as upstream:
+            response = web.StreamResponse(status=upstream.status,
+                                          headers={"Content-Type": upstream.headers.get("Content-Type", "")})
+            await response.prepare(request)
+            async for chunk in upstream.content.iter_any():
+                await response.write(chunk)
+            await response.write_eof()
+            return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", relay)
+    runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    print(f"listening on http://{host}:{port}", flush=True)
+    await asyncio.Event().wait()
+
+
+def pin(pid: int, cpus: set[int]) -> None:
+    try:
+        os.sched_setaffinity(pid, cpus)
+    except (AttributeError, OSError):
+        pass
+
+
+async def start_targets(pace: float, gateway_cpus: set[int], other_cpus: set[int],
+                        baseline_src: str | None = None) -> dict:
+    """An upstream at ``pace``, the relay and the gateway in front of it; pinned as the issue's harness."""
+    upstream, upstream_url = await start_process("demo-llm", "--port", "0", "--tokens-per-second", str(pace),
+                                                 pattern=r"(http://\S+/v1)")
+    relay_proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--serve-relay", upstream_url,
+                                                      stdout=asyncio.subprocess.PIPE,
+                                                      stderr=asyncio.subprocess.DEVNULL)
+    line = (await asyncio.wait_for(relay_proc.stdout.readline(), 60)).decode()
+    relay_url = re.search(r"listening on (http://\S+)", line).group(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "config.yaml"
+        config.write_text(f"api_server: {{port: 0}}\nmodel: {{base_url: '{upstream_url}', name: demo}}\n"
+                          f"store: {{path: '{tmp}/state.db'}}\n")
+        gateway, gateway_url = await start_process("run", "--config", str(config),
+                                                   pattern=r"listening on (http://\S+)")
+        baseline = None
+        if baseline_src:
+            baseline, baseline_url = await start_process("run", "--config", str(config), src=baseline_src,
+                                                         pattern=r"listening on (http://\S+)")
+            pin(baseline.pid, gateway_cpus)
+    pin(os.getpid(), other_cpus)
+    pin(upstream.pid, other_cpus)
+    pin(relay_proc.pid, gateway_cpus)
+    pin(gateway.pid, gateway_cpus)
+    targets = {"procs": [gateway, relay_proc, upstream], "upstream": upstream_url, "relay": relay_url,
+               "gateway": gateway_url, "gateway_pid": gateway.pid, "relay_pid": relay_proc.pid}
+    if baseline is not None:
+        targets["procs"].insert(0, baseline)
+        targets.update(baseline=baseline_url, baseline_pid=baseline.pid)
+    return targets
 
 
 async def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-instant":
         await serve_instant()
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve-relay":
+        await serve_relay(sys.argv[2])
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--agent-only":
         url, words, concurrency, total = sys.argv[2:6]
         await agent_only(url, words, int(concurrency), int(total))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 50, 500])
-    parser.add_argument("--words", type=int, default=100, help="words per reply (one delta each)")
-    parser.add_argument("--requests", type=int, default=0, help="streams per level (default: max(100, 2*level))")
+    parser.add_argument("--workloads", nargs="+", type=int, default=list(range(1, len(WORKLOADS) + 1)),
+                        help="which workloads (1-based) to run")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--tokens-per-second", type=float, default=0.0, help="upstream pace (0 = as fast as possible)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the streams per run (quick runs: 0.3)")
+    parser.add_argument("--instant", action="store_true", help="also the API server alone (instant agent)")
+    parser.add_argument("--baseline-src", help="another checkout (e.g. `git archive main`) measured as 'before'")
     args = parser.parse_args()
-
-    words = " ".join(f"w{i}" for i in range(args.words))
-    upstream, upstream_url = await start_process("demo-llm", "--port", "0", "--tokens-per-second",
-                                                 str(args.tokens_per_second), pattern=r"(http://\S+/v1)")
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "config.yaml"
-        config.write_text(f"api_server: {{port: 0}}\nmodel: {{base_url: '{upstream_url}', name: demo}}\n")
-        gateway, gateway_url = await start_process("run", "--config", str(config), pattern=r"listening on (http://\S+)")
-    try:
-        direct_body = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": f"echo: {words}"}]}
-        via_body = {**direct_body, "model": "hermes-gateway"}
-        print(f"{args.words} words per reply, upstream pace {args.tokens_per_second or 'unlimited'} tokens/s, "
-              f"median of {args.repeats} runs; {os.cpu_count()} CPUs\n")
-        print("| streams | TTFT p50 direct | TTFT p50 via gateway | added p50 | added p99 | deltas/s | "
-              "gateway CPU µs/delta | of which agent | of which API server | errors |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for level in args.levels:
-            total = args.requests or max(100, 2 * level)
-            rows = []
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    gateway_cpus = {cpus[0]}
+    other_cpus = set(cpus[1:]) or gateway_cpus
+    print(f"median of {args.repeats} runs, targets measured in turn within each run; gateway and relay pinned "
+          f"to CPU {sorted(gateway_cpus)}, upstream and load generator to {sorted(other_cpus)}; "
+          f"{os.cpu_count()} CPUs\n")
+    print("| workload | target | TTFT p50 | TTFT p50 − direct | throughput × direct | CPU µs per chunk | "
+          "CPU ms per request | errors |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    names = list(WORKLOADS)
+    for number in args.workloads:
+        name = names[number - 1]
+        words_n, pace, level, total = WORKLOADS[name]
+        total = max(level, int(total * args.scale))
+        words = " ".join(f"w{i}" for i in range(words_n))
+        targets = await start_targets(pace, gateway_cpus, other_cpus, args.baseline_src)
+        try:
+            body = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": f"echo: {words}"}]}
+            ours_body = {**body, "model": "hermes-gateway"}
+            runs: dict[str, list[Run]] = {"direct": [], "relay": [], "ours": []}
+            if "baseline" in targets:
+                runs["before"] = []
             for _ in range(args.repeats):
-                direct = await load(f"{upstream_url}/chat/completions", direct_body, args.words, level, total, None)
-                via = await load(f"{gateway_url}/v1/chat/completions", via_body, args.words, level, total,
-                                 gateway.pid)
-                agent_cpu = await agent_cpu_per_delta(upstream_url, words, level, total)
-                rows.append({
-                    "direct50": percentile(direct.ttft, 0.5), "via50": percentile(via.ttft, 0.5),
-                    "add50": percentile(via.ttft, 0.5) - percentile(direct.ttft, 0.5),
-                    "add99": percentile(via.ttft, 0.99) - percentile(direct.ttft, 0.99),
-                    "rate": via.deltas / via.wall if via.wall else 0.0,
-                    "cpu": via.cpu / via.deltas * 1e6 if via.deltas else float("nan"),
-                    "agent": agent_cpu,
-                    "errors": via.errors + direct.errors,
-                })
-            med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-            errors = sum(r["errors"] for r in rows)
-            print(f"| {level} | {med['direct50'] * 1e3:.2f} ms | {med['via50'] * 1e3:.2f} ms | "
-                  f"{med['add50'] * 1e3:.2f} ms | {med['add99'] * 1e3:.2f} ms | {med['rate']:,.0f} | "
-                  f"{med['cpu']:.1f} | {med['agent']:.1f} | {med['cpu'] - med['agent']:.1f} | {errors} |", flush=True)
-    finally:
-        for proc in (gateway, upstream):
-            proc.terminate()
-            await proc.wait()
-    await api_server_alone(args, via_body)
+                runs["direct"].append(await load(f"{targets['upstream']}/chat/completions", body, words_n, level,
+                                                 total, None))
+                runs["relay"].append(await load(f"{targets['relay']}/v1/chat/completions", body, words_n, level,
+                                                total, targets["relay_pid"]))
+                runs["ours"].append(await load(f"{targets['gateway']}/v1/chat/completions", ours_body, words_n,
+                                               level, total, targets["gateway_pid"]))
+                if "baseline" in targets:
+                    runs["before"].append(await load(f"{targets['baseline']}/v1/chat/completions", ours_body,
+                                                     words_n, level, total, targets["baseline_pid"]))
+            report(name, runs, total)
+        finally:
+            for proc in targets["procs"]:
+                proc.terminate()
+                await proc.wait()
+    if args.instant:
+        await api_server_alone(args, {"model": "hermes-gateway", "stream": True, "messages": [
+            {"role": "user", "content": "echo: " + " ".join(f"w{i}" for i in range(100))}]})
+
+
+def report(name: str, runs: dict[str, list[Run]], total: int) -> None:
+    """One row per target: medians, and ratios against direct (throughput) and the relay (CPU)."""
+    def med(target: str, f) -> float:
+        return statistics.median(f(r) for r in runs[target])
+
+    rate = {t: med(t, lambda r: r.deltas / r.wall if r.wall else 0.0) for t in runs}
+    ttft = {t: med(t, lambda r: percentile(r.ttft, 0.5)) for t in runs}
+    chunk = {t: med(t, lambda r: r.cpu / r.deltas * 1e6 if r.deltas else float("nan")) for t in runs}
+    request = {t: med(t, lambda r: r.cpu / total * 1e3) for t in runs}
+    for target in runs:
+        errors = sum(r.errors for r in runs[target])
+        cpu = "" if target == "direct" else f"{chunk[target]:.1f}"
+        per_request = "" if target == "direct" else f"{request[target]:.2f}"
+        print(f"| {name} | {target} | {ttft[target] * 1e3:.2f} ms | {(ttft[target] - ttft['direct']) * 1e3:+.2f} ms | "
+              f"{rate[target] / rate['direct']:.2f} | {cpu} | {per_request} | {errors} |", flush=True)
+    for target in [t for t in ("ours", "before") if t in runs]:
+        ratios = [o.cpu / max(r.cpu, 1e-9) for o, r in zip(runs[target], runs["relay"])]
+        print(f"| {name} | {target} ÷ relay | | | | {chunk[target] / chunk['relay']:.2f}× "
+              f"(runs {min(ratios):.2f}–{max(ratios):.2f}) | {request[target] / request['relay']:.2f}× | |", flush=True)
 
 
 async def api_server_alone(args: argparse.Namespace, body: dict) -> None:

@@ -124,6 +124,8 @@ class ApiServerConfig:
     model_name: str = "hermes-gateway"
     keepalive_interval: float = 15.0  # seconds of silence before an SSE ": ping" comment; 0 = never
     cors_origins: tuple[str, ...] = ()  # browser origins allowed to call /v1 directly ("*" = any); none = no CORS
+    expose_reasoning: bool = False  # send the model's reasoning as reasoning_content on Chat Completions
+    max_concurrent_streams: int = 1000  # SSE streams open at once; beyond it a 429 with Retry-After
 
 
 @dataclass(frozen=True)
@@ -651,7 +653,8 @@ class _Parser:
 
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
-                   "tool_progress_events", "model_name", "keepalive_interval", "cors_origins")
+                   "tool_progress_events", "model_name", "keepalive_interval", "cors_origins",
+                   "expose_reasoning", "max_concurrent_streams")
         sec = self.section(value, "api_server", allowed)
         d = ApiServerConfig()
         return ApiServerConfig(
@@ -666,6 +669,9 @@ class _Parser:
             keepalive_interval=self.get(sec, "api_server", "keepalive_interval", "number", d.keepalive_interval,
                                         minimum=0),
             cors_origins=self.get(sec, "api_server", "cors_origins", "strlist", d.cors_origins),
+            expose_reasoning=self.get(sec, "api_server", "expose_reasoning", "bool", d.expose_reasoning),
+            max_concurrent_streams=self.get(sec, "api_server", "max_concurrent_streams", "int",
+                                            d.max_concurrent_streams, minimum=1),
         )
 
 

@@ -128,10 +128,12 @@ class Gateway:
             return
         await self.inbound.restore()
         if len(app.router.resources()) > 0:
+            from .api_server.listener import hardened_site, runner_options  # idle timeouts, a connection cap
+
             self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
-                                        shutdown_timeout=self.shutdown_grace)
+                                        shutdown_timeout=self.shutdown_grace, **runner_options())
             await self.runner.setup()
-            self.site = web.TCPSite(self.runner, self.config.api_server.host, self.config.api_server.port)
+            self.site = hardened_site(self.runner, self.config.api_server.host, self.config.api_server.port)
             await self.site.start()
         for name, registered in self.plugins.platforms().items():
             if not self.config.platform_enabled(name):

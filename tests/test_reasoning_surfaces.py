@@ -110,7 +110,8 @@ def through_chat_completions(chunks, starts_open):
     async def main():
         await write_chat_stream(sink, aiter(turn(chunks, starts_open)), ChatChunks("chatcmpl-x", "m"),
                                 include_usage=False, tool_progress=False, on_text=lambda n: None,
-                                shutting_down=lambda: False, starts_open=starts_open)
+                                shutting_down=lambda: False, starts_open=starts_open,
+                                expose_reasoning=True)  # api_server.expose_reasoning: where does reasoning go
 
     asyncio.run(main())
     content, reasoning = [], []

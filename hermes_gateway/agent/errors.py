@@ -50,10 +50,22 @@ def endpoint_is_down(exc: BaseException) -> bool:
 
 
 def streaming_unsupported(exc: BaseException) -> bool:
-    """A failure that says "this upstream does not stream" rather than "this upstream is down"."""
+    """A failure that says "this upstream does not stream" rather than "this request was bad".
+
+    It is remembered for every turn of the process (``STREAM_SUPPORT``), so
+    only evidence about the upstream counts: a non-stream answer to a stream
+    request, 405/415/501, or a 400/422 whose message is about streaming. A
+    plain 400 is usually about the request (one client's odd message), and
+    must not turn streaming off for every other user (issue 13); that turn
+    still falls back to a non-streaming call.
+    """
     if isinstance(exc, NotStreaming):
         return True
-    return isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 405, 415, 422, 501)
+    if not isinstance(exc, openai.APIStatusError):
+        return False
+    if exc.status_code in (405, 415, 501):
+        return True
+    return exc.status_code in (400, 422) and "stream" in str(exc.body or exc.message).lower()
 
 
 def rejects_usage_option(exc: BaseException) -> bool:

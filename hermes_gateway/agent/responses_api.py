@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any, AsyncIterator, Sequence
 
 import openai
+from openai.types.responses import Response
 
 from ..events import StreamEvent, TextDelta
-from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT, open_stream
+from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT, open_stream, post_call
 from .errors import IncompleteStream, MalformedChunk, NotStreaming, UpstreamError
 from .guard import ReadGuard, UpstreamTimeout
 from .results import ModelCall, ToolCall, text_field, usage_from
@@ -59,8 +60,7 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
     # include_usage is a Chat Completions option; the Responses API always reports usage at the end.
     loop = guard.loop
     first_deadline = loop.time() + first_token
-    response = await guard.wait(open_stream(client.responses.with_streaming_response.create,
-                                            {**request, "stream": True}),
+    response = await guard.wait(open_stream(client, "/responses", {**request, "stream": True}),
                                 first_deadline, f"first token within {first_token:g} s")
     payloads = SSEPayloads(response)
     try:
@@ -140,7 +140,7 @@ async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], 
 async def complete_responses(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                              first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
     deadline = guard.loop.time() + first_token + stall
-    response = await guard.wait(client.responses.create(**request), deadline,
+    response = await guard.wait(post_call(client, "/responses", request, Response), deadline,
                                 f"response within {first_token + stall:g} s")
     if getattr(response, "status", "completed") == "failed":
         raise UpstreamError(_event_error(response))

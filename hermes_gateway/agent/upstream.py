@@ -9,9 +9,11 @@ real upstream. Which upstreams do not stream is remembered per upstream
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
@@ -75,6 +77,91 @@ class StreamSupport:
 STREAM_SUPPORT = StreamSupport()
 
 
+def aiohttp_http_client(timeout: Any) -> Any:
+    """The SDK's own aiohttp transport (``openai.DefaultAioHttpClient``), with its errors named right.
+
+    Measured against the SDK's default httpx transport (bench/README.md, API section):
+    ~1.3 instead of ~2.1 ms of CPU per request and ~13 instead of ~20 us per streamed
+    chunk. Its error mapping turns every ``aiohttp.ClientConnectionError`` into
+    ``ConnectTimeout``, so a refused connection or a peer that hung up would be
+    reported (and retried) as a timeout; :class:`_NamedErrors` restores
+    ``ConnectError`` and ``ReadError`` for those.
+    """
+    return openai.DefaultAioHttpClient(timeout=timeout, transport=_NamedErrors(_aiohttp_transport()))
+
+
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def aiohttp_suits(base_url: str) -> bool:
+    """The aiohttp transport, unless the SDK's httpx default does something it does not.
+
+    It refuses credentials in the URL next to the bearer key
+    (``http://user:pass@host``), and it ignores proxy environment variables;
+    such setups keep httpx.
+    """
+    if "@" in urlsplit(base_url).netloc:
+        return False
+    return not any(name in _PROXY_VARIABLES and value for name, value in
+                   ((k.lower(), v) for k, v in os.environ.items()))
+
+
+def _aiohttp_transport() -> Any:
+    from openai._base_client import DEFAULT_CONNECTION_LIMITS
+    from openai._vendor.httpx_aiohttp.transport import AiohttpTransport
+
+    return AiohttpTransport(limits=DEFAULT_CONNECTION_LIMITS)
+
+
+def _renamed(exc: Exception) -> Exception | None:
+    """``ConnectTimeout`` raised for a connection error that was no timeout: the right httpx error."""
+    import aiohttp
+
+    cause = exc.__cause__
+    if not isinstance(exc, httpx.ConnectTimeout) or cause is None or isinstance(cause, asyncio.TimeoutError):
+        return None
+    if isinstance(cause, aiohttp.ClientConnectorError):
+        return httpx.ConnectError(str(exc))
+    return httpx.ReadError(str(exc))  # the peer closed or reset the connection
+
+
+class _NamedErrors(httpx.AsyncBaseTransport):
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: Any) -> Any:
+        try:
+            response = await self.inner.handle_async_request(request)
+        except Exception as exc:
+            renamed = _renamed(exc)
+            if renamed is None:
+                raise
+            raise renamed from exc.__cause__
+        response.stream = _NamedErrorsStream(response.stream)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _NamedErrorsStream(httpx.AsyncByteStream):
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __aiter__(self) -> Any:
+        try:
+            async for chunk in self.inner:
+                yield chunk
+        except Exception as exc:
+            renamed = _renamed(exc)
+            if renamed is None:
+                raise
+            raise renamed from exc.__cause__
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 class UpstreamPool:
     """Clients for the primary endpoint and its fallbacks, made lazily on the running loop."""
 
@@ -106,7 +193,9 @@ class UpstreamPool:
         timeout = httpx.Timeout(connect=t.connect, read=None, write=max(t.connect, 30.0), pool=t.connect)
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": self.max_retries}
         if endpoint.base_url:
-            return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY, **kwargs)
+            http_client = aiohttp_http_client(timeout) if aiohttp_suits(endpoint.base_url) else None
+            return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY,
+                                      http_client=http_client, **kwargs)
         return openai.AsyncOpenAI(base_url=DEMO_BASE_URL, api_key="demo",
                                   http_client=demo_http_client(self.demo_tokens_per_second), **kwargs)
 

@@ -6,7 +6,10 @@ bodies -> 4xx), :mod:`.errors` (OpenAI's error shape), :mod:`.auth` (bearer
 keys), :mod:`.sse` (framing and keep-alive), :mod:`.reply_text` (think
 blocks, whitespace, stream resets), :mod:`.chat_stream` and
 :mod:`.responses_stream` (the two wire formats), :mod:`.store`
-(``previous_response_id``), :mod:`.metrics` (Prometheus text).
+(``previous_response_id``), :mod:`.metrics` (Prometheus text),
+:mod:`.guards` (Host/Origin checks, JSON 404/405), :mod:`.listener` (idle
+timeouts, the connection cap, parse errors, accept floods),
+:mod:`.access_log` (one line per request with ``-v``).
 """
 
 from .routes import ApiServer

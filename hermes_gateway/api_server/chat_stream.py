@@ -71,12 +71,14 @@ class ChatChunks:
 async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], chunks: ChatChunks, *,
                             include_usage: bool, tool_progress: bool,
                             on_text: Callable[[int], None], shutting_down: Callable[[], bool],
-                            starts_open: bool = False) -> Outcome:
+                            starts_open: bool = False, expose_reasoning: bool = False) -> Outcome:
     """Relay ``events`` to ``sse`` until the turn ends; return what the client got.
 
     ``on_text(n)`` is called after each write that carried text (``n`` events),
-    for the metrics. Cancellation (the client went away) propagates after the
-    agent's iterator is closed, which closes the upstream request.
+    for the metrics. Reasoning goes out as ``reasoning_content`` only with
+    ``expose_reasoning`` (``api_server.expose_reasoning``). Cancellation (the
+    client went away) propagates after the agent's iterator is closed, which
+    closes the upstream request.
     ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
     """
     outcome = Outcome()
@@ -89,6 +91,8 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
             async for event in stream:
                 if type(event) is TextDelta:
                     reasoning, visible = reply.feed(event.text)
+                    if not expose_reasoning:
+                        reasoning = ""
                     if visible and not reasoning:
                         await sse.write(chunks.content(visible).encode())
                         on_text(1)
@@ -107,6 +111,8 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
         code, message = classify_end(end, shutting_down())
         if code is None:
             reasoning, visible = reply.finish()
+            if not expose_reasoning:
+                reasoning = ""
             await _write_pieces(sse, chunks, reasoning, visible, on_text)
         else:
             outcome.fail(code, message)

@@ -8,14 +8,21 @@ gateway sets before calling ``register_routes``.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
+import logging
 from typing import Any
 
 from aiohttp import web
 
 from ..hookspecs import hookimpl
+from .access_log import access_log
 from .auth import check_bind_safety
+from .guards import json_not_found
 from .routes import ApiServer
 from .store import ResponseStore
+
+log = logging.getLogger(__name__)
 
 API_SERVER_KEY = web.AppKey("hermes_gateway.api_server", ApiServer)
 
@@ -32,7 +39,26 @@ def register_routes(app: web.Application) -> None:
                           history_chars=gateway.config.store.history_chars)  # responses survive a restart
     server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store)
     server.add_routes(app)
+    app.middlewares.append(access_log)      # outermost of the two: it logs the 404s below too
+    app.middlewares.append(json_not_found)  # the router's 404/405 in OpenAI's error shape
     app[API_SERVER_KEY] = server
+
+
+@hookimpl
+async def startup(gateway: Any) -> None:
+    """Import the agent (and the openai SDK, ~1 s) in a thread before serving.
+
+    The agent is made on the first model request; importing it there would
+    hold the event loop for that second, so ``/health`` and every other
+    stream would stall on the first request after a start. A broken agent
+    still does not stop the server: the first request reports it.
+    """
+    if not gateway.config.api_server.enabled:
+        return
+    try:
+        await asyncio.to_thread(importlib.import_module, "hermes_gateway.agent")
+    except Exception as exc:  # reported again, in full, by the first request that needs the agent
+        log.warning("the agent could not be imported: %s: %s", type(exc).__name__, exc)
 
 
 @hookimpl

@@ -24,10 +24,12 @@ from ..config import Config
 from ..events import TurnEnd, UsageReport
 from ..gateway import cancel_on_disconnect
 from ..reasoning import split_reasoning
+from .access_log import FIRST_TOKEN_AT
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
 from .cors import Cors
 from .errors import SERVER_ERROR, ApiError
+from .guards import RequestGuard
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
 from .responses_stream import ResponseShape, write_responses_stream
@@ -91,6 +93,7 @@ class ApiServer:
         self.default_stream = config.streaming_for("api_server").enabled
         self.ping_interval = self.cfg.keepalive_interval
         self.cors = Cors(self.cfg.cors_origins)
+        self.guard = RequestGuard(self.cfg, self.cors)
         self.metrics = Metrics()
         self.store = store or ResponseStore(history_messages=config.store.history_messages,
                                             history_chars=config.store.history_chars)
@@ -127,6 +130,7 @@ class ApiServer:
                     response = self.cors.preflight(request)  # browsers send no key on a preflight
                     status = response.status
                     return response
+                self.guard.check(request)
                 if auth:
                     request[KEY_INDEX] = check_authorization(request.headers.get("Authorization"), self.keys)
                 response = await handler(request)
@@ -213,11 +217,14 @@ class ApiServer:
         body = await read_json_body(request, self.cfg.max_body_bytes)
         turn = parse_chat_request(body, models=self.models, default_stream=self.default_stream)
         self._refuse_while_closing()
+        if turn.stream:
+            self._refuse_over_stream_cap()
         agent = self.agent_factory()
         chunks = ChatChunks(f"chatcmpl-{uuid.uuid4().hex}", turn.model)
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
-            reasoning = split_reasoning(end.raw, starts_open=_starts_open(agent))[0]
+            reasoning = split_reasoning(end.raw, starts_open=_starts_open(agent))[0] \
+                if self.cfg.expose_reasoning else ""
             message: dict[str, Any] = {"role": "assistant", "content": end.reply, "refusal": None}
             if reasoning:
                 message["reasoning_content"] = reasoning
@@ -232,8 +239,8 @@ class ApiServer:
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
             outcome = await write_chat_stream(sse, agent.astream(turn.message, history=turn.history), chunks,
                                     include_usage=turn.include_usage, tool_progress=self.cfg.tool_progress_events,
-                                    starts_open=_starts_open(agent),
-                                    on_text=self._text_counter(started), shutting_down=lambda: self.closing)
+                                    starts_open=_starts_open(agent), expose_reasoning=self.cfg.expose_reasoning,
+                                    on_text=self._text_counter(started, request), shutting_down=lambda: self.closing)
             if not outcome.ok:
                 self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
@@ -246,6 +253,8 @@ class ApiServer:
         turn = parse_responses_request(body, models=self.models, default_stream=self.default_stream,
                                        conversation_of=lambda response_id: earlier)
         self._refuse_while_closing()
+        if turn.stream:
+            self._refuse_over_stream_cap()
         agent = self.agent_factory()
         shape = ResponseShape(f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}", turn.model,
                               instructions=turn.instructions, previous_response_id=turn.previous_response_id,
@@ -260,7 +269,7 @@ class ApiServer:
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
             outcome, final = await write_responses_stream(
                 sse, agent.astream(turn.message, history=turn.history), shape,
-                tool_progress=self.cfg.tool_progress_events, on_text=self._text_counter(started),
+                tool_progress=self.cfg.tool_progress_events, on_text=self._text_counter(started, request),
                 shutting_down=lambda: self.closing, starts_open=_starts_open(agent))
             if outcome.ok:
                 await self._remember(turn, shape, final, outcome.end, owner, outcome.text)
@@ -274,6 +283,14 @@ class ApiServer:
         if self.closing:
             raise ApiError(503, "The gateway is shutting down; retry shortly.", type=SERVER_ERROR,
                            code="server_shutdown", headers={"Retry-After": "5"})
+
+    def _refuse_over_stream_cap(self) -> None:
+        """429 beyond ``api_server.max_concurrent_streams``: overload degrades predictably, with a retry hint."""
+        cap = self.cfg.max_concurrent_streams
+        if self.metrics.active_streams >= cap:
+            raise ApiError(429, f"The gateway is serving its maximum of {cap} concurrent streams "
+                                "(api_server.max_concurrent_streams); retry shortly.", type=SERVER_ERROR,
+                           code="too_many_streams", headers={"Retry-After": "1"})
 
     async def _conversation_of(self, response_id: Any, owner: str | None) -> list[dict[str, Any]] | None:
         """The stored conversation ``previous_response_id`` continues (read before validation, which is sync)."""
@@ -304,7 +321,7 @@ class ApiServer:
         except StoreError as exc:
             log.warning("response %s was not stored: %s", shape.response_id, exc)
 
-    def _text_counter(self, started: float) -> Callable[[int], None]:
+    def _text_counter(self, started: float, request: web.Request) -> Callable[[int], None]:
         """Counts text events for /metrics and records time to first token on the first one."""
         metrics = self.metrics
         first = True
@@ -314,7 +331,9 @@ class ApiServer:
             metrics.deltas += n
             if first:
                 first = False
-                metrics.ttft.observe(asyncio.get_running_loop().time() - started)
+                now = asyncio.get_running_loop().time()
+                metrics.ttft.observe(now - started)
+                request[FIRST_TOKEN_AT] = now
         return on_text
 
     async def _run_to_end(self, agent: Agent, turn: TurnInput) -> tuple[TurnEnd, UsageReport]:

@@ -9,11 +9,15 @@ only steer a model the gateway does not control (temperature, client-side
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from ..config import Config
 from .errors import ApiError, bad_request
@@ -50,33 +54,110 @@ def model_ids(config: Config) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+#: At most this many messages (or Responses input items) in one request. Every message costs CPU on
+#: the event loop (parsing, validating, re-encoding for the upstream); 4,096 keep a request under ~10 ms
+#: of it, far beyond any model's context. Counted in the raw bytes before parsing.
+MAX_MESSAGES = 4096
+#: At most this many JSON objects and arrays in one body: ``json.loads`` cannot yield to the event loop,
+#: and 200,000 tiny objects (600 kB) hold it for ~50 ms. Strings are not counted.
+MAX_CONTAINERS = 50_000
+#: The whole body must arrive within this many seconds of the request's headers (a trickling or stalled
+#: upload otherwise holds a connection and a handler forever).
+BODY_TIMEOUT = 30.0
+
+_ROLE_KEY = b'"role"'  # inside a JSON string a quote is always escaped, so this is only ever a key (or value)
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 async def read_json_body(request: web.Request, limit: int) -> dict[str, Any]:
-    """The body as a JSON object; 413 beyond ``limit`` bytes, 400 for anything that is not an object."""
+    """The body as a JSON object, with every way it can be wrong answered by a 4xx, never a 5xx.
+
+    415 unless ``Content-Type: application/json`` (a browser page can send
+    ``text/plain`` without a CORS preflight); 413 beyond ``limit`` bytes;
+    408 when the body does not arrive within :data:`BODY_TIMEOUT`; 400 for
+    a body that is not a JSON object, is badly encoded (``Content-Encoding``
+    that does not match), nests too deep, has a number too long to convert,
+    a lone UTF-16 surrogate, or more than :data:`MAX_MESSAGES` messages or
+    :data:`MAX_CONTAINERS` objects (bounded work on the event loop).
+    """
+    if request.content_type != "application/json":
+        raise ApiError(415, f"Content-Type must be application/json (got {_show(request.content_type)}).",
+                       code="unsupported_media_type")
     if request.content_length is not None and request.content_length > limit:
         raise _too_large(limit)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.content.iter_any():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    raw = await _read_body(request, limit)
     if not raw.strip():
         raise bad_request("The request body is empty; send a JSON object.", code="invalid_json")
+    _check_size_of_structure(raw)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise bad_request(f"We could not parse the JSON body of your request{where}.", code="invalid_json") from None
+    except RecursionError:
+        raise bad_request("The JSON body of your request is nested too deeply.", code="invalid_json") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits (sys.set_int_max_str_digits)
+        raise bad_request(f"We could not parse the JSON body of your request: {exc}.", code="invalid_json") from None
     if not isinstance(body, dict):
         raise bad_request(f"The request body must be a JSON object, got {_kind(body)}.", code="invalid_json")
+    if _SURROGATE_ESCAPE.search(raw) is not None:
+        _check_unicode(body, "")
     return body
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT):
+            async for chunk in request.content.iter_any():
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(limit)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise ApiError(408, f"The request body did not arrive within {BODY_TIMEOUT:g} s.",
+                       code="request_timeout") from None
+    except (HttpProcessingError, RequestPayloadError) as exc:  # e.g. Content-Encoding: gzip on a plain body
+        raise bad_request(f"The request body could not be decoded ({type(exc).__name__}); check its "
+                          "Content-Encoding.", code="invalid_body") from None
+    return b"".join(chunks)
 
 
 def _too_large(limit: int) -> ApiError:
     return ApiError(413, f"The request body is larger than the limit of {limit} bytes (api_server.max_body_bytes).",
                     code="request_too_large")
+
+
+def _check_size_of_structure(raw: bytes) -> None:
+    """Refuse, before parsing, bodies whose parsing alone would hold the event loop too long."""
+    messages = raw.count(_ROLE_KEY)
+    if messages > MAX_MESSAGES:
+        raise bad_request(f"The request has about {messages} messages; the gateway takes at most {MAX_MESSAGES} "
+                          "in one request.", "messages", "too_many_messages")
+    if raw.count(b"{") + raw.count(b"[") > MAX_CONTAINERS:
+        containers = (lambda s: s.count(b"{") + s.count(b"["))(_JSON_STRING.sub(b'""', raw))  # not in strings
+        if containers > MAX_CONTAINERS:
+            raise bad_request(f"The request body has {containers} JSON objects and arrays; the gateway takes at "
+                              f"most {MAX_CONTAINERS}.", code="too_many_objects")
+
+
+def _check_unicode(value: Any, where: str) -> None:
+    """400 for a lone surrogate (``"\\ud800"``): valid JSON, but no upstream can be sent it as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise bad_request(f"{where or 'A string'} contains a lone UTF-16 surrogate; send valid Unicode.",
+                              where or None, "invalid_unicode") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_unicode(key, where or "A key")
+            _check_unicode(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_unicode(item, f"{where}[{i}]")
 
 
 def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default_stream: bool) -> TurnInput:
@@ -103,6 +184,9 @@ def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default
         raise bad_request(f"messages must be an array, got {_kind(messages)}.", "messages")
     if not messages:
         raise bad_request("messages must contain at least one message.", "messages", "empty_array")
+    if len(messages) > MAX_MESSAGES:
+        raise bad_request(f"The request has {len(messages)} messages; the gateway takes at most {MAX_MESSAGES} "
+                          "in one request.", "messages", "too_many_messages")
     history = [_chat_message(m, i) for i, m in enumerate(messages)]
     last = history[-1]
     if last["role"] != "user":
@@ -183,6 +267,9 @@ def _response_input(value: Any) -> list[dict[str, Any]]:
         raise bad_request(f"input must be a string or an array of messages, got {_kind(value)}.", "input")
     if not value:
         raise bad_request("input must contain at least one item.", "input", "empty_array")
+    if len(value) > MAX_MESSAGES:
+        raise bad_request(f"The input has {len(value)} items; the gateway takes at most {MAX_MESSAGES} in one "
+                          "request.", "input", "too_many_messages")
     items = []
     for i, item in enumerate(value):
         where = f"input[{i}]"

@@ -133,6 +133,7 @@ class ScriptedUpstream:
         self.reply: Callable[[dict], str] | None = None  # both paths: the whole text (streamed word by word)
         self.stream_script: Script | None = None
         self.nonstream_script: NonStreamScript | None = None
+        self.stream_refusal: Callable[[dict], web.Response | None] | None = None  # answer a stream request with this
         self.requests: list[dict] = []
         self.hung_up = asyncio.Event()       # set when a client closed a stream before it ended
         self.open_streams = 0
@@ -164,6 +165,9 @@ class ScriptedUpstream:
                 return chat_completion_json(self.reply(body))
             return web.json_response({"error": {"message": "not scripted", "type": "invalid_request_error",
                                                 "param": None, "code": None}}, status=400)
+        refusal = self.stream_refusal(body) if self.stream_refusal is not None else None
+        if refusal is not None:
+            return refusal
         script = self.stream_script or (_words(self.reply) if self.reply is not None else None)
         assert script is not None, "the test did not script a streaming reply"
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})

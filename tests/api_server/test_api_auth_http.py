@@ -68,9 +68,10 @@ async def test_cors_is_off_by_default(gateway):
     async with aiohttp.ClientSession() as s:
         async with s.options(f"{gateway.url}/v1/chat/completions",
                              headers={"Origin": "https://chat.example", "Access-Control-Request-Method": "POST"}) as r:
-            assert r.status == 405 and "Access-Control-Allow-Origin" not in r.headers
+            assert r.status == 403 and "Access-Control-Allow-Origin" not in r.headers
+            assert (await r.json())["error"]["code"] == "origin_not_allowed"
         async with s.get(f"{gateway.url}/v1/models", headers={"Origin": "https://chat.example"}) as r:
-            assert "Access-Control-Allow-Origin" not in r.headers
+            assert r.status == 403 and "Access-Control-Allow-Origin" not in r.headers
 
 
 async def test_cors_for_listed_origins_preflight_without_key_and_streams_carry_the_header():

@@ -77,7 +77,8 @@ async def test_oversized_body_is_413_with_the_limit_named():
             yield json.dumps(body).encode()
         import aiohttp
         async with aiohttp.ClientSession() as s:
-            async with s.post(f"{gw.url}/v1/responses", data=chunks()) as r:
+            async with s.post(f"{gw.url}/v1/responses", data=chunks(),
+                              headers={"Content-Type": "application/json"}) as r:
                 assert r.status == 413
                 assert (await r.json())["error"]["code"] == "request_too_large"
 

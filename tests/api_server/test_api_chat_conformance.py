@@ -94,16 +94,33 @@ async def test_raw_non_streaming_body_validates(gateway):
     assert completion.choices[0].message.content == TEXT
 
 
-async def test_thinking_goes_to_reasoning_content_and_never_into_content(client):
+async def test_reasoning_reaches_no_client_by_default(client):
+    """The README's promise: a person never sees the model's reasoning, not even as reasoning_content."""
     stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "think: 42"}],
                                                   stream=True)
     chunks = [c async for c in stream]
     content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    reasoning = "".join(getattr(c.choices[0].delta, "reasoning_content", None) or "" for c in chunks if c.choices)
     assert content == "42"
-    assert "demo model" in reasoning and "<think>" not in reasoning + content
+    assert all(getattr(c.choices[0].delta, "reasoning_content", None) is None for c in chunks if c.choices)
     whole = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "think: 42"}])
     assert whole.choices[0].message.content == "42"
+    assert getattr(whole.choices[0].message, "reasoning_content", None) is None
+
+
+async def test_expose_reasoning_sends_thinking_as_reasoning_content_never_into_content():
+    async with running_gateway(gateway_config(api={"expose_reasoning": True})) as gw:
+        client = openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key="unused", max_retries=0)
+        messages = [{"role": "user", "content": "think: 42"}]
+        stream = await client.chat.completions.create(model=MODEL, messages=messages, stream=True)
+        chunks = [c async for c in stream]
+        content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        reasoning = "".join(getattr(c.choices[0].delta, "reasoning_content", None) or "" for c in chunks if c.choices)
+        assert content == "42"
+        assert "demo model" in reasoning and "<think>" not in reasoning + content
+        whole = await client.chat.completions.create(model=MODEL, messages=messages)
+        assert whole.choices[0].message.content == "42"
+        assert "demo model" in whole.choices[0].message.reasoning_content
+        await client.close()
 
 
 async def test_multi_paragraph_reply_streams_identically_to_the_non_streaming_reply(client):

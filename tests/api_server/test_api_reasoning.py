@@ -54,9 +54,11 @@ def responses_wire(raw: bytes) -> tuple[str, str]:
     return deltas, done[0]["text"]
 
 
-async def stream_both(upstream, chunks, *, starts_open: bool):
+async def stream_both(upstream, chunks, *, starts_open: bool, expose: bool = True):
+    """``expose``: api_server.expose_reasoning (these tests look at where the reasoning went, so it is on)."""
     upstream.stream_script = chunks_script(chunks)
-    config = gateway_config(model=upstream.model_config(reasoning_starts_open=starts_open))
+    config = gateway_config(api={"expose_reasoning": expose},
+                            model=upstream.model_config(reasoning_starts_open=starts_open))
     async with running_gateway(config) as gw:
         status, _, chat = await post_raw(f"{gw.url}/v1/chat/completions", CHAT)
         assert status == 200
@@ -77,6 +79,14 @@ async def test_reasoning_never_reaches_the_content(upstream, case):
     assert content == deltas == done == message["content"] == "Hello there."
     assert SECRET in reasoning and SECRET in message["reasoning_content"]
     assert "think" not in reasoning.lower()
+
+
+@pytest.mark.parametrize("case", ["attributes", "split tags"])
+async def test_by_default_reasoning_reaches_no_client_at_all(upstream, case):
+    (content, reasoning), (deltas, done), message = await stream_both(upstream, LEAKS[case], starts_open=False,
+                                                                      expose=False)
+    assert content == deltas == done == message["content"] == "Hello there."
+    assert reasoning == "" and "reasoning_content" not in message
 
 
 async def test_a_reply_opened_in_the_prompt_with_reasoning_starts_open(upstream):

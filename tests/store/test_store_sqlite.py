@@ -160,7 +160,8 @@ async def test_a_database_locked_exclusively_cannot_even_be_opened_and_says_so(t
 async def test_two_stores_on_one_file_write_at_once(tmp_path):
     """The gateway and ``hermes-gateway history`` (or two gateways by mistake) share a file safely."""
     path = tmp_path / "state.db"
-    a, b = SQLiteStore(path), SQLiteStore(path)
+    # a busy machine can hold one writer's lock for seconds; the point here is that nothing is lost
+    a, b = SQLiteStore(path, busy_timeout=60), SQLiteStore(path, busy_timeout=60)
 
     async def chat(store, name):
         key = ConversationKey("cli", name)

@@ -1,0 +1,639 @@
+"""A Slack emulator on 127.0.0.1: the Web API, Socket Mode and signed Events API delivery.
+
+The real slack_sdk and slack-bolt talk to it unchanged: point
+``AsyncWebClient(base_url=emulator.base_url)`` at it, and
+``apps.connections.open`` hands out the URL of its Socket Mode websocket.
+It keeps what a person in the workspace would see (``screen``), every call
+the bot made (``calls``), and what Slack itself would refuse or punish
+(``violations``: a channel stream that disappears; ``still_streaming``: a
+stream left open). Whether a reply is in its thread is on the screen:
+``screen(channel, thread_ts)``.
+
+What it implements, from Slack's documentation and PLATFORM_FACTS.md:
+
+* ``auth.test``, ``apps.connections.open``, ``chat.postMessage``,
+  ``chat.update`` (4,000 characters, ``streaming_state_conflict`` on a live
+  stream), ``chat.startStream`` / ``chat.appendStream`` (``markdown_text``
+  or ``chunks``) / ``chat.stopStream``, streams expiring after
+  ``stream_ttl`` seconds (``message_not_in_streaming_state``), a stream in a
+  channel without ``recipient_user_id``/``recipient_team_id`` disappearing;
+* rate limits per method per workspace answered with HTTP 429 +
+  ``Retry-After``, and injected ones in both of Slack's shapes (the 429 and
+  HTTP 200 ``{"ok": false, "error": "rate_limited"}``);
+* Socket Mode: ``hello``, ``events_api`` envelopes, acks, redelivery of an
+  unacked envelope with a new envelope id and the same event id, and the
+  ``disconnect`` message that makes the client reconnect;
+* the Events API over HTTP: each event POSTed to ``events_url``, signed
+  (``v0`` HMAC-SHA256) with the signing secret, retried with
+  ``X-Slack-Retry-Num`` when not answered 2xx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+import aiohttp
+from aiohttp import web
+
+BOT_TOKEN = "xoxb-1111111111-2222222222222-EmulatorBotTokenSecret"
+APP_TOKEN = "xapp-1-A0HERMES-3333333333-EmulatorAppTokenSecretValue"
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+
+CHAT_UPDATE_LIMIT = 4000
+MARKDOWN_LIMIT = 12000
+POST_LIMIT = 40000
+STREAM_TTL = 300.0
+METHODS_WITH_CHANNEL = ("chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream",
+                        "chat.stopStream")
+
+
+@dataclass
+class Message:
+    """One message in a channel, a person's or the bot's, with every text it ever showed."""
+
+    ts: str
+    user: str
+    text: str
+    thread_ts: str | None = None
+    bot: bool = False
+    #: "plain" (posted), "streaming", "stopped", "expired" (Slack ended an old stream), "vanished"
+    state: str = "plain"
+    started_at: float = 0.0
+    history: list[str] = field(default_factory=list)
+
+    def show(self, text: str) -> None:
+        self.text = text
+        self.history.append(text)
+
+
+@dataclass
+class Channel:
+    id: str
+    kind: str = "im"               # "im" or "channel"
+    messages: list[Message] = field(default_factory=list)
+
+    def find(self, ts: str) -> Message | None:
+        for message in self.messages:
+            if message.ts == ts:
+                return message
+        return None
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    at: float
+    answer: dict[str, Any] | None = None
+    status: int = 200
+
+
+@dataclass
+class Delivery:
+    """One attempt to hand an event to the app."""
+
+    event_id: str
+    attempt: int
+    envelope_id: str | None
+    sent_at: float
+    acked_at: float | None = None
+    status: int | None = None      # HTTP mode: the app's answer
+
+
+class _Bucket:
+    def __init__(self, per_minute: float, burst: int) -> None:
+        self.rate = per_minute / 60.0
+        self.burst = burst
+        self.tokens = float(burst)
+        self.at = time.monotonic()
+
+    def take(self) -> float:
+        """0 when a call may go now, else the seconds until it may."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate
+
+
+class SlackEmulator:
+    """One Slack workspace with one bot, served on 127.0.0.1."""
+
+    def __init__(self, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN, *,
+                 signing_secret: str = SIGNING_SECRET, team_id: str = "T0HERMES", bot_user_id: str = "U0BOT",
+                 bot_id: str = "B0BOT", stream_ttl: float = STREAM_TTL, ack_timeout: float = 3.0,
+                 echo: bool = True) -> None:
+        self.bot_token = bot_token
+        self.app_token = app_token
+        self.signing_secret = signing_secret
+        self.team_id = team_id
+        self.bot_user_id = bot_user_id
+        self.bot_id = bot_id
+        self.stream_ttl = stream_ttl
+        self.ack_timeout = ack_timeout
+        self.echo = echo                     # send the bot's own posts back as events, like Slack
+        self.channels: dict[str, Channel] = {}
+        self.calls: list[Call] = []
+        self.violations: list[str] = []
+        self.deliveries: list[Delivery] = []
+        self.events_url: str | None = None   # HTTP mode: where events are POSTed
+        self.start_stream_error: str | None = None   # the switch that makes chat.startStream fail
+        self.update_limit = CHAT_UPDATE_LIMIT        # characters chat.update accepts
+        self._limits: dict[str, _Bucket] = {}
+        self._injected: list[dict[str, Any]] = []
+        self._failures: list[dict[str, Any]] = []
+        self._ts = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._run = secrets.token_hex(4).upper()
+        self._sockets: list[web.WebSocketResponse] = []
+        self._connections = 0
+        self._payloads: dict[str, dict[str, Any]] = {}
+        self._acked: dict[str, asyncio.Event] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self.port = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> "SlackEmulator":
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_get("/socket-mode", self._socket)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self._session = aiohttp.ClientSession()
+        return self
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._session is not None:
+            await self._session.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> "SlackEmulator":
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """What ``api_base_url`` / ``AsyncWebClient(base_url=...)`` takes."""
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    # ------------------------------------------------------------------ what a person sees
+
+    def channel(self, channel_id: str, kind: str | None = None) -> Channel:
+        channel = self.channels.get(channel_id)
+        if channel is None:
+            guess = "im" if channel_id.startswith("D") else "channel"
+            channel = self.channels[channel_id] = Channel(channel_id, kind or guess)
+        elif kind is not None:
+            channel.kind = kind
+        return channel
+
+    def screen(self, channel_id: str, thread_ts: str | None = None) -> list[str]:
+        """The texts of the bot's visible messages in a thread (or, with no thread, in the whole channel)."""
+        self._expire_old_streams()
+        channel = self.channels.get(channel_id)
+        if channel is None:
+            return []
+        return [m.text for m in channel.messages if m.bot and m.state != "vanished"
+                and (thread_ts is None or m.thread_ts == thread_ts)]
+
+    def bot_messages(self, channel_id: str) -> list[Message]:
+        channel = self.channels.get(channel_id)
+        return [m for m in channel.messages if m.bot] if channel else []
+
+    def still_streaming(self) -> list[str]:
+        """Messages a person still sees in "streaming" state (Slack would expire them after 5 minutes)."""
+        self._expire_old_streams()
+        return [f"{c.id}/{m.ts}" for c in self.channels.values() for m in c.messages if m.state == "streaming"]
+
+    def calls_to(self, method: str, channel_id: str | None = None) -> list[Call]:
+        return [c for c in self.calls if c.method == method
+                and (channel_id is None or c.params.get("channel") == channel_id)]
+
+    # ------------------------------------------------------------------ what tests switch on
+
+    def limit(self, method: str, per_minute: float, burst: int = 1) -> None:
+        """Enforce Slack's per-method, per-workspace limit: over it, HTTP 429 with Retry-After."""
+        self._limits[method] = _Bucket(per_minute, burst)
+
+    def inject_rate_limit(self, retry_after: float, *, method: str | None = None, channel: str | None = None,
+                          shape: str = "http429", times: int = 1) -> None:
+        """The next ``times`` matching calls are rate limited.
+
+        ``shape="http429"``: HTTP 429 ``ratelimited`` with ``Retry-After``;
+        ``shape="ok_false"``: HTTP 200 ``{"ok": false, "error": "rate_limited"}`` (no header, as Slack does).
+        """
+        self._injected.append({"method": method, "channel": channel, "retry_after": retry_after,
+                               "shape": shape, "times": times})
+
+    def fail_method(self, method: str, error: str, *, times: int = 1, status: int = 200) -> None:
+        """The next ``times`` calls of ``method`` answer ``{"ok": false, "error": error}`` with ``status``."""
+        self._failures.append({"method": method, "error": error, "times": times, "status": status})
+
+    def delete(self, channel_id: str, ts: str) -> None:
+        """Someone deletes a message: later calls on its ts answer ``message_not_found``."""
+        message = self.channel(channel_id).find(ts)
+        if message is not None:
+            message.state = "vanished"
+
+    async def drop_connection(self) -> None:
+        """The websocket breaks without a word (a network blip): the client must reconnect by itself."""
+        if self._sockets:
+            await self._sockets[-1].close()
+
+    def expire_streams(self) -> None:
+        """Every live stream ends now, as Slack does to one older than about five minutes."""
+        for channel in self.channels.values():
+            for message in channel.messages:
+                if message.state == "streaming":
+                    message.state = "expired"
+
+    # ------------------------------------------------------------------ the Web API
+
+    async def _api(self, request: web.Request) -> web.StreamResponse:
+        method = request.match_info["method"]
+        params: dict[str, Any] = dict(request.query)
+        raw = await request.read()
+        if raw:
+            ctype = request.headers.get("Content-Type", "")
+            if "json" in ctype:
+                params.update(json.loads(raw))
+            else:
+                params.update(dict(parse_qsl(raw.decode())))
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip() or params.pop("token", "")
+        call = Call(method, {k: v for k, v in params.items() if k != "token"}, time.monotonic())
+        self.calls.append(call)
+        status, answer, headers = self._answer(method, token, call.params)
+        call.answer, call.status = answer, status
+        return web.json_response(answer, status=status, headers=headers)
+
+    def _answer(self, method: str, token: str, p: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        wanted = self.app_token if method == "apps.connections.open" else self.bot_token
+        if token != wanted:
+            return 200, {"ok": False, "error": "invalid_auth" if token else "not_authed"}, {}
+        injected = self._take_injected(method, p.get("channel"))
+        if injected is not None:
+            if injected["shape"] == "ok_false":
+                return 200, {"ok": False, "error": "rate_limited"}, {}
+            seconds = injected["retry_after"]
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(int(math.ceil(seconds)))}
+        bucket = self._limits.get(method)
+        if bucket is not None:
+            wait = bucket.take()
+            if wait > 0:
+                return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(int(math.ceil(wait)))}
+        for failure in self._failures:
+            if failure["method"] == method and failure["times"] > 0:
+                failure["times"] -= 1
+                return failure["status"], {"ok": False, "error": failure["error"]}, {}
+        handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+        if handler is None:
+            return 200, {"ok": False, "error": "unknown_method"}, {}
+        try:
+            return 200, {"ok": True, **handler(p)}, {}
+        except _SlackError as exc:
+            return 200, {"ok": False, "error": exc.error}, {}
+
+    def _take_injected(self, method: str, channel: Any) -> dict[str, Any] | None:
+        for rule in self._injected:
+            if rule["times"] <= 0:
+                continue
+            if rule["method"] not in (None, method) or rule["channel"] not in (None, channel):
+                continue
+            if rule["method"] is None and method not in METHODS_WITH_CHANNEL:
+                continue
+            rule["times"] -= 1
+            return rule
+        return None
+
+    def _m_auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"url": "https://hermes-test.slack.com/", "team": "Hermes Test", "user": "hermes",
+                "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": self.bot_id,
+                "is_enterprise_install": False}
+
+    def _m_apps_connections_open(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"url": f"ws://127.0.0.1:{self.port}/socket-mode?ticket={next(self._ids)}"}
+
+    def _m_chat_postMessage(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self._channel(p)
+        text = _text_of(p)
+        if text is None:
+            raise _SlackError("no_text")
+        if len(text) > (MARKDOWN_LIMIT if "markdown_text" in p else POST_LIMIT):
+            raise _SlackError("msg_too_long")
+        message = self._post(channel, text, p.get("thread_ts"))
+        return {"channel": channel.id, "ts": message.ts, "message": {"text": text, "ts": message.ts}}
+
+    def _m_chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self._channel(p)
+        message = self._bot_message(channel, p)
+        text = _text_of(p)
+        if text is None:
+            raise _SlackError("no_text")
+        if len(text) > self.update_limit:
+            raise _SlackError("msg_too_long")
+        self._expire_old_streams()
+        if message.state == "streaming":
+            raise _SlackError("streaming_state_conflict")
+        message.show(text)
+        self._echo({"type": "message", "subtype": "message_changed", "channel": channel.id,
+                    "message": {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id, "text": text,
+                                "ts": message.ts}, "ts": self._next_ts(), "hidden": True})
+        return {"channel": channel.id, "ts": message.ts, "text": text}
+
+    def _m_chat_startStream(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self._channel(p)
+        if not p.get("thread_ts"):
+            raise _SlackError("invalid_arguments")
+        if self.start_stream_error is not None:
+            raise _SlackError(self.start_stream_error)
+        text = _text_of(p) or ""
+        if len(text) > MARKDOWN_LIMIT:
+            raise _SlackError("msg_too_long")
+        message = self._post(channel, text, p["thread_ts"], echo=False)
+        message.state, message.started_at = "streaming", time.monotonic()
+        if channel.kind != "im" and not (p.get("recipient_user_id") and p.get("recipient_team_id")):
+            message.state = "vanished"
+            self.violations.append(f"{channel.id}/{message.ts}: a stream in a channel without recipient_user_id "
+                                   "and recipient_team_id disappears")
+        return {"channel": channel.id, "ts": message.ts}
+
+    def _m_chat_appendStream(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self._channel(p)
+        message = self._live_stream(channel, p)
+        text = _text_of(p)
+        if not text:
+            raise _SlackError("no_text")
+        if len(message.text + text) > MARKDOWN_LIMIT:
+            raise _SlackError("msg_too_long")
+        message.show(message.text + text)
+        return {"channel": channel.id, "ts": message.ts}
+
+    def _m_chat_stopStream(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self._channel(p)
+        message = self._live_stream(channel, p)
+        text = _text_of(p)
+        if text:
+            message.show(message.text + text)
+        message.state = "stopped"
+        self._echo({"type": "message", "channel": channel.id, "user": self.bot_user_id, "bot_id": self.bot_id,
+                    "text": message.text, "ts": message.ts, "thread_ts": message.thread_ts,
+                    "channel_type": channel.kind})
+        return {"channel": channel.id, "ts": message.ts, "message": {"text": message.text, "ts": message.ts}}
+
+    # -- helpers of the methods
+
+    def _channel(self, p: dict[str, Any]) -> Channel:
+        channel_id = p.get("channel")
+        if not channel_id or channel_id not in self.channels:
+            raise _SlackError("channel_not_found")
+        return self.channels[channel_id]
+
+    def _bot_message(self, channel: Channel, p: dict[str, Any]) -> Message:
+        message = channel.find(str(p.get("ts", "")))
+        if message is None or message.state == "vanished":
+            raise _SlackError("message_not_found")
+        if not message.bot:
+            raise _SlackError("cant_update_message")
+        return message
+
+    def _live_stream(self, channel: Channel, p: dict[str, Any]) -> Message:
+        message = self._bot_message(channel, p)
+        self._expire_old_streams()
+        if message.state != "streaming":
+            raise _SlackError("message_not_in_streaming_state")
+        return message
+
+    def _post(self, channel: Channel, text: str, thread_ts: Any, *, echo: bool = True) -> Message:
+        message = Message(self._next_ts(), self.bot_user_id, "", thread_ts=thread_ts or None, bot=True)
+        message.show(text)
+        channel.messages.append(message)
+        if echo:
+            self._echo({"type": "message", "channel": channel.id, "user": self.bot_user_id, "bot_id": self.bot_id,
+                        "text": text, "ts": message.ts, "thread_ts": message.thread_ts, "channel_type": channel.kind})
+        return message
+
+    def _expire_old_streams(self) -> None:
+        now = time.monotonic()
+        for channel in self.channels.values():
+            for message in channel.messages:
+                if message.state == "streaming" and now - message.started_at > self.stream_ttl:
+                    message.state = "expired"
+
+    def _next_ts(self) -> str:
+        n = next(self._ts)
+        return f"{1_800_000_000 + n}.{n:06d}"
+
+    # ------------------------------------------------------------------ people writing
+
+    async def push_message(self, channel_id: str, text: str, *, user: str = "U0ALICE", kind: str | None = None,
+                           thread_ts: str | None = None, subtype: str | None = None,
+                           mention_event: bool = True) -> str:
+        """A person writes in a channel; Slack sends ``message`` (and ``app_mention`` when the bot is mentioned).
+
+        Returns the message's ``ts``. In a channel, a message that mentions
+        the bot brings both events, each with its own event id, as Slack does.
+        """
+        channel = self.channel(channel_id, kind)
+        message = Message(self._next_ts(), user, text, thread_ts=thread_ts)
+        channel.messages.append(message)
+        event: dict[str, Any] = {"type": "message", "channel": channel.id, "user": user, "text": text,
+                                 "ts": message.ts, "event_ts": message.ts, "channel_type": channel.kind,
+                                 "team": self.team_id}
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        if subtype:
+            event["subtype"] = subtype
+        await self.push_event(event)
+        if mention_event and channel.kind != "im" and f"<@{self.bot_user_id}>" in text and not subtype:
+            mention = dict(event, type="app_mention")
+            mention.pop("channel_type", None)
+            await self.push_event(mention)
+        return message.ts
+
+    def event_payload(self, event: dict[str, Any]) -> dict[str, Any]:
+        event_id = f"Ev{self._run}{next(self._ids):06d}"  # unique across emulators, as Slack's are
+        return {"token": "verification-token-unused", "team_id": self.team_id, "api_app_id": "A0HERMES",
+                "event": event, "type": "event_callback", "event_id": event_id, "event_time": int(time.time()),
+                "authorizations": [{"team_id": self.team_id, "user_id": self.bot_user_id, "is_bot": True}],
+                "is_ext_shared_channel": False}
+
+    async def push_event(self, event: dict[str, Any]) -> str:
+        """Send one event to the app (Socket Mode when connected, else HTTP); returns its event id."""
+        payload = self.event_payload(event)
+        event_id = payload["event_id"]
+        self._payloads[event_id] = payload
+        self._acked[event_id] = asyncio.Event()
+        await self._deliver(event_id, attempt=0)
+        return event_id
+
+    async def redeliver(self, event_id: str) -> None:
+        """Slack sends the same event again (a new envelope id, or ``X-Slack-Retry-Num``)."""
+        attempt = max(d.attempt for d in self.deliveries if d.event_id == event_id) + 1
+        await self._deliver(event_id, attempt=attempt)
+
+    async def wait_acked(self, event_id: str, timeout: float = 10.0) -> None:
+        await asyncio.wait_for(self._acked[event_id].wait(), timeout)
+
+    def acked(self, event_id: str) -> bool:
+        return self._acked[event_id].is_set()
+
+    def _echo(self, event: dict[str, Any]) -> None:
+        if self.echo and (self._sockets or self.events_url):
+            event = {k: v for k, v in event.items() if v is not None}
+            self._spawn(self.push_event(event))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, event_id: str, attempt: int) -> None:
+        payload = self._payloads[event_id]
+        if self._sockets:
+            ws = self._sockets[-1]
+            envelope_id = f"env-{next(self._ids)}"
+            self.deliveries.append(Delivery(event_id, attempt, envelope_id, time.monotonic()))
+            envelope = {"envelope_id": envelope_id, "type": "events_api", "accepts_response_payload": False,
+                        "payload": payload, "retry_attempt": attempt,
+                        "retry_reason": "timeout" if attempt else ""}
+            await ws.send_str(json.dumps(envelope))
+            if self.ack_timeout and attempt < 3:
+                self._spawn(self._redeliver_unless_acked(event_id, envelope_id, attempt))
+        elif self.events_url is not None:
+            delivery = Delivery(event_id, attempt, None, time.monotonic())
+            self.deliveries.append(delivery)
+            status, _ = await self.post_signed(json.dumps(payload), retry_num=attempt or None)
+            delivery.status = status
+            if 200 <= status < 300:
+                delivery.acked_at = time.monotonic()
+                self._acked[event_id].set()
+        else:
+            raise RuntimeError("nobody to deliver events to: connect in Socket Mode or set events_url")
+
+    async def _redeliver_unless_acked(self, event_id: str, envelope_id: str, attempt: int) -> None:
+        await asyncio.sleep(self.ack_timeout)
+        if not any(d.envelope_id == envelope_id and d.acked_at for d in self.deliveries) and self._sockets:
+            await self._deliver(event_id, attempt + 1)
+
+    # ------------------------------------------------------------------ the Events API over HTTP
+
+    def sign(self, body: str, timestamp: int | None = None) -> dict[str, str]:
+        """The headers Slack puts on an Events API request."""
+        ts = str(int(time.time()) if timestamp is None else timestamp)
+        digest = hmac.new(self.signing_secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+        return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
+                "Content-Type": "application/json"}
+
+    async def post_signed(self, body: str, *, timestamp: int | None = None, signature: str | None = None,
+                          retry_num: int | None = None) -> tuple[int, str]:
+        """POST ``body`` to ``events_url``, signed (or with ``signature`` forced); returns (status, text)."""
+        assert self.events_url is not None and self._session is not None
+        headers = self.sign(body, timestamp)
+        if signature is not None:
+            headers["X-Slack-Signature"] = signature
+        if retry_num:
+            headers["X-Slack-Retry-Num"] = str(retry_num)
+            headers["X-Slack-Retry-Reason"] = "http_timeout"
+        async with self._session.post(self.events_url, data=body.encode(), headers=headers) as response:
+            return response.status, await response.text()
+
+    async def url_verification(self, challenge: str) -> tuple[int, str]:
+        return await self.post_signed(json.dumps({"token": "unused", "challenge": challenge,
+                                                  "type": "url_verification"}))
+
+    # ------------------------------------------------------------------ Socket Mode
+
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        self._connections += 1
+        await ws.send_str(json.dumps({"type": "hello", "num_connections": len(self._sockets),
+                                      "debug_info": {"host": "emulator", "approximate_connection_time": 3600},
+                                      "connection_info": {"app_id": "A0HERMES"}}))
+        try:
+            async for msg in ws:
+                if msg.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                try:
+                    data = json.loads(msg.data)
+                except ValueError:
+                    self.violations.append(f"socket mode: not JSON: {msg.data[:80]!r}")
+                    continue
+                envelope_id = data.get("envelope_id")
+                for delivery in self.deliveries:
+                    if delivery.envelope_id == envelope_id and delivery.acked_at is None:
+                        delivery.acked_at = time.monotonic()
+                        self._acked[delivery.event_id].set()
+        finally:
+            if ws in self._sockets:
+                self._sockets.remove(ws)
+        return ws
+
+    @property
+    def connections(self) -> int:
+        """How many Socket Mode connections were opened so far."""
+        return self._connections
+
+    @property
+    def connected(self) -> bool:
+        return bool(self._sockets)
+
+    async def wait_connected(self, count: int = 1, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not (self._sockets and self._connections >= count):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no Socket Mode connection #{count} after {timeout}s")
+            await asyncio.sleep(0.01)
+
+    async def send_disconnect(self, reason: str = "refresh_requested") -> None:
+        """Ask the client to move to a new connection, as Slack does every few hours."""
+        if self._sockets:
+            await self._sockets[-1].send_str(json.dumps({"type": "disconnect", "reason": reason,
+                                                         "debug_info": {"host": "emulator"}}))
+
+
+class _SlackError(Exception):
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _text_of(p: dict[str, Any]) -> str | None:
+    """``markdown_text``, else ``chunks`` of type markdown_text, else ``text``."""
+    if p.get("markdown_text") is not None:
+        return str(p["markdown_text"])
+    chunks = p.get("chunks")
+    if isinstance(chunks, str):
+        chunks = json.loads(chunks)
+    if chunks:
+        return "".join(c.get("text", "") for c in chunks if c.get("type") == "markdown_text")
+    if p.get("text") is not None:
+        return str(p["text"])
+    return None

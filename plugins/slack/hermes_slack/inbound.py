@@ -1,0 +1,116 @@
+"""Slack events as the core's ``Incoming``: which ones are for the bot, and in which thread.
+
+bolt acknowledges every event before this runs (Socket Mode ack or HTTP
+200), so the model never holds up an ack. What is left here is deciding
+what a person would call "a message to the bot", the same in both modes:
+
+* DMs (``message`` in an IM), ``app_mention`` in channels, and messages in
+  a thread the bot already replied in;
+* never the bot's own posts (their echoes), other bots', edits, deletions,
+  joins or any other ``subtype`` that is not a person writing;
+* a message with files and no words is answered with a short notice
+  (the core's ``Incoming.notice``): the model reads text only;
+* one user message gets one reply even when Slack sends both a ``message``
+  and an ``app_mention`` for it (two event ids, one message ``ts``): the
+  first one is handed on, the other dropped. A redelivery carries the same
+  ``event_id`` and is handed on, for the core to drop (it dedupes by
+  ``update_id`` and remembers across restarts).
+
+The reply always goes into the message's thread: ``thread_id`` is the
+message's ``thread_ts``, or its own ``ts`` when it starts one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from typing import Any, Mapping
+
+from hermes_gateway import Incoming
+
+#: Message subtypes that are still a person writing text.
+PERSON_SUBTYPES = frozenset({None, "", "thread_broadcast", "file_share"})
+#: The answer to a message with files and no words: the model reads text only.
+FILES_ONLY_NOTICE = ("Thanks for the file! I can only read text for now - "
+                     "could you tell me in words what you would like?")
+#: How many (channel, ts) pairs are remembered to pair a message with its app_mention.
+PAIR_MEMORY = 2048
+THREAD_MEMORY = 10000
+
+KINDS = {"im": "im", "mpim": "group", "group": "group", "channel": "channel", "app_home": "im"}
+
+
+class EventReader:
+    """Turns event payloads into ``Incoming`` values; remembers the threads the bot is part of."""
+
+    def __init__(self, platform: str = "slack") -> None:
+        self.platform = platform
+        self.bot_user_id: str | None = None
+        self.bot_id: str | None = None
+        self.team_id: str | None = None
+        self._first_event: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._threads: OrderedDict[tuple[str, str], tuple[str | None, str | None]] = OrderedDict()
+        self._joined: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    # ---------------------------------------------------------------- threads
+
+    def joined(self, channel: str, thread_ts: str | None) -> None:
+        """The bot replied in this thread: later messages in it are for the bot."""
+        if thread_ts:
+            _remember(self._joined, (channel, thread_ts), None, THREAD_MEMORY)
+
+    def recipient(self, channel: str, thread_ts: str | None) -> tuple[str | None, str | None]:
+        """The person (and their team) whose message the reply in this thread answers."""
+        return self._threads.get((channel, thread_ts or ""), (None, self.team_id))
+
+    # ---------------------------------------------------------------- events
+
+    def to_incoming(self, body: Mapping[str, Any]) -> Incoming | None:
+        """The ``Incoming`` for an ``event_callback`` body; None for what is not a person writing to the bot."""
+        event = body.get("event") or {}
+        kind = event.get("type")
+        if kind not in ("message", "app_mention"):
+            return None
+        if event.get("subtype") not in PERSON_SUBTYPES or event.get("bot_id") or event.get("bot_profile"):
+            return None
+        user = event.get("user")
+        channel = event.get("channel")
+        ts = event.get("ts")
+        text = event.get("text") or ""
+        if not user or not channel or not ts or (self.bot_user_id and user == self.bot_user_id):
+            return None
+        event_id = str(body.get("event_id") or "")
+        first = self._first_event.get((channel, ts))
+        if first is not None and first != event_id:
+            return None  # the message's other event (message + app_mention): answered once
+        _remember(self._first_event, (channel, ts), event_id, PAIR_MEMORY)
+        thread_ts = event.get("thread_ts") or ts
+        team = event.get("team") or event.get("user_team") or body.get("team_id") or self.team_id
+        _remember(self._threads, (channel, thread_ts), (user, team), THREAD_MEMORY)
+        chat_kind = KINDS.get(event.get("channel_type") or "", "im" if channel.startswith("D") else "channel")
+        mention = f"<@{self.bot_user_id}>" if self.bot_user_id else None
+        mentioned = (kind == "app_mention" or (mention is not None and mention in text)
+                     or (channel, thread_ts) in self._joined)
+        if mention:
+            text = re.sub(rf"^\s*{re.escape(mention)}[\s:,]*", "", text)
+        notice = FILES_ONLY_NOTICE if not text.strip() and event.get("files") else None
+        return Incoming(
+            platform=self.platform,
+            chat_id=channel,
+            text=text,
+            sender_id=user,
+            update_id=event_id or None,
+            message_id=ts,
+            thread_id=thread_ts,
+            chat_kind=chat_kind,
+            mentioned=mentioned,
+            bot_name=self.bot_user_id,
+            notice=notice,
+        )
+
+
+def _remember(memory: "OrderedDict[Any, Any]", key: Any, value: Any, size: int) -> None:
+    memory[key] = value
+    memory.move_to_end(key)
+    while len(memory) > size:
+        memory.popitem(last=False)

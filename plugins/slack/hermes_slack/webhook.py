@@ -1,0 +1,62 @@
+"""``POST /webhooks/slack/events``: the Events API on the gateway's HTTP listener (``mode: http``).
+
+The signature is checked on the raw bytes before anything is parsed
+(slack_sdk's ``SignatureVerifier``: v0 HMAC-SHA256 of
+``v0:{timestamp}:{body}``, timestamps more than 5 minutes off refused):
+a bad or stale request gets 401 and nothing else happens. A good one goes
+to the bolt app, which answers ``url_verification`` and acknowledges every
+event with 200 before the listener hands the message to the core, so the
+model never delays the answer. Slack's retries (``X-Slack-Retry-Num``)
+carry the same ``event_id``; the core answers the message once. This
+handler never answers 5xx: Slack would retry, and a retry cannot fix a bug.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from .redaction import scrub
+
+if TYPE_CHECKING:
+    from .plugin import SlackPlugin
+
+log = logging.getLogger(__name__)
+
+
+class EventsEndpoint:
+    """The route handler of one plugin."""
+
+    def __init__(self, plugin: "SlackPlugin") -> None:
+        self.plugin = plugin
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        from slack_bolt.request.async_request import AsyncBoltRequest
+        from slack_sdk.signature import SignatureVerifier
+
+        settings = self.plugin.settings
+        app = self.plugin.bolt
+        if settings is None or app is None or not settings.signing_secret:
+            return web.Response(status=404, text="slack is not receiving events")
+        raw = await request.read()
+        verifier = SignatureVerifier(settings.signing_secret)
+        if not verifier.is_valid(raw, request.headers.get("X-Slack-Request-Timestamp", ""),
+                                 request.headers.get("X-Slack-Signature", "")):
+            log.info("slack: refused an events request with a bad or stale signature")
+            return web.Response(status=401, text="invalid signature")
+        try:
+            body = raw.decode("utf-8")
+            bolt_request = AsyncBoltRequest(body=body, query=request.query_string,
+                                            headers={k: v for k, v in request.headers.items()})
+            response = await app.async_dispatch(bolt_request)
+        except Exception as exc:  # a signed body bolt cannot read: say so, once
+            log.warning("slack: could not handle a signed events request: %s", scrub(f"{type(exc).__name__}: {exc}"))
+            return web.Response(status=400, text="unreadable request")
+        if response.status >= 500:
+            log.warning("slack: the events request failed inside bolt (%s); acknowledged anyway", response.status)
+            return web.Response(status=200)
+        headers = {k: v for k, v in response.first_headers().items() if k.lower() != "content-length"}
+        return web.Response(status=response.status, body=response.body.encode() if response.body else b"",
+                            headers=headers)

@@ -1,0 +1,19 @@
+"""Fixtures for the slack plugin's tests: a Slack emulator on 127.0.0.1 per test."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_slack.emulator import SlackEmulator
+
+
+@pytest.fixture(autouse=True)
+def hermes_home(tmp_path, monkeypatch):
+    """Conversations and seen event ids go to a fresh data directory, never the person's ~/.hermes."""
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hermes-home"))
+
+
+@pytest.fixture
+async def api():
+    async with SlackEmulator() as emulator:
+        yield emulator

@@ -1,0 +1,43 @@
+"""The plugin keeps every promise of the conformance suite, through slack_sdk and the emulator.
+
+The suite streams without a thread, so it exercises the edit transport
+(chat.postMessage + chat.update); native streaming has its own screen
+tests in test_slack_streaming.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
+from hermes_slack.emulator import SlackEmulator
+from slack_test_support import fast_plugin
+
+
+class SlackHarness(Harness):
+    platform = "slack"
+    chat_id = "C0CONFORM"
+
+    async def start(self):
+        self.api = SlackEmulator()
+        await self.api.start()
+        for suffix in ("", "-edit", "-long", "-same", "-429"):
+            self.api.channel(self.chat_id + suffix, "channel")
+        self.plugin = fast_plugin(self.api)
+
+    async def stop(self):
+        await self.plugin.close()
+        await self.api.stop()
+
+    def screen(self, chat_id):
+        return self.api.screen(chat_id)
+
+    async def inject_rate_limit(self, chat_id, retry_after):
+        self.api.inject_rate_limit(retry_after, channel=chat_id)
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+async def test_slack_conforms(check):
+    async with SlackHarness() as harness:
+        await run_check(check, harness)
+        assert not harness.api.violations and not harness.api.still_streaming()

@@ -1,0 +1,132 @@
+"""End to end over the Events API (``mode: http``): Slack POSTs signed events to the gateway's listener."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from hermes_slack import EVENTS_PATH
+from slack_test_support import CURSOR, eventually, fast_gateway
+
+SENTENCE = "Signed and delivered over HTTP, this reply streams into the thread word by word."
+
+
+def settled(api, channel, thread):
+    screen = api.screen(channel, thread)
+    return bool(screen) and not api.still_streaming() and not any(CURSOR.strip() in t for t in screen)
+
+
+def http_gateway(api, **cfg):
+    gateway, plugin = fast_gateway(api, mode="http", **cfg)
+    return gateway, plugin
+
+
+async def started(gateway, api):
+    await gateway.start()
+    api.events_url = gateway.url + EVENTS_PATH
+
+
+async def test_url_verification_is_answered_with_the_challenge(api):
+    gateway, _ = http_gateway(api)
+    try:
+        await started(gateway, api)
+        status, text = await api.url_verification("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")
+    finally:
+        await gateway.stop()
+    assert status == 200 and json.loads(text) == {"challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}
+
+
+async def test_a_signed_dm_is_answered_in_its_thread(api):
+    reply = " ".join([SENTENCE] * 4)
+    gateway, _ = http_gateway(api, tokens_per_second=150)
+    try:
+        await started(gateway, api)
+        ts = await api.push_message("D0HTTP", f"echo: {reply}", kind="im")
+        await eventually(lambda: settled(api, "D0HTTP", ts), lambda: api.screen("D0HTTP"))
+        await eventually(lambda: len(api.deliveries) >= 2 and all(d.status for d in api.deliveries),
+                         lambda: api.deliveries)  # the bot's own echo too
+    finally:
+        await gateway.stop()
+    assert api.screen("D0HTTP", ts) == [reply] and api.screen("D0HTTP") == [reply]
+    assert all(d.status == 200 for d in api.deliveries), [(d.event_id, d.status) for d in api.deliveries]
+    assert not api.violations
+
+
+async def test_a_badly_signed_or_stale_request_gets_401_and_no_reply(api):
+    gateway, _ = http_gateway(api)
+    try:
+        await started(gateway, api)
+        channel = api.channel("D0FORGED", "im")
+        body = json.dumps(api.event_payload({"type": "message", "channel": channel.id, "user": "U0EVE",
+                                             "text": "echo: forged", "ts": "1800009999.000001",
+                                             "channel_type": "im"}))
+        forged = await api.post_signed(body, signature="v0=" + "0" * 64)
+        stale = await api.post_signed(body, timestamp=int(time.time()) - 6 * 60)
+        unsigned = await api.post_signed(body, signature="")
+        challenge = await api.post_signed(json.dumps({"type": "url_verification", "challenge": "x"}),
+                                          signature="v0=" + "1" * 64)
+        await asyncio.sleep(0.3)
+    finally:
+        await gateway.stop()
+    assert [forged[0], stale[0], unsigned[0], challenge[0]] == [401, 401, 401, 401]
+    assert "x" != challenge[1]
+    assert api.screen("D0FORGED") == [] and not [c for c in api.calls if c.method.startswith("chat.")]
+
+
+async def test_slacks_retry_of_an_event_gets_no_second_reply(api):
+    gateway, _ = http_gateway(api)
+    try:
+        await started(gateway, api)
+        ts = await api.push_message("D0RETRY", "echo: answered once over http", kind="im")
+        await eventually(lambda: settled(api, "D0RETRY", ts), lambda: api.screen("D0RETRY"))
+        [event_id] = [d.event_id for d in api.deliveries if api._payloads[d.event_id]["event"].get("ts") == ts]
+        await api.redeliver(event_id)
+        await api.redeliver(event_id)
+        await asyncio.sleep(0.3)
+    finally:
+        await gateway.stop()
+    attempts = [(d.attempt, d.status) for d in api.deliveries if d.event_id == event_id]
+    assert attempts == [(0, 200), (1, 200), (2, 200)], "each retry (X-Slack-Retry-Num) is acknowledged"
+    assert api.screen("D0RETRY") == ["answered once over http"]
+
+
+async def test_the_request_is_answered_before_the_model_runs(api):
+    reply = "one two three four five six seven eight nine ten"
+    gateway, _ = http_gateway(api, tokens_per_second=3)
+    try:
+        await started(gateway, api)
+        ts = await api.push_message("D0QUICK", f"echo: {reply}", kind="im")  # returns when the POST is answered
+        [delivery] = [d for d in api.deliveries if api._payloads[d.event_id]["event"].get("ts") == ts]
+        assert delivery.status == 200
+        assert api.screen("D0QUICK", ts) != [reply], "answered while the reply is still being written"
+        await eventually(lambda: settled(api, "D0QUICK", ts), lambda: api.screen("D0QUICK"))
+    finally:
+        await gateway.stop()
+    assert api.screen("D0QUICK", ts) == [reply]
+
+
+async def test_the_route_is_only_mounted_in_http_mode(api):
+    gateway, _ = fast_gateway(api)  # socket mode
+    async with gateway:
+        await api.wait_connected()
+        assert gateway.url is None, "socket mode needs no listener"
+
+
+async def test_with_native_streaming_refused_a_long_reply_is_exact_once_through_edits(api):
+    api.start_stream_error = "feature_not_enabled"
+    reply = " ".join([SENTENCE] * 80)  # about 6,700 characters: two messages
+    gateway, _ = http_gateway(api, tokens_per_second=2000)
+    try:
+        await started(gateway, api)
+        ts = await api.push_message("C0HTTP", f"<@U0BOT> echo: {reply}", kind="channel", user="U0DAN")
+        await eventually(lambda: len(api.screen("C0HTTP", ts)) == 2 and settled(api, "C0HTTP", ts),
+                         lambda: api.screen("C0HTTP"))
+        await asyncio.sleep(0.2)
+    finally:
+        await gateway.stop()
+    screen = api.screen("C0HTTP", ts)
+    assert " ".join(screen).split() == reply.split() and all(len(t) <= 4000 for t in screen)
+    assert api.screen("C0HTTP") == screen, "all of it in the thread"
+    assert len(api.calls_to("chat.startStream")) == 1 and len(api.calls_to("chat.postMessage")) == 2
+    assert api.calls_to("chat.update"), "previews were edits"

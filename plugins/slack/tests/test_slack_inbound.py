@@ -1,0 +1,85 @@
+"""Which Slack events become a message for the core, and with what chat, thread and mention."""
+
+from __future__ import annotations
+
+from hermes_slack.inbound import EventReader
+
+
+def reader():
+    r = EventReader()
+    r.bot_user_id, r.bot_id, r.team_id = "U0BOT", "B0BOT", "T0HERMES"
+    return r
+
+
+def body(event_id="Ev1", **event):
+    return {"event_id": event_id, "team_id": "T0HERMES", "type": "event_callback", "event": event}
+
+
+def test_a_dm_is_a_direct_message_answered_in_its_own_thread():
+    incoming = reader().to_incoming(body(type="message", channel="D1", user="U1", text="hi", ts="10.1",
+                                         channel_type="im"))
+    assert (incoming.chat_id, incoming.thread_id, incoming.message_id, incoming.update_id) == ("D1", "10.1", "10.1",
+                                                                                                 "Ev1")
+    assert incoming.is_direct and incoming.sender_id == "U1" and incoming.text == "hi"
+
+
+def test_a_mention_is_stripped_and_marks_the_message_as_addressed():
+    incoming = reader().to_incoming(body(type="app_mention", channel="C1", user="U1", text="<@U0BOT> echo: hi",
+                                         ts="10.2", thread_ts="10.0"))
+    assert incoming.text == "echo: hi" and incoming.mentioned and incoming.thread_id == "10.0"
+    assert incoming.chat_kind == "channel" and not incoming.is_direct
+
+
+def test_message_and_app_mention_for_one_message_give_one_incoming_but_a_redelivery_passes_for_the_core():
+    r = reader()
+    event = dict(channel="C1", user="U1", text="<@U0BOT> hi", ts="10.3")
+    first = r.to_incoming(body("Ev1", type="message", channel_type="channel", **event))
+    assert first is not None and first.mentioned
+    assert r.to_incoming(body("Ev2", type="app_mention", **event)) is None
+    again = r.to_incoming(body("Ev1", type="message", channel_type="channel", **event))
+    assert again is not None and again.update_id == "Ev1", "the core dedupes the redelivery by update_id"
+
+
+def test_a_thread_the_bot_replied_in_needs_no_mention():
+    r = reader()
+    plain = dict(type="message", channel="C1", user="U1", text="and then?", channel_type="channel")
+    assert not r.to_incoming(body("Ev1", ts="11.1", thread_ts="11.0", **plain)).mentioned
+    r.joined("C1", "11.0")
+    assert r.to_incoming(body("Ev2", ts="11.2", thread_ts="11.0", **plain)).mentioned
+    assert not r.to_incoming(body("Ev3", ts="11.3", **plain)).mentioned, "the channel itself still needs one"
+
+
+def test_the_bots_own_posts_other_bots_edits_and_joins_are_not_messages():
+    r = reader()
+    ignored = [
+        dict(type="message", channel="D1", user="U0BOT", bot_id="B0BOT", text="my own echo", ts="1"),
+        dict(type="message", channel="D1", user="U9", bot_id="B9", text="another bot", ts="2"),
+        dict(type="message", channel="D1", subtype="bot_message", bot_id="B9", text="legacy bot", ts="3"),
+        dict(type="message", channel="D1", subtype="message_changed", message={"text": "edited"}, ts="4"),
+        dict(type="message", channel="D1", subtype="message_deleted", ts="5"),
+        dict(type="message", channel="C1", subtype="channel_join", user="U1", text="joined", ts="6"),
+        dict(type="reaction_added", user="U1", reaction="wave"),
+        dict(type="message", channel="D1", user="U0BOT", text="posted as the bot user", ts="7"),
+    ]
+    assert [r.to_incoming(body(f"Ev{i}", **e)) for i, e in enumerate(ignored)] == [None] * len(ignored)
+    thread_reply = r.to_incoming(body("Ev99", type="message", subtype="thread_broadcast", channel="C1", user="U1",
+                                      text="also in channel", ts="8", thread_ts="7.5", channel_type="channel"))
+    assert thread_reply is not None and thread_reply.thread_id == "7.5"
+
+
+def test_the_recipient_of_a_thread_is_the_person_who_wrote():
+    r = reader()
+    r.to_incoming(body(type="app_mention", channel="C1", user="U1", text="<@U0BOT> hi", ts="12.1", team="T0OTHER"))
+    assert r.recipient("C1", "12.1") == ("U1", "T0OTHER")
+    assert r.recipient("C1", "99.9") == (None, "T0HERMES")
+
+
+def test_files_without_words_get_the_notice_and_files_with_words_are_read():
+    r = reader()
+    files = [{"id": "F1", "name": "photo.png"}]
+    only_files = r.to_incoming(body("Ev1", type="message", subtype="file_share", channel="D1", user="U1", text="",
+                                    ts="13.1", channel_type="im", files=files))
+    assert only_files.text == "" and "I can only read text" in only_files.notice
+    captioned = r.to_incoming(body("Ev2", type="message", subtype="file_share", channel="D1", user="U1",
+                                   text="echo: what is this?", ts="13.2", channel_type="im", files=files))
+    assert captioned.text == "echo: what is this?" and captioned.notice is None

@@ -1,0 +1,259 @@
+"""End to end over Socket Mode: a person writes, bolt receives the envelope, the demo model's reply streams
+into the thread. What is asserted is the thread as a person sees it, and the acks Slack sees."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from hermes_gateway import ConfigError, make_plugins
+from hermes_gateway.config import parse_config
+from hermes_gateway.gateway import Gateway, StartError
+from hermes_slack.emulator import SlackEmulator
+from slack_test_support import CURSOR, SECRETS, eventually, fast_gateway
+
+SENTENCE = "Every word of this reply travels from the model into the Slack thread."
+
+
+def settled(api, channel, thread):
+    """The thread shows something and nothing is still streaming or carrying a cursor."""
+    screen = api.screen(channel, thread)
+    return bool(screen) and not api.still_streaming() and not any(CURSOR.strip() in t for t in screen)
+
+
+async def test_a_dm_is_answered_in_its_thread_by_native_streaming_exactly_once(api):
+    reply = " ".join([SENTENCE] * 6)
+    gateway, _ = fast_gateway(api, tokens_per_second=150)
+    async with gateway:
+        await api.wait_connected()
+        ts = await api.push_message("D0DM", f"echo: {reply}", kind="im")
+        await eventually(lambda: settled(api, "D0DM", ts), lambda: api.screen("D0DM"))
+    assert api.screen("D0DM", ts) == [reply]
+    assert api.screen("D0DM") == [reply], "nothing outside the thread"
+    [message] = api.bot_messages("D0DM")
+    assert message.state == "stopped" and message.thread_ts == ts
+    assert len(message.history) >= 3, "the reply grew on screen while the model wrote it"
+    assert all(reply.startswith(shown) for shown in message.history), "a native stream only ever appends"
+    methods = [c.method for c in api.calls if c.method.startswith("chat.")]
+    assert methods[0] == "chat.startStream" and methods[-1] == "chat.stopStream"
+    assert "chat.postMessage" not in methods and "chat.update" not in methods
+    assert not api.violations
+
+
+async def test_an_app_mention_in_a_channel_is_answered_in_its_thread_for_that_person(api):
+    gateway, _ = fast_gateway(api, tokens_per_second=100)
+    async with gateway:
+        await api.wait_connected()
+        ts = await api.push_message("C0GENERAL", f"<@U0BOT> echo: {SENTENCE}", kind="channel", user="U0BOB")
+        await eventually(lambda: settled(api, "C0GENERAL", ts), lambda: api.screen("C0GENERAL"))
+        await eventually(lambda: len(api.deliveries) >= 3 and all(d.acked_at for d in api.deliveries),
+                         lambda: api.deliveries)  # the bot's own echo (of chat.stopStream) too
+    assert api.screen("C0GENERAL", ts) == [SENTENCE], "one reply although Slack sent message and app_mention"
+    [start] = api.calls_to("chat.startStream")
+    assert (start.params["recipient_user_id"], start.params["recipient_team_id"]) == ("U0BOB", "T0HERMES")
+    events = [d.event_id for d in api.deliveries]
+    assert len(events) >= 2 and all(api.acked(e) for e in events), "every event is acknowledged, echoes too"
+    assert not api.violations
+
+
+async def test_in_a_channel_only_mentions_and_the_bots_threads_are_answered(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        chatter = await api.push_message("C0TEAM", "echo: just talking among ourselves", kind="channel")
+        asked = await api.push_message("C0TEAM", "<@U0BOT> echo: first answer", kind="channel")
+        await eventually(lambda: settled(api, "C0TEAM", asked), lambda: api.screen("C0TEAM"))
+        await api.push_message("C0TEAM", "echo: second answer", kind="channel", thread_ts=asked)
+        await eventually(lambda: len(api.screen("C0TEAM", asked)) == 2 and settled(api, "C0TEAM", asked),
+                         lambda: api.screen("C0TEAM"))
+        await asyncio.sleep(0.2)
+    assert api.screen("C0TEAM", chatter) == []
+    assert api.screen("C0TEAM", asked) == ["first answer", "second answer"], "a thread the bot is part of"
+
+
+async def test_edits_joins_deletions_and_other_bots_get_no_reply_but_are_acknowledged(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        ids = [
+            await api.push_event({"type": "message", "subtype": "message_changed", "channel": "D0QUIET",
+                                  "channel_type": "im", "ts": "1.1", "message": {"text": "echo: edited"}}),
+            await api.push_event({"type": "message", "subtype": "channel_join", "channel": "D0QUIET",
+                                  "user": "U0ALICE", "text": "joined", "ts": "1.2", "channel_type": "im"}),
+            await api.push_event({"type": "message", "channel": "D0QUIET", "user": "U0OTHER", "bot_id": "B0OTHER",
+                                  "text": "echo: from another bot", "ts": "1.3", "channel_type": "im"}),
+            await api.push_event({"type": "reaction_added", "user": "U0ALICE", "reaction": "wave",
+                                  "item": {"type": "message", "channel": "D0QUIET", "ts": "1.1"}}),
+        ]
+        for event_id in ids:
+            await api.wait_acked(event_id)
+        ts = await api.push_message("D0QUIET", "echo: now answer", kind="im")
+        await eventually(lambda: settled(api, "D0QUIET", ts), lambda: api.screen("D0QUIET"))
+    assert api.screen("D0QUIET") == ["now answer"]
+
+
+async def test_a_redelivered_event_gets_no_second_reply(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        ts = await api.push_message("D0AGAIN", "echo: only once", kind="im")
+        await eventually(lambda: settled(api, "D0AGAIN", ts), lambda: api.screen("D0AGAIN"))
+        [first] = [d.event_id for d in api.deliveries if api._payloads[d.event_id]["event"].get("ts") == ts]
+        await api.redeliver(first)
+        await api.wait_acked(first)
+        await asyncio.sleep(0.3)
+    redelivered = [d for d in api.deliveries if d.event_id == first]
+    assert [d.attempt for d in redelivered] == [0, 1] and len({d.envelope_id for d in redelivered}) == 2
+    assert all(d.acked_at is not None for d in redelivered)
+    assert api.screen("D0AGAIN") == ["only once"]
+
+
+async def test_the_envelope_is_acknowledged_before_the_model_answers(api):
+    """A slow model (about 3 words a second) must not hold up the ack, or Slack redelivers after 3 s."""
+    reply = "one two three four five six seven eight nine ten"
+    gateway, _ = fast_gateway(api, tokens_per_second=3)
+    async with gateway:
+        await api.wait_connected()
+        ts = await api.push_message("D0SLOW", f"echo: {reply}", kind="im")
+        [delivery] = [d for d in api.deliveries if api._payloads[d.event_id]["event"].get("ts") == ts]
+        await api.wait_acked(delivery.event_id)
+        assert api.screen("D0SLOW", ts) != [reply], "acknowledged while the reply is still being written"
+        await eventually(lambda: settled(api, "D0SLOW", ts), lambda: api.screen("D0SLOW"))
+    assert api.screen("D0SLOW", ts) == [reply]
+    assert [d.attempt for d in api.deliveries if d.event_id == delivery.event_id] == [0], "no redelivery"
+
+
+async def test_a_disconnect_message_makes_it_reconnect_and_carry_on(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        await api.send_disconnect()
+        await api.wait_connected(count=2)
+        ts = await api.push_message("D0BACK", "echo: still here", kind="im")
+        await eventually(lambda: settled(api, "D0BACK", ts), lambda: api.screen("D0BACK"))
+    assert api.connections == 2
+    assert len(api.calls_to("apps.connections.open")) == 2
+    assert api.screen("D0BACK") == ["still here"]
+
+
+async def test_the_installed_plugin_is_found_by_its_entry_point(api):
+    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",))
+    registered = plugins.platform("slack")
+    assert registered.origin == "entry point of hermes-slack"
+    assert registered.platform.max_message_length == 4000
+    from slack_test_support import config
+
+    async with Gateway(config(api), plugins, shutdown_grace=0.5) as gateway:
+        assert "slack" in gateway.started_platforms
+        await api.wait_connected()
+        ts = await api.push_message("D0REAL", "echo: through the entry point", kind="im")
+        await eventually(lambda: settled(api, "D0REAL", ts), lambda: api.screen("D0REAL"), timeout=30)
+    assert api.screen("D0REAL") == ["through the entry point"]
+
+
+async def test_only_allowed_users_are_answered(api):
+    gateway, _ = fast_gateway(api, allowed_users=["U0ALICE"])
+    async with gateway:
+        await api.wait_connected()
+        await api.push_message("D0MALLORY", "echo: let me in", kind="im", user="U0MALLORY")
+        ts = await api.push_message("D0ALICE", "echo: welcome", kind="im", user="U0ALICE")
+        await eventually(lambda: settled(api, "D0ALICE", ts), lambda: api.screen("D0ALICE"))
+    assert api.screen("D0MALLORY") == [] and api.calls_to("chat.startStream", "D0MALLORY") == []
+
+
+async def test_tokens_slack_rejects_stop_start_up_with_one_line(caplog):
+    caplog.set_level(logging.DEBUG)
+    async with SlackEmulator(bot_token="xoxb-9999999999-other-bot-entirely") as elsewhere:
+        gateway, _ = fast_gateway(elsewhere)
+        with pytest.raises(StartError, match="platforms.slack.bot_token: a bot token Slack accepts") as caught:
+            async with gateway:
+                pass
+    async with SlackEmulator(app_token="xapp-1-A0OTHER-0000000-other-app-token") as elsewhere:
+        gateway, _ = fast_gateway(elsewhere)
+        with pytest.raises(StartError, match="platforms.slack.app_token") as caught_app:
+            async with gateway:
+                pass
+    for secret in SECRETS:
+        assert secret not in str(caught.value) + str(caught_app.value)
+        assert secret not in caplog.text
+
+
+@pytest.mark.parametrize("section, key", [
+    ({"enabled": True}, "platforms.slack.bot_token"),
+    ({"enabled": True, "bot_token": "not-a-token-value"}, "platforms.slack.bot_token"),
+    ({"enabled": True, "bot_token": "xoxb-1111111111-22222"}, "platforms.slack.app_token"),
+    ({"enabled": True, "bot_token": "xoxb-1111111111-22222", "mode": "http"}, "platforms.slack.signing_secret"),
+    ({"enabled": True, "bot_token": "xoxb-1111111111-22222", "mode": "webhook"}, "platforms.slack.mode"),
+    ({"enabled": True, "bot_token": "xoxb-1111111111-22222", "app_token": "xapp-1-A-12345678",
+      "native_streaming": "always"}, "platforms.slack.native_streaming"),
+    ({"enabled": True, "bot_token": "xoxb-1111111111-22222", "app_token": "xapp-1-A-12345678",
+      "channels": ["C1"]}, "platforms.slack.channels"),
+    ({"enabled": True, "bot_token": "xoxb-1111111111-22222", "app_token": "xapp-1-A-12345678",
+      "allowed_users": {"a": 1}}, "platforms.slack.allowed_users"),
+])
+async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
+    from slack_test_support import fast_plugin
+
+    class Nowhere:
+        base_url = "http://127.0.0.1:9/api/"
+
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[fast_plugin(Nowhere)])
+    cfg = parse_config({"platforms": {"slack": section}}, env={})
+    with pytest.raises(ConfigError) as caught:
+        async with Gateway(cfg, plugins):
+            pass
+    assert str(caught.value).startswith(f"(inline): {key}: ")
+    assert "\n" not in str(caught.value) and "not-a-token-value" not in str(caught.value)
+
+
+async def test_a_disabled_platform_is_left_alone(api):
+    from slack_test_support import fast_plugin
+
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[fast_plugin(api)])
+    cfg = parse_config({"platforms": {"slack": {"enabled": False, "bot_token": "whatever"}}}, env={})
+    async with Gateway(cfg, plugins) as gateway:
+        assert gateway.started_platforms == [] and gateway.url is None
+    assert api.calls == []
+
+
+async def test_a_broken_connection_is_reopened_by_the_client(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        await api.drop_connection()
+        await api.wait_connected(count=2, timeout=30)
+        ts = await api.push_message("D0BLIP", "echo: after the blip", kind="im")
+        await eventually(lambda: settled(api, "D0BLIP", ts), lambda: api.screen("D0BLIP"))
+    assert api.screen("D0BLIP") == ["after the blip"]
+
+
+async def test_a_long_reply_in_a_channel_thread_is_exact_once_natively(api):
+    reply = " ".join([SENTENCE] * 90)  # about 6,500 characters: two messages
+    gateway, _ = fast_gateway(api, tokens_per_second=2000)
+    async with gateway:
+        await api.wait_connected()
+        ts = await api.push_message("C0LONG", f"<@U0BOT> echo: {reply}", kind="channel", user="U0ERIN")
+        await eventually(lambda: len(api.screen("C0LONG", ts)) == 2 and settled(api, "C0LONG", ts),
+                         lambda: api.screen("C0LONG"))
+        await asyncio.sleep(0.2)
+    screen = api.screen("C0LONG", ts)
+    assert " ".join(screen).split() == reply.split() and all(len(t) <= 4000 for t in screen)
+    assert api.screen("C0LONG") == screen, "all of it in the thread"
+    assert len(api.calls_to("chat.startStream")) == 2 and api.calls_to("chat.postMessage") == []
+    assert all(m.state == "stopped" for m in api.bot_messages("C0LONG"))
+    assert not api.violations
+
+
+async def test_a_file_without_words_is_answered_with_a_notice_in_its_thread(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        api.channel("D0FILE", "im")
+        await api.push_event({"type": "message", "subtype": "file_share", "channel": "D0FILE", "user": "U0ALICE",
+                              "text": "", "ts": "1800000999.000001", "channel_type": "im",
+                              "files": [{"id": "F0PHOTO", "name": "photo.png"}]})
+        await eventually(lambda: api.screen("D0FILE", "1800000999.000001") != [], lambda: api.screen("D0FILE"))
+    [notice] = api.screen("D0FILE", "1800000999.000001")
+    assert "I can only read text" in notice
