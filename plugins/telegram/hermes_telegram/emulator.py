@@ -226,8 +226,12 @@ class BotApiEmulator:
         return self.chat(chat_id).screen
 
     async def push_message(self, chat_id: int, text: str, *, chat_type: str = "private",
-                           thread_id: int | None = None, user_id: int = 1001, first_name: str = "Ada") -> int:
-        """A person writes ``text`` in the chat; the bot sees it in ``getUpdates``. Returns the update id."""
+                           thread_id: int | None = None, user_id: int = 1001, first_name: str = "Ada",
+                           reply_to: str | int | None = None) -> int:
+        """A person writes ``text`` in the chat; the bot sees it in ``getUpdates``. Returns the update id.
+
+        ``reply_to``: the id of a message in the chat this one replies to (the bot's, or a person's).
+        """
         chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
         if chat_type == "private":
             chat["first_name"] = first_name
@@ -250,6 +254,16 @@ class BotApiEmulator:
         entities = _entities_telegram_finds(text)
         if entities:
             message["entities"] = entities
+        if reply_to is not None:
+            bots = {m.id: m for m in emulated.messages}
+            if str(reply_to) in bots:
+                message["reply_to_message"] = self._message_json(emulated, bots[str(reply_to)])
+            else:
+                said = dict(emulated.said)
+                message["reply_to_message"] = {
+                    "message_id": int(reply_to), "date": int(time.time()), "chat": chat,
+                    "text": said.get(int(reply_to), ""), "from": {"id": user_id, "is_bot": False,
+                                                                  "first_name": first_name}}
         return await self.push_update({"message": message})
 
     async def push_update(self, body: dict[str, Any]) -> int:

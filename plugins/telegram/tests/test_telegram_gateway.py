@@ -121,6 +121,20 @@ async def test_in_a_group_only_messages_for_the_bot_are_answered(api):
     assert answer == "hi @hermes_test_bot"
 
 
+async def test_in_a_group_a_reply_to_the_bot_is_answered_and_a_reply_to_someone_else_is_not(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(-2003, "echo: first answer @hermes_test_bot", chat_type="group")
+        await eventually(lambda: api.screen(-2003) == ["first answer @hermes_test_bot"],
+                         lambda: api.chat(-2003).messages)
+        bot_message = api.chat(-2003).messages[0].id
+        person_message = api.chat(-2003).said[0][0]
+        await api.push_message(-2003, "echo: not for the bot", chat_type="group", reply_to=person_message)
+        await api.push_message(-2003, "echo: a reply to the bot", chat_type="group", reply_to=bot_message)
+        await eventually(lambda: len(api.screen(-2003)) == 2, lambda: api.chat(-2003).messages)
+    assert api.screen(-2003) == ["first answer @hermes_test_bot", "a reply to the bot"]
+
+
 async def test_a_private_reply_does_not_quote(api):
     gateway, _ = fast_gateway(api)
     async with gateway:
