@@ -6,6 +6,11 @@ into these two exceptions and let the delivery core decide what happens next.
 
 from __future__ import annotations
 
+from typing import Literal
+
+#: Who a 429 stops: one chat (the default) or every chat of the bot.
+RateScope = Literal["chat", "bot"]
+
 
 class DeliveryError(Exception):
     """A platform call failed for a reason other than rate limiting.
@@ -26,13 +31,19 @@ class DeliveryError(Exception):
 class RateLimited(DeliveryError):
     """The platform said "slow down" (HTTP 429, a flood error).
 
-    ``retry_after`` is in seconds. The core makes no call into that chat
-    until the time has passed, and coalesces updates meanwhile.
+    ``retry_after`` is in seconds. ``scope`` says what the limit covers:
+    ``"chat"`` (the default) stops calls into that one chat; ``"bot"``
+    stops calls into every chat of the bot (Discord's global limit,
+    WhatsApp's per-number throughput). The core makes no call the limit
+    covers until the time has passed, and coalesces updates meanwhile.
     """
 
-    def __init__(self, retry_after: float, message: str = "") -> None:
-        super().__init__(message or f"rate limited, retry after {retry_after:g}s", retryable=True)
+    def __init__(self, retry_after: float, message: str = "", *, scope: RateScope = "chat") -> None:
+        if scope not in ("chat", "bot"):
+            raise ValueError(f"RateLimited scope must be 'chat' or 'bot', not {scope!r}")
+        super().__init__(message or f"rate limited ({scope}), retry after {retry_after:g}s", retryable=True)
         self.retry_after = float(retry_after)
+        self.scope: RateScope = scope
 
 
 class ConfigError(Exception):

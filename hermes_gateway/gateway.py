@@ -121,7 +121,7 @@ class Gateway:
                               middlewares=[_finish_unless_cancellable])
         app[GATEWAY_KEY] = self
         self.app = app
-        hook.register_routes(app=app)
+        hook.register_routes(app=app, gateway=self)
         self._startup_ran = True
         await self._run_startup_hooks()
         if not self.serve:

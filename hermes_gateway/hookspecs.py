@@ -4,13 +4,29 @@ Collection hooks are plain sync calls. The four stream hooks may be
 ``async def``: pluggy then returns coroutines that the core awaits. The
 core calls stream hooks only on the plugin that registered the stream's
 platform.
+
+Which stream hooks a platform plugin must implement (checked when it is
+loaded, see :data:`hermes_gateway.plugins.REQUIRED_STREAM_HOOKS`):
+``on_stream_end`` always (every message's final text goes through it);
+``on_delta`` when the plugin implements ``supports_edit`` or declares an
+``append_only`` platform (previews go through it). A plugin may take fewer
+arguments than a spec names (pluggy passes only those it asks for), so a
+``register_routes(app)`` written before ``gateway`` was added still works.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import pluggy
+
+from .platform import MessageRef, Platform, Stream
+
+if TYPE_CHECKING:  # the gateway imports the plugin layer: no import at run time
+    from aiohttp import web
+
+    from .gateway import Gateway
+    from .tools import Tool
 
 PROJECT = "hermes_gateway"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -18,51 +34,85 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_platforms(register: Callable[..., None]) -> None:
+def register_platforms(register: Callable[[Platform], None]) -> None:
     """Call ``register(Platform(...))`` for each platform this plugin serves."""
 
 
 @hookspec
-def register_tools(register: Callable[..., None]) -> None:
+def register_tools(register: Callable[["Tool"], None]) -> None:
     """Call ``register(Tool(...))`` for each tool the agent may call."""
 
 
 @hookspec
-def register_routes(app: Any) -> None:
-    """Add HTTP routes (webhooks) to the gateway's ``aiohttp.web.Application``."""
+def register_commands(register: Callable[[Any], None]) -> None:
+    """Call ``register(Command(name, help, run))`` for each chat command this plugin adds.
 
-
-@hookspec
-def startup(gateway: Any) -> Any:
-    """The gateway is starting; may return an awaitable."""
-
-
-@hookspec
-def shutdown(gateway: Any) -> Any:
-    """The gateway is stopping; may return an awaitable."""
-
-
-@hookspec
-def supports_edit(stream: Any) -> bool:
-    """Whether messages in this stream's chat can be edited in place."""
-
-
-@hookspec
-def on_stream_start(stream: Any) -> Any:
-    """A reply is starting: show a typing indicator, set up a native draft. Sends no text."""
-
-
-@hookspec
-def on_delta(stream: Any, message: Any, text: str) -> Any:
-    """Show ``text`` (the whole visible text of that one message) in ``message``.
-
-    When ``message`` is None, send a new message and return its ``MessageRef``.
+    The core handles ``/new``, ``/stop`` and ``/help`` on every platform;
+    a plugin's commands join them (listed by ``/help``; a built-in cannot be
+    replaced). ``run`` is ``async def run(ctx: CommandContext) -> str | None``,
+    called when a person sends ``/name``; its text is the answer.
     """
 
 
 @hookspec
-def on_stream_end(stream: Any, message: Any, text: str) -> Any:
+def register_routes(app: "web.Application", gateway: "Gateway") -> None:
+    """Add HTTP routes (webhooks) to the gateway's ``aiohttp.web.Application``.
+
+    A webhook handler turns the request into ``Incoming(...)`` and calls
+    ``gateway.receive(incoming)``, which returns at once (the reply runs in
+    the core), so the request is answered before the model runs.
+    """
+
+
+@hookspec
+def startup(gateway: "Gateway") -> Awaitable[None] | None:
+    """The gateway is starting; may return an awaitable."""
+
+
+@hookspec
+def shutdown(gateway: "Gateway") -> Awaitable[None] | None:
+    """The gateway is stopping; may return an awaitable."""
+
+
+@hookspec
+def supports_edit(stream: Stream) -> bool | Awaitable[bool]:
+    """Whether messages in this stream's chat can be edited in place (needs ``on_delta``)."""
+
+
+@hookspec
+def on_stream_start(stream: Stream) -> Awaitable[None] | None:
+    """Show (refresh) a typing indicator. Sends no text.
+
+    Called about a second into a reply and again every ``typing_interval``
+    seconds while nothing visible happens (before the first text, while a
+    tool runs, the whole reply when previews are off); not called when the
+    call would hold the reply's first text back (text that comes at once
+    needs no indicator). So the other hooks must not depend on it: set up
+    per-reply state lazily, in ``stream.state``. Each call is charged to
+    the chat's budget.
+    """
+
+
+@hookspec
+def on_delta(stream: Stream, message: MessageRef | None, text: str) -> MessageRef | Awaitable[MessageRef]:
+    """Show ``text`` (the whole visible text of that one message) in ``message``: a preview.
+
+    When ``message`` is None, send a new message and return its ``MessageRef``.
+    A preview is never a message's last call: ``on_stream_end`` follows.
+    On an ``append_only`` platform each text extends the previous one.
+    """
+
+
+@hookspec
+def on_stream_end(stream: Stream, message: MessageRef | None, text: str) -> MessageRef | Awaitable[MessageRef]:
     """The final text of that message: edit it, or send it when ``message`` is None.
 
+    Every message of a reply ends with exactly this call once its text is
+    final — also a message that overflowed into the next one — so a
+    platform can finalise it (stop a native stream, apply formatting).
+    It may come again for the same message only when the final text had to
+    change (post-processing, a reset, a repair after a failed edit). On an
+    ``append_only`` platform ``text`` is the whole final text: when it
+    does not extend what the message shows, replace the message's content.
     Returns the ``MessageRef`` of the message that now shows ``text``.
     """

@@ -54,6 +54,16 @@ class Platform:
     ``bot_budget``, when set, is the limit across all chats of the bot
     (Telegram: about 30 messages per second); every call is charged to it too.
 
+    ``append_only``: the platform's native streaming can only append text
+    to a message (Slack's ``chat.appendStream``). The core then keeps every
+    ``on_delta`` text of a message an exact prefix of the next one and of
+    its final text (no cursor, no tool line, no code fence closed only for
+    the preview), so the plugin sends just the new part (see
+    :func:`appended`). When the final text does not extend what the message
+    shows (after a ``StreamReset``, or post-processing changed it),
+    ``on_stream_end`` carries the whole final text and the plugin replaces
+    the message's content.
+
     ``start(gateway)``/``stop()`` begin and end receiving messages (polling,
     a websocket); they may be None for send-only platforms.
     """
@@ -64,6 +74,7 @@ class Platform:
     edit_interval: float = 1.5
     budgets: Mapping[str, RateBudget] = field(default_factory=lambda: {"default": DEFAULT_BUDGET})
     bot_budget: RateBudget | None = None
+    append_only: bool = False
     description: str = ""
     start: Callable[[Any], Awaitable[None] | None] | None = None
     stop: Callable[[], Awaitable[None] | None] | None = None
@@ -87,12 +98,18 @@ class Platform:
 
 @dataclass(frozen=True, slots=True)
 class StreamSettings:
-    """The effective streaming settings for one reply on one platform."""
+    """The effective streaming settings for one reply on one platform.
+
+    ``typing_interval``: while nothing visible happens (before the first
+    text, while a tool runs, the whole reply when previews are off), the
+    typing indicator (``on_stream_start``) is refreshed this often.
+    """
 
     enabled: bool = False
     edit_interval: float = 1.5
     min_tokens: int = 20
     cursor: str = " ▌"
+    typing_interval: float = 4.5
 
 
 @dataclass
@@ -110,3 +127,20 @@ class Stream:
     settings: StreamSettings = field(default_factory=StreamSettings)
     reply_to: str | None = None
     state: dict[str, Any] = field(default_factory=dict)
+
+
+def appended(shown: str, text: str) -> str | None:
+    """For append-only platforms: the part of ``text`` after ``shown``, or None if it does not extend it.
+
+    A plugin keeps what it last sent per message (``stream.state``) and,
+    in ``on_delta``, appends ``appended(shown, text)``; in
+    ``on_stream_end`` a None means the message must be replaced whole::
+
+        new = appended(stream.state.get(message.message_id, ""), text)
+        if new is None:
+            await client.update(message.message_id, text)      # repair
+        elif new:
+            await client.append(message.message_id, new)
+        stream.state[message.message_id] = text
+    """
+    return text[len(shown):] if text.startswith(shown) else None

@@ -1,7 +1,9 @@
 """The plugin manager: built-ins, entry points, and a registry of platforms.
 
-A plugin that fails to import, or implements a hook that does not exist,
-is reported by name and skipped; the gateway starts with the others.
+A plugin that fails to import, implements a hook that does not exist, or
+registers a platform without a stream hook that platform needs, is
+reported by name in one line and skipped; the gateway starts with the
+others.
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 )
 
 STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end")
+
+#: Why each stream hook is needed, by what a platform plugin declares. A plugin
+#: missing one would lose text silently (a tail never sent, a cursor left on screen).
+REQUIRED_STREAM_HOOKS: dict[str, str] = {
+    "on_stream_end": "every platform shows each message's final text with it",
+    "on_delta": "a platform that can edit (supports_edit) or appends (append_only) shows previews with it",
+}
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,12 @@ class Plugins:
             self._problem(name, f"implements unknown hook(s) {', '.join(unknown)}; "
                                 f"known hooks: {', '.join(_spec_names())}")
             return False
+        implemented = set(implemented_hooks(plugin))
+        missing = missing_stream_hook(implemented)
+        if missing:
+            self._problem(name, f"registers a platform but does not implement {missing} "
+                                f"({REQUIRED_STREAM_HOOKS[missing]})")
+            return False
         try:
             self.pm.register(plugin, name=name)
         except (pluggy.PluginValidationError, ValueError) as exc:
@@ -83,11 +98,16 @@ class Plugins:
     def platforms(self) -> dict[str, RegisteredPlatform]:
         """Every registered platform by name (collected once, then cached)."""
         if self._platforms is None:
-            self._platforms = {
-                platform.name: RegisteredPlatform(platform, impl.plugin, impl.plugin_name,
-                                                  self.origins.get(impl.plugin_name, "direct"))
-                for platform, impl in self.collect("register_platforms", Platform, "platform")
-            }
+            found: dict[str, RegisteredPlatform] = {}
+            for platform, impl in self.collect("register_platforms", Platform, "platform"):
+                if platform.append_only and not _implements(impl.plugin, "on_delta"):
+                    why = REQUIRED_STREAM_HOOKS["on_delta"]
+                    self._problem(impl.plugin_name, f"platform {platform.name!r} is append_only but the plugin "
+                                                    f"does not implement on_delta ({why})")
+                    continue
+                found[platform.name] = RegisteredPlatform(platform, impl.plugin, impl.plugin_name,
+                                                          self.origins.get(impl.plugin_name, "direct"))
+            self._platforms = found
         return self._platforms
 
     def platform(self, name: str) -> RegisteredPlatform:
@@ -171,10 +191,10 @@ def _spec_names() -> list[str]:
                   if callable(f) and hasattr(f, f"{hookspecs.PROJECT}_spec"))
 
 
-def _unknown_hooks(plugin: Any) -> list[str]:
+def implemented_hooks(plugin: Any) -> list[str]:
+    """The hook names ``plugin`` implements (marked with ``hookimpl``), known or not."""
     marker = f"{hookspecs.PROJECT}_impl"
-    known = set(_spec_names())
-    unknown = []
+    names = []
     for attr in dir(plugin):
         if attr.startswith("_"):
             continue
@@ -184,10 +204,28 @@ def _unknown_hooks(plugin: Any) -> list[str]:
             continue
         opts = getattr(value, marker, None)
         if isinstance(opts, dict):
-            hook_name = opts.get("specname") or attr
-            if hook_name not in known:
-                unknown.append(hook_name)
-    return unknown
+            names.append(opts.get("specname") or attr)
+    return names
+
+
+def _implements(plugin: Any, hook_name: str) -> bool:
+    return hook_name in implemented_hooks(plugin)
+
+
+def _unknown_hooks(plugin: Any) -> list[str]:
+    known = set(_spec_names())
+    return [name for name in implemented_hooks(plugin) if name not in known]
+
+
+def missing_stream_hook(implemented: set[str]) -> str | None:
+    """The first stream hook a plugin registering platforms needs but lacks (None: complete)."""
+    if "register_platforms" not in implemented:
+        return None
+    if "on_stream_end" not in implemented:
+        return "on_stream_end"
+    if "supports_edit" in implemented and "on_delta" not in implemented:
+        return "on_delta"
+    return None
 
 
 def _plugin_name(plugin: Any) -> str:

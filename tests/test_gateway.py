@@ -33,6 +33,10 @@ class Recorder:
         register(Platform(name="dormant", start=lambda gw: self.calls.append("start:dormant")))
 
     @hookimpl
+    def on_stream_end(self, stream, message, text):  # a platform plugin must show final texts
+        return message
+
+    @hookimpl
     def register_routes(self, app):
         assert app[GATEWAY_KEY].config is not None
         async def hook(request):
@@ -149,6 +153,10 @@ async def test_a_platform_that_cannot_start_stops_what_started_and_says_which():
                 raise RuntimeError("bad token")
             register(Platform(name="second", start=fail))
 
+        @hookimpl
+        def on_stream_end(self, stream, message, text):
+            return message
+
     cfg = parse_config({"api_server": {"port": 0}, "platforms": {"first": True, "second": True}}, env={})
     gw = Gateway(cfg, make_plugins(load_entry_points=False, extra=[Broken()]))
     with pytest.raises(StartError, match="platform second .* failed to start: RuntimeError: bad token"):
@@ -167,6 +175,10 @@ class Quiet:
     @hookimpl
     def register_platforms(self, register):
         register(Platform(name=self.name))
+
+    @hookimpl
+    def on_stream_end(self, stream, message, text):  # a platform plugin must show final texts
+        return message
 
     @hookimpl
     def startup(self, gateway):

@@ -58,6 +58,9 @@ def test_entry_point_plugins_are_discovered(site):
         @hermes_gateway.hookimpl
         def register_platforms(register):
             register(hermes_gateway.Platform(name="demo_chat"))
+        @hermes_gateway.hookimpl
+        def on_stream_end(stream, message, text):
+            return message
     """, "demo_chat = hg_demo_plugin")
     plugins = make_plugins(builtins=())
     assert "demo_chat" in plugins.platforms()
@@ -108,6 +111,10 @@ def test_a_register_platforms_that_raises_does_not_stop_the_others():
         def register_platforms(self, register):
             raise ValueError("no token configured")
 
+        @hermes_gateway.hookimpl
+        def on_stream_end(self, stream, message, text):
+            return message
+
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[Exploding(), notebook_platform])
     assert list(plugins.platforms()) == ["notebook"]
     assert "no token configured" in str(plugins.problems[0])
@@ -133,3 +140,85 @@ def test_every_hook_is_documented_with_an_example():
         assert f"### `{name}(" in guide or f"`{name}(gateway)`" in guide, f"hook {name} is not documented"
         assert f"def {name}(" in guide, f"hook {name} has no example"
         assert getattr(hookspecs, name).__doc__, f"hook {name} has no docstring"
+
+
+# -- a plugin missing a stream hook its platform needs is refused at load ------------------------------------
+
+def _platform_plugin(name: str, **hooks):
+    class Plugin:
+        __name__ = name
+
+        @hermes_gateway.hookimpl
+        def register_platforms(self, register):
+            register(hermes_gateway.Platform(name=name, append_only=hooks.pop("append_only", False)))
+
+    for hook in hooks:
+        async def impl(stream, message=None, text=""):
+            return message
+        impl.__name__ = hook
+        setattr(Plugin, hook, staticmethod(hermes_gateway.hookimpl(specname=hook)(impl)))
+    return Plugin()
+
+
+def test_a_plugin_with_previews_but_no_on_stream_end_is_refused_in_one_line_and_the_others_load():
+    plugins = make_plugins(builtins=(), load_entry_points=False,
+                           extra=[_platform_plugin("tailless", on_delta=True), notebook_platform])
+    assert [str(p) for p in plugins.problems] == [
+        "plugin 'tailless' skipped: registers a platform but does not implement on_stream_end "
+        "(every platform shows each message's final text with it)"]
+    assert list(plugins.platforms()) == ["notebook"]
+    assert "tailless" not in [plugins.pm.get_name(p) for p in plugins.pm.get_plugins()]
+
+
+def test_a_plugin_that_says_it_can_edit_without_on_delta_is_refused():
+    plugins = make_plugins(builtins=(), load_entry_points=False,
+                           extra=[_platform_plugin("editless", supports_edit=True, on_stream_end=True)])
+    assert len(plugins.problems) == 1
+    assert "'editless'" in str(plugins.problems[0]) and "on_delta" in str(plugins.problems[0])
+    assert plugins.platforms() == {}
+
+
+def test_an_append_only_platform_without_on_delta_is_refused():
+    plugins = make_plugins(builtins=(), load_entry_points=False,
+                           extra=[_platform_plugin("appender", on_stream_end=True, append_only=True)])
+    assert len(plugins.problems) == 1
+    message = str(plugins.problems[0])
+    assert "'appender'" in message and "append_only" in message and "on_delta" in message
+    assert plugins.platforms() == {}
+
+
+def test_a_send_only_plugin_needs_only_on_stream_end():
+    plugins = make_plugins(builtins=(), load_entry_points=False,
+                           extra=[_platform_plugin("sender", on_stream_end=True)])
+    assert plugins.problems == [] and "sender" in plugins.platforms()
+
+
+def test_register_routes_receives_the_gateway_and_an_old_one_argument_impl_still_works():
+    seen = []
+
+    class New:
+        @hermes_gateway.hookimpl
+        def register_routes(self, app, gateway):
+            seen.append(("new", app, gateway))
+
+    class Old:
+        @hermes_gateway.hookimpl
+        def register_routes(self, app):
+            seen.append(("old", app))
+
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[New(), Old()])
+    assert plugins.problems == []
+    plugins.pm.hook.register_routes(app="the app", gateway="the gateway")
+    assert sorted(seen) == [("new", "the app", "the gateway"), ("old", "the app")]
+
+
+def test_register_commands_is_a_hook_plugins_may_implement():
+    class Commands:
+        @hermes_gateway.hookimpl
+        def register_commands(self, register):
+            register("ping")
+
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[Commands()])
+    got = []
+    plugins.pm.hook.register_commands(register=got.append)
+    assert plugins.problems == [] and got == ["ping"]

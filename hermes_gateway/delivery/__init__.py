@@ -2,8 +2,12 @@
 
 Each guarantee lives in one module: :mod:`.think_filter` (clean text),
 :mod:`.measure` and :mod:`.split` (overflow), :mod:`.budget` (one rate
-budget per chat, 429 back-off), :mod:`.ledger` (exactly once),
-:mod:`.session` (pacing and the worker), :mod:`.core` (the front door).
+budget per chat and one per bot), :mod:`.pacing` (when a call may be made,
+429 scopes, back-off), :mod:`.preview` (what each message shows while the
+reply grows, append-only prefixes), :mod:`.ledger` (exactly once),
+:mod:`.final` (every message ended with ``on_stream_end``, no cursor left
+whatever failed), :mod:`.session` (the worker and typing), :mod:`.core`
+(the front door).
 """
 
 from .core import Delivery, deliver_events

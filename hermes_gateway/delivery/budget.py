@@ -42,6 +42,11 @@ class ChatBudget:
         at = now if self.tokens >= 1.0 else now + (1.0 - self.tokens) / self.budget.rate + SAFETY_MARGIN
         return max(at, self.blocked_until)
 
+    def available(self, now: float) -> float:
+        """The tokens in the bucket now (below 1 while calls must wait)."""
+        self._refill(now)
+        return self.tokens if now >= self.blocked_until else 0.0
+
     def take(self, now: float) -> None:
         """Charge one call. Callers check :meth:`ready_at` first; debt is allowed but never planned."""
         self._refill(now)
@@ -58,6 +63,10 @@ class ChatBudget:
 
 #: The key of a platform's budget across all its chats (no chat id is empty).
 ALL_CHATS = ""
+
+#: The bot-wide budget of a platform that declares none: never the limit, but a
+#: bot-scope 429 (``RateLimited(scope="bot")``) still has a budget to block.
+UNLIMITED = RateBudget(rate=1e9, burst=10**9)
 
 
 class ChatBudgets:

@@ -7,13 +7,14 @@ into a chat) and the hook bindings of each platform. A gateway has one.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import AsyncIterable
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
 from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
-from .budget import ALL_CHATS, ChatBudgets
+from .budget import ALL_CHATS, UNLIMITED, ChatBudgets
 from .hooks import PlatformHooks
 from .session import DeliveryPolicy, DeliveryReport, StreamSession
 
@@ -37,14 +38,22 @@ class Delivery:
 
     def session(self, platform: str, chat_id: str, *, thread_id: str | None = None, chat_kind: str | None = None,
                 settings: StreamSettings | None = None, reply_to: str | None = None) -> StreamSession:
-        """A session for one reply into one chat; settings default to the config's for that platform."""
+        """A session for one reply into one chat; settings default to the config's for that platform.
+
+        The chat's budget and the bot's (``ALL_CHATS``) are shared with every
+        other reply of this gateway. The bot's exists even when the platform
+        declares no ``bot_budget``, so a bot-scope 429 always has a budget to
+        block: every chat of that bot then waits.
+        """
         hooks = self.hooks(platform)
+        if settings is None:
+            settings = replace(self.config.streaming_for(platform),
+                               typing_interval=self.config.conversation.typing_interval)
         stream = Stream(platform=hooks.platform, chat_id=str(chat_id), thread_id=thread_id, chat_kind=chat_kind,
-                        settings=settings or self.config.streaming_for(platform), reply_to=reply_to)
+                        settings=settings, reply_to=reply_to)
         now = asyncio.get_running_loop().time()
         budget = self.budgets.for_chat(platform, stream.chat_id, hooks.platform.budget_for(chat_kind), now)
-        bot_budget = hooks.platform.bot_budget
-        bot = self.budgets.for_chat(platform, ALL_CHATS, bot_budget, now) if bot_budget else None
+        bot = self.budgets.for_chat(platform, ALL_CHATS, hooks.platform.bot_budget or UNLIMITED, now)
         return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
                              reasoning_starts_open=self.config.model.reasoning_starts_open)
 

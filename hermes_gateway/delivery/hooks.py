@@ -27,6 +27,9 @@ class PlatformHooks:
             for name in STREAM_HOOKS
         }
         self.implements = {name: bool(caller.get_hookimpls()) for name, caller in self._callers.items()}
+        if not self.implements["on_stream_end"]:  # make_plugins refuses such a plugin; a hand-built manager may not
+            raise TypeError(f"plugin {registered.plugin_name!r} registers platform {self.platform.name!r} but does "
+                            f"not implement on_stream_end: the final text of its messages could not be shown")
 
     async def call(self, name: str, **kwargs: Any) -> Any:
         """Call hook ``name`` on this platform's plugin; None when it does not implement it."""

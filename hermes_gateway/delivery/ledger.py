@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..platform import MessageRef
 from .measure import Measure
-from .split import Piece, fence_after, render, split_into_at_least, split_text
+from .split import Piece, fence_after, render, split_into_at_least, split_keeping, split_text
 
 #: Shown in a message that must still exist but whose reply turned out empty.
 EMPTY_REPLY = "(no reply)"
@@ -28,11 +28,18 @@ class LedgerEntry:
     ref: MessageRef | None = None
     shown: str | None = None      # the text we believe the person sees; None = nothing or unknown
     uncertain: bool = False       # an ambiguous failure: what it shows is unknown
+    ended: bool = False           # its last successful call was on_stream_end with ``shown``
+    seen: tuple[Piece, str] | None = None          # the part of the reply it shows, and that text
+    pending_end: int = 0          # where the text of the preview being planned ends in the reply
     last_call: float = float("-inf")
 
     def needs(self, text: str) -> bool:
         """Whether showing ``text`` here takes a call (never for identical, certain text)."""
         return self.ref is None or self.uncertain or self.shown != text
+
+    def needs_end(self, text: str) -> bool:
+        """Whether ending this message with ``text`` takes a call: every message ends with on_stream_end."""
+        return self.needs(text) or not self.ended
 
 
 @dataclass
@@ -48,7 +55,7 @@ class Ledger:
         return [e.ref for e in self.entries if e.ref is not None]
 
     def plan_final(self, doc: str, shown_doc: str, limit: int, measure: Measure, *, reset: bool = False,
-                   interrupted: bool = False) -> list[tuple[LedgerEntry, str]]:
+                   interrupted: bool = False, min_end: int | None = None) -> list[tuple[LedgerEntry, str]]:
         """Which message must end up showing which text, for the final reply ``doc``.
 
         Messages already on screen are reused, in order, even when previews
@@ -57,7 +64,9 @@ class Ledger:
         the final reply still starts with what they show; otherwise the reply
         is split again, into at least as many pieces as there are messages,
         so none is left showing stale text. An interrupted reply only
-        finishes the messages that exist. The ledger becomes the plan.
+        finishes the messages that exist. ``min_end`` (append-only
+        platforms) keeps the live message's text at least up to what it
+        already shows. The ledger becomes the plan.
         """
         entries = [e for e in self.entries if e.ref is not None or e.frozen]
         frozen = [e for e in entries if e.frozen]
@@ -65,8 +74,11 @@ class Ledger:
         if not reset and frozen and doc.startswith(shown_doc[: frozen[-1].piece.end]):
             last = frozen[-1].piece
             opener = fence_after(doc[last.start:last.end], last.opener)
-            tail = split_text(doc, limit, measure, start=last.end, opener=opener) if last.end < len(doc) else []
+            tail = split_keeping(doc, limit, measure, start=last.end, opener=opener,
+                                 min_end=min_end) if last.end < len(doc) else []
             pieces = [e.piece for e in frozen] + tail
+        elif not reset and not frozen and doc:
+            pieces = split_keeping(doc, limit, measure, min_end=min_end)
         else:
             pieces = split_text(doc, limit, measure) if doc else []
         if len(pieces) < len(entries):

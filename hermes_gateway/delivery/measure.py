@@ -15,7 +15,8 @@ Measure = Callable[[str], int]
 def utf16_length(text: str) -> int:
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    # encoding runs in C: a preview with a cursor is never ASCII, and this runs on every one
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def measure_for(unit: str) -> Measure:

@@ -3,18 +3,20 @@
 The agent feeds text deltas synchronously (``feed`` never blocks and never
 awaits: generation runs at model speed whatever the platform does). A
 single worker task beside it turns the newest text into as few platform
-calls as the platform's limits allow:
+calls as the platform's limits allow. Each guarantee lives in one module:
 
-* nothing is shown before ``min_tokens`` deltas;
-* at most one call per ``edit_interval`` per message, and every call takes
-  a token from the chat's shared budget (:mod:`.budget`);
-* after ``RateLimited`` nothing goes into the chat until ``retry_after``;
-  updates meanwhile coalesce, because the worker always renders the newest
-  text when it is allowed to call again;
-* text past the platform's limit freezes into one message and continues in
-  the next (:mod:`.split`);
-* at the end the post-processed reply is reconciled against the ledger
-  (:mod:`.ledger`) so the person sees it exactly once, without cursor.
+* :mod:`.preview` — what each message shows while the reply grows
+  (nothing before ``min_tokens`` deltas; overflow freezes into finished
+  messages, each ended with ``on_stream_end``; append-only prefixes);
+* :mod:`.pacing` — when a call may be made: at most one call per
+  ``edit_interval`` per message for previews, every call from the chat's
+  (and the bot's) budget, nothing while a 429 blocks; updates meanwhile
+  coalesce, because the worker always renders the newest text;
+* :mod:`.final` — the end: the post-processed reply reconciled against the
+  ledger (:mod:`.ledger`) so the person sees it exactly once, without a
+  cursor, whatever failed;
+* this module — the worker, the typing indicator, and the one place a
+  platform hook is called.
 
 The worker is the only caller of the platform, so calls into a chat from
 one reply never overlap.
@@ -25,21 +27,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable
 
 from ..errors import DeliveryError, RateLimited
 from ..platform import MessageRef, Stream
+from ..reasoning import postprocess_reply
 from .budget import ChatBudget
+from .final import Finisher
 from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
-from .split import Piece, fence_after, render, split_text
-from ..reasoning import ReasoningFilter, postprocess_reply
+from .pacing import Pacer
+from .preview import STATUS_GAP, Draft
+from .split import Piece
 
 log = logging.getLogger(__name__)
 
-#: Between a preview's text and its tool progress line.
-STATUS_GAP = "\n\n"
+__all__ = ["STATUS_GAP", "DeliveryPolicy", "DeliveryReport", "StreamSession"]
+
 
 @dataclass(frozen=True)
 class DeliveryPolicy:
@@ -52,6 +56,8 @@ class DeliveryPolicy:
     preview_failures_before_fallback: int = 3
     final_deadline: float = 900.0        # give up on the final text after this long
     interrupt_deadline: float = 10.0     # a cancelled reply's clean-up gives up sooner
+    cleanup_deadline: float = 60.0       # removing a cursor gets this long after the text is safe, past any deadline
+    typing_delay: float = 1.0            # the first typing call waits this long: text that comes sooner needs none
 
 
 @dataclass
@@ -65,6 +71,7 @@ class DeliveryReport:
     calls: int = 0
     rate_limited: int = 0
     error: str | None = None
+    stuck: list[MessageRef] = field(default_factory=list)  # messages that refused every edit (a cursor may stay)
 
 
 class StreamSession:
@@ -75,8 +82,6 @@ class StreamSession:
                  reasoning_starts_open: bool = False) -> None:
         self.hooks = hooks
         self.stream = stream
-        self.budget = budget
-        self.bot_budget = bot_budget  # the platform's limit across all chats, if it declares one
         self.policy = policy or DeliveryPolicy()
         platform = hooks.platform
         settings = stream.settings
@@ -84,32 +89,31 @@ class StreamSession:
         self._measure = measure_for(platform.length_unit)
         self._interval = max(settings.edit_interval, platform.edit_interval)
         self._min_tokens = settings.min_tokens
-        self._cursor = settings.cursor
         self._previews_wanted = settings.enabled
         self._previews_on = False        # decided once the plugin says whether it can edit
-        self._starts_open = reasoning_starts_open  # model.reasoning_starts_open: replies open inside reasoning
-        self._scrubber = ReasoningFilter(starts_open=reasoning_starts_open, on_retract=self._reasoning_shown)
-        self._parts: list[str] = []
-        self._joined = ""
-        self._joined_parts = 0
-        self._raw: list[str] = []
-        self._leading = True             # still skipping leading whitespace
-        self._tokens = 0
-        self._version = 0                # bumps on every visible change
-        self._shown_version = -1
-        self._status = ""                # tool progress line, previews only
-        self._reset = False
-        self._preview_failures = 0
         self._ledger = Ledger()
+        self._starts_open = reasoning_starts_open
+        self._draft = Draft(platform, settings, self._ledger, self._measure,
+                            reasoning_starts_open=reasoning_starts_open)
+        self._pacer = Pacer(budget, bot_budget, backoff_base=self.policy.backoff_base,
+                            backoff_cap=self.policy.backoff_cap)
+        self._shown_version = -1
+        self._preview_failures = 0
+        self._typing_interval = settings.typing_interval
+        self._typing_at = float("inf")   # when the typing indicator is next due
+        self._typing_failures = 0
         self._report = DeliveryReport()
         self._final: str | None = None
-        self._finishing = False
         self._interrupted = False
-        self._waiter: asyncio.Future[None] | None = None
-        self._wake_on_change = False
         self._task: asyncio.Task[DeliveryReport] | None = None
-        self._retry_at = float("-inf")      # back-off after a failed call
-        self._rate_limit_waits = 0.0        # seconds the platform told us to wait, in all
+
+    @property
+    def budget(self) -> ChatBudget:
+        return self._pacer.budget
+
+    @property
+    def bot_budget(self) -> ChatBudget | None:
+        return self._pacer.bot_budget
 
     # ------------------------------------------------------------------ producer side (sync)
 
@@ -122,52 +126,38 @@ class StreamSession:
         """Take one text delta from the model. Never blocks."""
         if self._task is None:
             self.start()
-        if self._finishing or not delta:
+        pacer = self._pacer
+        if pacer.ending or not delta:
             return
-        self._raw.append(delta)
-        visible = self._scrubber.feed(delta)
+        # the hot path of the whole core (once per model token): the Draft's fields, written inline
+        draft = self._draft
+        draft.raw.append(delta)
+        visible = draft.scrubber.feed(delta)
         if not visible:
             return
-        if self._leading:
+        if draft.leading:
             visible = visible.lstrip()
             if not visible:
                 return
-            self._leading = False
-        self._parts.append(visible)
-        self._tokens += 1
-        self._version += 1
-        if self._wake_on_change and self._tokens >= self._min_tokens:
-            self._wake()
+            draft.leading = False
+        draft.parts.append(visible)
+        draft.version += 1
+        draft.tokens += 1
+        if pacer.wake_on_change and draft.tokens >= self._min_tokens:
+            pacer.wake()
 
     def tool_started(self, name: str) -> None:
-        """Show tool progress in the preview (never in the final text)."""
-        self._status = f"🔧 {name}…"
-        self._version += 1
-        if self._wake_on_change:
-            self._wake()
+        """Show tool progress in the preview (never in the final text); typing is refreshed meanwhile."""
+        self._draft.set_status(f"🔧 {name}…")
+        self._pacer.wake()  # a preview or a typing refresh may be due
 
     def tool_finished(self, name: str) -> None:
-        if self._status:
-            self._status = ""
-            self._version += 1
+        if self._draft.status:
+            self._draft.set_status("")
 
     def reset(self) -> None:
         """The text so far is being replaced (an upstream retry). Previews stop; the final reconciles."""
-        self._parts.clear()
-        self._joined, self._joined_parts = "", 0
-        self._raw.clear()
-        self._scrubber = ReasoningFilter(starts_open=self._starts_open, on_retract=self._reasoning_shown)
-        self._leading = True
-        self._reset = True
-        self._version += 1
-
-    def _reasoning_shown(self) -> None:
-        """A lone closing tag: the text shown so far was reasoning (see ``ReasoningFilter``). Drop it now."""
-        self._parts.clear()
-        self._joined, self._joined_parts = "", 0
-        self._version += 1
-        if any(entry.frozen for entry in self._ledger.entries):
-            self._reset = True  # overflowed messages hold reasoning: the final text replaces them all
+        self._draft.reset()
 
     def callback(self, delta: str | None) -> None:
         """The seed's ``stream_callback``: text deltas, then None at the end of a stream."""
@@ -180,10 +170,10 @@ class StreamSession:
         """Deliver the final reply (``final`` is post-processed; default: what was fed)."""
         if self._task is None:
             self.start()
-        if not self._finishing:
+        if not self._pacer.ending:
             self._final = final
-            self._finishing = True
-            self._wake()
+            self._pacer.ending = True
+            self._pacer.wake()
         assert self._task is not None
         return await asyncio.shield(self._task)
 
@@ -195,26 +185,29 @@ class StreamSession:
     @property
     def text(self) -> str:
         """The visible text fed so far (think blocks scrubbed)."""
-        if len(self._parts) > self._joined_parts:  # join only what arrived since the last call
-            self._joined += "".join(self._parts[self._joined_parts:])
-            self._joined_parts = len(self._parts)
-        return self._joined
+        return self._draft.text
 
     # ------------------------------------------------------------------ the worker
 
     async def _run(self) -> DeliveryReport:
-        loop = asyncio.get_running_loop()
+        pacer = self._pacer
         try:
-            await self._call_start()
             if self._previews_wanted:
                 self._previews_on = await self.hooks.supports_edit(self.stream)
-            while not self._finishing and self._previews_on:
-                await self._preview_step()
-            while not self._finishing:  # no previews: just wait for the end of the reply
-                await self._sleep(None, on_change=False)
+            if self.hooks.implements["on_stream_start"]:
+                now = pacer.now()
+                spare = pacer.spare_tokens(now) >= 2  # typing now leaves a token for the first text
+                self._typing_at = now if spare else now + self.policy.typing_delay
+            while not pacer.ending:
+                if self._previews_on and self._preview_due():
+                    await self._preview_step()
+                elif self._typing_due(pacer.now()):
+                    await self._typing()
+                else:
+                    await self._idle()
+            now = pacer.now()
             limit = self.policy.interrupt_deadline if self._interrupted else self.policy.final_deadline
-            deadline = loop.time() + limit
-            await self._deliver_final(deadline)
+            await self._deliver_final(now + limit)
             self._report.delivered = True
         except asyncio.CancelledError:
             self._report.error = "cancelled"
@@ -226,109 +219,83 @@ class StreamSession:
         finally:
             self._report.messages = self._ledger.refs
             self._report.interrupted = self._interrupted
+            self._report.calls = pacer.calls
+            self._report.rate_limited = pacer.rate_limited_count
         return self._report
 
-    async def _call_start(self) -> None:
-        """Typing indicator / native draft set-up; one call from the chat's budget, never retried."""
-        if not self.hooks.implements["on_stream_start"]:
-            return
-        await self._until(lambda now: self._ready_at(None, now), interruptible=False)
-        self._charge()
+    async def _idle(self) -> None:
+        """Nothing to show now: sleep until new text (when previewing), a typing refresh, or the end."""
+        now = self._pacer.now()
+        wanted = self._typing_wanted()
+        delay = max(self._typing_at - now, 0.0) if wanted and self._typing_at != float("inf") else None
+        if wanted and delay == 0.0:  # due but the budget is not ready: try again when it is
+            delay = max(self._pacer.ready_at(now) - now, 1e-3)
+        await self._pacer.sleep(delay, on_change=self._previews_on)
+
+    # ------------------------------------------------------------------ typing
+
+    def _typing_wanted(self) -> bool:
+        """Whether nothing visible is happening, so the typing indicator should be kept alive."""
+        if self._typing_failures >= 2 or not self.hooks.implements["on_stream_start"]:
+            return False
+        if not self._previews_on or self._draft.was_reset:
+            return True   # nothing is shown until the final text
+        if self._draft.status:
+            return True   # a tool runs
+        # before the first text; once text is arriving, the first preview needs the token, not typing
+        return self._draft.tokens == 0 and not self._ledger.refs
+
+    def _typing_due(self, now: float) -> bool:
+        return self._typing_at <= now and self._typing_wanted() and self._pacer.ready_at(now) <= now
+
+    async def _typing(self) -> None:
+        """Show (refresh) the typing indicator: one call from the chat's budget, never retried."""
+        pacer = self._pacer
+        pacer.charge()
+        self._typing_at = pacer.now() + self._typing_interval
         try:
             await self.hooks.call("on_stream_start", stream=self.stream)
+            self._typing_failures = 0
         except RateLimited as exc:
-            self._rate_limited(exc)
+            pacer.rate_limited(exc)
         except Exception as exc:  # a failed typing indicator must not cost the reply
+            self._typing_failures += 1
             log.info("on_stream_start failed on %s: %s", self.hooks.platform.name, exc)
 
     # ------------------------------------------------------------------ previews
 
+    def _preview_due(self) -> bool:
+        draft = self._draft
+        idle = draft.tokens < self._min_tokens and not (draft.status and not draft.append_only)
+        return not (draft.was_reset or idle or draft.version == self._shown_version)
+
     async def _preview_step(self) -> None:
-        idle = self._tokens < self._min_tokens and not self._status
-        if self._reset or idle or self._version == self._shown_version:
-            await self._sleep(None, on_change=True)
-            return
-        entry, _ = self._plan_preview()
+        pacer = self._pacer
+        entry, _ = self._draft.plan()
         if entry is None:
-            self._shown_version = self._version
+            self._shown_version = self._draft.version
             return
-        target = entry if entry.ref is not None else None
-        if not await self._until(lambda now: self._ready_at(target, now), interruptible=True):
+        floor = entry.last_call + self._interval if entry.ref is not None else float("-inf")
+        if not await pacer.until(lambda now: pacer.ready_at(now, floor), interruptible=True):
             return  # finishing: the final delivery takes over
-        version = self._version
-        entry, text = self._plan_preview()  # the newest text: updates coalesce here
+        version = self._draft.version
+        entry, text = self._draft.plan()  # the newest text: updates coalesce here
         if entry is None:
             self._shown_version = version
             return
-        if entry.ref is not None and self._ready_at(entry, self._now()) > self._now():
+        now = pacer.now()
+        if entry.ref is not None and pacer.ready_at(now, entry.last_call + self._interval) > now:
             return  # the plan moved to a message that is not due yet
         try:
-            await self._show(entry, text, final=False)
+            # a frozen message's text is final: it ends now, with on_stream_end
+            await self._show(entry, text, entry.frozen, self._draft.text)
             if entry is self._ledger.live:
                 self._shown_version = version
             self._preview_failures = 0
         except RateLimited as exc:
-            self._rate_limited(exc)
+            pacer.rate_limited(exc)
         except DeliveryError as exc:
             self._preview_failed(entry, exc)
-
-    def _plan_preview(self) -> tuple[LedgerEntry | None, str]:
-        """Freeze overflowing text, then pick the first message whose preview is out of date."""
-        doc = self.text
-        self._freeze_overflow(doc)
-        pending = self._next_unsynced_frozen()
-        if pending is not None:
-            return pending, pending.text or ""
-        live = self._ledger.live
-        if live is None:
-            start, opener = self._after_frozen(doc)
-            live = LedgerEntry(Piece(start, len(doc), opener))
-            self._ledger.entries.append(live)
-        live.piece = Piece(live.piece.start, len(doc), live.piece.opener)
-        body = render(doc, live.piece, limit=self._limit - self._preview_reserve(), measure=self._measure)
-        status = STATUS_GAP + self._status if self._status and body else self._status
-        text = body + status + self._cursor
-        if not body and not self._status:
-            return None, ""
-        return (live, text) if live.needs(text) else (None, "")
-
-    def _freeze_overflow(self, doc: str) -> None:
-        live = self._ledger.live
-        start, opener = (live.piece.start, live.piece.opener) if live else self._after_frozen(doc)
-        pieces = split_text(doc, self._limit, self._measure, start=start, opener=opener,
-                            reserve=self._preview_reserve())
-        if len(pieces) == 1:
-            return
-        if live is not None:
-            self._ledger.entries.pop()
-        for piece in pieces[:-1]:
-            entry = live if live is not None else LedgerEntry(piece)
-            live = None
-            entry.piece, entry.frozen, entry.text = piece, True, render(doc, piece, limit=self._limit,
-                                                                         measure=self._measure)
-            self._ledger.entries.append(entry)
-        self._ledger.entries.append(LedgerEntry(pieces[-1]))
-
-    def _preview_reserve(self) -> int:
-        """Room a preview keeps free after the text: the cursor, and the tool progress line."""
-        status = self._measure(STATUS_GAP + self._status) if self._status else 0
-        return self._measure(self._cursor) + status
-
-    def _after_frozen(self, doc: str) -> tuple[int, str | None]:
-        """Where the text after the frozen messages starts, and the code fence open there."""
-        frozen = [e for e in self._ledger.entries if e.frozen]
-        if not frozen:
-            return 0, None
-        last = frozen[-1].piece
-        return last.end, fence_after(doc[last.start:last.end], last.opener)
-
-    def _next_unsynced_frozen(self) -> LedgerEntry | None:
-        for entry in self._ledger.entries:
-            if not entry.frozen:
-                return None
-            if entry.needs(entry.text or ""):
-                return entry
-        return None
 
     def _preview_failed(self, entry: LedgerEntry, exc: DeliveryError) -> None:
         self._preview_failures += 1
@@ -341,7 +308,7 @@ class StreamSession:
             log.info("previews on %s/%s stop after %s; the final text is sent whole",
                      self.hooks.platform.name, self.stream.chat_id, exc)
             self._previews_on = False
-        self._retry_at = self._now() + self._backoff(self._preview_failures)
+        self._pacer.back_off(self._preview_failures)
 
     # ------------------------------------------------------------------ the final text
 
@@ -350,56 +317,44 @@ class StreamSession:
             return self.text.strip()  # cut off: a held-back partial tag is not text yet
         if self._final is not None:
             return self._final.strip()
-        return postprocess_reply("".join(self._raw), starts_open=self._starts_open).strip()
+        return postprocess_reply("".join(self._draft.raw), starts_open=self._starts_open).strip()
 
     async def _deliver_final(self, deadline: float) -> None:
         doc = self._final_document()
         self._report.text = doc
-        plan = self._ledger.plan_final(doc, self.text, self._limit, self._measure,
-                                       reset=self._reset, interrupted=self._interrupted)
-        for index, (entry, text) in enumerate(plan):
-            if entry.needs(text):
-                await self._final_call(entry, text, deadline, plan[index + 1:])
+        plan = self._ledger.plan_final(doc, self.text, self._limit, self._measure, reset=self._draft.was_reset,
+                                       interrupted=self._interrupted, min_end=self._append_min_end(doc))
+        finisher = Finisher(self._pacer, self._show, limit=self._limit, measure=self._measure,
+                            max_retries=self.policy.max_retries, max_rate_limits=self.policy.max_rate_limits,
+                            edit_floor=self.hooks.platform.edit_interval,
+                            label=f"{self.hooks.platform.name}/{self.stream.chat_id}")
+        try:
+            await finisher.run(doc, plan, deadline=deadline, cleanup_grace=self.policy.cleanup_deadline,
+                               interrupted=self._interrupted)
+        finally:  # the ledger lists the messages as they now stand on screen, in order
+            self._ledger.entries = [entry for entry, _ in finisher.done + finisher.todo]
+            self._report.stuck = [ref for ref in finisher.stuck if ref is not None]
 
-    async def _final_call(self, entry: LedgerEntry, text: str, deadline: float,
-                          later: list[tuple[LedgerEntry, str]]) -> None:
-        """Show ``text`` in ``entry`` for good: retry, back off, and fall back to a new message."""
-        failures = rate_limits = 0
-        fell_back = False
-        while True:
-            # time spent waiting out 429s does not count: a known wait is not a failure
-            if self._now() > deadline + self._rate_limit_waits:
-                raise DeliveryError("gave up delivering the final text (deadline passed)", retryable=False)
-            await self._until(lambda now: self._ready_at(entry if entry.ref else None, now), interruptible=False)
-            try:
-                await self._show(entry, text, final=True)
-                return
-            except RateLimited as exc:
-                self._rate_limited(exc)
-                rate_limits += 1
-                if rate_limits > self.policy.max_rate_limits:
-                    raise
-                continue
-            except DeliveryError as exc:
-                failures += 1
-                if exc.retryable and failures <= self.policy.max_retries:
-                    self._retry_at = self._now() + self._backoff(failures)
-                    continue
-                if entry.ref is None or fell_back:
-                    raise
-                # this message cannot be edited: send its text anew, and everything after it, in order
-                log.info("final edit failed (%s); sending the text as a new message", exc)
-                fell_back, failures = True, 0
-                for stale in [entry] + [e for e, _ in later]:
-                    stale.ref, stale.shown, stale.uncertain = None, None, False
+    def _append_min_end(self, doc: str) -> int | None:
+        """Append-only: the live message keeps at least what it shows, when that is still the reply's text."""
+        live = self._ledger.live
+        if not self._draft.append_only or live is None or live.seen is None or live.ref is None:
+            return None
+        seen, text = live.seen
+        return seen.end if doc[seen.start:seen.end] == text else None
 
     # ------------------------------------------------------------------ one platform call
 
-    async def _show(self, entry: LedgerEntry, text: str, *, final: bool) -> None:
-        """One call: edit ``entry`` to ``text``, or send it as a new message. Updates the ledger."""
+    async def _show(self, entry: LedgerEntry, text: str, final: bool, doc: str) -> None:
+        """One call: edit ``entry`` to ``text``, or send it as a new message. Updates the ledger.
+
+        ``final``: the message's text is final, so ``on_stream_end`` (else a
+        preview, ``on_delta``). ``doc`` is the reply text the message's piece
+        points into, to remember which part of the reply it shows.
+        """
         hook = "on_stream_end" if final else "on_delta"
-        self._charge()
-        entry.last_call = self._now()
+        self._pacer.charge()
+        entry.last_call = self._pacer.now()
         try:
             ref = await self.hooks.call(hook, stream=self.stream, message=entry.ref, text=text)
         except RateLimited:
@@ -416,71 +371,8 @@ class StreamSession:
             if not isinstance(ref, MessageRef):
                 raise DeliveryError(f"{hook} sent a message but returned {ref!r}, not a MessageRef", retryable=False)
             entry.ref = ref
-        entry.shown, entry.uncertain = text, False
-
-    # ------------------------------------------------------------------ time and budget
-
-    def _now(self) -> float:
-        return asyncio.get_running_loop().time()
-
-    def _charge(self) -> None:
-        now = self._now()
-        self.budget.take(now)
-        if self.bot_budget is not None:
-            self.bot_budget.take(now)
-        self._report.calls += 1
-
-    def _rate_limited(self, exc: RateLimited) -> None:
-        self.budget.block(self._now(), exc.retry_after)
-        self._report.rate_limited += 1
-        self._rate_limit_waits += max(exc.retry_after, 0.0)
-
-    def _ready_at(self, entry: LedgerEntry | None, now: float) -> float:
-        at = max(self.budget.ready_at(now), self._retry_at)
-        if self.bot_budget is not None:
-            at = max(at, self.bot_budget.ready_at(now))
-        if entry is not None:
-            at = max(at, entry.last_call + self._interval)
-        return at
-
-    def _backoff(self, failures: int) -> float:
-        return min(self.policy.backoff_cap, self.policy.backoff_base * 2 ** max(failures - 1, 0))
-
-    async def _until(self, ready_at: Callable[[float], float], *, interruptible: bool) -> bool:
-        """Sleep until ``ready_at(now) <= now``. False if interrupted by ``finish``."""
-        while True:
-            now = self._now()
-            at = ready_at(now)
-            if at <= now:
-                return True
-            if interruptible and self._finishing:
-                return False
-            await self._sleep(at - now, on_change=False, interruptible=interruptible)
-            if interruptible and self._finishing:
-                return False
-
-    async def _sleep(self, delay: float | None, *, on_change: bool, interruptible: bool = True) -> None:
-        """Wait ``delay`` seconds (None: until woken). ``finish`` wakes it; so do deltas if ``on_change``."""
-        if interruptible and self._finishing:
-            return
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
-        handle = loop.call_later(delay, _resolve, waiter) if delay is not None else None
-        self._waiter = waiter if interruptible else None
-        self._wake_on_change = on_change
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-            self._wake_on_change = False
-            if handle is not None:
-                handle.cancel()
-
-    def _wake(self) -> None:
-        if self._waiter is not None:
-            _resolve(self._waiter)
-
-
-def _resolve(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_result(None)
+        entry.shown, entry.uncertain, entry.ended = text, False, final
+        if doc:  # remember which part of the reply it now shows (a failed final edit keeps that much)
+            piece = entry.piece
+            end = piece.end if final else entry.pending_end
+            entry.seen = (Piece(piece.start, end, piece.opener), doc[piece.start:end])

@@ -105,6 +105,24 @@ def split_text(doc: str, limit: int, measure: Measure, *, start: int = 0, opener
         start = cut
 
 
+def split_keeping(doc: str, limit: int, measure: Measure, *, start: int = 0, opener: str | None = None,
+                  reserve: int = 0, min_end: int | None = None) -> list[Piece]:
+    """Like :func:`split_text`, but the first piece ends no earlier than ``min_end``.
+
+    An append-only platform cannot take text back: a message that already
+    shows ``doc[start:min_end]`` keeps at least that, so the cut moves to
+    ``min_end`` when a better boundary lies before it.
+    """
+    pieces = split_text(doc, limit, measure, start=start, opener=opener, reserve=reserve)
+    if min_end is None or not pieces or pieces[0].end >= min_end or min_end > len(doc) or min_end <= start:
+        return pieces
+    first = Piece(start, min_end, opener)
+    if min_end >= len(doc):
+        return [first]
+    return [first] + split_text(doc, limit, measure, start=min_end, opener=fence_after(doc[start:min_end], opener),
+                                reserve=reserve)
+
+
 def split_into_at_least(doc: str, count: int, limit: int, measure: Measure) -> list[Piece]:
     """Like :func:`split_text`, but at least ``count`` pieces when the text allows.
 

@@ -1,7 +1,9 @@
 """A kit for testing the gateway and platform plugins without a network.
 
 * :class:`ReferencePlatform` — an in-memory platform with a screen, a
-  strict rate budget, length limits and injectable :class:`Fault` s.
+  strict rate budget, length limits, injectable :class:`Fault` s (per chat,
+  and ``fail_bot_next`` for a bot-wide 429), an ``append_only`` mode, and
+  a call log naming the hook behind each call.
 * :func:`run_virtual` — run a coroutine on an event loop whose clock jumps,
   so minutes of pacing take milliseconds.
 * :func:`reassemble` — join a screen's messages back into the reply.

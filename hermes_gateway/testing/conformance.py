@@ -1,9 +1,12 @@
 """A conformance suite for platform plugins: the promises the core relies on.
 
 The delivery core can only keep its guarantees if every plugin keeps a few
-of its own: a sent message comes back as a ``MessageRef`` that edits work
-on, an edit to identical text is success, a 429 becomes ``RateLimited``,
-and a reply streamed through the real core ends up on the screen exactly.
+of its own: it implements the stream hooks its platform needs, a sent
+message comes back as a ``MessageRef`` that edits work on, an edit to
+identical text is success, a 429 becomes ``RateLimited``, a reply streamed
+through the real core ends up on the screen exactly, every message's last
+call is ``on_stream_end`` and shows its text, and no message keeps a cursor
+when an edit fails.
 Describe how to reach your plugin and read its screen in a
 :class:`Harness`, then run every check from your own tests::
 
@@ -24,11 +27,13 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable
 
 from ..delivery import Delivery
+from ..delivery.final import MOVED
+from ..delivery.hooks import PlatformHooks
 from ..delivery.measure import measure_for
 from ..delivery.split import reassemble
 from ..errors import RateLimited
 from ..platform import MessageRef, Stream, StreamSettings
-from ..plugins import make_plugins
+from ..plugins import implemented_hooks, missing_stream_hook, make_plugins
 
 Check = Callable[["Harness"], Awaitable[None]]
 
@@ -43,7 +48,11 @@ class Harness:
     ``plugin`` is the plugin object or module, ``platform`` its platform
     name. ``screen(chat_id)`` returns the texts of the bot's messages in that
     chat, top to bottom, as your emulator recorded them.
-    ``inject_rate_limit`` makes the next call into the chat answer 429.
+    ``inject_rate_limit`` makes the next call into the chat answer 429;
+    ``inject_edit_failure`` makes the next edit fail for good. The checks
+    use the chats ``chat_id`` plus ``""``, ``-edit``, ``-long``, ``-same``
+    and ``-429``: an emulator that needs its channels created up front
+    creates those.
     """
 
     plugin: Any = None
@@ -70,6 +79,10 @@ class Harness:
     async def inject_rate_limit(self, chat_id: str, retry_after: float) -> None:
         raise NotApplicable("this harness cannot inject a 429")
 
+    async def inject_edit_failure(self, chat_id: str) -> None:
+        """Optional: make the next edit in the chat fail for good (``DeliveryError(retryable=False)``)."""
+        raise NotApplicable("this harness cannot make an edit fail")
+
     # -- helpers the checks use ---------------------------------------------------------------
 
     def delivery(self) -> Delivery:
@@ -78,13 +91,34 @@ class Harness:
             raise AssertionError(f"the plugin does not load: {plugins.problems[0]}")
         return Delivery(plugins)
 
-    async def stream_reply(self, text: str, chat_id: str | None = None, pieces: int = 40) -> Any:
-        session = self.delivery().session(self.platform, chat_id or self.chat_id, settings=self.settings)
+    async def stream_reply(self, text: str, chat_id: str | None = None, pieces: int = 40,
+                           delivery: Delivery | None = None, before_finish: Any = None) -> Any:
+        session = (delivery or self.delivery()).session(self.platform, chat_id or self.chat_id,
+                                                        settings=self.settings)
         step = max(1, len(text) // pieces)
         for start in range(0, len(text), step):
             session.feed(text[start:start + step])
             await _pause(0.01)
+        if before_finish is not None:
+            await before_finish()
         return await session.finish()
+
+
+class _HookLog:
+    """Wraps a platform's hooks to record, per message, the hook and text of its last successful call."""
+
+    def __init__(self, hooks: PlatformHooks) -> None:
+        self.last: dict[str, tuple[str, str]] = {}
+        call = hooks.call
+
+        async def recorded(name: str, **kwargs: Any) -> Any:
+            result = await call(name, **kwargs)
+            ref = result if isinstance(result, MessageRef) else kwargs.get("message")
+            if name in ("on_delta", "on_stream_end") and isinstance(ref, MessageRef):
+                self.last[ref.message_id] = (name, kwargs["text"])
+            return result
+
+        hooks.call = recorded  # type: ignore[method-assign]
 
 
 async def _pause(seconds: float) -> None:
@@ -171,12 +205,57 @@ async def check_a_429_becomes_rate_limited(h: Harness) -> None:
     assert h.screen(chat) == []
 
 
+async def check_the_plugin_implements_the_stream_hooks_it_needs(h: Harness) -> None:
+    """on_stream_end always; on_delta when it can edit or appends: else the core refuses to load it."""
+    missing = missing_stream_hook(set(implemented_hooks(h.plugin)))
+    assert missing is None, f"the plugin registers a platform but does not implement {missing}"
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[h.plugin])
+    assert plugins.problems == [], plugins.problems[0]
+    assert h.platform in plugins.platforms(), f"the plugin did not register platform {h.platform!r}"
+
+
+async def check_every_message_ends_with_on_stream_end(h: Harness) -> None:
+    """Each message's last call is on_stream_end — overflowed ones too — and the screen shows its text."""
+    delivery = h.delivery()
+    log = _HookLog(delivery.hooks(h.platform))
+    limit = delivery.hooks(h.platform).platform.max_message_length
+    chat = h.chat_id + "-long"  # the chat ids a harness knows: chat_id + "", -edit, -long, -same, -429
+    reply = _reply(max(10, min(200, limit * 5 // 2 // 7)))  # two or three messages on a small platform
+    report = await h.stream_reply(reply, chat_id=chat, delivery=delivery)
+    assert report.delivered, report.error
+    assert log.last, "no message was sent"
+    assert all(hook == "on_stream_end" for hook, _ in log.last.values()), log.last
+    assert sorted(text for _, text in log.last.values()) == sorted(h.screen(chat)), \
+        "on_stream_end's text is not what the message shows"
+
+
+async def check_no_cursor_stays_when_an_edit_fails(h: Harness) -> None:
+    """A final edit refused for good: no message keeps the cursor, and the reply is still all there once."""
+    delivery = h.delivery()
+    chat = h.chat_id + "-edit"
+    session = delivery.session(h.platform, chat, settings=h.settings)
+    if not await session.hooks.supports_edit(session.stream):
+        raise NotApplicable("the platform cannot edit")
+    limit = session.hooks.platform.max_message_length
+    reply = _reply(max(4, min(40, limit // 10)))  # fits one message
+    report = await h.stream_reply(reply, chat_id=chat, delivery=delivery,
+                                  before_finish=lambda: h.inject_edit_failure(chat))
+    screen = h.screen(chat)
+    cursor = h.settings.cursor.strip()
+    assert report.delivered, report.error
+    assert not any(text.rstrip().endswith(cursor) for text in screen if cursor), screen
+    assert same_text([t for t in screen if t != MOVED], reply), screen
+
+
 CHECKS: tuple[Check, ...] = (
+    check_the_plugin_implements_the_stream_hooks_it_needs,
     check_a_streamed_reply_lands_exactly,
     check_previews_edit_one_message,
     check_overflow_fits_the_limit,
     check_an_identical_edit_is_success,
     check_a_429_becomes_rate_limited,
+    check_every_message_ends_with_on_stream_end,
+    check_no_cursor_stays_when_an_edit_fails,
 )
 
 

@@ -5,7 +5,13 @@ budget (answering with ``RateLimited`` when exceeded), rejects messages
 over its length limit (in chars or UTF-16 units), treats an edit to
 identical text as "not modified", and can be told to fail in the ways real
 platforms fail. Tests then assert on :attr:`ReferenceChat.screen`, the
-messages a person would see, in order.
+messages a person would see, in order, and on :attr:`ReferenceChat.calls`,
+which hook made each call (``on_stream_end`` must be every message's last).
+
+``append_only=True`` models a platform whose streaming can only append
+(Slack's ``chat.appendStream``): an ``on_delta`` whose text does not extend
+what the message shows is a violation; an ``on_stream_end`` that does not
+is a repair (counted in :attr:`ReferenceChat.repairs`).
 
 Use it to test the core, or as the model for your own platform plugin::
 
@@ -28,6 +34,7 @@ from ..delivery.budget import ChatBudget
 from ..delivery.measure import measure_for
 
 CallKind = Literal["typing", "send", "edit"]
+Hook = Literal["on_stream_start", "on_delta", "on_stream_end"]
 FaultTarget = Literal["any", "send", "edit", "typing"]
 
 
@@ -37,10 +44,11 @@ class Fault:
 
     ``rate_limited``: a 429 with ``retry_after``. ``error``: a failure with no
     effect. ``timeout``: the request times out; with ``landed=True`` its
-    effect happened anyway (the dangerous, ambiguous case).
+    effect happened anyway (the dangerous, ambiguous case). ``deleted``: the
+    person deleted the message being edited; the edit fails for good.
     """
 
-    kind: Literal["rate_limited", "error", "timeout"]
+    kind: Literal["rate_limited", "error", "timeout", "deleted"]
     retry_after: float = 0.0
     retryable: bool = True
     landed: bool = False
@@ -53,6 +61,10 @@ class Fault:
     @classmethod
     def error(cls, retryable: bool = True, on: FaultTarget = "any") -> "Fault":
         return cls("error", retryable=retryable, on=on)
+
+    @classmethod
+    def deleted(cls) -> "Fault":
+        return cls("deleted", retryable=False, on="edit")
 
     @classmethod
     def timeout(cls, landed: bool, on: FaultTarget = "any") -> "Fault":
@@ -80,6 +92,7 @@ class Call:
     message_id: str | None
     text: str
     outcome: str
+    hook: Hook = "on_delta"
 
 
 @dataclass
@@ -96,6 +109,18 @@ class ReferenceChat:
     budget: ChatBudget | None = None
     typing: int = 0
     said: list[str] = field(default_factory=list)
+    repairs: int = 0
+    deleted: set[str] = field(default_factory=set)  # ids of messages the person deleted
+
+    @property
+    def last_hooks(self) -> dict[str, str]:
+        """For each message, the hook of the last call that it took effect from (or "not modified")."""
+        last: dict[str, str] = {}
+        for call in self.calls:
+            if call.message_id is not None and call.outcome in ("ok", "not_modified", "timeout_landed") \
+                    and call.kind != "typing":
+                last[call.message_id] = call.hook
+        return last
 
     @property
     def screen(self) -> list[str]:
@@ -129,25 +154,32 @@ class ReferencePlatform:
                  length_unit: LengthUnit = "chars", edit_interval: float = 0.0,
                  budgets: Mapping[str, RateBudget] | None = None,
                  enforce: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = None,
-                 supports_edit: bool = True,
+                 supports_edit: bool = True, append_only: bool = False,
                  on_call: Callable[["ReferenceChat", Call], None] | None = None) -> None:
         self.platform = Platform(
             name=name, max_message_length=max_message_length, length_unit=length_unit,
             edit_interval=edit_interval, budgets=dict(budgets or {"default": RateBudget(rate=1.0, burst=1)}),
-            bot_budget=bot_budget,
+            bot_budget=bot_budget, append_only=append_only,
             description="in-memory reference platform (hermes_gateway.testing)",
             start=self._start, stop=self._stop,
         )
         self.enforced = dict(enforce or self.platform.budgets)
         self.bot_bucket: ChatBudget | None = None  # the limit across all chats, enforced like the per-chat one
         self.bot_throttled = 0
+        self.bot_blocked_until = float("-inf")  # a bot-wide 429: every chat waits
+        self._bot_faults: list[float] = []
         self.can_edit = supports_edit
         self.chats: dict[str, ReferenceChat] = {}
         self.on_call = on_call
         self._measure = measure_for(length_unit)
         self._next_id = 0
         self._gateway: Any = None
+        self._hook: Hook = "on_delta"   # the hook of the call being handled, for the call log
         self.__name__ = f"reference:{name}"
+
+    def fail_bot_next(self, retry_after: float) -> None:
+        """The next call into any chat answers a bot-wide 429 (``scope="bot"``): every chat must wait."""
+        self._bot_faults.append(retry_after)
 
     def chat(self, chat_id: str) -> ReferenceChat:
         chat_id = str(chat_id)
@@ -184,23 +216,23 @@ class ReferencePlatform:
 
     @hookimpl
     async def on_stream_start(self, stream: Stream) -> None:
-        chat = self._admit(stream, "typing", None, "")
+        chat = self._admit(stream, "typing", None, "", "on_stream_start")
         chat.typing += 1
-        self._log(chat, "typing", None, "", "ok")
+        self._log(chat, "typing", None, "", "ok", "on_stream_start")
 
     @hookimpl
     async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        return self._show(stream, message, text)
+        return self._show(stream, message, text, "on_delta")
 
     @hookimpl
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        return self._show(stream, message, text)
+        return self._show(stream, message, text, "on_stream_end")
 
     # ---------------------------------------------------------------- behaviour
 
-    def _show(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+    def _show(self, stream: Stream, message: MessageRef | None, text: str, hook: Hook) -> MessageRef:
         kind: CallKind = "send" if message is None else "edit"
-        chat = self._admit(stream, kind, message, text)
+        chat = self._admit(stream, kind, message, text, hook)
         if self._measure(text) > self.platform.max_message_length:
             chat.violations.append(f"{kind} of {self._measure(text)} units over the limit")
             self._log(chat, kind, message.message_id if message else None, text, "too_long")
@@ -220,9 +252,16 @@ class ReferencePlatform:
             raise DeliveryError("this platform cannot edit messages", retryable=False)
         target = next((m for m in chat.messages if m.id == message.message_id), None)
         if target is None:
-            chat.violations.append(f"edit of unknown message {message.message_id}")
+            if message.message_id not in chat.deleted:
+                chat.violations.append(f"edit of unknown message {message.message_id}")
             self._log(chat, kind, message.message_id, text, "error")
             raise DeliveryError("Bad Request: message to edit not found", retryable=False)
+        if self.platform.append_only and not text.startswith(target.text):
+            if hook == "on_delta":
+                chat.violations.append(f"append-only preview of message {target.id} does not extend "
+                                       f"{target.text[-20:]!r}: {text[-20:]!r}")
+            else:
+                chat.repairs += 1
         if target.text == text:
             self._log(chat, kind, target.id, text, "not_modified")
             return message  # "message is not modified" is success
@@ -231,14 +270,26 @@ class ReferencePlatform:
         self._log(chat, kind, target.id, text, "ok")
         return message
 
-    def _admit(self, stream: Stream, kind: CallKind, message: MessageRef | None, text: str) -> ReferenceChat:
+    def _admit(self, stream: Stream, kind: CallKind, message: MessageRef | None, text: str,
+               hook: Hook) -> ReferenceChat:
         """Enforce the rate budget and the fault plan before any effect; raise like a real platform."""
+        self._hook = hook
         chat = self.chat(stream.chat_id)
         now = asyncio.get_running_loop().time()
         index = len(chat.calls)
         message_id = message.message_id if message else None
         if now < chat.blocked_until:
             chat.violations.append(f"{kind} at {now:.3f}s while rate-limited until {chat.blocked_until:.3f}s")
+        if now < self.bot_blocked_until:
+            chat.violations.append(f"{kind} at {now:.3f}s while the bot is rate-limited until "
+                                   f"{self.bot_blocked_until:.3f}s")
+            self._log(chat, kind, message_id, text, "rate_limited")
+            raise RateLimited(self.bot_blocked_until - now, "Too Many Requests (global)", scope="bot")
+        if self._bot_faults:
+            retry_after = self._bot_faults.pop(0)
+            self.bot_blocked_until = now + retry_after
+            self._log(chat, kind, message_id, text, "rate_limited")
+            raise RateLimited(retry_after, f"Too Many Requests (global): retry after {retry_after:g}", scope="bot")
         if chat.budget is None:
             chat.budget = ChatBudget(self._enforced_for(stream.chat_kind), updated=now)
         if self.platform.bot_budget is not None and self.bot_bucket is None:
@@ -246,7 +297,10 @@ class ReferencePlatform:
         ready = chat.budget.ready_at(now)
         if self.bot_bucket is not None and self.bot_bucket.ready_at(now) > now + 1e-9:
             self.bot_throttled += 1
-            ready = max(ready, self.bot_bucket.ready_at(now))
+            retry_after = self.bot_bucket.ready_at(now) - now
+            self.bot_blocked_until = max(self.bot_blocked_until, now + retry_after)
+            self._log(chat, kind, message_id, text, "rate_limited")
+            raise RateLimited(retry_after, f"Too Many Requests (global): retry after {retry_after:.3f}", scope="bot")
         if ready > now + 1e-9:
             retry_after = ready - now
             chat.blocked_until = max(chat.blocked_until, now + retry_after)
@@ -269,9 +323,14 @@ class ReferencePlatform:
         if fault.kind == "error":
             self._log(chat, kind, message_id, text, "error")
             raise DeliveryError("injected failure", retryable=fault.retryable)
+        if fault.kind == "deleted":
+            chat.messages = [m for m in chat.messages if m.id != message_id]
+            chat.deleted.add(message_id or "")
+            self._log(chat, kind, message_id, text, "error")
+            raise DeliveryError("Bad Request: message to edit not found", retryable=False)
         if fault.landed and kind != "typing":
             self._apply_silently(chat, stream, message, text)
-        self._log(chat, kind, message_id, text, "timeout")
+        self._log(chat, kind, message_id, text, "timeout_landed" if fault.landed and kind != "typing" else "timeout")
         raise DeliveryError("timed out", retryable=True, maybe_delivered=True)
 
     def _apply_silently(self, chat: ReferenceChat, stream: Stream, message: MessageRef | None, text: str) -> None:
@@ -292,8 +351,9 @@ class ReferencePlatform:
             return self.enforced[chat_kind]
         return self.enforced.get("default", RateBudget(rate=1.0, burst=1))
 
-    def _log(self, chat: ReferenceChat, kind: CallKind, message_id: str | None, text: str, outcome: str) -> None:
-        call = Call(asyncio.get_running_loop().time(), kind, message_id, text, outcome)
+    def _log(self, chat: ReferenceChat, kind: CallKind, message_id: str | None, text: str, outcome: str,
+             hook: Hook | None = None) -> None:
+        call = Call(asyncio.get_running_loop().time(), kind, message_id, text, outcome, hook or self._hook)
         chat.calls.append(call)
         if self.on_call is not None:
             self.on_call(chat, call)

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway import RateBudget
+from hermes_gateway import RateBudget, hookimpl
 from hermes_gateway.testing import Fault, ReferencePlatform
-from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
+from hermes_gateway.testing.conformance import (CHECKS, Harness, check_an_identical_edit_is_success,
+                                                check_every_message_ends_with_on_stream_end,
+                                                check_the_plugin_implements_the_stream_hooks_it_needs, run_check)
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "plugins" / "notebook"))
 import hermes_notebook  # noqa: E402
@@ -27,6 +29,9 @@ class ReferenceHarness(Harness):
 
     async def inject_rate_limit(self, chat_id, retry_after):
         self.plugin.chat(chat_id).fail_next(Fault.rate_limited(retry_after))
+
+    async def inject_edit_failure(self, chat_id):
+        self.plugin.chat(chat_id).fail_next(Fault.error(retryable=False, on="edit"))
 
 
 class NotebookHarness(Harness):
@@ -60,11 +65,45 @@ async def test_the_example_notebook_plugin_conforms(check):
 
 async def test_a_plugin_that_breaks_a_promise_fails_the_suite():
     class Forgetful(ReferencePlatform):
+        @hookimpl
         async def on_delta(self, stream, message, text):  # forgets to return the MessageRef
-            ReferencePlatform._show(self, stream, message, text)
+            ReferencePlatform._show(self, stream, message, text, "on_delta")
             return None
 
     harness = ReferenceHarness()
     harness.plugin = Forgetful(budgets={"default": RateBudget(rate=100, burst=10)})
     with pytest.raises(AssertionError, match="not a MessageRef"):
-        await run_check(CHECKS[3], harness)
+        await run_check(check_an_identical_edit_is_success, harness)
+
+
+async def test_a_plugin_without_on_stream_end_fails_the_suite():
+    class Tailless:  # previews only: the reply's tail would never be shown
+        __name__ = "tailless"
+        plugin = ReferencePlatform(budgets={"default": RateBudget(rate=100, burst=10)})
+
+        @hookimpl
+        def register_platforms(self, register):
+            register(self.plugin.platform)
+
+        @hookimpl
+        async def on_delta(self, stream, message, text):
+            return await self.plugin.on_delta(stream, message, text)
+
+    harness = ReferenceHarness()
+    harness.plugin = Tailless()
+    with pytest.raises(AssertionError, match="does not implement on_stream_end"):
+        await run_check(check_the_plugin_implements_the_stream_hooks_it_needs, harness)
+
+
+async def test_a_plugin_whose_on_stream_end_does_not_show_the_text_fails_the_suite():
+    class Finaliser(ReferencePlatform):  # "stops the stream" but never writes the final text
+        @hookimpl
+        async def on_stream_end(self, stream, message, text):
+            if message is None:
+                return ReferencePlatform._show(self, stream, message, text, "on_stream_end")
+            return message
+
+    harness = ReferenceHarness()
+    harness.plugin = Finaliser(budgets={"default": RateBudget(rate=100, burst=10)}, max_message_length=200)
+    with pytest.raises(AssertionError, match="not what the message shows"):
+        await run_check(check_every_message_ends_with_on_stream_end, harness)

@@ -45,7 +45,7 @@ async def test_the_installed_plugin_answers_a_message_with_a_streamed_reply(api)
         await api.push_message(42, f"echo: {reply}")
         await eventually(lambda: api.screen(42) == [reply], lambda: api.chat(42).messages)
     chat = api.chat(42)
-    assert chat.actions == ["typing"]
+    assert chat.actions.count("typing") <= 1  # typing only while nothing is shown yet
     history = chat.messages[0].history
     assert history[-1] == reply
     assert len(history) >= 2 and all(p.endswith(CURSOR.strip()) and reply.startswith(p[:-2]) for p in history[:-1])

@@ -1,0 +1,110 @@
+"""Pacing of one reply's calls: the clock, the budgets, 429 back-off and the worker's sleep.
+
+Every call a reply makes into a chat goes through :meth:`Pacer.charge`
+(one token from the chat's budget and one from the bot's) and waits for
+:meth:`Pacer.ready_at` first. A 429 blocks the budget its ``scope`` names:
+the chat's own (``"chat"``), or the bot's budget that every chat of the
+platform shares (``"bot"``). The worker sleeps here too, so ``finish`` and
+new text can wake it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from ..errors import RateLimited
+from .budget import ChatBudget
+
+
+class Pacer:
+    """When the next call of one reply may be made, and waiting for it."""
+
+    def __init__(self, budget: ChatBudget, bot_budget: ChatBudget | None, *, backoff_base: float,
+                 backoff_cap: float) -> None:
+        self.budget = budget
+        self.bot_budget = bot_budget    # the platform's budget across all its chats (always set by Delivery)
+        self.retry_at = float("-inf")   # back-off after a failed call
+        self.rate_limit_waits = 0.0     # seconds the platform told us to wait, in all
+        self.calls = 0
+        self.rate_limited_count = 0
+        self.ending = False             # finish() was called: interruptible waits stop
+        self._backoff_base = backoff_base
+        self._backoff_cap = backoff_cap
+        self._waiter: asyncio.Future[None] | None = None
+        self.wake_on_change = False
+
+    @staticmethod
+    def now() -> float:
+        return asyncio.get_running_loop().time()
+
+    def charge(self) -> None:
+        """One call is being made: take its token from the chat's and the bot's budget."""
+        now = self.now()
+        self.budget.take(now)
+        if self.bot_budget is not None:
+            self.bot_budget.take(now)
+        self.calls += 1
+
+    def rate_limited(self, exc: RateLimited) -> None:
+        """A 429: block the budget it covers (one chat, or every chat of the bot)."""
+        target = self.bot_budget if exc.scope == "bot" and self.bot_budget is not None else self.budget
+        target.block(self.now(), exc.retry_after)
+        self.rate_limited_count += 1
+        self.rate_limit_waits += max(exc.retry_after, 0.0)
+
+    def ready_at(self, now: float, not_before: float = float("-inf")) -> float:
+        """The earliest instant the next call may be made (budgets, back-off, and ``not_before``)."""
+        at = max(self.budget.ready_at(now), self.retry_at, not_before)
+        if self.bot_budget is not None:
+            at = max(at, self.bot_budget.ready_at(now))
+        return at
+
+    def spare_tokens(self, now: float) -> float:
+        """Tokens the chat's budget holds now (a typing call must leave one for text that is due)."""
+        return self.budget.available(now)
+
+    def backoff(self, failures: int) -> float:
+        return min(self._backoff_cap, self._backoff_base * 2 ** max(failures - 1, 0))
+
+    def back_off(self, failures: int) -> None:
+        self.retry_at = self.now() + self.backoff(failures)
+
+    async def until(self, ready_at: Callable[[float], float], *, interruptible: bool) -> bool:
+        """Sleep until ``ready_at(now) <= now``. False if interrupted by ``finish``."""
+        while True:
+            now = self.now()
+            at = ready_at(now)
+            if at <= now:
+                return True
+            if interruptible and self.ending:
+                return False
+            await self.sleep(at - now, on_change=False, interruptible=interruptible)
+            if interruptible and self.ending:
+                return False
+
+    async def sleep(self, delay: float | None, *, on_change: bool, interruptible: bool = True) -> None:
+        """Wait ``delay`` seconds (None: until woken). ``finish`` wakes it; so does new text if ``on_change``."""
+        if interruptible and self.ending:
+            return
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        handle = loop.call_later(delay, _resolve, waiter) if delay is not None else None
+        self._waiter = waiter if interruptible else None
+        self.wake_on_change = on_change
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            self.wake_on_change = False
+            if handle is not None:
+                handle.cancel()
+
+    def wake(self) -> None:
+        if self._waiter is not None:
+            _resolve(self._waiter)
+
+
+def _resolve(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_result(None)

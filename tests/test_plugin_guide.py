@@ -1,0 +1,157 @@
+"""Every Python example in docs/plugins.md runs as written, and together they make a working plugin.
+
+The guide's blocks are executed in order as one module, ``hermes_myplatform``
+(the plugin a reader would write), against ``plugin_guide_sdk``, a stand-in
+for the ``myplatform_sdk`` the guide imports. The last block (the
+conformance test a reader would write) is executed on its own, importing
+that module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import types
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+import plugin_guide_sdk as sdk
+from hermes_gateway import ConfigError, Platform, Stream, StreamSettings, make_plugins
+from hermes_gateway.config import parse_config
+from hermes_gateway.delivery import Delivery
+from hermes_gateway.delivery.budget import ALL_CHATS
+from hermes_gateway.gateway import Gateway
+from hermes_gateway.inbound.commands import Command
+from hermes_gateway.testing import run_virtual
+
+GUIDE = Path(__file__).parents[1] / "docs" / "plugins.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+
+
+@pytest.fixture
+def guide(monkeypatch):
+    """The guide's plugin module, built from its examples."""
+    monkeypatch.setitem(sys.modules, "myplatform_sdk", sdk)
+    sdk.CLIENTS.clear()
+    module = types.ModuleType("hermes_myplatform")
+    monkeypatch.setitem(sys.modules, "hermes_myplatform", module)
+    for block in python_blocks()[:-1]:
+        exec(compile(block, str(GUIDE), "exec"), module.__dict__)
+    return module
+
+
+def config(tmp_path, **platform):
+    return parse_config({
+        "model": {"demo": {"tokens_per_second": 200}},
+        "platforms": {"myplatform": platform} if platform else {},
+        "store": {"path": str(tmp_path / "state.db")},
+        "api_server": {"enabled": False},
+    }, env={})
+
+
+async def until(condition, what: str):
+    """Wait (a bounded number of loop turns) for something the gateway does in the background."""
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never happened: {what}")
+
+
+def test_the_conformance_example_runs_against_the_guide_plugin(guide):
+    namespace: dict = {}
+    exec(compile(python_blocks()[-1], str(GUIDE), "exec"), namespace)
+    assert namespace["MyHarness"].plugin is guide and namespace["MyHarness"].platform == "myplatform"
+    assert callable(namespace["test_conformance"])
+
+
+def test_the_guide_plugin_loads_with_every_hook_it_needs(guide):
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[guide])
+    assert plugins.problems == []
+    platform = plugins.platform("myplatform").platform
+    assert platform.max_message_length == 4096 and platform.bot_budget is not None
+    assert [tool.name for tool, _ in plugins.collect("register_tools", __import__("hermes_gateway").Tool, "tool")] \
+        == ["weather"]
+    assert [c.name for c, _ in plugins.collect("register_commands", Command, "command")] == ["ping"]
+
+
+async def test_startup_of_an_unconfigured_platform_does_nothing(guide, tmp_path):
+    gateway = Gateway(config(tmp_path), make_plugins(builtins=(), load_entry_points=False, extra=[guide]),
+                      serve=False)
+    await guide.startup(gateway)  # the old example raised KeyError here and stopped the gateway
+    await guide.shutdown(gateway)
+    assert guide.client is None and sdk.CLIENTS == []
+
+
+async def test_a_missing_token_is_one_clear_line(guide, tmp_path):
+    gateway = Gateway(config(tmp_path, enabled=True), make_plugins(builtins=(), load_entry_points=False,
+                                                                    extra=[guide]), serve=False)
+    with pytest.raises(ConfigError) as caught:
+        await guide.startup(gateway)
+    assert "platforms.myplatform.token" in str(caught.value) and "\n" not in str(caught.value)
+
+
+async def test_messages_come_in_by_polling_and_by_webhook_and_replies_go_out(guide, tmp_path):
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[guide])
+    cfg = parse_config({
+        "model": {"demo": {"tokens_per_second": 200}},
+        "platforms": {"myplatform": {"token": "t0ken"}},
+        "store": {"path": str(tmp_path / "state.db")},
+        "api_server": {"enabled": False, "port": 0},
+    }, env={})
+    async with Gateway(cfg, plugins) as gateway:  # startup, register_routes(app, gateway), start_receiving
+        client = guide.client
+        assert client.token == "t0ken" and gateway.started_platforms == ["myplatform"]
+        client.inbox.put_nowait(sdk.Update(1, chat_id=7, user_id=70, message_id=1, text="echo: hello from polling"))
+        await until(lambda: client.screen("7") == ["hello from polling"], "the polled message's reply")
+        client.inbox.put_nowait(sdk.Update(2, chat_id=7, user_id=70, message_id=2, text="/ping"))
+        await until(lambda: client.screen("7")[-1:] == ["pong (myplatform)"], "the plugin's /ping command")
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{gateway.url}/webhooks/myplatform", json={
+                    "chat_id": 8, "user_id": 80, "event_id": "e1", "text": "echo: hi by webhook"}) as response:
+                assert response.status == 200 and await response.text() == "ok"
+        await until(lambda: client.screen("8") == ["hi by webhook"], "the webhook message's reply")
+    assert client.closed  # shutdown(gateway)
+
+
+def test_the_guide_plugin_translates_failures_and_the_reply_still_lands(guide):
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[guide])
+    guide.client = client = sdk.Client("t0ken")
+    client.failures = [sdk.TooManyRequests(3, is_global=True), sdk.Timeout(), sdk.ApiError(502)]
+    delivery = Delivery(plugins)
+    reply = "One two three four five six seven eight nine ten."
+
+    async def main():
+        session = delivery.session("myplatform", "9", settings=StreamSettings(enabled=True, edit_interval=1.0,
+                                                                              min_tokens=1))
+        for word in reply.split(" "):
+            session.feed(word + " ")
+            await asyncio.sleep(0.5)
+        return await session.finish()
+
+    report = run_virtual(main())
+    assert report.delivered and client.screen("9") == [reply]
+    assert report.rate_limited == 1
+    assert delivery.budgets._by_chat[("myplatform", ALL_CHATS)].rate_limited == 1  # the 429 was bot-wide
+
+
+def test_the_append_only_example_appends_and_repairs(guide):
+    guide.client = client = sdk.Client("t0ken")
+    stream = Stream(platform=Platform(name="myplatform", append_only=True), chat_id="5")
+
+    async def main():
+        ref = await guide.show_appending(stream, None, "Hello", final=False)
+        await guide.show_appending(stream, ref, "Hello wor", final=False)
+        await guide.show_appending(stream, ref, "Hello world.", final=True)
+        shown = client.screen("5")
+        await guide.show_appending(stream, ref, "Goodbye.", final=True)  # the text was replaced: a repair
+        return shown
+
+    first = run_virtual(main())
+    assert first == ["Hello world."] and client.screen("5") == ["Goodbye."]
