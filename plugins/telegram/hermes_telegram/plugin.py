@@ -282,22 +282,17 @@ class TelegramPlugin:
 
         A message that cannot be edited any more (deleted, left behind in a group that moved)
         is replaced here when it is the reply's newest message: its whole text goes out as a new
-        message (in the new chat, after a move) and later calls for it edit that one. Otherwise
-        its final edit fails once, so the core sends the text anew; after that the core only wants
-        it without a cursor, which a vanished message already is, so later final edits of it
-        succeed without a call instead of being retried for minutes.
+        message (in the new chat, after a move) and later calls for it edit that one. An older
+        one fails the call, non-retryable: the core then sends its text anew, and what follows.
         """
         self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
         from .formatting import render
 
         replaced: dict[str, MessageRef] = stream.state.setdefault("replaced", {})
-        vanished: set[str] = stream.state.setdefault("vanished", set())
         sent: list[str] = stream.state.setdefault("sent", [])
         original = message
         while message is not None and _key(message) in replaced:
             message = replaced[_key(message)]
-        if final and message is not None and _key(message) in vanished:
-            return original or message
         body, entities = render(text, stream.settings.cursor)
         if message is None:
             chat_id, new = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
@@ -321,8 +316,6 @@ class TelegramPlugin:
                          stream.chat_id, message.message_id, error)
                 replaced[_key(message)] = await self._show_one(stream, None, text, final=final)
                 return original or message
-            if final:
-                vanished.add(_key(message))
             raise error from None
         return original or message
 

@@ -22,14 +22,15 @@ async def plugin(api):
     await plugin.close()
 
 
-async def stream(delivery, chat_id, reply, *, pieces=20, chat_kind=None, settings=SETTINGS, between=None):
+async def stream(delivery, chat_id, reply, *, pieces=20, chat_kind=None, settings=SETTINGS, between=None,
+                 at=0.5):
     session = delivery.session("telegram", str(chat_id), settings=settings, chat_kind=chat_kind)
     session.start()
     step = max(1, len(reply) // pieces)
     for index, start in enumerate(range(0, len(reply), step)):
         session.feed(reply[start:start + step])
         await asyncio.sleep(0.01)
-        if between is not None and index == pieces // 2:
+        if between is not None and index == int(pieces * at):
             await between()
     return await session.finish()
 
@@ -133,3 +134,4 @@ async def test_polling_backs_off_while_telegram_is_unreachable(api, monkeypatch)
     gaps = [b - a for a, b in zip(polls, polls[1:5])]
     assert len(gaps) == 4
     assert all(gap >= 0.05 * 2 ** i * 0.9 for i, gap in enumerate(gaps)), f"doubling waits, never a spin: {gaps}"
+
