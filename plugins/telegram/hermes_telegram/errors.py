@@ -35,13 +35,16 @@ def is_too_long(exc: BaseException) -> bool:
     return "message is too long" in str(exc).lower()
 
 
-def cannot_edit(exc: BaseException) -> bool:
-    """An edit that no retry can make: the message was deleted, its group moved, or the chat is gone."""
+def message_vanished(exc: BaseException) -> bool:
+    """The message to edit is not there any more: deleted, or left behind in a group that moved.
+
+    (Not "message can't be edited", e.g. too old: that message is still on screen, and only the
+    core's fallback, which keeps or marks what it shows, leaves no cursor in it.)
+    """
     from telegram import error as tg
 
-    text = str(exc).lower()
-    return isinstance(exc, tg.ChatMigrated) or is_gone(exc) or (
-        isinstance(exc, tg.BadRequest) and ("message to edit not found" in text or "message can't be edited" in text))
+    return isinstance(exc, tg.ChatMigrated) or (
+        isinstance(exc, tg.BadRequest) and "message to edit not found" in str(exc).lower())
 
 
 def is_gone(exc: BaseException) -> bool:

@@ -22,7 +22,7 @@ import hermes_gateway
 from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, RateLimited, Stream
 
 from . import drafts
-from .errors import cannot_edit, is_gone, is_not_modified, is_too_long, translate
+from .errors import is_gone, is_not_modified, is_too_long, message_vanished, translate
 from .polling import Poller
 from .redaction import protect, scrub
 from .settings import TelegramSettings, parse_settings
@@ -280,10 +280,10 @@ class TelegramPlugin:
                         final: bool = False) -> MessageRef:
         """One message's text, in one call. ``final``: the core's last word for that message.
 
-        A message that cannot be edited any more (deleted, left behind in a group that moved)
-        is replaced here when it is the reply's newest message: its whole text goes out as a new
-        message (in the new chat, after a move) and later calls for it edit that one. An older
-        one fails the call, non-retryable: the core then sends its text anew, and what follows.
+        A message that is not there any more (deleted, left behind in a group that moved) is
+        replaced here when it is the reply's newest message: its whole text goes out as a new
+        message (in the new chat, after a move) and later calls for it edit that one. Any other
+        failed edit fails the call: the core decides (retry, keep what it shows, send anew).
         """
         self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
         from .formatting import render
@@ -309,7 +309,7 @@ class TelegramPlugin:
             if is_not_modified(exc):
                 return original or message  # it already reads exactly this: success
             error = self._failed(stream, exc, "editMessageText")
-            if not cannot_edit(exc) or stream.state.get("gone"):
+            if not message_vanished(exc) or stream.state.get("gone"):
                 raise error from None
             if sent and sent[-1] == _key(message):  # the newest: nothing below it, so replace it here
                 log.info("telegram: %s: message %s cannot be edited any more (%s); its text goes out anew",
