@@ -15,7 +15,7 @@ from .platform import MessageRef, Platform, RateBudget, Stream, StreamSettings
 from .plugins import Plugins, make_plugins
 from .tools import Tool
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AIAgent",

@@ -64,6 +64,11 @@ class Platform:
     ``on_stream_end`` carries the whole final text and the plugin replaces
     the message's content.
 
+    ``typing_interval``: the least time between two typing indicators on
+    this platform (WhatsApp's lasts 25 s, so 20 there); the core refreshes
+    typing at ``conversation.typing_interval`` or this, whichever is longer,
+    so a refresh the platform does not need costs no call and no budget.
+
     ``start(gateway)``/``stop()`` begin and end receiving messages (polling,
     a websocket); they may be None for send-only platforms.
     """
@@ -75,6 +80,7 @@ class Platform:
     budgets: Mapping[str, RateBudget] = field(default_factory=lambda: {"default": DEFAULT_BUDGET})
     bot_budget: RateBudget | None = None
     append_only: bool = False
+    typing_interval: float = 0.0
     description: str = ""
     start: Callable[[Any], Awaitable[None] | None] | None = None
     stop: Callable[[], Awaitable[None] | None] | None = None
@@ -86,6 +92,8 @@ class Platform:
             raise ValueError(f"Platform {self.name}: max_message_length must be >= 16")
         if self.length_unit not in ("chars", "utf16"):
             raise ValueError(f"Platform {self.name}: length_unit must be 'chars' or 'utf16'")
+        if self.typing_interval < 0:
+            raise ValueError(f"Platform {self.name}: typing_interval must be >= 0")
         if self.edit_interval < 0:
             raise ValueError(f"Platform {self.name}: edit_interval must be >= 0")
 

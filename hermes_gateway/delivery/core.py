@@ -48,7 +48,8 @@ class Delivery:
         hooks = self.hooks(platform)
         if settings is None:
             settings = replace(self.config.streaming_for(platform),
-                               typing_interval=self.config.conversation.typing_interval)
+                               typing_interval=max(self.config.conversation.typing_interval,
+                                                   hooks.platform.typing_interval))
         stream = Stream(platform=hooks.platform, chat_id=str(chat_id), thread_id=thread_id, chat_kind=chat_kind,
                         settings=settings, reply_to=reply_to)
         now = asyncio.get_running_loop().time()

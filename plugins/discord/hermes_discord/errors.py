@@ -8,7 +8,6 @@ decides. Texts pass through :func:`~.redaction.scrub` and are not chained.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 
 from hermes_gateway import DeliveryError, RateLimited
@@ -28,14 +27,9 @@ EDIT_LIMIT = 30046
 #: Statuses after which a request may have been carried out even though no answer came back.
 MAYBE_DONE_STATUSES = frozenset({502, 504, 524})
 
-_SCOPED = "scope" in inspect.signature(RateLimited.__init__).parameters
-
-
 def rate_limited(retry_after: float, message: str, scope: str = "chat") -> RateLimited:
-    """``RateLimited`` with its scope ("chat" or "bot") when the core knows scopes."""
-    if _SCOPED:
-        return RateLimited(retry_after, message, scope=scope)  # type: ignore[call-arg]
-    return RateLimited(retry_after, message)
+    """``RateLimited`` with its scope: "bot" for Discord's global limit, which stops every channel."""
+    return RateLimited(retry_after, message, scope=scope)  # type: ignore[arg-type]
 
 
 class PermanentFailure(DeliveryError):

@@ -11,7 +11,6 @@ core decides. Slack says "rate limited" two ways, and both become
 from __future__ import annotations
 
 import asyncio
-import inspect
 from hermes_gateway import DeliveryError, RateLimited
 
 from .redaction import scrub
@@ -35,7 +34,6 @@ NATIVE_UNAVAILABLE_ERRORS = frozenset({"missing_scope", "not_allowed_token_type"
 #: Methods whose limit is the workspace's (every channel together), not one channel's.
 WORKSPACE_METHODS = frozenset({"chat.update", "chat.startStream", "chat.appendStream", "chat.stopStream"})
 
-_SCOPED = "scope" in inspect.signature(RateLimited.__init__).parameters
 
 
 def error_code(exc: BaseException) -> str:
@@ -73,10 +71,8 @@ def is_rate_limited(exc: BaseException) -> bool:
 
 
 def rate_limited(seconds: float, message: str, method: str) -> RateLimited:
-    """``RateLimited``; with the core's ``scope`` ("bot" for a workspace-wide method) once it has one."""
-    if _SCOPED:
-        return RateLimited(seconds, message, scope="bot" if method in WORKSPACE_METHODS else "chat")  # type: ignore[call-arg]
-    return RateLimited(seconds, message)
+    """``RateLimited``, scope "bot" for a workspace-wide method (every channel waits), else "chat"."""
+    return RateLimited(seconds, message, scope="bot" if method in WORKSPACE_METHODS else "chat")
 
 
 def translate(exc: BaseException, method: str) -> DeliveryError:

@@ -45,10 +45,6 @@ BUDGETS: Mapping[str, RateBudget] = {"default": RateBudget(rate=1.0, burst=1)}
 #: ``chat.update`` is ~50/min per workspace, every channel together (Tier 3), so that is the bot's budget.
 #: chat.startStream is ~20/min per workspace: a burst of long replies meets its 429s, which the core honours.
 BOT_BUDGET = RateBudget(rate=50 / 60, burst=5)
-#: Native streaming appends: once the core offers append-only previews (exact prefixes, no cursor), take them.
-#: Until then the plugin cuts the cursor and tool line off the previews itself (outbound.preview_text).
-APPEND_ONLY: dict[str, Any] = {"append_only": True} if "append_only" in getattr(Platform, "__dataclass_fields__", {}) \
-    else {}
 
 
 class SlackPlugin:
@@ -72,7 +68,7 @@ class SlackPlugin:
             name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=edit_interval,
             budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
             description="Slack (slack-bolt, Socket Mode or Events API; native AI streaming in threads)",
-            start=self.start_receiving, stop=self.stop_receiving, **APPEND_ONLY,
+            start=self.start_receiving, stop=self.stop_receiving, append_only=True,
         )
         self.events = EventReader(NAME)
         self.outbound = Outbound(lambda: self.client, native=self._native_allowed,

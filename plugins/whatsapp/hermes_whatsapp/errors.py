@@ -19,7 +19,6 @@ or retries itself.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
@@ -43,16 +42,11 @@ TRANSIENT = frozenset({1, 2, 131000, 131016, 133004})
 BOT_WAITS = {THROUGHPUT: 2.0, APP_CALL_LIMIT: 60.0, ACCOUNT_CALL_LIMIT: 60.0}
 
 Scope = Literal["chat", "bot"]
-_SCOPED = "scope" in inspect.signature(RateLimited.__init__).parameters
 
 
 def rate_limited(retry_after: float, message: str, scope: Scope) -> RateLimited:
-    """``RateLimited`` with its scope (the attribute is set by hand on a core without ``scope=``)."""
-    if _SCOPED:
-        return RateLimited(retry_after, message, scope=scope)  # type: ignore[call-arg]
-    exc = RateLimited(retry_after, message)
-    exc.scope = scope  # type: ignore[attr-defined]
-    return exc
+    """``RateLimited`` with its scope: "bot" for the number's own limits, which stop every chat."""
+    return RateLimited(retry_after, message, scope=scope)
 
 
 @dataclass

@@ -42,7 +42,7 @@ MAX_MESSAGE_CHARS = 4096
 BUDGETS: Mapping[str, RateBudget] = {"default": RateBudget(rate=1 / 6, burst=20)}
 #: Per business number: 80 messages a second by default (Meta raises it up to 1,000 for busy numbers).
 BOT_BUDGET = RateBudget(rate=80.0, burst=80)
-#: The typing indicator lasts 25 s; a refresh sooner than this is skipped (each one is a Graph call).
+#: The typing indicator lasts 25 s: the platform asks the core for no refresh sooner than this.
 TYPING_REFRESH = 20.0
 #: Message kinds that carry words the model can answer.
 TEXT_TYPES = frozenset({"text", "button", "interactive"})
@@ -70,7 +70,7 @@ class WhatsAppPlugin:
             self.configure(parse_settings(section, source="WhatsAppPlugin()"))
         self.platform = Platform(
             name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=0.0,
-            budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
+            budgets=dict(budgets or BUDGETS), bot_budget=bot_budget, typing_interval=typing_refresh,
             description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
             start=self.start_receiving, stop=self.stop_receiving,
         )
@@ -250,14 +250,9 @@ class WhatsAppPlugin:
 
     @hermes_gateway.hookimpl
     async def on_stream_start(self, stream: Stream) -> None:
-        """*typing…* (which also marks the question read); a refresh within 20 s of the last is skipped."""
+        """*typing…* (which also marks the question read); the core refreshes it every ``typing_refresh`` s."""
         if not stream.reply_to:
             return  # the indicator hangs on the user's message: without one there is nothing to show it on
-        now = asyncio.get_running_loop().time()
-        last = stream.state.get("typing_at")
-        if last is not None and now - last < self.typing_refresh:
-            return
-        stream.state["typing_at"] = now
         await self.graph.typing(stream.chat_id, stream.reply_to)
 
     @hermes_gateway.hookimpl

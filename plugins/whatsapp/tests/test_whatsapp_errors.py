@@ -116,16 +116,11 @@ async def test_an_edit_is_refused_so_the_core_sends_anew(meta):
     assert meta.screen(USER) == ["first"]
 
 
-async def test_a_typing_refresh_within_20s_is_not_sent_again(meta):
-    plugin = plugin_for(meta)
-    question = meta.text_message(USER, "hi")["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
-    stream = Stream(platform=plugin.platform, chat_id=USER, reply_to=question)
-    await plugin.on_stream_start(stream)
-    await plugin.on_stream_start(stream)  # the core refreshing typing after a few seconds
-    stream.state["typing_at"] -= 21      # ...and once more after 21 s
-    await plugin.on_stream_start(stream)
-    await plugin.close()
-    assert meta.user(USER).typing == [question, question]
+def test_the_platform_asks_for_no_typing_refresh_within_20s():
+    """WhatsApp's indicator lasts 25 s: the core refreshes it no sooner than the platform declares."""
+    from hermes_whatsapp.plugin import TYPING_REFRESH, WhatsAppPlugin
+
+    assert WhatsAppPlugin().platform.typing_interval == TYPING_REFRESH == 20.0
 
 
 def test_translation_without_an_error_body():

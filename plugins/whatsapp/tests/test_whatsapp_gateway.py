@@ -16,7 +16,6 @@ import pytest
 from hermes_gateway import StreamSettings, make_plugins
 from hermes_gateway.delivery.split import reassemble
 from hermes_gateway.gateway import Gateway
-from hermes_whatsapp.errors import _SCOPED as SCOPED
 from hermes_whatsapp.errors import BOT_WAITS
 from hermes_whatsapp.notices import NOTICE
 from whatsapp_test_support import USER, VERIFY_TOKEN, config, eventually, gateway_for, webhook_url
@@ -278,7 +277,6 @@ async def test_a_disabled_platform_mounts_no_route_and_calls_nothing(meta):
     assert meta.calls == []
 
 
-@pytest.mark.skipif(not SCOPED, reason="the core has no RateLimited(scope=...) yet: a bot-wide limit stops one chat")
 async def test_the_numbers_throughput_limit_holds_back_every_chat(meta):
     """130429: the whole number is over its throughput, so another user's reply waits too (scope "bot")."""
     other = "447700900123"
@@ -311,10 +309,8 @@ async def test_a_message_that_arrives_while_the_gateway_stops_is_delivered_again
         await eventually(lambda: meta.screen(USER) == ["just in time"], lambda: meta.calls)
 
 
-@pytest.mark.skipif("typing_interval" not in StreamSettings.__dataclass_fields__,
-                    reason="the core does not refresh typing yet: typing is shown once per reply")
-async def test_typing_is_refreshed_while_the_model_thinks_but_not_more_often_than_the_plugin_allows(meta):
-    """The core asks for typing every 0.5 s here; WhatsApp's indicator lasts 25 s, so the plugin sends fewer."""
+async def test_typing_is_refreshed_while_the_model_thinks_but_not_more_often_than_the_platform_allows(meta):
+    """The config asks for typing every 0.5 s here; the platform declares a longer interval, which wins."""
     from whatsapp_test_support import plugin_for
 
     plugin = plugin_for(meta, typing_refresh=1.0)  # 20 s in production; scaled down with the core's interval
