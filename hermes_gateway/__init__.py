@@ -12,7 +12,7 @@ from .hookspecs import hookimpl
 from .inbound.commands import Command, CommandContext
 from .inbound.incoming import Incoming
 from .platform import MessageRef, Platform, RateBudget, Stream, StreamSettings
-from .plugins import Plugins, make_plugins
+from .plugins import Plugins, installed_plugins, make_plugins
 from .tools import Tool
 
 __version__ = "0.2.0"
@@ -41,6 +41,7 @@ __all__ = [
     "TurnEnd",
     "UsageReport",
     "hookimpl",
+    "installed_plugins",
     "load_config",
     "make_plugins",
 ]

@@ -27,7 +27,7 @@ from aiohttp import web
 
 from .config import Config
 from .errors import ConfigError
-from .plugins import Plugins, make_plugins
+from .plugins import Plugins, installed_plugins
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
     from .agent import AIAgent
@@ -79,7 +79,7 @@ class Gateway:
         """
         self.config = config
         self.serve = serve
-        self.plugins = plugins if plugins is not None else make_plugins()
+        self.plugins = plugins if plugins is not None else installed_plugins()
         self.shutdown_grace = config.conversation.shutdown_grace if shutdown_grace is None else shutdown_grace
         self.app: web.Application | None = None
         self.runner: web.AppRunner | None = None

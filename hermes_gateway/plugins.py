@@ -154,6 +154,23 @@ class Plugins:
         log.warning("%s", problem)
 
 
+_installed: Plugins | None = None
+
+
+def installed_plugins() -> Plugins:
+    """The built-ins and every installed plugin, loaded once per process and shared.
+
+    Every command, the gateway and a script's ``AIAgent()`` see the same
+    plugin objects (a plugin configured at start-up is the one that sends),
+    and entry points are imported once. Tests that want their own set call
+    :func:`make_plugins`.
+    """
+    global _installed
+    if _installed is None:
+        _installed = make_plugins()
+    return _installed
+
+
 def make_plugins(*, builtins: Iterable[str] = BUILTIN_PLUGINS, load_entry_points: bool = True,
                  extra: Iterable[Any] = ()) -> Plugins:
     """Build a plugin manager with the built-ins, installed entry points and ``extra`` objects."""

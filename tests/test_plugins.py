@@ -222,3 +222,14 @@ def test_register_commands_is_a_hook_plugins_may_implement():
     got = []
     plugins.pm.hook.register_commands(register=got.append)
     assert plugins.problems == [] and got == ["ping"]
+
+
+def test_the_installed_plugins_are_loaded_once_and_shared():
+    from hermes_gateway import installed_plugins
+    from hermes_gateway.config import parse_config
+    from hermes_gateway.gateway import Gateway
+
+    first = installed_plugins()
+    assert installed_plugins() is first
+    assert Gateway(parse_config({}, env={})).plugins is first, "the gateway uses the same plugins as the commands"
+    assert "reference" in first.platforms()

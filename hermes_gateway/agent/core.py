@@ -121,8 +121,8 @@ class AIAgent:
         self.tool_timeout = tool_timeout
         if tools is None:
             if plugins is None:
-                from ..plugins import make_plugins
-                plugins = make_plugins()
+                from ..plugins import installed_plugins
+                plugins = installed_plugins()
             tools = collect_tools(plugins)
         self.tools: dict[str, Tool] = {t.name: t for t in tools}
         self._chat_tools = [t.chat_schema() for t in tools]

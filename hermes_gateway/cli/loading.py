@@ -10,13 +10,13 @@ import sys
 
 from ..config import Config, load_config, missing_env_error
 from ..config_check import check_names, floor_warnings, raise_for_names
-from ..plugins import Plugins, make_plugins
+from ..plugins import Plugins, installed_plugins
 
 
 def load_checked(path: str | None) -> tuple[Config, Plugins]:
     """The config and the plugins; :class:`~hermes_gateway.errors.ConfigError` for any mistake in either."""
     config = load_config(path)
-    plugins = make_plugins()
+    plugins = installed_plugins()
     raise_for_names(config, plugins)
     return config, plugins
 
@@ -36,7 +36,7 @@ def load_for_display(path: str | None) -> tuple[Config, Plugins, list[str]]:
     returned as lines to print (on stderr) and make the command exit 2.
     """
     config = load_config(path, allow_unset_env=True)
-    plugins = make_plugins()
+    plugins = installed_plugins()
     errors = []
     if config.missing_env:
         errors.append(str(missing_env_error(config.source, config.missing_env)))

@@ -13,7 +13,7 @@ import signal
 import sys
 
 from ..gateway import Gateway, StartError
-from ..plugins import make_plugins
+from ..plugins import installed_plugins
 from .loading import load_checked, warn
 
 
@@ -49,7 +49,7 @@ async def serve(config, plugins=None) -> int:
     for sig in signals:
         loop.add_signal_handler(sig, on_signal)
     if plugins is None:
-        plugins = make_plugins()
+        plugins = installed_plugins()
     warn(config, plugins, [name for name in plugins.platforms() if config.platform_enabled(name)])
     try:
         async with Gateway(config, plugins) as gateway:
