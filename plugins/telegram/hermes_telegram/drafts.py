@@ -24,22 +24,11 @@ PREFIX = "draft:"
 MAX_RATE_LIMITS = 3
 
 
-def core_ends_every_message() -> bool:
-    """Drafts need the core to send every message's final text through ``on_stream_end``.
-
-    A core without that rule leaves a message that overflowed into the next
-    one as a draft, which Telegram drops after ~30 s: there, edits are used.
-    """
-    from hermes_gateway import plugins
-
-    return hasattr(plugins, "REQUIRED_STREAM_HOOKS")
-
-
 def wanted(stream: Stream, settings: Any) -> bool:
     """Whether this reply's previews go out as drafts (a private chat, and the transport allows it)."""
-    if stream.state.get("transport") == "edit" or not core_ends_every_message():
+    if stream.state.get("transport") == "edit":
         return False
-    transport = getattr(settings, "transport", "edit")
+    transport = stream.settings.transport or getattr(settings, "transport", "edit")
     return transport in ("draft", "auto") and _private(stream)
 
 

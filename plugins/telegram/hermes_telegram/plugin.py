@@ -25,7 +25,7 @@ from . import drafts
 from .errors import is_gone, is_not_modified, is_too_long, message_vanished, translate
 from .polling import Poller
 from .redaction import protect, scrub
-from .settings import TelegramSettings, parse_settings
+from .settings import TRANSPORTS, TelegramSettings, parse_settings
 
 if TYPE_CHECKING:
     from .formatting import Entity
@@ -140,6 +140,10 @@ class TelegramPlugin:
         if section is None or not gateway.config.platform_enabled(NAME):
             return
         settings = parse_settings(section, source=gateway.config.source)
+        transport = gateway.config.streaming.overrides.get(NAME, {}).get("transport")
+        if transport is not None and transport not in TRANSPORTS:
+            raise ConfigError(gateway.config.source, f"streaming.{NAME}.transport",
+                              f"one of {', '.join(TRANSPORTS)}, got {transport!r}")
         if settings != self.settings:
             await self.close()  # a bot built for other settings must not be reused
         self.configure(settings)

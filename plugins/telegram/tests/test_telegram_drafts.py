@@ -7,7 +7,6 @@ import asyncio
 import pytest
 
 from hermes_gateway import ConfigError
-from hermes_telegram import drafts
 from hermes_gateway.delivery.measure import utf16_length
 from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, fast_plugin
@@ -26,10 +25,6 @@ async def stream(plugin, chat_id, reply, *, pieces=20, chat_kind=None, pause=0.0
     return await session.finish()
 
 
-needs_rule = pytest.mark.skipif(not drafts.core_ends_every_message(),
-                                reason="drafts need the core's rule that every message ends with on_stream_end")
-
-
 @pytest.fixture
 async def drafting(api):
     plugin = fast_plugin(api.base_url, transport="draft")
@@ -46,7 +41,6 @@ def draft_requests(api):
     return [params for method, params in api.requests if method == "sendMessageDraft"]
 
 
-@needs_rule
 async def test_a_private_reply_grows_as_a_draft_and_lands_as_one_real_message(api, drafting):
     report = await stream(drafting, 42, REPLY, chat_kind="private")
     chat = api.chat(42)
@@ -63,7 +57,6 @@ async def test_a_private_reply_grows_as_a_draft_and_lands_as_one_real_message(ap
     assert not chat.violations
 
 
-@needs_rule
 async def test_auto_uses_drafts_in_private_chats_and_edits_in_groups(api):
     plugin = fast_plugin(api.base_url, transport="auto")
     try:
@@ -76,7 +69,6 @@ async def test_auto_uses_drafts_in_private_chats_and_edits_in_groups(api):
     assert api.screen(43) == api.screen(-10043) == [SHOWN]
 
 
-@needs_rule
 async def test_a_server_without_drafts_gets_edits_and_shows_nothing_twice():
     async with BotApiEmulator(TOKEN, supports_drafts=False) as api:
         plugin = fast_plugin(api.base_url, transport="draft")
@@ -93,7 +85,6 @@ async def test_a_server_without_drafts_gets_edits_and_shows_nothing_twice():
     assert chat.messages[0].history[0].endswith(CURSOR.strip()), "the refused frame's text was shown right away"
 
 
-@needs_rule
 async def test_a_draft_refused_mid_reply_continues_as_one_edited_message(api, drafting):
     session = delivery_for(drafting).session("telegram", "45", settings=SETTINGS)
     session.start()
@@ -113,7 +104,6 @@ async def test_a_draft_refused_mid_reply_continues_as_one_edited_message(api, dr
     assert len(draft_requests(api)) == len(chat.drafts[next(iter(chat.drafts))]) + 1, "one refusal, then edits"
 
 
-@needs_rule
 async def test_drafts_that_keep_meeting_flood_control_give_way_to_edits(api, drafting):
     for _ in range(3):
         api.fail_method("sendMessageDraft", 429, "Too Many Requests: retry after 1", parameters={"retry_after": 1})
@@ -127,7 +117,6 @@ async def test_drafts_that_keep_meeting_flood_control_give_way_to_edits(api, dra
     assert all(b - a >= 0.99 for a, b in zip(times[:3], times[1:4])), "each retry_after honoured"
 
 
-@needs_rule
 async def test_a_long_drafted_reply_ends_as_real_messages_each_within_the_limit(api, drafting):
     reply = "\n\n".join(f"Paragraph {i}: " + "some **bold** words and more words. " * 12 for i in range(22))
     assert len(reply) > 9000
@@ -146,9 +135,37 @@ def test_a_bad_transport_is_one_line_naming_the_key():
         parse_settings({"token": TOKEN, "transport": "carrier pigeon"}, source="x.yaml")
 
 
-@pytest.mark.skipif(drafts.core_ends_every_message(), reason="this core ends every message with on_stream_end")
-async def test_without_the_core_rule_drafts_give_way_to_edits(api, drafting):
-    """A message that overflowed would stay a draft (gone after ~30 s): on such a core, edits are used."""
-    report = await stream(drafting, 48, REPLY)
-    assert report.delivered and api.screen(48) == [SHOWN]
-    assert "sendMessageDraft" not in text_calls(api.chat(48))
+
+
+async def test_streaming_telegram_transport_in_the_config_chooses_drafts(api):
+    """``streaming.telegram.transport`` (where the issue and the README put it) wins over the plugin's own key."""
+    from hermes_gateway.config import parse_config
+    from hermes_gateway.delivery import Delivery
+    from telegram_test_support import delivery_for
+
+    plugin = fast_plugin(api.base_url)  # platforms.telegram.transport left at "edit"
+    config = parse_config({"streaming": {"telegram": {"enabled": True, "edit_interval": 0.02, "min_tokens": 2,
+                                                      "transport": "auto"}}}, env={})
+    delivery = Delivery(delivery_for(plugin).plugins, config)
+    session = delivery.session("telegram", "49", chat_kind="private")
+    for word in REPLY.split(" "):
+        session.feed(word + " ")
+        await asyncio.sleep(0.01)
+    report = await session.finish()
+    await plugin.close()
+    assert report.delivered and api.screen(49) == [SHOWN]
+    assert "sendMessageDraft" in text_calls(api.chat(49))
+
+
+async def test_an_unknown_streaming_transport_stops_start_up_naming_the_key(api):
+    from hermes_gateway import make_plugins
+    from hermes_gateway.config import parse_config
+    from hermes_gateway.gateway import Gateway
+
+    config = parse_config({"streaming": {"telegram": {"transport": "pigeon"}},
+                           "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url}}},
+                          env={})
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[fast_plugin(api.base_url)])
+    with pytest.raises(ConfigError, match=r"^\(inline\): streaming.telegram.transport: one of edit, draft, auto"):
+        async with Gateway(config, plugins):
+            pass
