@@ -2,13 +2,12 @@
 
 A base_url may carry its credentials (proxies, Azure-style ``?key=``). The
 config command, errors, ``repr`` and log lines show it only through
-:func:`mask_url`; :class:`MaskUrlCredentials` does the same for log records
+:func:`mask_url`; :mod:`hermes_gateway.secrets` does the same for every log record
 written by libraries (httpx logs every request URL at INFO).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 
 #: Query parameters of a base_url whose values are credentials (``?key=``, ``?api_key=``, ``?sig=`` ...).
@@ -57,17 +56,3 @@ _URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 def mask_urls_in_text(text: str) -> str:
     """``text`` with :func:`mask_url` applied to every URL in it."""
     return _URL_IN_TEXT.sub(lambda m: mask_url(m.group(0)), text)
-
-
-class MaskUrlCredentials(logging.Filter):
-    """A handler filter: log records whose text holds a URL with credentials are rewritten masked."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken record is logging's problem, not ours
-            return True
-        masked = mask_urls_in_text(message)
-        if masked != message:
-            record.msg, record.args = masked, None
-        return True

@@ -17,6 +17,8 @@ import re
 import threading
 from typing import Any
 
+from .masking import mask_urls_in_text
+
 #: What a secret becomes when no mask is given.
 MASK = "<secret>"
 #: Shorter strings are not secrets worth masking (and would mangle ordinary text).
@@ -69,17 +71,17 @@ def _mask_for(found: str) -> str:
 
 
 def scrub(text: str) -> str:
-    """``text`` with every registered secret replaced by its mask."""
+    """``text`` with every registered secret replaced by its mask, and credentials inside URLs masked."""
     pattern = _pattern
-    if pattern is None:
-        return text
-    return pattern.sub(lambda m: _mask_for(m.group(0)), text)
+    if pattern is not None:
+        text = pattern.sub(lambda m: _mask_for(m.group(0)), text)
+    if "@" in text and "://" in text:  # https://user:sk-…@host/v1: httpx logs such URLs at -v
+        text = mask_urls_in_text(text)
+    return text
 
 
 def redact(record: logging.LogRecord) -> logging.LogRecord:
     """The record with its message (and traceback text) scrubbed."""
-    if _pattern is None:
-        return record
     try:
         message = record.getMessage()
     except Exception:  # a broken record is logging's problem, not ours
@@ -109,7 +111,10 @@ def _install() -> None:
 
 
 def protect_config(config: Any) -> None:
-    """The secrets of the core's own config: the model's and fallbacks' API keys, the API server's keys."""
+    """The secrets of the core's own config: the model's and fallbacks' API keys, the API server's keys,
+    and (for every log line from now on) credentials written inside a URL such as ``model.base_url``."""
+    with _lock:
+        _install()
     endpoints = (config.model.endpoint, *config.model.fallback)
     protect(*(e.api_key for e in endpoints), mask="<api-key>")
     protect(*config.api_server.api_keys, mask="<api-key>")

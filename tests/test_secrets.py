@@ -35,3 +35,10 @@ def test_the_config_keys_are_protected(caplog):
     logging.getLogger("httpx").info("Authorization: Bearer sk-model-key-0001 / client-key-0002")
     assert "sk-model-key-0001" not in caplog.text and "client-key-0002" not in caplog.text
     assert caplog.text.count("<api-key>") == 2
+
+
+def test_credentials_inside_a_url_are_masked_in_every_log_line(caplog):
+    parse_config({"model": {"base_url": "https://user:sk-inurl-0003@proxy.example/v1", "name": "m"}}, env={})
+    caplog.set_level(logging.INFO)
+    logging.getLogger("httpx").info('HTTP Request: POST https://user:sk-inurl-0003@proxy.example/v1/chat "200 OK"')
+    assert "sk-inurl-0003" not in caplog.text and "proxy.example/v1/chat" in caplog.text

@@ -16,7 +16,6 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import ConfigError
-from ..masking import MaskUrlCredentials
 from ..store.base import StoreError
 
 #: name -> (module, one-line help). The default command (no arguments) is ``chat``.
@@ -67,8 +66,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    for handler in logging.getLogger().handlers:  # -v shows httpx's request lines: never a URL's credentials
-        handler.addFilter(MaskUrlCredentials())
     if getattr(args, "_unavailable", None):
         print(f"hermes-gateway: {args._unavailable}", file=sys.stderr)
         return 2
