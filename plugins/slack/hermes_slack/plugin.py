@@ -32,6 +32,7 @@ from .inbound import EventReader
 from .outbound import Outbound
 from .redaction import protect, scrub
 from .settings import SlackSettings, parse_settings
+from .starts import START_STREAMS_PER_MINUTE, StartWindow
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,8 @@ EVENTS_PATH = "/webhooks/slack/events"
 #: About one message a second in a channel.
 BUDGETS: Mapping[str, RateBudget] = {"default": RateBudget(rate=1.0, burst=1)}
 #: ``chat.update`` is ~50/min per workspace, every channel together (Tier 3), so that is the bot's budget.
-#: chat.startStream is ~20/min per workspace: a burst of long replies meets its 429s, which the core honours.
+#: chat.startStream (~20/min per workspace) is kept within its limit by the plugin (.starts): a reply
+#: that would be one start too many uses chat.postMessage + chat.update instead.
 BOT_BUDGET = RateBudget(rate=50 / 60, burst=5)
 
 
@@ -53,9 +55,10 @@ class SlackPlugin:
     def __init__(self, bot_token: str | None = None, *, app_token: str | None = None,
                  signing_secret: str | None = None, mode: str = "socket", native_streaming: str = "auto",
                  api_base_url: str | None = None, budgets: Mapping[str, RateBudget] | None = None,
-                 bot_budget: RateBudget | None = BOT_BUDGET, edit_interval: float = EDIT_INTERVAL) -> None:
-        """Arguments as in config.yaml; ``budgets``/``bot_budget``/``edit_interval`` override Slack's
-        limits (fast tests against the emulator)."""
+                 bot_budget: RateBudget | None = BOT_BUDGET, edit_interval: float = EDIT_INTERVAL,
+                 start_streams_per_minute: int = START_STREAMS_PER_MINUTE) -> None:
+        """Arguments as in config.yaml; ``budgets``/``bot_budget``/``edit_interval``/``start_streams_per_minute``
+        override Slack's limits (fast tests and benchmarks against the emulator)."""
         self.settings: SlackSettings | None = None
         if bot_token is not None:
             section: dict[str, Any] = {"bot_token": bot_token, "mode": mode, "native_streaming": native_streaming}
@@ -72,7 +75,8 @@ class SlackPlugin:
         )
         self.events = EventReader(NAME)
         self.outbound = Outbound(lambda: self.client, native=self._native_allowed,
-                                 recipient=self.events.recipient, joined=self.events.joined)
+                                 recipient=self.events.recipient, joined=self.events.joined,
+                                 starts=StartWindow(start_streams_per_minute))
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._bolt: Any = None
