@@ -20,12 +20,13 @@ and slack_sdk are imported lazily, so a gateway without them still starts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 from typing import Any, Mapping
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import ConfigError, DeliveryError, Incoming, MessageRef, Platform, RateBudget, Stream
 
 from .errors import translate
 from .inbound import EventReader
@@ -243,16 +244,39 @@ class SlackPlugin:
 
         @app.event(re.compile(".*"))
         async def every_event(body: dict[str, Any]) -> None:
-            self.hand_over(body)
+            await self.hand_over(body)
 
         return app
 
-    def hand_over(self, body: Mapping[str, Any]) -> None:
-        """Give the core the message in ``body``, if it is one for the bot; returns at once."""
+    async def hand_over(self, body: Mapping[str, Any]) -> None:
+        """Give the core the message in ``body``, if it is one for the bot; it answers in its own time.
+
+        A follow-up in a thread this process has not seen the bot reply in
+        asks the conversation store first (once per thread): the bot may have
+        replied there before a restart, and then the thread needs no mention.
+        """
         incoming = self.events.to_incoming(body)
-        if incoming is None or self._gateway is None:
+        gateway = self._gateway
+        if incoming is None or gateway is None:
             return
-        self._gateway.receive(incoming)
+        if self.events.to_look_up(incoming) and await self._replied_before(gateway, incoming):
+            incoming = dataclasses.replace(incoming, mentioned=True)
+        gateway.receive(incoming)
+
+    async def _replied_before(self, gateway: Any, incoming: Incoming) -> bool:
+        """Whether the store holds a conversation of this thread (the bot answered in it, in any run)."""
+        from hermes_gateway.store import ConversationKey
+
+        assert incoming.thread_id is not None
+        try:
+            found = await gateway.store.has_conversation(ConversationKey(NAME, incoming.chat_id, incoming.thread_id))
+        except Exception as exc:  # not remembered: the store is asked again at the next message
+            log.warning("slack: could not ask the conversation store about thread %s in %s (%s); "
+                        "a message there needs a mention", incoming.thread_id, incoming.chat_id,
+                        scrub(f"{type(exc).__name__}: {exc}"))
+            return False
+        self.events.looked_up(incoming.chat_id, incoming.thread_id, found)
+        return bool(found)
 
     @property
     def bolt(self) -> Any:
