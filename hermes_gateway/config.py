@@ -195,7 +195,9 @@ class Config:
                 interval, interval_from = float(override["edit_interval"]), f"{self.source} ({key}.edit_interval)"
             if "min_tokens" in override:
                 min_tokens, min_from = int(override["min_tokens"]), f"{self.source} ({key}.min_tokens)"
-        settings = StreamSettings(enabled=enabled, edit_interval=interval, min_tokens=min_tokens, cursor=s.cursor)
+        transport = override.get("transport") if override is not None else None
+        settings = StreamSettings(enabled=enabled, edit_interval=interval, min_tokens=min_tokens, cursor=s.cursor,
+                                  transport=transport)
         return settings, {"enabled": where, "edit_interval": interval_from, "min_tokens": min_from}
 
     def platform_enabled(self, name: str, default: bool = False) -> bool:
@@ -617,7 +619,7 @@ class _Parser:
                 continue
             key = f"streaming.{name}"
             if isinstance(item, dict):
-                sub = self.section(item, key, ("enabled", "edit_interval", "min_tokens"))
+                sub = self.section(item, key, ("enabled", "edit_interval", "min_tokens", "transport"))
                 override: dict[str, Any] = {}
                 if "enabled" in sub:
                     override["enabled"] = self.check(sub["enabled"], f"{key}.enabled", "bool")
@@ -625,6 +627,8 @@ class _Parser:
                     override["edit_interval"] = self.check(sub["edit_interval"], f"{key}.edit_interval", "number", minimum=0)
                 if "min_tokens" in sub:
                     override["min_tokens"] = self.check(sub["min_tokens"], f"{key}.min_tokens", "int", minimum=0)
+                if "transport" in sub:  # how the platform shows previews; the platform's plugin checks the word
+                    override["transport"] = self.check(sub["transport"], f"{key}.transport", "str")
                 overrides[name] = override
             else:
                 try:

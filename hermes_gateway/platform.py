@@ -118,6 +118,7 @@ class StreamSettings:
     min_tokens: int = 20
     cursor: str = " ▌"
     typing_interval: float = 4.5
+    transport: str | None = None  # ``streaming.<platform>.transport``: how previews are shown, the platform's word
 
 
 @dataclass

@@ -16,7 +16,17 @@ identical text with "message is not modified", and can enforce a per-chat
 rate limit. Each chat keeps a *screen*: the bot's messages in order, each
 with its edit history, which is what a person in that chat would see.
 Tests push user messages with :meth:`BotApiEmulator.push_message`; the bot
-receives them from ``getUpdates``.
+receives them from ``getUpdates``, or, once ``setWebhook`` was called, as
+POSTs to the webhook with the secret header (``getUpdates`` then answers
+409, as on Telegram; :meth:`~BotApiEmulator.deliver_again` redelivers).
+
+Formatting is checked as Telegram checks it: ``entities`` must lie inside
+the text (UTF-16) and not split a character, or the call is a 400; each
+message keeps its entities per version (:meth:`EmulatedChat.formatted`).
+``sendMessageDraft`` works in private chats (``supports_drafts=False`` is
+an older server: 404). What a long-lived bot meets is one call away:
+:meth:`~BotApiEmulator.migrate_chat`, :meth:`~BotApiEmulator.block_bot`,
+:meth:`~BotApiEmulator.remove_chat`, :meth:`~BotApiEmulator.delete_message`.
 """
 
 from __future__ import annotations
@@ -40,6 +50,13 @@ BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "Hermes", "username": "
 NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply markup "
                 "are exactly the same as a current content and reply markup of the message")
 CONFLICT = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+WEBHOOK_ACTIVE = ("Conflict: can't use getUpdates method while webhook is active; "
+                  "use deleteWebhook to delete the webhook first")
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+#: Seconds a draft stays on screen without a new frame or the real message (Telegram: about 30).
+DRAFT_LIFETIME = 30.0
+#: Seconds before an update the webhook did not accept (non-2xx, no answer) is posted again; Telegram waits longer.
+WEBHOOK_RETRY = 0.2
 
 
 def utf16_units(text: str) -> int:
@@ -83,6 +100,18 @@ class EmulatedChat:
     scheduled_errors: dict[int, ApiError] = field(default_factory=dict)  # index in calls -> error
     blocked_until: float = float("-inf")
     violations: list[str] = field(default_factory=list)
+    entities: dict[str, list[dict[str, Any]]] = field(default_factory=dict)       # message id -> entities now
+    entity_history: dict[str, list[list[dict[str, Any]]]] = field(default_factory=dict)  # ... per version
+    refusal: ApiError | None = None     # every call answers this: blocked, chat not found, migrated
+    drafts: dict[int, list[str]] = field(default_factory=dict)   # draft id -> every frame's text, in order
+    draft: tuple[int, str, float] | None = None   # the draft on screen: (id, text, when); a real message ends it
+
+    @property
+    def visible_draft(self) -> str | None:
+        """The draft a person sees below the messages now (Telegram drops it after ~30 s)."""
+        if self.draft is None or time.monotonic() - self.draft[2] > DRAFT_LIFETIME:
+            return None
+        return self.draft[1]
     tokens: float = 0.0
     refilled: float = 0.0
     next_message_id: int = 1
@@ -91,6 +120,17 @@ class EmulatedChat:
     def screen(self) -> list[str]:
         """The bot's messages, top to bottom, as they read now."""
         return [m.text for m in self.messages]
+
+    def formatted(self, index: int = -1, version: int | None = None) -> list[tuple[str, str]]:
+        """Message ``index``'s entities as (type, the text each covers): what renders as formatting.
+
+        ``version`` picks an earlier text from the message's history (default: what it shows now).
+        """
+        message = self.messages[index]
+        history = self.entity_history.get(message.id, [])
+        text = message.text if version is None else message.history[version]
+        entities = self.entities.get(message.id, []) if version is None else history[version]
+        return covered(text, entities)
 
     def screen_in_thread(self, thread_id: str | None) -> list[str]:
         return [m.text for m in self.messages if self.threads.get(m.id) == thread_id]
@@ -111,12 +151,15 @@ class BotApiEmulator:
     """
 
     def __init__(self, token: str, *, rate_limit: RateBudget | None = None,
-                 max_text_units: int = MAX_TEXT_UNITS) -> None:
+                 max_text_units: int = MAX_TEXT_UNITS, supports_drafts: bool = True) -> None:
+        """``supports_drafts=False`` is a server from before Bot API 9.3: sendMessageDraft is 404 Not Found."""
         self.token = token
+        self.supports_drafts = supports_drafts
         self.rate_limit = rate_limit
         self.max_text_units = max_text_units
         self.chats: dict[str, EmulatedChat] = {}
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.request_times: list[float] = []   # time.monotonic() of each entry in requests
         self._method_errors: dict[str, list[ApiError]] = {}
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
@@ -125,6 +168,13 @@ class BotApiEmulator:
         self._closing = False
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        #: The webhook as set by setWebhook: {"url", "secret_token", "allowed_updates"}; None while polling.
+        self.webhook: dict[str, Any] | None = None
+        #: Every POST to the webhook: (update_id, HTTP status, or 0 when it could not be reached).
+        self.webhook_deliveries: list[tuple[int, int]] = []
+        self._webhook_task: asyncio.Task[None] | None = None
+        self._webhook_wake = asyncio.Event()
+        self._delivered: dict[int, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -146,6 +196,10 @@ class BotApiEmulator:
         return self.base_url
 
     async def stop(self) -> None:
+        task, self._webhook_task = self._webhook_task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         if self._runner is not None:
             self._closing = True  # end any waiting getUpdates with no updates
             async with self._new_update:
@@ -164,16 +218,20 @@ class BotApiEmulator:
 
     def chat(self, chat_id: int | str) -> EmulatedChat:
         key = str(chat_id)
-        if key not in self.chats:
-            self.chats[key] = EmulatedChat(key)
+        if key not in self.chats:  # people have positive ids, groups negative
+            self.chats[key] = EmulatedChat(key, kind="supergroup" if key.startswith("-") else "private")
         return self.chats[key]
 
     def screen(self, chat_id: int | str) -> list[str]:
         return self.chat(chat_id).screen
 
     async def push_message(self, chat_id: int, text: str, *, chat_type: str = "private",
-                           thread_id: int | None = None, user_id: int = 1001, first_name: str = "Ada") -> int:
-        """A person writes ``text`` in the chat; the bot sees it in ``getUpdates``. Returns the update id."""
+                           thread_id: int | None = None, user_id: int = 1001, first_name: str = "Ada",
+                           reply_to: str | int | None = None) -> int:
+        """A person writes ``text`` in the chat; the bot sees it in ``getUpdates``. Returns the update id.
+
+        ``reply_to``: the id of a message in the chat this one replies to (the bot's, or a person's).
+        """
         chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
         if chat_type == "private":
             chat["first_name"] = first_name
@@ -196,6 +254,16 @@ class BotApiEmulator:
         entities = _entities_telegram_finds(text)
         if entities:
             message["entities"] = entities
+        if reply_to is not None:
+            bots = {m.id: m for m in emulated.messages}
+            if str(reply_to) in bots:
+                message["reply_to_message"] = self._message_json(emulated, bots[str(reply_to)])
+            else:
+                said = dict(emulated.said)
+                message["reply_to_message"] = {
+                    "message_id": int(reply_to), "date": int(time.time()), "chat": chat,
+                    "text": said.get(int(reply_to), ""), "from": {"id": user_id, "is_bot": False,
+                                                                  "first_name": first_name}}
         return await self.push_update({"message": message})
 
     async def push_update(self, body: dict[str, Any]) -> int:
@@ -204,7 +272,18 @@ class BotApiEmulator:
         self._updates.append({"update_id": update_id, **body})
         async with self._new_update:
             self._new_update.notify_all()
+        self._webhook_wake.set()
         return update_id
+
+    async def deliver_again(self, update_id: int) -> int:
+        """Post an update the webhook already accepted once more, as Telegram does when it missed the 200.
+
+        Returns the HTTP status the webhook answered.
+        """
+        if self.webhook is None:
+            raise RuntimeError("no webhook is set")
+        update = self._delivered[update_id]
+        return await self._post_update(update)
 
     @property
     def pending_updates(self) -> int:
@@ -225,6 +304,25 @@ class BotApiEmulator:
         else:
             self.chat(chat_id).scheduled_errors[at_call] = error
 
+    def migrate_chat(self, old_chat_id: int | str, new_chat_id: int) -> None:
+        """The group became a supergroup: every call into the old id answers 400 with ``migrate_to_chat_id``."""
+        self.chat(old_chat_id).refusal = ApiError(
+            400, "Bad Request: group chat was upgraded to a supergroup chat", {"migrate_to_chat_id": new_chat_id})
+        self.chat(new_chat_id).kind = "supergroup"
+
+    def block_bot(self, chat_id: int | str) -> None:
+        """The person blocked the bot: every call into the chat answers 403."""
+        self.chat(chat_id).refusal = ApiError(403, "Forbidden: bot was blocked by the user")
+
+    def remove_chat(self, chat_id: int | str) -> None:
+        """The chat no longer exists for the bot (deleted, or the bot was removed): 400 chat not found."""
+        self.chat(chat_id).refusal = ApiError(400, "Bad Request: chat not found")
+
+    def delete_message(self, chat_id: int | str, message_id: str | int) -> None:
+        """Someone deleted one of the bot's messages: it leaves the screen, and editing it fails."""
+        chat = self.chat(chat_id)
+        chat.messages = [m for m in chat.messages if m.id != str(message_id)]
+
     def fail_method(self, method: str, code: int, description: str, times: int = 1,
                     parameters: dict[str, Any] | None = None) -> None:
         """The next ``times`` calls of ``method`` (e.g. "getUpdates") answer with this error."""
@@ -242,10 +340,13 @@ class BotApiEmulator:
         except ValueError as exc:
             return _error(ApiError(400, f"Bad Request: {exc}"))
         self.requests.append((method, params))
+        self.request_times.append(time.monotonic())
         handler = {
             "getme": self._get_me, "sendmessage": self._send_message, "editmessagetext": self._edit_message_text,
             "sendchataction": self._send_chat_action, "getupdates": self._get_updates,
-            "deletewebhook": self._delete_webhook, "close": self._true, "logout": self._true,
+            "deletewebhook": self._delete_webhook, "setwebhook": self._set_webhook,
+            "getwebhookinfo": self._get_webhook_info, "close": self._true, "logout": self._true,
+            **({"sendmessagedraft": self._send_message_draft} if self.supports_drafts else {}),
         }.get(method.lower())
         if handler is None:
             return _error(ApiError(404, "Not Found"))
@@ -266,14 +367,79 @@ class BotApiEmulator:
     async def _delete_webhook(self, params: dict[str, Any]) -> Any:
         if params.get("drop_pending_updates") in (True, "true", "True"):
             self._updates.clear()
+        self.webhook = None
         return True
+
+    async def _set_webhook(self, params: dict[str, Any]) -> Any:
+        """Like a local Bot API server: an http:// URL is accepted (api.telegram.org wants https)."""
+        url = str(params.get("url") or "")
+        if not url:  # an empty URL removes the webhook
+            return await self._delete_webhook(params)
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ApiError(400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook")
+        secret = params.get("secret_token")
+        if secret is not None:
+            secret = str(secret)
+            if not 1 <= len(secret) <= 256 or not all(c.isascii() and (c.isalnum() or c in "_-") for c in secret):
+                raise ApiError(400, "Bad Request: secret token contains unallowed characters")
+        if params.get("drop_pending_updates") in (True, "true", "True"):
+            self._updates.clear()
+        allowed = _json_field(params.get("allowed_updates")) if params.get("allowed_updates") else None
+        self.webhook = {"url": url, "secret_token": secret, "allowed_updates": allowed}
+        if self._webhook_task is None:
+            self._webhook_task = asyncio.get_running_loop().create_task(self._webhook_sender(),
+                                                                       name="emulator-webhook")
+        self._webhook_wake.set()
+        async with self._new_update:
+            self._new_update.notify_all()  # a getUpdates waiting now ends with 409
+        return True
+
+    async def _get_webhook_info(self, params: dict[str, Any]) -> Any:
+        return {"url": (self.webhook or {}).get("url", ""), "has_custom_certificate": False,
+                "pending_update_count": len(self._updates)}
+
+    async def _webhook_sender(self) -> None:
+        """Post pending updates to the webhook, one at a time and in order, until each gets a 2xx."""
+        while True:
+            await self._webhook_wake.wait()
+            self._webhook_wake.clear()
+            while self.webhook is not None and self._updates:
+                update = self._updates[0]
+                status = await self._post_update(update)
+                if 200 <= status < 300:
+                    if self._updates and self._updates[0] is update:
+                        self._updates.pop(0)
+                    self._delivered[update["update_id"]] = update
+                else:
+                    await asyncio.sleep(WEBHOOK_RETRY)
+
+    async def _post_update(self, update: dict[str, Any]) -> int:
+        import aiohttp
+
+        assert self.webhook is not None
+        headers = {SECRET_HEADER: self.webhook["secret_token"]} if self.webhook.get("secret_token") else {}
+        try:
+            async with aiohttp.ClientSession() as http:
+                async with http.post(self.webhook["url"], json=update, headers=headers,
+                                     timeout=aiohttp.ClientTimeout(total=10)) as resp:
+                    status = resp.status
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+            status = 0
+        self.webhook_deliveries.append((update["update_id"], status))
+        return status
 
     async def _send_message(self, params: dict[str, Any]) -> Any:
         chat = self._admit("sendMessage", params)
-        text = self._check_text(chat, "sendMessage", params)
+        text, entities = self._check_text(chat, "sendMessage", params)
         message = ScreenMessage(str(chat.next_message_id), text, [text])
         chat.next_message_id += 1
         chat.messages.append(message)
+        chat.entities[message.id] = entities
+        chat.entity_history[message.id] = [entities]
+        chat.draft = None  # the real message takes the draft's place
         thread = params.get("message_thread_id")
         chat.threads[message.id] = str(thread) if thread not in (None, "") else None
         reply = _json_field(params.get("reply_parameters"))
@@ -281,6 +447,32 @@ class BotApiEmulator:
             chat.quotes[message.id] = int(reply["message_id"])
         self._log(chat, "sendMessage", params, "ok")
         return self._message_json(chat, message)
+
+    async def _send_message_draft(self, params: dict[str, Any]) -> Any:
+        """Bot API 9.3: an ephemeral preview in a private chat; empty text shows the "thinking" placeholder."""
+        chat = self._admit("sendMessageDraft", params)
+        if chat.kind != "private":
+            self._log(chat, "sendMessageDraft", params, "not a private chat")
+            raise ApiError(400, "Bad Request: drafts can be sent only to private chats")
+        draft_id = _int(params.get("draft_id"), 0)
+        if draft_id == 0:
+            self._log(chat, "sendMessageDraft", params, "draft_id is empty")
+            raise ApiError(400, "Bad Request: draft_id must be non-zero")
+        raw = str(params.get("text") or "")
+        if utf16_units(raw) > self.max_text_units:
+            chat.violations.append(f"sendMessageDraft of {utf16_units(raw)} UTF-16 units")
+            self._log(chat, "sendMessageDraft", params, "message is too long")
+            raise ApiError(400, "Bad Request: message is too long")
+        try:
+            _checked_entities(raw, params.get("entities"))
+        except ApiError as exc:
+            self._log(chat, "sendMessageDraft", params, exc.description)
+            raise
+        text = raw.strip()
+        chat.drafts.setdefault(draft_id, []).append(text)
+        chat.draft = (draft_id, text, time.monotonic())
+        self._log(chat, "sendMessageDraft", params, "ok")
+        return True
 
     async def _edit_message_text(self, params: dict[str, Any]) -> Any:
         if "inline_message_id" in params:
@@ -290,12 +482,14 @@ class BotApiEmulator:
         if target is None:
             self._log(chat, "editMessageText", params, "message to edit not found")
             raise ApiError(400, "Bad Request: message to edit not found")
-        text = self._check_text(chat, "editMessageText", params)
-        if text == target.text:
+        text, entities = self._check_text(chat, "editMessageText", params)
+        if text == target.text and entities == chat.entities.get(target.id, []):
             self._log(chat, "editMessageText", params, "not_modified")
             raise ApiError(400, NOT_MODIFIED)
         target.text = text
         target.history.append(text)
+        chat.entities[target.id] = entities
+        chat.entity_history.setdefault(target.id, []).append(entities)
         self._log(chat, "editMessageText", params, "ok")
         return {**self._message_json(chat, target), "edit_date": int(time.time())}
 
@@ -312,6 +506,8 @@ class BotApiEmulator:
         return True
 
     async def _get_updates(self, params: dict[str, Any]) -> Any:
+        if self.webhook is not None:
+            raise ApiError(409, WEBHOOK_ACTIVE)
         offset = _int(params.get("offset"), 0)
         limit = min(max(_int(params.get("limit"), 100), 1), 100)
         timeout = max(_int(params.get("timeout"), 0), 0)
@@ -334,6 +530,8 @@ class BotApiEmulator:
                     break
                 if self._closing:
                     return []
+                if self.webhook is not None:
+                    raise ApiError(409, WEBHOOK_ACTIVE)
                 if generation != self._poll_generation:
                     raise ApiError(409, CONFLICT)
         return [u for u in self._updates if u["update_id"] >= offset][:limit]
@@ -352,6 +550,8 @@ class BotApiEmulator:
         now = time.monotonic()
         if now < chat.blocked_until:
             chat.violations.append(f"{method} {chat.blocked_until - now:.3f}s before retry_after ended")
+        if chat.refusal is not None:
+            self._refuse(chat, method, params, chat.refusal, now)
         scheduled = chat.scheduled_errors.pop(len(chat.calls), None)
         if scheduled is not None:
             self._refuse(chat, method, params, scheduled, now)
@@ -379,7 +579,9 @@ class BotApiEmulator:
             self._log(chat, method, params, error.description)
         raise error
 
-    def _check_text(self, chat: EmulatedChat, method: str, params: dict[str, Any]) -> str:
+    def _check_text(self, chat: EmulatedChat, method: str,
+                    params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        """The text as Telegram keeps it (trimmed), and its entities, checked as strictly as Telegram does."""
         raw = params.get("text")
         if raw is None:
             self._log(chat, method, params, "text is empty")
@@ -395,7 +597,19 @@ class BotApiEmulator:
             raise ApiError(400, "Bad Request: message text is empty")
         if params.get("parse_mode"):
             chat.violations.append(f"{method} with parse_mode {params['parse_mode']!r} (mid-stream markup can fail)")
-        return text
+        try:
+            entities = _checked_entities(raw, params.get("entities"))
+        except ApiError as exc:
+            self._log(chat, method, params, exc.description)
+            raise
+        lead = utf16_units(raw) - utf16_units(raw.lstrip())
+        size = utf16_units(text)
+        kept = []
+        for e in entities:  # the trim moves entities with the text, and cuts them at its new ends
+            start, end = max(e["offset"] - lead, 0), min(e["offset"] + e["length"] - lead, size)
+            if end > start:
+                kept.append({**e, "offset": start, "length": end - start})
+        return text, kept
 
     def _message_json(self, chat: EmulatedChat, message: ScreenMessage) -> dict[str, Any]:
         chat_json: dict[str, Any] = {"id": _chat_id_json(chat.chat_id), "type": chat.kind}
@@ -405,6 +619,8 @@ class BotApiEmulator:
             chat_json["title"] = f"Group {chat.chat_id}"
         body: dict[str, Any] = {"message_id": int(message.id), "date": int(time.time()), "chat": chat_json,
                                 "from": dict(BOT_USER), "text": message.text}
+        if chat.entities.get(message.id):
+            body["entities"] = chat.entities[message.id]
         thread = chat.threads.get(message.id)
         if thread is not None:
             body["message_thread_id"] = _int(thread, 0)
@@ -473,3 +689,46 @@ def _entities_telegram_finds(text: str) -> list[dict[str, Any]]:
         kind = "mention" if match.group(0).startswith("@") else "bot_command"
         found.append({"type": kind, "offset": offset, "length": length})
     return found
+
+
+ENTITY_TYPES = frozenset({
+    "mention", "hashtag", "cashtag", "bot_command", "url", "email", "phone_number", "bold", "italic", "underline",
+    "strikethrough", "spoiler", "blockquote", "expandable_blockquote", "code", "pre", "text_link", "text_mention",
+    "custom_emoji", "date_time"})
+
+
+def _checked_entities(text: str, value: Any) -> list[dict[str, Any]]:
+    """``entities`` as Telegram checks them: known types, inside the text (UTF-16), never splitting an emoji."""
+    if value in (None, "", "[]"):
+        return []
+    entities = _json_field(value) if isinstance(value, str) else value
+    if not isinstance(entities, list):
+        raise ApiError(400, "Bad Request: can't parse entities JSON object")
+    units = text.encode("utf-16-le")
+    size = len(units) // 2
+    checked = []
+    for entity in entities:
+        if not isinstance(entity, dict) or entity.get("type") not in ENTITY_TYPES:
+            raise ApiError(400, f"Bad Request: can't parse entities: unsupported entity type in {entity!r}")
+        offset, length = entity.get("offset"), entity.get("length")
+        if not isinstance(offset, int) or not isinstance(length, int) or offset < 0 or length < 1:
+            raise ApiError(400, f"Bad Request: can't parse entities: bad offset or length in {entity!r}")
+        if offset + length > size:
+            raise ApiError(400, f"Bad Request: can't parse entities: entity ends at {offset + length}, "
+                                f"beyond the text's {size} UTF-16 units")
+        for edge in (offset, offset + length):
+            if edge < size and 0xDC00 <= int.from_bytes(units[2 * edge:2 * edge + 2], "little") <= 0xDFFF:
+                raise ApiError(400, "Bad Request: can't parse entities: an entity boundary splits a character")
+        if entity["type"] == "text_link":
+            url = str(entity.get("url") or "")
+            if not url.startswith(("http://", "https://", "tg://")):
+                raise ApiError(400, "Bad Request: can't parse entities: wrong HTTP URL")
+        checked.append({k: entity[k] for k in ("type", "offset", "length", "url", "language") if k in entity})
+    return checked
+
+
+def covered(text: str, entities: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Each entity as (type, the text it covers)."""
+    units = text.encode("utf-16-le")
+    return [(e["type"], units[2 * e["offset"]:2 * (e["offset"] + e["length"])].decode("utf-16-le"))
+            for e in entities]

@@ -30,6 +30,35 @@ def is_not_modified(exc: BaseException) -> bool:
     return "message is not modified" in str(exc).lower()
 
 
+def is_too_long(exc: BaseException) -> bool:
+    """The server counted more than its limit (a PTB error or its translation)."""
+    return "message is too long" in str(exc).lower()
+
+
+def message_vanished(exc: BaseException) -> bool:
+    """The message to edit is not there any more: deleted, or left behind in a group that moved.
+
+    (Not "message can't be edited", e.g. too old: that message is still on screen, and only the
+    core's fallback, which keeps or marks what it shows, leaves no cursor in it.)
+    """
+    from telegram import error as tg
+
+    return isinstance(exc, tg.ChatMigrated) or (
+        isinstance(exc, tg.BadRequest) and "message to edit not found" in str(exc).lower())
+
+
+def is_gone(exc: BaseException) -> bool:
+    """The bot cannot reach this chat any more: blocked by the user, removed from the group, chat not found.
+
+    Nothing sent there will land until a person writes again, so the reply stops (no retry).
+    """
+    from telegram import error as tg
+
+    if isinstance(exc, tg.Forbidden):
+        return True
+    return isinstance(exc, tg.BadRequest) and "chat not found" in str(exc).lower()
+
+
 def translate(exc: BaseException, what: str) -> DeliveryError:
     """The core's view of a failed Bot API call ``what`` (e.g. "sendMessage")."""
     from telegram import error as tg  # lazily: the gateway starts without python-telegram-bot

@@ -5,36 +5,45 @@ entry point registers one instance configured from ``platforms.telegram``
 at gateway start-up; tests build their own with a token and the URL of
 :class:`~hermes_telegram.emulator.BotApiEmulator`.
 
-Text is sent plain (no ``parse_mode``): a reply streamed word by word is
-full of half-open markdown, and Telegram rejects a whole message over one
-unbalanced ``*``. python-telegram-bot is imported lazily, so a gateway
-without it installed still starts (and says why Telegram is off).
+Markdown is sent as text + ``entities`` (:mod:`.formatting`), never with
+``parse_mode``: a reply streamed word by word is full of half-open
+markdown, and Telegram rejects a whole MarkdownV2 message over one
+unbalanced ``*``; entities cannot fail to parse. python-telegram-bot and
+markdown-it-py are imported lazily, so a gateway without them installed
+still starts (and says why Telegram is off).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, RateLimited, Stream
 
-from .errors import is_not_modified, translate
+from . import drafts
+from .errors import is_gone, is_not_modified, is_too_long, message_vanished, translate
 from .polling import Poller
 from .redaction import protect, scrub
-from .settings import TelegramSettings, parse_settings
+from .settings import TRANSPORTS, TelegramSettings, parse_settings
+
+if TYPE_CHECKING:
+    from .formatting import Entity
 
 log = logging.getLogger(__name__)
 
 NAME = "telegram"
 MAX_MESSAGE_UNITS = 4096
 EDIT_INTERVAL = 1.0
-#: Telegram's Bot FAQ: about one message a second in a chat, 20 a minute in a group.
+#: Telegram's Bot FAQ: about one message a second in a chat, 20 a minute in a group; 5% under both,
+#: because calls spaced exactly at the limit arrive a few ms closer (network jitter), which a strict
+#: limiter answers with 429 (seen in bench_telegram_streaming.py).
+MARGIN = 1.05
 BUDGETS: Mapping[str, RateBudget] = {
-    "private": RateBudget(rate=1.0, burst=1),
-    "group": RateBudget(rate=20 / 60, burst=3),
-    "supergroup": RateBudget(rate=20 / 60, burst=3),
-    "default": RateBudget(rate=1.0, burst=1),
+    "private": RateBudget(rate=1 / MARGIN, burst=1),
+    "group": RateBudget(rate=20 / 60 / MARGIN, burst=3),
+    "supergroup": RateBudget(rate=20 / 60 / MARGIN, burst=3),
+    "default": RateBudget(rate=1 / MARGIN, burst=1),
 }
 #: ... and about 30 messages a second across all chats of one bot.
 BOT_BUDGET = RateBudget(rate=30.0, burst=30)
@@ -44,14 +53,14 @@ class TelegramPlugin:
     """Sends, edits and receives Telegram messages for one bot."""
 
     def __init__(self, token: str | None = None, *, base_url: str | None = None,
-                 poll_timeout: int = 30,
+                 poll_timeout: int = 30, transport: str = "edit",
                  budgets: Mapping[str, RateBudget] | None = None, edit_interval: float = EDIT_INTERVAL,
                  bot_budget: RateBudget | None = BOT_BUDGET) -> None:
         """``token``/``base_url`` as in config.yaml; ``budgets`` and
         ``edit_interval`` override Telegram's limits (a local Bot API server, fast tests)."""
         self.settings: TelegramSettings | None = None
         if token is not None:
-            section: dict[str, Any] = {"token": token, "poll_timeout": poll_timeout}
+            section: dict[str, Any] = {"token": token, "poll_timeout": poll_timeout, "transport": transport}
             if base_url is not None:
                 section["base_url"] = base_url
             self.configure(parse_settings(section, source="TelegramPlugin()"))
@@ -63,10 +72,14 @@ class TelegramPlugin:
         )
         self._bot: Any = None
         self._poller: Poller | None = None
+        #: Groups that became supergroups: old chat id -> new chat id (Telegram's ChatMigrated).
+        self.migrated: dict[str, str] = {}
         self.__name__ = "hermes_telegram"
 
     def configure(self, settings: TelegramSettings) -> None:
         protect(settings.token)
+        if settings.webhook_secret:
+            protect(settings.webhook_secret)
         self.settings = settings
 
     # ---------------------------------------------------------------- the bot
@@ -101,12 +114,36 @@ class TelegramPlugin:
         register(self.platform)
 
     @hermes_gateway.hookimpl
+    def register_routes(self, app: Any) -> None:
+        """``POST /webhooks/telegram``, only when ``platforms.telegram`` is enabled with ``mode: webhook``.
+
+        A polling bot mounts nothing, so it does not make the gateway open an HTTP listener.
+        """
+        from hermes_gateway.gateway import GATEWAY_KEY
+
+        gateway = app.get(GATEWAY_KEY)
+        config = getattr(gateway, "config", None)
+        if config is None or not config.platform_enabled(NAME):
+            return
+        section = config.platforms.get(NAME)
+        if not isinstance(section, Mapping) or section.get("mode") != "webhook":
+            return
+        from .webhook import PATH, make_handler
+
+        app.router.add_post(PATH, make_handler(lambda: self.settings.webhook_secret if self.settings else None,
+                                               lambda: self.bot))
+
+    @hermes_gateway.hookimpl
     async def startup(self, gateway: Any) -> None:
         """Read ``platforms.telegram`` when it is enabled; a bad section stops start-up with one line."""
         section = gateway.config.platforms.get(NAME)
         if section is None or not gateway.config.platform_enabled(NAME):
             return
         settings = parse_settings(section, source=gateway.config.source)
+        transport = gateway.config.streaming.overrides.get(NAME, {}).get("transport")
+        if transport is not None and transport not in TRANSPORTS:
+            raise ConfigError(gateway.config.source, f"streaming.{NAME}.transport",
+                              f"one of {', '.join(TRANSPORTS)}, got {transport!r}")
         if settings != self.settings:
             await self.close()  # a bot built for other settings must not be reused
         self.configure(settings)
@@ -116,7 +153,7 @@ class TelegramPlugin:
         await self.close()
 
     async def start_receiving(self, gateway: Any) -> None:
-        """Check the token (``getMe``) and start long polling."""
+        """Check the token (``getMe``), then ``setWebhook`` or start long polling."""
         source = getattr(getattr(gateway, "config", None), "source", "(config)")
         if self.settings is None:
             raise ConfigError(source, "platforms.telegram.token", "a bot token (the platform is enabled without one)")
@@ -136,8 +173,31 @@ class TelegramPlugin:
         else:
             log.info("telegram: receiving messages as @%s", bot.username)
         assert self.settings is not None
+        if self.settings.webhook:
+            await self._set_webhook(bot, source)
+            return
+        try:  # a webhook left set (by an earlier webhook run) makes getUpdates answer 409 Conflict
+            await bot.delete_webhook(drop_pending_updates=False)
+        except tg.TelegramError as exc:
+            log.warning("telegram: deleteWebhook failed (%s); polling anyway", scrub(f"{type(exc).__name__}: {exc}"))
         self._poller = Poller(bot, gateway.receive, poll_timeout=self.settings.poll_timeout)
         self._poller.start()
+
+    async def _set_webhook(self, bot: Any, source: str) -> None:
+        """Tell Telegram where to post updates, with the secret it must send back."""
+        from telegram import error as tg
+
+        assert self.settings is not None and self.settings.webhook_url is not None
+        try:
+            await bot.set_webhook(self.settings.webhook_url, secret_token=self.settings.webhook_secret,
+                                  allowed_updates=["message"])
+        except tg.BadRequest as exc:  # Telegram refused the URL: a config mistake
+            raise ConfigError(source, "platforms.telegram.webhook_url",
+                              f"a URL Telegram accepts ({scrub(str(exc))})") from None
+        except tg.TelegramError as exc:
+            raise ConfigError(source, "platforms.telegram", f"setWebhook failed: {scrub(type(exc).__name__)}: "
+                                                            f"{scrub(str(exc))}") from None
+        log.info("telegram: receiving messages by webhook at %s", scrub(self.settings.webhook_url))
 
     async def stop_receiving(self) -> None:
         poller, self._poller = self._poller, None
@@ -152,39 +212,202 @@ class TelegramPlugin:
 
     @hermes_gateway.hookimpl
     async def on_stream_start(self, stream: Stream) -> None:
-        try:
-            await self.bot.send_chat_action(stream.chat_id, "typing", message_thread_id=_thread(stream))
-        except DeliveryError:
-            raise
-        except Exception as exc:
-            raise translate(exc, "sendChatAction") from None
+        await self._into_chat(stream, "sendChatAction", lambda chat_id: self.bot.send_chat_action(
+            chat_id, "typing", message_thread_id=_thread(stream)))
 
     @hermes_gateway.hookimpl
     async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        return await self._show(stream, message, text)
+        if drafts.wanted(stream, self.settings) and (message is None or drafts.is_draft(message)):
+            return await self._draft_frame(stream, message, text)
+        return await self._show(stream, drafts.real(stream, message), text, final=False, draft=message)
 
     @hermes_gateway.hookimpl
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        return await self._show(stream, message, text)
+        return await self._show(stream, drafts.real(stream, message), text, final=True, draft=message)
 
-    async def _show(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        """Send ``text`` as a new message, or edit ``message`` to read ``text``; plain text, no markup."""
-        bot = self.bot
-        if message is None:
-            try:
-                sent = await bot.send_message(stream.chat_id, text, message_thread_id=_thread(stream),
-                                              reply_parameters=_quote(stream))
-            except Exception as exc:
-                raise translate(exc, "sendMessage") from None
-            stream.state["quoted"] = True
-            return MessageRef(stream.chat_id, str(sent.message_id), stream.thread_id)
+    # ---------------------------------------------------------------- native drafts
+
+    async def _draft_frame(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        """One ``sendMessageDraft`` frame; a refused draft switches this reply to edits without losing the frame."""
+        from .formatting import render
+
+        ref = message or drafts.new_ref(stream)
+        body, entities = render(drafts.without_cursor(text, stream.settings.cursor))
+        thread = _thread(stream)
         try:
-            await bot.edit_message_text(text, chat_id=message.chat_id, message_id=int(message.message_id))
+            await self._into_chat(stream, "sendMessageDraft", lambda chat_id: self._with_entities(
+                lambda t, e: self.bot.send_message_draft(int(chat_id), drafts.draft_id(ref), t,
+                                                         message_thread_id=thread, entities=e),
+                body, entities, text))
+        except RateLimited:
+            if drafts.rate_limited(stream):
+                log.info("telegram: %s: drafts keep meeting flood control; edits for the rest of the reply",
+                         stream.chat_id)
+            raise
+        except DeliveryError as exc:
+            if exc.retryable or stream.state.get("gone"):
+                raise
+            drafts.refused(stream)
+            log.info("telegram: %s: draft refused (%s); edits for the rest of the reply", stream.chat_id, exc)
+            return await self._show(stream, None, text, final=False, draft=message)
+        return ref
+
+    # ---------------------------------------------------------------- showing text
+
+    async def _show(self, stream: Stream, message: MessageRef | None, text: str, *, final: bool,
+                    draft: MessageRef | None = None) -> MessageRef:
+        """Send ``text`` as a new message, or edit ``message`` to read it: Markdown rendered as entities.
+
+        ``draft``: the core knows this message by its draft ref; the real message that replaces the
+        draft is remembered under it (so later calls edit it, and the final text is sent once), and
+        the draft ref is what the core gets back.
+        Only the final text is split further when the server says "message is too long" (a server
+        with a lower limit than Telegram's); a preview that is too long stops previews instead.
+        """
+        try:
+            ref = await self._show_one(stream, message, text, final=final)
+        except DeliveryError as exc:
+            if not final or not is_too_long(exc):
+                raise
+            ref = await self._split_final(stream, message, text)
+        if drafts.is_draft(draft):
+            drafts.remember(stream, draft, ref)
+            return draft
+        return ref
+
+    async def _split_final(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        log.info("telegram: %s/%s: the server refused the final text as too long; splitting it",
+                 stream.chat_id, message.message_id if message else "new")
+        return await self._show_in_parts(stream, message, text, depth=0)
+
+    async def _show_one(self, stream: Stream, message: MessageRef | None, text: str, *,
+                        final: bool = False) -> MessageRef:
+        """One message's text, in one call. ``final``: the core's last word for that message.
+
+        A message that is not there any more (deleted, left behind in a group that moved) is
+        replaced here when it is the reply's newest message: its whole text goes out as a new
+        message (in the new chat, after a move) and later calls for it edit that one. Any other
+        failed edit fails the call: the core decides (retry, keep what it shows, send anew).
+        """
+        self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
+        from .formatting import render
+
+        replaced: dict[str, MessageRef] = stream.state.setdefault("replaced", {})
+        sent: list[str] = stream.state.setdefault("sent", [])
+        original = message
+        while message is not None and _key(message) in replaced:
+            message = replaced[_key(message)]
+        body, entities = render(text, stream.settings.cursor)
+        if message is None:
+            chat_id, new = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
+                lambda t, e: self.bot.send_message(chat_id, t, entities=e, message_thread_id=_thread(stream),
+                                                   reply_parameters=_quote(stream)), body, entities, text))
+            stream.state["quoted"] = True
+            ref = MessageRef(str(chat_id), str(new.message_id), stream.thread_id)
+            sent.append(_key(ref))
+            return ref
+        try:
+            await self._with_entities(lambda t, e: self.bot.edit_message_text(
+                t, chat_id=message.chat_id, message_id=int(message.message_id), entities=e), body, entities, text)
         except Exception as exc:
             if is_not_modified(exc):
-                return message  # it already reads exactly this: success
-            raise translate(exc, "editMessageText") from None
-        return message
+                return original or message  # it already reads exactly this: success
+            error = self._failed(stream, exc, "editMessageText")
+            if not message_vanished(exc) or stream.state.get("gone"):
+                raise error from None
+            if sent and sent[-1] == _key(message):  # the newest: nothing below it, so replace it here
+                log.info("telegram: %s: message %s cannot be edited any more (%s); its text goes out anew",
+                         stream.chat_id, message.message_id, error)
+                replaced[_key(message)] = await self._show_one(stream, None, text, final=final)
+                return original or message
+            raise error from None
+        return original or message
+
+    async def _show_in_parts(self, stream: Stream, message: MessageRef | None, text: str, *,
+                             depth: int) -> MessageRef:
+        """``text`` in two (or more) messages: the first replaces ``message``, the rest follow it."""
+        from hermes_gateway.delivery.measure import utf16_length
+        from hermes_gateway.delivery.split import render as render_piece, split_text
+
+        pieces = split_text(text, max(16, utf16_length(text) // 2 + 8), utf16_length)
+        first: MessageRef | None = None
+        for index, piece in enumerate(pieces):
+            part = render_piece(text, piece)
+            target = message if index == 0 else None
+            try:
+                ref = await self._show_one(stream, target, part, final=True)
+            except DeliveryError as exc:
+                if not is_too_long(exc) or depth >= 4:
+                    raise
+                ref = await self._show_in_parts(stream, target, part, depth=depth + 1)
+            first = first or ref
+        assert first is not None
+        return first
+
+    async def _with_entities(self, call: Callable[[str, Any], Awaitable[Any]], body: str,
+                             entities: list[Entity], markdown: str) -> Any:
+        """Send with entities; if Telegram refuses them, the same call once more as plain text."""
+        from telegram import MessageEntity, error as tg
+
+        if not entities:
+            return await call(body, None)
+        objects = [MessageEntity(e.type, e.offset, e.length, url=e.url, language=e.language) for e in entities]
+        try:
+            return await call(body, objects)
+        except tg.BadRequest as exc:
+            if "entit" not in str(exc).lower():
+                raise
+            log.warning("telegram: entities refused (%s); sending plain text", scrub(str(exc))[:200])
+            return await call(markdown, None)
+
+    # ---------------------------------------------------------------- one chat's calls
+
+    def chat_for(self, chat_id: str) -> str:
+        """Where to send for ``chat_id``: a group that became a supergroup lives on under a new id."""
+        while chat_id in self.migrated:
+            chat_id = self.migrated[chat_id]
+        return chat_id
+
+    async def _into_chat(self, stream: Stream, what: str,
+                         call: Callable[[str], Awaitable[Any]]) -> tuple[str, Any]:
+        """One call into the stream's chat, following a migration once; returns (chat id used, result).
+
+        A chat the bot can no longer reach (blocked, removed, not found) ends the reply: the rest of
+        its calls fail at once, without reaching Telegram.
+        """
+        self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
+        from telegram import error as tg
+
+        gone = stream.state.get("gone")
+        if gone:
+            raise DeliveryError(gone, retryable=False)
+        for attempt in (1, 2):
+            chat_id = self.chat_for(stream.chat_id)
+            try:
+                return chat_id, await call(chat_id)
+            except tg.ChatMigrated as exc:
+                if attempt == 2:
+                    raise self._failed(stream, exc, what) from None
+                self._follow(chat_id, str(exc.new_chat_id))
+            except DeliveryError:
+                raise
+            except Exception as exc:
+                raise self._failed(stream, exc, what) from None
+        raise AssertionError("unreachable")
+
+    def _follow(self, old: str, new: str) -> None:
+        self.migrated[old] = new
+        log.info("telegram: group %s became supergroup %s; replies go there now", old, new)
+
+    def _failed(self, stream: Stream, exc: BaseException, what: str) -> DeliveryError:
+        from telegram import error as tg
+
+        if isinstance(exc, tg.ChatMigrated):  # an edit in the old group: the core sends the text anew
+            self._follow(str(stream.chat_id), str(exc.new_chat_id))
+        error = translate(exc, what)
+        if is_gone(exc):
+            stream.state["gone"] = str(error)
+        return error
 
 
 def _quote(stream: Stream) -> Any:
@@ -198,6 +421,11 @@ def _quote(stream: Stream) -> Any:
     from telegram import ReplyParameters
 
     return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)
+
+
+def _key(message: MessageRef) -> str:
+    """Message ids are per chat: after a group moves, the new chat numbers its messages from 1 again."""
+    return f"{message.chat_id}:{message.message_id}"
 
 
 def _thread(stream: Stream) -> int | None:

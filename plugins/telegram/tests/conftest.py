@@ -1,4 +1,11 @@
-"""Fixtures for the telegram plugin's tests: a Bot API emulator on 127.0.0.1 per test."""
+"""Fixtures for the telegram plugin's tests: a Bot API emulator on 127.0.0.1 per test.
+
+The plugin's tests also run on their own (``pytest plugins/telegram/tests``,
+whose rootdir is this plugin, so the repository's conftest is not loaded):
+each test keeps the gateway's data (the store with its update ids) in a
+temporary HERMES_HOME, never ~/.hermes, or a second run would take the
+emulator's update ids, which start at 1 each time, for redeliveries.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,6 @@ from telegram_test_support import TOKEN
 
 @pytest.fixture(autouse=True)
 def _private_data_dir(tmp_path_factory, monkeypatch):
-    """The gateway's store in a temporary directory, never ~/.hermes, also when run on their own."""
     monkeypatch.setenv("HERMES_HOME", str(tmp_path_factory.mktemp("hermes_home")))
 
 

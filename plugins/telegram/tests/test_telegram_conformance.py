@@ -27,6 +27,10 @@ class TelegramHarness(Harness):
     async def inject_rate_limit(self, chat_id, retry_after):
         self.api.inject_rate_limit(chat_id, int(retry_after))
 
+    async def inject_edit_failure(self, chat_id):
+        """A message Telegram will not let the bot edit (still on screen, e.g. too old)."""
+        self.api.fail_method("editMessageText", 400, "Bad Request: message can't be edited")
+
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 async def test_telegram_conforms(check):

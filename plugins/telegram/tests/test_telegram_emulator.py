@@ -101,3 +101,36 @@ async def test_a_second_poller_ends_the_first_with_409(api):
     assert status == 409 and body["description"].startswith("Conflict")
     await api.push_message(1, "x")
     assert (await asyncio.wait_for(second, 10))[0] == 200
+
+
+
+async def test_get_updates_answers_409_while_a_webhook_is_set(api):
+    hook = "http://127.0.0.1:9/webhooks/telegram"  # http:// is accepted, as by a local Bot API server
+    assert await call(api, "setWebhook", url=hook, secret_token="abc_DEF-1") == (200, {"ok": True, "result": True})
+    status, body = await call(api, "getUpdates", timeout=0)
+    assert status == 409 and "webhook is active" in body["description"]
+    status, body = await call(api, "setWebhook", url=hook, secret_token="no spaces allowed")
+    assert status == 400 and "secret token" in body["description"]
+    status, body = await call(api, "setWebhook", url="ftp://127.0.0.1:9/x")
+    assert status == 400 and "bad webhook" in body["description"]
+    assert (await call(api, "getWebhookInfo"))[1]["result"]["url"] == hook
+    assert (await call(api, "deleteWebhook"))[0] == 200
+    assert await call(api, "getUpdates", timeout=0) == (200, {"ok": True, "result": []})
+
+
+async def test_entities_are_checked_as_strictly_as_telegram_does(api):
+    def send(text, entities):
+        return call(api, "sendMessage", chat_id=5, text=text, entities=json.dumps(entities))
+
+    status, body = await send("hello", [{"type": "bold", "offset": 2, "length": 4}])
+    assert status == 400 and "can't parse entities" in body["description"], "an entity past the end"
+    status, body = await send("a😀b", [{"type": "bold", "offset": 2, "length": 1}])
+    assert status == 400 and "splits a character" in body["description"]
+    status, body = await send("link", [{"type": "text_link", "offset": 0, "length": 4}])
+    assert status == 400
+    status, body = await send("x", [{"type": "sparkles", "offset": 0, "length": 1}])
+    assert status == 400
+    assert api.chat(5).screen == [], "a refused message shows nothing"
+    status, body = await send("  a😀 **b**", [{"type": "bold", "offset": 5, "length": 6}])
+    assert status == 200 and body["result"]["entities"] == [{"type": "bold", "offset": 3, "length": 6}]
+    assert api.chat(5).formatted() == [("bold", " **b**")], "trimming moves entities with the text"

@@ -121,6 +121,20 @@ async def test_in_a_group_only_messages_for_the_bot_are_answered(api):
     assert answer == "hi @hermes_test_bot"
 
 
+async def test_in_a_group_a_reply_to_the_bot_is_answered_and_a_reply_to_someone_else_is_not(api):
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.push_message(-2003, "echo: first answer @hermes_test_bot", chat_type="group")
+        await eventually(lambda: api.screen(-2003) == ["first answer @hermes_test_bot"],
+                         lambda: api.chat(-2003).messages)
+        bot_message = api.chat(-2003).messages[0].id
+        person_message = api.chat(-2003).said[0][0]
+        await api.push_message(-2003, "echo: not for the bot", chat_type="group", reply_to=person_message)
+        await api.push_message(-2003, "echo: a reply to the bot", chat_type="group", reply_to=bot_message)
+        await eventually(lambda: len(api.screen(-2003)) == 2, lambda: api.chat(-2003).messages)
+    assert api.screen(-2003) == ["first answer @hermes_test_bot", "a reply to the bot"]
+
+
 async def test_a_private_reply_does_not_quote(api):
     gateway, _ = fast_gateway(api)
     async with gateway:
@@ -221,3 +235,22 @@ async def test_polling_waits_out_flood_control(api):
         await api.push_message(9, "echo: after the wait")
         await eventually(lambda: api.screen(9) == ["after the wait"], lambda: api.chat(9).messages)
     assert time.monotonic() - started >= 1.0, "the next getUpdates came only after retry_after"
+
+
+async def test_with_streaming_off_typing_is_refreshed_until_the_reply_comes(api):
+    """Telegram drops "typing…" after ~5 s: a slow reply keeps it up (the core's typing_interval)."""
+    plugin = fast_plugin(api.base_url)
+    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    cfg = parse_config({
+        "model": {"demo": {"tokens_per_second": 8}},  # ~3 s of words
+        "streaming": {"telegram": {"enabled": False}},
+        "conversation": {"typing_interval": 0.5},
+        "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url, "poll_timeout": 5}},
+    }, env={})
+    reply = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+    async with Gateway(cfg, plugins, shutdown_grace=0.5):
+        await api.push_message(15, f"echo: {reply}")
+        await eventually(lambda: api.screen(15) == [reply], lambda: api.chat(15).messages)
+    methods = [c.method for c in api.chat(15).calls]
+    assert methods.count("sendChatAction") >= 3, methods
+    assert methods[-1] == "sendMessage" and methods.count("sendMessage") == 1

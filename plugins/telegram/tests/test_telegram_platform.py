@@ -13,9 +13,10 @@ def test_the_platform_declares_telegrams_limits():
     platform = make_plugins(builtins=(), load_entry_points=False, extra=[TelegramPlugin()]).platform("telegram").platform
     assert (platform.name, platform.max_message_length, platform.length_unit) == ("telegram", 4096, "utf16")
     assert platform.edit_interval == 1.0
-    assert platform.budget_for("private") == RateBudget(rate=1.0, burst=1)
-    assert platform.budget_for("group") == platform.budget_for("supergroup") == RateBudget(rate=20 / 60, burst=3)
-    assert platform.budget_for("channel") == platform.budget_for(None) == RateBudget(rate=1.0, burst=1)
+    assert platform.budget_for("private") == RateBudget(rate=1 / 1.05, burst=1)  # ~1/s, a margin for jitter
+    group = RateBudget(rate=20 / 60 / 1.05, burst=3)  # 20/min, 5% under
+    assert platform.budget_for("group") == platform.budget_for("supergroup") == group
+    assert platform.budget_for("channel") == platform.budget_for(None) == RateBudget(rate=1 / 1.05, burst=1)
     assert platform.bot_budget == RateBudget(rate=30.0, burst=30)  # about 30 messages a second across all chats
     assert platform.start is not None and platform.stop is not None
 

@@ -1,0 +1,345 @@
+"""Markdown into Telegram's plain text + ``entities``, for every preview and the final text.
+
+Why entities and never ``parse_mode``: a reply streamed word by word is full
+of half-written markup, and Telegram refuses a whole MarkdownV2 message over
+one unbalanced ``*``. Text plus entities cannot fail to parse; markup that
+has not closed yet (``**bold and``) simply stays as typed until it closes.
+
+Why a converter of our own on markdown-it-py (a CommonMark parser) rather
+than telegramify-markdown: see ``plugins/telegram/bench/bench_telegram_formatting.py``
+(it decorates headings with emoji, so its text can be longer than the
+Markdown; ours never is, which is what lets the core split the Markdown
+source and still keep every converted message within 4096 UTF-16 units).
+
+Supported: bold, italic, strikethrough, inline code, fenced and indented
+code blocks (``pre`` with the language), links (``text_link``), bullet and
+numbered lists, block quotes, headings (bold), horizontal rules. Every
+marker is removed or replaced by one of equal length (``-`` → ``•``), the
+whitespace between blocks is never more than the source's, and list numbers
+are kept as written; so ``utf16(text) <= utf16(markdown)`` always.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+BULLET = "•"
+RULE = "———"
+#: Link targets Telegram accepts in a text_link; anything else shows as plain text.
+LINK_SCHEMES = ("http://", "https://", "tg://")
+
+_parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough")
+_INLINE_ENTITIES = {"strong": "bold", "em": "italic", "s": "strikethrough"}
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """One Telegram MessageEntity; offsets and lengths in UTF-16 code units."""
+
+    type: str
+    offset: int
+    length: int
+    url: str | None = None
+    language: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "offset": self.offset, "length": self.length}
+        if self.url is not None:
+            out["url"] = self.url
+        if self.language:
+            out["language"] = self.language
+        return out
+
+
+def utf16_units(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+class _Writer:
+    """Accumulates text and entities, tracking the position in UTF-16 units."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.pos = 0
+        self.entities: list[Entity] = []
+        #: The space after a list marker, written only once the item has content (``- *`` is two empty items).
+        self.pending = ""
+
+    def begin(self) -> None:
+        """Content starts here: write the pending space first (call before taking an entity's offset)."""
+        if self.pending:
+            self.parts.append(self.pending)
+            self.pos += len(self.pending)
+            self.pending = ""
+
+    def write(self, text: str) -> None:
+        if text:
+            self.begin()
+            self.parts.append(text)
+            self.pos += utf16_units(text)
+
+    def text_endswith(self, suffix: str) -> bool:
+        """(An empty block wrote nothing: the separators around it must not add up.)"""
+        tail = ""
+        for part in reversed(self.parts):
+            tail = part + tail
+            if len(tail) >= len(suffix):
+                break
+        return tail.endswith(suffix)
+
+    def at_line_start(self) -> bool:
+        return not self.parts or self.parts[-1].endswith("\n")
+
+    def entity(self, kind: str, start: int, **extra: Any) -> None:
+        if self.pos > start:
+            self.entities.append(Entity(kind, start, self.pos - start, **extra))
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def to_entities(markdown: str) -> tuple[str, list[Entity]]:
+    """``markdown`` as Telegram text + entities. Raises only on a parser bug (callers send plain text then)."""
+    return _trimmed(*_convert(markdown))
+
+
+def _convert(markdown: str) -> tuple[str, list[Entity]]:
+    """Like :func:`to_entities`, before the whitespace at the ends is dropped."""
+    out = _Writer()
+    tokens = _parser.parse(markdown)
+    pending_gap: int | None = None     # the source line where the last block ended, until the next block starts
+    lists: list[dict[str, Any]] = []   # open lists: {"ordered": bool}
+    quotes: list[int] = []             # start offsets of open block quotes
+    headings: list[int] = []
+    opened_blocks: list[Token] = []    # open paragraphs and headings: a closing token has no source map
+
+    def separate(token: Token) -> None:
+        nonlocal pending_gap
+        if pending_gap is not None and out.pos > 0 and not out.text_endswith("\n\n"):
+            start = token.map[0] if token.map else pending_gap
+            out.pending = ""
+            out.write("\n" if start - pending_gap < 1 or out.text_endswith("\n") else "\n\n")
+        pending_gap = None
+
+    def ended(token: Token) -> None:
+        nonlocal pending_gap
+        pending_gap = token.map[1] if token.map else (pending_gap or 0)
+
+    for token in tokens:
+        kind = token.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            lists.append({"ordered": kind == "ordered_list_open"})
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+        elif kind == "list_item_open":
+            separate(token)
+            if out.at_line_start():  # an item nested on its parent's line ("- * x") is not indented
+                out.write("  " * (len(lists) - 1))
+            out.write(f"{token.info}{token.markup}" if lists and lists[-1]["ordered"] else BULLET)
+            out.pending = " "
+        elif kind == "blockquote_open":
+            separate(token)
+            out.begin()
+            quotes.append(out.pos)
+        elif kind == "blockquote_close":
+            out.entity("blockquote", quotes.pop())
+        elif kind == "heading_open":
+            separate(token)
+            out.begin()
+            headings.append(out.pos)
+            opened_blocks.append(token)
+        elif kind == "heading_close":
+            out.entity("bold", headings.pop())
+            ended(opened_blocks.pop())
+        elif kind == "paragraph_open":
+            separate(token)
+            opened_blocks.append(token)
+        elif kind == "paragraph_close":
+            ended(opened_blocks.pop())
+        elif kind == "inline":
+            _inline(token.children or [], out)
+        elif kind in ("fence", "code_block"):
+            separate(token)
+            out.begin()
+            start = out.pos
+            out.write(token.content.rstrip("\n"))
+            language = token.info.split()[0] if token.info.strip() else None
+            out.entity("pre", start, language=language)
+            ended(token)
+        elif kind == "hr":
+            separate(token)
+            out.write(RULE)
+            ended(token)
+        elif kind == "html_block":  # not produced with html off; kept as typed if it ever is
+            separate(token)
+            out.write(token.content.rstrip("\n"))
+            ended(token)
+    return out.text, out.entities
+
+
+def _inline(children: list[Token], out: _Writer) -> None:
+    opened: list[tuple[str, int, str | None]] = []
+    for child in children:
+        kind = child.type
+        if kind == "text" or kind == "html_inline":
+            out.write(child.content)
+        elif kind in ("softbreak", "hardbreak"):
+            out.write("\n")
+        elif kind == "code_inline":
+            out.begin()
+            start = out.pos
+            out.write(child.content)
+            out.entity("code", start)
+        elif kind.endswith("_open") and kind[:-5] in _INLINE_ENTITIES:
+            out.begin()
+            opened.append((_INLINE_ENTITIES[kind[:-5]], out.pos, None))
+        elif kind == "link_open":
+            href = str(child.attrs.get("href") or "")
+            out.begin()
+            opened.append(("text_link", out.pos, href if href.startswith(LINK_SCHEMES) else None))
+        elif kind.endswith("_close") and opened:
+            entity, start, url = opened.pop()
+            if entity != "text_link":
+                out.entity(entity, start)
+            elif url is not None:
+                out.entity("text_link", start, url=url)
+        elif kind == "image":
+            out.write("".join(c.content for c in child.children or []) or child.content)
+
+
+def _trimmed(text: str, entities: list[Entity]) -> tuple[str, list[Entity]]:
+    """Drop leading/trailing whitespace (Telegram would) and keep every entity inside the text."""
+    stripped = text.lstrip()
+    shift = utf16_units(text[: len(text) - len(stripped)])
+    stripped = stripped.rstrip()
+    total = utf16_units(stripped)
+    kept = []
+    for e in entities:
+        start = max(e.offset - shift, 0)
+        end = min(e.offset - shift + e.length, total)
+        if end > start:
+            kept.append(Entity(e.type, start, end - start, e.url, e.language))
+    kept.sort(key=lambda e: (e.offset, -e.length))
+    return stripped, kept
+
+
+def render(text: str, cursor: str = "") -> tuple[str, list[Entity]]:
+    """What the plugin sends for ``text``: a preview's trailing ``cursor`` stays plain, after the converted body.
+
+    (Converted with the rest, a cursor right after a closing code fence would turn the fence into text.)
+    """
+    body, tail = text, ""
+    if cursor and text.endswith(cursor):
+        body, tail = text[: -len(cursor)], cursor
+    converted, entities = convert_or_plain(body)
+    if not converted.strip():  # e.g. only an empty link: Telegram refuses empty text, so show it as typed
+        return text, []
+    return converted + tail, entities
+
+
+def convert_or_plain(markdown: str) -> tuple[str, list[Entity]]:
+    """:func:`to_entities` (block by block, see :func:`convert_blocks`), or plain text if conversion fails."""
+    try:
+        return convert_blocks(markdown)
+    except Exception:
+        return markdown, []
+
+
+# ------------------------------------------------------------------ previews: parse only what changed
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BARE_MARKER = re.compile(r"^\s*(([-*+]|\d{1,9}[.)])(\s+|$))+$")  # an empty list item: what follows may join it
+_cache: OrderedDict[str, tuple[str, list[Entity]]] = OrderedDict()
+CACHE_SIZE = 512
+
+
+def convert_blocks(markdown: str) -> tuple[str, list[Entity]]:
+    """The same result as :func:`to_entities`, converting unchanged leading blocks from a cache.
+
+    A preview re-sends its whole message about once a second while only the
+    last paragraph grows; parsing 4,000 characters each time costs ~7 ms of
+    CPU in markdown-it-py. The text is cut at blank lines outside code
+    fences where the next line is not indented (so no list item, quote or
+    code block continues across the cut); no Markdown construct but a link
+    reference definition spans such a cut, and text with one of those is
+    converted whole. Each block but the last is looked up in a small cache.
+    """
+    blocks = _top_level_blocks(markdown) if "]:" not in markdown else [markdown]
+    if len(blocks) == 1:
+        return to_entities(markdown)
+    parts: list[tuple[str, list[Entity]]] = []
+    for index, block in enumerate(blocks):
+        text, block_entities = _cached(block) if index < len(blocks) - 1 else _convert(block)
+        if text.strip():  # a block that ends in an empty one keeps no separator for it
+            text = text.rstrip("\n")
+            size = utf16_units(text)
+            parts.append((text, [Entity(e.type, e.offset, min(e.length, size - e.offset), e.url, e.language)
+                                 for e in block_entities if e.offset < size]))
+    text_parts: list[str] = []
+    entities: list[Entity] = []
+    pos = 0
+    for text, block_entities in parts:
+        if text_parts:
+            text_parts.append("\n\n")
+            pos += 2
+        text_parts.append(text)
+        entities.extend(Entity(e.type, e.offset + pos, e.length, e.url, e.language) for e in block_entities)
+        pos += utf16_units(text)
+    return _trimmed("".join(text_parts), entities)
+
+
+def _cached(block: str) -> tuple[str, list[Entity]]:
+    hit = _cache.get(block)
+    if hit is not None:
+        _cache.move_to_end(block)
+        return hit
+    converted = _convert(block)
+    _cache[block] = converted
+    if len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return converted
+
+
+def _top_level_blocks(markdown: str) -> list[str]:
+    """``markdown`` cut at blank lines that no construct crosses (see :func:`convert_blocks`)."""
+    lines = markdown.split("\n")
+    blocks: list[str] = []
+    start = 0
+    fence: str | None = None
+    blank_run = False
+    previous = ""
+    for index, line in enumerate(lines):
+        if fence is not None:
+            match = _FENCE.match(line)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) \
+                    and not line.strip()[len(match.group(1)):].strip():
+                fence = None
+            continue
+        if not line.strip():
+            blank_run = True
+            continue
+        if blank_run and index > start and line[:1] not in (" ", "\t") and not _continues(line) \
+                and not _BARE_MARKER.match(previous):
+            blocks.append("\n".join(lines[start:index]))
+            start = index
+        blank_run = False
+        previous = line
+        match = _FENCE.match(line)
+        if match and not (match.group(1)[0] == "`" and "`" in line.strip()[len(match.group(1)):]):
+            fence = match.group(1)
+    blocks.append("\n".join(lines[start:]))
+    return blocks
+
+
+def _continues(line: str) -> bool:
+    """A line that may belong to what comes before it even after a blank line (lazy list numbering aside)."""
+    return line.startswith(("=", "-")) and not line.strip("=- ")  # a setext underline or rule: keep with it

@@ -1,0 +1,60 @@
+"""Receiving messages by webhook: ``POST /webhooks/telegram`` on the gateway's HTTP listener.
+
+Telegram posts each update as JSON with the secret given to ``setWebhook``
+in ``X-Telegram-Bot-Api-Secret-Token``. The handler checks that header
+before it reads anything else (a request without it gets a bare 401), turns
+the body into the same ``Incoming`` as polling does, hands it to the core
+and answers 200 at once: the reply follows later, in its own calls.
+
+A body that cannot be read as an update is answered 200 too, with one log
+line: Telegram would only deliver the same broken body again, holding up
+every update behind it. Nothing here answers 5xx.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from typing import Any, Callable
+
+from aiohttp import web
+
+from hermes_gateway.gateway import GATEWAY_KEY
+
+from .polling import to_incoming
+from .redaction import scrub
+
+log = logging.getLogger(__name__)
+
+PATH = "/webhooks/telegram"
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any]) -> Callable[[web.Request], Any]:
+    """The aiohttp handler. ``secret``/``bot`` are read per request: the settings arrive after routing."""
+
+    async def receive_update(request: web.Request) -> web.Response:
+        expected = secret()
+        given = request.headers.get(SECRET_HEADER, "")
+        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+            return web.Response(status=401)
+        try:
+            body = await request.read()
+            data = json.loads(body)
+            if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+                raise ValueError("not an Update object (no integer update_id)")
+            from telegram import Update
+
+            the_bot = bot()
+            update = Update.de_json(data, the_bot)
+            incoming = to_incoming(update, the_bot)
+        except Exception as exc:  # a malformed body: say so once, never 5xx
+            log.warning("telegram webhook: ignored a body that is not an update (%s)",
+                        scrub(f"{type(exc).__name__}: {exc}")[:200])
+            return web.Response(status=200)
+        if incoming is not None:
+            request.app[GATEWAY_KEY].receive(incoming)  # returns at once; the reply comes later
+        return web.Response(status=200)
+
+    return receive_update

@@ -1,0 +1,118 @@
+"""Markdown → Telegram text + entities: what renders, what stays as typed, and that text never grows."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_telegram.formatting import convert_blocks, convert_or_plain, to_entities, utf16_units
+
+
+def rendered(markdown: str) -> tuple[str, list[tuple[str, str]]]:
+    """The text, and each entity as (type, the text it covers): what a person sees formatted."""
+    text, entities = to_entities(markdown)
+    encoded = text.encode("utf-16-le")
+    return text, [(e.type, encoded[2 * e.offset:2 * (e.offset + e.length)].decode("utf-16-le")) for e in entities]
+
+
+def test_every_supported_construct_renders_without_its_markers():
+    markdown = ("## Results\n\nThe **build** is *green*, ~~red~~ no more; run `make test`.\n"
+                "See [the docs](https://example.org/docs).\n\n"
+                "- first\n- second\n  - nested\n\n1. one\n2. two\n\n> quoted\n> twice\n\n"
+                "```python\nprint('hi')\n```\n\n---\nThe end.")
+    text, spans = rendered(markdown)
+    assert text == ("Results\n\nThe build is green, red no more; run make test.\nSee the docs.\n\n"
+                    "• first\n• second\n  • nested\n\n1. one\n2. two\n\nquoted\ntwice\n\nprint('hi')\n\n———\nThe end.")
+    assert spans == [("bold", "Results"), ("bold", "build"), ("italic", "green"), ("strikethrough", "red"),
+                     ("code", "make test"), ("text_link", "the docs"), ("blockquote", "quoted\ntwice"),
+                     ("pre", "print('hi')")]
+    _, entities = to_entities(markdown)
+    assert [e.url for e in entities if e.type == "text_link"] == ["https://example.org/docs"]
+    assert [e.language for e in entities if e.type == "pre"] == ["python"]
+
+
+def test_half_written_markup_stays_as_typed_until_it_closes():
+    for partial in ("Some **bold and", "a `code", "[the docs](https://exa", "~~gone", "*it"):
+        assert rendered(partial) == (partial, []), partial
+    assert rendered("Some **bold** and *it") == ("Some bold and *it", [("bold", "bold")])
+
+
+def test_an_open_code_fence_is_already_code():
+    assert rendered("Look:\n```sh\nls -l") == ("Look:\nls -l", [("pre", "ls -l")])
+
+
+def test_offsets_count_utf16_units():
+    text, spans = rendered("🎉 **party 🎉** time")
+    assert text == "🎉 party 🎉 time" and spans == [("bold", "party 🎉")]
+    assert to_entities("🎉 **party 🎉** time")[1][0].offset == 3  # the emoji before counts 2, the space 1
+
+
+def test_links_telegram_would_refuse_stay_plain_text():
+    assert rendered("[x](ftp://h/f) and [y](/relative)") == ("x and y", [])
+
+
+def test_list_numbers_are_kept_as_written():
+    assert rendered("1. a\n1. b\n1. c")[0] == "1. a\n1. b\n1. c"
+    assert rendered("7) seven\n8) eight")[0] == "7) seven\n8) eight"
+
+
+def test_a_failing_conversion_falls_back_to_plain_text(monkeypatch):
+    from hermes_telegram import formatting
+
+    def broken(markdown):
+        raise RecursionError("deeply nested")
+    monkeypatch.setattr(formatting, "_convert", broken)
+    assert convert_or_plain("**x**") == ("**x**", [])
+    assert convert_or_plain("# one\n\n**two**") == ("# one\n\n**two**", [])
+
+
+# ------------------------------------------------------------------ the length claim, for any input
+
+PIECES = ["**", "*", "_", "__", "~~", "`", "```", "```py", "#", "## ", "> ", "- ", "* ", "+ ", "1. ", "10) ",
+          "[", "]", "(", ")", "](https://x.io)", "<https://a.b>", "![alt](i.png)", "\\", "&amp;", "&#128512;",
+          "---", "***", "===", "    ", "\t", " ", "  ", "\n", "\n\n", "\n\n\n", "word", "longer words",
+          "😀", "語", "é", "<b>", "|", "a|b", "\r\n"]
+markdown_ish = st.lists(st.sampled_from(PIECES), max_size=80).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(markdown_ish)
+def test_converted_text_is_never_longer_than_its_markdown_and_every_entity_is_inside_it(markdown):
+    for convert in (to_entities, convert_blocks):
+        text, entities = convert(markdown)
+        assert utf16_units(text) <= utf16_units(markdown)
+        size = utf16_units(text)
+        for e in entities:
+            assert e.length > 0 and 0 <= e.offset and e.offset + e.length <= size, (e, text)
+
+
+words = st.lists(st.sampled_from(["word", "**bold**", "*it*", "`code`", "[link](https://x.io)", "~~s~~", "😀",
+                                  "é", "a_b"]), min_size=1, max_size=8).map(" ".join)
+lines_of = st.lists(words, min_size=1, max_size=4)
+block = st.one_of(
+    words,
+    words.map(lambda w: "## " + w),
+    lines_of.map(lambda ws: "\n".join("- " + w for w in ws)),
+    lines_of.map(lambda ws: "\n".join(f"{i + 1}. " + w for i, w in enumerate(ws))),
+    lines_of.map(lambda ws: "\n".join("> " + w for w in ws)),
+    st.lists(st.sampled_from(["x = 1", "", "  indented", "# comment"]), min_size=1, max_size=5).map(
+        lambda ls: "```py\n" + "\n".join(ls) + "\n```"),
+    st.just("---"),
+    lines_of.map(lambda ws: "- " + ws[0] + "\n\n  " + "\n  ".join(ws[1:] or ["more"])),  # a loose item
+)
+document = st.lists(st.tuples(block, st.sampled_from(["\n\n", "\n\n\n", "\n"])), min_size=1, max_size=10).map(
+    lambda pairs: "".join(b + sep for b, sep in pairs))
+
+
+@settings(max_examples=300, deadline=None)
+@given(document)
+def test_converting_block_by_block_gives_what_converting_whole_gives(markdown):
+    """Previews convert unchanged leading blocks from a cache: it must never change what is shown."""
+    assert convert_blocks(markdown) == to_entities(markdown)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_at_all_converts_within_its_length(markdown):
+    text, _ = to_entities(markdown)
+    assert utf16_units(text) <= utf16_units(markdown)

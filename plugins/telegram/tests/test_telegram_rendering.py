@@ -1,0 +1,128 @@
+"""Markdown replies streamed through the core: what the chat shows is formatted text, never raw markers."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from hermes_gateway.delivery.measure import utf16_length
+from telegram_test_support import CURSOR, SETTINGS, delivery_for, fast_plugin
+
+REPLY = ("Here is the **plan** for *today*:\n\n"
+         "- read the [release notes](https://example.org/notes)\n"
+         "- run the tests\n\n"
+         "```python\nimport this\nprint('ok')\n```\n\n"
+         "That is **all**.")
+SHOWN = "Here is the plan for today:\n\n• read the release notes\n• run the tests\n\nimport this\nprint('ok')\n\n" \
+        "That is all."
+MARKERS = re.compile(r"\*\*|```|\]\(|^- ", re.MULTILINE)
+
+
+async def stream(plugin, chat_id, reply, pieces=40, settings=SETTINGS):
+    session = delivery_for(plugin).session("telegram", str(chat_id), settings=settings)
+    session.start()
+    step = max(1, len(reply) // pieces)
+    for start in range(0, len(reply), step):
+        session.feed(reply[start:start + step])
+        await asyncio.sleep(0.01)
+    return await session.finish()
+
+
+@pytest.fixture
+async def plugin(api):
+    plugin = fast_plugin(api.base_url)
+    yield plugin
+    await plugin.close()
+
+
+async def test_the_final_message_shows_formatting_and_no_markdown_markers(api, plugin):
+    report = await stream(plugin, 42, REPLY)
+    chat = api.chat(42)
+    assert report.delivered, report.error
+    assert chat.screen == [SHOWN]
+    assert chat.formatted() == [("bold", "plan"), ("italic", "today"), ("text_link", "release notes"),
+                                ("pre", "import this\nprint('ok')"), ("bold", "all")]
+    sent = [c for c in chat.calls if c.method in ("sendMessage", "editMessageText")]
+    assert sent and all("parse_mode" not in c.params for c in sent), "entities, never parse_mode"
+    assert not chat.violations
+
+
+async def test_previews_render_what_has_closed_and_show_the_rest_as_typed(api, plugin):
+    await stream(plugin, 43, REPLY, pieces=60)
+    chat = api.chat(43)
+    message = chat.messages[0]
+    previews = message.history[:-1]
+    assert len(previews) >= 3, previews
+    for version, preview in enumerate(previews):
+        assert preview.endswith(CURSOR.strip())
+        assert "**plan**" not in preview, "a closed bold never shows its markers"
+        assert "(https://example.org/notes)" not in preview, "a closed link never shows its URL"
+        if "plan for" in preview:  # the bold has closed by this preview, so it renders
+            assert ("bold", "plan") in chat.formatted(0, version)
+    closed = [v for v, p in enumerate(previews) if "release notes" in p and "](https" not in p]
+    assert closed, "some preview showed the finished link"
+    assert ("text_link", "release notes") in chat.formatted(0, closed[-1])
+
+
+async def test_a_code_block_mid_stream_is_already_code_and_the_cursor_stays_outside_it(api, plugin):
+    session = delivery_for(plugin).session("telegram", "44", settings=SETTINGS)
+    session.start()
+    session.feed("Run this:\n\n```sh\nmake all\n")
+    for word in ("make ", "test ", "again\n"):
+        session.feed(word)
+        await asyncio.sleep(0.1)
+    chat = api.chat(44)
+    assert chat.messages, "a preview was shown"
+    preview = chat.messages[0].text
+    assert preview.endswith(CURSOR.strip()) and "```" not in preview
+    [(kind, code)] = chat.formatted()
+    assert kind == "pre" and code.startswith("make all") and CURSOR.strip() not in code
+    session.feed("```\nDone.")
+    report = await session.finish()
+    assert report.delivered
+    assert chat.screen == ["Run this:\n\nmake all\nmake test again\nDone."]
+
+
+async def test_a_long_reply_with_a_code_block_across_the_limit_arrives_as_three_valid_messages(api, plugin):
+    prose = " ".join(f"Sentence number {i} is **here**." for i in range(105))      # ~3,400 characters
+    code = "\n".join(f"value_{i} = compute({i})  # step {i}" for i in range(60))  # ~2,300 characters
+    reply = f"{prose}\n\n```python\n{code}\n```\n\n{prose}"
+    assert 8500 < len(reply) < 9500
+    report = await stream(plugin, 45, reply, pieces=80)
+    chat = api.chat(45)
+    assert report.delivered, report.error
+    assert len(chat.screen) == 3
+    assert all(utf16_length(text) <= 4096 for text in chat.screen)
+    assert not chat.violations, "no 400 for length or entities"
+    pres = [(i, code_text) for i in range(3) for kind, code_text in chat.formatted(i) if kind == "pre"]
+    assert pres, "the code block renders as code"
+    assert [i for i, _ in pres] == [1], "the block fits in one message, so it moved whole into the second"
+    shown_code = "\n".join(code_text for _, code_text in pres)
+    assert shown_code == code, "every line of code shown once, as code"
+    for text in chat.screen:
+        assert "**" not in text and "```" not in text
+
+
+async def test_if_conversion_fails_the_message_is_sent_as_plain_text(api, plugin, monkeypatch):
+    from hermes_telegram import formatting
+
+    def broken(markdown):
+        raise ValueError("converter bug")
+    monkeypatch.setattr(formatting, "_convert", broken)  # what every conversion goes through
+    report = await stream(plugin, 46, REPLY)
+    assert report.delivered
+    assert api.chat(46).screen == [REPLY] and api.chat(46).formatted() == []
+
+
+async def test_entities_telegram_refuses_are_resent_as_plain_text(api, plugin, monkeypatch):
+    from hermes_telegram import formatting
+
+    monkeypatch.setattr(formatting, "convert_blocks",
+                        lambda md: (md, [formatting.Entity("bold", 0, utf16_length(md) + 5)]))  # beyond the end
+    report = await stream(plugin, 47, "short **reply**", pieces=1)
+    chat = api.chat(47)
+    assert report.delivered
+    assert chat.screen == ["short **reply**"]
+    assert [c.outcome for c in chat.calls if c.method == "sendMessage"][0].startswith("Bad Request: can't parse")

@@ -1,0 +1,192 @@
+"""Webhook mode: Telegram (the emulator) posts updates to the gateway's listener; the reply follows in the chat."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+
+import aiohttp
+import pytest
+
+from hermes_gateway import ConfigError, make_plugins
+from hermes_gateway.config import parse_config
+from hermes_gateway.gateway import Gateway
+from telegram_test_support import SECRET_HALF, TOKEN, eventually, fast_plugin
+
+SECRET = "s3cret-Webhook_token-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def gateway_for(api, *, mode="webhook", port=None, **telegram):
+    """A gateway whose Telegram platform receives by webhook on 127.0.0.1:port (or polls)."""
+    port = port or free_port()
+    section = {"enabled": True, "token": TOKEN, "base_url": api.base_url, "poll_timeout": 2, **telegram}
+    if mode == "webhook":
+        section.update(mode="webhook", webhook_url=f"http://127.0.0.1:{port}/webhooks/telegram",
+                       webhook_secret=SECRET)
+    cfg = parse_config({
+        "model": {"demo": {"tokens_per_second": 300}},
+        "streaming": {"telegram": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},
+        "platforms": {"telegram": section},
+        "api_server": {"enabled": False, "host": "127.0.0.1", "port": port},
+    }, env={})
+    plugin = fast_plugin(api.base_url)
+    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    gateway = Gateway(cfg, plugins, shutdown_grace=0.5)
+    seen: list = []
+    replies: list = []
+    original = gateway.receive
+
+    def spy(incoming):
+        seen.append(incoming)
+        replies.append(original(incoming))
+        return replies[-1]
+    gateway.receive = spy  # what the webhook handler and the poller hand to the core
+    return gateway, seen, replies
+
+
+async def test_a_message_posted_to_the_webhook_is_answered_in_the_chat(api):
+    gateway, seen, _ = gateway_for(api)
+    async with gateway:
+        assert api.webhook is not None and api.webhook["secret_token"] == SECRET
+        assert api.webhook["url"].startswith("http://127.0.0.1:"), "an http:// URL is accepted"
+        await api.push_message(42, "echo: delivered by webhook")
+        await eventually(lambda: api.screen(42) == ["delivered by webhook"], lambda: api.chat(42).messages)
+    assert [status for _, status in api.webhook_deliveries] == [200]
+    assert not any(method == "getUpdates" for method, _ in api.requests), "a webhook bot never polls"
+    assert seen[0].chat_id == "42" and seen[0].chat_kind == "private"
+
+
+async def test_both_modes_hand_the_core_the_same_incoming(api):
+    received = {}
+    for mode in ("webhook", "polling"):
+        gateway, seen, _ = gateway_for(api, mode=mode)
+        async with gateway:
+            await api.push_message(-100900, "@hermes_test_bot echo: same", chat_type="supergroup", thread_id=4)
+            await eventually(lambda: len(seen) == 1, lambda: seen)
+            await eventually(lambda: len(api.chat(-100900).screen) == len(received) + 1,
+                             lambda: api.chat(-100900).messages)
+        received[mode] = seen[0]
+    webhook, polled = received["webhook"], received["polling"]
+    assert webhook.update_id != polled.update_id  # two different updates...
+    assert webhook.__class__(**{**vars_of(webhook), "update_id": polled.update_id,
+                                "message_id": polled.message_id}) == polled  # ...read the same way
+    assert webhook.mentioned and webhook.thread_id == "4" and webhook.chat_kind == "supergroup"
+
+
+def vars_of(incoming):
+    return {name: getattr(incoming, name) for name in incoming.__dataclass_fields__}
+
+
+async def test_a_redelivered_update_gets_no_second_reply(api):
+    gateway, seen, replies = gateway_for(api)
+    async with gateway:
+        update_id = await api.push_message(7, "echo: only once")
+        await eventually(lambda: api.screen(7) == ["only once"], lambda: api.chat(7).messages)
+        assert await api.deliver_again(update_id) == 200, "a redelivery is acknowledged like any update"
+        await eventually(lambda: len(replies) == 2, lambda: replies)
+        first, second = await asyncio.gather(*replies)
+    assert first.delivered and second is None, "the core recognised the update_id"
+    assert api.screen(7) == ["only once"]
+    assert [c.method for c in api.chat(7).calls if c.method == "sendMessage"] == ["sendMessage"]
+
+
+async def test_a_request_without_the_secret_gets_401_and_nothing_else(api, caplog):
+    caplog.set_level(logging.DEBUG)
+    port = free_port()
+    gateway, seen, _ = gateway_for(api, port=port)
+    update = {"update_id": 999, "message": {"message_id": 1, "date": 0, "text": "echo: sneaky",
+                                            "chat": {"id": 5, "type": "private"}}}
+    async with gateway:
+        async with aiohttp.ClientSession() as http:
+            url = f"http://127.0.0.1:{port}/webhooks/telegram"
+            for headers in ({}, {"X-Telegram-Bot-Api-Secret-Token": "wrong"},
+                            {"X-Telegram-Bot-Api-Secret-Token": SECRET + "x"}):
+                async with http.post(url, json=update, headers=headers) as resp:
+                    assert resp.status == 401 and await resp.read() == b""
+            await asyncio.sleep(0.2)
+    assert seen == [] and api.chat(5).calls == []
+    assert SECRET not in caplog.text
+
+
+@pytest.mark.parametrize("body", [b"not json at all", b"[1, 2]", b'{"update_id": "seven"}',
+                                  b'{"update_id": 5, "message": "not a message"}', b""])
+async def test_a_malformed_body_is_acknowledged_logged_once_and_ignored(api, caplog, body):
+    port = free_port()
+    gateway, seen, _ = gateway_for(api, port=port)
+    async with gateway:
+        caplog.clear()
+        caplog.set_level(logging.DEBUG)
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"http://127.0.0.1:{port}/webhooks/telegram", data=body,
+                                 headers={"X-Telegram-Bot-Api-Secret-Token": SECRET,
+                                          "Content-Type": "application/json"}) as resp:
+                assert resp.status == 200, "never 5xx: Telegram would only post the same body again"
+        await api.push_message(6, "echo: still answering")
+        await eventually(lambda: api.screen(6) == ["still answering"], lambda: api.chat(6).messages)
+    ignored = [r for r in caplog.records if "not an update" in r.getMessage()]
+    assert len(ignored) == 1 and "\n" not in ignored[0].getMessage()
+    assert [i.chat_id for i in seen] == ["6"]
+    assert SECRET not in caplog.text
+
+
+async def test_the_secret_and_token_never_reach_the_log(api, caplog):
+    caplog.set_level(logging.DEBUG)
+    gateway, _, _ = gateway_for(api)
+    async with gateway:
+        await api.push_message(8, "echo: quiet")
+        await eventually(lambda: api.screen(8) == ["quiet"], lambda: api.chat(8).messages)
+    assert [m for m, _ in api.requests if m == "setWebhook"], "the secret did travel (in setWebhook's body)"
+    assert SECRET.lower() not in caplog.text.lower() and SECRET_HALF.lower() not in caplog.text.lower()
+
+
+async def test_polling_mode_removes_a_stale_webhook(api):
+    stale, _, _ = gateway_for(api)
+    async with stale:
+        pass
+    assert api.webhook is not None, "a webhook run leaves its webhook set (updates queue up while it is down)"
+    gateway, _, _ = gateway_for(api, mode="polling")
+    async with gateway:
+        assert api.webhook is None
+        await api.push_message(9, "echo: polled again")
+        await eventually(lambda: api.screen(9) == ["polled again"], lambda: api.chat(9).messages)
+
+
+async def test_a_polling_bot_opens_no_listener(api):
+    gateway, _, _ = gateway_for(api, mode="polling")
+    async with gateway:
+        assert gateway.url is None, "polling mounts no route, so no port is opened for it"
+
+
+@pytest.mark.parametrize("section, key", [
+    ({"mode": "push"}, "platforms.telegram.mode"),
+    ({"mode": "webhook", "webhook_secret": SECRET}, "platforms.telegram.webhook_url"),
+    ({"mode": "webhook", "webhook_url": "ftp://example.org/x", "webhook_secret": SECRET},
+     "platforms.telegram.webhook_url"),
+    ({"mode": "webhook", "webhook_url": "https://example.org/webhooks/telegram"}, "platforms.telegram.webhook_secret"),
+    ({"mode": "webhook", "webhook_url": "https://example.org/webhooks/telegram", "webhook_secret": "has space!"},
+     "platforms.telegram.webhook_secret"),
+    ({"webhook_url": "https://example.org/webhooks/telegram"}, "platforms.telegram.webhook_url"),
+])
+async def test_a_bad_webhook_setting_stops_start_up_naming_the_key(section, key):
+    from hermes_telegram.settings import parse_settings
+
+    with pytest.raises(ConfigError) as caught:
+        parse_settings({"token": TOKEN, **section}, source="config.yaml")
+    assert str(caught.value).startswith(f"config.yaml: {key}: ")
+    assert "\n" not in str(caught.value) and "has space" not in str(caught.value)
+
+
+async def test_a_webhook_url_telegram_refuses_stops_start_up_with_one_line(api):
+    gateway, _, _ = gateway_for(api)
+    api.fail_method("setWebhook", 400, "Bad Request: bad webhook: Failed to resolve host: Name or service not known")
+    with pytest.raises(Exception, match="platforms.telegram.webhook_url: a URL Telegram accepts") as caught:
+        async with gateway:
+            pass
+    assert "\n" not in str(caught.value) and SECRET not in str(caught.value)
