@@ -94,6 +94,15 @@ class ConversationStore(abc.ABC):
         """The conversation the next turn of ``key`` continues, or None (none yet, or just ``/new``)."""
 
     @abc.abstractmethod
+    async def has_conversation(self, key: ConversationKey) -> bool:
+        """Whether any turn was ever recorded for ``key``: its current conversation or one ``/new`` set aside.
+
+        A platform asks this to know whether the bot already took part in a
+        chat or thread, across restarts (Slack: a thread the bot replied in
+        is answered without a mention).
+        """
+
+    @abc.abstractmethod
     async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:
         """Every surface's conversations, the most recently active first."""
 

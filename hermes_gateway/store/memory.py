@@ -104,6 +104,10 @@ class MemoryStore(ConversationStore):
         conv = self._conversations.get(self._current.get(key_parts(key), -1))
         return None if conv is None else self._summary(conv)
 
+    async def has_conversation(self, key: ConversationKey) -> bool:
+        parts = key_parts(key)
+        return any(conv.key == parts for conv in self._conversations.values())
+
     async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:
         newest = sorted(self._conversations.values(), key=lambda c: (c.last_activity, c.id), reverse=True)
         return [self._summary(c) for c in newest[:max(0, limit)]]

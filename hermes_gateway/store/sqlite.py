@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS conversations (
 CREATE UNIQUE INDEX IF NOT EXISTS conversations_current
     ON conversations (platform, chat_id, thread_id) WHERE current = 1;
 CREATE INDEX IF NOT EXISTS conversations_recent ON conversations (last_activity);
+CREATE INDEX IF NOT EXISTS conversations_key ON conversations (platform, chat_id, thread_id);  -- has_conversation
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id INTEGER NOT NULL REFERENCES conversations (id),
     seq             INTEGER NOT NULL,                -- 0, 1, 2 ... within the conversation
@@ -253,6 +254,12 @@ class SQLiteStore(ConversationStore):
             row = db.execute(self._SUMMARY + "WHERE platform = ? AND chat_id = ? AND thread_id = ? AND current = 1",
                              parts).fetchone()
             return None if row is None else self._summary(row)
+        return await self._run(read, key_parts(key))
+
+    async def has_conversation(self, key: ConversationKey) -> bool:
+        def read(db: sqlite3.Connection, parts: tuple[str, str, str]) -> bool:
+            return db.execute("SELECT 1 FROM conversations WHERE platform = ? AND chat_id = ? AND thread_id = ? "
+                              "LIMIT 1", parts).fetchone() is not None
         return await self._run(read, key_parts(key))
 
     async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:

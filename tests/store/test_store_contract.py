@@ -79,6 +79,23 @@ async def test_new_conversation_twice_or_on_an_unknown_chat_creates_nothing(stor
     assert await store.list_conversations() == []
 
 
+async def test_has_conversation_is_true_once_a_turn_was_recorded_for_that_exact_key_even_after_new(store):
+    thread = ConversationKey("slack", "C1", "1700000000.000100")
+    assert not await store.has_conversation(thread)
+    await store.new_conversation(thread)
+    assert not await store.has_conversation(thread), "/new on an unknown chat creates nothing"
+    await store.record_turn(thread, [user("hi"), assistant("hello")])
+    assert await store.has_conversation(thread)
+    assert not await store.has_conversation(ConversationKey("slack", "C1"))
+    assert not await store.has_conversation(ConversationKey("slack", "C1", "1700000000.000200"))
+    assert not await store.has_conversation(ConversationKey("discord", "C1", "1700000000.000100"))
+    await store.new_conversation(thread)
+    assert await store.current(thread) is None
+    assert await store.has_conversation(thread), "a conversation /new set aside still counts"
+    await store.close()
+    assert await store.has_conversation(thread), "and after closing (a restart)"
+
+
 async def test_summaries_count_turns_and_messages_and_order_by_last_activity(make_store):
     clock = Clock(1000.0)
     store = make_store(clock=clock)

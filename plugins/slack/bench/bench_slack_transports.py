@@ -23,7 +23,7 @@ import time
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
 from hermes_gateway.delivery import Delivery
 from hermes_slack import SlackPlugin
-from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, SlackEmulator
+from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, START_STREAM_PER_MINUTE, SlackEmulator
 
 
 async def one_reply(api: SlackEmulator, delivery: Delivery, channel: str, thread: str, words: int,
@@ -46,10 +46,10 @@ async def one_reply(api: SlackEmulator, delivery: Delivery, channel: str, thread
 
 
 async def main(words: int, tps: float, replies: int, fast: bool) -> None:
-    limits = dict(budgets={"default": RateBudget(rate=1e6, burst=10**6)}, bot_budget=None, edit_interval=0.0) \
-        if fast else {}
+    limits = dict(budgets={"default": RateBudget(rate=1e6, burst=10**6)}, bot_budget=None, edit_interval=0.0,
+                  start_streams_per_minute=10**6) if fast else {}
     for transport in ("native", "edit"):
-        async with SlackEmulator() as api:
+        async with SlackEmulator(start_stream_per_minute=None if fast else START_STREAM_PER_MINUTE) as api:
             plugin = SlackPlugin(BOT_TOKEN, app_token=APP_TOKEN, api_base_url=api.base_url, **limits)
             if transport == "edit":
                 api.start_stream_error = "missing_scope"

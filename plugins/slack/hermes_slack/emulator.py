@@ -18,7 +18,9 @@ What it implements, from Slack's documentation and PLATFORM_FACTS.md:
   ``stream_ttl`` seconds (``message_not_in_streaming_state``), a stream in a
   channel without ``recipient_user_id``/``recipient_team_id`` disappearing;
 * rate limits per method per workspace answered with HTTP 429 +
-  ``Retry-After``, and injected ones in both of Slack's shapes (the 429 and
+  ``Retry-After``: ``chat.startStream`` at most 20 in any 60 seconds, as
+  Slack's documentation says (on by default), others when a test sets them
+  with :meth:`SlackEmulator.limit`; and injected ones in both of Slack's shapes (the 429 and
   HTTP 200 ``{"ok": false, "error": "rate_limited"}``);
 * Socket Mode: ``hello``, ``events_api`` envelopes, acks, redelivery of an
   unacked envelope with a new envelope id and the same event id, and the
@@ -38,6 +40,7 @@ import json
 import math
 import secrets
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -53,6 +56,8 @@ CHAT_UPDATE_LIMIT = 4000
 MARKDOWN_LIMIT = 12000
 POST_LIMIT = 40000
 STREAM_TTL = 300.0
+#: chat.startStream: about 20 per minute per workspace.
+START_STREAM_PER_MINUTE = 20
 METHODS_WITH_CHANNEL = ("chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream",
                         "chat.stopStream")
 
@@ -128,13 +133,33 @@ class _Bucket:
         return (1 - self.tokens) / self.rate
 
 
+class _Window:
+    """At most ``count`` calls in any ``period`` seconds (a rolling window, as Slack counts per minute)."""
+
+    def __init__(self, count: int, period: float = 60.0) -> None:
+        self.count = count
+        self.period = period
+        self.times: deque[float] = deque()
+
+    def take(self) -> float:
+        """0 when a call may go now (and it is counted), else the seconds until the oldest one leaves."""
+        now = time.monotonic()
+        while self.times and now - self.times[0] >= self.period:
+            self.times.popleft()
+        if len(self.times) < self.count:
+            self.times.append(now)
+            return 0.0
+        return self.period - (now - self.times[0])
+
+
 class SlackEmulator:
     """One Slack workspace with one bot, served on 127.0.0.1."""
 
     def __init__(self, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN, *,
                  signing_secret: str = SIGNING_SECRET, team_id: str = "T0HERMES", bot_user_id: str = "U0BOT",
                  bot_id: str = "B0BOT", stream_ttl: float = STREAM_TTL, ack_timeout: float = 3.0,
-                 echo: bool = True) -> None:
+                 echo: bool = True, start_stream_per_minute: int | None = START_STREAM_PER_MINUTE) -> None:
+        """``start_stream_per_minute``: chat.startStream calls accepted in any 60 s (None: no limit)."""
         self.bot_token = bot_token
         self.app_token = app_token
         self.signing_secret = signing_secret
@@ -151,7 +176,9 @@ class SlackEmulator:
         self.events_url: str | None = None   # HTTP mode: where events are POSTed
         self.start_stream_error: str | None = None   # the switch that makes chat.startStream fail
         self.update_limit = CHAT_UPDATE_LIMIT        # characters chat.update accepts
-        self._limits: dict[str, _Bucket] = {}
+        self._limits: dict[str, _Bucket | _Window] = {}
+        if start_stream_per_minute is not None:
+            self._limits["chat.startStream"] = _Window(start_stream_per_minute)
         self._injected: list[dict[str, Any]] = []
         self._failures: list[dict[str, Any]] = []
         self._ts = itertools.count(1)

@@ -5,7 +5,10 @@ bolt acknowledges every event before this runs (Socket Mode ack or HTTP
 what a person would call "a message to the bot", the same in both modes:
 
 * DMs (``message`` in an IM), ``app_mention`` in channels, and messages in
-  a thread the bot already replied in;
+  a thread the bot already replied in: remembered here while the process
+  runs, and after a restart known from the conversation store (the bot's
+  reply recorded a conversation keyed by the thread), asked once per thread
+  (:meth:`EventReader.to_look_up`);
 * never the bot's own posts (their echoes), other bots', edits, deletions,
   joins or any other ``subtype`` that is not a person writing;
 * a message with files and no words is answered with a short notice
@@ -51,6 +54,7 @@ class EventReader:
         self._first_event: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._threads: OrderedDict[tuple[str, str], tuple[str | None, str | None]] = OrderedDict()
         self._joined: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._not_joined: OrderedDict[tuple[str, str], None] = OrderedDict()   # asked the store: no
 
     # ---------------------------------------------------------------- threads
 
@@ -58,6 +62,24 @@ class EventReader:
         """The bot replied in this thread: later messages in it are for the bot."""
         if thread_ts:
             _remember(self._joined, (channel, thread_ts), None, THREAD_MEMORY)
+            self._not_joined.pop((channel, thread_ts), None)
+
+    def to_look_up(self, incoming: Incoming) -> bool:
+        """Whether to ask the conversation store if the bot replied in this message's thread before
+        (in an earlier run): a reply in a channel's thread, without a mention, in a thread not known
+        here either way."""
+        if incoming.mentioned or incoming.is_direct or not incoming.thread_id:
+            return False
+        if incoming.thread_id == incoming.message_id:  # a new message in the channel, not in a thread
+            return False
+        return (incoming.chat_id, incoming.thread_id) not in self._not_joined
+
+    def looked_up(self, channel: str, thread_ts: str, replied: bool) -> None:
+        """What the store said about a thread: remembered, so it is asked once per thread."""
+        if replied:
+            self.joined(channel, thread_ts)
+        else:
+            _remember(self._not_joined, (channel, thread_ts), None, THREAD_MEMORY)
 
     def recipient(self, channel: str, thread_ts: str | None) -> tuple[str | None, str | None]:
         """The person (and their team) whose message the reply in this thread answers."""

@@ -21,7 +21,9 @@ When ``chat.startStream`` is refused (missing scope, the AI setting off,
 an unsupported channel), the same call falls back to ``chat.postMessage``,
 so nothing is shown twice, and ``native_streaming: auto`` remembers it for
 the workspace. Native streaming needs a thread; a reply without one uses
-the edit transport.
+the edit transport. So does a reply whose stream would be one start too
+many for Slack's ~20 ``chat.startStream`` a minute per workspace
+(:mod:`.starts`): the plugin never waits for a stream to be allowed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any, Callable
 from hermes_gateway import DeliveryError, MessageRef, Stream
 
 from .errors import NATIVE_UNAVAILABLE_ERRORS, error_code, translate
+from .starts import StartWindow
 
 log = logging.getLogger(__name__)
 
@@ -71,15 +74,16 @@ class Outbound:
 
     def __init__(self, client: Callable[[], Any], *, native: Callable[[], bool],
                  recipient: Callable[[str, str | None], tuple[str | None, str | None]],
-                 joined: Callable[[str, str | None], None]) -> None:
+                 joined: Callable[[str, str | None], None], starts: StartWindow | None = None) -> None:
         """``client()`` is the AsyncWebClient; ``native()`` whether native streaming may be tried now;
         ``recipient(channel, thread)`` the person and team a channel stream is for; ``joined`` notes
-        a thread the bot has replied in."""
+        a thread the bot has replied in; ``starts`` counts chat.startStream calls against Slack's limit."""
         self._client = client
         self._native = native
         self._recipient = recipient
         self._joined = joined
         self.native_refused = False   # remembered for the workspace under native_streaming: auto
+        self.starts = starts or StartWindow()
 
     # ---------------------------------------------------------------- the hooks' work
 
@@ -152,6 +156,13 @@ class Outbound:
                 state.native_off = True
                 return None
             args.update(recipient_user_id=user, recipient_team_id=team)
+        start = self.starts.take()
+        if start is None:  # Slack would answer 429: this reply does without the streaming animation
+            state.native_off = True
+            log.debug("slack: %d chat.startStream calls in the last %gs (Slack's limit per workspace); "
+                      "this reply in %s uses chat.postMessage and chat.update",
+                      self.starts.count, self.starts.period, stream.chat_id)
+            return None
         try:
             answer = await self._call("chat_startStream", **args)
         except DeliveryError as exc:
@@ -166,6 +177,8 @@ class Outbound:
                 log.info("slack: chat.startStream failed (%s); this reply uses chat.postMessage and chat.update",
                          _code(exc) or exc)
             return None
+        finally:
+            self.starts.answered(start)
         ts = str(answer["ts"])
         state.messages[ts] = SlackMessage(ts, native=True, live=True, shown=visible, wanted=visible)
         self._joined(stream.chat_id, stream.thread_id)

@@ -20,18 +20,20 @@ and slack_sdk are imported lazily, so a gateway without them still starts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 from typing import Any, Mapping
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import ConfigError, DeliveryError, Incoming, MessageRef, Platform, RateBudget, Stream
 
 from .errors import translate
 from .inbound import EventReader
 from .outbound import Outbound
 from .redaction import protect, scrub
 from .settings import SlackSettings, parse_settings
+from .starts import START_STREAMS_PER_MINUTE, StartWindow
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,8 @@ EVENTS_PATH = "/webhooks/slack/events"
 #: About one message a second in a channel.
 BUDGETS: Mapping[str, RateBudget] = {"default": RateBudget(rate=1.0, burst=1)}
 #: ``chat.update`` is ~50/min per workspace, every channel together (Tier 3), so that is the bot's budget.
-#: chat.startStream is ~20/min per workspace: a burst of long replies meets its 429s, which the core honours.
+#: chat.startStream (~20/min per workspace) is kept within its limit by the plugin (.starts): a reply
+#: that would be one start too many uses chat.postMessage + chat.update instead.
 BOT_BUDGET = RateBudget(rate=50 / 60, burst=5)
 
 
@@ -53,9 +56,10 @@ class SlackPlugin:
     def __init__(self, bot_token: str | None = None, *, app_token: str | None = None,
                  signing_secret: str | None = None, mode: str = "socket", native_streaming: str = "auto",
                  api_base_url: str | None = None, budgets: Mapping[str, RateBudget] | None = None,
-                 bot_budget: RateBudget | None = BOT_BUDGET, edit_interval: float = EDIT_INTERVAL) -> None:
-        """Arguments as in config.yaml; ``budgets``/``bot_budget``/``edit_interval`` override Slack's
-        limits (fast tests against the emulator)."""
+                 bot_budget: RateBudget | None = BOT_BUDGET, edit_interval: float = EDIT_INTERVAL,
+                 start_streams_per_minute: int = START_STREAMS_PER_MINUTE) -> None:
+        """Arguments as in config.yaml; ``budgets``/``bot_budget``/``edit_interval``/``start_streams_per_minute``
+        override Slack's limits (fast tests and benchmarks against the emulator)."""
         self.settings: SlackSettings | None = None
         if bot_token is not None:
             section: dict[str, Any] = {"bot_token": bot_token, "mode": mode, "native_streaming": native_streaming}
@@ -72,7 +76,8 @@ class SlackPlugin:
         )
         self.events = EventReader(NAME)
         self.outbound = Outbound(lambda: self.client, native=self._native_allowed,
-                                 recipient=self.events.recipient, joined=self.events.joined)
+                                 recipient=self.events.recipient, joined=self.events.joined,
+                                 starts=StartWindow(start_streams_per_minute))
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._bolt: Any = None
@@ -239,16 +244,39 @@ class SlackPlugin:
 
         @app.event(re.compile(".*"))
         async def every_event(body: dict[str, Any]) -> None:
-            self.hand_over(body)
+            await self.hand_over(body)
 
         return app
 
-    def hand_over(self, body: Mapping[str, Any]) -> None:
-        """Give the core the message in ``body``, if it is one for the bot; returns at once."""
+    async def hand_over(self, body: Mapping[str, Any]) -> None:
+        """Give the core the message in ``body``, if it is one for the bot; it answers in its own time.
+
+        A follow-up in a thread this process has not seen the bot reply in
+        asks the conversation store first (once per thread): the bot may have
+        replied there before a restart, and then the thread needs no mention.
+        """
         incoming = self.events.to_incoming(body)
-        if incoming is None or self._gateway is None:
+        gateway = self._gateway
+        if incoming is None or gateway is None:
             return
-        self._gateway.receive(incoming)
+        if self.events.to_look_up(incoming) and await self._replied_before(gateway, incoming):
+            incoming = dataclasses.replace(incoming, mentioned=True)
+        gateway.receive(incoming)
+
+    async def _replied_before(self, gateway: Any, incoming: Incoming) -> bool:
+        """Whether the store holds a conversation of this thread (the bot answered in it, in any run)."""
+        from hermes_gateway.store import ConversationKey
+
+        assert incoming.thread_id is not None
+        try:
+            found = await gateway.store.has_conversation(ConversationKey(NAME, incoming.chat_id, incoming.thread_id))
+        except Exception as exc:  # not remembered: the store is asked again at the next message
+            log.warning("slack: could not ask the conversation store about thread %s in %s (%s); "
+                        "a message there needs a mention", incoming.thread_id, incoming.chat_id,
+                        scrub(f"{type(exc).__name__}: {exc}"))
+            return False
+        self.events.looked_up(incoming.chat_id, incoming.thread_id, found)
+        return bool(found)
 
     @property
     def bolt(self) -> Any:

@@ -106,6 +106,17 @@ async def test_rate_limits_in_both_shapes_and_per_method(api, client):
     assert api.screen("D5") == ["b"]
 
 
+async def test_start_stream_is_limited_to_20_in_any_minute_with_429_and_retry_after(api, client):
+    api.channel("D6", "im")
+    for n in range(20):
+        await client.chat_startStream(channel="D6", thread_ts=f"{n}.0", markdown_text="x")
+    status, error, headers = await error_of(client.chat_startStream(channel="D6", thread_ts="20.0",
+                                                                    markdown_text="x"))
+    assert (status, error) == (429, "ratelimited") and 55 <= int(headers["Retry-After"]) <= 60
+    assert len(api.screen("D6")) == 20, "the refused call started nothing"
+    await client.chat_postMessage(channel="D6", text="other methods are not held back")
+
+
 async def test_signed_requests(api):
     headers = api.sign('{"a": 1}', timestamp=1531420618)
     assert headers["X-Slack-Request-Timestamp"] == "1531420618"

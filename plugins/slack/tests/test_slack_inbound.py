@@ -49,6 +49,25 @@ def test_a_thread_the_bot_replied_in_needs_no_mention():
     assert not r.to_incoming(body("Ev3", ts="11.3", **plain)).mentioned, "the channel itself still needs one"
 
 
+def test_the_store_is_asked_about_a_thread_once_and_only_for_unmentioned_replies_in_channel_threads():
+    r = reader()
+    plain = dict(type="message", channel="C1", user="U1", text="and then?", channel_type="channel")
+    follow_up = r.to_incoming(body("Ev1", ts="12.1", thread_ts="12.0", **plain))
+    assert r.to_look_up(follow_up)
+    assert not r.to_look_up(r.to_incoming(body("Ev2", ts="13.0", **plain))), "not in a thread"
+    assert not r.to_look_up(r.to_incoming(body("Ev3", ts="14.1", thread_ts="14.0", channel="D1", user="U1",
+                                               type="message", text="hi", channel_type="im"))), "a DM"
+    assert not r.to_look_up(r.to_incoming(body("Ev4", ts="15.1", thread_ts="15.0", **dict(
+        plain, text="<@U0BOT> you?")))), "mentioned"
+    r.looked_up("C1", "12.0", replied=False)
+    later = r.to_incoming(body("Ev5", ts="12.2", thread_ts="12.0", **plain))
+    assert not later.mentioned and not r.to_look_up(later), "asked once per thread"
+    r.joined("C1", "12.0")      # the bot replies there later (asked by a mention)
+    assert r.to_incoming(body("Ev6", ts="12.3", thread_ts="12.0", **plain)).mentioned
+    r.looked_up("C1", "16.0", replied=True)
+    assert r.to_incoming(body("Ev7", ts="16.1", thread_ts="16.0", **plain)).mentioned
+
+
 def test_the_bots_own_posts_other_bots_edits_and_joins_are_not_messages():
     r = reader()
     ignored = [

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 import pytest
 
 from hermes_gateway import ConfigError, make_plugins
 from hermes_gateway.config import parse_config
 from hermes_gateway.gateway import Gateway, StartError
+from hermes_gateway.store import store_location
 from hermes_slack.emulator import SlackEmulator
 from slack_test_support import CURSOR, SECRETS, eventually, fast_gateway
 
@@ -71,6 +73,32 @@ async def test_in_a_channel_only_mentions_and_the_bots_threads_are_answered(api)
         await asyncio.sleep(0.2)
     assert api.screen("C0TEAM", chatter) == []
     assert api.screen("C0TEAM", asked) == ["first answer", "second answer"], "a thread the bot is part of"
+
+
+async def test_after_a_restart_a_follow_up_in_the_bots_old_thread_is_answered_without_a_mention(api, caplog):
+    caplog.set_level(logging.WARNING)
+    gateway, _ = fast_gateway(api)
+    async with gateway:
+        await api.wait_connected()
+        asked = await api.push_message("C0KEEP", "<@U0BOT> echo: before the restart", kind="channel")
+        chatter = await api.push_message("C0KEEP", "echo: people talking", kind="channel")
+        await eventually(lambda: settled(api, "C0KEEP", asked), lambda: api.screen("C0KEEP"))
+    assert Path(store_location(gateway.config)).is_file(), "the default store: a file under HERMES_HOME"
+
+    restarted, _ = fast_gateway(api)   # a new process: a new plugin, nothing remembered but the store
+    async with restarted:
+        await api.wait_connected(count=2)
+        await api.push_message("C0KEEP", "echo: not for the bot", kind="channel", thread_ts=chatter)
+        await api.push_message("C0KEEP", "echo: after the restart", kind="channel", thread_ts=asked)
+        await eventually(lambda: len(api.screen("C0KEEP", asked)) == 2 and settled(api, "C0KEEP", asked),
+                         lambda: api.screen("C0KEEP"))
+        await api.push_message("C0KEEP", "echo: and once more", kind="channel", thread_ts=asked)
+        await eventually(lambda: len(api.screen("C0KEEP", asked)) == 3 and settled(api, "C0KEEP", asked),
+                         lambda: api.screen("C0KEEP"))
+        await asyncio.sleep(0.2)
+    assert api.screen("C0KEEP", asked) == ["before the restart", "after the restart", "and once more"]
+    assert api.screen("C0KEEP", chatter) == [], "a thread the bot never replied in still needs a mention"
+    assert "conversation store" not in caplog.text
 
 
 async def test_edits_joins_deletions_and_other_bots_get_no_reply_but_are_acknowledged(api):

@@ -84,6 +84,31 @@ async def test_refused_native_streaming_falls_back_to_edits_exactly_once_and_is_
     assert len(api.calls_to("chat.startStream")) == 1, "native_streaming: auto remembers the refusal"
 
 
+async def test_25_replies_in_a_minute_keep_within_20_stream_starts_the_rest_edit_exactly_once(api, plugin, caplog):
+    """Slack allows about 20 chat.startStream a minute per workspace (the emulator answers the 21st with 429):
+    the plugin never meets that 429; replies past the limit use chat.postMessage + chat.update."""
+    caplog.set_level(logging.DEBUG, logger="hermes_slack")
+    chats = [f"D0BUSY{n:02d}" for n in range(25)]   # 25 people asking at once, each in their DM
+    for chat in chats:
+        api.channel(chat, "im")
+    delivery = delivery_for(plugin)
+    replies = {chat: f"Reply {n}: " + words(60) for n, chat in enumerate(chats)}
+    reports = await asyncio.gather(*(stream(delivery, chat, replies[chat], pieces=12) for chat in chats))
+    assert all(r.delivered for r in reports), [r.error for r in reports if not r.delivered]
+    assert all(r.rate_limited == 0 for r in reports)
+    starts = api.calls_to("chat.startStream")
+    assert [c.status for c in starts] == [200] * 20, "20 streams started, none answered 429"
+    edited = [c.params["channel"] for c in api.calls_to("chat.postMessage")]
+    assert len(edited) == 5 and set(edited).isdisjoint(c.params["channel"] for c in starts), \
+        "the other 5 replies were posted and edited, each through one transport"
+    assert all(api.calls_to("chat.update", chat) for chat in edited)
+    for chat in chats:
+        assert clean(api, chat) == [replies[chat]], chat
+    assert not api.violations
+    notes = [r for r in caplog.records if "chat.startStream calls in the last 60s" in r.getMessage()]
+    assert len(notes) == 5 and all(r.levelno == logging.DEBUG for r in notes)
+
+
 async def test_native_streaming_off_uses_post_and_update(api):
     plugin = fast_plugin(api, native_streaming="off")
     api.channel("D0OFF", "im")
