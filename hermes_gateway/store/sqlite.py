@@ -125,7 +125,7 @@ class SQLiteStore(ConversationStore):
             raise StoreError(f"{self.location}: is a directory, not a database file")
         db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         try:
-            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = self._switch_to_wal(db)
             if str(mode).lower() != "wal":
                 raise StoreError(f"{self.location}: cannot switch the database to WAL mode (got {mode})")
             db.execute("PRAGMA synchronous=NORMAL")   # WAL + NORMAL: a committed turn survives a process crash
@@ -143,6 +143,22 @@ class SQLiteStore(ConversationStore):
             db.close()
             raise
         return db
+
+    def _switch_to_wal(self, db: sqlite3.Connection) -> str:
+        """``PRAGMA journal_mode=WAL``, waiting (on the store's own thread) while another opener holds the file.
+
+        SQLite answers this pragma "locked" at once, without its busy handler,
+        when two processes open a new file together (two replicas starting,
+        ``hermes-gateway history`` beside a starting gateway).
+        """
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                return str(db.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def _error(self, exc: sqlite3.Error) -> StoreError:
         """One line naming the file and what a person can do about it."""
