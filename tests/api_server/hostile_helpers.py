@@ -121,6 +121,14 @@ class HealthWatch:
             time.sleep(self.interval)
         conn.close()
 
+    def mark(self) -> int:
+        """Where the samples stand now (see :meth:`worst_since`)."""
+        return len(self.samples)
+
+    def worst_since(self, mark: int) -> float:
+        time.sleep(3 * self.interval)  # a sample that started during the request ends after it
+        return max(self.samples[max(mark - 1, 0):], default=0.0)
+
     def assert_responsive(self, what: str = "") -> None:
         assert not self.failures, f"/health failed during {what}: {self.failures[:3]}"
         assert len(self.samples) >= 3, "the watcher took no samples"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from api_helpers import MODEL, parse_sse
-from hostile_helpers import HealthWatch, request, served_gateway
+from hostile_helpers import HEALTH_BOUND, HealthWatch, request, served_gateway
 
 PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/models", f"/v1/models/{MODEL}", "/v1/responses/resp_x",
          "/health", "/metrics", "/", "/v1", "/v1/", "/v2/chat/completions"]
@@ -85,6 +85,23 @@ def watch(gw):
         yield w
 
 
+def handled_without_stall(gw, watch, method: str, path: str, body, extra: dict) -> None:
+    """The request gets a well-formed answer, and /health stayed fast meanwhile.
+
+    A stall that does not come back when the same request is sent again was
+    the shared machine (another process had the CPU), not the server: a
+    request that blocks the event loop blocks it every time.
+    """
+    for _ in range(2):
+        mark = watch.mark()
+        check(request(gw, method, path, body, extra), method)
+        worst = watch.worst_since(mark)
+        if worst <= HEALTH_BOUND:
+            break
+    assert not watch.failures, f"/health failed during {method} {path}: {watch.failures[:3]}"
+    assert worst <= HEALTH_BOUND, f"/health took {worst * 1e3:.0f} ms during {method} {path}, twice"
+
+
 def check(answer, method: str) -> None:
     assert answer.status < 500, (answer.status, answer.body[:300])
     if answer.status >= 400 and method != "HEAD":
@@ -103,8 +120,7 @@ FUZZ = settings(max_examples=200, deadline=None, database=None,
 @given(path=st.sampled_from(["/v1/chat/completions", "/v1/responses"]), body=bodies, extra=headers)
 def test_no_body_sent_to_a_model_endpoint_yields_a_5xx_or_stalls_health(gw, watch, path, body, extra):
     extra = {"Content-Type": "application/json", **{k: v for k, v in extra.items() if v != ""}}
-    check(request(gw, "POST", path, body, extra), "POST")
-    watch.assert_responsive(f"POST {path}")
+    handled_without_stall(gw, watch, "POST", path, body, extra)
 
 
 @FUZZ
@@ -114,5 +130,4 @@ def test_no_body_sent_to_a_model_endpoint_yields_a_5xx_or_stalls_health(gw, watc
        body=st.one_of(st.none(), st.binary(max_size=50)), extra=headers)
 def test_no_method_or_path_yields_a_5xx_or_stalls_health(gw, watch, method, path, body, extra):
     extra = {k: v for k, v in extra.items() if v != ""}
-    check(request(gw, method, path, body, extra), method)
-    watch.assert_responsive(f"{method} {path}")
+    handled_without_stall(gw, watch, method, path, body, extra)
