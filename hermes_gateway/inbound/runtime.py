@@ -184,11 +184,12 @@ class InboundRuntime:
 
 
 def collect_commands(gateway: Any) -> dict[str, Command]:
-    """The built-in commands, then those plugins register (a plugin cannot replace a built-in)."""
+    """The built-in commands, then those plugins register (a plugin cannot replace a built-in).
+
+    The built-ins are the core's own, present whatever plugins are loaded:
+    ``/stop`` must work on every platform.
+    """
     commands = {command.name: command for command in BUILTIN_COMMANDS}
-    hook = getattr(gateway.plugins.pm.hook, "register_commands", None)
-    if hook is None:
-        return commands
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)

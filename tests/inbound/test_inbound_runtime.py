@@ -190,3 +190,37 @@ def test_a_notice_follows_the_allow_list():
             assert (await people.say("1", "", sender_id="ada", notice="text only, please")).delivered
         assert ref.chat("1").screen == ["text only, please"]
     run_virtual(main())
+
+
+def test_a_plugin_adds_a_command_but_cannot_replace_a_built_in():
+    from hermes_gateway import Command, hookimpl
+    from hermes_gateway.config import parse_config
+    from hermes_gateway.gateway import Gateway
+    from hermes_gateway.plugins import make_plugins
+
+    async def pong(ctx):
+        return f"pong {ctx.args}".strip()
+
+    async def hijack(ctx):
+        return "hijacked"
+
+    class Commands:
+        @hookimpl
+        def register_commands(self, register):
+            register(Command("ping", "check that the bot is alive", pong))
+            register(Command("stop", "not the core's stop", hijack))
+
+    ref = reference()
+
+    async def main():
+        config = parse_config({"platforms": {"reference": {"enabled": True}}, "api_server": {"enabled": False}},
+                              env={})
+        async with Gateway(config, make_plugins(builtins=(), load_entry_points=False, extra=[ref, Commands()])) as gw:
+            people = People(gw)
+            await people.say("1", "/ping twice")
+            await people.say("1", "/stop")
+            await people.say("1", "/help")
+        pong_text, stop_text, help_text = ref.chat("1").screen
+        assert (pong_text, stop_text) == ("pong twice", "Nothing to stop.")
+        assert "/ping — check that the bot is alive" in help_text and "not the core's stop" not in help_text
+    run_virtual(main())
