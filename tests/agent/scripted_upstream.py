@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from hermes_gateway.config import Config, parse_config
+from hermes_gateway.testing import serve_locally
 
 
 def model_config(base_url: str | None = None, **model: Any) -> Config:
@@ -97,11 +98,8 @@ class ScriptedUpstream:
     async def __aenter__(self) -> "ScriptedUpstream":
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner = await serve_locally(app, handler_cancellation=True)
+        port = self._runner.addresses[0][1]
         self.url = f"http://127.0.0.1:{port}/v1"
         return self
 

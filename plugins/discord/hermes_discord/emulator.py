@@ -41,7 +41,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from hermes_gateway.testing import ScreenMessage
+from hermes_gateway.testing import ScreenMessage, serve_locally
 
 MAX_CONTENT = 2000
 BUCKET_LIMIT = 5
@@ -183,10 +183,7 @@ class DiscordEmulator:
         app = web.Application()
         app.router.add_get("/ws", self._websocket)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        self._runner = await serve_locally(app, shutdown_timeout=0.5)
         self.port = self._runner.addresses[0][1]
 
     async def stop(self) -> None:

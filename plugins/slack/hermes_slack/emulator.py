@@ -48,6 +48,8 @@ from urllib.parse import parse_qsl
 import aiohttp
 from aiohttp import web
 
+from hermes_gateway.testing import serve_locally
+
 BOT_TOKEN = "xoxb-1111111111-2222222222222-EmulatorBotTokenSecret"
 APP_TOKEN = "xapp-1-A0HERMES-3333333333-EmulatorAppTokenSecretValue"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -199,10 +201,7 @@ class SlackEmulator:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/socket-mode", self._socket)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        self._runner = await serve_locally(app)
         self.port = self._runner.addresses[0][1]
         self._session = aiohttp.ClientSession()
         return self

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, Callable
+from typing import Any
 
+from hermes_gateway.testing import eventually  # noqa: F401  (the tests import it from here)
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
 from hermes_gateway.config import parse_config
 from hermes_gateway.delivery import Delivery
@@ -51,12 +51,3 @@ def fast_gateway(api: Any, plugin: SlackPlugin | None = None, **cfg: Any) -> tup
     plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
     return Gateway(config(api, **cfg), plugins, shutdown_grace=0.5), plugin
 
-
-async def eventually(condition: Callable[[], bool], what: Callable[[], Any], timeout: float = 20.0) -> None:
-    """Wait until ``condition()`` holds; a generous bound that only catches hangs."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"still not there after {timeout}s: {what()!r}")
-        await asyncio.sleep(0.02)

@@ -42,7 +42,7 @@ from typing import Any
 from aiohttp import web
 
 from hermes_gateway import RateBudget
-from hermes_gateway.testing import ScreenMessage
+from hermes_gateway.testing import ScreenMessage, serve_locally
 
 MAX_TEXT_UNITS = 4096
 BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "Hermes", "username": "hermes_test_bot",
@@ -188,10 +188,7 @@ class BotApiEmulator:
     async def start(self) -> str:
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        self._runner = await serve_locally(app, shutdown_timeout=0.5)
         self.port = self._runner.addresses[0][1]
         return self.base_url
 

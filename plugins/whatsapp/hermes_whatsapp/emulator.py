@@ -36,6 +36,7 @@ import aiohttp
 from aiohttp import web
 
 from hermes_gateway import RateBudget
+from hermes_gateway.testing import serve_locally
 
 from .errors import PAIR_RATE, THROUGHPUT, TOKEN_INVALID, UNDELIVERABLE, UNKNOWN_OBJECT, WINDOW_CLOSED
 from .webhook import SIGNATURE_HEADER, signature
@@ -157,10 +158,7 @@ class GraphApiEmulator:
         app = web.Application()
         app.router.add_route("*", "/{version}/{object_id}/messages", self._messages)
         app.router.add_route("*", "/{version}/{object_id}", self._lookup)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        self._runner = await serve_locally(app, shutdown_timeout=0.5)
         self.port = self._runner.addresses[0][1]
         return self.base_url
 

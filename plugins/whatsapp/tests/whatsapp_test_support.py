@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, Callable
+from typing import Any
 
+from hermes_gateway.testing import eventually  # noqa: F401  (the tests import it from here)
 from hermes_gateway import RateBudget, make_plugins
 from hermes_gateway.config import parse_config
 from hermes_gateway.delivery import Delivery
@@ -60,12 +60,3 @@ def delivery_for(plugin: WhatsAppPlugin) -> Delivery:
     assert not plugins.problems, plugins.problems
     return Delivery(plugins)
 
-
-async def eventually(condition: Callable[[], bool], what: Callable[[], Any], timeout: float = 20.0) -> None:
-    """Wait until ``condition()`` holds; a generous bound that only catches hangs."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"still not there after {timeout}s: {what()!r}")
-        await asyncio.sleep(0.02)
