@@ -130,3 +130,19 @@ async def test_with_native_streaming_refused_a_long_reply_is_exact_once_through_
     assert api.screen("C0HTTP") == screen, "all of it in the thread"
     assert len(api.calls_to("chat.startStream")) == 1 and len(api.calls_to("chat.postMessage")) == 2
     assert api.calls_to("chat.update"), "previews were edits"
+
+
+async def test_an_oversized_request_gets_413_and_no_reply(api):
+    gateway, _ = http_gateway(api)
+    try:
+        await started(gateway, api)
+        channel = api.channel("D0HUGE", "im")
+        body = json.dumps(api.event_payload({"type": "message", "channel": channel.id, "user": "U0EVE",
+                                             "text": "echo: " + "x" * (5 * 1024 * 1024),
+                                             "ts": "1800009999.000002", "channel_type": "im"}))
+        status, _ = await api.post_signed(body)
+        await asyncio.sleep(0.3)
+    finally:
+        await gateway.stop()
+    assert status == 413
+    assert api.screen("D0HUGE") == [] and not [c for c in api.calls if c.method.startswith("chat.")]

@@ -39,8 +39,8 @@ def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any]) -> Ca
         given = request.headers.get(SECRET_HEADER, "")
         if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
             return web.Response(status=401)
+        body = await request.read()  # over the listener's body limit: aiohttp's 413, nothing else
         try:
-            body = await request.read()
             data = json.loads(body)
             if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
                 raise ValueError("not an Update object (no integer update_id)")

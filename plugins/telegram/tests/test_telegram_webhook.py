@@ -190,3 +190,17 @@ async def test_a_webhook_url_telegram_refuses_stops_start_up_with_one_line(api):
         async with gateway:
             pass
     assert "\n" not in str(caught.value) and SECRET not in str(caught.value)
+
+
+async def test_an_oversized_body_gets_413_and_nothing_else(api):
+    port = free_port()
+    gateway, seen, _ = gateway_for(api, port=port)
+    body = b'{"update_id": 1, "pad": "' + b"x" * (5 * 1024 * 1024) + b'"}'  # over api_server.max_body_bytes
+    async with gateway:
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"http://127.0.0.1:{port}/webhooks/telegram", data=body,
+                                 headers={"X-Telegram-Bot-Api-Secret-Token": SECRET,
+                                          "Content-Type": "application/json"}) as resp:
+                assert resp.status == 413
+        await asyncio.sleep(0.2)
+    assert seen == []

@@ -325,3 +325,12 @@ async def test_typing_is_refreshed_while_the_model_thinks_but_not_more_often_tha
     assert len(typing) >= 2, "refreshed while the model thought"
     assert all(b.at - a.at >= 0.95 for a, b in zip(typing, typing[1:])), [c.at for c in typing]
     assert set(meta.user(USER).typing) == {question}
+
+
+async def test_an_oversized_delivery_gets_413_and_nothing_is_sent(meta):
+    gateway, _ = gateway_for(meta)
+    async with gateway:
+        huge = meta.text_message(USER, "echo: " + "x" * (5 * 1024 * 1024))  # over api_server.max_body_bytes
+        assert await meta.deliver(webhook_url(gateway), huge) == 413
+        await asyncio.sleep(0.2)
+    assert meta.screen(USER) == [] and meta.user(USER).calls == []
