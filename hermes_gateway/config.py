@@ -143,7 +143,7 @@ class StoreConfig:
     """``store``: where conversations live. Default: an SQLite file in the data directory."""
 
     path: str | None = None        # an SQLite file; default <data dir>/state.db (data dir: $HERMES_HOME or ~/.hermes)
-    url: str | None = None         # sqlite:///path (other backends plug in later)
+    url: str | None = None         # sqlite:///path, or postgresql://user@host/dbname (several replicas share it)
     history_messages: int = 40     # at most this many messages of a conversation go to the model
     history_chars: int = 60_000    # ... and at most about this many characters of them
 
@@ -601,8 +601,9 @@ class _Parser:
         url = self.get(sec, "store", "url", "str", d.url)
         if path and url:
             raise self.fail("store", "either path or url, not both")
-        if url is not None and not url.startswith("sqlite:///"):
-            raise self.fail("store.url", f"a URL of the form sqlite:///path/to/state.db, got {_show(url)}")
+        if url is not None and not _store_url_ok(url):
+            raise self.fail("store.url", "a URL of the form sqlite:///path/to/state.db or "
+                                         f"postgresql://user@host/dbname, got {_show(mask_url(url))}")
         return StoreConfig(
             path=path, url=url,
             history_messages=self.get(sec, "store", "history_messages", "int", d.history_messages, minimum=2),
@@ -688,6 +689,14 @@ def _kind(value: Any) -> str:
         return "nothing"
     return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean",
             int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _store_url_ok(url: str) -> bool:
+    """``sqlite:///path`` or a PostgreSQL URL with a host or a database (libpq reads the rest)."""
+    if url.startswith("sqlite:///"):
+        return True
+    scheme, sep, rest = url.partition("://")
+    return bool(sep) and scheme.lower() in ("postgresql", "postgres") and bool(rest.strip("/"))
 
 
 def _show(value: Any) -> str:

@@ -10,6 +10,9 @@ it said), or failed (nothing recorded: the person was told to try again).
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
+import weakref
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -17,7 +20,11 @@ from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
 from .events import TurnEnd
 from .inbound.incoming import Incoming
-from .store import ConversationKey
+from .store import ConversationKey, StoreError
+
+log = logging.getLogger(__name__)
+#: While the store is failing, at most one log line per this many seconds (each says how many were folded in).
+STORE_LOG_INTERVAL = 60.0
 
 #: What a chat shows when the model failed before saying anything.
 FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just now. Please try again in a moment."
@@ -75,7 +82,11 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     text = "\n\n".join(m.text for m in messages)
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
     store = gateway.store
-    history = await store.history(key)
+    try:
+        history = await store.history(key)
+    except StoreError as exc:  # the database went away: the person is still answered, without the history
+        _trouble(store).report("history not read", exc)
+        history = []
     progress = TurnProgress()
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
@@ -87,15 +98,51 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         report = DeliveryReport(interrupted=True)
         if progress.session is not None:
             report = await asyncio.shield(progress.session.interrupt())
-        await asyncio.shield(store.record_turn(key, _interrupted_turn(text, report.text)))
+        await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text)))
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
         return report
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
-        await store.record_turn(key, turn)
+        await _record(store, key, turn)
     return report
+
+
+async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) -> None:
+    """Record the turn; a store that fails costs a log line (the reply already went out), not the turn's report."""
+    try:
+        await store.record_turn(key, turn)
+    except StoreError as exc:
+        _trouble(store).report("turn not recorded", exc)
+
+
+class _StoreTrouble:
+    """One log line per :data:`STORE_LOG_INTERVAL` while the store fails, not one per turn."""
+
+    def __init__(self) -> None:
+        self.last = -float("inf")
+        self.folded = 0
+
+    def report(self, what: str, exc: StoreError) -> None:
+        now = time.monotonic()
+        if now - self.last < STORE_LOG_INTERVAL:
+            self.folded += 1
+            return
+        more = f" (and {self.folded} more store failures since the last report)" if self.folded else ""
+        log.warning("conversation store unavailable, %s: %s%s", what, exc, more)
+        self.last, self.folded = now, 0
+
+
+_troubles: "weakref.WeakKeyDictionary[Any, _StoreTrouble]" = weakref.WeakKeyDictionary()
+
+
+def _trouble(store: Any) -> _StoreTrouble:
+    """The log throttle of this store (a gateway's; a test's store starts with a clean slate)."""
+    found = _troubles.get(store)
+    if found is None:
+        found = _troubles[store] = _StoreTrouble()
+    return found
 
 
 def _interrupted_turn(text: str, shown: str) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from ..config import ENV_STREAMING, Config, did_you_mean
+from ..masking import mask_url
 from ..config_check import STREAMING_KEYS, STREAMING_ONLY_NAMES, edit_interval
 from .loading import load_for_display, print_errors
 
@@ -50,7 +51,7 @@ def effective(config: Config) -> dict:
         "api_server": {**asdict(config.api_server), "api_keys": list(config.api_server.api_keys),
                        "cors_origins": list(config.api_server.cors_origins)},
         "conversation": asdict(config.conversation),
-        "store": asdict(config.store),
+        "store": {**asdict(config.store), "url": mask_url(config.store.url) if config.store.url else None},
     }
     data = mask(data)
     for key, names in config.missing_env.items():

@@ -2,7 +2,8 @@
 
 Reads the store the config names (``store.path`` / ``store.url``, default
 ``<data dir>/state.db``) and never creates it: on a machine with no
-conversations yet it says so. Safe while the gateway runs (WAL: readers do
+conversations yet it says so. (A PostgreSQL store is opened as the gateway
+opens it: its schema is made if the database is new.) Safe while the gateway runs (WAL: readers do
 not wait for writers). ``history | head -1`` ends quietly, like any Unix
 tool whose reader went away.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, load_config
-from ..store import MEMORY, ConversationSummary, open_store, store_location
+from ..store import MEMORY, ConversationSummary, is_server_store, open_store, store_location
 from .moment import when
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a C tool reports when its reader went away
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         print("hermes-gateway: the store is in memory (store.path: \":memory:\"): nothing is kept between runs",
               file=sys.stderr)
         return 1
-    if not Path(location).exists():
+    if not is_server_store(config) and not Path(location).exists():
         if args.id is not None:
             print(f"hermes-gateway: no conversation {args.id}: nothing is stored yet ({location})", file=sys.stderr)
             return 1

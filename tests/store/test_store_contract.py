@@ -1,4 +1,4 @@
-"""The ConversationStore contract, run against every backend (memory and SQLite)."""
+"""The ConversationStore contract, run against every backend (memory, SQLite and a real PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -7,18 +7,26 @@ import asyncio
 import pytest
 
 from hermes_gateway.store import ConversationKey, MemoryStore, SQLiteStore, StoredResponse, StoreError
+from hermes_gateway.store.postgres import PostgresStore
 from store_helpers import Clock, assistant, tool_turn, user
 
 CHAT = ConversationKey("telegram", "42")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def make_store(request, tmp_path):
-    """``make_store(**limits)``: a fresh store of the backend under test (the test closes it)."""
+    """``make_store(**limits)``: a fresh store of the backend under test (the test closes it).
+
+    PostgreSQL: each test has a database of its own on the session's server (tests/store/conftest.py).
+    """
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+
     def make(**options):
         options.setdefault("clock", Clock())
         if request.param == "memory":
             store = MemoryStore(**options)
+        elif request.param == "postgres":
+            store = PostgresStore(url, **options)
         else:
             store = SQLiteStore(tmp_path / "state.db", **options)
         return store

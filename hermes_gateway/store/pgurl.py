@@ -1,0 +1,31 @@
+"""What a PostgreSQL ``store.url`` says, read without psycopg (which the SQLite default never imports)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+URL_SCHEMES = ("postgresql", "postgres")
+
+
+def is_postgres_url(url: str | None) -> bool:
+    """Whether ``url`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    return bool(url) and urlsplit(str(url)).scheme.lower() in URL_SCHEMES
+
+
+def describe(url: str) -> str:
+    """``host:port/dbname`` of a libpq URL, for messages: never the user's password.
+
+    Parsed without psycopg (it may be missing); libpq's defaults fill the gaps
+    (the local socket, port 5432, a database named like the user).
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "(an unreadable URL)"
+    query = dict(parse_qsl(parts.query))
+    host = host or query.get("host", "") or "localhost"
+    port_text = str(port or query.get("port", "") or "5432")
+    dbname = unquote(parts.path.lstrip("/")) or query.get("dbname", "") or parts.username or query.get("user", "") or "?"
+    return f"{host}:{port_text}/{dbname}"
