@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-import weakref
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -22,9 +20,9 @@ from .events import TurnEnd
 from .inbound.incoming import Incoming
 from .store import ConversationKey, StoreError
 
+from .store.outage import report as report_store_failure
+
 log = logging.getLogger(__name__)
-#: While the store is failing, at most one log line per this many seconds (each says how many were folded in).
-STORE_LOG_INTERVAL = 60.0
 
 #: What a chat shows when the model failed before saying anything.
 FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just now. Please try again in a moment."
@@ -85,7 +83,7 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     try:
         history = await store.history(key)
     except StoreError as exc:  # the database went away: the person is still answered, without the history
-        _trouble(store).report("history not read", exc)
+        report_store_failure(store, log, "history not read", exc)
         history = []
     progress = TurnProgress()
     try:
@@ -114,35 +112,7 @@ async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) 
     try:
         await store.record_turn(key, turn)
     except StoreError as exc:
-        _trouble(store).report("turn not recorded", exc)
-
-
-class _StoreTrouble:
-    """One log line per :data:`STORE_LOG_INTERVAL` while the store fails, not one per turn."""
-
-    def __init__(self) -> None:
-        self.last = -float("inf")
-        self.folded = 0
-
-    def report(self, what: str, exc: StoreError) -> None:
-        now = time.monotonic()
-        if now - self.last < STORE_LOG_INTERVAL:
-            self.folded += 1
-            return
-        more = f" (and {self.folded} more store failures since the last report)" if self.folded else ""
-        log.warning("conversation store unavailable, %s: %s%s", what, exc, more)
-        self.last, self.folded = now, 0
-
-
-_troubles: "weakref.WeakKeyDictionary[Any, _StoreTrouble]" = weakref.WeakKeyDictionary()
-
-
-def _trouble(store: Any) -> _StoreTrouble:
-    """The log throttle of this store (a gateway's; a test's store starts with a clean slate)."""
-    found = _troubles.get(store)
-    if found is None:
-        found = _troubles[store] = _StoreTrouble()
-    return found
+        report_store_failure(store, log, "turn not recorded", exc)
 
 
 def _interrupted_turn(text: str, shown: str) -> list[dict[str, Any]]:

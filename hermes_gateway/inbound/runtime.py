@@ -27,6 +27,8 @@ from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_f
 from .dedupe import SeenUpdates
 from .incoming import Incoming
 from .lane import ChatLane, CommandTurn, Item, TextTurn
+from ..store.base import StoreError
+from ..store.outage import report as report_store_failure
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -128,6 +130,9 @@ class InboundRuntime:
         while self.seen.unsaved:
             try:
                 await self.gateway.store.remember_updates(self.seen.take_unsaved())
+            except StoreError as exc:  # dedupe still works in memory; say so, at most once a minute
+                report_store_failure(self.gateway.store, log, "received update ids not saved", exc)
+                return
             except Exception as exc:  # dedupe still works in memory; say so once per burst
                 log.warning("could not save received update ids: %s: %s", type(exc).__name__, exc)
                 return

@@ -29,3 +29,17 @@ def describe(url: str) -> str:
     port_text = str(port or query.get("port", "") or "5432")
     dbname = unquote(parts.path.lstrip("/")) or query.get("dbname", "") or parts.username or query.get("user", "") or "?"
     return f"{host}:{port_text}/{dbname}"
+
+
+def url_passwords(url: str) -> tuple[str, ...]:
+    """The passwords a libpq URL carries (``user:PASSWORD@``, ``?password=``), to keep out of every log line.
+
+    Not the user name: it is no secret, and masking ``postgres`` everywhere would garble every message.
+    """
+    try:
+        parts = urlsplit(url)
+        found = [parts.password or ""]
+    except ValueError:
+        return ()
+    found += [value for name, value in parse_qsl(parts.query) if name.lower() in ("password", "sslpassword")]
+    return tuple(unquote(p) for p in found if p)

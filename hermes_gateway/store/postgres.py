@@ -47,12 +47,11 @@ import time
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
-from ..masking import url_secrets
 from ..secrets import protect, scrub
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
 from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
                     first_user_text, key_parts)
-from .pgurl import describe
+from .pgurl import describe, url_passwords
 from .policy import bound_newest_first, message_chars
 
 try:  # psycopg is the ``postgres`` extra: say how to get it rather than fail with an ImportError
@@ -138,7 +137,7 @@ class PostgresStore(ConversationStore):
                  statement_timeout: float = 15.0, clock: Callable[[], float] = time.time) -> None:
         self.url = url
         self.location = f"PostgreSQL at {describe(url)}"  # what every error names (never the password)
-        protect(*url_secrets(url))  # a password in the URL never reaches a log line
+        protect(*url_passwords(url))  # a password in the URL never reaches a log line
         self.history_messages = history_messages
         self.history_chars = history_chars
         self.response_bytes = response_bytes
@@ -154,6 +153,7 @@ class PostgresStore(ConversationStore):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._opening: asyncio.Lock | None = None
         self._failing = False                        # the last operation lost the database
+        self._closing: set[asyncio.Task] = set()     # pools replaced after an outage, closing
 
     # -- connecting ------------------------------------------------------------------------------------------
 
@@ -201,12 +201,16 @@ class PostgresStore(ConversationStore):
                             await conn.close()
                 except (psycopg.Error, TimeoutError) as exc:
                     raise self._error(exc, connecting=True) from None
-                pool = AsyncConnectionPool(self.url, kwargs=kwargs, min_size=0, max_size=self.pool_size,
-                                           open=False, timeout=self.connect_timeout, name=POOL_NAME,
-                                           check=AsyncConnectionPool.check_connection)
-                await pool.open(wait=False)
-                self._pool = pool
+                self._pool = await self._new_pool()
         return self._pool
+
+    async def _new_pool(self) -> Any:
+        """Connections made on demand (none kept open while idle), each checked before it is handed out."""
+        pool = AsyncConnectionPool(self.url, kwargs=self._connect_kwargs(), min_size=0, max_size=self.pool_size,
+                                   open=False, timeout=self.connect_timeout, name=POOL_NAME,
+                                   check=AsyncConnectionPool.check_connection)
+        await pool.open(wait=False)
+        return pool
 
     async def _migrate(self, conn: Any) -> None:
         """Create (or bring up to date) the schema, once, whoever else is starting at the same moment."""
@@ -233,7 +237,7 @@ class PostgresStore(ConversationStore):
         if isinstance(exc, TimeoutError):
             why = f"no answer within {self.operation_timeout:g} s (is the database server up and reachable?)"
         elif isinstance(exc, PoolTimeout):
-            why = f"cannot connect (no connection within {self.connect_timeout:g} s)"
+            why = f"no free connection within {self.connect_timeout:g} s (all {self.pool_size} busy)"
         elif connecting:
             why = f"cannot connect: {_first_line(exc)}"
         elif isinstance(exc, psycopg.errors.QueryCanceled):
@@ -254,19 +258,30 @@ class PostgresStore(ConversationStore):
             raise self._error(exc, connecting=True) from None
         await conn.close()
         self._failing = False
+        # The database is back. The pool may still be backing off between reconnection attempts (seconds);
+        # a fresh one connects now. The old one closes its connections as their operations hand them back.
+        old, self._pool = self._pool, await self._new_pool()
+        if old is not None:
+            closing = asyncio.get_running_loop().create_task(old.close(timeout=self.operation_timeout))
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Any]:
         """A pooled connection; a pool closed by a racing ``close()`` is reopened once."""
         for attempt in (1, 2):
-            pool = await self._ready_pool()
+            await self._ready_pool()
             if self._failing:
-                await self._probe()
+                assert self._opening is not None
+                async with self._opening:  # one probe at a time: the others then see its outcome
+                    if self._failing:
+                        await self._probe()
+            pool = self._pool
             try:
+                if pool is None:
+                    raise PoolClosed("closed meanwhile")
                 conn = await pool.getconn()
             except PoolClosed:
-                if self._pool is pool:
-                    self._pool = None
                 if attempt == 2:
                     raise
                 continue
@@ -287,6 +302,10 @@ class PostgresStore(ConversationStore):
                         return await fn(conn, *args)
         except StoreError:
             raise
+        except PoolTimeout as exc:  # no connection in time: the database is down (say why), or every one is busy
+            self._failing = True
+            await self._probe()
+            raise self._error(exc) from None
         except (psycopg.Error, TimeoutError) as exc:
             if isinstance(exc, (psycopg.OperationalError, TimeoutError)):
                 self._failing = True  # (the next operation probes first, and so fails fast while it lasts)
