@@ -39,3 +39,43 @@ async def test_the_history_limits_come_from_the_config(tmp_path):
 def test_memory_on_request():
     assert isinstance(open_store(config({"path": ":memory:"})), MemoryStore)
     assert isinstance(open_store(config({"url": "sqlite:///:memory:"})), MemoryStore)
+
+
+def test_a_postgresql_url_is_accepted_in_both_spellings_and_psycopg_waits_until_used():
+    import subprocess
+    import sys
+
+    for url in ("postgresql://hermes@db/hermes", "postgres://hermes:pw@db:6543/hermes?sslmode=require"):
+        assert config({"url": url}).store.url == url
+        assert store_location(config({"url": url})).startswith("PostgreSQL at db:")
+    probe = ("import sys; from hermes_gateway.config import parse_config; from hermes_gateway.store import open_store;"
+             "open_store(parse_config({'store': {'path': '/tmp/x.db'}}, env={})); print('psycopg' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_a_store_url_of_another_kind_is_one_line_naming_the_key_without_its_password():
+    from hermes_gateway.errors import ConfigError
+
+    for url in ("mysql://root:hunter2hunter2@db/hermes", "postgresql://", "https://example.com/db"):
+        try:
+            config({"url": url})
+        except ConfigError as exc:
+            text = str(exc)
+        else:
+            raise AssertionError(f"{url} was accepted")
+        assert "store.url" in text and "postgresql://user@host/dbname" in text and "\n" not in text
+        assert "hunter2" not in text
+
+
+def test_hermes_gateway_config_shows_the_store_url_without_its_password(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "config.yaml"
+    path.write_text("store:\n  url: postgresql://hermes:hunter2hunter2@db:5432/hermes\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+    shown = subprocess.run([sys.executable, "-m", "hermes_gateway", "config", "--config", str(path)],
+                           capture_output=True, text=True, env={**env, "HOME": str(tmp_path)}, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "postgresql://***@db:5432/hermes" in shown.stdout and "hunter2" not in shown.stdout + shown.stderr
