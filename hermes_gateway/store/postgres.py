@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
@@ -67,6 +68,8 @@ else:
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 POOL_NAME = "hermes-store"
+#: A pooled connection idle for longer than this is checked (one empty query) before it is used.
+CHECK_AFTER = 2.0
 
 
 class _QuietReconnects(logging.Filter):
@@ -154,6 +157,7 @@ class PostgresStore(ConversationStore):
         self._opening: asyncio.Lock | None = None
         self._failing = False                        # the last operation lost the database
         self._closing: set[asyncio.Task] = set()     # pools replaced after an outage, closing
+        self._used: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()  # conn -> last handed back
 
     # -- connecting ------------------------------------------------------------------------------------------
 
@@ -205,10 +209,10 @@ class PostgresStore(ConversationStore):
         return self._pool
 
     async def _new_pool(self) -> Any:
-        """Connections made on demand (none kept open while idle), each checked before it is handed out."""
+        """Connections made on demand (none kept while idle), checked before they are handed out after a pause."""
         pool = AsyncConnectionPool(self.url, kwargs=self._connect_kwargs(), min_size=0, max_size=self.pool_size,
                                    open=False, timeout=self.connect_timeout, name=POOL_NAME,
-                                   check=AsyncConnectionPool.check_connection)
+                                   check=self._check)
         await pool.open(wait=False)
         return pool
 
@@ -247,6 +251,14 @@ class PostgresStore(ConversationStore):
         else:
             why = _first_line(exc)
         return StoreError(scrub(f"{self.location}: {why}"))
+
+    async def _check(self, conn: Any) -> None:
+        """The pool's check before handing ``conn`` out: one empty round trip, skipped for a connection used
+        within :data:`CHECK_AFTER` seconds (a busy replica pays nothing; one idle across a server restart
+        is found dead here, not by the operation)."""
+        if time.monotonic() - self._used.get(conn, -CHECK_AFTER) < CHECK_AFTER:
+            return
+        await AsyncConnectionPool.check_connection(conn)
 
     async def _probe(self) -> None:
         """While the database is failing: one direct connection attempt, so an operation fails in
@@ -288,6 +300,7 @@ class PostgresStore(ConversationStore):
             try:
                 yield conn
             finally:
+                self._used[conn] = time.monotonic()
                 await pool.putconn(conn)  # a closed pool closes it; a broken one is discarded
             return
 
@@ -341,32 +354,39 @@ class PostgresStore(ConversationStore):
         # encoded before any statement: a message that is not JSON stores nothing of the turn
         rows = [(str(m.get("role", "")), encode(m), message_chars(m)) for m in messages]
         if rows:
-            await self._run(self._record, key_parts(key), rows, first_user_text(messages), self.clock(),
-                            transaction=True)
+            await self._run(self._record, key_parts(key), rows, first_user_text(messages), self.clock())
+
+    #: Appends a turn to the chat's current conversation, locked (FOR UPDATE) so concurrent appends from
+    #: other tasks or replicas queue behind it and message numbers never collide. No row back: a /new
+    #: committed between the INSERT and this statement retired the conversation, and nothing was written.
+    _APPEND = (
+        "WITH conv AS (SELECT id, message_count FROM hermes_conversations WHERE platform = %(p)s"
+        " AND chat_id = %(c)s AND thread_id = %(t)s AND current FOR UPDATE),"
+        " added AS (INSERT INTO hermes_messages (conversation_id, seq, role, message, chars)"
+        " SELECT conv.id, conv.message_count + m.n - 1, m.role, m.message, m.chars FROM conv,"
+        " unnest(%(roles)s::text[], %(texts)s::text[], %(chars)s::int[]) WITH ORDINALITY AS m(role, message, chars, n))"
+        " UPDATE hermes_conversations c SET turns = c.turns + 1, message_count = conv.message_count + %(count)s,"
+        " last_activity = %(now)s, first_text = COALESCE(c.first_text, %(first)s) FROM conv WHERE c.id = conv.id"
+        " RETURNING c.id")
 
     async def _record(self, conn: Any, parts: tuple[str, str, str], rows: list[tuple[str, str, int]],
                       first_text: str | None, now: float) -> None:
+        """One transaction, sent as one pipeline: a single round trip to the server in the usual case."""
+        platform, chat, thread = parts
+        params = {"p": platform, "c": chat, "t": thread, "now": now, "first": first_text, "count": len(rows),
+                  "roles": [r[0] for r in rows], "texts": [r[1] for r in rows], "chars": [r[2] for r in rows]}
         for _ in range(10):  # each retry means a /new committed in between: at most a few
-            await conn.execute(
-                "INSERT INTO hermes_conversations (platform, chat_id, thread_id, created, last_activity)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (platform, chat_id, thread_id) WHERE current DO NOTHING",
-                (*parts, now, now))
-            row = await (await conn.execute(
-                "SELECT id, message_count FROM hermes_conversations WHERE platform = %s AND chat_id = %s"
-                " AND thread_id = %s AND current FOR UPDATE", parts)).fetchone()
+            async with conn.pipeline():
+                async with conn.transaction():
+                    await conn.execute(
+                        "INSERT INTO hermes_conversations (platform, chat_id, thread_id, created, last_activity)"
+                        " VALUES (%(p)s, %(c)s, %(t)s, %(now)s, %(now)s)"
+                        " ON CONFLICT (platform, chat_id, thread_id) WHERE current DO NOTHING", params)
+                    cursor = await conn.execute(self._APPEND, params)
+                row = await cursor.fetchone()
             if row is not None:
-                break
-        else:
-            raise StoreError(f"{self.location}: the conversation kept being replaced while a turn was recorded")
-        conversation_id, seq = row
-        async with conn.cursor() as cursor:
-            await cursor.executemany(
-                "INSERT INTO hermes_messages (conversation_id, seq, role, message, chars) VALUES (%s, %s, %s, %s, %s)",
-                [(conversation_id, seq + n, role, text, chars) for n, (role, text, chars) in enumerate(rows)])
-        await conn.execute(
-            "UPDATE hermes_conversations SET turns = turns + 1, message_count = %s, last_activity = %s,"
-            " first_text = COALESCE(first_text, %s) WHERE id = %s",
-            (seq + len(rows), now, first_text, conversation_id))
+                return
+        raise StoreError(f"{self.location}: the conversation kept being replaced while a turn was recorded")
 
     async def new_conversation(self, key: ConversationKey) -> None:
         async def new(conn: Any, parts: tuple[str, str, str]) -> None:
@@ -419,13 +439,13 @@ class PostgresStore(ConversationStore):
             return None
 
         async def read(conn: Any) -> list[dict[str, Any]] | None:
-            if await (await conn.execute("SELECT 1 FROM hermes_conversations WHERE id = %s",
-                                         (conversation_id,))).fetchone() is None:
-                return None
-            cursor = await conn.execute("SELECT message FROM hermes_messages WHERE conversation_id = %s ORDER BY seq",
-                                        (conversation_id,))
-            return [decode(text) for (text,) in await cursor.fetchall()]
-        return await self._run(read, transaction=True)  # one snapshot for both reads
+            # one statement: no row for an unknown id, one NULL for a conversation without messages
+            cursor = await conn.execute(
+                "SELECT m.message FROM hermes_conversations c LEFT JOIN hermes_messages m ON m.conversation_id = c.id"
+                " WHERE c.id = %s ORDER BY m.seq", (conversation_id,))
+            found = await cursor.fetchall()
+            return None if not found else [decode(text) for (text,) in found if text is not None]
+        return await self._run(read)
 
     # -- stored responses ------------------------------------------------------------------------------------
 
