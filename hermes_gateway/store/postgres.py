@@ -195,16 +195,18 @@ class PostgresStore(ConversationStore):
         assert self._opening is not None
         async with self._opening:
             if self._pool is None:
-                kwargs = self._connect_kwargs()
                 try:
-                    async with asyncio.timeout(self.operation_timeout):
-                        conn = await psycopg.AsyncConnection.connect(self.url, **kwargs)
-                        try:
-                            await self._migrate(conn)
-                        finally:
-                            await conn.close()
+                    async with asyncio.timeout(self.connect_timeout + 1):
+                        conn = await psycopg.AsyncConnection.connect(self.url, **self._connect_kwargs())
                 except (psycopg.Error, TimeoutError) as exc:
                     raise self._error(exc, connecting=True) from None
+                try:
+                    async with asyncio.timeout(self.operation_timeout):
+                        await self._migrate(conn)
+                except (psycopg.Error, TimeoutError) as exc:
+                    raise self._error(exc, doing="cannot create or update the schema: ") from None
+                finally:
+                    await conn.close()
                 self._pool = await self._new_pool()
         return self._pool
 
@@ -234,7 +236,7 @@ class PostgresStore(ConversationStore):
             await conn.execute("INSERT INTO hermes_schema_version (version, applied_at) VALUES (%s, %s)",
                                (SCHEMA_VERSION, time.time()))
 
-    def _error(self, exc: BaseException, *, connecting: bool = False) -> StoreError:
+    def _error(self, exc: BaseException, *, connecting: bool = False, doing: str = "") -> StoreError:
         """One line naming host:port/dbname and what went wrong (libpq's words, never the password)."""
         if isinstance(exc, StoreError):
             return exc
@@ -250,7 +252,7 @@ class PostgresStore(ConversationStore):
             why = f"the connection failed: {_first_line(exc)}"
         else:
             why = _first_line(exc)
-        return StoreError(scrub(f"{self.location}: {why}"))
+        return StoreError(scrub(f"{self.location}: {doing}{why}"))
 
     async def _check(self, conn: Any) -> None:
         """The pool's check before handing ``conn`` out: one empty round trip, skipped for a connection used

@@ -19,6 +19,7 @@ store does when its database goes away.
 
 from __future__ import annotations
 
+import atexit
 import grp
 import os
 import pwd
@@ -122,6 +123,7 @@ class LocalPostgres:
                     raise
                 self.port = 0
         self.running = True
+        atexit.register(self.cleanup)  # a run that ends without its fixture's teardown leaves no server behind
         return self
 
     def stop(self, mode: str = "fast") -> None:
@@ -135,6 +137,7 @@ class LocalPostgres:
         self.start()
 
     def cleanup(self) -> None:
+        atexit.unregister(self.cleanup)
         try:
             self.stop("immediate")
         except PostgresUnavailable:
