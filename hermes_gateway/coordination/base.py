@@ -53,6 +53,8 @@ class SharedBudget(Protocol):
 class ChatLease(Protocol):
     """The right to run one reply in one chat, held by one replica at a time."""
 
+    held: bool  # this replica holds it now
+
     async def acquire(self, ticket: Callable[[], int], on_lost: Callable[[], None]) -> None:
         """Wait until this replica holds the chat (``ticket()``: the oldest waiting message's number).
 

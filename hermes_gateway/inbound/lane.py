@@ -116,7 +116,8 @@ class ChatLane:
                 if lease is not None:
                     await lease.acquire(self._oldest_ticket, self._lease_lost)
                     if not self.items:  # dropped while waiting (/stop on another replica)
-                        break
+                        await lease.release()
+                        continue  # (something may have arrived meanwhile)
                 item = self.items.pop(0)
                 task = asyncio.get_running_loop().create_task(answer(item), name=f"reply:{self.key[1]}")
                 self.running, self.running_task = item, task
@@ -132,10 +133,10 @@ class ChatLane:
                 if lease is not None:
                     await lease.release()
         finally:
+            if lease is not None and lease.held:  # stopped while holding it (shutdown, a dead worker)
+                await asyncio.shield(lease.release())
             self.drop_queued()
             self.running = self.running_task = None
-            if lease is not None:
-                await asyncio.shield(lease.release())
             on_idle(self)
 
     def _oldest_ticket(self) -> int:
