@@ -60,6 +60,10 @@ def test_coordination_config_is_checked_in_one_line_per_mistake():
     assert (ok.coordination.url, ok.coordination.lease_ttl, ok.coordination.dedupe_ttl) == \
         ("redis://cache:6379/0", 5.0, 600)
     assert parse_config({}, env={}).coordination.url is None  # default: one replica, in-process
+    from hermes_gateway.cli.config_cmd import effective
+
+    shown = effective(parse_config({"coordination": {"url": "redis://:pw-secret-1@cache:6379/0"}}, env={}))
+    assert shown["coordination"]["url"] == "redis://***@cache:6379/0"  # `hermes-gateway config` masks it
     cases = {
         "coordination.url": {"url": "http://:pw-secret-1@cache:6379"},
         "coordination.lease_ttl": {"lease_ttl": 0},
