@@ -40,7 +40,7 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
-TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store")
+TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination")
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -148,6 +148,19 @@ class StoreConfig:
     history_chars: int = 60_000    # ... and at most about this many characters of them
 
 
+@dataclass(frozen=True)
+class CoordinationConfig:
+    """``coordination``: what several replicas of one bot share. Default: nothing (one replica, in-process)."""
+
+    url: str | None = None         # redis://[:password@]host:port/db, rediss://..., unix:///path.sock
+    lease_ttl: float = 15.0        # seconds; a dead replica's chat is free after this
+    dedupe_ttl: int = 86_400       # seconds an update id is remembered
+
+    @property
+    def display_url(self) -> str | None:
+        return mask_url(self.url) if self.url else None
+
+
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where hermes keeps its files: ``$HERMES_HOME``, else ``~/.hermes``."""
     env = os.environ if env is None else env
@@ -165,6 +178,7 @@ class Config:
     api_server: ApiServerConfig = field(default_factory=ApiServerConfig)
     conversation: ConversationConfig = field(default_factory=ConversationConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
+    coordination: CoordinationConfig = field(default_factory=CoordinationConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -337,6 +351,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     api_server = p.api_server(data.get("api_server"))
     conversation = p.conversation(data.get("conversation"))
     store = p.store(data.get("store"))
+    coordination = p.coordination(data.get("coordination"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -349,7 +364,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -608,6 +623,28 @@ class _Parser:
             path=path, url=url,
             history_messages=self.get(sec, "store", "history_messages", "int", d.history_messages, minimum=2),
             history_chars=self.get(sec, "store", "history_chars", "int", d.history_chars, minimum=100),
+        )
+
+    def coordination(self, value: Any) -> CoordinationConfig:
+        allowed = ("url", "lease_ttl", "dedupe_ttl")
+        sec = self.section(value, "coordination", allowed)
+        d = CoordinationConfig()
+        url = self.get(sec, "coordination", "url", "str", d.url)
+        if url is not None:
+            url = url.strip()
+            try:
+                parts = urlsplit(url)
+                ok = (parts.scheme in ("redis", "rediss") and bool(parts.hostname)) or \
+                     (parts.scheme == "unix" and bool(parts.path))
+            except ValueError:
+                ok = False
+            if not ok:
+                raise self.fail("coordination.url", "a Redis URL such as redis://cache:6379/0 (or rediss://, "
+                                                    f"unix:///path/redis.sock), got {_show(mask_url(url))}")
+        return CoordinationConfig(
+            url=url or None,
+            lease_ttl=self.get(sec, "coordination", "lease_ttl", "number", d.lease_ttl, minimum=0.5),
+            dedupe_ttl=self.get(sec, "coordination", "dedupe_ttl", "int", d.dedupe_ttl, minimum=1),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:

@@ -31,6 +31,7 @@ from .plugins import Plugins, installed_plugins
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
     from .agent import AIAgent
+    from .coordination import Coordination
     from .delivery import Delivery, DeliveryReport
     from .inbound.incoming import Incoming
     from .inbound.runtime import InboundRuntime
@@ -91,6 +92,7 @@ class Gateway:
         self._agent: AIAgent | None = None
         self._delivery: Delivery | None = None
         self._store: ConversationStore | None = None
+        self._coordination: Coordination | None = None
         self._inbound: InboundRuntime | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -121,6 +123,7 @@ class Gateway:
                               middlewares=[_finish_unless_cancellable])
         app[GATEWAY_KEY] = self
         self.app = app
+        await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
         hook.register_routes(app=app, gateway=self)
         self._startup_ran = True
         await self._run_startup_hooks()
@@ -206,6 +209,11 @@ class Gateway:
         if self.runner is not None:
             await self.runner.cleanup()
         self.runner = self.site = None
+        if self._coordination is not None:  # kept (the delivery core holds it); connected again at start
+            try:
+                await self._coordination.close()
+            except Exception:
+                log.exception("closing the coordination failed")
         store, self._store = self._store, None
         if store is not None:
             try:
@@ -261,7 +269,7 @@ class Gateway:
         if self._delivery is None:
             from .delivery import Delivery
 
-            self._delivery = Delivery(self.plugins, self.config)
+            self._delivery = Delivery(self.plugins, self.config, coordination=self.coordination)
         return self._delivery
 
     @delivery.setter
@@ -280,6 +288,19 @@ class Gateway:
     @store.setter
     def store(self, value: "ConversationStore") -> None:
         self._store = value
+
+    @property
+    def coordination(self) -> "Coordination":
+        """What this replica shares with the others (``coordination:``; alone by default), built on first use."""
+        if self._coordination is None:
+            from .coordination import open_coordination
+
+            self._coordination = open_coordination(self.config)
+        return self._coordination
+
+    @coordination.setter
+    def coordination(self, value: "Coordination") -> None:
+        self._coordination = value
 
     @property
     def inbound(self) -> "InboundRuntime":

@@ -118,3 +118,8 @@ def protect_config(config: Any) -> None:
     endpoints = (config.model.endpoint, *config.model.fallback)
     protect(*(e.api_key for e in endpoints), mask="<api-key>")
     protect(*config.api_server.api_keys, mask="<api-key>")
+    coordination = getattr(config, "coordination", None)
+    if coordination is not None and coordination.url:
+        from .masking import url_secrets
+
+        protect(*url_secrets(coordination.url), mask="<password>")

@@ -52,6 +52,7 @@ def effective(config: Config) -> dict:
                        "cors_origins": list(config.api_server.cors_origins)},
         "conversation": asdict(config.conversation),
         "store": {**asdict(config.store), "url": mask_url(config.store.url) if config.store.url else None},
+        "coordination": {**asdict(config.coordination), "url": config.coordination.display_url},
     }
     data = mask(data)
     for key, names in config.missing_env.items():

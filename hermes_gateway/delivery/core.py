@@ -1,14 +1,16 @@
 """``Delivery``: the front door of the delivery core.
 
 It owns what outlives one reply: the chat budgets (shared by every reply
-into a chat) and the hook bindings of each platform. A gateway has one.
+into a chat; with several replicas, by the replicas too, through the
+gateway's coordination) and the hook bindings of each platform. A gateway
+has one.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import AsyncIterable
+from typing import TYPE_CHECKING, AsyncIterable
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
@@ -18,15 +20,19 @@ from .budget import ALL_CHATS, UNLIMITED, ChatBudgets
 from .hooks import PlatformHooks
 from .session import DeliveryPolicy, DeliveryReport, StreamSession
 
+if TYPE_CHECKING:
+    from ..coordination import Coordination
+
 
 class Delivery:
     """Creates :class:`StreamSession` objects with the right limits, budget and settings."""
 
     def __init__(self, plugins: Plugins, config: Config | None = None, *, budgets: ChatBudgets | None = None,
-                 policy: DeliveryPolicy | None = None) -> None:
+                 policy: DeliveryPolicy | None = None, coordination: "Coordination | None" = None) -> None:
         self.plugins = plugins
         self.config = config or Config()
-        self.budgets = budgets or ChatBudgets()
+        self.coordination = coordination  # replicas' shared budgets (None or local: this process's only)
+        self.budgets = budgets or (coordination.budgets if coordination is not None else ChatBudgets())
         self.policy = policy or DeliveryPolicy()
         self._hooks: dict[str, PlatformHooks] = {}
 
@@ -55,8 +61,11 @@ class Delivery:
         now = asyncio.get_running_loop().time()
         budget = self.budgets.for_chat(platform, stream.chat_id, hooks.platform.budget_for(chat_kind), now)
         bot = self.budgets.for_chat(platform, ALL_CHATS, hooks.platform.bot_budget or UNLIMITED, now)
+        shared = None
+        if self.coordination is not None and self.coordination.shared:
+            shared = self.coordination.shared_budget(platform, stream.chat_id, budget.budget, bot.budget)
         return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
-                             reasoning_starts_open=self.config.model.reasoning_starts_open)
+                             reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:

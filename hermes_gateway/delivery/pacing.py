@@ -1,28 +1,38 @@
 """Pacing of one reply's calls: the clock, the budgets, 429 back-off and the worker's sleep.
 
-Every call a reply makes into a chat goes through :meth:`Pacer.charge`
-(one token from the chat's budget and one from the bot's) and waits for
-:meth:`Pacer.ready_at` first. A 429 blocks the budget its ``scope`` names:
-the chat's own (``"chat"``), or the bot's budget that every chat of the
+Every call a reply makes into a chat waits for :meth:`Pacer.ready_at`,
+then goes through :meth:`Pacer.acquire` (one token from the chat's budget
+and one from the bot's). A 429 blocks the budget its ``scope`` names: the
+chat's own (``"chat"``), or the bot's budget that every chat of the
 platform shares (``"bot"``). The worker sleeps here too, so ``finish`` and
 new text can wake it.
+
+With several replicas (``coordination.url``) the budgets are also shared:
+``acquire`` first asks the shared budget (one atomic Redis call, which may
+say "wait"), and a 429 is published so every replica waits it out. The
+local buckets still plan this replica's calls; alone, ``acquire`` is the
+old synchronous charge behind one ``await`` that never suspends.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import RateLimited
 from .budget import ChatBudget
+
+if TYPE_CHECKING:
+    from ..coordination import SharedBudget
 
 
 class Pacer:
     """When the next call of one reply may be made, and waiting for it."""
 
     def __init__(self, budget: ChatBudget, bot_budget: ChatBudget | None, *, backoff_base: float,
-                 backoff_cap: float) -> None:
+                 backoff_cap: float, shared: "SharedBudget | None" = None) -> None:
         self.budget = budget
+        self.shared = shared            # the same budgets as every replica spends them (None: alone)
         self.bot_budget = bot_budget    # the platform's budget across all its chats (always set by Delivery)
         self.retry_at = float("-inf")   # back-off after a failed call
         self.rate_limit_waits = 0.0     # seconds the platform told us to wait, in all
@@ -38,6 +48,12 @@ class Pacer:
     def now() -> float:
         return asyncio.get_running_loop().time()
 
+    async def acquire(self) -> None:
+        """Wait for the shared budget's go (when replicated), then :meth:`charge`."""
+        if self.shared is not None:
+            await self.shared.acquire()
+        self.charge()
+
     def charge(self) -> None:
         """One call is being made: take its token from the chat's and the bot's budget."""
         now = self.now()
@@ -50,6 +66,8 @@ class Pacer:
         """A 429: block the budget it covers (one chat, or every chat of the bot)."""
         target = self.bot_budget if exc.scope == "bot" and self.bot_budget is not None else self.budget
         target.block(self.now(), exc.retry_after)
+        if self.shared is not None:
+            self.shared.block(exc.scope, exc.retry_after)
         self.rate_limited_count += 1
         self.rate_limit_waits += max(exc.retry_after, 0.0)
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import DeliveryError, RateLimited
 from ..platform import MessageRef, Stream
@@ -79,7 +80,7 @@ class StreamSession:
 
     def __init__(self, hooks: PlatformHooks, stream: Stream, budget: ChatBudget, *,
                  bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None,
-                 reasoning_starts_open: bool = False) -> None:
+                 reasoning_starts_open: bool = False, shared: Any = None) -> None:
         self.hooks = hooks
         self.stream = stream
         self.policy = policy or DeliveryPolicy()
@@ -96,7 +97,7 @@ class StreamSession:
         self._draft = Draft(platform, settings, self._ledger, self._measure,
                             reasoning_starts_open=reasoning_starts_open)
         self._pacer = Pacer(budget, bot_budget, backoff_base=self.policy.backoff_base,
-                            backoff_cap=self.policy.backoff_cap)
+                            backoff_cap=self.policy.backoff_cap, shared=shared)
         self._shown_version = -1
         self._preview_failures = 0
         self._typing_interval = settings.typing_interval
@@ -251,7 +252,7 @@ class StreamSession:
     async def _typing(self) -> None:
         """Show (refresh) the typing indicator: one call from the chat's budget, never retried."""
         pacer = self._pacer
-        pacer.charge()
+        await pacer.acquire()
         self._typing_at = pacer.now() + self._typing_interval
         try:
             await self.hooks.call("on_stream_start", stream=self.stream)
@@ -353,7 +354,7 @@ class StreamSession:
         points into, to remember which part of the reply it shows.
         """
         hook = "on_stream_end" if final else "on_delta"
-        self._pacer.charge()
+        await self._pacer.acquire()
         entry.last_call = self._pacer.now()
         try:
             ref = await self.hooks.call(hook, stream=self.stream, message=entry.ref, text=text)

@@ -12,6 +12,12 @@ policy decides what a message arriving during a reply does:
 
 ``/stop`` and ``/new`` act at once on a running reply and drop what was
 queued behind it: the person asked for the chat to stop.
+
+With several replicas of one bot, each replica has its own lane for a chat;
+before running an item the lane takes the chat's lease (see
+:mod:`hermes_gateway.coordination`), so still only one reply runs in the
+chat at a time, the oldest waiting message first (its ``ticket``). Messages
+arriving meanwhile queue up and merge here as they do on one replica.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from ..coordination.base import NO_TICKET, ChatLease
 from .commands import Command
 from .incoming import Incoming
 
@@ -30,6 +37,7 @@ class TextTurn:
 
     messages: list[Incoming]
     futures: list[asyncio.Future[Any]]
+    ticket: int = NO_TICKET  # the arrival number of its first message, across replicas
 
     @property
     def text(self) -> str:
@@ -43,6 +51,7 @@ class CommandTurn:
     args: str
     future: asyncio.Future[Any]
     stopped_reply: bool = False
+    ticket: int = NO_TICKET
 
 
 Item = TextTurn | CommandTurn
@@ -57,15 +66,17 @@ class ChatLane:
     worker: asyncio.Task[None] | None = None
     running: Item | None = None
     running_task: asyncio.Task[Any] | None = None
+    lease: ChatLease | None = None  # the chat across replicas (None: this replica is alone)
 
-    def add_text(self, incoming: Incoming, future: asyncio.Future[Any], *, busy: str) -> None:
+    def add_text(self, incoming: Incoming, future: asyncio.Future[Any], *, busy: str,
+                 ticket: int = NO_TICKET) -> None:
         """Queue a message; merge it with messages already waiting; interrupt if the policy says so."""
         last = self.items[-1] if self.items else None
         if isinstance(last, TextTurn):
             last.messages.append(incoming)
             last.futures.append(future)
         else:
-            self.items.append(TextTurn([incoming], [future]))
+            self.items.append(TextTurn([incoming], [future], ticket))
         if busy == "interrupt" and isinstance(self.running, TextTurn):
             self.cancel_running()
 
@@ -95,10 +106,18 @@ class ChatLane:
         """The worker: run items in order until none is left, then forget the lane.
 
         Each item runs in a task of its own, so stopping a reply (``/stop``,
-        ``interrupt``) cancels that task and never the worker.
+        ``interrupt``) cancels that task and never the worker. With a lease,
+        each item runs while this replica holds the chat; it is given back
+        between items, so another replica's older message can go first.
         """
+        lease = self.lease
         try:
             while self.items:
+                if lease is not None:
+                    await lease.acquire(self._oldest_ticket, self._lease_lost)
+                    if not self.items:  # dropped while waiting (/stop on another replica)
+                        await lease.release()
+                        continue  # (something may have arrived meanwhile)
                 item = self.items.pop(0)
                 task = asyncio.get_running_loop().create_task(answer(item), name=f"reply:{self.key[1]}")
                 self.running, self.running_task = item, task
@@ -111,10 +130,21 @@ class ChatLane:
                     raise
                 _finish(item, None if task.cancelled() or task.exception() else task.result())
                 self.running = self.running_task = None
+                if lease is not None:
+                    await lease.release()
         finally:
+            if lease is not None and lease.held:  # stopped while holding it (shutdown, a dead worker)
+                await asyncio.shield(lease.release())
             self.drop_queued()
             self.running = self.running_task = None
             on_idle(self)
+
+    def _oldest_ticket(self) -> int:
+        return self.items[0].ticket if self.items else NO_TICKET
+
+    def _lease_lost(self) -> None:
+        """Another replica took the chat (this one stalled past the lease): stop what runs here."""
+        self.cancel_running(any_kind=True)
 
 
 def _futures(item: Item) -> list[asyncio.Future[Any]]:

@@ -14,6 +14,12 @@ same way on every platform:
 
 The turn itself (history, agent, streamed delivery, recording the turn)
 is :func:`hermes_gateway.conversation.answer_turn`.
+
+With several replicas (``coordination.url``), a message that passes the
+local checks is admitted through the shared coordination first, in arrival
+order: a redelivery another replica received is dropped there, and
+``/stop``, ``/new`` or a message under ``busy: interrupt`` also stops the
+chat's reply where it runs. Alone, ``receive`` stays synchronous as before.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from .access import AccessPolicy
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
+from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from .dedupe import SeenUpdates
 from .incoming import Incoming
 from .lane import ChatLane, CommandTurn, Item, TextTurn
@@ -49,6 +56,10 @@ class InboundRuntime:
         self.accepting = True
         self._access: dict[str, AccessPolicy] = {}
         self._saving: asyncio.Task[None] | None = None
+        self.coordination = gateway.coordination
+        self.coordination.on_stop = self._stopped_elsewhere
+        self._admitting: list[tuple[Incoming, asyncio.Future[Any]]] = []
+        self._admitter: asyncio.Task[None] | None = None
 
     # ---------------------------------------------------------------- receiving
 
@@ -65,27 +76,78 @@ class InboundRuntime:
             log.info("%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id, why_not)
             future.set_result(None)
             return future
+        if self.coordination.shared:
+            self._admitting.append((incoming, future))
+            if self._admitter is None or self._admitter.done():
+                self._admitter = asyncio.get_running_loop().create_task(self._admit(), name="admit")
+            return future
+        self._enqueue(incoming, future)
+        return future
+
+    def _enqueue(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int = NO_TICKET,
+                 stopped_elsewhere: bool = False) -> None:
+        """Put an admitted message in its chat's lane (starting the lane's worker)."""
         parsed = parse_command(incoming.text)
         command = self.commands.get(parsed.name) if parsed is not None else None
         lane = self._lane(incoming)
         if not incoming.text.strip():  # only a notice: the fixed answer, in its place in the queue
-            lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future))
+            lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future, ticket=ticket))
         elif command is not None:
             assert parsed is not None
-            lane.add_command(CommandTurn(incoming, command, parsed.args, future))
+            turn = CommandTurn(incoming, command, parsed.args, future, ticket=ticket)
+            lane.add_command(turn)
+            turn.stopped_reply = turn.stopped_reply or stopped_elsewhere
         else:
-            lane.add_text(incoming, future, busy=self.busy)
+            lane.add_text(incoming, future, busy=self.busy, ticket=ticket)
         if lane.worker is None:
             lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
                                                                  name=f"chat:{incoming.platform}:{incoming.chat_id}")
-        return future
+
+    async def _admit(self) -> None:
+        """Admit waiting messages through the shared coordination, in arrival order, a batch per call."""
+        while self._admitting:
+            batch, self._admitting = self._admitting, []
+            tickets = await self.coordination.admit([(m.platform, m.update_id) for m, _ in batch])
+            for (incoming, future), ticket in zip(batch, tickets):
+                if not ticket:
+                    log.info("%s: ignored a message in chat %s: update %s was already received by another "
+                             "replica", incoming.platform, incoming.chat_id, incoming.update_id)
+                    if not future.done():
+                        future.set_result(None)
+                    continue
+                stopped = False
+                kind = self._stop_kind(incoming)
+                if kind is not None:
+                    stopped = await self.coordination.stop_elsewhere(
+                        (incoming.platform, incoming.chat_id, incoming.thread_id), kind)
+                self._enqueue(incoming, future, ticket, stopped)
+
+    def _stop_kind(self, incoming: Incoming) -> StopKind | None:
+        """Whether this message stops the chat's running reply, wherever it runs."""
+        parsed = parse_command(incoming.text)
+        command = self.commands.get(parsed.name) if parsed is not None else None
+        if command is not None:
+            return "stop" if command.stops_reply else None
+        if incoming.text.strip() and self.busy == "interrupt":
+            return "interrupt"
+        return None
+
+    def _stopped_elsewhere(self, key: LaneKey, kind: StopKind) -> None:
+        """Another replica received ``/stop``/``/new`` (``"stop"``) or an interrupting message for a chat."""
+        lane = self.lanes.get(key)
+        if lane is None:
+            return
+        lane.cancel_running()
+        if kind == "stop":
+            lane.drop_queued()
 
     def _why_ignored(self, incoming: Incoming) -> str | None:
         if not self.accepting:
             return "the gateway is stopping"
         if not self.seen.first_time(incoming.platform, incoming.update_id):
             return f"update {incoming.update_id} was already received"
-        self._save_seen_soon()
+        if not self.coordination.shared:  # replicated, the shared dedupe remembers (with its own TTL)
+            self._save_seen_soon()
         if not incoming.text.strip() and not incoming.notice:
             return "no text"
         policy = self.access(incoming.platform)
@@ -110,7 +172,7 @@ class InboundRuntime:
         key = (incoming.platform, incoming.chat_id, incoming.thread_id)
         lane = self.lanes.get(key)
         if lane is None:
-            lane = self.lanes[key] = ChatLane(key)
+            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key))
         return lane
 
     def _forget(self, lane: ChatLane) -> None:
@@ -174,6 +236,8 @@ class InboundRuntime:
     async def stop(self, grace: float) -> None:
         """Stop receiving; running replies get ``grace`` seconds, then stop cleanly (no cursor left)."""
         self.accepting = False
+        if self._admitter is not None:
+            await asyncio.gather(self._admitter, return_exceptions=True)
         if self._saving is not None:
             await asyncio.gather(self._saving, return_exceptions=True)
         workers = {lane.worker for lane in self.lanes.values() if lane.worker is not None}

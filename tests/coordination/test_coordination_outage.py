@@ -1,0 +1,77 @@
+"""Redis unreachable: at start one line naming where; while running, replies go on and the log stays quiet."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from hermes_gateway.config import ConfigError, parse_config
+from hermes_gateway.gateway import StartError
+from coordination_helpers import RedisServer, Webhooks, reference, replica
+
+
+async def test_an_unreachable_redis_stops_start_up_in_one_line_naming_where_never_the_password():
+    gateway = replica(reference(), "redis://:s3cret-passw0rd@127.0.0.1:1/0")
+    with pytest.raises(StartError) as failure:
+        await gateway.start()
+    message = str(failure.value)
+    assert "127.0.0.1:1" in message and "Redis" in message
+    assert "s3cret-passw0rd" not in message and "\n" not in message
+
+
+async def test_redis_going_away_mid_reply_the_reply_finishes_and_one_line_says_so(caplog):
+    server = RedisServer().start()
+    try:
+        ref = reference()
+        async with replica(ref, server.url, tokens_per_second=10) as gateway:
+            hooks = Webhooks(gateway)
+            words = " ".join(f"w{i}" for i in range(30))
+            with caplog.at_level(logging.WARNING, logger="hermes_gateway.coordination"):
+                reply = hooks.deliver(0, "1", f"echo: {words}")
+                await asyncio.sleep(0.8)
+                server.stop()  # Redis goes away while the reply streams
+                report = await reply
+                during = hooks.deliver(0, "1", "echo: still here", update_id="u-during")
+                assert (await during).delivered
+                again = hooks.deliver(0, "1", "echo: still here", update_id="u-during")  # local dedupe still works
+                assert await again is None
+                down = [r.getMessage() for r in caplog.records if "unreachable" in r.getMessage()]
+                server.start()  # ... and comes back
+                await asyncio.sleep(1.1)  # past the retry pause
+                after = hooks.deliver(0, "1", "echo: back again", update_id="u-after")
+                assert (await after).delivered
+            assert report.delivered and not report.interrupted
+            assert len(down) == 1, down  # one line for the whole outage, not one per call
+            assert "Redis at" in down[0] and server.url[len("unix://"):] in down[0]
+            assert any("is back" in r.getMessage() for r in caplog.records)
+            assert gateway.coordination.outage.fallbacks > 5  # many calls ran on local state meanwhile
+            with server.client() as client:  # shared again: the new update was claimed in Redis
+                assert client.exists("hermes:seen:reference:u-after") == 1
+        assert ref.chat("1").screen == [words, "still here", "back again"]
+        assert ref.chat("1").violations == [] and ref.chat("1").throttled == 0
+    finally:
+        server.stop()
+
+
+def test_coordination_config_is_checked_in_one_line_per_mistake():
+    ok = parse_config({"coordination": {"url": "redis://cache:6379/0", "lease_ttl": 5, "dedupe_ttl": 600}}, env={})
+    assert (ok.coordination.url, ok.coordination.lease_ttl, ok.coordination.dedupe_ttl) == \
+        ("redis://cache:6379/0", 5.0, 600)
+    assert parse_config({}, env={}).coordination.url is None  # default: one replica, in-process
+    from hermes_gateway.cli.config_cmd import effective
+
+    shown = effective(parse_config({"coordination": {"url": "redis://:pw-secret-1@cache:6379/0"}}, env={}))
+    assert shown["coordination"]["url"] == "redis://***@cache:6379/0"  # `hermes-gateway config` masks it
+    cases = {
+        "coordination.url": {"url": "http://:pw-secret-1@cache:6379"},
+        "coordination.lease_ttl": {"lease_ttl": 0},
+        "coordination.dedupe_ttl": {"dedupe_ttl": "a day"},
+        "coordination.lease": {"lease": 5},
+    }
+    for key, section in cases.items():
+        with pytest.raises(ConfigError) as failure:
+            parse_config({"coordination": section}, source="config.yaml", env={})
+        text = str(failure.value)
+        assert "config.yaml" in text and key in text and "\n" not in text and "pw-secret-1" not in text
