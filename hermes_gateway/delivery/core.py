@@ -16,6 +16,7 @@ from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
 from .budget import ALL_CHATS, UNLIMITED, ChatBudgets
 from .hooks import PlatformHooks
+from .observer import DeliveryObserver
 from .session import DeliveryPolicy, DeliveryReport, StreamSession
 
 
@@ -23,8 +24,9 @@ class Delivery:
     """Creates :class:`StreamSession` objects with the right limits, budget and settings."""
 
     def __init__(self, plugins: Plugins, config: Config | None = None, *, budgets: ChatBudgets | None = None,
-                 policy: DeliveryPolicy | None = None) -> None:
+                 policy: DeliveryPolicy | None = None, observer: DeliveryObserver | None = None) -> None:
         self.plugins = plugins
+        self.observer = observer  # the gateway's metrics (one ReplyObserver per reply), or None
         self.config = config or Config()
         self.budgets = budgets or ChatBudgets()
         self.policy = policy or DeliveryPolicy()
@@ -56,7 +58,8 @@ class Delivery:
         budget = self.budgets.for_chat(platform, stream.chat_id, hooks.platform.budget_for(chat_kind), now)
         bot = self.budgets.for_chat(platform, ALL_CHATS, hooks.platform.bot_budget or UNLIMITED, now)
         return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
-                             reasoning_starts_open=self.config.model.reasoning_starts_open)
+                             reasoning_starts_open=self.config.model.reasoning_starts_open,
+                             observer=self.observer.reply(platform) if self.observer is not None else None)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:

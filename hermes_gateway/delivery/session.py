@@ -36,6 +36,7 @@ from .final import Finisher
 from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
+from .observer import NO_OBSERVER, ReplyObserver
 from .pacing import Pacer
 from .preview import STATUS_GAP, Draft
 from .split import Piece
@@ -79,8 +80,9 @@ class StreamSession:
 
     def __init__(self, hooks: PlatformHooks, stream: Stream, budget: ChatBudget, *,
                  bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None,
-                 reasoning_starts_open: bool = False) -> None:
+                 reasoning_starts_open: bool = False, observer: ReplyObserver | None = None) -> None:
         self.hooks = hooks
+        self._observer = observer or NO_OBSERVER  # /metrics: told of the start, every platform call, the end
         self.stream = stream
         self.policy = policy or DeliveryPolicy()
         platform = hooks.platform
@@ -173,6 +175,7 @@ class StreamSession:
         if not self._pacer.ending:
             self._final = final
             self._pacer.ending = True
+            self._observer.finishing()
             self._pacer.wake()
         assert self._task is not None
         return await asyncio.shield(self._task)
@@ -191,6 +194,7 @@ class StreamSession:
 
     async def _run(self) -> DeliveryReport:
         pacer = self._pacer
+        self._observer.started()
         try:
             if self._previews_wanted:
                 self._previews_on = await self.hooks.supports_edit(self.stream)
@@ -221,6 +225,7 @@ class StreamSession:
             self._report.interrupted = self._interrupted
             self._report.calls = pacer.calls
             self._report.rate_limited = pacer.rate_limited_count
+            self._observer.ended(self._report)
         return self._report
 
     async def _idle(self) -> None:
@@ -254,7 +259,7 @@ class StreamSession:
         pacer.charge()
         self._typing_at = pacer.now() + self._typing_interval
         try:
-            await self.hooks.call("on_stream_start", stream=self.stream)
+            await self._observer.call("on_stream_start", "", self.hooks.call("on_stream_start", stream=self.stream))
             self._typing_failures = 0
         except RateLimited as exc:
             pacer.rate_limited(exc)
@@ -356,7 +361,8 @@ class StreamSession:
         self._pacer.charge()
         entry.last_call = self._pacer.now()
         try:
-            ref = await self.hooks.call(hook, stream=self.stream, message=entry.ref, text=text)
+            ref = await self._observer.call(hook, text, self.hooks.call(hook, stream=self.stream, message=entry.ref,
+                                                                        text=text))
         except RateLimited:
             raise
         except DeliveryError as exc:
