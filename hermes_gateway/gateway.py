@@ -281,11 +281,17 @@ class Gateway:
         if self._metrics is None:
             from .metrics import GatewayMetrics
 
-            self._metrics = GatewayMetrics(dedupe_hits=self._dedupe_hits)
+            self._metrics = GatewayMetrics(dedupe_hits=self._dedupe_hits, lease_takeovers=self._lease_takeovers)
         return self._metrics
 
     def _dedupe_hits(self) -> int:
-        return getattr(getattr(self._inbound, "seen", None), "hits", 0)
+        """Redeliveries caught here, plus those the shared dedupe caught (with ``coordination.url``)."""
+        local = getattr(getattr(self._inbound, "seen", None), "hits", 0)
+        return local + getattr(getattr(self, "_coordination", None), "dedupe_hits", 0)
+
+    def _lease_takeovers(self) -> int:
+        """Chat leases the coordination backend took over from a replica that died (0 alone)."""
+        return getattr(getattr(self, "_coordination", None), "lease_takeovers", 0)
 
     @property
     def store(self) -> "ConversationStore":

@@ -59,7 +59,10 @@ OUTCOMES = ("ok", "rate_limited", "failed", "maybe_delivered")
 class GatewayMetrics:
     """The metric families of one gateway, and the observer its delivery core reports to."""
 
-    def __init__(self, *, dedupe_hits: Callable[[], int] = lambda: 0) -> None:
+    def __init__(self, *, dedupe_hits: Callable[[], float] = lambda: 0,
+                 lease_takeovers: Callable[[], float] = lambda: 0) -> None:
+        """``dedupe_hits``/``lease_takeovers``: counts kept elsewhere (the inbound runtime, the coordination
+        backend), read at each scrape and added to what was counted here with ``.inc()``."""
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.calls = Counter("hermes_delivery_calls", "Platform calls made by the delivery core, by hook and outcome.",
@@ -77,10 +80,14 @@ class GatewayMetrics:
                                        ["platform"], registry=r, buckets=FINAL_LATENCY_BUCKETS)
         self.in_flight = Gauge("hermes_delivery_replies_in_flight", "Replies being delivered right now.",
                                ["platform"], registry=r)
-        self.lease_takeovers = Counter("hermes_coordination_lease_takeovers", "Chat leases this replica took over "
-                                       "after their holder stopped renewing them (a replica died mid-reply).",
-                                       registry=r)
-        r.register(_DedupeHits(dedupe_hits))
+        self.lease_takeovers = SourcedCounter(
+            "hermes_coordination_lease_takeovers", "Chat leases this replica took over after their holder stopped "
+            "renewing them (a replica died mid-reply).", lease_takeovers)
+        self.dedupe_hits = SourcedCounter(
+            "hermes_inbound_dedupe_hits", "Updates received again (a webhook retried, an event replayed) and "
+            "therefore not answered again.", dedupe_hits)
+        r.register(self.lease_takeovers)
+        r.register(self.dedupe_hits)
         self._api: ApiMetrics | None = None
         self._call_counts: dict[tuple[str, str, str], Any] = {}  # labelled children, looked up once (1.8 -> 0.4 us)
 
@@ -167,20 +174,33 @@ class ReplyMetrics:
             self._m.final_latency.labels(self._platform).observe(elapsed)
 
 
-class _DedupeHits:
-    """``hermes_inbound_dedupe_hits_total``, read from the inbound runtime's own count at each scrape."""
+class SourcedCounter:
+    """A counter without labels: what ``inc()`` added plus a count kept elsewhere, read at each scrape.
 
-    def __init__(self, hits: Callable[[], int]) -> None:
-        self._hits = hits
+    The inbound runtime already counts its dedupe hits, and a coordination
+    backend its lease takeovers; reading those numbers when Prometheus asks
+    keeps every hot path free of metrics code. Code that has no count of its
+    own calls ``inc()``.
+    """
+
+    def __init__(self, name: str, documentation: str, source: Callable[[], float]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.source = source
+        self.counted = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.counted += amount
+
+    @property
+    def value(self) -> float:
+        return self.counted + float(self.source())
 
     def collect(self) -> Iterator[Metric]:
-        family = CounterMetricFamily("hermes_inbound_dedupe_hits", "Updates received again (a webhook retried, "
-                                     "an event replayed) and therefore not answered again.")
-        family.add_metric([], float(self._hits()))
-        yield family
+        yield CounterMetricFamily(self.name, self.documentation, value=self.value)
 
     def describe(self) -> Iterator[Metric]:
-        yield CounterMetricFamily("hermes_inbound_dedupe_hits", "")
+        yield CounterMetricFamily(self.name, self.documentation)
 
 
 def metrics_route(gateway: Any) -> "Callable[[web.Request], Awaitable[web.StreamResponse]]":
