@@ -21,9 +21,11 @@ the hook: ``on_stream_start`` for typing, ``on_delta`` for a preview,
 
 Inbound and coordination:
 
-* ``hermes_inbound_dedupe_hits_total`` — redelivered updates answered no second time
+* ``hermes_inbound_dedupe_hits_total`` — redelivered updates answered no second time (the inbound
+  runtime's count, plus the shared dedupe's with ``coordination.url``)
 * ``hermes_coordination_lease_takeovers_total`` — chat leases taken over from a replica that stopped
-  renewing them (``gateway.metrics.lease_takeovers.inc()``)
+  renewing them: the coordination backend's ``lease_takeovers`` count, read at each scrape, plus any
+  ``gateway.metrics.lease_takeovers.inc()``
 
 The API server adds its own families (``hermes_api_*``,
 ``hermes_platform_events_total``) to the same registry when it is enabled.

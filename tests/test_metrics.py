@@ -197,6 +197,16 @@ async def test_lease_takeovers_are_counted_by_one_call():
         assert (await scrape(gateway))("hermes_coordination_lease_takeovers_total") == 1
 
 
+def test_counts_kept_elsewhere_are_read_at_each_scrape_and_added_to_inc():
+    kept = {"takeovers": 2, "hits": 5}  # what a coordination backend and the inbound runtime counted
+    metrics = GatewayMetrics(lease_takeovers=lambda: kept["takeovers"], dedupe_hits=lambda: kept["hits"])
+    metrics.lease_takeovers.inc()
+    assert registry_scrape(metrics)("hermes_coordination_lease_takeovers_total") == 3
+    kept["takeovers"] = 4
+    m = registry_scrape(metrics)
+    assert m("hermes_coordination_lease_takeovers_total") == 5 and m("hermes_inbound_dedupe_hits_total") == 5
+
+
 async def test_two_gateways_in_one_process_count_apart():
     (ref_a, hooks_a), (ref_b, hooks_b) = (reference(), Webhooks()), (reference(), Webhooks())
     a = Gateway(config(api=True), make_plugins(builtins=API, load_entry_points=False, extra=[ref_a, hooks_a]))
