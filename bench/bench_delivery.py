@@ -21,10 +21,14 @@ RUNS = 7
 WORDS = [f"word{i % 97} " if i % 50 else "end.\n\n" for i in range(DELTAS)]
 
 
-def scenario(name: str, settings: StreamSettings, budget: RateBudget, limit: int = 4096):
+def scenario(name: str, settings: StreamSettings, budget: RateBudget, limit: int = 4096, *, metrics: bool = False):
     async def main() -> None:
         ref = ReferencePlatform(max_message_length=limit, length_unit="utf16", budgets={"default": budget})
-        session = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[ref])).session(
+        observer = None
+        if metrics:  # what a Gateway passes: every call counted, first text and final latency timed
+            from hermes_gateway.metrics import GatewayMetrics
+            observer = GatewayMetrics()
+        session = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[ref]), observer=observer).session(
             "reference", "c", settings=settings)
         for w in WORDS:
             session.feed(w)
@@ -54,6 +58,10 @@ def main() -> None:
         scenario("telegram group (20/min, burst 3)", StreamSettings(True, 1.5, 20), RateBudget(20 / 60, 3)),
         scenario("no pacing at all (edit on every delta)", StreamSettings(True, 0.0, 0), RateBudget(1e6, 10**6)),
         scenario("streaming off (one final send)", StreamSettings(False), RateBudget(1.0, 1)),
+        scenario("telegram private, with /metrics observer", StreamSettings(True, 1.5, 20), RateBudget(1.0, 1),
+                 metrics=True),
+        scenario("no pacing, with /metrics observer", StreamSettings(True, 0.0, 0), RateBudget(1e6, 10**6),
+                 metrics=True),
     ]
     base = statistics.median(cpu_us_per_delta(baseline_main) for _ in range(RUNS))
     print(f"{DELTAS} deltas, median of {RUNS} runs, CPU time (time.process_time)")

@@ -3,7 +3,8 @@
 ``async with Gateway(config, plugins) as gateway:`` starts, in order: the
 routes of every plugin (``register_routes``) on one
 ``aiohttp.web.Application``, the ``startup`` hooks, the HTTP listener on
-``api_server.host:port`` (only when some plugin mounted routes), and every
+``api_server.host:port`` (only when some plugin mounted routes; it always serves
+``/metrics``, see :mod:`.metrics`), and every
 platform enabled under ``platforms:``. Stopping runs in reverse: platforms
 stop receiving first, then the ``shutdown`` hooks (the API server ends its
 open streams properly there, while the listener is still up), then the
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .delivery import Delivery, DeliveryReport
     from .inbound.incoming import Incoming
     from .inbound.runtime import InboundRuntime
+    from .metrics import GatewayMetrics
     from .store import ConversationStore
     from .tools import Tool
 
@@ -94,6 +96,7 @@ class Gateway:
         self._store: ConversationStore | None = None
         self._coordination: Coordination | None = None
         self._inbound: InboundRuntime | None = None
+        self._metrics: GatewayMetrics | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -131,6 +134,7 @@ class Gateway:
             return
         await self.inbound.restore()
         if len(app.router.resources()) > 0:
+            _mount_metrics(app, self)  # a listener always serves /metrics (the API server's, or this one)
             from .api_server.listener import hardened_site, runner_options  # idle timeouts, a connection cap
 
             self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
@@ -269,12 +273,34 @@ class Gateway:
         if self._delivery is None:
             from .delivery import Delivery
 
-            self._delivery = Delivery(self.plugins, self.config, coordination=self.coordination)
+            self._delivery = Delivery(self.plugins, self.config, coordination=self.coordination,
+                                      observer=self.metrics)
         return self._delivery
 
     @delivery.setter
     def delivery(self, value: "Delivery") -> None:
         self._delivery = value
+
+    @property
+    def metrics(self) -> "GatewayMetrics":
+        """This gateway's Prometheus registry and metric families (``/metrics``), one per gateway.
+
+        A coordination backend counts a lease it takes over with ``gateway.metrics.lease_takeovers.inc()``.
+        """
+        if self._metrics is None:
+            from .metrics import GatewayMetrics
+
+            self._metrics = GatewayMetrics(dedupe_hits=self._dedupe_hits, lease_takeovers=self._lease_takeovers)
+        return self._metrics
+
+    def _dedupe_hits(self) -> int:
+        """Redeliveries caught here, plus those the shared dedupe caught (with ``coordination.url``)."""
+        local = getattr(getattr(self._inbound, "seen", None), "hits", 0)
+        return local + getattr(getattr(self, "_coordination", None), "dedupe_hits", 0)
+
+    def _lease_takeovers(self) -> int:
+        """Chat leases the coordination backend took over from a replica that died (0 alone)."""
+        return getattr(getattr(self, "_coordination", None), "lease_takeovers", 0)
 
     @property
     def store(self) -> "ConversationStore":
@@ -330,6 +356,16 @@ class Gateway:
         if fields.get("chat_kind") is None:
             fields.pop("chat_kind", None)
         return await self.receive(Incoming(platform, str(chat_id), text, **fields))
+
+
+def _mount_metrics(app: web.Application, gateway: Gateway) -> None:
+    """Add ``GET /metrics`` unless a plugin (the API server) already serves it."""
+    for resource in app.router.resources():
+        if resource.canonical == "/metrics":
+            return
+    from .metrics import metrics_route
+
+    app.router.add_get("/metrics", metrics_route(gateway))
 
 
 GATEWAY_KEY = web.AppKey("hermes_gateway.gateway", Gateway)

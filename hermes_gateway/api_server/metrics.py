@@ -1,41 +1,46 @@
-"""Prometheus text metrics, kept by hand: a few counters, one gauge, one histogram.
+"""The API server's families in ``/metrics``, on the gateway's Prometheus registry.
 
-Five families are enough for an operator to see load, latency and trouble,
-and writing them out by hand avoids a dependency and a lock (everything runs
-on one event loop).
+The server reads some of these numbers itself (the stream cap and
+``/health`` read ``active_streams``; tests read ``errors``), and it bumps
+``deltas`` once per SSE write, so they stay plain Python numbers (one
+event loop: no lock needed) and :meth:`Metrics.collect` turns them into
+metric families at scrape time — a ``prometheus_client`` custom collector.
+Time to first token is a native ``prometheus_client`` histogram.
+
+Families (unchanged from the hand-written text this replaces, except that
+``prometheus_client`` writes label names in sorted order and values as
+floats, and adds the ``_created`` sample of the histogram):
+``hermes_api_requests_total{route,status}``, ``hermes_api_active_streams``,
+``hermes_api_deltas_total``, ``hermes_api_errors_total{kind}``,
+``hermes_api_time_to_first_token_seconds``,
+``hermes_platform_events_total{event,platform}``.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter
+from typing import Iterator
+
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import generate_latest
 
 TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
-class Histogram:
-    def __init__(self, buckets: tuple[float, ...]) -> None:
-        self.buckets = buckets
-        self.counts = [0] * (len(buckets) + 1)
-        self.total = 0.0
-        self.count = 0
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect.bisect_left(self.buckets, value)] += 1
-        self.total += value
-        self.count += 1
-
-
 class Metrics:
-    """What ``GET /metrics`` reports."""
+    """The API server's numbers; registered on ``registry`` (the gateway's), or on a registry of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         self.requests: Counter[tuple[str, int]] = Counter()  # (route, status)
         self.errors: Counter[str] = Counter()                 # kind
         self.active_streams = 0
         self.deltas = 0
-        self.ttft = Histogram(TTFT_BUCKETS)
         self.platform_events: Counter[tuple[str, str]] = Counter()  # (platform, event): webhook plugins count here
+        self.ttft = Histogram("hermes_api_time_to_first_token_seconds", "From request received to first text sent.",
+                              registry=self.registry, buckets=TTFT_BUCKETS)
+        self.registry.register(self)
 
     def platform_event(self, platform: str, event: str) -> None:
         """A platform plugin saw ``event`` (e.g. WhatsApp's ``status_delivered``); shown in ``/metrics``."""
@@ -48,39 +53,30 @@ class Metrics:
         self.errors[kind] += 1
 
     def render(self) -> str:
-        lines = [
-            "# HELP hermes_api_requests_total API requests by route and HTTP status.",
-            "# TYPE hermes_api_requests_total counter",
-        ]
+        """The whole registry in Prometheus' text format (with the gateway's families when it is the gateway's)."""
+        return generate_latest(self.registry).decode("utf-8")
+
+    # -- the custom collector ----------------------------------------------------------------------------------
+
+    def collect(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily("hermes_api_requests", "API requests by route and HTTP status.",
+                                       labels=["route", "status"])
         for (route, status), n in sorted(self.requests.items()):
-            lines.append(f'hermes_api_requests_total{{route="{route}",status="{status}"}} {n}')
-        lines += [
-            "# HELP hermes_api_active_streams SSE streams open right now.",
-            "# TYPE hermes_api_active_streams gauge",
-            f"hermes_api_active_streams {self.active_streams}",
-            "# HELP hermes_api_deltas_total Text deltas sent to clients as SSE events.",
-            "# TYPE hermes_api_deltas_total counter",
-            f"hermes_api_deltas_total {self.deltas}",
-            "# HELP hermes_api_errors_total Failed turns and refused requests by kind.",
-            "# TYPE hermes_api_errors_total counter",
-        ]
+            requests.add_metric([route, str(status)], n)
+        yield requests
+        yield GaugeMetricFamily("hermes_api_active_streams", "SSE streams open right now.", value=self.active_streams)
+        yield CounterMetricFamily("hermes_api_deltas", "Text deltas sent to clients as SSE events.", value=self.deltas)
+        errors = CounterMetricFamily("hermes_api_errors", "Failed turns and refused requests by kind.",
+                                     labels=["kind"])
         for kind, n in sorted(self.errors.items()):
-            lines.append(f'hermes_api_errors_total{{kind="{kind}"}} {n}')
-        lines += [
-            "# HELP hermes_api_time_to_first_token_seconds From request received to first text sent.",
-            "# TYPE hermes_api_time_to_first_token_seconds histogram",
-        ]
-        cumulative = 0
-        for bound, n in zip(self.ttft.buckets, self.ttft.counts):
-            cumulative += n
-            lines.append(f'hermes_api_time_to_first_token_seconds_bucket{{le="{bound:g}"}} {cumulative}')
-        lines.append(f'hermes_api_time_to_first_token_seconds_bucket{{le="+Inf"}} {self.ttft.count}')
-        lines.append(f"hermes_api_time_to_first_token_seconds_sum {self.ttft.total:.6f}")
-        lines.append(f"hermes_api_time_to_first_token_seconds_count {self.ttft.count}")
-        lines += [
-            "# HELP hermes_platform_events_total Events platform plugins received (webhook statuses, refusals).",
-            "# TYPE hermes_platform_events_total counter",
-        ]
+            errors.add_metric([kind], n)
+        yield errors
+        events = CounterMetricFamily("hermes_platform_events", "Events platform plugins received (webhook "
+                                     "statuses, refusals).", labels=["platform", "event"])
         for (platform, event), n in sorted(self.platform_events.items()):
-            lines.append(f'hermes_platform_events_total{{platform="{platform}",event="{event}"}} {n}')
-        return "\n".join(lines) + "\n"
+            events.add_metric([platform, event], n)
+        yield events
+
+    def describe(self) -> Iterator[Metric]:
+        """The names this collector yields (the registry refuses a second collector with the same ones)."""
+        return self.collect()

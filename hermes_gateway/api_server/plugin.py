@@ -37,7 +37,8 @@ def register_routes(app: web.Application) -> None:
     check_bind_safety(gateway.config.api_server, gateway.config.source)
     store = ResponseStore(lambda: gateway.store, history_messages=gateway.config.store.history_messages,
                           history_chars=gateway.config.store.history_chars)  # responses survive a restart
-    server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store)
+    server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store,
+                       metrics=gateway.metrics.api)  # /metrics shows the whole gateway: delivery too
     server.add_routes(app)
     app.middlewares.append(access_log)      # outermost of the two: it logs the 404s below too
     app.middlewares.append(json_not_found)  # the router's 404/405 in OpenAI's error shape

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
 from aiohttp import web
+from prometheus_client.exposition import choose_encoder
 
 from ..config import Config
 from ..events import TurnEnd, UsageReport
@@ -83,7 +84,7 @@ class ApiServer:
     """Handlers, auth, metrics and the response store of the OpenAI-compatible API."""
 
     def __init__(self, config: Config, *, agent_factory: AgentFactory | None = None,
-                 store: ResponseStore | None = None) -> None:
+                 store: ResponseStore | None = None, metrics: Metrics | None = None) -> None:
         self.config = config
         self.cfg = config.api_server
         self.agent_factory = agent_factory or default_agent_factory(config)
@@ -94,7 +95,7 @@ class ApiServer:
         self.ping_interval = self.cfg.keepalive_interval
         self.cors = Cors(self.cfg.cors_origins)
         self.guard = RequestGuard(self.cfg, self.cors)
-        self.metrics = Metrics()
+        self.metrics = metrics if metrics is not None else Metrics()  # the gateway's registry, or one of its own
         self.store = store or ResponseStore(history_messages=config.store.history_messages,
                                             history_chars=config.store.history_chars)
         self.active: set[ActiveTurn] = set()
@@ -172,8 +173,9 @@ class ApiServer:
         return web.json_response({"status": "ok", "active_streams": self.metrics.active_streams})
 
     async def prometheus(self, request: web.Request) -> web.Response:
-        return web.Response(text=self.metrics.render(), content_type="text/plain", charset="utf-8",
-                            headers={"Cache-Control": "no-cache"})
+        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))  # Prometheus text or OpenMetrics
+        return web.Response(body=encoder(self.metrics.registry),
+                            headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
 
     async def unknown(self, request: web.Request) -> web.Response:
         known = {"/v1/chat/completions": "POST", "/v1/responses": "POST", "/v1/models": "GET"}

@@ -18,6 +18,7 @@ from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
 from .budget import ALL_CHATS, UNLIMITED, ChatBudgets
 from .hooks import PlatformHooks
+from .observer import DeliveryObserver
 from .session import DeliveryPolicy, DeliveryReport, StreamSession
 
 if TYPE_CHECKING:
@@ -28,8 +29,10 @@ class Delivery:
     """Creates :class:`StreamSession` objects with the right limits, budget and settings."""
 
     def __init__(self, plugins: Plugins, config: Config | None = None, *, budgets: ChatBudgets | None = None,
-                 policy: DeliveryPolicy | None = None, coordination: "Coordination | None" = None) -> None:
+                 policy: DeliveryPolicy | None = None, coordination: "Coordination | None" = None,
+                 observer: DeliveryObserver | None = None) -> None:
         self.plugins = plugins
+        self.observer = observer  # the gateway's metrics (one ReplyObserver per reply), or None
         self.config = config or Config()
         self.coordination = coordination  # replicas' shared budgets (None or local: this process's only)
         self.budgets = budgets or (coordination.budgets if coordination is not None else ChatBudgets())
@@ -65,7 +68,8 @@ class Delivery:
         if self.coordination is not None and self.coordination.shared:
             shared = self.coordination.shared_budget(platform, stream.chat_id, budget.budget, bot.budget)
         return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
-                             reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared)
+                             reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared,
+                             observer=self.observer.reply(platform) if self.observer is not None else None)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:

@@ -37,6 +37,7 @@ from .final import Finisher
 from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
+from .observer import NO_OBSERVER, ReplyObserver
 from .pacing import Pacer
 from .preview import STATUS_GAP, Draft
 from .split import Piece
@@ -80,8 +81,10 @@ class StreamSession:
 
     def __init__(self, hooks: PlatformHooks, stream: Stream, budget: ChatBudget, *,
                  bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None,
-                 reasoning_starts_open: bool = False, shared: Any = None) -> None:
+                 reasoning_starts_open: bool = False, shared: Any = None,
+                 observer: ReplyObserver | None = None) -> None:
         self.hooks = hooks
+        self._observer = observer or NO_OBSERVER  # /metrics: told of the start, every platform call, the end
         self.stream = stream
         self.policy = policy or DeliveryPolicy()
         platform = hooks.platform
@@ -174,6 +177,7 @@ class StreamSession:
         if not self._pacer.ending:
             self._final = final
             self._pacer.ending = True
+            self._observer.finishing()
             self._pacer.wake()
         assert self._task is not None
         return await asyncio.shield(self._task)
@@ -192,6 +196,7 @@ class StreamSession:
 
     async def _run(self) -> DeliveryReport:
         pacer = self._pacer
+        self._observer.started()
         try:
             if self._previews_wanted:
                 self._previews_on = await self.hooks.supports_edit(self.stream)
@@ -222,6 +227,7 @@ class StreamSession:
             self._report.interrupted = self._interrupted
             self._report.calls = pacer.calls
             self._report.rate_limited = pacer.rate_limited_count
+            self._observer.ended(self._report)
         return self._report
 
     async def _idle(self) -> None:
@@ -255,7 +261,7 @@ class StreamSession:
         await pacer.acquire()
         self._typing_at = pacer.now() + self._typing_interval
         try:
-            await self.hooks.call("on_stream_start", stream=self.stream)
+            await self._observer.call("on_stream_start", "", self.hooks.call("on_stream_start", stream=self.stream))
             self._typing_failures = 0
         except RateLimited as exc:
             pacer.rate_limited(exc)
@@ -357,7 +363,8 @@ class StreamSession:
         await self._pacer.acquire()
         entry.last_call = self._pacer.now()
         try:
-            ref = await self.hooks.call(hook, stream=self.stream, message=entry.ref, text=text)
+            ref = await self._observer.call(hook, text, self.hooks.call(hook, stream=self.stream, message=entry.ref,
+                                                                        text=text))
         except RateLimited:
             raise
         except DeliveryError as exc:

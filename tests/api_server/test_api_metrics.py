@@ -1,6 +1,14 @@
-"""Prometheus text the operator scrapes."""
+"""Prometheus text the operator scrapes (read back with prometheus_client's own parser, as Prometheus would)."""
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from hermes_gateway.api_server.metrics import Metrics
+
+
+def samples(text: str) -> dict[tuple[str, frozenset], float]:
+    """Every sample in ``text``: (name, labels) → value; label order does not matter to Prometheus."""
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
 
 
 def test_render_has_every_family_with_values():
@@ -14,18 +22,20 @@ def test_render_has_every_family_with_values():
     m.ttft.observe(0.003)
     m.ttft.observe(0.2)
     text = m.render()
-    assert 'hermes_api_requests_total{route="chat_completions",status="200"} 2' in text
-    assert 'hermes_api_requests_total{route="responses",status="401"} 1' in text
-    assert "hermes_api_active_streams 3" in text
-    assert "hermes_api_deltas_total 42" in text
-    assert 'hermes_api_errors_total{kind="client_disconnect"} 1' in text
-    assert 'hermes_api_time_to_first_token_seconds_bucket{le="0.005"} 1' in text
-    assert 'hermes_api_time_to_first_token_seconds_bucket{le="0.25"} 2' in text
-    assert 'hermes_api_time_to_first_token_seconds_bucket{le="+Inf"} 2' in text
-    assert "hermes_api_time_to_first_token_seconds_count 2" in text
-    for line in text.splitlines():  # every sample line is "name{labels} value"
-        if not line.startswith("#"):
-            float(line.rsplit(" ", 1)[1])
+    got = samples(text)
+    assert got[("hermes_api_requests_total", frozenset({("route", "chat_completions"), ("status", "200")}))] == 2
+    assert got[("hermes_api_requests_total", frozenset({("route", "responses"), ("status", "401")}))] == 1
+    assert got[("hermes_api_active_streams", frozenset())] == 3
+    assert got[("hermes_api_deltas_total", frozenset())] == 42
+    assert got[("hermes_api_errors_total", frozenset({("kind", "client_disconnect")}))] == 1
+    bucket = "hermes_api_time_to_first_token_seconds_bucket"
+    assert got[(bucket, frozenset({("le", "0.005")}))] == 1
+    assert got[(bucket, frozenset({("le", "0.25")}))] == 2
+    assert got[(bucket, frozenset({("le", "+Inf")}))] == 2
+    assert got[("hermes_api_time_to_first_token_seconds_count", frozenset())] == 2
+    for name in ("hermes_api_requests_total", "hermes_api_active_streams", "hermes_api_deltas_total",
+                 "hermes_api_errors_total", "hermes_api_time_to_first_token_seconds"):
+        assert f"# TYPE {name} " in text, name
 
 
 def test_platform_plugins_count_their_webhook_events():
@@ -35,5 +45,16 @@ def test_platform_plugins_count_their_webhook_events():
     m.platform_event("whatsapp", "bad_signature")
     text = m.render()
     assert "# TYPE hermes_platform_events_total counter" in text
-    assert 'hermes_platform_events_total{platform="whatsapp",event="status_delivered"} 2' in text
-    assert 'hermes_platform_events_total{platform="whatsapp",event="bad_signature"} 1' in text
+    got = samples(text)
+    assert got[("hermes_platform_events_total", frozenset({("platform", "whatsapp"),
+                                                           ("event", "status_delivered")}))] == 2
+    assert got[("hermes_platform_events_total", frozenset({("platform", "whatsapp"),
+                                                           ("event", "bad_signature")}))] == 1
+
+
+def test_two_servers_in_one_process_count_apart():
+    """Each Metrics has its own registry (no process-wide one): many gateways run in one test process."""
+    a, b = Metrics(), Metrics()
+    a.request("models", 200)
+    assert ("hermes_api_requests_total", frozenset({("route", "models"), ("status", "200")})) in samples(a.render())
+    assert not any(name == "hermes_api_requests_total" for name, _ in samples(b.render()))

@@ -206,7 +206,7 @@ async def test_statuses_are_counted_in_metrics_and_never_answered(meta, caplog):
     assert meta.screen(USER) == ["tell me"], "no status produced a reply"
     assert all(status == 200 for status, _ in meta.deliveries)
     for event, n in (("status_sent", 1), ("status_delivered", 1), ("status_read", 2), ("status_failed", 1)):
-        assert f'hermes_platform_events_total{{platform="whatsapp",event="{event}"}} {n}' in metrics, metrics
+        assert f'hermes_platform_events_total{{event="{event}",platform="whatsapp"}} {n}' in metrics, metrics
     [line] = [r.getMessage() for r in caplog.records if r.name.startswith("hermes_whatsapp")]
     assert reply in line and "131047" in line
 

@@ -1,0 +1,108 @@
+"""docs/deploy.md says only what the code accepts: every config block parses, every command line parses.
+
+The two keys issue 14 is still building (``store.url: postgresql://...``,
+``coordination.url``) are accepted here only while the config does not know
+them yet, and only where the page marks them NEW; once they exist, they are
+checked like every other key.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hermes_gateway.cli.main import build_parser
+from hermes_gateway.config import TOP_LEVEL_KEYS, parse_config
+from hermes_gateway.config_check import check_names
+from hermes_gateway.errors import ConfigError
+from hermes_gateway.plugins import installed_plugins
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "deploy.md"
+NEW_KEYS = ("coordination", "store.url")
+#: Values for the page's ${NAME}s, shaped like the real thing (a Telegram token is checked for its shape).
+ENV = {"OPENAI_API_KEY": "sk-test", "TELEGRAM_TOKEN": "123456:ABCDEFGHIJKLMNOP", "PGPASSWORD": "pw",
+       "TELEGRAM_WEBHOOK_SECRET": "s3cret", "HERMES_PORT": "8701"}
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+
+
+def gateway_configs() -> list[str]:
+    return [b for b in blocks("yaml") if b.startswith("# /etc/hermes-gateway/config.yaml")]
+
+
+def marked_new(block: str, section: str, name: str) -> bool:
+    """Whether ``section.name`` (the line ``  name: ...`` under ``section:``) carries the NEW mark."""
+    lines = block.splitlines()
+    start = lines.index(f"{section}:")
+    for line in lines[start + 1:]:
+        if not line.startswith(" "):
+            return False
+        if line.strip().startswith(f"{name}:"):
+            return "NEW (issue 14)" in line
+    return False
+
+
+def test_the_page_has_both_configs_and_every_yaml_block_is_yaml():
+    assert len(gateway_configs()) == 2, "the single-process and the replicated config"
+    for block in blocks("yaml"):
+        yaml.safe_load(block)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_each_config_block_is_accepted_by_the_gateway_and_its_plugins(index):
+    block = gateway_configs()[index]
+    data = yaml.safe_load(block)
+    for key in NEW_KEYS:  # still being built: dropped only while the config refuses it, and only if marked NEW
+        section, _, name = key.partition(".")
+        if section not in data or (name and name not in (data[section] or {})):
+            continue
+        try:
+            parse_config(data, source="deploy.md", env=ENV)
+        except ConfigError as exc:
+            if exc.key != key:
+                raise
+            assert marked_new(block, section, name or "url"), f"{key} is refused by the config but not marked NEW"
+            if name:
+                del data[section][name]
+            else:
+                del data[section]
+    config = parse_config(data, source="deploy.md", env=ENV)
+    plugins = installed_plugins()
+    assert check_names(config, plugins) == []
+    if "telegram" in config.platforms:
+        from hermes_telegram.settings import parse_settings
+
+        settings = parse_settings(config.platforms["telegram"], "deploy.md")
+        if index == 1:
+            assert settings.webhook, "replicas take webhooks: Telegram allows one poller per bot"
+            assert settings.webhook_url.endswith("/webhooks/telegram")
+    if index == 1:
+        assert config.api_server.port == 8701 and not config.api_server.enabled
+
+
+def test_every_command_line_on_the_page_parses():
+    parser = build_parser()
+    lines = [line for block in blocks("sh") for line in block.splitlines()]
+    lines += [line.partition("=")[2] for block in blocks("ini") for line in block.splitlines()
+              if line.startswith("ExecStart=")]
+    lines += [f"{found} FILE" for found in re.findall(r"`(hermes-gateway -v run --config) \.\.\.`",
+                                                      PAGE.read_text(encoding="utf-8"))]
+    commands = [found.split() for line in lines
+                for found in re.findall(r"(?:^|bin/)hermes-gateway((?: +[-\w./]+)*)", line.split(" #")[0])]
+    assert len(commands) == 4, commands  # plugins, config, run (the unit), -v run
+    for argv in commands:
+        args = parser.parse_args(argv)  # an unknown command or option exits (SystemExit) here
+        assert args._run is not None, argv
+
+
+def test_the_prometheus_block_scrapes_metrics_of_each_replica():
+    [prometheus] = [yaml.safe_load(b) for b in blocks("yaml") if "scrape_configs" in b]
+    [job] = prometheus["scrape_configs"]
+    assert job["metrics_path"] == "/metrics"
+    targets = job["static_configs"][0]["targets"]
+    assert len(targets) > 1 and all(re.fullmatch(r"[\w.]+:\d+", t) for t in targets)
