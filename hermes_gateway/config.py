@@ -40,7 +40,7 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
-TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store")
+TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "media")
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -148,6 +148,19 @@ class StoreConfig:
     history_chars: int = 60_000    # ... and at most about this many characters of them
 
 
+@dataclass(frozen=True)
+class MediaConfig:
+    """``media``: where files that replies attach live, and how the API server hands them out."""
+
+    directory: str | None = None   # default <data dir>/media; a tool's file outside it is never sent
+    url_ttl: float = 600.0         # seconds a /v1/media/{token} link of the API server stays valid
+    inline_max_bytes: int = 0      # the API server inlines items up to this size as data: URLs (0 = never)
+
+    def path(self, env: Mapping[str, str] | None = None) -> Path:
+        """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
+        return Path(self.directory).expanduser() if self.directory else data_dir(env) / "media"
+
+
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where hermes keeps its files: ``$HERMES_HOME``, else ``~/.hermes``."""
     env = os.environ if env is None else env
@@ -165,6 +178,7 @@ class Config:
     api_server: ApiServerConfig = field(default_factory=ApiServerConfig)
     conversation: ConversationConfig = field(default_factory=ConversationConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
+    media: MediaConfig = field(default_factory=MediaConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -337,6 +351,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     api_server = p.api_server(data.get("api_server"))
     conversation = p.conversation(data.get("conversation"))
     store = p.store(data.get("store"))
+    media = p.media(data.get("media"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -349,7 +364,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, media=media, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -607,6 +622,15 @@ class _Parser:
             path=path, url=url,
             history_messages=self.get(sec, "store", "history_messages", "int", d.history_messages, minimum=2),
             history_chars=self.get(sec, "store", "history_chars", "int", d.history_chars, minimum=100),
+        )
+
+    def media(self, value: Any) -> MediaConfig:
+        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes"))
+        d = MediaConfig()
+        return MediaConfig(
+            directory=self.get(sec, "media", "directory", "str", d.directory),
+            url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
+            inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:

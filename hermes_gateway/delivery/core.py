@@ -12,6 +12,7 @@ from typing import AsyncIterable
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
+from ..media_dir import MediaDirectory
 from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
 from .budget import ALL_CHATS, UNLIMITED, ChatBudgets
@@ -29,6 +30,7 @@ class Delivery:
         self.budgets = budgets or ChatBudgets()
         self.policy = policy or DeliveryPolicy()
         self._hooks: dict[str, PlatformHooks] = {}
+        self.media_directory = MediaDirectory(self.config.media.path())
 
     def hooks(self, platform: str) -> PlatformHooks:
         """The stream hooks of ``platform``'s plugin (KeyError names the known platforms)."""
@@ -56,7 +58,8 @@ class Delivery:
         budget = self.budgets.for_chat(platform, stream.chat_id, hooks.platform.budget_for(chat_kind), now)
         bot = self.budgets.for_chat(platform, ALL_CHATS, hooks.platform.bot_budget or UNLIMITED, now)
         return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
-                             reasoning_starts_open=self.config.model.reasoning_starts_open)
+                             reasoning_starts_open=self.config.model.reasoning_starts_open,
+                             media_directory=self.media_directory)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:
@@ -67,6 +70,7 @@ async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSess
     propagates.
     """
     final: str | None = None
+    media: tuple = ()
     session.start()
     try:
         async for event in events:
@@ -81,8 +85,8 @@ async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSess
             elif isinstance(event, TurnEnd):
                 if event.interrupted:
                     return await session.interrupt()
-                final = event.reply
+                final, media = event.reply, event.media
     except asyncio.CancelledError:
         await asyncio.shield(session.interrupt())
         raise
-    return await session.finish(final)
+    return await session.finish(final, media)
