@@ -30,7 +30,7 @@ class Delivery:
         self.budgets = budgets or ChatBudgets()
         self.policy = policy or DeliveryPolicy()
         self._hooks: dict[str, PlatformHooks] = {}
-        self.media_directory = MediaDirectory(self.config.media.path())
+        self.media_directory = MediaDirectory(self.config.media.path(), keep=self.config.media.keep_seconds)
 
     def hooks(self, platform: str) -> PlatformHooks:
         """The stream hooks of ``platform``'s plugin (KeyError names the known platforms)."""
