@@ -12,6 +12,7 @@ from typing import AsyncIterable
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
+from ..media import Media
 from ..media_dir import MediaDirectory
 from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
@@ -70,7 +71,7 @@ async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSess
     propagates.
     """
     final: str | None = None
-    media: tuple = ()
+    media: tuple[Media, ...] = ()
     session.start()
     try:
         async for event in events:
