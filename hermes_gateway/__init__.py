@@ -11,9 +11,10 @@ from .events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, Tool
 from .hookspecs import hookimpl
 from .inbound.commands import Command, CommandContext
 from .inbound.incoming import Incoming
+from .media import Media, MediaLimits
 from .platform import MessageRef, Platform, RateBudget, Stream, StreamSettings
 from .plugins import Plugins, installed_plugins, make_plugins
-from .tools import Tool
+from .tools import Tool, ToolResult
 
 __version__ = "0.2.0"
 
@@ -25,6 +26,8 @@ __all__ = [
     "ConfigError",
     "DeliveryError",
     "Incoming",
+    "Media",
+    "MediaLimits",
     "MessageRef",
     "Platform",
     "Plugins",
@@ -38,6 +41,7 @@ __all__ = [
     "Tool",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolResult",
     "TurnEnd",
     "UsageReport",
     "hookimpl",

@@ -40,7 +40,7 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
-TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination")
+TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media")
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -159,6 +159,21 @@ class CoordinationConfig:
     @property
     def display_url(self) -> str | None:
         return mask_url(self.url) if self.url else None
+class MediaConfig:
+    """``media``: where files that replies attach live, and how the API server hands them out."""
+
+    directory: str | None = None   # default <data dir>/media; a tool's file outside it is never sent
+    url_ttl: float = 600.0         # seconds a /v1/media/{token} link of the API server stays valid
+    inline_max_bytes: int = 0      # the API server inlines items up to this size as data: URLs (0 = never)
+    keep_days: float = 7.0         # files the gateway wrote there are removed after this long (0 = never)
+
+    def path(self, env: Mapping[str, str] | None = None) -> Path:
+        """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
+        return Path(self.directory).expanduser() if self.directory else data_dir(env) / "media"
+
+    @property
+    def keep_seconds(self) -> float:
+        return self.keep_days * 86400.0
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -179,6 +194,7 @@ class Config:
     conversation: ConversationConfig = field(default_factory=ConversationConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     coordination: CoordinationConfig = field(default_factory=CoordinationConfig)
+    media: MediaConfig = field(default_factory=MediaConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -352,6 +368,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     conversation = p.conversation(data.get("conversation"))
     store = p.store(data.get("store"))
     coordination = p.coordination(data.get("coordination"))
+    media = p.media(data.get("media"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -364,7 +381,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, coordination=coordination, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, media=media, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -645,6 +662,16 @@ class _Parser:
             url=url or None,
             lease_ttl=self.get(sec, "coordination", "lease_ttl", "number", d.lease_ttl, minimum=0.5),
             dedupe_ttl=self.get(sec, "coordination", "dedupe_ttl", "int", d.dedupe_ttl, minimum=1),
+        )
+
+    def media(self, value: Any) -> MediaConfig:
+        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days"))
+        d = MediaConfig()
+        return MediaConfig(
+            directory=self.get(sec, "media", "directory", "str", d.directory),
+            url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
+            inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
+            keep_days=self.get(sec, "media", "keep_days", "number", d.keep_days, minimum=0),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
+from .media import Media
+
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
@@ -62,7 +64,9 @@ class StreamReset:
 @dataclass(frozen=True, slots=True)
 class TurnEnd:
     """The turn is over. ``reply`` is post-processed (think blocks stripped,
-    trailing whitespace trimmed); ``raw`` is everything the model said."""
+    trailing whitespace trimmed); ``raw`` is everything the model said.
+    ``media``: the attachments the turn's tools returned, in order, to be
+    delivered after ``reply`` (the model saw only their stand-ins)."""
 
     reply: str
     raw: str = ""
@@ -70,6 +74,7 @@ class TurnEnd:
     error: str | None = None
     usage: UsageReport | None = None
     messages: list[dict] = field(default_factory=list)
+    media: tuple[Media, ...] = ()
 
 
 StreamEvent = Union[TextDelta, ToolCallStarted, ToolCallFinished, UsageReport, StreamReset, TurnEnd]

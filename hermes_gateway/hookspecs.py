@@ -1,6 +1,6 @@
 """The plugin contract. Third parties build on these names: change with care.
 
-Collection hooks are plain sync calls. The four stream hooks may be
+Collection hooks are plain sync calls. The stream hooks may be
 ``async def``: pluggy then returns coroutines that the core awaits. The
 core calls stream hooks only on the plugin that registered the stream's
 platform.
@@ -9,7 +9,8 @@ Which stream hooks a platform plugin must implement (checked when it is
 loaded, see :data:`hermes_gateway.plugins.REQUIRED_STREAM_HOOKS`):
 ``on_stream_end`` always (every message's final text goes through it);
 ``on_delta`` when the plugin implements ``supports_edit`` or declares an
-``append_only`` platform (previews go through it). A plugin may take fewer
+``append_only`` platform (previews go through it); ``on_media`` when the
+platform declares ``Platform(media=MediaLimits(...))``. A plugin may take fewer
 arguments than a spec names (pluggy passes only those it asks for), so a
 ``register_routes(app)`` written before ``gateway`` was added still works.
 """
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import pluggy
 
+from .media import Media
 from .platform import MessageRef, Platform, Stream
 
 if TYPE_CHECKING:  # the gateway imports the plugin layer: no import at run time
@@ -115,4 +117,28 @@ def on_stream_end(stream: Stream, message: MessageRef | None, text: str) -> Mess
     ``append_only`` platform ``text`` is the whole final text: when it
     does not extend what the message shows, replace the message's content.
     Returns the ``MessageRef`` of the message that now shows ``text``.
+    """
+
+
+@hookspec
+def on_media(stream: Stream, media: Media) -> MessageRef | Awaitable[MessageRef]:
+    """Send one attachment into the stream's chat as the platform's native media; return its ``MessageRef``.
+
+    Called once per item, in order, after the reply's final text, only for
+    items the platform declared it can send (``Platform(media=MediaLimits(...))``):
+    ``media.kind`` is one of its ``kinds`` (an image over the image limit but
+    within the document limit comes as ``kind="document"``), ``media.size``
+    is within its ``max_bytes``, ``media.caption`` fits its ``caption_length``.
+    ``media.path`` is a regular file inside the media directory (read it with
+    ``media.read()`` or open it); ``media.url`` is set instead only when the
+    platform declared ``urls=True``. ``stream.thread_id`` / ``stream.reply_to``
+    say where it belongs, as for text.
+
+    Like the text hooks it never sleeps or retries: raise
+    ``RateLimited(retry_after)`` on a 429 (the core waits and calls again),
+    ``DeliveryError(retryable=True)`` when the same call may work later,
+    ``DeliveryError(retryable=False)`` when it never will (the person then
+    gets the item's one-line fallback), and ``maybe_delivered=True`` when the
+    upload may have landed (a timeout after sending): the core then never
+    sends that item again.
     """

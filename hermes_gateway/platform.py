@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal, Mapping
 
+from .media import MediaLimits
+
 LengthUnit = Literal["chars", "utf16"]
 
 
@@ -69,6 +71,10 @@ class Platform:
     typing at ``conversation.typing_interval`` or this, whichever is longer,
     so a refresh the platform does not need costs no call and no budget.
 
+    ``media``: what the plugin's ``on_media`` hook can send (kinds, size
+    limits, caption length); None = no attachments: every media item of a
+    reply is shown as one line of text instead (its link or file name).
+
     ``start(gateway)``/``stop()`` begin and end receiving messages (polling,
     a websocket); they may be None for send-only platforms.
     """
@@ -82,6 +88,7 @@ class Platform:
     append_only: bool = False
     typing_interval: float = 0.0
     description: str = ""
+    media: MediaLimits | None = None
     start: Callable[[Any], Awaitable[None] | None] | None = None
     stop: Callable[[], Awaitable[None] | None] | None = None
 

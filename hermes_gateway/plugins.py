@@ -32,13 +32,14 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "hermes_gateway.api_server.plugin",
 )
 
-STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end")
+STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end", "on_media")
 
 #: Why each stream hook is needed, by what a platform plugin declares. A plugin
 #: missing one would lose text silently (a tail never sent, a cursor left on screen).
 REQUIRED_STREAM_HOOKS: dict[str, str] = {
     "on_stream_end": "every platform shows each message's final text with it",
     "on_delta": "a platform that can edit (supports_edit) or appends (append_only) shows previews with it",
+    "on_media": "a platform that declares media=MediaLimits(...) sends attachments with it",
 }
 
 
@@ -104,6 +105,11 @@ class Plugins:
                     why = REQUIRED_STREAM_HOOKS["on_delta"]
                     self._problem(impl.plugin_name, f"platform {platform.name!r} is append_only but the plugin "
                                                     f"does not implement on_delta ({why})")
+                    continue
+                if platform.media is not None and not _implements(impl.plugin, "on_media"):
+                    why = REQUIRED_STREAM_HOOKS["on_media"]
+                    self._problem(impl.plugin_name, f"platform {platform.name!r} declares media but the plugin "
+                                                    f"does not implement on_media ({why})")
                     continue
                 found[platform.name] = RegisteredPlatform(platform, impl.plugin, impl.plugin_name,
                                                           self.origins.get(impl.plugin_name, "direct"))

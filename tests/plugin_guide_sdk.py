@@ -37,10 +37,17 @@ class Timeout(Exception):
     pass
 
 
+class TimeoutAfterLanding(Timeout):
+    """Queued in ``failures``: the call does its work, then times out (the caller cannot know it landed)."""
+
+
 @dataclass
 class Message:
     id: int
     text: str
+    file: bytes | None = None   # an attachment: its bytes, name and kind
+    filename: str = ""
+    kind: str = ""
 
 
 @dataclass
@@ -71,8 +78,12 @@ class Client:
         return [m.text for m in self.chats.get(str(chat_id), [])]
 
     def _maybe_fail(self) -> None:
-        if self.failures:
-            raise self.failures.pop(0)
+        """Raise the next queued failure (None in the queue: this call succeeds)."""
+        failure = self.failures.pop(0) if self.failures else None
+        if isinstance(failure, TimeoutAfterLanding):
+            self.failures.insert(0, failure)  # the call itself raises it once its work is done
+        elif failure is not None:
+            raise failure
 
     async def send_message(self, chat_id: str, text: str) -> Message:
         self._maybe_fail()
@@ -86,6 +97,20 @@ class Client:
         if message.text == text:
             raise NotModified()
         message.text = text
+
+    async def send_photo(self, chat_id: str, data: bytes, filename: str, caption: str) -> Message:
+        return self._attach(chat_id, data, filename, caption, "photo")
+
+    async def send_file(self, chat_id: str, data: bytes, filename: str, caption: str) -> Message:
+        return self._attach(chat_id, data, filename, caption, "file")
+
+    def _attach(self, chat_id: str, data: bytes, filename: str, caption: str, kind: str) -> Message:
+        self._maybe_fail()
+        message = Message(next(self._ids), caption, file=data, filename=filename, kind=kind)
+        self.chats.setdefault(str(chat_id), []).append(message)
+        if self.failures and isinstance(self.failures[0], TimeoutAfterLanding):
+            raise self.failures.pop(0)
+        return message
 
     async def send_typing(self, chat_id: str) -> None:
         self._maybe_fail()

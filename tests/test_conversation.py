@@ -71,3 +71,20 @@ async def test_each_chat_keeps_its_own_history():
         history_a = await gateway.store.history(ConversationKey("reference", "a"))
     assert [m["content"] for m in history_a] == ["echo: one", "one", "echo: three", "three"]
     assert ref.chat("a").screen == ["one", "three"] and ref.chat("b").screen == ["two"]
+
+
+async def test_a_tools_image_reaches_the_chat_after_the_text_and_the_history_keeps_the_stand_in(tmp_path):
+    from hermes_gateway import MediaLimits
+
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50, burst=5)}, media=MediaLimits())
+    async with gateway_with(ref, media={"directory": str(tmp_path / "media")},
+                            store={"path": str(tmp_path / "state.db")}) as gateway:
+        report = await ref.say("q", 'tool: qr_code {"text": "hello"}')
+        history = await gateway.store.history(ConversationKey("reference", "q"))
+    chat = ref.chat("q")
+    text = "The tool qr_code returned: A QR code for 5 characters of text.\n[image: qr.png attached]"
+    assert chat.screen == [text, "[image: qr.png] hello"]
+    assert chat.messages[1].media.data.startswith(b"\x89PNG") and chat.violations == []
+    assert len(report.media) == 1 and report.media[0].message_id == chat.messages[1].id
+    tool_message = next(m for m in history if m["role"] == "tool")
+    assert tool_message["content"] == "A QR code for 5 characters of text.\n[image: qr.png attached]"

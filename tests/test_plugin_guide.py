@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 
 import plugin_guide_sdk as sdk
+import hermes_gateway
 from hermes_gateway import ConfigError, Platform, Stream, StreamSettings, make_plugins
 from hermes_gateway.config import parse_config
 from hermes_gateway.delivery import Delivery
@@ -77,7 +78,7 @@ def test_the_guide_plugin_loads_with_every_hook_it_needs(guide):
     platform = plugins.platform("myplatform").platform
     assert platform.max_message_length == 4096 and platform.bot_budget is not None
     assert [tool.name for tool, _ in plugins.collect("register_tools", __import__("hermes_gateway").Tool, "tool")] \
-        == ["weather"]
+        == ["weather", "chart"]
     assert [c.name for c, _ in plugins.collect("register_commands", Command, "command")] == ["ping"]
 
 
@@ -155,3 +156,38 @@ def test_the_append_only_example_appends_and_repairs(guide):
 
     first = run_virtual(main())
     assert first == ["Hello world."] and client.screen("5") == ["Goodbye."]
+
+
+def test_the_guide_plugin_sends_a_tools_media_after_the_text_once_each(guide, tmp_path):
+    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[guide])
+    guide.client = client = sdk.Client("t0ken")
+    delivery = Delivery(plugins, parse_config({"media": {"directory": str(tmp_path / "media")}}, env={}))
+    (tmp_path / "media").mkdir()
+    with open(tmp_path / "media" / "huge.pdf", "wb") as huge:
+        huge.truncate(50_000_001)  # one byte over the guide's document limit (a sparse file)
+    media = list(guide.chart([1, 2, 3]).media) + [
+        hermes_gateway.Media(data=b"a,b\n", filename="table.csv"),
+        hermes_gateway.Media(data=b"%PDF", filename="notes.pdf"),
+        hermes_gateway.Media(path=str(tmp_path / "media" / "huge.pdf")),
+    ]
+    client.failures = [None,                                 # the text lands
+                       sdk.TooManyRequests(2), sdk.ApiError(502), None,   # the chart, at the third try
+                       sdk.ApiError(403), None,              # the table is refused for good: its line instead
+                       sdk.TimeoutAfterLanding()]            # the notes land, but the call times out
+
+    async def main():
+        return await delivery.session("myplatform", "4").finish("Here is your chart.", media)
+
+    report = run_virtual(main())
+    assert report.delivered and client.failures == []
+    shown = client.chats["4"]
+    assert [(m.text, m.kind, m.filename) for m in shown] == [
+        ("Here is your chart.\n\n📎 huge.pdf (too large for myplatform)", "", ""),
+        ("Your numbers", "photo", "chart.png"),
+        ("📎 table.csv (could not be sent)", "", ""),
+        ("", "file", "notes.pdf"),                           # once: a send that may have landed is not repeated
+    ]
+    assert shown[1].file == guide.PIXEL_PNG
+    assert report.rate_limited == 1 and report.media_uncertain == 1
+    assert report.media == [hermes_gateway.MessageRef("4", str(m.id)) for m in shown[1:3]]
+    assert report.media_notes == ["📎 table.csv (could not be sent)", "📎 huge.pdf (too large for myplatform)"]

@@ -42,7 +42,7 @@ def test_builtin_and_third_party_tools_are_collected_and_problems_reported() -> 
     broken.register_tools = register_tools_broken
     plugins = make_plugins(load_entry_points=False, extra=[third, broken])
     names = [t.name for t in collect_tools(plugins)]
-    assert names == ["current_time", "calculate", "weather"]
+    assert names == ["current_time", "calculate", "qr_code", "weather"]
     messages = [str(p) for p in plugins.problems]
     assert any("'calculate' is already registered by 'hermes_gateway.builtin.tools'" in m for m in messages)
     assert any("broken_tools" in m and "register() takes a hermes_gateway.Tool" in m for m in messages)

@@ -27,12 +27,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import weakref
 from contextlib import aclosing
 from typing import Any, AsyncIterator, Callable, Sequence
 
-from ..config import Config, Endpoint, ModelConfig
+from ..config import Config, Endpoint, MediaConfig, ModelConfig
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, TurnEnd, UsageReport
+from ..media import Media
+from ..media_dir import MediaDirectory
 from ..reasoning import postprocess_reply, strip_thinking
 from ..tools import Tool, collect_tools
 from .chat_completions import complete_chat, stream_chat
@@ -104,13 +107,15 @@ class AIAgent:
     ``tools=None`` collects the tools plugins register (pass ``plugins`` to
     reuse an already loaded plugin manager). ``max_retries`` is the SDK's
     own retry budget per request (429/5xx/connection errors) before the
-    next endpoint is tried; ``tool_timeout`` bounds each tool call.
+    next endpoint is tried; ``tool_timeout`` bounds each tool call. ``media_directory`` is where a tool's media is
+    kept (default ``$HERMES_HOME/media``): bytes are written there, paths outside it refused.
     """
 
     def __init__(self, model: ModelConfig | str | None = None, *, base_url: str | None = None,
                  api_key: str | None = None, tools: Sequence[Tool] | None = None,
                  stream_callback: StreamCallback | None = None, plugins: Any = None, max_retries: int = 2,
-                 tool_timeout: float | None = 120.0) -> None:
+                 tool_timeout: float | None = 120.0,
+                 media_directory: str | os.PathLike[str] | MediaDirectory | None = None) -> None:
         if not isinstance(model, ModelConfig):
             # Script style: AIAgent("gpt-4o-mini", base_url=..., api_key=...); no base_url = the demo model.
             endpoint = Endpoint(base_url=base_url, api_key=api_key, name=model or Endpoint.name)
@@ -119,6 +124,12 @@ class AIAgent:
             raise TypeError("pass base_url/api_key inside the ModelConfig, or a model name instead of it")
         self.model = model
         self.tool_timeout = tool_timeout
+        # where a tool's media is kept (bytes written, paths checked); default $HERMES_HOME/media
+        if not isinstance(media_directory, MediaDirectory):
+            config = MediaConfig()
+            media_directory = MediaDirectory(media_directory if media_directory is not None else config.path(),
+                                             keep=config.keep_seconds)
+        self.media_directory = media_directory
         if tools is None:
             if plugins is None:
                 from ..plugins import installed_plugins
@@ -144,6 +155,7 @@ class AIAgent:
     def from_config(cls, config: Config, tools: Sequence[Tool] | None = None,
                     stream_callback: StreamCallback | None = None, **kwargs: Any) -> "AIAgent":
         """An agent for ``config.model``; ``tools=None`` means the tools registered by plugins."""
+        kwargs.setdefault("media_directory", MediaDirectory(config.media.path(), keep=config.media.keep_seconds))
         return cls(config.model, tools=tools, stream_callback=stream_callback, **kwargs)
 
     # -- public entry points -------------------------------------------------------------------
@@ -218,6 +230,7 @@ class AIAgent:
         user = {"role": "user", "content": message}
         messages.append(user)
         new_messages: list[dict[str, Any]] = [user]
+        media: list[Media] = []
         starts_open = self.model.reasoning_starts_open
         error: str | None = None
         interrupted = False
@@ -251,7 +264,8 @@ class AIAgent:
                              f"the model still wanted to call tools")
                     self._skip_tools(tool_calls, "not run: the turn reached model.max_turns", messages, new_messages)
                     break
-                async with aclosing(self._run_tools(guard, tool_calls, messages, new_messages)) as tool_events:
+                async with aclosing(self._run_tools(guard, tool_calls, messages, new_messages,
+                                                    media)) as tool_events:
                     async for event in tool_events:
                         yield event
         except Interrupted:
@@ -270,7 +284,7 @@ class AIAgent:
             self._turns.discard(turn)
         raw = turn.raw()
         yield TurnEnd(reply=postprocess_reply(raw, starts_open=starts_open), raw=raw, interrupted=interrupted,
-                      error=error, usage=turn.usage, messages=new_messages)
+                      error=error, usage=turn.usage, messages=new_messages, media=tuple(media))
 
     def _initial_messages(self, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
         messages = [dict(m) for m in history or ()]
@@ -368,17 +382,19 @@ class AIAgent:
         return StreamReset(reason="the stream failed part-way; replaced by a retry")
 
     async def _run_tools(self, guard: ReadGuard, calls: list[ToolCall], messages: list[dict[str, Any]],
-                         new_messages: list[dict[str, Any]]) -> AsyncIterator[StreamEvent]:
-        """Run the calls concurrently; report and record them in call order."""
-        tasks = [asyncio.ensure_future(run_tool(self.tools, call, self.tool_timeout)) for call in calls]
+                         new_messages: list[dict[str, Any]], media: list[Media]) -> AsyncIterator[StreamEvent]:
+        """Run the calls concurrently; report and record them (and collect their media) in call order."""
+        tasks = [asyncio.ensure_future(run_tool(self.tools, call, self.tool_timeout, self.media_directory))
+                 for call in calls]
         done = 0
         try:
             for call, task in zip(calls, tasks):
                 outcome: ToolOutcome = await guard.wait(task, math.inf, f"tool {call.name}")
                 done += 1
-                message = outcome.as_message()
+                message = outcome.as_message()  # the model (and the store) get the stand-ins, never bytes
                 messages.append(message)
                 new_messages.append(message)
+                media.extend(outcome.media)
                 yield ToolCallFinished(call_id=call.call_id, name=call.name, arguments=call.arguments,
                                        summary=outcome.summary, ok=outcome.ok)
         except Interrupted:

@@ -4,6 +4,11 @@ An unknown tool, arguments that are not a JSON object, or a tool that
 raises all produce a result string starting with ``Error:``; the turn goes
 on and the model decides what to tell the person. Sync tools run in a
 worker thread so the event loop keeps streaming other replies.
+
+A :class:`~hermes_gateway.tools.ToolResult` with media: each item is
+admitted into the media directory here (bytes written, paths checked, in a
+thread), the model's result text gets one stand-in line per item, and the
+items ride along in the outcome to the turn's end (``TurnEnd.media``).
 """
 
 from __future__ import annotations
@@ -13,15 +18,18 @@ import inspect
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from ..tools import Tool
+from ..media import Media
+from ..media_dir import MediaDirectory
+from ..tools import Tool, ToolResult
 from .results import ToolCall
 
 log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 50_000
 SUMMARY_CHARS = 200
+MAX_MEDIA_PER_RESULT = 10   # a chat should not get a flood of attachments from one tool call
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +37,7 @@ class ToolOutcome:
     call: ToolCall
     result: str
     ok: bool
+    media: tuple[Media, ...] = ()
 
     @property
     def summary(self) -> str:
@@ -39,8 +48,9 @@ class ToolOutcome:
         return {"role": "tool", "tool_call_id": self.call.call_id, "content": self.result}
 
 
-async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | None = None) -> ToolOutcome:
-    """Run one call and describe the result (or the failure) as text.
+async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | None = None,
+                   media_directory: MediaDirectory | None = None) -> ToolOutcome:
+    """Run one call and describe the result (or the failure) as text, with its media admitted.
 
     A tool still running after ``timeout`` seconds is abandoned (an async one
     is cancelled; a thread cannot be, so it finishes unobserved).
@@ -65,6 +75,10 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | N
                 value = await asyncio.to_thread(tool.function, **arguments)
                 if inspect.isawaitable(value):
                     value = await value
+        media: tuple[Media, ...] = ()
+        if isinstance(value, ToolResult):
+            media = await _admit(call.name, value.media, media_directory)
+            value = "\n".join([value.text] * bool(value.text) + [item.stand_in() for item in media])
         text = _as_text(value)
     except asyncio.CancelledError:
         raise
@@ -73,7 +87,18 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | N
     except Exception as exc:
         log.info("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
         return ToolOutcome(call, f"Error: {call.name} failed: {type(exc).__name__}: {_safe_str(exc)}", False)
-    return ToolOutcome(call, text, True)
+    return ToolOutcome(call, text, True, media)
+
+
+async def _admit(tool: str, items: Sequence[Media], directory: MediaDirectory | None) -> tuple[Media, ...]:
+    """The items ready for delivery: bytes written into the media directory, paths checked (in a thread)."""
+    items = tuple(items)
+    if len(items) > MAX_MEDIA_PER_RESULT:
+        log.warning("tool %s returned %d media items; the first %d are kept", tool, len(items), MAX_MEDIA_PER_RESULT)
+        items = items[:MAX_MEDIA_PER_RESULT]
+    if directory is None or not items:
+        return items
+    return tuple(await asyncio.to_thread(lambda: [directory.admit(item) for item in items]))
 
 
 def _safe_str(exc: Exception) -> str:

@@ -1,7 +1,9 @@
-"""Built-in tools: the current time and a safe arithmetic evaluator.
+"""Built-in tools: the current time, a safe arithmetic evaluator, and a QR code.
 
 Small on purpose: they let the demo model and the tests exercise the whole
-tool loop without a network. ``calculate`` walks the expression's syntax
+tool loop without a network. ``qr_code`` returns an image (a
+:class:`~hermes_gateway.tools.ToolResult` with media), so attachments can
+be tried with the demo model: ``tool: qr_code {"text": "hello"}``. ``calculate`` walks the expression's syntax
 tree and allows numbers and arithmetic only, so no input can run code,
 read names or build huge numbers.
 """
@@ -9,6 +11,7 @@ read names or build huge numbers.
 from __future__ import annotations
 
 import ast
+import io
 import math
 import operator
 from datetime import datetime, timezone
@@ -16,11 +19,13 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..hookspecs import hookimpl
-from ..tools import Tool
+from ..media import Media
+from ..tools import Tool, ToolResult
 
 MAX_EXPRESSION_CHARS = 500
 MAX_EXPONENT = 1000
 MAX_MAGNITUDE = 10 ** 100
+MAX_QR_TEXT = 1000  # a QR code stays scannable on a phone screen; segno itself allows ~2,900 bytes
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -105,6 +110,30 @@ def current_time(timezone_name: str = "UTC") -> str:
     return datetime.now(zone).isoformat(timespec="seconds")
 
 
+def qr_code(text: str) -> ToolResult:
+    """The tool: a PNG QR code of ``text`` (segno: pure Python), for the person to scan."""
+    import segno  # only when the tool runs: the CLI starts without it
+
+    if not isinstance(text, str) or not text:
+        raise ValueError("expected the text to encode, a non-empty string")
+    if len(text) > MAX_QR_TEXT:
+        raise ValueError(f"text longer than {MAX_QR_TEXT} characters")
+    out = io.BytesIO()
+    segno.make(text, error="m").save(out, kind="png", scale=8, border=2)
+    caption = text if len(text) <= 200 else text[:199] + "…"
+    return ToolResult(text=f"A QR code for {len(text)} characters of text.",
+                      media=[Media(data=out.getvalue(), mime="image/png", filename="qr.png", caption=caption)])
+
+
+QR_CODE = Tool(
+    name="qr_code",
+    description="Make a QR code image of a text or link; the person receives the image.",
+    function=qr_code,
+    parameters={"type": "object",
+                "properties": {"text": {"type": "string", "description": "the text or URL to encode"}},
+                "required": ["text"]},
+)
+
 CALCULATE = Tool(
     name="calculate",
     description="Evaluate an arithmetic expression exactly, e.g. '(2 + 3) * 4' or 'sqrt(2) ** 2'.",
@@ -127,3 +156,4 @@ CURRENT_TIME = Tool(
 def register_tools(register: Callable[[Tool], None]) -> None:
     register(CURRENT_TIME)
     register(CALCULATE)
+    register(QR_CODE)

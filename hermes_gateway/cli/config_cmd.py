@@ -53,6 +53,7 @@ def effective(config: Config) -> dict:
         "conversation": asdict(config.conversation),
         "store": {**asdict(config.store), "url": mask_url(config.store.url) if config.store.url else None},
         "coordination": {**asdict(config.coordination), "url": config.coordination.display_url},
+        "media": {**asdict(config.media), "directory": str(config.media.path())},
     }
     data = mask(data)
     for key, names in config.missing_env.items():

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, AsyncIterable
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
+from ..media import Media
+from ..media_dir import MediaDirectory
 from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
 from .budget import ALL_CHATS, UNLIMITED, ChatBudgets
@@ -38,6 +40,7 @@ class Delivery:
         self.budgets = budgets or (coordination.budgets if coordination is not None else ChatBudgets())
         self.policy = policy or DeliveryPolicy()
         self._hooks: dict[str, PlatformHooks] = {}
+        self.media_directory = MediaDirectory(self.config.media.path(), keep=self.config.media.keep_seconds)
 
     def hooks(self, platform: str) -> PlatformHooks:
         """The stream hooks of ``platform``'s plugin (KeyError names the known platforms)."""
@@ -69,7 +72,8 @@ class Delivery:
             shared = self.coordination.shared_budget(platform, stream.chat_id, budget.budget, bot.budget)
         return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
                              reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared,
-                             observer=self.observer.reply(platform) if self.observer is not None else None)
+                             observer=self.observer.reply(platform) if self.observer is not None else None,
+                             media_directory=self.media_directory)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:
@@ -80,6 +84,7 @@ async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSess
     propagates.
     """
     final: str | None = None
+    media: tuple[Media, ...] = ()
     session.start()
     try:
         async for event in events:
@@ -94,8 +99,8 @@ async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSess
             elif isinstance(event, TurnEnd):
                 if event.interrupted:
                     return await session.interrupt()
-                final = event.reply
+                final, media = event.reply, event.media
     except asyncio.CancelledError:
         await asyncio.shield(session.interrupt())
         raise
-    return await session.finish(final)
+    return await session.finish(final, media)

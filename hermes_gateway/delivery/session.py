@@ -27,9 +27,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import DeliveryError, RateLimited
+from ..media import Media
+from ..media_dir import MediaDirectory
 from ..platform import MessageRef, Stream
 from ..reasoning import postprocess_reply
 from .budget import ChatBudget
@@ -38,6 +40,7 @@ from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
 from .measure import measure_for
 from .observer import NO_OBSERVER, ReplyObserver
+from .media import MediaSender, with_lines
 from .pacing import Pacer
 from .preview import STATUS_GAP, Draft
 from .split import Piece
@@ -74,6 +77,9 @@ class DeliveryReport:
     rate_limited: int = 0
     error: str | None = None
     stuck: list[MessageRef] = field(default_factory=list)  # messages that refused every edit (a cursor may stay)
+    media: list[MessageRef] = field(default_factory=list)  # the reply's attachments (and fallback lines sent alone)
+    media_notes: list[str] = field(default_factory=list)   # one line per item shown as text instead of attached
+    media_uncertain: int = 0  # items whose upload may have landed (a timeout): never sent again
 
 
 class StreamSession:
@@ -82,7 +88,8 @@ class StreamSession:
     def __init__(self, hooks: PlatformHooks, stream: Stream, budget: ChatBudget, *,
                  bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None,
                  reasoning_starts_open: bool = False, shared: Any = None,
-                 observer: ReplyObserver | None = None) -> None:
+                 observer: ReplyObserver | None = None,
+                 media_directory: MediaDirectory | None = None) -> None:
         self.hooks = hooks
         self._observer = observer or NO_OBSERVER  # /metrics: told of the start, every platform call, the end
         self.stream = stream
@@ -108,6 +115,11 @@ class StreamSession:
         self._typing_failures = 0
         self._report = DeliveryReport()
         self._final: str | None = None
+        self._media: tuple[Media, ...] = ()
+        self._media_sender = MediaSender(hooks, stream, self._pacer, directory=media_directory,
+                                         measure=self._measure, max_retries=self.policy.max_retries,
+                                         max_rate_limits=self.policy.max_rate_limits,
+                                         label=f"{platform.name}/{stream.chat_id}", observer=self._observer)
         self._interrupted = False
         self._task: asyncio.Task[DeliveryReport] | None = None
 
@@ -170,12 +182,17 @@ class StreamSession:
 
     # ------------------------------------------------------------------ ending
 
-    async def finish(self, final: str | None = None) -> DeliveryReport:
-        """Deliver the final reply (``final`` is post-processed; default: what was fed)."""
+    async def finish(self, final: str | None = None, media: Sequence[Media] = ()) -> DeliveryReport:
+        """Deliver the final reply (``final`` is post-processed; default: what was fed), then its ``media``.
+
+        Media is sent after the text (:mod:`.media`); what the platform cannot
+        attach is one line of text at the end of the reply instead.
+        """
         if self._task is None:
             self.start()
         if not self._pacer.ending:
             self._final = final
+            self._media = tuple(media)
             self._pacer.ending = True
             self._observer.finishing()
             self._pacer.wake()
@@ -227,6 +244,10 @@ class StreamSession:
             self._report.interrupted = self._interrupted
             self._report.calls = pacer.calls
             self._report.rate_limited = pacer.rate_limited_count
+            entries = self._media_sender.entries
+            self._report.media = self._media_sender.refs
+            self._report.media_notes = [e.note for e in entries if e.note]
+            self._report.media_uncertain = sum(e.state == "uncertain" for e in entries)
             self._observer.ended(self._report)
         return self._report
 
@@ -328,6 +349,8 @@ class StreamSession:
 
     async def _deliver_final(self, deadline: float) -> None:
         doc = self._final_document()
+        media = await self._media_sender.plan(self._media if not self._interrupted else ())
+        doc = with_lines(doc, media.lines)  # what cannot be attached is shown as text, once, with the reply
         self._report.text = doc
         plan = self._ledger.plan_final(doc, self.text, self._limit, self._measure, reset=self._draft.was_reset,
                                        interrupted=self._interrupted, min_end=self._append_min_end(doc))
@@ -341,6 +364,7 @@ class StreamSession:
         finally:  # the ledger lists the messages as they now stand on screen, in order
             self._ledger.entries = [entry for entry, _ in finisher.done + finisher.todo]
             self._report.stuck = [ref for ref in finisher.stuck if ref is not None]
+        await self._media_sender.send(media, deadline=deadline)  # after the text, each item once
 
     def _append_min_end(self, doc: str) -> int | None:
         """Append-only: the live message keeps at least what it shows, when that is still the reply's text."""

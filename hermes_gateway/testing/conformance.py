@@ -6,7 +6,11 @@ message comes back as a ``MessageRef`` that edits work on, an edit to
 identical text is success, a 429 becomes ``RateLimited``, a reply streamed
 through the real core ends up on the screen exactly, every message's last
 call is ``on_stream_end`` and shows its text, and no message keeps a cursor
-when an edit fails.
+when an edit fails. A plugin that sends media (``on_media``, with
+``Platform(media=MediaLimits(...))``) also promises: an attachment arrives
+once, after the text, with its bytes intact, also when the upload first
+meets a 429 or times out after landing; and an item over its declared
+limit is never uploaded but shown as one line.
 Describe how to reach your plugin and read its screen in a
 :class:`Harness`, then run every check from your own tests::
 
@@ -24,14 +28,18 @@ A check that does not apply (no edits, no way to inject a 429) raises
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from typing import Any, Awaitable, Callable
 
+from ..config import Config, MediaConfig
 from ..delivery import Delivery
 from ..delivery.final import MOVED
 from ..delivery.hooks import PlatformHooks
 from ..delivery.measure import measure_for
 from ..delivery.split import reassemble
 from ..errors import RateLimited
+from ..media import Media
 from ..platform import MessageRef, Stream, StreamSettings
 from ..plugins import implemented_hooks, missing_stream_hook, make_plugins
 
@@ -50,9 +58,16 @@ class Harness:
     chat, top to bottom, as your emulator recorded them.
     ``inject_rate_limit`` makes the next call into the chat answer 429;
     ``inject_edit_failure`` makes the next edit fail for good. The checks
-    use the chats ``chat_id`` plus ``""``, ``-edit``, ``-long``, ``-same``
-    and ``-429``: an emulator that needs its channels created up front
-    creates those.
+    use the chats ``chat_id`` plus ``""``, ``-edit``, ``-long``, ``-same``,
+    ``-429`` and ``-media``: an emulator that needs its channels created up
+    front creates those.
+
+    For a plugin that sends media: ``attachments(chat_id)`` returns what
+    the emulator received as attachments in that chat, in order, as
+    ``(filename, bytes)`` pairs (required when the platform declares
+    ``media``); ``inject_upload_timeout(chat_id, landed)`` makes the next
+    upload into the chat time out, after taking effect when ``landed``
+    (optional). ``inject_rate_limit`` is reused for uploads.
     """
 
     plugin: Any = None
@@ -66,6 +81,10 @@ class Harness:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+        media_dir = getattr(self, "_media_dir", None)
+        if media_dir is not None:
+            shutil.rmtree(media_dir, ignore_errors=True)
+            self._media_dir = None
 
     async def start(self) -> None:
         """Start your emulator and point the plugin at it."""
@@ -83,13 +102,27 @@ class Harness:
         """Optional: make the next edit in the chat fail for good (``DeliveryError(retryable=False)``)."""
         raise NotApplicable("this harness cannot make an edit fail")
 
+    def attachments(self, chat_id: str) -> list[tuple[str, bytes]]:
+        """The attachments the emulator received in the chat, in order: ``(filename, bytes)``."""
+        raise NotImplementedError
+
+    async def inject_upload_timeout(self, chat_id: str, landed: bool) -> None:
+        """Optional: the next upload into the chat times out (having taken effect when ``landed``)."""
+        raise NotApplicable("this harness cannot make an upload time out")
+
     # -- helpers the checks use ---------------------------------------------------------------
 
     def delivery(self) -> Delivery:
         plugins = make_plugins(builtins=(), load_entry_points=False, extra=[self.plugin])
         if plugins.problems:
             raise AssertionError(f"the plugin does not load: {plugins.problems[0]}")
-        return Delivery(plugins)
+        return Delivery(plugins, Config(media=MediaConfig(directory=self.media_directory())))
+
+    def media_directory(self) -> str:
+        """A media directory of this harness's own (removed when it stops)."""
+        if getattr(self, "_media_dir", None) is None:
+            self._media_dir = tempfile.mkdtemp(prefix="hermes-conformance-media-")
+        return self._media_dir
 
     async def stream_reply(self, text: str, chat_id: str | None = None, pieces: int = 40,
                            delivery: Delivery | None = None, before_finish: Any = None) -> Any:
@@ -247,6 +280,92 @@ async def check_no_cursor_stays_when_an_edit_fails(h: Harness) -> None:
     assert same_text([t for t in screen if t != MOVED], reply), screen
 
 
+# -- media: only for a plugin whose platform declares media (and so implements on_media) ---------------------
+
+#: A tiny valid PNG: the bytes every media check sends and expects back intact.
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+                    "0000000b49444154789c6360000200000500017a5eab3f0000000049454e44ae426082")
+
+
+def _media_platform(h: Harness, delivery: Delivery) -> Any:
+    platform = delivery.hooks(h.platform).platform
+    if platform.media is None:
+        raise NotApplicable("the platform declares no media")
+    try:
+        h.attachments(h.chat_id + "-media")
+    except NotImplementedError:
+        raise AssertionError("the platform declares media: the harness must implement attachments(chat_id), "
+                             "what the emulator received") from None
+    return platform
+
+
+def _item(platform: Any) -> Media:
+    kind = "image" if "image" in platform.media.kinds else "document"
+    return Media(data=PNG, mime="image/png", filename="conformance.png", caption="A picture",
+                 kind=kind)  # type: ignore[arg-type]
+
+
+async def _send_media(h: Harness, delivery: Delivery, text: str, media: list[Media]) -> Any:
+    session = delivery.session(h.platform, h.chat_id + "-media", settings=h.settings)
+    return await session.finish(text, media)
+
+
+async def check_an_attachment_arrives_once_after_the_text(h: Harness) -> None:
+    """A tool's image reaches the chat as an attachment, bytes intact, once, after the reply's text."""
+    delivery = h.delivery()
+    platform = _media_platform(h, delivery)
+    report = await _send_media(h, delivery, "Here is the picture.", [_item(platform)])
+    chat = h.chat_id + "-media"
+    assert report.delivered, report.error
+    assert h.attachments(chat) == [("conformance.png", PNG)], h.attachments(chat)
+    assert len(report.media) == 1 and report.media_notes == [], report
+    assert any("Here is the picture." in text for text in h.screen(chat)), h.screen(chat)
+
+
+async def check_an_upload_after_a_429_is_sent_once(h: Harness) -> None:
+    """An upload answered with 429 raises RateLimited; the core waits, and the item arrives exactly once."""
+    delivery = h.delivery()
+    platform = _media_platform(h, delivery)
+    chat = h.chat_id + "-media"
+    await h.inject_rate_limit(chat, 1)
+    report = await _send_media(h, delivery, "", [_item(platform)])  # no text: the upload is the first call
+    assert report.delivered, report.error
+    assert report.rate_limited >= 1, "the 429 did not reach the core as RateLimited"
+    assert h.attachments(chat) == [("conformance.png", PNG)], h.attachments(chat)
+
+
+async def check_an_upload_that_may_have_landed_is_not_repeated(h: Harness) -> None:
+    """A timeout after the upload took effect raises DeliveryError(maybe_delivered=True): no second copy."""
+    delivery = h.delivery()
+    platform = _media_platform(h, delivery)
+    chat = h.chat_id + "-media"
+    await h.inject_upload_timeout(chat, landed=True)
+    report = await _send_media(h, delivery, "", [_item(platform)])
+    assert h.attachments(chat) == [("conformance.png", PNG)], h.attachments(chat)
+    assert report.media_uncertain == 1, "the timeout did not reach the core as maybe_delivered"
+
+
+async def check_an_item_over_the_limit_is_a_line_not_an_upload(h: Harness) -> None:
+    """An item over every limit the platform declares is never uploaded; the person sees one line instead."""
+    delivery = h.delivery()
+    platform = _media_platform(h, delivery)
+    limits = platform.media
+    declared = [limits.limit_for(kind) for kind in limits.kinds]
+    if not declared or None in declared:
+        raise NotApplicable("the platform declares no size limit for some kind it sends")
+    kind = sorted(limits.kinds)[0]
+    suffix = {"image": "png", "video": "mp4", "audio": "mp3", "document": "pdf"}[kind]
+    big = f"{h.media_directory()}/big.{suffix}"
+    with open(big, "wb") as out:
+        out.truncate(max(declared) + 1)  # sparse: one byte over the largest limit, nothing written
+    report = await _send_media(h, delivery, "Too big:", [Media(path=big)])
+    chat = h.chat_id + "-media"
+    assert report.delivered, report.error
+    assert h.attachments(chat) == [], h.attachments(chat)
+    line = f"📎 big.{suffix} (too large for {platform.name})"
+    assert any(line in text for text in h.screen(chat)), h.screen(chat)
+
+
 CHECKS: tuple[Check, ...] = (
     check_the_plugin_implements_the_stream_hooks_it_needs,
     check_a_streamed_reply_lands_exactly,
@@ -256,6 +375,10 @@ CHECKS: tuple[Check, ...] = (
     check_a_429_becomes_rate_limited,
     check_every_message_ends_with_on_stream_end,
     check_no_cursor_stays_when_an_edit_fails,
+    check_an_attachment_arrives_once_after_the_text,
+    check_an_upload_after_a_429_is_sent_once,
+    check_an_upload_that_may_have_landed_is_not_repeated,
+    check_an_item_over_the_limit_is_a_line_not_an_upload,
 )
 
 

@@ -8,6 +8,11 @@ platforms fail. Tests then assert on :attr:`ReferenceChat.screen`, the
 messages a person would see, in order, and on :attr:`ReferenceChat.calls`,
 which hook made each call (``on_stream_end`` must be every message's last).
 
+``media=MediaLimits(...)`` lets it take attachments (``on_media``): an
+attachment shows on the screen as ``[image: qr.png] caption`` after the
+reply's text, its bytes in :attr:`ScreenMessage.media`; sending a kind it
+did not declare, a file over its limit or a caption too long is a violation.
+
 ``append_only=True`` models a platform whose streaming can only append
 (Slack's ``chat.appendStream``): an ``on_delta`` whose text does not extend
 what the message shows is a violation; an ``on_stream_end`` that does not
@@ -29,13 +34,14 @@ from typing import Any, Callable, Literal, Mapping
 
 from ..errors import DeliveryError, RateLimited
 from ..hookspecs import hookimpl
+from ..media import Media, MediaLimits
 from ..platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
 from ..delivery.budget import ChatBudget
 from ..delivery.measure import measure_for
 
-CallKind = Literal["typing", "send", "edit"]
-Hook = Literal["on_stream_start", "on_delta", "on_stream_end"]
-FaultTarget = Literal["any", "send", "edit", "typing"]
+CallKind = Literal["typing", "send", "edit", "upload"]
+Hook = Literal["on_stream_start", "on_delta", "on_stream_end", "on_media"]
+FaultTarget = Literal["any", "send", "edit", "typing", "upload"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,23 @@ class ScreenMessage:
     id: str
     text: str
     history: list[str] = field(default_factory=list)
+    media: "SentMedia | None" = None  # an attachment: what the person received
+
+
+@dataclass(frozen=True)
+class SentMedia:
+    """An attachment as the person received it: its kind, name, caption and bytes."""
+
+    kind: str
+    filename: str
+    caption: str
+    data: bytes
+    mime: str
+
+    @property
+    def label(self) -> str:
+        """How the screen shows it: ``[image: qr.png] caption``."""
+        return f"[{self.kind}: {self.filename}]" + (f" {self.caption}" if self.caption else "")
 
 
 @dataclass(frozen=True)
@@ -154,12 +177,12 @@ class ReferencePlatform:
                  length_unit: LengthUnit = "chars", edit_interval: float = 0.0,
                  budgets: Mapping[str, RateBudget] | None = None,
                  enforce: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = None,
-                 supports_edit: bool = True, append_only: bool = False,
+                 supports_edit: bool = True, append_only: bool = False, media: MediaLimits | None = None,
                  on_call: Callable[["ReferenceChat", Call], None] | None = None) -> None:
         self.platform = Platform(
             name=name, max_message_length=max_message_length, length_unit=length_unit,
             edit_interval=edit_interval, budgets=dict(budgets or {"default": RateBudget(rate=1.0, burst=1)}),
-            bot_budget=bot_budget, append_only=append_only,
+            bot_budget=bot_budget, append_only=append_only, media=media,
             description="in-memory reference platform (hermes_gateway.testing)",
             start=self._start, stop=self._stop,
         )
@@ -228,7 +251,49 @@ class ReferencePlatform:
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         return self._show(stream, message, text, "on_stream_end")
 
+    @hookimpl
+    async def on_media(self, stream: Stream, media: Media) -> MessageRef:
+        return self._upload(stream, media)
+
     # ---------------------------------------------------------------- behaviour
+
+    def _upload(self, stream: Stream, media: Media) -> MessageRef:
+        """An attachment: checked against what the platform declared, then shown as a message of its own."""
+        label = f"[{media.kind}: {media.filename}]"
+        chat = self._admit(stream, "upload", None, label, "on_media",
+                           landed=lambda chat: self._attach(chat, stream, media))  # a timeout that landed
+        return self._attach(chat, stream, media, log=True)
+
+    def _attach(self, chat: ReferenceChat, stream: Stream, media: Media, log: bool = False) -> MessageRef:
+        label = f"[{media.kind}: {media.filename}]"
+        limits = self.platform.media
+        problem = None
+        if limits is None:
+            problem = "an attachment on a platform that declared no media"
+        elif media.kind not in limits.kinds:
+            problem = f"a {media.kind} on a platform that sends {', '.join(sorted(limits.kinds))}"
+        elif media.url is not None and not limits.urls:
+            problem = "a link to fetch on a platform that takes uploads only"
+        elif self._measure(media.caption) > limits.caption_length:
+            problem = f"a caption of {self._measure(media.caption)} units over {limits.caption_length}"
+        data = b""
+        if problem is None and media.path is not None:
+            data = media.read()
+            limit = limits.limit_for(media.kind) if limits is not None else None
+            if limit is not None and len(data) > limit:
+                problem = f"a {media.kind} of {len(data)} bytes over {limit}"
+        if problem is not None:
+            chat.violations.append(problem)
+            if log:
+                self._log(chat, "upload", None, label, "error")
+            raise DeliveryError(f"Bad Request: {problem}", retryable=False)
+        sent = SentMedia(media.kind, media.filename, media.caption, data, media.mime)
+        self._next_id += 1
+        shown = ScreenMessage(str(self._next_id), sent.label, [sent.label], media=sent)
+        chat.messages.append(shown)
+        if log:
+            self._log(chat, "upload", shown.id, sent.label, "ok")
+        return MessageRef(chat.chat_id, shown.id, stream.thread_id)
 
     def _show(self, stream: Stream, message: MessageRef | None, text: str, hook: Hook) -> MessageRef:
         kind: CallKind = "send" if message is None else "edit"
@@ -271,7 +336,7 @@ class ReferencePlatform:
         return message
 
     def _admit(self, stream: Stream, kind: CallKind, message: MessageRef | None, text: str,
-               hook: Hook) -> ReferenceChat:
+               hook: Hook, landed: Callable[[ReferenceChat], Any] | None = None) -> ReferenceChat:
         """Enforce the rate budget and the fault plan before any effect; raise like a real platform."""
         self._hook = hook
         chat = self.chat(stream.chat_id)
@@ -328,7 +393,9 @@ class ReferencePlatform:
             chat.deleted.add(message_id or "")
             self._log(chat, kind, message_id, text, "error")
             raise DeliveryError("Bad Request: message to edit not found", retryable=False)
-        if fault.landed and kind != "typing":
+        if fault.landed and kind == "upload" and landed is not None:
+            landed(chat)
+        elif fault.landed and kind != "typing":
             self._apply_silently(chat, stream, message, text)
         self._log(chat, kind, message_id, text, "timeout_landed" if fault.landed and kind != "typing" else "timeout")
         raise DeliveryError("timed out", retryable=True, maybe_delivered=True)

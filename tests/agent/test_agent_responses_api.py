@@ -81,7 +81,7 @@ async def test_scripted_function_call_is_reassembled_and_results_go_back_as_inpu
     assert usage[0] == UsageReport(9, 5, 14) and usage[1].estimated  # the second answer had no usage
     first, second = fake.requests[0], fake.requests[1]
     assert first.path == "/v1/responses" and first.body["stream"] is True
-    assert {t["name"] for t in first.body["tools"]} == {"calculate", "current_time"}
+    assert {t["name"] for t in first.body["tools"]} == {"calculate", "current_time", "qr_code"}
     assert second.body["input"][-2:] == [
         {"type": "function_call", "call_id": "call_9", "name": "calculate", "arguments": args},
         {"type": "function_call_output", "call_id": "call_9", "output": "42"}]

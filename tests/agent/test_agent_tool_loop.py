@@ -40,7 +40,7 @@ async def test_unknown_tool_and_bad_arguments_are_reported_to_the_model() -> Non
     agent = AIAgent.from_config(model_config())  # built-in tools
     events = await turn(agent, "tool: teleport {}")
     assert finished(events).summary == ("Error: unknown tool 'teleport'. Available tools: calculate, "
-                                        "current_time.")
+                                        "current_time, qr_code.")
     events = await turn(agent, "tool: calculate {\"expression\": ")
     assert finished(events).summary.startswith("Error: the arguments for calculate are not valid JSON")
     events = await turn(agent, "tool: calculate [1, 2]")
@@ -162,7 +162,7 @@ async def test_a_result_that_cannot_become_text_is_a_tool_error() -> None:
 async def test_a_bug_inside_the_agent_still_ends_the_turn_with_a_readable_error(monkeypatch) -> None:
     import hermes_gateway.agent.core as core
 
-    async def crash(tools, call, timeout=None):  # stands in for a bug: nothing real can make run_tool itself fail
+    async def crash(tools, call, timeout=None, media_directory=None):  # stands in for a bug: nothing real can make run_tool itself fail
         raise KeyError("bug")
 
     monkeypatch.setattr(core, "run_tool", crash)

@@ -35,3 +35,22 @@ def test_current_time_in_a_zone() -> None:
     assert current_time("Asia/Kolkata").endswith("+05:30")
     with pytest.raises(ValueError, match="unknown time zone"):
         current_time("Mars/Olympus")
+
+
+def test_qr_code_is_a_png_image_for_the_person() -> None:
+    from hermes_gateway.builtin.tools import qr_code
+
+    result = qr_code("https://example.com")
+    (item,) = result.media
+    assert result.text == "A QR code for 19 characters of text."
+    assert (item.kind, item.filename, item.caption) == ("image", "qr.png", "https://example.com")
+    assert item.data.startswith(b"\x89PNG\r\n\x1a\n") and len(item.data) > 100
+    assert qr_code("a").media[0].data != item.data  # it encodes the text
+
+
+@pytest.mark.parametrize("text", ["", "x" * 1001, 5])
+def test_qr_code_refuses_empty_or_huge_text(text) -> None:
+    from hermes_gateway.builtin.tools import qr_code
+
+    with pytest.raises(ValueError):
+        qr_code(text)

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway import RateBudget, hookimpl
+from hermes_gateway import DeliveryError, MediaLimits, RateBudget, hookimpl
 from hermes_gateway.testing import Fault, ReferencePlatform
-from hermes_gateway.testing.conformance import (CHECKS, Harness, check_an_identical_edit_is_success,
+from hermes_gateway.testing.conformance import (CHECKS, Harness, check_an_attachment_arrives_once_after_the_text,
+                                                check_an_identical_edit_is_success,
+                                                check_an_upload_that_may_have_landed_is_not_repeated,
                                                 check_every_message_ends_with_on_stream_end,
                                                 check_the_plugin_implements_the_stream_hooks_it_needs, run_check)
 
@@ -33,6 +35,12 @@ class ReferenceHarness(Harness):
     async def inject_edit_failure(self, chat_id):
         self.plugin.chat(chat_id).fail_next(Fault.error(retryable=False, on="edit"))
 
+    def attachments(self, chat_id):
+        return [(m.media.filename, m.media.data) for m in self.plugin.chat(chat_id).messages if m.media]
+
+    async def inject_upload_timeout(self, chat_id, landed):
+        self.plugin.chat(chat_id).fail_next(Fault.timeout(landed=landed, on="upload"))
+
 
 class NotebookHarness(Harness):
     plugin = hermes_notebook
@@ -49,6 +57,37 @@ class NotebookHarness(Harness):
 async def test_the_reference_platform_conforms(check):
     async with ReferenceHarness() as harness:
         await run_check(check, harness)
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+async def test_a_platform_that_sends_media_conforms(check):
+    limits = MediaLimits(kinds={"image", "document"}, max_bytes={"image": 5_000_000, "document": 20_000_000})
+    async with ReferenceHarness(media=limits) as harness:
+        await run_check(check, harness)
+
+
+async def test_a_plugin_that_uploads_twice_fails_the_suite():
+    class Stutter(ReferencePlatform):
+        @hookimpl
+        async def on_media(self, stream, media):  # retries by itself after a timeout: the person gets two
+            try:
+                return self._upload(stream, media)
+            except DeliveryError:
+                return self._upload(stream, media)
+
+    harness = ReferenceHarness()
+    harness.plugin = Stutter(budgets={"default": RateBudget(rate=100, burst=10)}, media=MediaLimits())
+    with pytest.raises(AssertionError, match="conformance.png"):
+        await run_check(check_an_upload_that_may_have_landed_is_not_repeated, harness)
+
+
+async def test_a_media_plugin_whose_harness_cannot_show_attachments_fails_the_suite():
+    class Blind(ReferenceHarness):
+        attachments = Harness.attachments
+
+    with pytest.raises(AssertionError, match="must implement attachments"):
+        async with Blind(media=MediaLimits()) as harness:
+            await run_check(check_an_attachment_arrives_once_after_the_text, harness)
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
