@@ -11,15 +11,23 @@ Why these choices:
 * **psycopg 3, async, with ``psycopg_pool.AsyncConnectionPool``**: the
   event loop never waits on the database, and a pool of a few connections
   lets the turns of different chats overlap. Connections are in autocommit
-  mode; every operation that writes (or reads twice) runs in one explicit
-  transaction, rolled back on any error or cancellation, so a turn is whole
-  or absent, never half-stored.
+  mode; every operation that writes runs in one explicit transaction,
+  rolled back on any error or cancellation, so a turn is whole or absent,
+  never half-stored. A turn is recorded in one round trip (its statements
+  go as one pipeline); a pooled connection idle for 2 s is checked before
+  use, so one left over from before a server restart is never handed out.
 * **Concurrent writers on one chat** (two replicas, or two tasks): the
   chat's current conversation is created with ``INSERT ... ON CONFLICT DO
   NOTHING`` against a partial unique index (one current conversation per
   chat), then locked with ``SELECT ... FOR UPDATE``, so appends to it are
   serialised and message numbers never collide; a ``/new`` committed in
-  between is seen and the turn goes to the fresh conversation.
+  between is seen and the turn is retried into the fresh conversation.
+* **A database that goes away**: the operation that meets it fails; the
+  next ones first try one direct connection, so they fail in milliseconds
+  with libpq's reason ("Connection refused") instead of waiting out the
+  pool, and the first that succeeds replaces the pool, so the store is
+  back the moment the database is. The pool's own reconnect warnings are
+  left out of the log (the gateway logs the outage once a minute).
 * **The schema** is created, or migrated, at open, inside one transaction
   that holds ``pg_advisory_xact_lock``: replicas starting together wait for
   each other and exactly one creates it; the others find it done. A
