@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from hermes_gateway.cli.main import build_parser
-from hermes_gateway.config import TOP_LEVEL_KEYS, parse_config
+from hermes_gateway.config import parse_config
 from hermes_gateway.config_check import check_names
 from hermes_gateway.errors import ConfigError
 from hermes_gateway.plugins import installed_plugins
