@@ -20,8 +20,9 @@ depends on:
 An accepted upload becomes a message of its own on the chat's screen,
 ``[photo: qr.png] caption``, after the messages before it; the bytes and
 the file name are kept (:attr:`EmulatedChat.uploads`). Flood control and
-injected errors apply as for any call; :meth:`UploadRules.stall` makes the
-next upload answer too late (after taking effect, or not).
+injected errors apply as for any call; :meth:`UploadRules.rate_limit_next`
+makes the next upload (only) answer 429, :meth:`UploadRules.stall` makes it
+answer too late (after taking effect, or not).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import struct
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +97,8 @@ class UploadRules:
         self.max_photo_bytes = max_photo_bytes
         #: chat id -> the next uploads' stalls: (seconds to answer late, whether it took effect first)
         self.stalls: dict[str, list[tuple[float, bool]]] = {}
+        #: chat id -> retry_after of the 429s the next uploads answer (text calls are not affected)
+        self.flood: dict[str, list[int]] = {}
 
     def stall(self, chat_id: int | str, seconds: float, *, landed: bool) -> None:
         """The next upload into the chat answers ``seconds`` late: a client with a shorter timeout gives up.
@@ -103,12 +107,21 @@ class UploadRules:
         """
         self.stalls.setdefault(str(chat_id), []).append((seconds, landed))
 
+    def rate_limit_next(self, chat_id: int | str, retry_after: int) -> None:
+        """The next upload into the chat (not a text call) answers 429 "retry after N"."""
+        self.flood.setdefault(str(chat_id), []).append(retry_after)
+
     async def handle(self, method: str, params: dict[str, Any], files: list[UploadedFile]) -> Any:
         """One upload call, after the token and the body were read; raises ``ApiError`` as Telegram answers."""
         from .emulator import ApiError, utf16_units
 
         name, field_name, kind = UPLOAD_METHODS[method.lower()]
         chat = self.api._admit(name, params)
+        flood = self.flood.get(chat.chat_id, [])
+        if flood:
+            wait = flood.pop(0)
+            self.api._refuse(chat, name, params, ApiError(429, f"Too Many Requests: retry after {wait}",
+                                                          {"retry_after": wait}), time.monotonic())
         stall = self.stalls.get(chat.chat_id, [])
         seconds, landed = stall.pop(0) if stall else (0.0, True)
         if seconds and not landed:
