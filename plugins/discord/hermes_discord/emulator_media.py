@@ -19,8 +19,9 @@ An accepted upload is a message of its own on the channel's screen,
 ``[image: qr.png] caption`` (the kind as Discord previews it, by the file
 name's extension; ``file`` when it only offers a download), with its bytes
 and file name kept (:attr:`EmulatedChannel.uploads`). Buckets, 429s and
-injected errors apply as to any message call; :meth:`UploadRules.stall`
-makes the next upload answer late (having taken effect, or not).
+injected errors apply as to any message call; :meth:`UploadRules.rate_limit_next`
+makes the next upload (only) answer 429, :meth:`UploadRules.stall` makes it
+answer late (having taken effect, or not).
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ class UploadRules:
         self.upload_limit = upload_limit
         #: channel id -> the next uploads' stalls: (seconds to answer late, whether it took effect first)
         self.stalls: dict[str, list[tuple[float, bool]]] = {}
+        #: channel id -> retry_after of the 429s the next uploads answer (text calls are not affected)
+        self.flood: dict[str, list[float]] = {}
+
+    def rate_limit_next(self, channel_id: str | int, retry_after: float) -> None:
+        """The next upload into the channel (not a text call) answers 429 with this ``retry_after``."""
+        self.flood.setdefault(str(channel_id), []).append(retry_after)
 
     def stall(self, channel_id: str | int, seconds: float, *, landed: bool) -> None:
         """The next upload into the channel answers ``seconds`` late (after taking effect when ``landed``)."""
@@ -74,6 +81,10 @@ class UploadRules:
             raise ApiError(413, 40005, "Request entity too large")
         params, files, problem = await self._read(request)
         now = time.monotonic()
+        flood = self.flood.get(channel.id, [])
+        if flood:  # through _admit, which keeps the 429's window (a call inside it is a violation)
+            channel.scheduled_errors[len(channel.calls)] = ApiError(
+                429, 0, "You are being rate limited.", {"retry_after": float(flood.pop(0)), "global": False})
         headers = self.api._admit(channel, "upload", MESSAGES_BUCKET, params, now)
         if channel.denied:
             self.api._log(channel, "upload", params, "Missing Permissions")
@@ -128,7 +139,7 @@ class UploadRules:
         files: dict[int, tuple[str, bytes]] = {}
         problem = ""
         for key, value in form.items():
-            if key == "payload_json" and isinstance(value, str):
+            if key == "payload_json" and isinstance(value, (str, bytes, bytearray)):  # text/plain or JSON part
                 try:
                     params = json.loads(value)
                 except ValueError:
