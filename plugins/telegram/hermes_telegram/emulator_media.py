@@ -11,9 +11,11 @@ depends on:
 * a request body over 50 MB never reaches the Bot API: nginx answers
   ``413 Request Entity Too Large`` with an HTML page (python-telegram-bot
   then raises ``NetworkError``, not ``BadRequest``);
-* a photo over 10 MB, or whose width + height exceed 10000 or whose sides'
-  ratio exceeds 20, is refused (``PHOTO_INVALID_DIMENSIONS``); a photo
-  that is not an image is ``IMAGE_PROCESS_FAILED``;
+* a photo whose width + height exceed 10000 or whose sides' ratio exceeds
+  20 is refused (``PHOTO_INVALID_DIMENSIONS``), one over 10 MB too
+  (``PHOTO_SAVE_FILE_INVALID``, the client API's answer; what the Bot API
+  says is unverified), and a photo that is not an image is
+  ``IMAGE_PROCESS_FAILED``;
 * ``caption`` is at most 1024 UTF-16 units after trimming ("message
   caption is too long"); an empty file is refused.
 
@@ -163,7 +165,7 @@ class UploadRules:
 
         if len(data) > self.max_photo_bytes:
             chat.violations.append(f"{name} of {len(data)} bytes (photos: {self.max_photo_bytes} at most)")
-            self._refuse(chat, name, params, ApiError(400, "Bad Request: PHOTO_INVALID_DIMENSIONS"))
+            self._refuse(chat, name, params, ApiError(400, "Bad Request: PHOTO_SAVE_FILE_INVALID"))
         size = image_size(data)
         if size is None:
             self._refuse(chat, name, params, ApiError(400, "Bad Request: IMAGE_PROCESS_FAILED"))

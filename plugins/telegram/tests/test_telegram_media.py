@@ -248,3 +248,23 @@ def test_the_method_follows_what_telegram_plays():
     assert method_for(Media(data=b"x", filename="a.mov")) == "sendDocument"
     assert method_for(Media(data=b"x", filename="a.m4a")) in ("sendAudio",)
     assert method_for(Media(data=b"x", filename="a.ogg")) == "sendDocument"
+
+
+def test_a_timeout_while_writing_the_upload_did_not_land_but_one_while_waiting_may_have():
+    import httpx
+    from telegram import error as tg
+
+    from hermes_telegram.errors import translate
+    from hermes_telegram.media import _upload_error
+
+    writing = tg.TimedOut()
+    writing.__cause__ = httpx.WriteTimeout("timed out")
+    error = _upload_error(writing, "sendDocument")
+    assert error is not None and error.retryable and not error.maybe_delivered
+    waiting = tg.TimedOut()
+    waiting.__cause__ = httpx.ReadTimeout("timed out")
+    assert _upload_error(waiting, "sendDocument") is None, "the usual translation applies"
+    assert translate(waiting, "sendDocument").maybe_delivered
+    too_large = tg.NetworkError("Request Entity Too Large (413). Parsing the server response b'<html>' failed")
+    assert not _upload_error(too_large, "sendDocument").retryable
+    assert _upload_error(tg.NetworkError("Bad Gateway"), "sendDocument") is None, "a 502 stays retryable"
