@@ -42,6 +42,9 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from hermes_gateway.testing import ScreenMessage, serve_locally
+from hermes_gateway.testing.reference import SentMedia
+
+from .emulator_media import MAX_REQUEST_BYTES, UploadRules
 
 MAX_CONTENT = 2000
 BUCKET_LIMIT = 5
@@ -116,6 +119,7 @@ class EmulatedChannel:
     denied: bool = False
     delays: list[float] = field(default_factory=list)          # answer the next calls this much later
     emptied: int = 0          # answers that said X-RateLimit-Remaining: 0 (the next call would be a 429)
+    uploads: list[SentMedia] = field(default_factory=list)     # every accepted attachment, in order
 
     @property
     def screen(self) -> list[str]:
@@ -168,6 +172,8 @@ class DiscordEmulator:
         self._identified = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        #: Messages with files (:mod:`.emulator_media`): the upload limit, stalls.
+        self.uploads = UploadRules(self)
         self.general = self.text_channel("general")
 
     # ------------------------------------------------------------------ lifecycle
@@ -180,7 +186,7 @@ class DiscordEmulator:
         await self.stop()
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_get("/ws", self._websocket)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
         self._runner = await serve_locally(app, shutdown_timeout=0.5)
@@ -376,6 +382,8 @@ class DiscordEmulator:
         else:
             raise ApiError(404, 0, "404: Not Found")
         params: dict[str, Any] = {}
+        if kind == "create" and request.content_type == "multipart/form-data":
+            return await self.uploads.handle(request, channel)
         if kind != "typing":
             if request.headers.get("Content-Type") != "application/json":
                 channel.violations.append(f"{kind} with Content-Type {request.headers.get('Content-Type')!r}")
@@ -463,11 +471,14 @@ class DiscordEmulator:
             self._log(channel, kind, params, "Invalid Form Body")
             raise ApiError(400, 50035, "Invalid Form Body", {"errors": {"content": {"_errors": [{
                 "code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}]}}})
+        self._check_mentions(channel, kind, params)
+        return content.strip()  # Discord drops leading and trailing whitespace
+
+    def _check_mentions(self, channel: EmulatedChannel, kind: str, params: dict[str, Any]) -> None:
         mentions = params.get("allowed_mentions")
         if not isinstance(mentions, dict) or mentions.get("parse") != [] or mentions.get("users") \
                 or mentions.get("roles") or mentions.get("replied_user"):
             channel.violations.append(f"{kind} without allowed_mentions none: {mentions!r}")
-        return content.strip()  # Discord drops leading and trailing whitespace
 
     def _create(self, channel: EmulatedChannel, params: dict[str, Any]) -> dict[str, Any]:
         content = self._check_content(channel, "create", params)

@@ -21,8 +21,9 @@ from dataclasses import replace
 from typing import Any, Awaitable, Callable, Mapping
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import ConfigError, DeliveryError, Media, MessageRef, Platform, RateBudget, Stream
 
+from . import media as attachments
 from .errors import PermanentFailure, rate_limited, translate
 from .ratelimit import RestWatch
 from .receiving import ATTACHMENTS_ONLY_REPLY, NAME, target_channel, to_incoming
@@ -53,10 +54,13 @@ class DiscordPlugin:
     def __init__(self, token: str | None = None, *, api_base_url: str | None = None, gateway_url: str | None = None,
                  budgets: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = BOT_BUDGET,
                  edit_interval: float = EDIT_INTERVAL, guild_ready_timeout: float = 2.0,
-                 ready_timeout: float = 30.0, call_timeout: float = CALL_TIMEOUT) -> None:
+                 ready_timeout: float = 30.0, call_timeout: float = CALL_TIMEOUT,
+                 upload_timeout: float = attachments.UPLOAD_TIMEOUT,
+                 upload_limit: int = attachments.UPLOAD_LIMIT) -> None:
         """``token`` and the URLs as in config.yaml; ``budgets``/``edit_interval`` override Discord's
         limits (fast tests); ``guild_ready_timeout`` is discord.py's wait for servers before on_ready;
-        ``call_timeout`` bounds one REST call (aiohttp's own default is five minutes)."""
+        ``call_timeout`` bounds one REST call (aiohttp's own default is five minutes), ``upload_timeout``
+        one file upload; ``upload_limit`` is the largest file sent (10 MiB: servers without boosts)."""
         self.settings: DiscordSettings | None = None
         if token is not None:
             section: dict[str, Any] = {"token": token}
@@ -69,9 +73,11 @@ class DiscordPlugin:
             name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=edit_interval,
             budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
             description="Discord (discord.py)", start=self.start_receiving, stop=self.stop_receiving,
+            media=attachments.limits(upload_limit),
         )
         self.guild_ready_timeout = guild_ready_timeout
         self.call_timeout = call_timeout
+        self.upload_timeout = upload_timeout
         self.ready_timeout = ready_timeout
         self.watch: RestWatch | None = None
         self._client: Any = None
@@ -247,6 +253,11 @@ class DiscordPlugin:
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         return await self._show(stream, message, text)
 
+    @hermes_gateway.hookimpl
+    async def on_media(self, stream: Stream, media: Media) -> MessageRef:
+        """A tool's file as a message with the file attached, after the reply's text (:mod:`.media`)."""
+        return await attachments.send(self, stream, media)
+
     async def _show(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         """Send ``text`` as a new message, or edit ``message`` to read ``text``; nobody is pinged."""
         none = _sdk().AllowedMentions.none()
@@ -261,8 +272,12 @@ class DiscordPlugin:
                          .edit(content=text, allowed_mentions=none))
         return message
 
-    async def _call(self, stream: Stream, route: str, what: str, request: Callable[[Any], Awaitable[Any]]) -> Any:
-        """One REST call into the stream's channel, refused up front while a 429's window lasts."""
+    async def _call(self, stream: Stream, route: str, what: str, request: Callable[[Any], Awaitable[Any]], *,
+                    timeout: float | None = None) -> Any:
+        """One REST call into the stream's channel, refused up front while a 429's window lasts.
+
+        ``timeout``: how long it may take (default ``call_timeout``; uploads take longer).
+        """
         refused = stream.state.get("refused")
         if refused is not None:
             raise refused  # missing permissions: this reply stops; Discord is not asked again
@@ -278,7 +293,8 @@ class DiscordPlugin:
         if wait > 0:
             raise rate_limited(wait, f"discord {what}: channel {channel_id} limited for {wait:.3f}s more", scope)
         try:
-            return await asyncio.wait_for(request(client.get_partial_messageable(channel_id)), self.call_timeout)
+            return await asyncio.wait_for(request(client.get_partial_messageable(channel_id)),
+                                          self.call_timeout if timeout is None else timeout)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -44,6 +44,14 @@ class DiscordHarness(Harness):
     async def inject_rate_limit(self, chat_id, retry_after):
         self.api.inject_rate_limit(chat_id, retry_after)
 
+    def attachments(self, chat_id):
+        return [(sent.filename, sent.data) for sent in self.api.channel(chat_id).uploads]
+
+    async def inject_upload_timeout(self, chat_id, landed):
+        """The upload answers later than the plugin waits for it."""
+        self.plugin.upload_timeout = 0.3
+        self.api.uploads.stall(chat_id, 1.0, landed=landed)
+
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 async def test_discord_conforms(check):

@@ -43,6 +43,9 @@ from aiohttp import web
 
 from hermes_gateway import RateBudget
 from hermes_gateway.testing import ScreenMessage, serve_locally
+from hermes_gateway.testing.reference import SentMedia
+
+from .emulator_media import MAX_UPLOAD_BYTES, TOO_LARGE_HTML, UPLOAD_METHODS, UploadRules, read_files
 
 MAX_TEXT_UNITS = 4096
 BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "Hermes", "username": "hermes_test_bot",
@@ -105,6 +108,7 @@ class EmulatedChat:
     refusal: ApiError | None = None     # every call answers this: blocked, chat not found, migrated
     drafts: dict[int, list[str]] = field(default_factory=dict)   # draft id -> every frame's text, in order
     draft: tuple[int, str, float] | None = None   # the draft on screen: (id, text, when); a real message ends it
+    uploads: list[SentMedia] = field(default_factory=list)   # every accepted attachment, in order
 
     @property
     def visible_draft(self) -> str | None:
@@ -175,6 +179,8 @@ class BotApiEmulator:
         self._webhook_task: asyncio.Task[None] | None = None
         self._webhook_wake = asyncio.Event()
         self._delivered: dict[int, dict[str, Any]] = {}
+        #: sendPhoto/sendDocument/sendVideo/sendAudio (:mod:`.emulator_media`): limits, stalls.
+        self.uploads = UploadRules(self)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -186,7 +192,7 @@ class BotApiEmulator:
         await self.stop()
 
     async def start(self) -> str:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_UPLOAD_BYTES + 1024 * 1024)  # multipart overhead
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         self._runner = await serve_locally(app, shutdown_timeout=0.5)
         self.port = self._runner.addresses[0][1]
@@ -332,12 +338,26 @@ class BotApiEmulator:
         if request.match_info["token"] != self.token:
             return _error(ApiError(401, "Unauthorized"))
         method = request.match_info["method"]
+        upload = method.lower() in UPLOAD_METHODS
+        if upload and (request.content_length or 0) > self.uploads.max_upload_bytes:
+            self.requests.append((method, {}))
+            self.request_times.append(time.monotonic())
+            return web.Response(status=413, text=TOO_LARGE_HTML, content_type="text/html")
         try:
             params = await _params(request)
+            files = await read_files(request) if upload else []
         except ValueError as exc:
             return _error(ApiError(400, f"Bad Request: {exc}"))
         self.requests.append((method, params))
         self.request_times.append(time.monotonic())
+        if upload:
+            if self._method_errors.get(method.lower()):
+                return _error(self._method_errors[method.lower()].pop(0))
+            try:
+                result = await self.uploads.handle(method, params, files)
+            except ApiError as exc:
+                return _error(exc)
+            return web.json_response({"ok": True, "result": result})
         handler = {
             "getme": self._get_me, "sendmessage": self._send_message, "editmessagetext": self._edit_message_text,
             "sendchataction": self._send_chat_action, "getupdates": self._get_updates,

@@ -19,9 +19,9 @@ import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, MessageRef, Platform, RateBudget, RateLimited, Stream
+from hermes_gateway import ConfigError, DeliveryError, Media, MessageRef, Platform, RateBudget, RateLimited, Stream
 
-from . import drafts
+from . import drafts, media as attachments
 from .errors import is_gone, is_not_modified, is_too_long, message_vanished, translate
 from .polling import Poller
 from .redaction import protect, scrub
@@ -68,8 +68,10 @@ class TelegramPlugin:
             name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=edit_interval,
             budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
             description="Telegram Bot API (python-telegram-bot)",
-            start=self.start_receiving, stop=self.stop_receiving,
+            start=self.start_receiving, stop=self.stop_receiving, media=attachments.LIMITS,
         )
+        #: Seconds one upload may take (on_media); tests shorten it to meet a timeout quickly.
+        self.upload_timeout = attachments.UPLOAD_TIMEOUT
         self._bot: Any = None
         self._poller: Poller | None = None
         #: Groups that became supergroups: old chat id -> new chat id (Telegram's ChatMigrated).
@@ -224,6 +226,11 @@ class TelegramPlugin:
     @hermes_gateway.hookimpl
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         return await self._show(stream, drafts.real(stream, message), text, final=True, draft=message)
+
+    @hermes_gateway.hookimpl
+    async def on_media(self, stream: Stream, media: Media) -> MessageRef:
+        """A tool's file as a Telegram photo, video, audio or document, after the reply's text (:mod:`.media`)."""
+        return await attachments.send(self, stream, media)
 
     # ---------------------------------------------------------------- native drafts
 

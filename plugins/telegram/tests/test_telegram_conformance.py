@@ -31,6 +31,14 @@ class TelegramHarness(Harness):
         """A message Telegram will not let the bot edit (still on screen, e.g. too old)."""
         self.api.fail_method("editMessageText", 400, "Bad Request: message can't be edited")
 
+    def attachments(self, chat_id):
+        return [(sent.filename, sent.data) for sent in self.api.chat(chat_id).uploads]
+
+    async def inject_upload_timeout(self, chat_id, landed):
+        """The upload answers later than the plugin waits (a real read timeout in python-telegram-bot)."""
+        self.plugin.upload_timeout = 0.3
+        self.api.uploads.stall(chat_id, 1.0, landed=landed)
+
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 async def test_telegram_conforms(check):
