@@ -515,14 +515,16 @@ class GraphApiEmulator:
                                                     f"'{request.match_info['object_id']}' does not exist")
         if error is not None:
             return self._answer_error(None, method, path, None, error)
-        if not request.content_type.startswith("multipart/form-data"):
-            return self._answer_error(None, method, path, None, GraphError(
-                UNKNOWN_OBJECT, 400, "(#100) The parameter messaging_product is required."))
         fields: dict[str, str] = {}
         upload: tuple[str, str, bytes] | None = None
-        reader = await request.multipart()
+        if not request.content_type.startswith("multipart/form-data"):  # a form or JSON cannot carry the file
+            if request.content_type == "application/x-www-form-urlencoded":
+                fields = {k: str(v)[:1000] for k, v in (await request.post()).items()}
+            parts: Any = _no_parts()
+        else:
+            parts = await request.multipart()
         read = 0
-        async for part in reader:
+        async for part in parts:
             if part.name == "file" and part.filename is not None:
                 data = bytearray()
                 while chunk := await part.read_chunk(1 << 16):
@@ -633,3 +635,9 @@ class GraphApiEmulator:
                 await self.deliver(url, self.status_update(wamid, status, to))
             except aiohttp.ClientError:
                 return
+
+
+async def _no_parts() -> Any:
+    """An empty async iterator: a request without multipart parts."""
+    for part in ():
+        yield part
