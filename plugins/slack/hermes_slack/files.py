@@ -50,15 +50,19 @@ COMPLETE = "files.completeUploadExternal"
 _steps: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("hermes_slack_upload_steps", default=None)
 
 
-@functools.lru_cache(maxsize=1)
 def web_client_class() -> type:
     """``AsyncWebClient`` that notes each Web API method and upload it starts, for the current upload only.
 
-    Built on first use, so the plugin still imports without slack_sdk.
+    Imported on first use, so the plugin still imports without slack_sdk (ImportError then).
     """
     from slack_sdk.web.async_client import AsyncWebClient
 
-    class StepNotingWebClient(AsyncWebClient):  # type: ignore[misc, valid-type]
+    return _noting(AsyncWebClient)
+
+
+@functools.lru_cache(maxsize=2)
+def _noting(base: type) -> type:
+    class StepNotingWebClient(base):  # type: ignore[misc, valid-type]
         async def api_call(self, api_method: str, **kwargs: Any) -> Any:
             steps = _steps.get()
             if steps is not None:
