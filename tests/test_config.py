@@ -299,3 +299,16 @@ def test_endpoint_repr_masks_url_credentials():
     from hermes_gateway.config import Endpoint
     text = repr(Endpoint(base_url=CREDENTIAL_URL, name="m", api_key="sk-k"))
     assert "url-secret" not in text and "sk-k" not in text and "https://***@127.0.0.1:9/v1" in text
+
+
+def test_the_media_section_names_its_directory_and_limits(tmp_path):
+    from hermes_gateway.config import parse_config
+
+    default = parse_config({}, env={"HERMES_HOME": str(tmp_path)})
+    assert default.media.path({"HERMES_HOME": str(tmp_path)}) == tmp_path / "media"
+    custom = parse_config({"media": {"directory": "~/files", "url_ttl": 60, "inline_max_bytes": 1000}}, env={})
+    assert str(custom.media.path()).endswith("/files") and custom.media.url_ttl == 60
+    with pytest.raises(ConfigError, match="media.url_ttl"):
+        parse_config({"media": {"url_ttl": 0}}, env={})
+    with pytest.raises(ConfigError, match="media.directry: unknown key; expected one of directory"):
+        parse_config({"media": {"directry": "/x"}}, env={})

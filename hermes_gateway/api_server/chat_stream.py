@@ -18,11 +18,13 @@ import contextlib
 import json
 import logging
 import time
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Awaitable, Callable, Sequence
 
 from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                       UsageReport)
+from ..media import Media
 from .errors import SERVER_ERROR, error_body
+from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
 from .progress import tool_progress_frame
 from .reply_text import Diverged, ReplyText
@@ -71,7 +73,9 @@ class ChatChunks:
 async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], chunks: ChatChunks, *,
                             include_usage: bool, tool_progress: bool,
                             on_text: Callable[[int], None], shutting_down: Callable[[], bool],
-                            starts_open: bool = False, expose_reasoning: bool = False) -> Outcome:
+                            starts_open: bool = False, expose_reasoning: bool = False,
+                            render_media: Callable[[Sequence[Media]], Awaitable[RenderedMedia]] | None = None
+                            ) -> Outcome:
     """Relay ``events`` to ``sse`` until the turn ends; return what the client got.
 
     ``on_text(n)`` is called after each write that carried text (``n`` events),
@@ -80,6 +84,8 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     client went away) propagates after the agent's iterator is closed, which
     closes the upstream request.
     ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
+    ``render_media`` turns the turn's media into Markdown lines, sent as one
+    last content chunk after the reply's text.
     """
     outcome = Outcome()
     reply = ReplyText(starts_open=starts_open)
@@ -114,6 +120,9 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
             if not expose_reasoning:
                 reasoning = ""
             await _write_pieces(sse, chunks, reasoning, visible, on_text)
+            if end is not None and end.media and render_media is not None:
+                tail = (await render_media(end.media)).tail(reply.sent)
+                await _write_pieces(sse, chunks, "", tail, on_text)
         else:
             outcome.fail(code, message)
     except Diverged as exc:

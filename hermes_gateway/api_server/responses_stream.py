@@ -18,10 +18,12 @@ import contextlib
 import json
 import logging
 import time
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
 
 from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                       UsageReport)
+from ..media import Media
+from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
 from .progress import tool_progress_frame
 from .reply_text import Diverged, ReplyText
@@ -55,11 +57,12 @@ class ResponseShape:
             "usage": _usage(usage) if usage is not None else None,
         }
 
-    def part(self, text: str) -> dict[str, Any]:
-        return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+    def part(self, text: str, annotations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        return {"type": "output_text", "text": text, "annotations": annotations or [], "logprobs": []}
 
-    def message(self, status: str, text: str | None) -> dict[str, Any]:
-        content = [] if text is None else [self.part(text)]
+    def message(self, status: str, text: str | None,
+                annotations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        content = [] if text is None else [self.part(text, annotations)]
         return {"id": self.message_id, "type": "message", "role": "assistant", "status": status, "content": content}
 
 
@@ -96,16 +99,22 @@ class ResponseEvents:
 async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], shape: ResponseShape, *,
                                  tool_progress: bool, on_text: Callable[[int], None],
                                  shutting_down: Callable[[], bool],
-                                 starts_open: bool = False) -> tuple[Outcome, dict[str, Any]]:
+                                 starts_open: bool = False,
+                                 render_media: Callable[[Sequence[Media]], Awaitable[RenderedMedia]] | None = None
+                                 ) -> tuple[Outcome, dict[str, Any]]:
     """Relay ``events`` as Responses events; return the outcome and the final Response object.
 
     ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
+    ``render_media``: the turn's media, as Markdown after the text (one last
+    delta) with a ``url_citation`` annotation per link, and an
+    ``image_generation_call`` item per inlined image, after the message.
     """
     ev = ResponseEvents(shape)
     outcome = Outcome()
     reply = ReplyText(starts_open=starts_open)
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
+    media: RenderedMedia | None = None
     opened = False
 
     def open_item() -> bytes:
@@ -138,6 +147,9 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
         code, message = classify_end(end, shutting_down())
         if code is None:
             visible = reply.finish()[1]
+            if end is not None and end.media and render_media is not None:
+                media = await render_media(end.media)
+                visible += media.tail(reply.sent)
             if visible:
                 await sse.write((ev.delta(visible) if opened else open_item() + ev.delta(visible)))
                 on_text(1)
@@ -155,12 +167,24 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
     outcome.usage = total_usage(reports, end)
     text = outcome.text
     if outcome.ok:
+        text = text + (media.tail(text) if media is not None else "")
+        notes = media.annotations(text) if media is not None else []
         tail = b"" if opened else open_item()
-        item = shape.message("completed", text)
+        for i, note in enumerate(notes):
+            tail += ev.frame("response.output_text.annotation.added",
+                             {**ev.item_location(), "annotation_index": i, "annotation": note})
+        item = shape.message("completed", text, notes)
         tail += ev.frame("response.output_text.done", {**ev.item_location(), "text": text, "logprobs": []})
-        tail += ev.frame("response.content_part.done", {**ev.item_location(), "part": shape.part(text)})
+        tail += ev.frame("response.content_part.done", {**ev.item_location(), "part": shape.part(text, notes)})
         tail += ev.frame("response.output_item.done", {"output_index": 0, "item": item})
-        final = shape.response("completed", [item], usage=outcome.usage)
+        output = [item]
+        for image in media.images if media is not None else ():
+            index = len(output)
+            tail += ev.frame("response.output_item.added", {"output_index": index,
+                                                            "item": {**image, "status": "generating", "result": None}})
+            tail += ev.frame("response.output_item.done", {"output_index": index, "item": image})
+            output.append(image)
+        final = shape.response("completed", output, usage=outcome.usage)
         tail += ev.frame("response.completed", {"response": final})
     else:
         output = [shape.message("incomplete", text)] if opened else []

@@ -22,6 +22,7 @@ from aiohttp import web
 
 from ..config import Config
 from ..events import TurnEnd, UsageReport
+from ..media import Media
 from ..gateway import cancel_on_disconnect
 from ..reasoning import split_reasoning
 from .access_log import FIRST_TOKEN_AT
@@ -30,6 +31,7 @@ from .chat_stream import ChatChunks, write_chat_stream
 from .cors import Cors
 from .errors import SERVER_ERROR, ApiError
 from .guards import RequestGuard
+from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, render_media
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
 from .responses_stream import ResponseShape, write_responses_stream
@@ -97,6 +99,7 @@ class ApiServer:
         self.metrics = Metrics()
         self.store = store or ResponseStore(history_messages=config.store.history_messages,
                                             history_chars=config.store.history_chars)
+        self.media = MediaLinks(config.media)  # /v1/media/{token}: the short-lived links to a reply's files
         self.active: set[ActiveTurn] = set()
         self.closing = False
         self.started_at = int(time.time())
@@ -111,6 +114,7 @@ class ApiServer:
         r.add_delete("/v1/responses/{response_id}", self._endpoint("responses_delete", self.delete_response))
         r.add_get("/v1/models", self._endpoint("models", self.list_models))
         r.add_get("/v1/models/{model}", self._endpoint("models_get", self.get_model))
+        r.add_get(MEDIA_ROUTE, self._endpoint("media", self.media.serve, auth=False))  # the token is the key
         r.add_route("*", "/v1/{tail:.*}", self._endpoint("unknown", self.unknown))
         r.add_get("/health", self._endpoint("health", self.health, auth=False))
         r.add_get("/metrics", self._endpoint("metrics", self.prometheus, auth=False))
@@ -225,7 +229,9 @@ class ApiServer:
             end, usage = await self._run_to_end(agent, turn)
             reasoning = split_reasoning(end.raw, starts_open=_starts_open(agent))[0] \
                 if self.cfg.expose_reasoning else ""
-            message: dict[str, Any] = {"role": "assistant", "content": end.reply, "refusal": None}
+            media = await self._render_media(request, end.media)
+            message: dict[str, Any] = {"role": "assistant", "content": end.reply + media.tail(end.reply),
+                                       "refusal": None}
             if reasoning:
                 message["reasoning_content"] = reasoning
             return web.json_response({
@@ -240,7 +246,8 @@ class ApiServer:
             outcome = await write_chat_stream(sse, agent.astream(turn.message, history=turn.history), chunks,
                                     include_usage=turn.include_usage, tool_progress=self.cfg.tool_progress_events,
                                     starts_open=_starts_open(agent), expose_reasoning=self.cfg.expose_reasoning,
-                                    on_text=self._text_counter(started, request), shutting_down=lambda: self.closing)
+                                    on_text=self._text_counter(started, request), shutting_down=lambda: self.closing,
+                                    render_media=lambda items: self._render_media(request, items))
             if not outcome.ok:
                 self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
@@ -261,8 +268,10 @@ class ApiServer:
                               store=turn.store)
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
-            item = shape.message("completed", end.reply)
-            final = shape.response("completed", [item], usage=usage)
+            media = await self._render_media(request, end.media)
+            text = end.reply + media.tail(end.reply)
+            item = shape.message("completed", text, media.annotations(text))
+            final = shape.response("completed", [item, *media.images], usage=usage)
             await self._remember(turn, shape, final, end, owner)
             return web.json_response(final)
 
@@ -270,7 +279,8 @@ class ApiServer:
             outcome, final = await write_responses_stream(
                 sse, agent.astream(turn.message, history=turn.history), shape,
                 tool_progress=self.cfg.tool_progress_events, on_text=self._text_counter(started, request),
-                shutting_down=lambda: self.closing, starts_open=_starts_open(agent))
+                shutting_down=lambda: self.closing, starts_open=_starts_open(agent),
+                render_media=lambda items: self._render_media(request, items))
             if outcome.ok:
                 await self._remember(turn, shape, final, outcome.end, owner, outcome.text)
             else:
@@ -278,6 +288,10 @@ class ApiServer:
         return await self._stream(request, agent, relay)
 
     # -- helpers ---------------------------------------------------------------------------------------------
+
+    async def _render_media(self, request: web.Request, items: tuple[Media, ...]) -> RenderedMedia:
+        """The turn's media as links this client can fetch (on this server's address, as the client reached it)."""
+        return await render_media(items, self.media, str(request.url.origin()))
 
     def _refuse_while_closing(self) -> None:
         if self.closing:

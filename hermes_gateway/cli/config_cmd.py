@@ -51,6 +51,7 @@ def effective(config: Config) -> dict:
                        "cors_origins": list(config.api_server.cors_origins)},
         "conversation": asdict(config.conversation),
         "store": asdict(config.store),
+        "media": {**asdict(config.media), "directory": str(config.media.path())},
     }
     data = mask(data)
     for key, names in config.missing_env.items():

@@ -1,6 +1,7 @@
 """One turn for scripts: ``hermes-gateway chat -m "..."`` or a message on a non-terminal stdin.
 
-stdout carries the reply and nothing else (plus one final newline). By
+stdout carries the reply and nothing else (plus one final newline), then
+the path (or URL) of each media item a tool returned, one per line. By
 default it is written whole, once the reply is done, so ``$(hermes-gateway
 -m hi)`` and ``> out.txt`` hold exactly the final reply even when a stream
 broke part-way and was replaced. Streaming follows the same switches as the
@@ -42,7 +43,8 @@ async def run_oneshot(config: Config, message: str, *, streaming: bool,
     notes = PlainSink(stderr, sanitize=True)
     renderer = ReplyRenderer(out, notes, RenderOptions(streaming=streaming, boxed=False, spinner=False,
                                                        tool_lines=_isatty(stderr),
-                                                       reasoning_starts_open=config.model.reasoning_starts_open),
+                                                       reasoning_starts_open=config.model.reasoning_starts_open,
+                                                       media_paths_only=True),
                               same_sink=False)
     agent = None
     try:

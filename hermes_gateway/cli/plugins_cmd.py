@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from .loading import load_for_display, print_errors
 
@@ -34,8 +35,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {name}  [{enabled}, {streaming}]  from {reg.plugin_name} ({reg.origin})")
         print(f"    max {p.max_message_length} {p.length_unit} per message, edit interval >= {p.edit_interval:g}s, "
               f"budget {budgets}")
+        print(f"    media: {describe_media(p.media)}")
     if plugins.problems:
         print("Problems:")
         for problem in plugins.problems:
             print(f"  {problem}")
     return code
+
+
+def describe_media(limits: Any) -> str:
+    """``image ≤10 MB, document ≤50 MB; captions 1024`` — or what happens without media support."""
+    if limits is None:
+        return "none (attachments are shown as a line of text: the link or the file name)"
+    kinds = []
+    for kind in ("image", "video", "audio", "document"):
+        if kind in limits.kinds:
+            limit = limits.limit_for(kind)
+            kinds.append(f"{kind} ≤{limit / 1_000_000:g} MB" if limit else kind)
+    urls = ", links fetched by the platform" if limits.urls else ""
+    return f"{', '.join(kinds)}; captions {limits.caption_length}{urls}"

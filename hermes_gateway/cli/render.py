@@ -3,7 +3,9 @@
 What a person sees, in order: a spinner until the first word; a
 ``🔧 calling <tool>`` line the moment a tool call's name is known; the
 reply inside a box whose top border appears with the first visible text and
-whose bottom border closes it after the last. Reasoning never appears: the
+whose bottom border closes it after the last; then one line per media item
+a tool returned (``📎 image: /path/to/qr.png — caption``; in one-shot
+mode just the path or URL, on stdout, so a script can use it). Reasoning never appears: the
 text goes through :class:`~hermes_gateway.reasoning.ReasoningFilter`, the
 filter of the final post-processing (``options.reasoning_starts_open`` is
 ``model.reasoning_starts_open``).
@@ -40,6 +42,7 @@ STYLE_LABEL = "fg:ansicyan bold"
 STYLE_TOOL = "fg:ansiyellow"
 STYLE_NOTE = "fg:ansibrightblack italic"
 STYLE_ERROR = "fg:ansired"
+STYLE_MEDIA = "fg:ansigreen"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class RenderOptions:
     label: str = "hermes"
     batch_interval: float = 0.05
     reasoning_starts_open: bool = False  # model.reasoning_starts_open: replies open inside reasoning
+    media_paths_only: bool = False  # one-shot: each media item is its bare path or URL on ``out``
 
 
 class ReplyRenderer:
@@ -279,8 +283,22 @@ class ReplyRenderer:
             self._stop_spinner()
             self._note("⏹ interrupted")
         self._close_box()
+        if final is not None and final.media and not interrupted:
+            self._media(final)
         self._stop_spinner()
         self.out.flush()
+
+    def _media(self, final: TurnEnd) -> None:
+        """After the reply: where each item the tools produced is (a file in the media directory, or a link)."""
+        for item in final.media:
+            where = item.path if item.path is not None else item.url
+            if where is None:  # refused (e.g. outside the media directory): say so, as a chat would
+                self._note(item.fallback_line())
+            elif self.options.media_paths_only:
+                self.out.text(where + "\n")
+            else:
+                caption = item.caption.strip().splitlines()[0] if item.caption.strip() else ""
+                self.out.styled(STYLE_MEDIA, f"📎 {item.kind}: {where}" + (f" — {caption}" if caption else "") + "\n")
 
     def _reconcile(self, final: TurnEnd) -> None:
         """Make the screen end with ``final.reply``: print a missing tail, or the reply after a note."""

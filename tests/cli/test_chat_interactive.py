@@ -323,3 +323,20 @@ def test_a_stream_that_breaks_part_way_is_replaced_in_plain_sight(terminal, tmp_
     assert [r["outcome"] for r in upstream.requests][-1] == "completed"
     term.ctrl("d")
     assert term.wait_exit() == 0
+
+
+def test_a_tools_image_is_listed_by_its_path_after_the_reply_box(terminal, tmp_path):
+    term = start_chat(terminal, tmp_path, tokens_per_second=40, streaming=True)
+    term.enter('tool: qr_code {"text": "hello"}')
+    screen = term.wait_for(lambda s: last_box(s) is not None and last_box(s)[1] and at_prompt(s))
+    lines = screen.splitlines()
+    assert rejoin(last_box(screen)[0]) == \
+        "The tool qr_code returned: A QR code for 5 characters of text. [image: qr.png attached]"
+    bottom = max(i for i, line in enumerate(lines) if line.startswith("╰"))
+    after = "".join(line for line in lines[bottom + 1:] if line.strip() != PROMPT)  # a long path wraps
+    media = tmp_path / "home" / ".hermes" / "media"
+    (png,) = media.iterdir()
+    assert after == f"📎 image: {png} — hello"
+    assert png.read_bytes().startswith(b"\x89PNG")
+    term.ctrl("d")
+    assert term.wait_exit() == 0

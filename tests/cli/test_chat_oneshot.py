@@ -178,3 +178,12 @@ def test_a_tool_call_leaves_stdout_to_the_reply_and_a_redirected_stderr_quiet(tm
     assert done.returncode == 0, done.stderr
     assert done.stdout == "The tool calculate returned: 42\n"
     assert done.stderr == ""
+
+
+def test_a_tools_media_follows_the_reply_as_one_path_per_line(tmp_path):
+    done = run_chat(tmp_path, "-m", 'tool: qr_code {"text": "hello"}')
+    assert done.returncode == 0, done.stderr
+    (png,) = (tmp_path / "home" / ".hermes" / "media").iterdir()
+    assert done.stdout == ("The tool qr_code returned: A QR code for 5 characters of text.\n"
+                           f"[image: qr.png attached]\n{png}\n")
+    assert png.read_bytes().startswith(b"\x89PNG") and done.stderr == ""

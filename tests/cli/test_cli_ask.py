@@ -91,3 +91,14 @@ def test_when_the_model_is_down_the_chat_gets_a_notice_and_the_exit_code_says_so
     assert "the model failed: the model is unavailable" in result.stderr
     assert "sk-secret-123" not in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_ask_shows_a_tools_image_after_the_text_as_the_reference_chat_received_it(tmp_path):
+    media = tmp_path / "media"
+    result = ask(tmp_path, "--platform", "reference", "--chat", "1", "--show-calls", 'tool: qr_code {"text": "hi"}',
+                 config=f"model:\n  demo:\n    tokens_per_second: 0\nmedia:\n  directory: {media}\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ("The tool qr_code returned: A QR code for 2 characters of text.\n"
+                             "[image: qr.png attached]\n---\n[image: qr.png] hi\n")
+    assert "[upload ok] '[image: qr.png] hi'" in result.stderr
+    assert len(list(media.iterdir())) == 1

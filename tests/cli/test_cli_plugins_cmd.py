@@ -23,6 +23,7 @@ def test_lists_plugins_platforms_limits_and_problems(tmp_path):
     assert "hermes_gateway.builtin.reference  (built-in)" in out
     assert "reference  [enabled, streaming on]  from hermes_gateway.builtin.reference (built-in)" in out
     assert "max 4096 utf16 per message" in out and "group 20/min burst 3" in out
+    assert "media: image ≤10 MB, video ≤50 MB, audio ≤50 MB, document ≤50 MB; captions 1024" in out
     assert "plugin 'half' skipped: failed to import hg_half_plugin_missing (ModuleNotFoundError" in out
 
 
