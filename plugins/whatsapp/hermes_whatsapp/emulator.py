@@ -172,6 +172,7 @@ class GraphApiEmulator:
         self._any_call_errors: list[GraphError] = []
         self.media: dict[str, UploadedMedia] = {}      # uploads by media id
         self._upload_errors: list[GraphError] = []
+        self.upload_attempts = 0                        # POSTs to /media, answered or not
         self._ids = itertools.count(1)
         self._status_url: str | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -507,6 +508,7 @@ class GraphApiEmulator:
     async def _upload(self, request: web.Request) -> web.Response:
         """``POST /{phone_number_id}/media``: multipart ``messaging_product``, ``type`` and ``file``."""
         path, method = request.path, request.method
+        self.upload_attempts += 1
         error = self._check_auth(request)
         if error is None and method != "POST":
             error = GraphError(UNKNOWN_OBJECT, 400, f"Unsupported {method.lower()} request.")

@@ -93,7 +93,8 @@ async def test_a_lost_upload_answer_is_uploaded_again_and_shown_once(meta, tmp_p
         "Your code:", [Media(data=PNG, filename="qr.png", caption="hello")])
     await plugin.close()
     assert meta.screen(USER) == ["Your code:", "[image: qr.png] hello"]
-    assert len(meta.uploads) == 1 and report.media_uncertain == 0, "an upload shows nothing: safe to repeat"
+    assert meta.upload_attempts == 2 and len(meta.uploads) == 1, "the upload whose answer was lost, then again"
+    assert report.media_uncertain == 0, "an upload shows nothing: safe to repeat"
 
 
 # ---------------------------------------------------------------- what goes how
