@@ -155,10 +155,15 @@ class MediaConfig:
     directory: str | None = None   # default <data dir>/media; a tool's file outside it is never sent
     url_ttl: float = 600.0         # seconds a /v1/media/{token} link of the API server stays valid
     inline_max_bytes: int = 0      # the API server inlines items up to this size as data: URLs (0 = never)
+    keep_days: float = 7.0         # files the gateway wrote there are removed after this long (0 = never)
 
     def path(self, env: Mapping[str, str] | None = None) -> Path:
         """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
         return Path(self.directory).expanduser() if self.directory else data_dir(env) / "media"
+
+    @property
+    def keep_seconds(self) -> float:
+        return self.keep_days * 86400.0
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -625,12 +630,13 @@ class _Parser:
         )
 
     def media(self, value: Any) -> MediaConfig:
-        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes"))
+        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days"))
         d = MediaConfig()
         return MediaConfig(
             directory=self.get(sec, "media", "directory", "str", d.directory),
             url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
+            keep_days=self.get(sec, "media", "keep_days", "number", d.keep_days, minimum=0),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:

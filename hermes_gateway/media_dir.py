@@ -11,13 +11,18 @@ saying so). URLs pass as they are: the gateway never fetches them.
 
 Default directory: ``$HERMES_HOME/media`` (``~/.hermes/media``); config
 ``media.directory``. Created on first write, readable by its owner only.
+Files the gateway wrote (``<16 hex>-name``) older than ``media.keep_days``
+(7) are removed, at most once an hour, when a new one is written; files a
+tool put there itself are never touched.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,12 +34,17 @@ log = logging.getLogger(__name__)
 OUTSIDE = "outside the media directory"
 MISSING = "file not found"
 
+_OURS = re.compile(r"^[0-9a-f]{16}-")   # the names _write gives
+PRUNE_EVERY = 3600.0                    # seconds between two sweeps of one directory
+_last_prune: dict[str, float] = {}      # directory -> when it was last swept (per process)
+
 
 class MediaDirectory:
     """Admits media into one directory; nothing outside it is ever read."""
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, keep: float | None = None) -> None:
         self.directory = Path(directory).expanduser()
+        self.keep = keep  # seconds a written file is kept (None or 0: forever)
 
     @property
     def root(self) -> Path:
@@ -83,4 +93,27 @@ class MediaDirectory:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(media.data)
+        now = time.time()
+        if self.keep and now - _last_prune.get(str(self.root), float("-inf")) >= PRUNE_EVERY:
+            _last_prune[str(self.root)] = now
+            self.prune(now - self.keep)
         return replace(media, data=None, path=str(target), size=len(media.data))
+
+    def prune(self, older_than: float) -> int:
+        """Remove the files this gateway wrote that were last changed before ``older_than`` (epoch seconds)."""
+        removed = 0
+        try:
+            entries = list(os.scandir(self.root))
+        except OSError:
+            return 0
+        for entry in entries:
+            try:
+                if _OURS.match(entry.name) and entry.is_file(follow_symlinks=False) \
+                        and entry.stat(follow_symlinks=False).st_mtime < older_than:
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:
+                continue  # gone already, or not ours to remove
+        if removed:
+            log.info("removed %d media file(s) older than media.keep_days from %s", removed, self.directory)
+        return removed

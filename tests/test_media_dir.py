@@ -51,3 +51,21 @@ def test_a_missing_file_inside_says_so(tmp_path):
 def test_links_pass_untouched(tmp_path):
     item = Media(url="https://example.com/a.png")
     assert MediaDirectory(tmp_path).admit(item) is item
+
+
+def test_old_files_the_gateway_wrote_are_swept_and_nothing_else(tmp_path, monkeypatch):
+    import hermes_gateway.media_dir as media_dir
+
+    monkeypatch.setattr(media_dir, "_last_prune", {})
+    store = MediaDirectory(tmp_path, keep=3600)
+    old = store.admit(Media(data=b"old", filename="old.png")).path
+    mine = tmp_path / "report.pdf"          # a tool's own file: never touched
+    mine.write_bytes(b"pdf")
+    for path in (old, mine):
+        os.utime(path, (0, 0))              # 1970: far older than an hour
+    monkeypatch.setattr(media_dir, "_last_prune", {})
+    new = store.admit(Media(data=b"new", filename="new.png")).path
+    assert not os.path.exists(old) and os.path.exists(new) and mine.exists()
+    os.utime(new, (0, 0))
+    store.admit(Media(data=b"x", filename="x.png"))   # within the hour: no second sweep
+    assert os.path.exists(new)

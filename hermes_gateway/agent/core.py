@@ -107,13 +107,15 @@ class AIAgent:
     ``tools=None`` collects the tools plugins register (pass ``plugins`` to
     reuse an already loaded plugin manager). ``max_retries`` is the SDK's
     own retry budget per request (429/5xx/connection errors) before the
-    next endpoint is tried; ``tool_timeout`` bounds each tool call.
+    next endpoint is tried; ``tool_timeout`` bounds each tool call. ``media_directory`` is where a tool's media is
+    kept (default ``$HERMES_HOME/media``): bytes are written there, paths outside it refused.
     """
 
     def __init__(self, model: ModelConfig | str | None = None, *, base_url: str | None = None,
                  api_key: str | None = None, tools: Sequence[Tool] | None = None,
                  stream_callback: StreamCallback | None = None, plugins: Any = None, max_retries: int = 2,
-                 tool_timeout: float | None = 120.0, media_directory: str | os.PathLike[str] | None = None) -> None:
+                 tool_timeout: float | None = 120.0,
+                 media_directory: str | os.PathLike[str] | MediaDirectory | None = None) -> None:
         if not isinstance(model, ModelConfig):
             # Script style: AIAgent("gpt-4o-mini", base_url=..., api_key=...); no base_url = the demo model.
             endpoint = Endpoint(base_url=base_url, api_key=api_key, name=model or Endpoint.name)
@@ -123,8 +125,11 @@ class AIAgent:
         self.model = model
         self.tool_timeout = tool_timeout
         # where a tool's media is kept (bytes written, paths checked); default $HERMES_HOME/media
-        self.media_directory = MediaDirectory(media_directory if media_directory is not None
-                                              else MediaConfig().path())
+        if not isinstance(media_directory, MediaDirectory):
+            config = MediaConfig()
+            media_directory = MediaDirectory(media_directory if media_directory is not None else config.path(),
+                                             keep=config.keep_seconds)
+        self.media_directory = media_directory
         if tools is None:
             if plugins is None:
                 from ..plugins import installed_plugins
@@ -150,7 +155,7 @@ class AIAgent:
     def from_config(cls, config: Config, tools: Sequence[Tool] | None = None,
                     stream_callback: StreamCallback | None = None, **kwargs: Any) -> "AIAgent":
         """An agent for ``config.model``; ``tools=None`` means the tools registered by plugins."""
-        kwargs.setdefault("media_directory", config.media.path())
+        kwargs.setdefault("media_directory", MediaDirectory(config.media.path(), keep=config.media.keep_seconds))
         return cls(config.model, tools=tools, stream_callback=stream_callback, **kwargs)
 
     # -- public entry points -------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import AsyncIterable
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
+from ..media import Media
 from ..media_dir import MediaDirectory
 from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
@@ -30,7 +31,7 @@ class Delivery:
         self.budgets = budgets or ChatBudgets()
         self.policy = policy or DeliveryPolicy()
         self._hooks: dict[str, PlatformHooks] = {}
-        self.media_directory = MediaDirectory(self.config.media.path())
+        self.media_directory = MediaDirectory(self.config.media.path(), keep=self.config.media.keep_seconds)
 
     def hooks(self, platform: str) -> PlatformHooks:
         """The stream hooks of ``platform``'s plugin (KeyError names the known platforms)."""
@@ -70,7 +71,7 @@ async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSess
     propagates.
     """
     final: str | None = None
-    media: tuple = ()
+    media: tuple[Media, ...] = ()
     session.start()
     try:
         async for event in events:

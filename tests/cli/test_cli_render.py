@@ -224,3 +224,37 @@ async def test_a_long_tool_result_stays_on_one_row():
     assert rows[0] == "🔧 calling search"
     assert rows[1].startswith("   ✓ search: 🔎") and rows[1].endswith("…")
     assert rows[2].startswith("╭")
+
+
+async def test_media_is_listed_after_the_box_a_refused_item_as_its_line():
+    from hermes_gateway import Media
+
+    term = Term()
+    media = (Media(path="/m/qr.png", caption="Scan"), Media(url="https://example.com/a.pdf"),
+             Media(filename="key.pem", refused="outside the media directory"))
+    await renderer(term, label="demo").render(events(TextDelta("Here."), TurnEnd(reply="Here.", media=media)))
+    assert term.lines()[1:] == ["Here.", term.lines()[2], "📎 image: /m/qr.png — Scan",
+                                "📎 document: https://example.com/a.pdf",
+                                "📎 key.pem (outside the media directory)"]
+    assert term.lines()[2].startswith("╰─")
+
+
+async def test_an_interrupted_turn_lists_no_media():
+    from hermes_gateway import Media
+
+    term = Term()
+    await renderer(term).render(events(TextDelta("Cut"), TurnEnd(reply="Cut", interrupted=True,
+                                                                  media=(Media(path="/m/qr.png"),))))
+    assert "qr.png" not in term.text() and "interrupted" in term.text()
+
+
+async def test_one_shot_prints_bare_paths_on_stdout_and_refusals_on_stderr():
+    from hermes_gateway import Media
+
+    out, err = io.StringIO(), io.StringIO()
+    media = (Media(path="/m/qr.png", caption="Scan"), Media(filename="key.pem", refused="file not found"))
+    await ReplyRenderer(PlainSink(out), PlainSink(err), RenderOptions(boxed=False, spinner=False, tool_lines=False,
+                                                                      media_paths_only=True),
+                        same_sink=False).render(events(TextDelta("Here."), TurnEnd(reply="Here.", media=media)))
+    assert out.getvalue() == "Here.\n/m/qr.png\n"
+    assert err.getvalue() == "📎 key.pem (file not found)\n"
