@@ -32,10 +32,9 @@ def section(meta: Any, **extra: Any) -> dict[str, Any]:
 
 
 def config(meta: Any, tokens_per_second: float = 0, api_server: bool = False, streaming: bool = True,
-           conversation: dict[str, Any] | None = None, media: dict[str, Any] | None = None, **whatsapp: Any) -> Any:
+           conversation: dict[str, Any] | None = None, **whatsapp: Any) -> Any:
     return parse_config({
         "conversation": conversation or {},
-        "media": media or {},
         "model": {"demo": {"tokens_per_second": tokens_per_second}},
         "streaming": {"whatsapp": {"enabled": streaming, "edit_interval": 0.05, "min_tokens": 2}},
         "platforms": {"whatsapp": section(meta, **whatsapp)},
