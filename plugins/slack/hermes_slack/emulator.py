@@ -25,6 +25,14 @@ What it implements, from Slack's documentation and PLATFORM_FACTS.md:
 * Socket Mode: ``hello``, ``events_api`` envelopes, acks, redelivery of an
   unacked envelope with a new envelope id and the same event id, and the
   ``disconnect`` message that makes the client reconnect;
+* file uploads as slack_sdk's ``files_upload_v2`` makes them:
+  ``files.getUploadURLExternal`` (``filename``, ``length`` up to 1 GB) → a
+  POST of the bytes (raw, or multipart) to the upload URL it returned, on
+  127.0.0.1 → ``files.completeUploadExternal`` (``files``, ``channel_id``,
+  ``thread_ts``, ``initial_comment``), which shares the file in the channel
+  or thread as one bot message, on the screen as ``[image: qr.png] comment``
+  (:meth:`SlackEmulator.attachments` has the bytes); a call may be made to
+  hang (:meth:`SlackEmulator.hang`), having taken effect or not;
 * the Events API over HTTP: each event POSTed to ``events_url``, signed
   (``v0`` HMAC-SHA256) with the signing secret, retried with
   ``X-Slack-Retry-Num`` when not answered 2xx.
@@ -38,6 +46,7 @@ import hmac
 import itertools
 import json
 import math
+import mimetypes
 import secrets
 import time
 from collections import deque
@@ -61,7 +70,28 @@ STREAM_TTL = 300.0
 #: chat.startStream: about 20 per minute per workspace.
 START_STREAM_PER_MINUTE = 20
 METHODS_WITH_CHANNEL = ("chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream",
-                        "chat.stopStream")
+                        "chat.stopStream", "files.completeUploadExternal")
+#: Slack's largest file (slack_sdk's MAX_V2_FILE_SIZE).
+MAX_FILE_BYTES = 1024 * 1024 * 1024
+ALT_TEXT_LIMIT = 1000
+
+
+@dataclass
+class SlackFile:
+    """A file the bot uploaded: announced (``length``), uploaded (``data``), then shared (``completed``)."""
+
+    id: str
+    filename: str
+    length: int
+    data: bytes | None = field(default=None, repr=False)
+    title: str = ""
+    completed: bool = False
+
+    @property
+    def kind(self) -> str:
+        """How Slack shows it: inline ``image``/``video``/``audio``, else a ``file`` to download."""
+        major = (mimetypes.guess_type(self.filename)[0] or "").split("/", 1)[0]
+        return major if major in ("image", "video", "audio") else "file"
 
 
 @dataclass
@@ -77,6 +107,7 @@ class Message:
     state: str = "plain"
     started_at: float = 0.0
     history: list[str] = field(default_factory=list)
+    files: list[SlackFile] = field(default_factory=list)
 
     def show(self, text: str) -> None:
         self.text = text
@@ -183,6 +214,10 @@ class SlackEmulator:
             self._limits["chat.startStream"] = _Window(start_stream_per_minute)
         self._injected: list[dict[str, Any]] = []
         self._failures: list[dict[str, Any]] = []
+        self._hangs: list[dict[str, Any]] = []
+        self.files: dict[str, SlackFile] = {}
+        self._upload_tokens: dict[str, str] = {}      # upload URL token -> file id
+        self.upload_failures: list[int] = []          # HTTP statuses the next uploads to an upload URL get
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
         self._run = secrets.token_hex(4).upper()
@@ -198,8 +233,9 @@ class SlackEmulator:
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> "SlackEmulator":
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_FILE_BYTES + (1 << 20))  # the upload URL takes up to 1 GB
         app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/upload/v1/{token}", self._upload)
         app.router.add_get("/socket-mode", self._socket)
         self._runner = await serve_locally(app)
         self.port = self._runner.addresses[0][1]
@@ -248,6 +284,14 @@ class SlackEmulator:
         return [m.text for m in channel.messages if m.bot and m.state != "vanished"
                 and (thread_ts is None or m.thread_ts == thread_ts)]
 
+    def attachments(self, channel_id: str, thread_ts: str | None = None) -> list[tuple[str, bytes]]:
+        """The files the bot shared in a channel (or thread), in order: ``(file name, bytes)``."""
+        channel = self.channels.get(channel_id)
+        if channel is None:
+            return []
+        return [(f.filename, f.data or b"") for m in channel.messages if m.bot and m.state != "vanished"
+                and (thread_ts is None or m.thread_ts == thread_ts) for f in m.files]
+
     def bot_messages(self, channel_id: str) -> list[Message]:
         channel = self.channels.get(channel_id)
         return [m for m in channel.messages if m.bot] if channel else []
@@ -280,6 +324,15 @@ class SlackEmulator:
     def fail_method(self, method: str, error: str, *, times: int = 1, status: int = 200) -> None:
         """The next ``times`` calls of ``method`` answer ``{"ok": false, "error": error}`` with ``status``."""
         self._failures.append({"method": method, "error": error, "times": times, "status": status})
+
+    def hang(self, method: str, seconds: float, *, landed: bool, channel: str | None = None, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` (in ``channel``) get their answer only after ``seconds``.
+
+        ``landed``: the call takes effect first (only the answer is late, as when a
+        client times out on a call Slack carried out); else it never takes effect.
+        """
+        self._hangs.append({"method": method, "channel": channel, "seconds": seconds, "landed": landed,
+                            "times": times})
 
     def delete(self, channel_id: str, ts: str) -> None:
         """Someone deletes a message: later calls on its ts answer ``message_not_found``."""
@@ -314,15 +367,53 @@ class SlackEmulator:
         token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip() or params.pop("token", "")
         call = Call(method, {k: v for k, v in params.items() if k != "token"}, time.monotonic())
         self.calls.append(call)
+        hang = self._take_hang(method, call.params)
+        if hang is not None and not hang["landed"]:
+            await asyncio.sleep(hang["seconds"])
+            call.status = 504
+            return web.json_response({"ok": False, "error": "request_timeout"}, status=504)
         status, answer, headers = self._answer(method, token, call.params)
         call.answer, call.status = answer, status
+        if hang is not None:
+            await asyncio.sleep(hang["seconds"])
         return web.json_response(answer, status=status, headers=headers)
+
+    def _take_hang(self, method: str, p: dict[str, Any]) -> dict[str, Any] | None:
+        for rule in self._hangs:
+            if rule["times"] > 0 and rule["method"] == method and rule["channel"] in (None, _channel_of(p)):
+                rule["times"] -= 1
+                return rule
+        return None
+
+    async def _upload(self, request: web.Request) -> web.StreamResponse:
+        """The upload URL: the file's bytes, raw or as multipart (a ``filename`` or ``file`` part)."""
+        file_id = self._upload_tokens.get(request.match_info["token"])
+        if file_id is None:
+            return web.Response(status=404, text="upload URL not found or expired")
+        file = self.files[file_id]
+        if request.content_type.startswith("multipart/"):
+            data = b""
+            async for part in await request.multipart():
+                if part.name in ("filename", "file"):
+                    data = bytes(await part.read())
+        else:
+            data = await request.read()
+        self.calls.append(Call("upload", {"file_id": file_id, "bytes": len(data)}, time.monotonic()))
+        if self.upload_failures:
+            return web.Response(status=self.upload_failures.pop(0), text="upload failed")
+        if file.completed:
+            return web.Response(status=400, text="this file was already completed")
+        if len(data) != file.length:
+            self.violations.append(f"{file_id}: {len(data)} bytes uploaded for a declared length of {file.length}")
+            return web.Response(status=400, text=f"expected {file.length} bytes, got {len(data)}")
+        file.data = data
+        return web.Response(status=200, text=f"OK - {len(data)}")
 
     def _answer(self, method: str, token: str, p: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
         wanted = self.app_token if method == "apps.connections.open" else self.bot_token
         if token != wanted:
             return 200, {"ok": False, "error": "invalid_auth" if token else "not_authed"}, {}
-        injected = self._take_injected(method, p.get("channel"))
+        injected = self._take_injected(method, _channel_of(p))
         if injected is not None:
             if injected["shape"] == "ok_false":
                 return 200, {"ok": False, "error": "rate_limited"}, {}
@@ -346,6 +437,7 @@ class SlackEmulator:
             return 200, {"ok": False, "error": exc.error}, {}
 
     def _take_injected(self, method: str, channel: Any) -> dict[str, Any] | None:
+        """The first injected rate limit matching this call (``channel``: its channel or channel_id)."""
         for rule in self._injected:
             if rule["times"] <= 0:
                 continue
@@ -431,6 +523,62 @@ class SlackEmulator:
                     "text": message.text, "ts": message.ts, "thread_ts": message.thread_ts,
                     "channel_type": channel.kind})
         return {"channel": channel.id, "ts": message.ts, "message": {"text": message.text, "ts": message.ts}}
+
+    def _m_files_getUploadURLExternal(self, p: dict[str, Any]) -> dict[str, Any]:
+        filename = p.get("filename")
+        if not isinstance(filename, str) or not filename.strip():
+            raise _SlackError("invalid_arguments")
+        try:
+            length = int(p.get("length", ""))
+        except (TypeError, ValueError):
+            raise _SlackError("invalid_arguments") from None
+        if length <= 0:
+            raise _SlackError("missing_argument")
+        if length > MAX_FILE_BYTES:
+            raise _SlackError("file_upload_size_restricted")
+        if len(str(p.get("alt_txt") or "")) > ALT_TEXT_LIMIT:
+            raise _SlackError("alt_txt_too_large")
+        file = SlackFile(f"F0{self._run}{next(self._ids):06d}", filename, length)
+        self.files[file.id] = file
+        token = secrets.token_urlsafe(12)
+        self._upload_tokens[token] = file.id
+        return {"upload_url": f"http://127.0.0.1:{self.port}/upload/v1/{token}", "file_id": file.id}
+
+    def _m_files_completeUploadExternal(self, p: dict[str, Any]) -> dict[str, Any]:
+        try:
+            listed = json.loads(p["files"]) if isinstance(p.get("files"), str) else p.get("files")
+        except (KeyError, ValueError):
+            raise _SlackError("invalid_arguments") from None
+        if not isinstance(listed, list) or not listed or not all(isinstance(f, dict) for f in listed):
+            raise _SlackError("invalid_arguments")
+        shared: list[SlackFile] = []
+        for entry in listed:
+            file = self.files.get(str(entry.get("id", "")))
+            if file is None or file.data is None or file.completed:  # unknown, never uploaded, or done
+                raise _SlackError("file_not_found")
+            shared.append(file)
+        channel_id = p.get("channel_id")
+        channel = self._channel({"channel": channel_id}) if channel_id else None
+        comment = p.get("initial_comment") or ""
+        if len(comment) > POST_LIMIT:
+            raise _SlackError("msg_too_long")
+        thread_ts = p.get("thread_ts") or None
+        if thread_ts and channel is None:
+            raise _SlackError("invalid_arguments")
+        if thread_ts and channel is not None and channel.find(thread_ts) is None:
+            raise _SlackError("invalid_thread_ts")
+        for file, entry in zip(shared, listed):
+            file.completed, file.title = True, str(entry.get("title") or file.filename)
+        if channel is not None:  # without a channel the files stay private: nobody sees them
+            label = " ".join(f"[{f.kind}: {f.filename}]" for f in shared) + (f" {comment}" if comment else "")
+            message = self._post(channel, label, thread_ts, echo=False)
+            message.files = shared
+            self._echo({"type": "message", "subtype": "file_share", "channel": channel.id, "user": self.bot_user_id,
+                        "bot_id": self.bot_id, "text": comment, "ts": message.ts, "thread_ts": thread_ts,
+                        "channel_type": channel.kind, "files": [{"id": f.id, "name": f.filename} for f in shared]})
+        return {"files": [{"id": f.id, "name": f.filename, "title": f.title, "size": len(f.data or b""),
+                           "mimetype": mimetypes.guess_type(f.filename)[0] or "application/octet-stream"}
+                          for f in shared]}
 
     # -- helpers of the methods
 
@@ -649,6 +797,11 @@ class _SlackError(Exception):
     def __init__(self, error: str) -> None:
         super().__init__(error)
         self.error = error
+
+
+def _channel_of(p: dict[str, Any]) -> Any:
+    """The channel a call is about: ``channel``, or ``channel_id`` (files.completeUploadExternal)."""
+    return p.get("channel") or p.get("channel_id")
 
 
 def _text_of(p: dict[str, Any]) -> str | None:

@@ -32,7 +32,8 @@ NATIVE_UNAVAILABLE_ERRORS = frozenset({"missing_scope", "not_allowed_token_type"
                                        "no_permission", "team_access_not_granted", "not_supported",
                                        "invalid_arguments"})
 #: Methods whose limit is the workspace's (every channel together), not one channel's.
-WORKSPACE_METHODS = frozenset({"chat.update", "chat.startStream", "chat.appendStream", "chat.stopStream"})
+WORKSPACE_METHODS = frozenset({"chat.update", "chat.startStream", "chat.appendStream", "chat.stopStream",
+                               "files.getUploadURLExternal", "files.completeUploadExternal"})
 
 
 

@@ -13,8 +13,9 @@ http``), where the signature is checked before anything is parsed. bolt
 acknowledges before the listener runs; the listener only hands the core an
 ``Incoming`` (:mod:`.inbound`), and the core answers it.
 
-Sending: :mod:`.outbound` (native streaming or post + update). slack-bolt
-and slack_sdk are imported lazily, so a gateway without them still starts.
+Sending: :mod:`.outbound` (native streaming or post + update); a tool's
+files: :mod:`.files` (``files_upload_v2`` into the thread). slack-bolt and
+slack_sdk are imported lazily, so a gateway without them still starts.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ import re
 from typing import Any, Mapping
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, Incoming, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import ConfigError, DeliveryError, Incoming, Media, MessageRef, Platform, RateBudget, Stream
 
+from . import files
 from .errors import translate
 from .inbound import EventReader
 from .outbound import Outbound
@@ -57,10 +59,12 @@ class SlackPlugin:
                  signing_secret: str | None = None, mode: str = "socket", native_streaming: str = "auto",
                  api_base_url: str | None = None, budgets: Mapping[str, RateBudget] | None = None,
                  bot_budget: RateBudget | None = BOT_BUDGET, edit_interval: float = EDIT_INTERVAL,
-                 start_streams_per_minute: int = START_STREAMS_PER_MINUTE) -> None:
+                 start_streams_per_minute: int = START_STREAMS_PER_MINUTE, timeout: float | None = None) -> None:
         """Arguments as in config.yaml; ``budgets``/``bot_budget``/``edit_interval``/``start_streams_per_minute``
-        override Slack's limits (fast tests and benchmarks against the emulator)."""
+        override Slack's limits (fast tests and benchmarks against the emulator); ``timeout``: seconds one
+        Web API call may take (default: aiohttp's five minutes, which a large upload may need)."""
         self.settings: SlackSettings | None = None
+        self.timeout = timeout
         if bot_token is not None:
             section: dict[str, Any] = {"bot_token": bot_token, "mode": mode, "native_streaming": native_streaming}
             for key, value in (("app_token", app_token), ("signing_secret", signing_secret),
@@ -72,7 +76,7 @@ class SlackPlugin:
             name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=edit_interval,
             budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
             description="Slack (slack-bolt, Socket Mode or Events API; native AI streaming in threads)",
-            start=self.start_receiving, stop=self.stop_receiving, append_only=True,
+            start=self.start_receiving, stop=self.stop_receiving, append_only=True, media=files.LIMITS,
         )
         self.events = EventReader(NAME)
         self.outbound = Outbound(lambda: self.client, native=self._native_allowed,
@@ -111,15 +115,16 @@ class SlackPlugin:
                 raise DeliveryError("slack is not configured: set platforms.slack.bot_token and enabled: true",
                                     retryable=False)
             try:
-                from slack_sdk.web.async_client import AsyncWebClient
+                web_client = files.web_client_class()   # slack_sdk's AsyncWebClient, noting upload steps
             except ImportError:
                 raise DeliveryError("slack needs slack_sdk and slack-bolt: pip install hermes-slack",
                                     retryable=False) from None
             import aiohttp
 
-            self._client = AsyncWebClient(token=self.settings.bot_token, base_url=self.settings.api_base_url,
-                                          session=aiohttp.ClientSession(),
-                                          logger=logging.getLogger("slack_sdk.web.async_base_client"))
+            timeout = {"timeout": aiohttp.ClientTimeout(total=self.timeout)} if self.timeout else {}
+            self._client = web_client(token=self.settings.bot_token, base_url=self.settings.api_base_url,
+                                      session=aiohttp.ClientSession(**timeout),
+                                      logger=logging.getLogger("slack_sdk.web.async_base_client"))
             self._client_loop = loop
         return self._client
 
@@ -320,6 +325,13 @@ class SlackPlugin:
             raise
         except Exception as exc:
             raise translate(exc, "final") from None
+
+    @hermes_gateway.hookimpl
+    async def on_media(self, stream: Stream, media: Media) -> MessageRef:
+        """A tool's file, shared into the reply's thread with its caption as the comment (:mod:`.files`)."""
+        ref = await files.upload(self.client, stream, media)
+        self.events.joined(stream.chat_id, stream.thread_id)
+        return ref
 
 
 class _EnvTokenNotice(logging.Filter):

@@ -21,9 +21,9 @@ class SlackHarness(Harness):
     async def start(self):
         self.api = SlackEmulator()
         await self.api.start()
-        for suffix in ("", "-edit", "-long", "-same", "-429"):
+        for suffix in ("", "-edit", "-long", "-same", "-429", "-media"):
             self.api.channel(self.chat_id + suffix, "channel")
-        self.plugin = fast_plugin(self.api)
+        self.plugin = fast_plugin(self.api, timeout=1.0)  # the upload timeout check hangs a call for 1.5 s
 
     async def stop(self):
         await self.plugin.close()
@@ -34,6 +34,13 @@ class SlackHarness(Harness):
 
     async def inject_rate_limit(self, chat_id, retry_after):
         self.api.inject_rate_limit(retry_after, channel=chat_id)
+
+    def attachments(self, chat_id):
+        return self.api.attachments(chat_id)
+
+    async def inject_upload_timeout(self, chat_id, landed):
+        """files.completeUploadExternal (the call that shares the file) answers after the plugin's 1 s timeout."""
+        self.api.hang("files.completeUploadExternal", 1.5, landed=landed, channel=chat_id)
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)

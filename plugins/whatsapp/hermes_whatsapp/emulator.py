@@ -2,7 +2,11 @@
 
 The plugin talks to it exactly as it talks to Meta: ``POST
 /{version}/{phone_number_id}/messages`` with a bearer token (text sends up
-to 4096 characters, the typing indicator), ``GET /{version}/{phone_number_id}``,
+to 4096 characters, the typing indicator, image/video/audio/document
+messages showing uploaded media), ``POST /{version}/{phone_number_id}/media``
+(multipart ``messaging_product``, ``type``, ``file``: Meta's mime types,
+100 MB; the per-type limits, 5 MB images, 16 MB video and audio, are
+checked when a message shows the media), ``GET /{version}/{phone_number_id}``,
 errors as ``{"error": {"code": ...}}`` with HTTP 400 (or any status asked
 for). Every call is recorded in :attr:`GraphApiEmulator.calls`. Each user's
 phone keeps a *screen*: the business's messages in order, which is what the
@@ -39,9 +43,16 @@ from hermes_gateway import RateBudget
 from hermes_gateway.testing import serve_locally
 
 from .errors import PAIR_RATE, THROUGHPUT, TOKEN_INVALID, UNDELIVERABLE, UNKNOWN_OBJECT, WINDOW_CLOSED
+from .media import NATIVE, UPLOADABLE
 from .webhook import SIGNATURE_HEADER, signature
 
 MAX_TEXT_CHARS = 4096
+MAX_CAPTION_CHARS = 1024
+#: What a message of each type may show, in bytes (Meta's supported media types).
+MEDIA_TYPE_LIMITS = {"image": 5 * 1024 * 1024, "video": 16 * 1024 * 1024, "audio": 16 * 1024 * 1024,
+                     "document": 100 * 1024 * 1024}
+MAX_UPLOAD_BYTES = max(MEDIA_TYPE_LIMITS.values())
+MEDIA_TYPES = tuple(MEDIA_TYPE_LIMITS)
 #: After a pair rate limit, a send to the same user sooner than this is recorded as a violation.
 PAIR_PENALTY = 4.0
 
@@ -72,6 +83,16 @@ class GraphCall:
     outcome: str    # "sent", "typing", "lookup", or the error text
 
 
+@dataclass(frozen=True)
+class UploadedMedia:
+    """A file uploaded to ``/media``: what the phone downloads when a message shows it."""
+
+    id: str
+    mime: str
+    filename: str
+    data: bytes = field(repr=False)
+
+
 @dataclass
 class PhoneMessage:
     """One message from the business as the user's phone shows it."""
@@ -80,6 +101,10 @@ class PhoneMessage:
     text: str
     quotes: str | None = None    # the wamid of the user's message it replies to
     preview_url: bool = False
+    kind: str = "text"           # or image/video/audio/document
+    media: UploadedMedia | None = None
+    caption: str = ""
+    filename: str = ""           # the name the phone shows: a document's filename, else the upload's
 
 
 @dataclass
@@ -92,6 +117,7 @@ class GraphError:
     details: str = ""
     delay: float = 0.0           # seconds to wait before answering (a slow or hanging Meta)
     on: str = "any"              # which calls it answers: "send", "typing" or "any"
+    landed: bool = False         # a hang (code 0): the call takes effect, then the answer never comes in time
 
 
 @dataclass
@@ -113,8 +139,13 @@ class EmulatedUser:
 
     @property
     def screen(self) -> list[str]:
-        """The business's messages, top to bottom."""
+        """The business's messages, top to bottom; an attachment as ``[image: qr.png] caption``."""
         return [m.text for m in self.messages]
+
+    @property
+    def attachments(self) -> list[tuple[str, bytes]]:
+        """The files the phone received, in order: ``(file name shown, bytes)``."""
+        return [(m.filename, m.media.data) for m in self.messages if m.media is not None]
 
 
 class GraphApiEmulator:
@@ -134,10 +165,14 @@ class GraphApiEmulator:
         self.pair_limit = pair_limit
         self.max_text_chars = max_text_chars
         self.display_phone_number = display_phone_number
+        self.pair_penalty = PAIR_PENALTY                # after a 131056, a send sooner is a violation
         self.users: dict[str, EmulatedUser] = {}
         self.calls: list[GraphCall] = []
         self.deliveries: list[tuple[int, bytes]] = []   # webhook POSTs made by deliver(): (status, body)
         self._any_call_errors: list[GraphError] = []
+        self.media: dict[str, UploadedMedia] = {}      # uploads by media id
+        self._upload_errors: list[GraphError] = []
+        self.upload_attempts = 0                        # POSTs to /media, answered or not
         self._ids = itertools.count(1)
         self._status_url: str | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -157,6 +192,7 @@ class GraphApiEmulator:
     async def start(self) -> str:
         app = web.Application()
         app.router.add_route("*", "/{version}/{object_id}/messages", self._messages)
+        app.router.add_route("*", "/{version}/{object_id}/media", self._upload)
         app.router.add_route("*", "/{version}/{object_id}", self._lookup)
         self._runner = await serve_locally(app, shutdown_timeout=0.5)
         self.port = self._runner.addresses[0][1]
@@ -191,6 +227,14 @@ class GraphApiEmulator:
     def screen(self, wa_id: str) -> list[str]:
         return self.user(wa_id).screen
 
+    def attachments(self, wa_id: str) -> list[tuple[str, bytes]]:
+        return self.user(wa_id).attachments
+
+    @property
+    def uploads(self) -> list[GraphCall]:
+        """Every accepted ``/media`` upload, in order."""
+        return [c for c in self.calls if c.outcome == "uploaded"]
+
     @property
     def sends(self) -> list[GraphCall]:
         """Every text send that was accepted, in order."""
@@ -212,6 +256,22 @@ class GraphApiEmulator:
         """The next ``times`` calls of any kind answer with ``code`` (130429 throughput, a 5xx...)."""
         message, details = MESSAGES.get(code, (f"(#{code}) Error", ""))
         self._any_call_errors.extend([GraphError(code, status, message, details, delay)] * times)
+
+    def hang_next(self, wa_id: str, seconds: float, *, landed: bool, on: str = "media") -> None:
+        """The next message to this user gets no answer for ``seconds`` (longer than the plugin's timeout).
+
+        ``landed``: the message is shown first (the answer is what got lost); else it never arrives.
+        ``on``: ``"media"`` (a media message), ``"send"`` (any message).
+        """
+        self.user(wa_id).pending_errors.append(GraphError(0, 200, "hang", "", seconds, on, landed))
+
+    def fail_upload(self, code: int, *, status: int = 400, times: int = 1, delay: float = 0.0) -> None:
+        """The next ``times`` ``/media`` uploads answer with ``code`` (after ``delay``: a lost answer).
+
+        An upload shows nothing, so a delay longer than the plugin's timeout loses only the answer.
+        """
+        message, details = MESSAGES.get(code, (f"(#{code}) Error", ""))
+        self._upload_errors.extend([GraphError(code, status, message, details, delay)] * times)
 
     def inject_pair_rate_limit(self, wa_id: str) -> None:
         """The next send to this user answers ``131056`` (too many messages to one user)."""
@@ -364,9 +424,12 @@ class GraphApiEmulator:
             return self._answer_error(None, method, path, body, GraphError(
                 UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "to must be the user's phone number (wa_id)"))
         user = self.user(to)
-        if body.get("type", "text") != "text":
+        kind = body.get("type", "text")
+        if kind in MEDIA_TYPES:
+            return await self._send_media(user, method, path, body, kind)
+        if kind != "text":
             return self._answer_error(user, method, path, body, GraphError(
-                UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "only text messages are emulated"))
+                UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "only text and media messages are emulated"))
         text = body.get("text")
         text_body = text.get("body") if isinstance(text, dict) else None
         if not isinstance(text_body, str) or not text_body.strip():
@@ -377,20 +440,132 @@ class GraphApiEmulator:
             return self._answer_error(user, method, path, body, GraphError(
                 UNKNOWN_OBJECT, 400, f"(#100) Param text['body'] must be at most {self.max_text_chars} characters "
                                      "long."))
-        error = await self._admit(user, typing=False)
+        return await self._deliver_message(user, method, path, body, "text",
+                                           PhoneMessage("", text_body, None, bool(text.get("preview_url"))))
+
+    async def _send_media(self, user: EmulatedUser, method: str, path: str, body: dict[str, Any],
+                          kind: str) -> web.Response:
+        """An image/video/audio/document message showing uploaded media (``{"id", "caption", "filename"}``)."""
+        part = body.get(kind)
+
+        def invalid(details: str) -> web.Response:
+            user.violations.append(f"a {kind} message: {details}")
+            return self._answer_error(user, method, path, body, GraphError(
+                UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", details))
+
+        if not isinstance(part, dict):
+            return invalid(f"{kind} must be an object with the media id")
+        allowed = {"id", "link", "caption"} | ({"filename"} if kind == "document" else set())
+        unknown = sorted(set(part) - allowed - ({"caption"} if kind == "audio" else set()))
+        if kind == "audio" and "caption" in part:
+            unknown.append("caption")
+        if unknown:
+            return invalid(f"{kind} does not take {', '.join(unknown)}")
+        if "link" in part:
+            return invalid("media by link is not emulated; upload it to /media and send its id")
+        media = self.media.get(str(part.get("id", "")))
+        if media is None:
+            return invalid(f"{kind}['id'] is not a media id this number uploaded")
+        caption = part.get("caption", "")
+        if not isinstance(caption, str) or len(caption) > MAX_CAPTION_CHARS:
+            return invalid(f"{kind}['caption'] must be a string of at most {MAX_CAPTION_CHARS} characters")
+        if kind in NATIVE and media.mime not in NATIVE[kind]:
+            return invalid(f"a {kind} message cannot show media of type {media.mime}")
+        if len(media.data) > MEDIA_TYPE_LIMITS[kind]:
+            return invalid(f"File Too Large: a {kind} may be at most {MEDIA_TYPE_LIMITS[kind] // (1024 * 1024)} MB")
+        filename = str(part.get("filename") or media.filename) if kind == "document" else media.filename
+        label = f"[{kind}: {filename}]" + (f" {caption}" if caption else "")
+        return await self._deliver_message(user, method, path, body, kind,
+                                           PhoneMessage("", label, kind=kind, media=media, caption=caption,
+                                                        filename=filename))
+
+    async def _deliver_message(self, user: EmulatedUser, method: str, path: str, body: dict[str, Any], kind: str,
+                               message: PhoneMessage) -> web.Response:
+        """The limits, then the message on the phone (a hang may answer too late, having shown it or not)."""
+        error = await self._admit(user, typing=False, media=kind != "text")
         if error is None and not user.window_open:
             error = GraphError(WINDOW_CLOSED, 400, *MESSAGES[WINDOW_CLOSED])
-        if error is not None:
+        if error is not None and error.code == 0:  # a hang: the plugin times out before this answer
+            if not error.landed:
+                await asyncio.sleep(error.delay)
+                self._record(user, method, path, body, 504, "hung, not shown")
+                return web.json_response({}, status=504)
+        elif error is not None:
             return self._answer_error(user, method, path, body, error)
         context = body.get("context")
-        quoted = context.get("message_id") if isinstance(context, dict) else None
-        wamid = self._wamid()
-        user.messages.append(PhoneMessage(wamid, text_body, quoted, bool(text.get("preview_url"))))
+        message.quotes = context.get("message_id") if isinstance(context, dict) else None
+        message.wamid = wamid = self._wamid()
+        user.messages.append(message)
         self._record(user, method, path, body, 200, "sent")
         if self._status_url:
-            self._spawn(self._report_statuses(self._status_url, wamid, to))
-        return web.json_response({"messaging_product": "whatsapp", "contacts": [{"input": to, "wa_id": to}],
+            self._spawn(self._report_statuses(self._status_url, wamid, user.wa_id))
+        if error is not None:  # a hang that landed: shown, the answer comes too late
+            await asyncio.sleep(error.delay)
+        return web.json_response({"messaging_product": "whatsapp",
+                                  "contacts": [{"input": user.wa_id, "wa_id": user.wa_id}],
                                   "messages": [{"id": wamid}]})
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        """``POST /{phone_number_id}/media``: multipart ``messaging_product``, ``type`` and ``file``."""
+        path, method = request.path, request.method
+        self.upload_attempts += 1
+        error = self._check_auth(request)
+        if error is None and method != "POST":
+            error = GraphError(UNKNOWN_OBJECT, 400, f"Unsupported {method.lower()} request.")
+        if error is None and request.match_info["object_id"] != self.phone_number_id:
+            error = GraphError(UNKNOWN_OBJECT, 400, f"Unsupported post request. Object with ID "
+                                                    f"'{request.match_info['object_id']}' does not exist")
+        if error is not None:
+            return self._answer_error(None, method, path, None, error)
+        fields: dict[str, str] = {}
+        upload: tuple[str, str, bytes] | None = None
+        if not request.content_type.startswith("multipart/form-data"):  # a form or JSON cannot carry the file
+            if request.content_type == "application/x-www-form-urlencoded":
+                fields = {k: str(v)[:1000] for k, v in (await request.post()).items()}
+            parts: Any = _no_parts()
+        else:
+            parts = await request.multipart()
+        read = 0
+        async for part in parts:
+            if part.name == "file" and part.filename is not None:
+                data = bytearray()
+                while chunk := await part.read_chunk(1 << 16):
+                    data.extend(chunk)
+                    if len(data) > MAX_UPLOAD_BYTES:
+                        break
+                upload = (part.filename, part.headers.get("Content-Type", ""), bytes(data))
+            elif part.name:
+                fields[part.name] = (await part.read(decode=True)).decode(errors="replace")[:1000]
+            read += 1
+            if read > 20:
+                break
+        summary = {k: v for k, v in fields.items()} | ({"file": upload[0]} if upload else {})
+        problem = None
+        if fields.get("messaging_product") != "whatsapp":
+            problem = ("(#100) The parameter messaging_product is required.", "")
+        elif upload is None:
+            problem = ("(#100) The parameter file is required.", "")
+        elif not fields.get("type"):
+            problem = ("(#100) The parameter type is required.", "")
+        elif fields["type"] not in UPLOADABLE:
+            problem = ("(#100) Param file must be a file with one of the following types: "
+                       + ", ".join(sorted(UPLOADABLE)) + f". Received file of type '{fields['type']}'.", "")
+        elif len(upload[2]) > MAX_UPLOAD_BYTES:
+            problem = ("(#100) Invalid parameter", f"File Too Large: at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+        elif not upload[2]:
+            problem = ("(#100) Invalid parameter", "the file is empty")
+        if problem is not None:
+            return self._answer_error(None, method, path, summary, GraphError(UNKNOWN_OBJECT, 400, *problem))
+        injected = self._upload_errors.pop(0) if self._upload_errors else None
+        if injected is not None:
+            if injected.delay:
+                await asyncio.sleep(injected.delay)
+            return self._answer_error(None, method, path, summary, injected)
+        assert upload is not None
+        media = UploadedMedia(f"{next(self._ids) + 1_000_000_000_000_000}", fields["type"], upload[0], upload[2])
+        self.media[media.id] = media
+        self._record(None, method, path, summary, 200, "uploaded")
+        return web.json_response({"id": media.id})
 
     # ------------------------------------------------------------------ rules
 
@@ -399,17 +574,22 @@ class GraphApiEmulator:
             return GraphError(TOKEN_INVALID, 401, *MESSAGES[TOKEN_INVALID])
         return None
 
-    async def _admit(self, user: EmulatedUser, *, typing: bool) -> GraphError | None:
-        """Injected errors and the pair limit, checked before a call has any effect."""
+    async def _admit(self, user: EmulatedUser, *, typing: bool, media: bool = False) -> GraphError | None:
+        """Injected errors and the pair limit, checked before a call has any effect.
+
+        A hang (code 0) is returned for the caller to act out, not slept here.
+        """
         now = time.monotonic()
         error = None
         if self._any_call_errors:
             error = self._any_call_errors.pop(0)
         else:
-            kind = "typing" if typing else "send"
-            error = next((e for e in user.pending_errors if e.on in (kind, "any")), None)
+            kinds = ("typing", "any") if typing else ("send", "any", "media") if media else ("send", "any")
+            error = next((e for e in user.pending_errors if e.on in kinds), None)
             if error is not None:
                 user.pending_errors.remove(error)
+        if error is not None and error.code == 0:
+            return error
         if error is not None and error.delay:
             await asyncio.sleep(error.delay)
         if typing:
@@ -427,7 +607,7 @@ class GraphApiEmulator:
             else:
                 user.tokens -= 1.0
         if error is not None and error.code == PAIR_RATE:
-            user.blocked_until = max(user.blocked_until, now + PAIR_PENALTY)
+            user.blocked_until = max(user.blocked_until, now + self.pair_penalty)
         return error
 
     def _answer_error(self, user: EmulatedUser | None, method: str, path: str, body: Any,
@@ -457,3 +637,9 @@ class GraphApiEmulator:
                 await self.deliver(url, self.status_update(wamid, status, to))
             except aiohttp.ClientError:
                 return
+
+
+async def _no_parts() -> Any:
+    """An empty async iterator: a request without multipart parts."""
+    for part in ():
+        yield part

@@ -1,4 +1,5 @@
-"""The Graph API calls the plugin makes, over aiohttp: send a text, show typing, look up the number.
+"""The Graph API calls the plugin makes, over aiohttp: send a text or a media message, upload media, show
+typing, look up the number.
 
 One ``aiohttp.ClientSession`` per plugin, opened on first use on the running
 loop and closed at shutdown. The token goes only into the ``Authorization``
@@ -33,6 +34,10 @@ class GraphClient:
     def messages_url(self) -> str:
         return f"{self.settings.api_base_url}/{self.settings.phone_number_id}/messages"
 
+    @property
+    def media_url(self) -> str:
+        return f"{self.settings.api_base_url}/{self.settings.phone_number_id}/media"
+
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             timeout = aiohttp.ClientTimeout(total=self.settings.timeout, connect=min(10.0, self.settings.timeout))
@@ -63,6 +68,46 @@ class GraphClient:
             raise DeliveryError(scrub(f"whatsapp send: the answer has no message id: {str(answer)[:200]}"),
                                 retryable=False, maybe_delivered=True) from None
 
+    async def upload_media(self, to: str, data: bytes, mime: str, filename: str) -> str:
+        """``POST /{phone_number_id}/media`` (multipart: messaging_product, type, file); returns the media id.
+
+        An upload shows nothing to anyone: if its answer is lost it is safe to upload again (the orphan
+        expires at Meta), so a timeout here is retryable and never ``maybe_delivered``.
+        """
+        form = aiohttp.FormData()
+        form.add_field("messaging_product", "whatsapp")
+        form.add_field("type", mime)
+        form.add_field("file", data, filename=filename, content_type=mime)
+        answer = await self._request("POST", self.media_url, None, "media upload", to, form=form, visible=False)
+        media_id = answer.get("id")
+        if not isinstance(media_id, str) or not media_id:
+            raise DeliveryError(scrub(f"whatsapp media upload: the answer has no media id: {str(answer)[:200]}"),
+                                retryable=True)
+        return media_id
+
+    async def send_media(self, to: str, kind: str, media_id: str, *, caption: str = "", filename: str = "",
+                         quote: str | None = None) -> str:
+        """A message of type ``kind`` (image/document/video/audio) showing uploaded media; returns its wamid.
+
+        ``caption`` is left out for audio (WhatsApp takes none), ``filename`` is sent for documents only.
+        """
+        body: dict[str, Any] = {"id": media_id}
+        if caption and kind != "audio":
+            body["caption"] = caption
+        if filename and kind == "document":
+            body["filename"] = filename
+        payload: dict[str, Any] = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
+                                   "type": kind, kind: body}
+        if quote:
+            payload["context"] = {"message_id": quote}
+        answer = await self._post(payload, f"{kind} send", to)
+        self.pairs.passed(to)
+        try:
+            return str(answer["messages"][0]["id"])
+        except (KeyError, IndexError, TypeError):
+            raise DeliveryError(scrub(f"whatsapp {kind} send: the answer has no message id: {str(answer)[:200]}"),
+                                retryable=False, maybe_delivered=True) from None
+
     async def typing(self, to: str, message_id: str) -> None:
         """Mark the user's message read and show *typing…* (cleared by the reply, or after 25 s)."""
         await self._post({"messaging_product": "whatsapp", "status": "read", "message_id": message_id,
@@ -77,10 +122,13 @@ class GraphClient:
         return await self._request("POST", self.messages_url, payload, what, to)
 
     async def _request(self, method: str, url: str, payload: dict[str, Any] | None, what: str,
-                       chat_id: str) -> dict[str, Any]:
+                       chat_id: str, *, form: aiohttp.FormData | None = None, visible: bool = True) -> dict[str, Any]:
+        """One call. ``visible=False``: the call shows nothing to the user even when it lands (a media
+        upload), so a lost answer is retryable rather than ``maybe_delivered``."""
         sent = False
         try:
-            async with self._http().request(method, url, json=payload) as response:
+            body_args: dict[str, Any] = {"data": form} if form is not None else {"json": payload}
+            async with self._http().request(method, url, **body_args) as response:
                 sent = True  # the request is written once the server answers at all
                 text = await response.text()
                 status = response.status
@@ -92,12 +140,12 @@ class GraphClient:
         except (asyncio.TimeoutError, aiohttp.ServerDisconnectedError) as exc:
             # the request may have reached Meta before the answer was lost: it may have landed
             raise DeliveryError(f"whatsapp {what}: {type(exc).__name__} waiting for the answer", retryable=True,
-                                maybe_delivered=True) from None
+                                maybe_delivered=visible) from None
         except aiohttp.ClientConnectorError as exc:
             raise DeliveryError(scrub(f"whatsapp {what}: cannot connect: {exc}"), retryable=True) from None
         except aiohttp.ClientError as exc:
             raise DeliveryError(scrub(f"whatsapp {what}: {type(exc).__name__}: {exc}"), retryable=True,
-                                maybe_delivered=sent) from None
+                                maybe_delivered=sent and visible) from None
         try:
             body = json.loads(text) if text else {}
         except ValueError:
@@ -105,6 +153,6 @@ class GraphClient:
         if 200 <= status < 300 and isinstance(body, dict):
             return body
         if 200 <= status < 300:
-            raise DeliveryError(f"whatsapp {what}: HTTP {status} with a body that is not JSON", retryable=False,
-                                maybe_delivered=True)
+            raise DeliveryError(f"whatsapp {what}: HTTP {status} with a body that is not JSON", retryable=not visible,
+                                maybe_delivered=visible)
         raise translate(GraphError.parse(status, body), what, chat_id, self.pairs, retry_after) from None

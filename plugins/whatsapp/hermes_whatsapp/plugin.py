@@ -23,9 +23,10 @@ from typing import Any, Mapping
 from aiohttp import web
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, Incoming, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import ConfigError, DeliveryError, Incoming, Media, MessageRef, Platform, RateBudget, Stream
 
 from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
+from . import media as attachments
 from .graph import GraphClient
 from .notices import NOTICE
 from .redaction import protect, scrub
@@ -72,7 +73,7 @@ class WhatsAppPlugin:
             name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=0.0,
             budgets=dict(budgets or BUDGETS), bot_budget=bot_budget, typing_interval=typing_refresh,
             description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
-            start=self.start_receiving, stop=self.stop_receiving,
+            start=self.start_receiving, stop=self.stop_receiving, media=attachments.LIMITS,
         )
         self.__name__ = "hermes_whatsapp"
 
@@ -263,6 +264,11 @@ class WhatsAppPlugin:
     @hermes_gateway.hookimpl
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         return await self._send(stream, message, text)
+
+    @hermes_gateway.hookimpl
+    async def on_media(self, stream: Stream, media: Media) -> MessageRef:
+        """A tool's file: uploaded to ``/media``, then an image/video/audio/document message (:mod:`.media`)."""
+        return await attachments.send(self.graph, stream, media)
 
     async def _send(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         """Send ``text`` as a new message; the reply's first message quotes the question.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
@@ -17,6 +19,8 @@ class WhatsAppHarness(Harness):
         self.meta = GraphApiEmulator(TOKEN, PHONE_ID, APP_SECRET)
         await self.meta.start()
         self.plugin = plugin_for(self.meta, budgets=FAST)
+        # one Graph API call may take 1 s (the smallest timeout the config takes): the upload timeout check
+        self.plugin.configure(dataclasses.replace(self.plugin.settings, timeout=1.0))
 
     async def stop(self):
         await self.plugin.close()
@@ -28,7 +32,15 @@ class WhatsAppHarness(Harness):
     async def inject_rate_limit(self, chat_id, retry_after):
         """WhatsApp's flood error (131056) names no wait: the plugin's first wait is what the core gets."""
         self.plugin.pairs.first = retry_after
+        self.meta.pair_penalty = retry_after  # the emulator's "too soon after 131056" matches this test's wait
         self.meta.inject_pair_rate_limit(chat_id)
+
+    def attachments(self, chat_id):
+        return self.meta.attachments(chat_id)
+
+    async def inject_upload_timeout(self, chat_id, landed):
+        """The media message (the call that shows the file) gets its answer after the plugin's 1 s timeout."""
+        self.meta.hang_next(chat_id, 1.5, landed=landed, on="media")
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
