@@ -159,6 +159,9 @@ class CoordinationConfig:
     @property
     def display_url(self) -> str | None:
         return mask_url(self.url) if self.url else None
+
+
+@dataclass(frozen=True)
 class MediaConfig:
     """``media``: where files that replies attach live, and how the API server hands them out."""
 

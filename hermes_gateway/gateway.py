@@ -337,6 +337,13 @@ class Gateway:
             self._inbound = InboundRuntime(self)
         return self._inbound
 
+    @property
+    def accepting(self) -> bool:
+        """Whether messages are still taken. Once the gateway stops they are not: a webhook then answers
+        503, so the platform delivers the message again (to another replica, or after the restart) instead
+        of it being acknowledged and dropped."""
+        return self._inbound is None or self._inbound.accepting
+
     def receive(self, incoming: "Incoming") -> "asyncio.Future[DeliveryReport | None]":
         """A platform received a message: take it and return at once (answer a webhook now).
 

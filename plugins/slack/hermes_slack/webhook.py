@@ -8,7 +8,9 @@ to the bolt app, which answers ``url_verification`` and acknowledges every
 event with 200 before the listener hands the message to the core, so the
 model never delays the answer. Slack's retries (``X-Slack-Retry-Num``)
 carry the same ``event_id``; the core answers the message once. This
-handler never answers 5xx: Slack would retry, and a retry cannot fix a bug.
+handler answers 5xx only while the gateway stops (503), so Slack delivers
+the event again (to another replica, or after the restart) rather than it
+being acknowledged and lost; otherwise never: a retry cannot fix a bug.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class EventsEndpoint:
 
         settings = self.plugin.settings
         app = self.plugin.bolt
-        if settings is None or app is None or not settings.signing_secret:
+        if settings is None or not settings.signing_secret:
             return web.Response(status=404, text="slack is not receiving events")
         raw = await request.read()
         verifier = SignatureVerifier(settings.signing_secret)
@@ -46,6 +48,11 @@ class EventsEndpoint:
                                  request.headers.get("X-Slack-Signature", "")):
             log.info("slack: refused an events request with a bad or stale signature")
             return web.Response(status=401, text="invalid signature")
+        if not _accepting(request):
+            log.info("slack: the gateway is stopping; Slack will deliver the event again")
+            return web.Response(status=503, text="stopping", headers={"Retry-After": "5"})
+        if app is None:
+            return web.Response(status=404, text="slack is not receiving events")
         try:
             body = raw.decode("utf-8")
             bolt_request = AsyncBoltRequest(body=body, query=request.query_string,
@@ -60,3 +67,11 @@ class EventsEndpoint:
         headers = {k: v for k, v in response.first_headers().items() if k.lower() != "content-length"}
         return web.Response(status=response.status, body=response.body.encode() if response.body else b"",
                             headers=headers)
+
+
+def _accepting(request: web.Request) -> bool:
+    """Whether the core still takes messages (it refuses them once the gateway is stopping)."""
+    from hermes_gateway.gateway import GATEWAY_KEY
+
+    gateway = request.app.get(GATEWAY_KEY)
+    return gateway is None or gateway.accepting

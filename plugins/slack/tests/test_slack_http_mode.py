@@ -146,3 +146,25 @@ async def test_an_oversized_request_gets_413_and_no_reply(api):
         await gateway.stop()
     assert status == 413
     assert api.screen("D0HUGE") == [] and not [c for c in api.calls if c.method.startswith("chat.")]
+
+
+async def test_an_event_arriving_while_the_gateway_stops_gets_503_and_its_retry_is_answered(api):
+    """Acknowledging it would lose it: the stopping gateway no longer answers, so Slack must retry."""
+    gateway, _ = http_gateway(api, tokens_per_second=20)
+    await started(gateway, api)
+    busy = await api.push_message("D0BUSY", "echo: " + " ".join(f"w{i}" for i in range(60)), kind="im")
+    await eventually(lambda: api.screen("D0BUSY", busy), lambda: api.calls)
+    stopping = asyncio.get_running_loop().create_task(gateway.stop())
+    await eventually(lambda: not gateway.accepting, lambda: "still accepting")
+    ts = await api.push_message("D0LATE", "echo: late but answered", kind="im")
+    await stopping
+    [event_id] = [d.event_id for d in api.deliveries if api._payloads[d.event_id]["event"].get("ts") == ts]
+    assert [d.status for d in api.deliveries if d.event_id == event_id] == [503]
+    restarted, _ = http_gateway(api)
+    try:
+        await started(restarted, api)
+        await api.redeliver(event_id)  # Slack's retry (X-Slack-Retry-Num: 1), to the restarted gateway
+        await eventually(lambda: settled(api, "D0LATE", ts), lambda: api.screen("D0LATE"))
+    finally:
+        await restarted.stop()
+    assert api.screen("D0LATE") == ["late but answered"]

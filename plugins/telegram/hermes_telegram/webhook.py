@@ -8,7 +8,9 @@ and answers 200 at once: the reply follows later, in its own calls.
 
 A body that cannot be read as an update is answered 200 too, with one log
 line: Telegram would only deliver the same broken body again, holding up
-every update behind it. Nothing here answers 5xx.
+every update behind it. The one 5xx is deliberate: while the gateway stops,
+a message is answered 503, so Telegram delivers it again (to another
+replica, or after the restart) rather than it being acknowledged and lost.
 """
 
 from __future__ import annotations
@@ -53,8 +55,13 @@ def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any]) -> Ca
             log.warning("telegram webhook: ignored a body that is not an update (%s)",
                         scrub(f"{type(exc).__name__}: {exc}")[:200])
             return web.Response(status=200)
+        gateway = request.app[GATEWAY_KEY]
+        if incoming is not None and not gateway.accepting:
+            log.info("telegram webhook: the gateway is stopping; Telegram will deliver update %s again",
+                     data["update_id"])
+            return web.Response(status=503, headers={"Retry-After": "5"})
         if incoming is not None:
-            request.app[GATEWAY_KEY].receive(incoming)  # returns at once; the reply comes later
+            gateway.receive(incoming)  # returns at once; the reply comes later
         return web.Response(status=200)
 
     return receive_update

@@ -204,3 +204,30 @@ async def test_an_oversized_body_gets_413_and_nothing_else(api):
                 assert resp.status == 413
         await asyncio.sleep(0.2)
     assert seen == []
+
+
+async def test_a_message_arriving_while_the_gateway_stops_gets_503_and_is_answered_when_delivered_again(api):
+    """Acknowledging it would lose it: the stopping gateway no longer answers, so Telegram must retry."""
+    port = free_port()
+    gateway, seen, _ = gateway_for(api, port=port)
+    update = {"update_id": 4242, "message": {"message_id": 1, "date": 0, "text": "echo: late but answered",
+                                             "chat": {"id": 11, "type": "private", "first_name": "Ada"},
+                                             "from": {"id": 1001, "is_bot": False, "first_name": "Ada"}}}
+    url = f"http://127.0.0.1:{port}/webhooks/telegram"
+    headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+    await gateway.start()
+    await api.push_message(10, "echo: " + " ".join(f"w{i}" for i in range(400)))  # a reply still running
+    await eventually(lambda: len(api.chat(10).messages) >= 1, lambda: api.chat(10).calls)
+    stopping = asyncio.get_running_loop().create_task(gateway.stop())
+    await eventually(lambda: not gateway.accepting, lambda: "still accepting")
+    async with aiohttp.ClientSession() as http:
+        async with http.post(url, json=update, headers=headers) as resp:
+            assert resp.status == 503 and resp.headers.get("Retry-After")
+    await stopping
+    assert api.chat(11).calls == []
+    restarted, _, _ = gateway_for(api, port=port)
+    async with restarted:  # the update id was not taken as seen: its delivery again is answered
+        async with aiohttp.ClientSession() as http:
+            async with http.post(url, json=update, headers=headers) as resp:
+                assert resp.status == 200
+        await eventually(lambda: api.screen(11) == ["late but answered"], lambda: api.chat(11).messages)
