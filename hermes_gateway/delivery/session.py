@@ -276,7 +276,8 @@ class StreamSession:
             self._shown_version = self._draft.version
             return
         floor = entry.last_call + self._interval if entry.ref is not None else float("-inf")
-        if not await pacer.until(lambda now: pacer.ready_at(now, floor), interruptible=True):
+        charged = entry.frozen or not self._free_previews()
+        if not await pacer.until(lambda now: pacer.ready_at(now, floor, charged), interruptible=True):
             return  # finishing: the final delivery takes over
         version = self._draft.version
         entry, text = self._draft.plan()  # the newest text: updates coalesce here
@@ -284,7 +285,8 @@ class StreamSession:
             self._shown_version = version
             return
         now = pacer.now()
-        if entry.ref is not None and pacer.ready_at(now, entry.last_call + self._interval) > now:
+        charged = entry.frozen or not self._free_previews()
+        if entry.ref is not None and pacer.ready_at(now, entry.last_call + self._interval, charged) > now:
             return  # the plan moved to a message that is not due yet
         try:
             # a frozen message's text is final: it ends now, with on_stream_end
@@ -296,6 +298,11 @@ class StreamSession:
             pacer.rate_limited(exc)
         except DeliveryError as exc:
             self._preview_failed(entry, exc)
+
+    def _free_previews(self) -> bool:
+        """Whether this stream's previews cost the chat nothing (``Platform.free_previews``)."""
+        free = self.hooks.platform.free_previews
+        return free is not None and bool(free(self.stream))
 
     def _preview_failed(self, entry: LedgerEntry, exc: DeliveryError) -> None:
         self._preview_failures += 1
@@ -323,11 +330,13 @@ class StreamSession:
         doc = self._final_document()
         self._report.text = doc
         plan = self._ledger.plan_final(doc, self.text, self._limit, self._measure, reset=self._draft.was_reset,
-                                       interrupted=self._interrupted, min_end=self._append_min_end(doc))
+                                       interrupted=self._interrupted, min_end=self._append_min_end(doc),
+                                       keep=self.hooks.platform.keep_whole)
         finisher = Finisher(self._pacer, self._show, limit=self._limit, measure=self._measure,
                             max_retries=self.policy.max_retries, max_rate_limits=self.policy.max_rate_limits,
                             edit_floor=self.hooks.platform.edit_interval,
-                            label=f"{self.hooks.platform.name}/{self.stream.chat_id}")
+                            label=f"{self.hooks.platform.name}/{self.stream.chat_id}",
+                            keep=self.hooks.platform.keep_whole)
         try:
             await finisher.run(doc, plan, deadline=deadline, cleanup_grace=self.policy.cleanup_deadline,
                                interrupted=self._interrupted)
@@ -353,7 +362,7 @@ class StreamSession:
         points into, to remember which part of the reply it shows.
         """
         hook = "on_stream_end" if final else "on_delta"
-        self._pacer.charge()
+        self._pacer.charge(chat=final or not self._free_previews())
         entry.last_call = self._pacer.now()
         try:
             ref = await self.hooks.call(hook, stream=self.stream, message=entry.ref, text=text)

@@ -151,9 +151,13 @@ class BotApiEmulator:
     """
 
     def __init__(self, token: str, *, rate_limit: RateBudget | None = None,
-                 max_text_units: int = MAX_TEXT_UNITS, supports_drafts: bool = True) -> None:
-        """``supports_drafts=False`` is a server from before Bot API 9.3: sendMessageDraft is 404 Not Found."""
+                 max_text_units: int = MAX_TEXT_UNITS, supports_drafts: bool = True,
+                 drafts_rate_limited: bool = True) -> None:
+        """``supports_drafts=False`` is a server from before Bot API 9.3: sendMessageDraft is 404 Not Found.
+        ``drafts_rate_limited=False``: draft frames do not count against ``rate_limit`` (Telegram does not
+        document whether they do), though a chat under a 429 still refuses them."""
         self.token = token
+        self.drafts_rate_limited = drafts_rate_limited
         self.supports_drafts = supports_drafts
         self.rate_limit = rate_limit
         self.max_text_units = max_text_units
@@ -554,7 +558,11 @@ class BotApiEmulator:
             self._refuse(chat, method, params, scheduled, now)
         if chat.pending_errors:
             self._refuse(chat, method, params, chat.pending_errors.pop(0), now)
-        if self.rate_limit is not None:
+        if now < chat.blocked_until and method == "sendMessageDraft" and not self.drafts_rate_limited:
+            wait = max(1, math.ceil(chat.blocked_until - now))
+            self._refuse(chat, method, params, ApiError(
+                429, f"Too Many Requests: retry after {wait}", {"retry_after": wait}), now)
+        if self.rate_limit is not None and (method != "sendMessageDraft" or self.drafts_rate_limited):
             budget = self.rate_limit
             if chat.refilled == 0.0:
                 chat.tokens, chat.refilled = float(budget.burst), now

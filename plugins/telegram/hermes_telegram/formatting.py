@@ -21,6 +21,7 @@ are kept as written; so ``utf16(text) <= utf16(markdown)`` always.
 
 from __future__ import annotations
 
+import html
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -343,3 +344,189 @@ def _top_level_blocks(markdown: str) -> list[str]:
 def _continues(line: str) -> bool:
     """A line that may belong to what comes before it even after a blank line (lazy list numbering aside)."""
     return line.startswith(("=", "-")) and not line.strip("=- ")  # a setext underline or rule: keep with it
+
+
+# ------------------------------------------------------------------ where a split may not cut
+
+#: Delimiter runs that, left unclosed in text, are most likely formatting still being typed.
+_UNCLOSED = ("**", "__", "~~", "`")
+_REFERENCE = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def keep_whole(markdown: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` ranges of ``markdown`` that render as one entity: the core never cuts inside one.
+
+    ``Platform.keep_whole`` for Telegram. A cut inside ``**bold**`` would
+    show its markers in both messages, and a cut inside a code block that
+    fits one message would break it needlessly. Ranges: code blocks
+    (fenced or indented), bold, italic, strikethrough, inline code, links
+    and images; and from a delimiter run that has not closed yet (``**``,
+    ``` ` ```, ``~~``, ``__`` left in the text: mid-stream, its end has not
+    arrived) to the end. Inline ranges come from markdown-it's tokens,
+    located in the source by walking each paragraph's text; a paragraph
+    that cannot be located (never seen: it would need a construct not
+    handled here) yields no ranges, so the cut there is the core's usual one.
+    """
+    try:
+        tokens = _parser.parse(markdown)
+    except Exception:
+        return []
+    lines = markdown.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    spans: list[tuple[int, int]] = []
+    for token in tokens:
+        if token.map is None:
+            continue
+        first, last = token.map
+        if token.type in ("fence", "code_block"):
+            spans.append((starts[first], min(starts[last] - 1, len(markdown))))
+        elif token.type == "inline" and token.children:
+            located = _locate_lines(token.content, lines, starts, first)
+            if located is not None:
+                spans.extend(_inline_spans(token.content, token.children, located, len(markdown)))
+    return spans
+
+
+def _locate_lines(content: str, lines: list[str], starts: list[int], first: int) -> list[tuple[int, int]] | None:
+    """For each line of an inline token's ``content``: (its start in the content, its start in the source)."""
+    located = []
+    at = 0
+    for index, piece in enumerate(content.split("\n")):
+        if first + index >= len(lines):
+            return None
+        source = lines[first + index]
+        column = source.find(piece) if piece else len(source)
+        if column < 0:
+            return None
+        located.append((at, starts[first + index] + column))
+        at += len(piece) + 1
+    return located
+
+
+def _to_source(position: int, located: list[tuple[int, int]]) -> int:
+    for line_start, source_start in reversed(located):
+        if position >= line_start:
+            return source_start + position - line_start
+    return located[0][1]
+
+
+def _inline_spans(content: str, children: list[Token], located: list[tuple[int, int]],
+                  size: int) -> list[tuple[int, int]]:
+    """The source ranges of the entities in one paragraph (see :func:`keep_whole`)."""
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    cursor = 0
+
+    def span(lo: int, hi: int) -> None:
+        spans.append((_to_source(lo, located), _to_source(hi - 1, located) + 1))
+
+    for child in children:
+        kind = child.type
+        if kind == "text":
+            after = _skip_text(content, cursor, child.content)
+            if after is None:
+                return spans
+            for run in _UNCLOSED:
+                found = content.find(run, cursor, after)
+                if found >= 0:  # a delimiter left as text: formatting whose end has not arrived
+                    spans.append((_to_source(found, located), size))
+                    break
+            cursor = after
+        elif kind in ("softbreak", "hardbreak"):
+            newline = content.find("\n", cursor)
+            if newline < 0:
+                return spans
+            cursor = newline + 1
+            while cursor < len(content) and content[cursor] in " \t":
+                cursor += 1
+        elif kind == "code_inline":
+            opening = content.find(child.markup, cursor)
+            closing = content.find(child.markup, opening + len(child.markup)) if opening >= 0 else -1
+            if closing < 0:
+                return spans
+            cursor = closing + len(child.markup)
+            span(opening, cursor)
+        elif kind in ("strong_open", "em_open", "s_open"):
+            at = content.find(child.markup, cursor)
+            if at < 0:
+                return spans
+            opened.append(at)
+            cursor = at + len(child.markup)
+        elif kind in ("strong_close", "em_close", "s_close"):
+            at = content.find(child.markup, cursor)
+            if at < 0 or not opened:
+                return spans
+            cursor = at + len(child.markup)
+            span(opened.pop(), cursor)
+        elif kind == "link_open":
+            at = content.find("<" if child.markup == "autolink" else "[", cursor)
+            if at < 0:
+                return spans
+            opened.append(at)
+            cursor = at + 1
+        elif kind == "link_close":
+            end = _link_end(content, cursor, autolink=child.markup == "autolink")
+            if end is None or not opened:
+                return spans
+            cursor = end
+            span(opened.pop(), cursor)
+        elif kind == "image":
+            at = content.find("![", cursor)
+            bracket = content.find("]", at) if at >= 0 else -1
+            end = _link_end(content, bracket, autolink=False) if bracket >= 0 else None
+            if end is None:
+                return spans
+            cursor = end
+            span(at, cursor)
+    return spans
+
+
+def _skip_text(content: str, cursor: int, text: str) -> int | None:
+    """Where ``text`` (a text token, escapes and character references decoded) ends in ``content``."""
+    if content.startswith(text, cursor):
+        return cursor + len(text)
+    index = 0
+    while index < len(text):
+        reference = _REFERENCE.match(content, cursor)
+        if reference is not None and html.unescape(reference.group()) == text[index:index + 1]:
+            cursor = reference.end()  # a character reference decodes to one character
+        elif content.startswith(text[index], cursor):
+            cursor += 1
+        elif content.startswith("\\" + text[index], cursor):
+            cursor += 2
+        else:
+            return None
+        index += 1
+    return cursor
+
+
+def _link_end(content: str, cursor: int, *, autolink: bool) -> int | None:
+    """Just past a link's ``](destination "title")``, ``][label]``, ``]`` or an autolink's ``>``."""
+    if autolink:
+        end = content.find(">", cursor)
+        return end + 1 if end >= 0 else None
+    bracket = content.find("]", cursor)
+    if bracket < 0:
+        return None
+    after = bracket + 1
+    if content.startswith("(", after):
+        depth, at = 0, after
+        while at < len(content):
+            ch = content[at]
+            if ch == "\\":
+                at += 2
+                continue
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    return at + 1
+            at += 1
+        return None
+    if content.startswith("[", after):
+        end = content.find("]", after)
+        return end + 1 if end >= 0 else None
+    return after
