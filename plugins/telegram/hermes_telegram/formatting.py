@@ -218,19 +218,64 @@ def _inline(children: list[Token], out: _Writer) -> None:
 
 
 def _trimmed(text: str, entities: list[Entity]) -> tuple[str, list[Entity]]:
-    """Drop leading/trailing whitespace (Telegram would) and keep every entity inside the text."""
-    stripped = text.lstrip()
-    shift = utf16_units(text[: len(text) - len(stripped)])
-    stripped = stripped.rstrip()
-    total = utf16_units(stripped)
-    kept = []
+    """``text`` and ``entities`` exactly as Telegram will keep them (tdlib's ``fix_formatted_text``).
+
+    Telegram moves the spaces and newlines at the start of an entity out of
+    it (all but text links) and drops an entity of only whitespace; then it
+    drops the whitespace at the end of the text, and at its start up to the
+    first entity. So a code block whose first line is indented loses that
+    indentation on Telegram, wherever it stands; keeping it would take an
+    invisible non-space character in the code, which a person copying the
+    code would paste too. Doing the same here keeps the plugin's idea of a
+    message equal to what the chat shows.
+    """
+    def blank(ch: str) -> bool:
+        return ch <= " "
+
+    moved: list[tuple[Entity, int, int]] = []   # entity, start, end: in characters
+    units_before = _unit_offsets(text)
     for e in entities:
-        start = max(e.offset - shift, 0)
-        end = min(e.offset - shift + e.length, total)
+        start, end = _char_at(units_before, e.offset), _char_at(units_before, e.offset + e.length)
+        if e.type != "text_link":
+            while start < end and blank(text[start]):
+                start += 1
+        if text[start:end].strip():
+            moved.append((e, start, end))
+    last = len(text)
+    while last > 0 and blank(text[last - 1]):
+        last -= 1
+    first = 0
+    first_entity = min((start for _, start, _ in moved), default=last)
+    while first < min(first_entity, last) and blank(text[first]):
+        first += 1
+    kept_text = text[first:last]
+    kept = []
+    for e, start, end in moved:
+        end = min(end, last)
         if end > start:
-            kept.append(Entity(e.type, start, end - start, e.url, e.language))
+            offset = utf16_units(text[first:start])
+            kept.append(Entity(e.type, offset, utf16_units(text[start:end]), e.url, e.language))
     kept.sort(key=lambda e: (e.offset, -e.length))
-    return stripped, kept
+    return kept_text, kept
+
+
+def _unit_offsets(text: str) -> list[int] | None:
+    """UTF-16 offset -> character index, or None when they are the same (no character outside the BMP)."""
+    if text.isascii() or all(ord(ch) <= 0xFFFF for ch in text):
+        return None
+    index = []
+    for i, ch in enumerate(text):
+        index.append(i)
+        if ord(ch) > 0xFFFF:
+            index.append(i)
+    index.append(len(text))
+    return index
+
+
+def _char_at(index: list[int] | None, units: int) -> int:
+    if index is None:
+        return units
+    return index[min(units, len(index) - 1)]
 
 
 def render(text: str, cursor: str = "") -> tuple[str, list[Entity]]:

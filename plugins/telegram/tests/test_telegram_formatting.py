@@ -116,3 +116,16 @@ def test_converting_block_by_block_gives_what_converting_whole_gives(markdown):
 def test_any_text_at_all_converts_within_its_length(markdown):
     text, _ = to_entities(markdown)
     assert utf16_units(text) <= utf16_units(markdown)
+
+
+def test_text_and_entities_are_what_telegram_keeps_so_an_indented_first_code_line_loses_its_indent():
+    """Telegram (tdlib) moves the whitespace that starts an entity out of it and trims before the first one;
+    the converter does the same, so what the plugin sends is exactly what the chat shows."""
+    from hermes_telegram.emulator import telegram_trim
+
+    for markdown in ("Run:\n\n```\n    indented()\n    more()\n```", "```\n    indented()\n    more()\n```",
+                     "**  spaced bold** and *x*", "- a\n\n  ```\n\n  x\n  ```"):
+        text, entities = to_entities(markdown)
+        dicts = [e.to_dict() for e in entities]
+        assert telegram_trim(text, dicts) == (text, dicts), markdown
+    assert rendered("Run:\n\n```\n    indented()\n    more()\n```")[1] == [("pre", "indented()\n    more()")]
