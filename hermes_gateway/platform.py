@@ -79,6 +79,13 @@ class Platform:
     starts inside a code block). Called only when a reply is too long for
     one message, so its cost is paid once per split, never per delta.
 
+    ``rendered_length(text)``: the length the platform counts for a message
+    once the plugin has rendered ``text`` (Markdown markers and link targets
+    removed), in ``length_unit``; it must never exceed the text's own length.
+    The core then fills a message up to the limit of what the platform
+    counts, not of the Markdown. It is only called for a text near or past
+    the limit (see ``delivery.measure.RenderedMeasure``).
+
     ``free_previews(stream)``: True when this stream's previews (``on_delta``)
     cost the chat nothing (a native draft a platform does not count): they
     take no token from the chat's budget and do not wait for one, though a
@@ -97,6 +104,7 @@ class Platform:
     append_only: bool = False
     typing_interval: float = 0.0
     keep_whole: Callable[[str], Iterable[tuple[int, int]]] | None = None
+    rendered_length: Callable[[str], int] | None = None
     free_previews: Callable[["Stream"], bool] | None = None
     description: str = ""
     start: Callable[[Any], Awaitable[None] | None] | None = None

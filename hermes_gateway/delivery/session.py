@@ -35,7 +35,7 @@ from .budget import ChatBudget
 from .final import Finisher
 from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
-from .measure import measure_for
+from .measure import measure_for_platform
 from .pacing import Pacer
 from .preview import STATUS_GAP, Draft
 from .split import Piece
@@ -86,7 +86,7 @@ class StreamSession:
         platform = hooks.platform
         settings = stream.settings
         self._limit = platform.max_message_length
-        self._measure = measure_for(platform.length_unit)
+        self._measure = measure_for_platform(platform)
         self._interval = max(settings.edit_interval, platform.edit_interval)
         self._min_tokens = settings.min_tokens
         self._previews_wanted = settings.enabled

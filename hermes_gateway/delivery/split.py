@@ -20,7 +20,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from .measure import Measure, longest_prefix_within
+from .measure import Measure, RenderedMeasure, longest_prefix_within
 
 #: ``Platform.keep_whole``: (start, end) ranges of a message's text a cut must not fall inside.
 KeepWhole = Callable[[str], Iterable[tuple[int, int]]]
@@ -137,6 +137,43 @@ def choose_cut(doc: str, start: int, opener: str | None, limit: int, measure: Me
     fit = longest_prefix_within(doc[start:], max(room, 1), measure)
     if fit <= 0:
         fit = 1
+    if isinstance(measure, RenderedMeasure):
+        grown = _grow(doc, start, opener, fit, limit, measure)
+        if grown > fit:
+            cut = _choose(doc, start, opener, limit, measure, whole, grown)
+            if measure(render(doc, Piece(start, cut, opener))) <= limit:
+                return cut
+    return _choose(doc, start, opener, limit, measure, whole, fit)
+
+
+def _grow(doc: str, start: int, opener: str | None, fit: int, limit: int, measure: RenderedMeasure) -> int:
+    """How much more than ``fit`` characters fit once rendered: a binary search, to ~64 characters.
+
+    A prefix cut at an arbitrary character can render a little longer (an
+    unclosed link shows as typed), so the result is a window for the cut,
+    which is checked again once chosen.
+    """
+    rest = len(doc) - start
+    lo, step = fit, limit
+    while True:  # gallop: markup can make the Markdown several times longer than what is counted
+        hi = min(rest, lo + step)
+        if hi <= lo:
+            return lo
+        if measure(render(doc, Piece(start, start + hi, opener))) > limit:
+            break
+        lo, step = hi, step * 2
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if measure(render(doc, Piece(start, start + mid, opener))) <= limit:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _choose(doc: str, start: int, opener: str | None, limit: int, measure: Measure, whole: Whole | None,
+            fit: int) -> int:
+    """The best cut within the first ``fit`` characters after ``start``."""
     window = doc[start:start + fit]
     if not window.strip():
         # a message of nothing but whitespace would be refused: carry the run into the next text

@@ -157,13 +157,16 @@ class ReferencePlatform:
                  supports_edit: bool = True, append_only: bool = False,
                  on_call: Callable[["ReferenceChat", Call], None] | None = None,
                  keep_whole: Callable[[str], Iterable[tuple[int, int]]] | None = None,
-                 free_previews: Callable[[Stream], bool] | None = None) -> None:
-        """``keep_whole``/``free_previews`` as on :class:`Platform`; with ``free_previews``, the
-        previews it names are not counted against the chat here either (they still meet its 429s)."""
+                 free_previews: Callable[[Stream], bool] | None = None,
+                 rendered_length: Callable[[str], int] | None = None) -> None:
+        """``keep_whole``/``free_previews``/``rendered_length`` as on :class:`Platform`. With
+        ``free_previews``, the previews it names are not counted against the chat here either (they
+        still meet its 429s); with ``rendered_length``, the length limit is enforced on it."""
         self.platform = Platform(
             name=name, max_message_length=max_message_length, length_unit=length_unit,
             edit_interval=edit_interval, budgets=dict(budgets or {"default": RateBudget(rate=1.0, burst=1)}),
             bot_budget=bot_budget, append_only=append_only, keep_whole=keep_whole, free_previews=free_previews,
+            rendered_length=rendered_length,
             description="in-memory reference platform (hermes_gateway.testing)",
             start=self._start, stop=self._stop,
         )
@@ -175,7 +178,7 @@ class ReferencePlatform:
         self.can_edit = supports_edit
         self.chats: dict[str, ReferenceChat] = {}
         self.on_call = on_call
-        self._measure = measure_for(length_unit)
+        self._measure = rendered_length or measure_for(length_unit)
         self._next_id = 0
         self._gateway: Any = None
         self._hook: Hook = "on_delta"   # the hook of the call being handled, for the call log

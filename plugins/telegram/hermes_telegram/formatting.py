@@ -8,8 +8,10 @@ has not closed yet (``**bold and``) simply stays as typed until it closes.
 Why a converter of our own on markdown-it-py (a CommonMark parser) rather
 than telegramify-markdown: see ``plugins/telegram/bench/bench_telegram_formatting.py``
 (it decorates headings with emoji, so its text can be longer than the
-Markdown; ours never is, which is what lets the core split the Markdown
-source and still keep every converted message within 4096 UTF-16 units).
+Markdown; ours never is). The core splits the Markdown; this module tells it
+what Telegram will count of a message (``Platform.rendered_length``, which
+must never exceed the Markdown's own length) and which ranges a cut must
+not fall inside (:func:`keep_whole`).
 
 Supported: bold, italic, strikethrough, inline code, fenced and indented
 code blocks (``pre`` with the language), links (``text_link``), bullet and

@@ -68,7 +68,7 @@ class TelegramPlugin:
         self.platform = Platform(
             name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=edit_interval,
             budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
-            keep_whole=_keep_whole, free_previews=self._free_draft,
+            keep_whole=_keep_whole, rendered_length=_rendered_length, free_previews=self._free_draft,
             description="Telegram Bot API (python-telegram-bot)",
             start=self.start_receiving, stop=self.stop_receiving,
         )
@@ -423,6 +423,17 @@ def _keep_whole(text: str) -> list[tuple[int, int]]:
     except ImportError:  # no markdown-it-py: messages go out as plain text, any cut will do
         return []
     return keep_whole(text)
+
+
+def _rendered_length(text: str) -> int:
+    """``Platform.rendered_length``: what Telegram counts of ``text`` once converted (UTF-16 units, no markers)."""
+    from hermes_gateway.delivery.measure import utf16_length
+
+    try:
+        from .formatting import render
+    except ImportError:  # no markdown-it-py: sent as plain text, so the text itself counts
+        return utf16_length(text)
+    return utf16_length(render(text)[0])
 
 
 def _quote(stream: Stream) -> Any:

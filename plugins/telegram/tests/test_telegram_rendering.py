@@ -160,3 +160,18 @@ async def test_a_code_block_that_fits_one_message_moves_whole_even_when_it_start
     assert chat.formatted(0) == [], "the first message is the prose alone"
     [(kind, shown)] = chat.formatted(1)
     assert kind == "pre" and shown.strip() == code.strip(), "the whole block in one message, as code"
+
+
+async def test_messages_are_filled_by_what_telegram_counts_not_by_the_length_of_the_markdown(api, plugin):
+    unit = "see [the page](https://example.org/a/very/long/path/to/a/page/that/takes/room/in/markdown) now. "
+    short = (unit * 70).strip()                          # ~7,000 characters of Markdown, ~1,300 shown
+    report = await stream(plugin, 50, short, pieces=40)
+    chat = api.chat(50)
+    assert report.delivered and not chat.violations
+    assert len(chat.screen) == 1 and len(chat.formatted(0)) == 70, "one message: the URLs do not count"
+    long = (unit * 300).strip()                          # ~30,000 characters of Markdown, ~5,400 shown
+    report = await stream(plugin, 51, long, pieces=60)
+    chat = api.chat(51)
+    assert report.delivered and not chat.violations, chat.violations
+    assert len(chat.screen) == 2 and utf16_length(chat.screen[0]) > 3900, [len(t) for t in chat.screen]
+    assert sum(len(chat.formatted(i)) for i in range(2)) == 300, "every link whole, as a link"
