@@ -406,7 +406,7 @@ def keep_whole(markdown: str) -> list[tuple[int, int]]:
     ``Platform.keep_whole`` for Telegram. A cut inside ``**bold**`` would
     show its markers in both messages, and a cut inside a code block that
     fits one message would break it needlessly. Ranges: code blocks
-    (fenced or indented), bold, italic, strikethrough, inline code, links
+    (fenced or indented), headings, bold, italic, strikethrough, inline code, links
     and images; and from a delimiter run that has not closed yet (``**``,
     ``` ` ```, ``~~``, ``__`` left in the text: mid-stream, its end has not
     arrived) to the end. Inline ranges come from markdown-it's tokens,
@@ -427,7 +427,7 @@ def keep_whole(markdown: str) -> list[tuple[int, int]]:
         if token.map is None:
             continue
         first, last = token.map
-        if token.type in ("fence", "code_block"):
+        if token.type in ("fence", "code_block", "heading_open"):  # a heading is one bold entity
             spans.append((starts[first], min(starts[last] - 1, len(markdown))))
         elif token.type == "inline" and token.children:
             located = _locate_lines(token.content, lines, starts, first)

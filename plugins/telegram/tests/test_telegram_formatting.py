@@ -129,3 +129,17 @@ def test_text_and_entities_are_what_telegram_keeps_so_an_indented_first_code_lin
         dicts = [e.to_dict() for e in entities]
         assert telegram_trim(text, dicts) == (text, dicts), markdown
     assert rendered("Run:\n\n```\n    indented()\n    more()\n```")[1] == [("pre", "indented()\n    more()")]
+
+
+def test_keep_whole_names_every_range_that_renders_as_one_entity_in_the_markdown():
+    from hermes_telegram.formatting import keep_whole
+
+    markdown = ("# A heading. Two sentences\n\n"
+                "> quoted **bold\n> still** and \\*not\\* and [link](http://a.b/(c)) ok\n\n"
+                "1. item `code` here\n   continued ~~strike~~ &amp; *em* &#65; __b__\n\n"
+                "    more of the item, not code\n\n"
+                "```py\nx = 1\n\ny = 2\n```\n"
+                "tail **still open and `more")
+    assert [markdown[a:b] for a, b in keep_whole(markdown)] == [
+        "# A heading. Two sentences", "**bold\n> still**", "[link](http://a.b/(c))", "`code`", "~~strike~~",
+        "*em*", "__b__", "```py\nx = 1\n\ny = 2\n```", "**still open and `more"]
