@@ -87,6 +87,7 @@ class StreamSession:
         settings = stream.settings
         self._limit = platform.max_message_length
         self._measure = measure_for_platform(platform)
+        self._free = platform.free_previews  # Platform.free_previews, or None (looked up once: it runs per preview)
         self._interval = max(settings.edit_interval, platform.edit_interval)
         self._min_tokens = settings.min_tokens
         self._previews_wanted = settings.enabled
@@ -276,7 +277,7 @@ class StreamSession:
             self._shown_version = self._draft.version
             return
         floor = entry.last_call + self._interval if entry.ref is not None else float("-inf")
-        charged = entry.frozen or not self._free_previews()
+        charged = entry.frozen or self._free is None or not self._free_previews()
         if not await pacer.until(lambda now: pacer.ready_at(now, floor, charged), interruptible=True):
             return  # finishing: the final delivery takes over
         version = self._draft.version
@@ -285,7 +286,7 @@ class StreamSession:
             self._shown_version = version
             return
         now = pacer.now()
-        charged = entry.frozen or not self._free_previews()
+        charged = entry.frozen or self._free is None or not self._free_previews()
         if entry.ref is not None and pacer.ready_at(now, entry.last_call + self._interval, charged) > now:
             return  # the plan moved to a message that is not due yet
         try:
@@ -301,7 +302,7 @@ class StreamSession:
 
     def _free_previews(self) -> bool:
         """Whether this stream's previews cost the chat nothing (``Platform.free_previews``)."""
-        free = self.hooks.platform.free_previews
+        free = self._free
         return free is not None and bool(free(self.stream))
 
     def _preview_failed(self, entry: LedgerEntry, exc: DeliveryError) -> None:
@@ -362,7 +363,7 @@ class StreamSession:
         points into, to remember which part of the reply it shows.
         """
         hook = "on_stream_end" if final else "on_delta"
-        self._pacer.charge(chat=final or not self._free_previews())
+        self._pacer.charge(chat=final or self._free is None or not self._free_previews())
         entry.last_call = self._pacer.now()
         try:
             ref = await self.hooks.call(hook, stream=self.stream, message=entry.ref, text=text)

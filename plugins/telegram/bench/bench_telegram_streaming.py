@@ -85,6 +85,8 @@ async def one_reply(kind: str, seconds: float, transport: str = "edit", charge_d
         "delivered": report.delivered, "messages": len(chat.screen), "calls": len(chat.calls),
         "flood": len(chat.rate_limited), "unchanged": sum(1 for c in chat.calls if c.outcome == "not_modified"),
         "first": first - at_min_tokens, "final": final - last_chunk, "violations": len(chat.violations),
+        "log": [(round(c.at - at_min_tokens, 2), c.method, c.outcome, len(str(c.params.get("text", ""))))
+                for c in chat.calls],
     }
 
 
