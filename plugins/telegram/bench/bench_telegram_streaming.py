@@ -109,6 +109,31 @@ def conversion_cost(runs: int = 50) -> tuple[float, float, float]:
     return statistics.median(cold) * 1e6, statistics.median(warm) * 1e6, statistics.median(keep) * 1e6
 
 
+async def first_text_after_silence(silence: float) -> float:
+    """A private reply whose first words come after ``silence`` s: seconds from ``min_tokens`` to the first text.
+
+    Typing is sent about a second into a silent reply and takes the private chat's only token, so text
+    that arrives just after it waits for the refill (issue 9, point 3).
+    """
+    settings = StreamSettings(enabled=True, edit_interval=1.5, min_tokens=5)
+    async with BotApiEmulator(TOKEN, rate_limit=LIMITS["private"]) as api:
+        plugin = TelegramPlugin(TOKEN, base_url=api.base_url)
+        delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[plugin]))
+        session = delivery.session("telegram", "42", settings=settings, chat_kind="private")
+        session.start()
+        await asyncio.sleep(silence)
+        for index in range(settings.min_tokens):
+            session.feed(f"word{index} ")
+        at_min_tokens = time.monotonic()
+        for index in range(20):
+            await asyncio.sleep(0.05)
+            session.feed(f"more{index} ")
+        await session.finish()
+        await plugin.close()
+    first = next(c.at for c in api.chat(42).calls if c.method == "sendMessage" and c.outcome == "ok")
+    return first - at_min_tokens
+
+
 async def main(seconds: float) -> None:
     print(f"reply of {len(reply_text())} characters over {seconds:g} s; edit_interval {SETTINGS.edit_interval} s, "
           f"min_tokens {SETTINGS.min_tokens}; emulator limits private 1/s, group 20/min")
@@ -129,6 +154,9 @@ async def main(seconds: float) -> None:
     print(f"Markdown conversion per 4,000-character preview (median): {cold:.0f} µs whole, "
           f"{warm:.0f} µs as a growing preview (earlier blocks cached); "
           f"ranges a split must not cut: {keep:.0f} µs per split")
+    waits = [(silence, await first_text_after_silence(silence)) for silence in (0.5, 1.2, 1.6, 3.0)]
+    print("private chat, first text after min_tokens when the first words come after a silence: "
+          + ", ".join(f"{silence:g} s silent → {wait:.2f} s" for silence, wait in waits))
 
 
 if __name__ == "__main__":
