@@ -8,7 +8,7 @@ know how pacing works.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping
 
 from .media import MediaLimits
 
@@ -75,6 +75,28 @@ class Platform:
     limits, caption length); None = no attachments: every media item of a
     reply is shown as one line of text instead (its link or file name).
 
+    ``keep_whole(text)``: for a platform whose plugin renders the text
+    (Markdown into its own formatting), the ``(start, end)`` character
+    ranges of ``text`` a split must not cut: a bold phrase, a link, a code
+    block. The core then cuts before such a range, which moves whole into
+    the next message; a range longer than a message is cut inside as usual
+    (a code fence is closed and reopened). ``text`` is the rest of the reply
+    from where the next message starts (behind the reopened fence, when it
+    starts inside a code block). Called only when a reply is too long for
+    one message, so its cost is paid once per split, never per delta.
+
+    ``rendered_length(text)``: the length the platform counts for a message
+    once the plugin has rendered ``text`` (Markdown markers and link targets
+    removed), in ``length_unit``; it must never exceed the text's own length.
+    The core then fills a message up to the limit of what the platform
+    counts, not of the Markdown. It is only called for a text near or past
+    the limit (see ``delivery.measure.RenderedMeasure``).
+
+    ``free_previews(stream)``: True when this stream's previews (``on_delta``)
+    cost the chat nothing (a native draft a platform does not count): they
+    take no token from the chat's budget and do not wait for one, though a
+    429 still blocks them. The bot-wide budget is still charged.
+
     ``start(gateway)``/``stop()`` begin and end receiving messages (polling,
     a websocket); they may be None for send-only platforms.
     """
@@ -87,6 +109,9 @@ class Platform:
     bot_budget: RateBudget | None = None
     append_only: bool = False
     typing_interval: float = 0.0
+    keep_whole: Callable[[str], Iterable[tuple[int, int]]] | None = None
+    rendered_length: Callable[[str], int] | None = None
+    free_previews: Callable[["Stream"], bool] | None = None
     description: str = ""
     media: MediaLimits | None = None
     start: Callable[[Any], Awaitable[None] | None] | None = None

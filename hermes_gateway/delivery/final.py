@@ -29,7 +29,7 @@ from ..errors import DeliveryError, RateLimited
 from .ledger import LedgerEntry
 from .measure import Measure
 from .pacing import Pacer
-from .split import Piece, fence_after, render, split_text
+from .split import KeepWhole, Piece, fence_after, render, split_text
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +44,12 @@ class Finisher:
     """Carries out a final plan for one reply."""
 
     def __init__(self, pacer: Pacer, show: Show, *, limit: int, measure: Measure, max_retries: int,
-                 max_rate_limits: int, edit_floor: float, label: str) -> None:
+                 max_rate_limits: int, edit_floor: float, label: str, keep: KeepWhole | None = None) -> None:
         self.pacer = pacer
         self.show = show
         self.limit = limit
         self.measure = measure
+        self.keep = keep                # Platform.keep_whole
         self.max_retries = max_retries
         self.max_rate_limits = max_rate_limits
         self.edit_floor = edit_floor    # the platform's own minimum between edits of one message
@@ -152,7 +153,8 @@ class Finisher:
             self.cleanups.append((entry, keep_text, 0))
         replacement: Plan = []
         if not interrupted and rest_start < piece.end:
-            for part in split_text(doc[:piece.end], self.limit, self.measure, start=rest_start, opener=rest_opener):
+            for part in split_text(doc[:piece.end], self.limit, self.measure, start=rest_start, opener=rest_opener,
+                                   keep=self.keep):
                 text = render(doc, part, limit=self.limit, measure=self.measure)
                 if text.strip():  # the whitespace at a cut is no message of its own
                     replacement.append((LedgerEntry(part, frozen=True), text))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..platform import MessageRef
 from .measure import Measure
-from .split import Piece, fence_after, render, split_into_at_least, split_keeping, split_text
+from .split import KeepWhole, Piece, fence_after, render, split_into_at_least, split_keeping, split_text
 
 #: Shown in a message that must still exist but whose reply turned out empty.
 EMPTY_REPLY = "(no reply)"
@@ -55,7 +55,8 @@ class Ledger:
         return [e.ref for e in self.entries if e.ref is not None]
 
     def plan_final(self, doc: str, shown_doc: str, limit: int, measure: Measure, *, reset: bool = False,
-                   interrupted: bool = False, min_end: int | None = None) -> list[tuple[LedgerEntry, str]]:
+                   interrupted: bool = False, min_end: int | None = None,
+                   keep: KeepWhole | None = None) -> list[tuple[LedgerEntry, str]]:
         """Which message must end up showing which text, for the final reply ``doc``.
 
         Messages already on screen are reused, in order, even when previews
@@ -66,7 +67,7 @@ class Ledger:
         so none is left showing stale text. An interrupted reply only
         finishes the messages that exist. ``min_end`` (append-only
         platforms) keeps the live message's text at least up to what it
-        already shows. The ledger becomes the plan.
+        already shows. ``keep``: ``Platform.keep_whole``. The ledger becomes the plan.
         """
         entries = [e for e in self.entries if e.ref is not None or e.frozen]
         frozen = [e for e in entries if e.frozen]
@@ -75,14 +76,14 @@ class Ledger:
             last = frozen[-1].piece
             opener = fence_after(doc[last.start:last.end], last.opener)
             tail = split_keeping(doc, limit, measure, start=last.end, opener=opener,
-                                 min_end=min_end) if last.end < len(doc) else []
+                                 min_end=min_end, keep=keep) if last.end < len(doc) else []
             pieces = [e.piece for e in frozen] + tail
         elif not reset and not frozen and doc:
-            pieces = split_keeping(doc, limit, measure, min_end=min_end)
+            pieces = split_keeping(doc, limit, measure, min_end=min_end, keep=keep)
         else:
-            pieces = split_text(doc, limit, measure) if doc else []
+            pieces = split_text(doc, limit, measure, keep=keep) if doc else []
         if len(pieces) < len(entries):
-            pieces = split_into_at_least(doc, len(entries), limit, measure) if doc else []
+            pieces = split_into_at_least(doc, len(entries), limit, measure, keep=keep) if doc else []
         plan: list[tuple[LedgerEntry, str]] = []
         for i, piece in enumerate(pieces):
             entry = entries[i] if i < len(entries) else LedgerEntry(piece)

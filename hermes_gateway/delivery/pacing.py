@@ -48,16 +48,26 @@ class Pacer:
     def now() -> float:
         return asyncio.get_running_loop().time()
 
-    async def acquire(self) -> None:
-        """Wait for the shared budget's go (when replicated), then :meth:`charge`."""
+    async def acquire(self, chat: bool = True) -> None:
+        """Wait for the shared budget's go (when replicated), then :meth:`charge`.
+
+        A replicated budget charges the chat for a free preview too (the
+        Redis script takes from both buckets): never more calls than the
+        platform allows, at the price of ``free_previews`` across replicas.
+        """
         if self.shared is not None:
             await self.shared.acquire()
-        self.charge()
+        self.charge(chat)
 
-    def charge(self) -> None:
-        """One call is being made: take its token from the chat's and the bot's budget."""
+    def charge(self, chat: bool = True) -> None:
+        """One call is being made: take its token from the chat's and the bot's budget.
+
+        ``chat=False``: a call the platform does not count against the chat
+        (``Platform.free_previews``); only the bot's budget pays.
+        """
         now = self.now()
-        self.budget.take(now)
+        if chat:
+            self.budget.take(now)
         if self.bot_budget is not None:
             self.bot_budget.take(now)
         self.calls += 1
@@ -71,9 +81,13 @@ class Pacer:
         self.rate_limited_count += 1
         self.rate_limit_waits += max(exc.retry_after, 0.0)
 
-    def ready_at(self, now: float, not_before: float = float("-inf")) -> float:
-        """The earliest instant the next call may be made (budgets, back-off, and ``not_before``)."""
-        at = max(self.budget.ready_at(now), self.retry_at, not_before)
+    def ready_at(self, now: float, not_before: float = float("-inf"), chat: bool = True) -> float:
+        """The earliest instant the next call may be made (budgets, back-off, and ``not_before``).
+
+        ``chat=False``: for a call the chat's budget does not pay for; only a 429 on the chat holds it.
+        """
+        own = self.budget.ready_at(now) if chat else self.budget.blocked_until
+        at = max(own, self.retry_at, not_before)
         if self.bot_budget is not None:
             at = max(at, self.bot_budget.ready_at(now))
         return at

@@ -32,7 +32,7 @@ class Draft:
     """The visible text of one reply and the previews it calls for."""
 
     __slots__ = ("ledger", "starts_open", "append_only", "limit", "measure", "cursor", "scrubber", "parts",
-                 "_joined", "_joined_parts", "raw", "leading", "tokens", "version", "status", "was_reset")
+                 "_joined", "_joined_parts", "raw", "leading", "tokens", "version", "status", "was_reset", "keep")
 
     def __init__(self, platform: Platform, settings: StreamSettings, ledger: Ledger, measure: Measure, *,
                  reasoning_starts_open: bool = False) -> None:
@@ -40,6 +40,7 @@ class Draft:
         self.starts_open = reasoning_starts_open  # model.reasoning_starts_open: replies open inside reasoning
         self.append_only = platform.append_only
         self.limit = platform.max_message_length
+        self.keep = platform.keep_whole
         self.measure = measure
         self.cursor = "" if self.append_only else settings.cursor
         self.scrubber = self._new_filter()
@@ -146,7 +147,7 @@ class Draft:
         start, opener = (live.piece.start, live.piece.opener) if live else self.after_frozen(doc)
         keep = live.seen[0].end if self.append_only and live is not None and live.seen is not None else None
         pieces = split_keeping(doc, self.limit, self.measure, start=start, opener=opener,
-                               reserve=self.reserve(), min_end=keep)
+                               reserve=self.reserve(), min_end=keep, keep=self.keep)
         if len(pieces) == 1:
             return
         if live is not None:

@@ -38,7 +38,7 @@ from .budget import ChatBudget
 from .final import Finisher
 from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
-from .measure import measure_for
+from .measure import measure_for_platform
 from .observer import NO_OBSERVER, ReplyObserver
 from .media import MediaSender, with_lines
 from .pacing import Pacer
@@ -97,7 +97,8 @@ class StreamSession:
         platform = hooks.platform
         settings = stream.settings
         self._limit = platform.max_message_length
-        self._measure = measure_for(platform.length_unit)
+        self._measure = measure_for_platform(platform)
+        self._free = platform.free_previews  # Platform.free_previews, or None (looked up once: it runs per preview)
         self._interval = max(settings.edit_interval, platform.edit_interval)
         self._min_tokens = settings.min_tokens
         self._previews_wanted = settings.enabled
@@ -304,7 +305,8 @@ class StreamSession:
             self._shown_version = self._draft.version
             return
         floor = entry.last_call + self._interval if entry.ref is not None else float("-inf")
-        if not await pacer.until(lambda now: pacer.ready_at(now, floor), interruptible=True):
+        charged = entry.frozen or self._free is None or not self._free_previews()
+        if not await pacer.until(lambda now: pacer.ready_at(now, floor, charged), interruptible=True):
             return  # finishing: the final delivery takes over
         version = self._draft.version
         entry, text = self._draft.plan()  # the newest text: updates coalesce here
@@ -312,7 +314,8 @@ class StreamSession:
             self._shown_version = version
             return
         now = pacer.now()
-        if entry.ref is not None and pacer.ready_at(now, entry.last_call + self._interval) > now:
+        charged = entry.frozen or self._free is None or not self._free_previews()
+        if entry.ref is not None and pacer.ready_at(now, entry.last_call + self._interval, charged) > now:
             return  # the plan moved to a message that is not due yet
         try:
             # a frozen message's text is final: it ends now, with on_stream_end
@@ -324,6 +327,11 @@ class StreamSession:
             pacer.rate_limited(exc)
         except DeliveryError as exc:
             self._preview_failed(entry, exc)
+
+    def _free_previews(self) -> bool:
+        """Whether this stream's previews cost the chat nothing (``Platform.free_previews``)."""
+        free = self._free
+        return free is not None and bool(free(self.stream))
 
     def _preview_failed(self, entry: LedgerEntry, exc: DeliveryError) -> None:
         self._preview_failures += 1
@@ -353,11 +361,13 @@ class StreamSession:
         doc = with_lines(doc, media.lines)  # what cannot be attached is shown as text, once, with the reply
         self._report.text = doc
         plan = self._ledger.plan_final(doc, self.text, self._limit, self._measure, reset=self._draft.was_reset,
-                                       interrupted=self._interrupted, min_end=self._append_min_end(doc))
+                                       interrupted=self._interrupted, min_end=self._append_min_end(doc),
+                                       keep=self.hooks.platform.keep_whole)
         finisher = Finisher(self._pacer, self._show, limit=self._limit, measure=self._measure,
                             max_retries=self.policy.max_retries, max_rate_limits=self.policy.max_rate_limits,
                             edit_floor=self.hooks.platform.edit_interval,
-                            label=f"{self.hooks.platform.name}/{self.stream.chat_id}")
+                            label=f"{self.hooks.platform.name}/{self.stream.chat_id}",
+                            keep=self.hooks.platform.keep_whole)
         try:
             await finisher.run(doc, plan, deadline=deadline, cleanup_grace=self.policy.cleanup_deadline,
                                interrupted=self._interrupted)
@@ -384,7 +394,7 @@ class StreamSession:
         points into, to remember which part of the reply it shows.
         """
         hook = "on_stream_end" if final else "on_delta"
-        await self._pacer.acquire()
+        await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
         entry.last_call = self._pacer.now()
         try:
             ref = await self._observer.call(hook, text, self.hooks.call(hook, stream=self.stream, message=entry.ref,

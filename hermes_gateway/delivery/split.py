@@ -6,17 +6,29 @@ A cut inside a code fence closes the fence at the end of one message and
 reopens it (same info string) at the start of the next, so every message
 renders on its own. The pieces are *positions* in the document, so a
 streaming session can freeze the first messages while the rest still grows.
+
+A platform that renders the text (Markdown into formatting) can name the
+ranges a cut must not fall inside (``Platform.keep_whole``: a bold phrase, a
+link, a code block): a cut then goes before such a range, which moves whole
+into the next message. A range too long for one message is no constraint
+(a code block longer than a message is cut inside, its fence reopened).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Callable, Iterable
 
-from .measure import Measure, longest_prefix_within
+from .measure import Measure, RenderedMeasure, longest_prefix_within
+
+#: ``Platform.keep_whole``: (start, end) ranges of a message's text a cut must not fall inside.
+KeepWhole = Callable[[str], Iterable[tuple[int, int]]]
 
 FENCE = "```"
 CLOSER = FENCE
 _CLOSER_RESERVE = len("\n" + FENCE)
+_HEAD_RESERVE = 16  # a reopened fence's info string, roughly: a kept range must fit a message that opens with one
 _BOUNDARIES = ("\n\n", "\n", ". ", "! ", "? ", "。", " ")
 
 
@@ -67,36 +79,139 @@ def _render(body: str, opener: str | None, closed: bool) -> str:
     return head + body
 
 
-def choose_cut(doc: str, start: int, opener: str | None, limit: int, measure: Measure) -> int:
-    """Where to end a message that starts at ``start`` so its rendered text fits ``limit``."""
+class Whole:
+    """The ranges of ``doc`` no cut may fall inside, as sorted disjoint intervals (see :data:`KeepWhole`)."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, intervals: list[tuple[int, int]]) -> None:
+        merged: list[list[int]] = []
+        for lo, hi in sorted(intervals):
+            if merged and lo < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        self.starts = [lo for lo, _ in merged]
+        self.ends = [hi for _, hi in merged]
+
+    @classmethod
+    def find(cls, keep: KeepWhole, doc: str, start: int, opener: str | None, room: int,
+             measure: Measure) -> "Whole":
+        """Ask ``keep`` about ``doc[start:]`` (as its message would begin); ranges longer than ``room`` are dropped."""
+        head = f"{opener}\n" if opener else ""
+        shift = start - len(head)
+        found = []
+        for lo, hi in keep(head + doc[start:]):
+            lo, hi = max(lo + shift, start), min(hi + shift, len(doc))
+            if hi - lo > 1 and measure(doc[lo:hi]) <= room:
+                found.append((lo, hi))
+        return cls(found)
+
+    def inside(self, at: int) -> int | None:
+        """The start of the range ``at`` falls strictly inside, or None."""
+        i = bisect_right(self.starts, at) - 1
+        return self.starts[i] if i >= 0 and at < self.ends[i] and at > self.starts[i] else None
+
+
+def _rfind_outside(doc: str, boundary: str, lo: int, hi: int, whole: Whole | None) -> int:
+    """The last ``boundary`` in ``doc[lo:hi]`` whose end is not inside a kept range (-1: none)."""
+    while True:
+        at = doc.rfind(boundary, lo, hi)
+        if at < 0 or whole is None:
+            return at
+        inside = whole.inside(at + len(boundary))
+        if inside is None:
+            return at
+        hi = inside  # the boundary must end at or before the range's start
+
+
+def choose_cut(doc: str, start: int, opener: str | None, limit: int, measure: Measure,
+               whole: Whole | None = None) -> int:
+    """Where to end a message that starts at ``start`` so its rendered text fits ``limit``.
+
+    With ``whole`` (ranges to keep whole), a boundary outside them is
+    preferred, even one early in the message, to a cut inside one.
+    """
     head = measure(f"{opener}\n") if opener else 0
     room = limit - head - _CLOSER_RESERVE
     fit = longest_prefix_within(doc[start:], max(room, 1), measure)
     if fit <= 0:
         fit = 1
+    if isinstance(measure, RenderedMeasure):
+        grown = _grow(doc, start, opener, fit, limit, measure)
+        if grown > fit:
+            cut = _choose(doc, start, opener, limit, measure, whole, grown)
+            if measure(render(doc, Piece(start, cut, opener))) <= limit:
+                return cut
+    return _choose(doc, start, opener, limit, measure, whole, fit)
+
+
+def _grow(doc: str, start: int, opener: str | None, fit: int, limit: int, measure: RenderedMeasure) -> int:
+    """How much more than ``fit`` characters fit once rendered: a binary search, to ~64 characters.
+
+    A prefix cut at an arbitrary character can render a little longer (an
+    unclosed link shows as typed), so the result is a window for the cut,
+    which is checked again once chosen.
+    """
+    rest = len(doc) - start
+    lo, step = fit, limit
+    while True:  # gallop: markup can make the Markdown several times longer than what is counted
+        hi = min(rest, lo + step)
+        if hi <= lo:
+            return lo
+        if measure(render(doc, Piece(start, start + hi, opener))) > limit:
+            break
+        lo, step = hi, step * 2
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if measure(render(doc, Piece(start, start + mid, opener))) <= limit:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _choose(doc: str, start: int, opener: str | None, limit: int, measure: Measure, whole: Whole | None,
+            fit: int) -> int:
+    """The best cut within the first ``fit`` characters after ``start``."""
     window = doc[start:start + fit]
     if not window.strip():
         # a message of nothing but whitespace would be refused: carry the run into the next text
         end = start + len(doc[start:]) - len(doc[start:].lstrip())
-        return choose_cut(doc, end, opener, limit, measure) if end < len(doc) else len(doc)
+        return choose_cut(doc, end, opener, limit, measure, whole) if end < len(doc) else len(doc)
     floor = fit // 3
-    for boundary in _BOUNDARIES:
-        at = window.rfind(boundary, floor)
-        if at >= 0 and at + len(boundary) > 0:
-            return start + at + len(boundary)
-    return start + fit
+    if whole is None or not whole.starts:
+        for boundary in _BOUNDARIES:
+            at = window.rfind(boundary, floor)
+            if at >= 0:
+                return start + at + len(boundary)
+        return start + fit
+    end = start + fit
+    for lowest in (start + floor, start + 1):
+        for boundary in _BOUNDARIES:
+            at = _rfind_outside(doc, boundary, lowest, end, whole)
+            if at >= 0:
+                return at + len(boundary)
+    inside = whole.inside(end)
+    return inside if inside is not None and inside > start else end
 
 
 def split_text(doc: str, limit: int, measure: Measure, *, start: int = 0, opener: str | None = None,
-               reserve: int = 0) -> list[Piece]:
-    """Cut ``doc[start:]`` into pieces whose rendered text (plus ``reserve``) fits ``limit``."""
+               reserve: int = 0, keep: KeepWhole | None = None) -> list[Piece]:
+    """Cut ``doc[start:]`` into pieces whose rendered text (plus ``reserve``) fits ``limit``.
+
+    ``keep`` (``Platform.keep_whole``) is asked once, and only when a cut is needed.
+    """
     pieces: list[Piece] = []
+    kept: Whole | None = None
     while True:
-        whole = Piece(start, len(doc), opener)
-        if measure(render(doc, whole)) + reserve <= limit:
-            pieces.append(whole)
+        rest = Piece(start, len(doc), opener)
+        if measure(render(doc, rest)) + reserve <= limit:
+            pieces.append(rest)
             return pieces
-        cut = choose_cut(doc, start, opener, limit - reserve, measure)
+        if keep is not None and kept is None:
+            kept = Whole.find(keep, doc, start, opener, limit - reserve - _CLOSER_RESERVE - _HEAD_RESERVE, measure)
+        cut = choose_cut(doc, start, opener, limit - reserve, measure, kept)
         piece = Piece(start, cut, opener)
         pieces.append(piece)
         if cut >= len(doc):
@@ -106,30 +221,31 @@ def split_text(doc: str, limit: int, measure: Measure, *, start: int = 0, opener
 
 
 def split_keeping(doc: str, limit: int, measure: Measure, *, start: int = 0, opener: str | None = None,
-                  reserve: int = 0, min_end: int | None = None) -> list[Piece]:
+                  reserve: int = 0, min_end: int | None = None, keep: KeepWhole | None = None) -> list[Piece]:
     """Like :func:`split_text`, but the first piece ends no earlier than ``min_end``.
 
     An append-only platform cannot take text back: a message that already
     shows ``doc[start:min_end]`` keeps at least that, so the cut moves to
     ``min_end`` when a better boundary lies before it.
     """
-    pieces = split_text(doc, limit, measure, start=start, opener=opener, reserve=reserve)
+    pieces = split_text(doc, limit, measure, start=start, opener=opener, reserve=reserve, keep=keep)
     if min_end is None or not pieces or pieces[0].end >= min_end or min_end > len(doc) or min_end <= start:
         return pieces
     first = Piece(start, min_end, opener)
     if min_end >= len(doc):
         return [first]
     return [first] + split_text(doc, limit, measure, start=min_end, opener=fence_after(doc[start:min_end], opener),
-                                reserve=reserve)
+                                reserve=reserve, keep=keep)
 
 
-def split_into_at_least(doc: str, count: int, limit: int, measure: Measure) -> list[Piece]:
+def split_into_at_least(doc: str, count: int, limit: int, measure: Measure, *,
+                        keep: KeepWhole | None = None) -> list[Piece]:
     """Like :func:`split_text`, but at least ``count`` pieces when the text allows.
 
     Used when a replacement reply is shorter than what was already shown in
     several messages: every existing message must still show a part of it.
     """
-    pieces = split_text(doc, limit, measure)
+    pieces = split_text(doc, limit, measure, keep=keep)
     while len(pieces) < count:
         biggest = max(range(len(pieces)), key=lambda i: pieces[i].end - pieces[i].start)
         p = pieces[biggest]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from ..errors import DeliveryError, RateLimited
 from ..hookspecs import hookimpl
@@ -178,11 +178,18 @@ class ReferencePlatform:
                  budgets: Mapping[str, RateBudget] | None = None,
                  enforce: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = None,
                  supports_edit: bool = True, append_only: bool = False, media: MediaLimits | None = None,
-                 on_call: Callable[["ReferenceChat", Call], None] | None = None) -> None:
+                 on_call: Callable[["ReferenceChat", Call], None] | None = None,
+                 keep_whole: Callable[[str], Iterable[tuple[int, int]]] | None = None,
+                 free_previews: Callable[[Stream], bool] | None = None,
+                 rendered_length: Callable[[str], int] | None = None) -> None:
+        """``keep_whole``/``free_previews``/``rendered_length`` as on :class:`Platform`. With
+        ``free_previews``, the previews it names are not counted against the chat here either (they
+        still meet its 429s); with ``rendered_length``, the length limit is enforced on it."""
         self.platform = Platform(
             name=name, max_message_length=max_message_length, length_unit=length_unit,
             edit_interval=edit_interval, budgets=dict(budgets or {"default": RateBudget(rate=1.0, burst=1)}),
-            bot_budget=bot_budget, append_only=append_only, media=media,
+            bot_budget=bot_budget, append_only=append_only, media=media, keep_whole=keep_whole,
+            free_previews=free_previews, rendered_length=rendered_length,
             description="in-memory reference platform (hermes_gateway.testing)",
             start=self._start, stop=self._stop,
         )
@@ -194,7 +201,7 @@ class ReferencePlatform:
         self.can_edit = supports_edit
         self.chats: dict[str, ReferenceChat] = {}
         self.on_call = on_call
-        self._measure = measure_for(length_unit)
+        self._measure = rendered_length or measure_for(length_unit)
         self._next_id = 0
         self._gateway: Any = None
         self._hook: Hook = "on_delta"   # the hook of the call being handled, for the call log
@@ -366,12 +373,16 @@ class ReferencePlatform:
             self.bot_blocked_until = max(self.bot_blocked_until, now + retry_after)
             self._log(chat, kind, message_id, text, "rate_limited")
             raise RateLimited(retry_after, f"Too Many Requests (global): retry after {retry_after:.3f}", scope="bot")
+        free = hook == "on_delta" and self.platform.free_previews is not None and self.platform.free_previews(stream)
+        if free:
+            ready = max(now, chat.blocked_until)
         if ready > now + 1e-9:
             retry_after = ready - now
             chat.blocked_until = max(chat.blocked_until, now + retry_after)
             self._log(chat, kind, message_id, text, "rate_limited")
             raise RateLimited(retry_after, f"Too Many Requests: retry after {retry_after:.3f}")
-        chat.budget.take(now)
+        if not free:
+            chat.budget.take(now)
         if self.bot_bucket is not None:
             self.bot_bucket.take(now)
         fault = chat.schedule.pop(index, None)

@@ -55,11 +55,13 @@ def plain_text() -> Iterator[None]:
         formatting.render = original  # type: ignore[assignment]
 
 
-async def one_reply(kind: str, seconds: float, transport: str = "edit") -> dict[str, Any]:
+async def one_reply(kind: str, seconds: float, transport: str = "edit", charge_drafts: bool = True) -> dict[str, Any]:
     reply = reply_text()
     words = reply.split(" ")
-    async with BotApiEmulator(TOKEN, rate_limit=LIMITS[kind]) as api:
-        plugin = TelegramPlugin(TOKEN, base_url=api.base_url, transport=transport)  # Telegram's real budgets
+    # uncharged drafts: the emulator does not count them either (Telegram does not document it)
+    async with BotApiEmulator(TOKEN, rate_limit=LIMITS[kind], drafts_rate_limited=charge_drafts) as api:
+        plugin = TelegramPlugin(TOKEN, base_url=api.base_url, transport=transport,
+                                charge_drafts=charge_drafts)  # Telegram's real budgets
         delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[plugin]))
         chat_id = "42" if kind == "private" else "-10042"
         session = delivery.session("telegram", chat_id, settings=SETTINGS,
@@ -83,13 +85,16 @@ async def one_reply(kind: str, seconds: float, transport: str = "edit") -> dict[
         "delivered": report.delivered, "messages": len(chat.screen), "calls": len(chat.calls),
         "flood": len(chat.rate_limited), "unchanged": sum(1 for c in chat.calls if c.outcome == "not_modified"),
         "first": first - at_min_tokens, "final": final - last_chunk, "violations": len(chat.violations),
+        "log": [(round(c.at - at_min_tokens, 2), c.method, c.outcome, len(str(c.params.get("text", ""))))
+                for c in chat.calls],
     }
 
 
-def conversion_cost(runs: int = 50) -> tuple[float, float]:
-    """µs per 4,000-character preview: converted whole (cold), and as a growing preview (earlier blocks cached)."""
+def conversion_cost(runs: int = 50) -> tuple[float, float, float]:
+    """µs per 4,000-character preview: converted whole (cold), as a growing preview (earlier blocks cached),
+    and the ranges a split must not cut (``keep_whole``, asked once per split)."""
     preview = reply_text(4100)[:4000]
-    cold, warm = [], []
+    cold, warm, keep = [], [], []
     for run in range(runs):
         started = time.perf_counter()
         formatting.to_entities(preview)
@@ -98,27 +103,60 @@ def conversion_cost(runs: int = 50) -> tuple[float, float]:
         started = time.perf_counter()
         formatting.convert_blocks(preview)
         warm.append(time.perf_counter() - started)
-    return statistics.median(cold) * 1e6, statistics.median(warm) * 1e6
+        started = time.perf_counter()
+        formatting.keep_whole(preview)
+        keep.append(time.perf_counter() - started)
+    return statistics.median(cold) * 1e6, statistics.median(warm) * 1e6, statistics.median(keep) * 1e6
+
+
+async def first_text_after_silence(silence: float) -> float:
+    """A private reply whose first words come after ``silence`` s: seconds from ``min_tokens`` to the first text.
+
+    Typing is sent about a second into a silent reply and takes the private chat's only token, so text
+    that arrives just after it waits for the refill (issue 9, point 3).
+    """
+    settings = StreamSettings(enabled=True, edit_interval=1.5, min_tokens=5)
+    async with BotApiEmulator(TOKEN, rate_limit=LIMITS["private"]) as api:
+        plugin = TelegramPlugin(TOKEN, base_url=api.base_url)
+        delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[plugin]))
+        session = delivery.session("telegram", "42", settings=settings, chat_kind="private")
+        session.start()
+        await asyncio.sleep(silence)
+        for index in range(settings.min_tokens):
+            session.feed(f"word{index} ")
+        at_min_tokens = time.monotonic()
+        for index in range(20):
+            await asyncio.sleep(0.05)
+            session.feed(f"more{index} ")
+        await session.finish()
+        await plugin.close()
+    first = next(c.at for c in api.chat(42).calls if c.method == "sendMessage" and c.outcome == "ok")
+    return first - at_min_tokens
 
 
 async def main(seconds: float) -> None:
     print(f"reply of {len(reply_text())} characters over {seconds:g} s; edit_interval {SETTINGS.edit_interval} s, "
           f"min_tokens {SETTINGS.min_tokens}; emulator limits private 1/s, group 20/min")
-    print(f"{'chat':8s} {'plugin':16s} {'calls':>5s} {'429s':>5s} {'no-op':>5s} {'msgs':>4s} "
+    print(f"{'chat':8s} {'plugin':22s} {'calls':>5s} {'429s':>5s} {'no-op':>5s} {'msgs':>4s} "
           f"{'first text after min_tokens':>28s} {'final after last chunk':>23s}")
-    cases = [("private", "plain", "edit"), ("private", "entities", "edit"), ("private", "entities", "draft"),
-             ("group", "plain", "edit"), ("group", "entities", "edit")]
-    for kind, name, transport in cases:
+    cases = [("private", "plain", "edit", True), ("private", "entities", "edit", True),
+             ("private", "entities", "draft", True), ("private", "entities", "draft", False),
+             ("group", "plain", "edit", True), ("group", "entities", "edit", True)]
+    for kind, name, transport, charged in cases:
         with plain_text() if name == "plain" else contextlib.nullcontext():
-            r = await one_reply(kind, seconds, transport)
+            r = await one_reply(kind, seconds, transport, charged)
         assert r["delivered"], r
-        label = f"{name}, {transport}s"
-        print(f"{kind:8s} {label:16s} {r['calls']:5d} {r['flood']:5d} {r['unchanged']:5d} {r['messages']:4d} "
+        label = f"{name}, {transport}s" + ("" if charged else " free")
+        print(f"{kind:8s} {label:22s} {r['calls']:5d} {r['flood']:5d} {r['unchanged']:5d} {r['messages']:4d} "
               f"{r['first']:27.2f}s {r['final']:22.2f}s" + (f"  ({r['violations']} early calls)"
                                                              if r["violations"] else ""))
-    cold, warm = conversion_cost()
+    cold, warm, keep = conversion_cost()
     print(f"Markdown conversion per 4,000-character preview (median): {cold:.0f} µs whole, "
-          f"{warm:.0f} µs as a growing preview (earlier blocks cached)")
+          f"{warm:.0f} µs as a growing preview (earlier blocks cached); "
+          f"ranges a split must not cut: {keep:.0f} µs per split")
+    waits = [(silence, await first_text_after_silence(silence)) for silence in (0.5, 1.2, 1.6, 3.0)]
+    print("private chat, first text after min_tokens when the first words come after a silence: "
+          + ", ".join(f"{silence:g} s silent → {wait:.2f} s" for silence, wait in waits))
 
 
 if __name__ == "__main__":

@@ -155,9 +155,13 @@ class BotApiEmulator:
     """
 
     def __init__(self, token: str, *, rate_limit: RateBudget | None = None,
-                 max_text_units: int = MAX_TEXT_UNITS, supports_drafts: bool = True) -> None:
-        """``supports_drafts=False`` is a server from before Bot API 9.3: sendMessageDraft is 404 Not Found."""
+                 max_text_units: int = MAX_TEXT_UNITS, supports_drafts: bool = True,
+                 drafts_rate_limited: bool = True) -> None:
+        """``supports_drafts=False`` is a server from before Bot API 9.3: sendMessageDraft is 404 Not Found.
+        ``drafts_rate_limited=False``: draft frames do not count against ``rate_limit`` (Telegram does not
+        document whether they do), though a chat under a 429 still refuses them."""
         self.token = token
+        self.drafts_rate_limited = drafts_rate_limited
         self.supports_drafts = supports_drafts
         self.rate_limit = rate_limit
         self.max_text_units = max_text_units
@@ -574,7 +578,11 @@ class BotApiEmulator:
             self._refuse(chat, method, params, scheduled, now)
         if chat.pending_errors:
             self._refuse(chat, method, params, chat.pending_errors.pop(0), now)
-        if self.rate_limit is not None:
+        if now < chat.blocked_until and method == "sendMessageDraft" and not self.drafts_rate_limited:
+            wait = max(1, math.ceil(chat.blocked_until - now))
+            self._refuse(chat, method, params, ApiError(
+                429, f"Too Many Requests: retry after {wait}", {"retry_after": wait}), now)
+        if self.rate_limit is not None and (method != "sendMessageDraft" or self.drafts_rate_limited):
             budget = self.rate_limit
             if chat.refilled == 0.0:
                 chat.tokens, chat.refilled = float(budget.burst), now
@@ -608,7 +616,7 @@ class BotApiEmulator:
             chat.violations.append(f"{method} of {utf16_units(raw)} UTF-16 units")
             self._log(chat, method, params, "message is too long")
             raise ApiError(400, "Bad Request: message is too long")
-        text = raw.strip()  # Telegram drops leading and trailing whitespace
+        text = raw.strip()  # Telegram drops leading and trailing whitespace (see telegram_trim)
         if not text:
             self._log(chat, method, params, "text is empty")
             raise ApiError(400, "Bad Request: message text is empty")
@@ -619,14 +627,7 @@ class BotApiEmulator:
         except ApiError as exc:
             self._log(chat, method, params, exc.description)
             raise
-        lead = utf16_units(raw) - utf16_units(raw.lstrip())
-        size = utf16_units(text)
-        kept = []
-        for e in entities:  # the trim moves entities with the text, and cuts them at its new ends
-            start, end = max(e["offset"] - lead, 0), min(e["offset"] + e["length"] - lead, size)
-            if end > start:
-                kept.append({**e, "offset": start, "length": end - start})
-        return text, kept
+        return telegram_trim(raw, entities)
 
     def _message_json(self, chat: EmulatedChat, message: ScreenMessage) -> dict[str, Any]:
         chat_json: dict[str, Any] = {"id": _chat_id_json(chat.chat_id), "type": chat.kind}
@@ -742,6 +743,50 @@ def _checked_entities(text: str, value: Any) -> list[dict[str, Any]]:
                 raise ApiError(400, "Bad Request: can't parse entities: wrong HTTP URL")
         checked.append({k: entity[k] for k in ("type", "offset", "length", "url", "language") if k in entity})
     return checked
+
+
+#: Entities whose leading whitespace Telegram keeps (tdlib: "hidden data" entities).
+_HIDDEN_DATA = ("text_link", "text_mention", "custom_emoji")
+
+
+def telegram_trim(raw: str, entities: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """The text and entities as Telegram keeps them (tdlib's ``fix_formatted_text``).
+
+    1. Spaces and newlines at the start of an entity are moved out of it
+       (all but text links), and an entity of only whitespace is dropped: a
+       ``pre`` whose first line is indented loses that indentation.
+    2. The text ends at its last character that is not a space or newline;
+       entities are cut there.
+    3. Spaces and newlines at the start, before the first entity, are dropped.
+    """
+    units = raw.encode("utf-16-le")
+    size = len(units) // 2
+
+    def blank(at: int) -> bool:  # tdlib turns other control characters into spaces first
+        return units[2 * at + 1] == 0 and units[2 * at] <= 0x20
+
+    moved = []
+    for e in entities:
+        start, end = e["offset"], e["offset"] + e["length"]
+        if e["type"] not in _HIDDEN_DATA:
+            while start < end and blank(start):
+                start += 1
+        if any(not blank(at) for at in range(start, end)):
+            moved.append({**e, "offset": start, "length": end - start})
+    last = size
+    while last > 0 and blank(last - 1):
+        last -= 1
+    first = 0
+    first_entity = min((e["offset"] for e in moved), default=last)
+    while first < min(first_entity, last) and blank(first):
+        first += 1
+    text = units[2 * first:2 * last].decode("utf-16-le")
+    kept = []
+    for e in moved:
+        start, end = e["offset"] - first, min(e["offset"] + e["length"], last) - first
+        if end > start:
+            kept.append({**e, "offset": start, "length": end - start})
+    return text, kept
 
 
 def covered(text: str, entities: list[dict[str, Any]]) -> list[tuple[str, str]]:

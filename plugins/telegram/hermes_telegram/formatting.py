@@ -8,8 +8,10 @@ has not closed yet (``**bold and``) simply stays as typed until it closes.
 Why a converter of our own on markdown-it-py (a CommonMark parser) rather
 than telegramify-markdown: see ``plugins/telegram/bench/bench_telegram_formatting.py``
 (it decorates headings with emoji, so its text can be longer than the
-Markdown; ours never is, which is what lets the core split the Markdown
-source and still keep every converted message within 4096 UTF-16 units).
+Markdown; ours never is). The core splits the Markdown; this module tells it
+what Telegram will count of a message (``Platform.rendered_length``, which
+must never exceed the Markdown's own length) and which ranges a cut must
+not fall inside (:func:`keep_whole`).
 
 Supported: bold, italic, strikethrough, inline code, fenced and indented
 code blocks (``pre`` with the language), links (``text_link``), bullet and
@@ -21,6 +23,7 @@ are kept as written; so ``utf16(text) <= utf16(markdown)`` always.
 
 from __future__ import annotations
 
+import html
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -217,19 +220,64 @@ def _inline(children: list[Token], out: _Writer) -> None:
 
 
 def _trimmed(text: str, entities: list[Entity]) -> tuple[str, list[Entity]]:
-    """Drop leading/trailing whitespace (Telegram would) and keep every entity inside the text."""
-    stripped = text.lstrip()
-    shift = utf16_units(text[: len(text) - len(stripped)])
-    stripped = stripped.rstrip()
-    total = utf16_units(stripped)
-    kept = []
+    """``text`` and ``entities`` exactly as Telegram will keep them (tdlib's ``fix_formatted_text``).
+
+    Telegram moves the spaces and newlines at the start of an entity out of
+    it (all but text links) and drops an entity of only whitespace; then it
+    drops the whitespace at the end of the text, and at its start up to the
+    first entity. So a code block whose first line is indented loses that
+    indentation on Telegram, wherever it stands; keeping it would take an
+    invisible non-space character in the code, which a person copying the
+    code would paste too. Doing the same here keeps the plugin's idea of a
+    message equal to what the chat shows.
+    """
+    def blank(ch: str) -> bool:
+        return ch <= " "
+
+    moved: list[tuple[Entity, int, int]] = []   # entity, start, end: in characters
+    units_before = _unit_offsets(text)
     for e in entities:
-        start = max(e.offset - shift, 0)
-        end = min(e.offset - shift + e.length, total)
+        start, end = _char_at(units_before, e.offset), _char_at(units_before, e.offset + e.length)
+        if e.type != "text_link":
+            while start < end and blank(text[start]):
+                start += 1
+        if text[start:end].strip():
+            moved.append((e, start, end))
+    last = len(text)
+    while last > 0 and blank(text[last - 1]):
+        last -= 1
+    first = 0
+    first_entity = min((start for _, start, _ in moved), default=last)
+    while first < min(first_entity, last) and blank(text[first]):
+        first += 1
+    kept_text = text[first:last]
+    kept = []
+    for e, start, end in moved:
+        end = min(end, last)
         if end > start:
-            kept.append(Entity(e.type, start, end - start, e.url, e.language))
+            offset = utf16_units(text[first:start])
+            kept.append(Entity(e.type, offset, utf16_units(text[start:end]), e.url, e.language))
     kept.sort(key=lambda e: (e.offset, -e.length))
-    return stripped, kept
+    return kept_text, kept
+
+
+def _unit_offsets(text: str) -> list[int] | None:
+    """UTF-16 offset -> character index, or None when they are the same (no character outside the BMP)."""
+    if text.isascii() or all(ord(ch) <= 0xFFFF for ch in text):
+        return None
+    index = []
+    for i, ch in enumerate(text):
+        index.append(i)
+        if ord(ch) > 0xFFFF:
+            index.append(i)
+    index.append(len(text))
+    return index
+
+
+def _char_at(index: list[int] | None, units: int) -> int:
+    if index is None:
+        return units
+    return index[min(units, len(index) - 1)]
 
 
 def render(text: str, cursor: str = "") -> tuple[str, list[Entity]]:
@@ -343,3 +391,189 @@ def _top_level_blocks(markdown: str) -> list[str]:
 def _continues(line: str) -> bool:
     """A line that may belong to what comes before it even after a blank line (lazy list numbering aside)."""
     return line.startswith(("=", "-")) and not line.strip("=- ")  # a setext underline or rule: keep with it
+
+
+# ------------------------------------------------------------------ where a split may not cut
+
+#: Delimiter runs that, left unclosed in text, are most likely formatting still being typed.
+_UNCLOSED = ("**", "__", "~~", "`")
+_REFERENCE = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def keep_whole(markdown: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` ranges of ``markdown`` that render as one entity: the core never cuts inside one.
+
+    ``Platform.keep_whole`` for Telegram. A cut inside ``**bold**`` would
+    show its markers in both messages, and a cut inside a code block that
+    fits one message would break it needlessly. Ranges: code blocks
+    (fenced or indented), headings, bold, italic, strikethrough, inline code, links
+    and images; and from a delimiter run that has not closed yet (``**``,
+    ``` ` ```, ``~~``, ``__`` left in the text: mid-stream, its end has not
+    arrived) to the end. Inline ranges come from markdown-it's tokens,
+    located in the source by walking each paragraph's text; a paragraph
+    that cannot be located (never seen: it would need a construct not
+    handled here) yields no ranges, so the cut there is the core's usual one.
+    """
+    try:
+        tokens = _parser.parse(markdown)
+    except Exception:
+        return []
+    lines = markdown.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    spans: list[tuple[int, int]] = []
+    for token in tokens:
+        if token.map is None:
+            continue
+        first, last = token.map
+        if token.type in ("fence", "code_block", "heading_open"):  # a heading is one bold entity
+            spans.append((starts[first], min(starts[last] - 1, len(markdown))))
+        elif token.type == "inline" and token.children:
+            located = _locate_lines(token.content, lines, starts, first)
+            if located is not None:
+                spans.extend(_inline_spans(token.content, token.children, located, len(markdown)))
+    return spans
+
+
+def _locate_lines(content: str, lines: list[str], starts: list[int], first: int) -> list[tuple[int, int]] | None:
+    """For each line of an inline token's ``content``: (its start in the content, its start in the source)."""
+    located = []
+    at = 0
+    for index, piece in enumerate(content.split("\n")):
+        if first + index >= len(lines):
+            return None
+        source = lines[first + index]
+        column = source.find(piece) if piece else len(source)
+        if column < 0:
+            return None
+        located.append((at, starts[first + index] + column))
+        at += len(piece) + 1
+    return located
+
+
+def _to_source(position: int, located: list[tuple[int, int]]) -> int:
+    for line_start, source_start in reversed(located):
+        if position >= line_start:
+            return source_start + position - line_start
+    return located[0][1]
+
+
+def _inline_spans(content: str, children: list[Token], located: list[tuple[int, int]],
+                  size: int) -> list[tuple[int, int]]:
+    """The source ranges of the entities in one paragraph (see :func:`keep_whole`)."""
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    cursor = 0
+
+    def span(lo: int, hi: int) -> None:
+        spans.append((_to_source(lo, located), _to_source(hi - 1, located) + 1))
+
+    for child in children:
+        kind = child.type
+        if kind == "text":
+            after = _skip_text(content, cursor, child.content)
+            if after is None:
+                return spans
+            for run in _UNCLOSED:
+                found = content.find(run, cursor, after)
+                if found >= 0:  # a delimiter left as text: formatting whose end has not arrived
+                    spans.append((_to_source(found, located), size))
+                    break
+            cursor = after
+        elif kind in ("softbreak", "hardbreak"):
+            newline = content.find("\n", cursor)
+            if newline < 0:
+                return spans
+            cursor = newline + 1
+            while cursor < len(content) and content[cursor] in " \t":
+                cursor += 1
+        elif kind == "code_inline":
+            opening = content.find(child.markup, cursor)
+            closing = content.find(child.markup, opening + len(child.markup)) if opening >= 0 else -1
+            if closing < 0:
+                return spans
+            cursor = closing + len(child.markup)
+            span(opening, cursor)
+        elif kind in ("strong_open", "em_open", "s_open"):
+            at = content.find(child.markup, cursor)
+            if at < 0:
+                return spans
+            opened.append(at)
+            cursor = at + len(child.markup)
+        elif kind in ("strong_close", "em_close", "s_close"):
+            at = content.find(child.markup, cursor)
+            if at < 0 or not opened:
+                return spans
+            cursor = at + len(child.markup)
+            span(opened.pop(), cursor)
+        elif kind == "link_open":
+            at = content.find("<" if child.markup == "autolink" else "[", cursor)
+            if at < 0:
+                return spans
+            opened.append(at)
+            cursor = at + 1
+        elif kind == "link_close":
+            end = _link_end(content, cursor, autolink=child.markup == "autolink")
+            if end is None or not opened:
+                return spans
+            cursor = end
+            span(opened.pop(), cursor)
+        elif kind == "image":
+            at = content.find("![", cursor)
+            bracket = content.find("]", at) if at >= 0 else -1
+            end = _link_end(content, bracket, autolink=False) if bracket >= 0 else None
+            if end is None:
+                return spans
+            cursor = end
+            span(at, cursor)
+    return spans
+
+
+def _skip_text(content: str, cursor: int, text: str) -> int | None:
+    """Where ``text`` (a text token, escapes and character references decoded) ends in ``content``."""
+    if content.startswith(text, cursor):
+        return cursor + len(text)
+    index = 0
+    while index < len(text):
+        reference = _REFERENCE.match(content, cursor)
+        if reference is not None and html.unescape(reference.group()) == text[index:index + 1]:
+            cursor = reference.end()  # a character reference decodes to one character
+        elif content.startswith(text[index], cursor):
+            cursor += 1
+        elif content.startswith("\\" + text[index], cursor):
+            cursor += 2
+        else:
+            return None
+        index += 1
+    return cursor
+
+
+def _link_end(content: str, cursor: int, *, autolink: bool) -> int | None:
+    """Just past a link's ``](destination "title")``, ``][label]``, ``]`` or an autolink's ``>``."""
+    if autolink:
+        end = content.find(">", cursor)
+        return end + 1 if end >= 0 else None
+    bracket = content.find("]", cursor)
+    if bracket < 0:
+        return None
+    after = bracket + 1
+    if content.startswith("(", after):
+        depth, at = 0, after
+        while at < len(content):
+            ch = content[at]
+            if ch == "\\":
+                at += 2
+                continue
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    return at + 1
+            at += 1
+        return None
+    if content.startswith("[", after):
+        end = content.find("]", after)
+        return end + 1 if end >= 0 else None
+    return after

@@ -55,18 +55,20 @@ class TelegramPlugin:
     def __init__(self, token: str | None = None, *, base_url: str | None = None,
                  poll_timeout: int = 30, transport: str = "edit",
                  budgets: Mapping[str, RateBudget] | None = None, edit_interval: float = EDIT_INTERVAL,
-                 bot_budget: RateBudget | None = BOT_BUDGET) -> None:
-        """``token``/``base_url`` as in config.yaml; ``budgets`` and
+                 bot_budget: RateBudget | None = BOT_BUDGET, charge_drafts: bool = True) -> None:
+        """``token``/``base_url``/``transport``/``charge_drafts`` as in config.yaml; ``budgets`` and
         ``edit_interval`` override Telegram's limits (a local Bot API server, fast tests)."""
         self.settings: TelegramSettings | None = None
         if token is not None:
-            section: dict[str, Any] = {"token": token, "poll_timeout": poll_timeout, "transport": transport}
+            section: dict[str, Any] = {"token": token, "poll_timeout": poll_timeout, "transport": transport,
+                                       "charge_drafts": charge_drafts}
             if base_url is not None:
                 section["base_url"] = base_url
             self.configure(parse_settings(section, source="TelegramPlugin()"))
         self.platform = Platform(
             name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=edit_interval,
             budgets=dict(budgets or BUDGETS), bot_budget=bot_budget,
+            keep_whole=_keep_whole, rendered_length=_rendered_length, free_previews=self._free_draft,
             description="Telegram Bot API (python-telegram-bot)",
             start=self.start_receiving, stop=self.stop_receiving, media=attachments.LIMITS,
         )
@@ -234,6 +236,10 @@ class TelegramPlugin:
 
     # ---------------------------------------------------------------- native drafts
 
+    def _free_draft(self, stream: Stream) -> bool:
+        """``Platform.free_previews``: draft frames cost the chat nothing with ``charge_drafts: false``."""
+        return self.settings is not None and not self.settings.charge_drafts and drafts.wanted(stream, self.settings)
+
     async def _draft_frame(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         """One ``sendMessageDraft`` frame; a refused draft switches this reply to edits without losing the frame."""
         from .formatting import render
@@ -336,7 +342,7 @@ class TelegramPlugin:
         from hermes_gateway.delivery.measure import utf16_length
         from hermes_gateway.delivery.split import render as render_piece, split_text
 
-        pieces = split_text(text, max(16, utf16_length(text) // 2 + 8), utf16_length)
+        pieces = split_text(text, max(16, utf16_length(text) // 2 + 8), utf16_length, keep=_keep_whole)
         first: MessageRef | None = None
         for index, piece in enumerate(pieces):
             part = render_piece(text, piece)
@@ -415,6 +421,26 @@ class TelegramPlugin:
         if is_gone(exc):
             stream.state["gone"] = str(error)
         return error
+
+
+def _keep_whole(text: str) -> list[tuple[int, int]]:
+    """``Platform.keep_whole``: the Markdown ranges a split must not cut (:func:`.formatting.keep_whole`)."""
+    try:
+        from .formatting import keep_whole
+    except ImportError:  # no markdown-it-py: messages go out as plain text, any cut will do
+        return []
+    return keep_whole(text)
+
+
+def _rendered_length(text: str) -> int:
+    """``Platform.rendered_length``: what Telegram counts of ``text`` once converted (UTF-16 units, no markers)."""
+    from hermes_gateway.delivery.measure import utf16_length
+
+    try:
+        from .formatting import render
+    except ImportError:  # no markdown-it-py: sent as plain text, so the text itself counts
+        return utf16_length(text)
+    return utf16_length(render(text)[0])
 
 
 def _quote(stream: Stream) -> Any:

@@ -16,7 +16,7 @@ from hermes_gateway import ConfigError
 
 #: The plugin's own keys, plus the core's access keys (the core reads and checks those).
 KEYS = ("enabled", "token", "base_url", "poll_timeout", "mode", "webhook_url", "webhook_secret",
-        "transport", "allowed_chats", "allowed_users", "require_mention")
+        "transport", "charge_drafts", "allowed_chats", "allowed_users", "require_mention")
 TOKEN_SHAPE = re.compile(r"^\d+:[A-Za-z0-9_-]{8,}$")
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 MODES = ("polling", "webhook")
@@ -37,6 +37,7 @@ class TelegramSettings:
     webhook_url: str | None = None                  # the public URL Telegram posts to (setWebhook)
     webhook_secret: str | None = field(default=None, repr=False)  # X-Telegram-Bot-Api-Secret-Token
     transport: str = "edit"                         # previews: "edit", "draft" or "auto" (drafts in private chats)
+    charge_drafts: bool = True                      # draft frames take from the chat's budget (Telegram does not say)
 
     @property
     def webhook(self) -> bool:
@@ -94,5 +95,11 @@ def parse_settings(section: Mapping[str, Any], source: str = "(config)") -> Tele
         raise ConfigError(source, f"{key}.transport",
                           "edit (previews edit one message), draft or auto (native drafts in private chats, "
                           "sendMessageDraft; edits elsewhere)")
+    charge_drafts = section.get("charge_drafts", True)
+    if not isinstance(charge_drafts, bool):
+        raise ConfigError(source, f"{key}.charge_drafts",
+                          f"true or false (whether draft frames count against the chat's ~1 message/s budget; "
+                          f"default true), got {charge_drafts!r}")
     return TelegramSettings(token=token, base_url=base_url, poll_timeout=poll_timeout, mode=mode,
-                            webhook_url=webhook_url, webhook_secret=webhook_secret, transport=transport)
+                            webhook_url=webhook_url, webhook_secret=webhook_secret, transport=transport,
+                            charge_drafts=charge_drafts)

@@ -169,3 +169,55 @@ async def test_an_unknown_streaming_transport_stops_start_up_naming_the_key(api)
     with pytest.raises(ConfigError, match=r"^\(inline\): streaming.telegram.transport: one of edit, draft, auto"):
         async with Gateway(config, plugins):
             pass
+
+
+def test_charge_drafts_must_be_true_or_false_in_one_line_naming_the_key():
+    from hermes_telegram.settings import parse_settings
+
+    assert parse_settings({"token": TOKEN}).charge_drafts is True, "drafts are charged unless told otherwise"
+    assert parse_settings({"token": TOKEN, "charge_drafts": False}).charge_drafts is False
+    with pytest.raises(ConfigError, match=r"^x.yaml: platforms.telegram.charge_drafts: true or false .*got 'no'$"):
+        parse_settings({"token": TOKEN, "charge_drafts": "no"}, source="x.yaml")
+
+
+async def draft_frames_at_telegram_pace(charge_drafts: bool) -> tuple[list[str], list[str], bool]:
+    """A 3-second private reply under a private-chat budget like Telegram's (~1/s), previews every 0.25 s.
+
+    The emulator enforces 1 call/s per chat; when drafts are not charged it does not count them either,
+    so each run meets the server it was configured for.
+    """
+    from hermes_gateway import RateBudget, StreamSettings
+
+    async with BotApiEmulator(TOKEN, rate_limit=RateBudget(rate=1.0, burst=1),
+                              drafts_rate_limited=charge_drafts) as server:
+        plugin = TelegramPluginForPace(server.base_url, charge_drafts)
+        settings = StreamSettings(enabled=True, edit_interval=0.25, min_tokens=2)
+        session = delivery_for(plugin).session("telegram", "77", settings=settings, chat_kind="private")
+        words = REPLY.split(" ")
+        for word in words:
+            session.feed(word + " ")
+            await asyncio.sleep(3.0 / len(words))
+        report = await session.finish()
+        await plugin.close()
+        chat = server.chat(77)
+        return [c.method for c in chat.calls if c.outcome == "ok"], chat.violations, report.delivered and \
+            chat.screen == [SHOWN] and not chat.rate_limited
+
+
+def TelegramPluginForPace(base_url: str, charge_drafts: bool):
+    from hermes_gateway import RateBudget
+    from hermes_telegram import TelegramPlugin
+
+    # 20% under the emulator's 1/s: the first call's connection set-up makes it land late, the next one not
+    return TelegramPlugin(TOKEN, base_url=base_url, transport="draft", budgets={"default": RateBudget(0.8, 1)},
+                          edit_interval=0.25, charge_drafts=charge_drafts)
+
+
+async def test_drafts_are_charged_to_the_chat_by_default_and_flow_freely_with_charge_drafts_false():
+    charged, charged_violations, charged_ok = await draft_frames_at_telegram_pace(True)
+    free, free_violations, free_ok = await draft_frames_at_telegram_pace(False)
+    assert charged_ok and free_ok and not charged_violations and not free_violations, "no 429 either way"
+    assert charged.count("sendMessage") == 1 and free.count("sendMessage") == 1
+    # charged: every frame spends the chat's ~1 call/s; free: frames follow the 0.25 s preview interval
+    assert charged.count("sendMessageDraft") <= 4, charged
+    assert free.count("sendMessageDraft") >= 2 * charged.count("sendMessageDraft"), (charged, free)

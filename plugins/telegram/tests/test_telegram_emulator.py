@@ -132,5 +132,23 @@ async def test_entities_are_checked_as_strictly_as_telegram_does(api):
     assert status == 400
     assert api.chat(5).screen == [], "a refused message shows nothing"
     status, body = await send("  a😀 **b**", [{"type": "bold", "offset": 5, "length": 6}])
-    assert status == 200 and body["result"]["entities"] == [{"type": "bold", "offset": 3, "length": 6}]
-    assert api.chat(5).formatted() == [("bold", " **b**")], "trimming moves entities with the text"
+    assert status == 200 and body["result"]["entities"] == [{"type": "bold", "offset": 4, "length": 5}]
+    assert api.chat(5).formatted() == [("bold", "**b**")], \
+        "trimming moves entities with the text, and the space that began the entity out of it (tdlib)"
+
+
+async def test_whitespace_at_the_start_of_an_entity_is_moved_out_of_it_so_a_first_code_line_loses_its_indent(api):
+    """tdlib's fix_formatted_text: an entity's leading spaces/newlines leave it; the text is then trimmed
+    up to the first entity. Telegram shows an indented first code line without its indentation."""
+    text = "Run:\n\n    indented()\n    more()"
+    status, body = await call(api, "sendMessage", chat_id=6, text=text,
+                              entities=json.dumps([{"type": "pre", "offset": 6, "length": 25}]))
+    assert status == 200 and api.chat(6).formatted() == [("pre", "indented()\n    more()")]
+    status, body = await call(api, "sendMessage", chat_id=6, text="    indented()\n    more()",
+                              entities=json.dumps([{"type": "pre", "offset": 0, "length": 25}]))
+    assert status == 200 and api.chat(6).screen[-1] == "indented()\n    more()"
+    assert api.chat(6).formatted(1) == [("pre", "indented()\n    more()")]
+    status, body = await call(api, "sendMessage", chat_id=6, text=" go ",
+                              entities=json.dumps([{"type": "text_link", "offset": 0, "length": 3,
+                                                    "url": "https://example.org"}]))
+    assert status == 200 and api.chat(6).screen[-1] == " go", "a text link keeps its leading space"

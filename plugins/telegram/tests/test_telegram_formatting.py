@@ -116,3 +116,30 @@ def test_converting_block_by_block_gives_what_converting_whole_gives(markdown):
 def test_any_text_at_all_converts_within_its_length(markdown):
     text, _ = to_entities(markdown)
     assert utf16_units(text) <= utf16_units(markdown)
+
+
+def test_text_and_entities_are_what_telegram_keeps_so_an_indented_first_code_line_loses_its_indent():
+    """Telegram (tdlib) moves the whitespace that starts an entity out of it and trims before the first one;
+    the converter does the same, so what the plugin sends is exactly what the chat shows."""
+    from hermes_telegram.emulator import telegram_trim
+
+    for markdown in ("Run:\n\n```\n    indented()\n    more()\n```", "```\n    indented()\n    more()\n```",
+                     "**  spaced bold** and *x*", "- a\n\n  ```\n\n  x\n  ```"):
+        text, entities = to_entities(markdown)
+        dicts = [e.to_dict() for e in entities]
+        assert telegram_trim(text, dicts) == (text, dicts), markdown
+    assert rendered("Run:\n\n```\n    indented()\n    more()\n```")[1] == [("pre", "indented()\n    more()")]
+
+
+def test_keep_whole_names_every_range_that_renders_as_one_entity_in_the_markdown():
+    from hermes_telegram.formatting import keep_whole
+
+    markdown = ("# A heading. Two sentences\n\n"
+                "> quoted **bold\n> still** and \\*not\\* and [link](http://a.b/(c)) ok\n\n"
+                "1. item `code` here\n   continued ~~strike~~ &amp; *em* &#65; __b__\n\n"
+                "    more of the item, not code\n\n"
+                "```py\nx = 1\n\ny = 2\n```\n"
+                "tail **still open and `more")
+    assert [markdown[a:b] for a, b in keep_whole(markdown)] == [
+        "# A heading. Two sentences", "**bold\n> still**", "[link](http://a.b/(c))", "`code`", "~~strike~~",
+        "*em*", "__b__", "```py\nx = 1\n\ny = 2\n```", "**still open and `more"]

@@ -126,3 +126,52 @@ async def test_entities_telegram_refuses_are_resent_as_plain_text(api, plugin, m
     assert report.delivered
     assert chat.screen == ["short **reply**"]
     assert [c.outcome for c in chat.calls if c.method == "sendMessage"][0].startswith("Bad Request: can't parse")
+
+
+async def test_a_split_never_cuts_formatting_so_no_message_shows_markdown_markers(api, plugin):
+    # every sentence boundary lies inside a bold or a link: the core's favourite cuts would all break one
+    unit = ("Point: **this is bold. It goes on. And on** and [a link. with dots](https://example.org/x) "
+            "and `code. too` end. ")
+    reply = (unit * 60).strip()                                          # ~7,000 characters
+    report = await stream(plugin, 48, reply, pieces=120)
+    chat = api.chat(48)
+    assert report.delivered, report.error
+    assert len(chat.screen) == 2 and not chat.violations
+    for index, text in enumerate(chat.screen):
+        assert "**" not in text and "](" not in text and "`" not in text, f"markers in message {index}"
+        kinds = {kind for kind, _ in chat.formatted(index)}
+        assert kinds == {"bold", "text_link", "code"}
+        assert all(covered in ("this is bold. It goes on. And on", "a link. with dots", "code. too")
+                   for _, covered in chat.formatted(index)), "every entity whole"
+    from hermes_telegram.formatting import to_entities
+
+    assert " ".join(chat.screen).split() == to_entities(reply)[0].split(), "every word once, in order"
+
+
+async def test_a_code_block_that_fits_one_message_moves_whole_even_when_it_starts_early(api, plugin):
+    prose = "Intro sentence. " * 40                                     # ~640 characters
+    code = "\n".join(f"    line_{i} = compute({i})" for i in range(140))  # ~3,700 characters, first line indented
+    reply = f"{prose.strip()}\n\n```python\n{code}\n```\n\nAfter it."
+    assert len(reply) > 4096 and len(code) < 4000
+    report = await stream(plugin, 49, reply, pieces=60)
+    chat = api.chat(49)
+    assert report.delivered and not chat.violations
+    assert len(chat.screen) == 2
+    assert chat.formatted(0) == [], "the first message is the prose alone"
+    [(kind, shown)] = chat.formatted(1)
+    assert kind == "pre" and shown.strip() == code.strip(), "the whole block in one message, as code"
+
+
+async def test_messages_are_filled_by_what_telegram_counts_not_by_the_length_of_the_markdown(api, plugin):
+    unit = "see [the page](https://example.org/a/very/long/path/to/a/page/that/takes/room/in/markdown) now. "
+    short = (unit * 70).strip()                          # ~7,000 characters of Markdown, ~1,300 shown
+    report = await stream(plugin, 50, short, pieces=40)
+    chat = api.chat(50)
+    assert report.delivered and not chat.violations
+    assert len(chat.screen) == 1 and len(chat.formatted(0)) == 70, "one message: the URLs do not count"
+    long = (unit * 300).strip()                          # ~30,000 characters of Markdown, ~5,400 shown
+    report = await stream(plugin, 51, long, pieces=60)
+    chat = api.chat(51)
+    assert report.delivered and not chat.violations, chat.violations
+    assert len(chat.screen) == 2 and utf16_length(chat.screen[0]) > 3900, [len(t) for t in chat.screen]
+    assert sum(len(chat.formatted(i)) for i in range(2)) == 300, "every link whole, as a link"
