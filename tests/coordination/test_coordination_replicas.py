@@ -169,3 +169,23 @@ async def test_when_the_replica_holding_a_chat_dies_the_other_answers_after_the_
         assert b.coordination.lease_takeovers == 1
     assert ref.chat("1").screen == [shown, "are you there?"]
     assert long.startswith(shown) and shown != long
+
+
+async def test_a_replica_that_lost_its_lease_while_stalled_stops_its_reply(redis_server, redis_url):
+    ref = reference()
+    async with replica(ref, redis_url, tokens_per_second=5, lease_ttl=1.0) as a, \
+            replica(ref, redis_url, tokens_per_second=5, lease_ttl=1.0) as b:
+        hooks = Webhooks(a, b)
+        long = "one two three four five six seven eight nine ten eleven twelve"
+        stalled = hooks.deliver(0, "1", f"echo: {long}")
+        await eventually(lambda: len(ref.chat("1").screen) == 1, lambda: ref.chat("1").screen)
+        (lease_key,) = [k for k in a.coordination.lease_keys(("reference", "1", None))[:1]]
+        with redis_server.client() as client:
+            client.delete(lease_key)  # a's lease ran out while it was stalled (as after a long pause)
+        answer = hooks.deliver(1, "1", "echo: taken over")
+        assert (await stalled).interrupted  # a saw at its next renewal that the chat is b's, and stopped
+        assert (await answer).delivered
+        assert b.coordination.lease_takeovers == 1
+    cut, taken = ref.chat("1").screen
+    assert long.startswith(cut) and cut != long and CURSOR not in cut
+    assert taken == "taken over"
