@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 
 import pytest
 
@@ -75,3 +76,25 @@ def test_coordination_config_is_checked_in_one_line_per_mistake():
             parse_config({"coordination": section}, source="config.yaml", env={})
         text = str(failure.value)
         assert "config.yaml" in text and key in text and "\n" not in text and "pw-secret-1" not in text
+
+
+def test_an_outage_is_logged_once_a_minute_with_how_much_ran_without_redis(caplog):
+    from hermes_gateway.coordination.outage import Outage
+
+    now = [100.0]
+    outage = Outage("cache:6379", retry=1.0, log_every=60.0, clock=lambda: now[0])
+    with caplog.at_level(logging.WARNING, logger="hermes_gateway.coordination"):
+        for second in range(150):  # Redis down for 150 s, a call every 0.1 s
+            for _ in range(10):
+                if outage.available():
+                    outage.failed(ConnectionError("refused"))
+                now[0] += 0.1
+        outage.succeeded()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4  # at 0 s, 60 s, 120 s, and "back"
+    assert all("cache:6379" in line for line in lines)
+    assert "1 operation so far" in lines[0]
+    counted = int(re.search(r"\((\d+) operations so far", lines[1]).group(1))
+    assert 600 <= counted <= 610  # a minute's worth (the line comes with the first retry after the minute)
+    assert "is back after 150 s" in lines[3]
+    assert outage.outages == 1 and outage.fallbacks == 1500
