@@ -195,3 +195,23 @@ async def test_a_replica_that_lost_its_lease_while_stalled_stops_its_reply(redis
     cut, taken = ref.chat("1").screen
     assert long.startswith(cut) and cut != long and CURSOR not in cut
     assert taken == "taken over"
+
+
+async def test_a_replica_stopping_while_its_message_waits_for_the_other_replica_stops_in_its_grace(redis_url):
+    ref = reference()
+    async with replica(ref, redis_url, tokens_per_second=4) as a:
+        b = replica(ref, redis_url, tokens_per_second=4)
+        b.shutdown_grace = 0.3
+        await b.start()
+        hooks = Webhooks(a, b)
+        long = " ".join(f"w{i}" for i in range(80))  # 20 s of reply
+        running = hooks.deliver(0, "1", f"echo: {long}")
+        await eventually(lambda: len(ref.chat("1").screen) == 1, lambda: ref.chat("1").screen)
+        waiting = hooks.deliver(1, "1", "echo: behind it")
+        await asyncio.wait_for(b.stop(), 10)  # b does not wait for a's reply to end (only a hang fails this)
+        assert await waiting is None  # dropped at shutdown, like any message still waiting
+        assert not running.done()  # a's reply goes on
+        stop = hooks.deliver(0, "1", "/stop")
+        assert (await running).interrupted and (await stop).delivered
+    cut, stopped = ref.chat("1").screen
+    assert long.startswith(cut) and stopped == "⏹ Stopped."
