@@ -96,8 +96,8 @@ class RedisCoordination(Coordination):
 
         if self.client is not None:
             return
-        client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=3.0,
-                                         socket_timeout=5.0)
+        client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,
+                                         socket_timeout=2.0)
         try:
             await client.ping()
         except (RedisError, OSError) as exc:
