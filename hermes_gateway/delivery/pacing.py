@@ -49,10 +49,21 @@ class Pacer:
         return asyncio.get_running_loop().time()
 
     async def acquire(self) -> None:
-        """Wait for the shared budget's go (when replicated), then :meth:`charge`."""
-        if self.shared is not None:
-            await self.shared.acquire()
+        """Wait for the shared budget's go (when replicated), then :meth:`charge`.
+
+        The local buckets then hold no more than the shared ones have left, so
+        this replica plans its next calls (previews, typing) with what every
+        replica together left it, instead of being told "wait" by Redis.
+        """
+        if self.shared is None:
+            self.charge()
+            return
+        grant = await self.shared.acquire()
         self.charge()
+        if grant is not None:
+            self.budget.tokens = min(self.budget.tokens, grant.chat_left)
+            if self.bot_budget is not None:
+                self.bot_budget.tokens = min(self.bot_budget.tokens, grant.bot_left)
 
     def charge(self) -> None:
         """One call is being made: take its token from the chat's and the bot's budget."""

@@ -42,8 +42,8 @@ async def _spend(url: str, *, chats: int, callers: int, calls: int, chat: RateBu
                     await asyncio.sleep(0.01)  # the block is published beside the caller
                     blocked_at.append(float(await replicas[0].client.hget(budget.keys[0], "blocked")))
                 granted = await budget.acquire()
-                assert granted is not None
-                grants[chat_id].append(granted)
+                assert granted is not None and granted.chat_left >= 0 and granted.bot_left >= 0
+                grants[chat_id].append(granted.at)
 
         await asyncio.gather(*(caller(n) for n in range(callers)))
         return grants, blocked_at
