@@ -9,10 +9,10 @@ first use and connects it at start.
 from __future__ import annotations
 
 from ..config import Config
-from .base import NO_TICKET, ChatLease, Coordination, LaneKey, SharedBudget, StopKind
+from .base import NO_TICKET, ChatLease, Coordination, Grant, LaneKey, SharedBudget, StopKind
 from .local import LocalCoordination
 
-__all__ = ["NO_TICKET", "ChatLease", "Coordination", "LaneKey", "LocalCoordination", "SharedBudget", "StopKind",
+__all__ = ["NO_TICKET", "ChatLease", "Coordination", "Grant", "LaneKey", "LocalCoordination", "SharedBudget", "StopKind",
            "open_coordination"]
 
 

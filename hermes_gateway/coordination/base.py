@@ -21,7 +21,7 @@ across replicas), :class:`~hermes_gateway.inbound.lane.ChatLane` (the lease).
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, Sequence
+from typing import Callable, NamedTuple, Protocol, Sequence
 
 from ..delivery.budget import ChatBudgets
 from ..platform import RateBudget
@@ -37,13 +37,21 @@ StopKind = str
 NO_TICKET = 2 ** 62
 
 
+class Grant(NamedTuple):
+    """One call granted by a shared budget: when (the coordinator's clock), and the tokens left after it."""
+
+    at: float
+    chat_left: float
+    bot_left: float
+
+
 class SharedBudget(Protocol):
     """A chat's budget (and its bot's) shared by every replica. Only the Redis backend has one."""
 
-    async def acquire(self) -> float | None:
+    async def acquire(self) -> Grant | None:
         """Wait until every replica's calls together leave room for one more, and take it.
 
-        Returns the coordinator's clock at the grant (None when it was not asked: it is unreachable).
+        None when the coordinator was not asked (it is unreachable): the local budget is all there is.
         """
 
     def block(self, scope: str, retry_after: float) -> None:

@@ -4,7 +4,8 @@
 -- KEYS[2]  the bot's bucket (every chat of the platform)
 -- ARGV     chat rate (tokens/s), chat burst, bot rate, bot burst
 --
--- Returns {granted (1/0), wait in microseconds, server seconds, server microseconds}.
+-- Returns {granted (1/0), wait in microseconds, server seconds, server microseconds, chat tokens left,
+-- bot tokens left} (the last two as text, after the grant), so a replica can plan with what is really left.
 -- Nothing is written when the call must wait: a refused caller costs no state. A wait is stretched by a
 -- margin (5% of a token's time, at most 10 ms): the grant and the platform's own count of the call are
 -- apart by the replica's latency, which varies, and the platform must never count two calls too close.
@@ -27,7 +28,7 @@ for i = 1, 2 do
   state[i] = {tokens, blocked, rate, burst}
 end
 if wait > 0 then
-  return {0, math.ceil(wait * 1000000), t[1], t[2]}
+  return {0, math.ceil(wait * 1000000), t[1], t[2], '0', '0'}
 end
 for i = 1, 2 do
   local s = state[i]
@@ -37,4 +38,4 @@ for i = 1, 2 do
              'blocked', string.format('%.17g', s[2]))
   redis.call('PEXPIRE', KEYS[i], ttl)
 end
-return {1, 0, t[1], t[2]}
+return {1, 0, t[1], t[2], string.format('%.6f', state[1][1] - 1), string.format('%.6f', state[2][1] - 1)}

@@ -1,8 +1,9 @@
 """Redis gone while the gateway runs: keep answering on local state, say so once a minute, come back.
 
 Every shared operation asks :meth:`Outage.available` first; while the
-coordinator is known to be down it is not asked again for ``retry`` seconds,
-so a dead Redis costs no connection attempt per platform call. The callers
+coordinator is known to be down it is not asked again for ``retry`` seconds
+(doubling while it stays down, up to ``max_retry``), so a dead or hung
+Redis costs no connection attempt, and no timeout, per platform call. The callers
 fall back to what is safe without it: the replica's own budgets, its own
 dedupe, no lease. One warning per ``log_every`` seconds tells the operator,
 with how many operations ran without it; one line says when it is back.
@@ -20,10 +21,11 @@ log = logging.getLogger("hermes_gateway.coordination")
 class Outage:
     """Whether the coordinator is reachable now, and the once-a-minute log line when it is not."""
 
-    def __init__(self, where: str, *, retry: float = 1.0, log_every: float = 60.0,
+    def __init__(self, where: str, *, retry: float = 1.0, max_retry: float = 10.0, log_every: float = 60.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.where = where
         self.retry = retry
+        self.max_retry = max_retry
         self.log_every = log_every
         self.clock = clock
         self.down = False
@@ -31,12 +33,13 @@ class Outage:
         self.fallbacks = 0          # operations that ran on local state, in all
         self.outages = 0            # times it went away
         self._unlogged = 0          # fallbacks since the last log line
-        self._retry_at = float("-inf")
+        self._pause = retry         # the next pause after a failure
+        self.retry_at = float("-inf")  # asked again from then on
         self._log_at = float("-inf")
 
     def available(self) -> bool:
         """True unless it failed less than ``retry`` seconds ago (then the caller falls back at once)."""
-        if not self.down or self.clock() >= self._retry_at:
+        if not self.down or self.clock() >= self.retry_at:
             return True
         self.fell_back()
         return False
@@ -51,7 +54,9 @@ class Outage:
         if not self.down:
             self.down, self.since = True, now
             self.outages += 1
-        self._retry_at = now + self.retry
+            self._pause = self.retry
+        self.retry_at = now + self._pause
+        self._pause = min(self._pause * 2, self.max_retry)
         self.fell_back()
         if now >= self._log_at:
             self._log_at = now + self.log_every

@@ -40,7 +40,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..platform import RateBudget
-from .base import NO_TICKET, Coordination, LaneKey, StopKind
+from .base import NO_TICKET, Coordination, Grant, LaneKey, StopKind
 from .outage import Outage
 
 log = logging.getLogger("hermes_gateway.coordination")
@@ -96,8 +96,8 @@ class RedisCoordination(Coordination):
 
         if self.client is not None:
             return
-        client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=3.0,
-                                         socket_timeout=5.0)
+        client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,
+                                         socket_timeout=2.0)
         try:
             await client.ping()
         except (RedisError, OSError) as exc:
@@ -243,15 +243,15 @@ class RedisBudget:
         self.args = [repr(float(chat.rate)), str(chat.burst), repr(float(bot.rate)), str(bot.burst)]
         self.chat, self.bot = chat, bot
 
-    async def acquire(self) -> float | None:
-        """Ask the script; if told to wait, sleep that long; ask again. Returns the server's time of the grant."""
+    async def acquire(self) -> Grant | None:
+        """Ask the script; if told to wait, sleep that long; ask again."""
         while True:
             answer = await self.coordination.run("budget", self.keys, self.args, None)
             if answer is None:
                 return None  # unreachable: this replica's own budget (already consulted) is all there is
-            granted, wait_us, seconds, micros = answer
+            granted, wait_us, seconds, micros, chat_left, bot_left = answer
             if granted:
-                return int(seconds) + int(micros) / 1e6
+                return Grant(int(seconds) + int(micros) / 1e6, float(chat_left), float(bot_left))
             await asyncio.sleep(int(wait_us) / 1e6)
 
     def block(self, scope: str, retry_after: float) -> None:

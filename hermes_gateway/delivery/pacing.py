@@ -51,13 +51,22 @@ class Pacer:
     async def acquire(self, chat: bool = True) -> None:
         """Wait for the shared budget's go (when replicated), then :meth:`charge`.
 
-        A replicated budget charges the chat for a free preview too (the
-        Redis script takes from both buckets): never more calls than the
-        platform allows, at the price of ``free_previews`` across replicas.
+        The local buckets then hold no more than the shared ones have left, so
+        this replica plans its next calls (previews, typing) with what every
+        replica together left it, instead of being told "wait" by Redis. A
+        replicated budget charges the chat for a free preview too (the script
+        takes from both buckets): never more calls than the platform allows,
+        at the price of ``free_previews`` across replicas.
         """
-        if self.shared is not None:
-            await self.shared.acquire()
+        if self.shared is None:
+            self.charge(chat)
+            return
+        grant = await self.shared.acquire()
         self.charge(chat)
+        if grant is not None:
+            self.budget.tokens = min(self.budget.tokens, grant.chat_left)
+            if self.bot_budget is not None:
+                self.bot_budget.tokens = min(self.bot_budget.tokens, grant.bot_left)
 
     def charge(self, chat: bool = True) -> None:
         """One call is being made: take its token from the chat's and the bot's budget.

@@ -249,6 +249,8 @@ class InboundRuntime:
             for lane in list(self.lanes.values()):
                 lane.drop_queued()
                 lane.cancel_running(any_kind=True)
+                if lane.running_task is None and lane.worker is not None:
+                    lane.worker.cancel()  # waiting for a chat another replica holds: nothing here to finish
             await asyncio.wait(late)
 
 

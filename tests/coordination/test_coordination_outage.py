@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import time
 
 import pytest
 
@@ -39,7 +41,8 @@ async def test_redis_going_away_mid_reply_the_reply_finishes_and_one_line_says_s
                 assert await again is None
                 down = [r.getMessage() for r in caplog.records if "unreachable" in r.getMessage()]
                 server.start()  # ... and comes back
-                await asyncio.sleep(1.1)  # past the retry pause
+                outage = gateway.coordination.outage
+                await asyncio.sleep(max(outage.retry_at - time.monotonic(), 0) + 0.1)  # past the pause after failing
                 after = hooks.deliver(0, "1", "echo: back again", update_id="u-after")
                 assert (await after).delivered
             assert report.delivered and not report.interrupted
@@ -75,3 +78,42 @@ def test_coordination_config_is_checked_in_one_line_per_mistake():
             parse_config({"coordination": section}, source="config.yaml", env={})
         text = str(failure.value)
         assert "config.yaml" in text and key in text and "\n" not in text and "pw-secret-1" not in text
+
+
+def test_an_outage_is_logged_once_a_minute_with_how_much_ran_without_redis(caplog):
+    from hermes_gateway.coordination.outage import Outage
+
+    now = [100.0]
+    outage = Outage("cache:6379", retry=1.0, max_retry=1.0, log_every=60.0, clock=lambda: now[0])
+    with caplog.at_level(logging.WARNING, logger="hermes_gateway.coordination"):
+        for _ in range(150):  # Redis down for 150 s, a call every 0.1 s
+            for _ in range(10):
+                if outage.available():
+                    outage.failed(ConnectionError("refused"))
+                now[0] += 0.1
+        outage.succeeded()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4  # at 0 s, 60 s, 120 s, and "back"
+    assert all("cache:6379" in line for line in lines)
+    assert "1 operation so far" in lines[0]
+    counted = int(re.search(r"\((\d+) operations so far", lines[1]).group(1))
+    assert 600 <= counted <= 610  # a minute's worth (the line comes with the first retry after the minute)
+    assert "is back after 150 s" in lines[3]
+    assert outage.outages == 1 and outage.fallbacks == 1500
+
+
+def test_while_redis_stays_away_it_is_asked_less_and_less_often():
+    from hermes_gateway.coordination.outage import Outage
+
+    now = [0.0]
+    outage = Outage("cache:6379", retry=1.0, max_retry=8.0, clock=lambda: now[0])
+    asked = []
+    for tick in range(600):  # a minute, a call every 0.1 s
+        now[0] = tick / 10
+        if outage.available():
+            asked.append(now[0])
+            outage.failed(ConnectionError("refused"))
+    assert asked[:5] == [0.0, 1.0, 3.0, 7.0, 15.0]  # then every 8 s
+    assert all(b - a <= 8.05 for a, b in zip(asked, asked[1:]))
+    outage.succeeded()
+    assert outage.available() and not outage.down
