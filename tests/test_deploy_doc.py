@@ -1,10 +1,4 @@
-"""docs/deploy.md says only what the code accepts: every config block parses, every command line parses.
-
-The two keys issue 14 is still building (``store.url: postgresql://...``,
-``coordination.url``) are accepted here only while the config does not know
-them yet, and only where the page marks them NEW; once they exist, they are
-checked like every other key.
-"""
+"""docs/deploy.md says only what the code accepts: every config block parses, every command line parses."""
 
 from __future__ import annotations
 
@@ -17,11 +11,9 @@ import yaml
 from hermes_gateway.cli.main import build_parser
 from hermes_gateway.config import parse_config
 from hermes_gateway.config_check import check_names
-from hermes_gateway.errors import ConfigError
 from hermes_gateway.plugins import installed_plugins
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "deploy.md"
-NEW_KEYS = ("coordination", "store.url")
 #: Values for the page's ${NAME}s, shaped like the real thing (a Telegram token is checked for its shape).
 ENV = {"OPENAI_API_KEY": "sk-test", "TELEGRAM_TOKEN": "123456:ABCDEFGHIJKLMNOP", "PGPASSWORD": "pw",
        "TELEGRAM_WEBHOOK_SECRET": "s3cret", "HERMES_PORT": "8701"}
@@ -35,18 +27,6 @@ def gateway_configs() -> list[str]:
     return [b for b in blocks("yaml") if b.startswith("# /etc/hermes-gateway/config.yaml")]
 
 
-def marked_new(block: str, section: str, name: str) -> bool:
-    """Whether ``section.name`` (the line ``  name: ...`` under ``section:``) carries the NEW mark."""
-    lines = block.splitlines()
-    start = lines.index(f"{section}:")
-    for line in lines[start + 1:]:
-        if not line.startswith(" "):
-            return False
-        if line.strip().startswith(f"{name}:"):
-            return "NEW (issue 14)" in line
-    return False
-
-
 def test_the_page_has_both_configs_and_every_yaml_block_is_yaml():
     assert len(gateway_configs()) == 2, "the single-process and the replicated config"
     for block in blocks("yaml"):
@@ -57,19 +37,6 @@ def test_the_page_has_both_configs_and_every_yaml_block_is_yaml():
 def test_each_config_block_is_accepted_by_the_gateway_and_its_plugins(index):
     block = gateway_configs()[index]
     data = yaml.safe_load(block)
-    while True:  # a key still being built is dropped only while the config refuses it, and only if marked NEW
-        try:
-            parse_config(data, source="deploy.md", env=ENV)
-            break
-        except ConfigError as exc:
-            if exc.key not in NEW_KEYS:
-                raise
-            section, _, name = exc.key.partition(".")
-            assert marked_new(block, section, name or "url"), f"{exc.key} is refused by the config but not marked NEW"
-            if name:
-                del data[section][name]
-            else:
-                del data[section]
     config = parse_config(data, source="deploy.md", env=ENV)
     plugins = installed_plugins()
     assert check_names(config, plugins) == []

