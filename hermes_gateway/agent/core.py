@@ -306,7 +306,7 @@ class AIAgent:
                 streaming, include_usage = paths.pop(0)
                 call = ModelCall()
                 if streaming:
-                    source = streamer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall,
+                    source = streamer(upstream, request, guard, call, timeouts.first_token, timeouts.stall,
                                       include_usage=include_usage)
                 else:
                     source = completer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
