@@ -32,14 +32,20 @@ log = logging.getLogger(__name__)
 
 
 class ChatChunks:
-    """Renders the chunks of one completion (fixed id, created, model)."""
+    """Renders the chunks of one completion (fixed id, created, model).
+
+    Every chunk is rendered from text fixed once per stream (the same bytes
+    ``data_frame`` would give): one ``json.dumps`` per content delta, none for
+    the role, finish and usage chunks.
+    """
 
     def __init__(self, completion_id: str, model: str, created: int | None = None) -> None:
         self.completion_id = completion_id
         self.model = model
         self.created = int(time.time()) if created is None else created
-        head = (f'data: {{"id":{dumps(completion_id)},"object":"chat.completion.chunk",'
-                f'"created":{self.created},"model":{dumps(model)},"choices":[{{"index":0,"delta":{{')
+        self._base = (f'data: {{"id":{dumps(completion_id)},"object":"chat.completion.chunk",'
+                      f'"created":{self.created},"model":{dumps(model)},')
+        head = self._base + '"choices":[{"index":0,"delta":{'
         tail = '},"logprobs":null,"finish_reason":null}]}\n\n'
         self._content = (head + '"content":', tail)
         self._reasoning = (head + '"reasoning_content":', tail)
@@ -49,8 +55,8 @@ class ChatChunks:
                 "model": self.model}
 
     def role(self) -> bytes:
-        return data_frame({**self.base(), "choices": [
-            {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}]})
+        return (self._base + '"choices":[{"index":0,"delta":{"role":"assistant","content":""},'
+                '"logprobs":null,"finish_reason":null}]}\n\n').encode()
 
     def content(self, text: str) -> str:
         return self._content[0] + json.dumps(text, ensure_ascii=False) + self._content[1]
@@ -59,13 +65,13 @@ class ChatChunks:
         return self._reasoning[0] + json.dumps(text, ensure_ascii=False) + self._reasoning[1]
 
     def finish(self, reason: str = "stop") -> bytes:
-        return data_frame({**self.base(), "choices": [
-            {"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}]})
+        return (self._base + '"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":'
+                + dumps(reason) + '}]}\n\n').encode()
 
     def usage(self, usage: UsageReport) -> bytes:
-        return data_frame({**self.base(), "choices": [], "usage": {
-            "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens}})
+        return (self._base + f'"choices":[],"usage":{{"prompt_tokens":{dumps(usage.prompt_tokens)},'
+                f'"completion_tokens":{dumps(usage.completion_tokens)},'
+                f'"total_tokens":{dumps(usage.total_tokens)}}}}}\n\n').encode()
 
 
 async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], chunks: ChatChunks, *,
@@ -130,10 +136,10 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
         tail = chunks.finish("stop")
         if include_usage:
             tail += chunks.usage(outcome.usage)
-        await sse.write(tail + DONE)
+        await sse.end(tail + DONE)  # with the end of the body, in one send
     else:
         body = error_body(outcome.error_message or "", type=SERVER_ERROR, code=outcome.error_code)
-        await sse.write(data_frame(body) + DONE)
+        await sse.end(data_frame(body) + DONE)
     return outcome
 
 
