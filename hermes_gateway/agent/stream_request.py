@@ -101,7 +101,8 @@ class StreamPoster:
         session, headers = self._session, self._headers
         assert session is not None and headers is not None
         url = self.base_url + path.lstrip("/")
-        data = json.dumps(body, ensure_ascii=False).encode()  # what the SDK's openapi_dumps sends
+        # The bytes the SDK's ``openapi_dumps`` would send (the agent's body is plain JSON types).
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         max_retries = self.max_retries
         for retries_taken in range(max_retries + 1):
             remaining = max_retries - retries_taken

@@ -183,8 +183,11 @@ class _Frames:
             self.on_text(texts)
 
     async def end(self, tail: bytes) -> None:
+        """The rest and ``tail``, with the end of the body when the writer can end it in the same send
+        (``SSEWriter.end``); any other sink with a ``write`` gets a plain write."""
         data, texts = self._take()
-        await self.sse.end(data + tail)
+        end = getattr(self.sse, "end", None)
+        await (end(data + tail) if end is not None else self.sse.write(data + tail))
         if texts:
             self.on_text(texts)
 
