@@ -12,7 +12,7 @@ plain JSON (the SDK's pydantic chunks cost ~95 us of CPU per delta).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 import openai
 from openai._constants import RAW_RESPONSE_HEADER
@@ -23,6 +23,9 @@ from .errors import IncompleteStream, MalformedChunk, NotStreaming
 from .guard import ReadGuard, UpstreamTimeout
 from .results import ModelCall, ToolCall, usage_from
 from .sse import SSEPayloads
+
+if TYPE_CHECKING:
+    from .upstream import Upstream
 
 #: After ``finish_reason`` only the usage chunk and ``[DONE]`` remain; don't wait a full stall for them.
 TAIL_TIMEOUT = 1.0
@@ -55,14 +58,15 @@ async def post_call(client: openai.AsyncOpenAI, path: str, body: dict[str, Any],
     return await client.post(path, body=body, cast_to=cast_to, options=_CALL_OPTIONS)
 
 
-async def stream_chat(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
+async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                       first_token: float, stall: float, include_usage: bool = True) -> AsyncIterator[StreamEvent]:
-    """Stream one answer. The SDK makes the request (and maps HTTP errors); the body is read as
-    plain JSON by :class:`SSEPayloads`, not as pydantic chunks, which is most of the CPU per delta."""
+    """Stream one answer. ``upstream.open_stream`` makes the request with the SDK's headers, retries and
+    errors (:mod:`.stream_request`); the body is read as plain JSON by :class:`SSEPayloads`, not as
+    pydantic chunks, which is most of the CPU per delta."""
     loop = guard.loop
     first_deadline = loop.time() + first_token
     options = {"stream_options": {"include_usage": True}} if include_usage else {}
-    response = await guard.wait(open_stream(client, "/chat/completions", {**request, "stream": True, **options}),
+    response = await guard.wait(upstream.open_stream("/chat/completions", {**request, "stream": True, **options}),
                                 first_deadline, f"first token within {first_token:g} s")
     payloads = SSEPayloads(response)
     try:

@@ -320,7 +320,7 @@ class AIAgent:
                 streaming, include_usage = paths.pop(0)
                 call = ModelCall()
                 if streaming:
-                    source = streamer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall,
+                    source = streamer(upstream, request, guard, call, timeouts.first_token, timeouts.stall,
                                       include_usage=include_usage)
                 else:
                     source = completer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
@@ -369,9 +369,10 @@ class AIAgent:
                 if stream_failure is not None and streaming_unsupported(stream_failure):
                     STREAM_SUPPORT.mark_not_streaming(key)
                     log.info("%s does not stream; using non-streaming calls for it for a while", upstream.label)
-                log.debug("%s answered (%s): finish=%s, %d chars, %d tool calls, usage=%s", upstream.label,
-                          "stream" if streaming else "non-streaming", call.finish_reason, len(call.text),
-                          len(call.final_tool_calls()), call.usage)
+                if log.isEnabledFor(logging.DEBUG):  # its arguments cost more than the rest of the bookkeeping
+                    log.debug("%s answered (%s): finish=%s, %d chars, %d tool calls, usage=%s", upstream.label,
+                              "stream" if streaming else "non-streaming", call.finish_reason, len(call.text),
+                              len(call.final_tool_calls()), call.usage)
                 yield call
                 return
         raise AllUpstreamsFailed(failures)

@@ -8,17 +8,20 @@ events and :class:`ModelCall` the Chat Completions path produces.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
 
 import openai
 from openai.types.responses import Response
 
 from ..events import StreamEvent, TextDelta
-from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT, open_stream, post_call
+from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT, post_call
 from .errors import IncompleteStream, MalformedChunk, NotStreaming, UpstreamError
 from .guard import ReadGuard, UpstreamTimeout
 from .results import ModelCall, ToolCall, text_field, usage_from
 from .sse import SSEPayloads
+
+if TYPE_CHECKING:
+    from .upstream import Upstream
 
 
 def to_responses_input(messages: Sequence[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -53,14 +56,14 @@ def build_request(model: str, messages: Sequence[dict[str, Any]], tools: list[di
     return request
 
 
-async def stream_responses(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
+async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                            first_token: float, stall: float, include_usage: bool = True) -> AsyncIterator[StreamEvent]:
-    """Stream one answer; as in ``stream_chat`` the SDK makes the request and the events are read
-    as plain JSON (:class:`SSEPayloads`) rather than as pydantic models."""
+    """Stream one answer; as in ``stream_chat`` ``upstream.open_stream`` makes the request and the
+    events are read as plain JSON (:class:`SSEPayloads`) rather than as pydantic models."""
     # include_usage is a Chat Completions option; the Responses API always reports usage at the end.
     loop = guard.loop
     first_deadline = loop.time() + first_token
-    response = await guard.wait(open_stream(client, "/responses", {**request, "stream": True}),
+    response = await guard.wait(upstream.open_stream("/responses", {**request, "stream": True}),
                                 first_deadline, f"first token within {first_token:g} s")
     payloads = SSEPayloads(response)
     try:

@@ -19,6 +19,8 @@ import openai
 
 from ..config import Endpoint, Timeouts
 from ..demo.transport import DEMO_BASE_URL, demo_http_client, httpx
+from .chat_completions import open_stream as sdk_open_stream
+from .stream_request import StreamPoster
 
 NO_KEY = "no-key-configured"
 
@@ -27,6 +29,15 @@ NO_KEY = "no-key-configured"
 class Upstream:
     endpoint: Endpoint
     client: openai.AsyncOpenAI
+    #: Posts streamed requests without the SDK's per-request machinery (None: the SDK posts them).
+    poster: StreamPoster | None = None
+
+    async def open_stream(self, path: str, body: dict[str, Any]) -> Any:
+        """A streamed request's response, once its headers are in: on :attr:`poster` when there is one, else
+        through the SDK (``client.post``); either way with the SDK's headers, retries and exceptions."""
+        if self.poster is not None:
+            return await self.poster.open(path, body)
+        return await sdk_open_stream(self.client, path, body)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -184,7 +195,11 @@ class UpstreamPool:
     def _get(self, index: int, endpoint: Endpoint) -> Upstream:
         upstream = self._clients.get(index)
         if upstream is None:
-            upstream = self._clients[index] = Upstream(endpoint, self._make_client(endpoint))
+            client = self._make_client(endpoint)
+            # Streamed requests skip the SDK where it would run on aiohttp anyway (stream_request.py).
+            poster = StreamPoster(client, self.timeouts) \
+                if endpoint.base_url and aiohttp_suits(endpoint.base_url) else None
+            upstream = self._clients[index] = Upstream(endpoint, client, poster)
         return upstream
 
     def _make_client(self, endpoint: Endpoint) -> openai.AsyncOpenAI:
@@ -203,6 +218,8 @@ class UpstreamPool:
         clients, self._clients = self._clients, {}
         for upstream in clients.values():
             try:
+                if upstream.poster is not None:
+                    await upstream.poster.aclose()
                 await upstream.client.close()
             except Exception:  # closing is best effort
                 pass

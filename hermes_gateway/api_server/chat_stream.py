@@ -1,7 +1,9 @@
 """Chat Completions SSE: ``data: <chunk>`` frames exactly as OpenAI clients parse them.
 
 Order on the wire: one role chunk; content (and ``reasoning_content``)
-chunks, one per agent delta, written the moment the delta arrives; one chunk
+chunks, one per agent delta, written before the agent next waits for
+anything (deltas that were ready together share one write, see
+:mod:`.coalesce`; none waits for a later token); one chunk
 with ``finish_reason``; a usage chunk with ``"choices": []`` when the client
 asked for ``stream_options.include_usage``; then ``data: [DONE]`` exactly
 once, last. A failure after the stream started is ``data: {"error": ...}``
@@ -28,20 +30,27 @@ from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
 from .progress import tool_progress_frame
 from .reply_text import Diverged, ReplyText
+from .coalesce import next_event
 from .sse import DONE, SSEWriter, data_frame, dumps
 
 log = logging.getLogger(__name__)
 
 
 class ChatChunks:
-    """Renders the chunks of one completion (fixed id, created, model)."""
+    """Renders the chunks of one completion (fixed id, created, model).
+
+    Every chunk is rendered from text fixed once per stream (the same bytes
+    ``data_frame`` would give): one ``json.dumps`` per content delta, none for
+    the role, finish and usage chunks.
+    """
 
     def __init__(self, completion_id: str, model: str, created: int | None = None) -> None:
         self.completion_id = completion_id
         self.model = model
         self.created = int(time.time()) if created is None else created
-        head = (f'data: {{"id":{dumps(completion_id)},"object":"chat.completion.chunk",'
-                f'"created":{self.created},"model":{dumps(model)},"choices":[{{"index":0,"delta":{{')
+        self._base = (f'data: {{"id":{dumps(completion_id)},"object":"chat.completion.chunk",'
+                      f'"created":{self.created},"model":{dumps(model)},')
+        head = self._base + '"choices":[{"index":0,"delta":{'
         tail = '},"logprobs":null,"finish_reason":null}]}\n\n'
         self._content = (head + '"content":', tail)
         self._reasoning = (head + '"reasoning_content":', tail)
@@ -51,8 +60,8 @@ class ChatChunks:
                 "model": self.model}
 
     def role(self) -> bytes:
-        return data_frame({**self.base(), "choices": [
-            {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}]})
+        return (self._base + '"choices":[{"index":0,"delta":{"role":"assistant","content":""},'
+                '"logprobs":null,"finish_reason":null}]}\n\n').encode()
 
     def content(self, text: str) -> str:
         return self._content[0] + json.dumps(text, ensure_ascii=False) + self._content[1]
@@ -61,13 +70,13 @@ class ChatChunks:
         return self._reasoning[0] + json.dumps(text, ensure_ascii=False) + self._reasoning[1]
 
     def finish(self, reason: str = "stop") -> bytes:
-        return data_frame({**self.base(), "choices": [
-            {"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}]})
+        return (self._base + '"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":'
+                + dumps(reason) + '}]}\n\n').encode()
 
     def usage(self, usage: UsageReport) -> bytes:
-        return data_frame({**self.base(), "choices": [], "usage": {
-            "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens}})
+        return (self._base + f'"choices":[],"usage":{{"prompt_tokens":{dumps(usage.prompt_tokens)},'
+                f'"completion_tokens":{dumps(usage.completion_tokens)},'
+                f'"total_tokens":{dumps(usage.total_tokens)}}}}}\n\n').encode()
 
 
 async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], chunks: ChatChunks, *,
@@ -91,19 +100,26 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     reply = ReplyText(starts_open=starts_open)
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
-    await sse.write(chunks.role())
+    out = _Frames(sse, on_text)
+    out.add(chunks.role())
     try:
         async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
-            async for event in stream:
+            anext = stream.__anext__
+            while True:
+                try:  # written before the agent waits for anything (coalesce.py)
+                    event = await next_event(anext, out.flush if out.frames else None)
+                except StopAsyncIteration:
+                    break
                 if type(event) is TextDelta:
                     reasoning, visible = reply.feed(event.text)
                     if not expose_reasoning:
                         reasoning = ""
                     if visible and not reasoning:
-                        await sse.write(chunks.content(visible).encode())
-                        on_text(1)
+                        out.add(chunks.content(visible), 1)
                     elif reasoning or visible:
-                        await _write_pieces(sse, chunks, reasoning, visible, on_text)
+                        _add_pieces(out, chunks, reasoning, visible)
+                    if len(out.frames) >= MAX_COALESCED:
+                        await out.flush()
                 elif isinstance(event, TurnEnd):
                     end = event
                     break
@@ -113,16 +129,15 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                     reply.reset()
                 elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
                     if tool_progress:
-                        await sse.write(tool_progress_frame(event))
+                        out.add(tool_progress_frame(event).decode())
         code, message = classify_end(end, shutting_down())
         if code is None:
             reasoning, visible = reply.finish()
             if not expose_reasoning:
                 reasoning = ""
-            await _write_pieces(sse, chunks, reasoning, visible, on_text)
+            _add_pieces(out, chunks, reasoning, visible)
             if end is not None and end.media and render_media is not None:
-                tail = (await render_media(end.media)).tail(reply.sent)
-                await _write_pieces(sse, chunks, "", tail, on_text)
+                _add_pieces(out, chunks, "", (await render_media(end.media)).tail(reply.sent))
         else:
             outcome.fail(code, message)
     except Diverged as exc:
@@ -139,20 +154,54 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
         tail = chunks.finish("stop")
         if include_usage:
             tail += chunks.usage(outcome.usage)
-        await sse.write(tail + DONE)
     else:
-        body = error_body(outcome.error_message or "", type=SERVER_ERROR, code=outcome.error_code)
-        await sse.write(data_frame(body) + DONE)
+        tail = data_frame(error_body(outcome.error_message or "", type=SERVER_ERROR, code=outcome.error_code))
+    await out.end(tail + DONE)  # what is left, the tail and the end of the body, in one send
     return outcome
 
 
-async def _write_pieces(sse: SSEWriter, chunks: ChatChunks, reasoning: str, visible: str,
-                        on_text: Callable[[int], None]) -> None:
-    frames = []
+#: At most this many frames go out in one write (fairness between bursting streams; see SSEWriter.write).
+MAX_COALESCED = 16
+
+
+class _Frames:
+    """Frames waiting for the agent's next wait (or the end), and how many of them carry text."""
+
+    __slots__ = ("sse", "on_text", "frames", "texts")
+
+    def __init__(self, sse: SSEWriter, on_text: Callable[[int], None]) -> None:
+        self.sse = sse
+        self.on_text = on_text
+        self.frames: list[str | bytes] = []
+        self.texts = 0
+
+    def add(self, frame: str | bytes, texts: int = 0) -> None:
+        self.frames.append(frame)
+        self.texts += texts
+
+    def _take(self) -> tuple[bytes, int]:
+        frames, texts = self.frames, self.texts
+        self.frames, self.texts = [], 0
+        return b"".join(f if type(f) is bytes else f.encode() for f in frames), texts  # type: ignore[union-attr]
+
+    async def flush(self) -> None:
+        data, texts = self._take()
+        await self.sse.write(data)
+        if texts:
+            self.on_text(texts)
+
+    async def end(self, tail: bytes) -> None:
+        """The rest and ``tail``, with the end of the body when the writer can end it in the same send
+        (``SSEWriter.end``); any other sink with a ``write`` gets a plain write."""
+        data, texts = self._take()
+        end = getattr(self.sse, "end", None)
+        await (end(data + tail) if end is not None else self.sse.write(data + tail))
+        if texts:
+            self.on_text(texts)
+
+
+def _add_pieces(out: _Frames, chunks: ChatChunks, reasoning: str, visible: str) -> None:
     if reasoning:
-        frames.append(chunks.reasoning(reasoning))
+        out.add(chunks.reasoning(reasoning), 1)
     if visible:
-        frames.append(chunks.content(visible))
-    if frames:
-        await sse.write("".join(frames).encode())
-        on_text(len(frames))
+        out.add(chunks.content(visible), 1)

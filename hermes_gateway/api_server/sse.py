@@ -2,10 +2,11 @@
 
 Each frame (or group of frames for one agent delta) goes to the socket in one
 ``write`` call, so a frame is never split by another writer, and the
-keep-alive task can run beside the handler without a lock. The keep-alive
-sleeps until ``interval`` after the last write, so a busy stream costs it
-nothing; it is an SSE comment because an ``event:`` line without ``data:``
-crashes the Python SDK.
+keep-alive can write beside the handler without a lock. The keep-alive is a
+timer due ``interval`` after the last write, so a busy stream costs it
+almost nothing; it is an SSE comment because an ``event:`` line without
+``data:`` crashes the Python SDK. The headers leave with the first frame,
+and the last frames with the end of the body, each in one ``send``.
 """
 
 from __future__ import annotations
@@ -43,25 +44,36 @@ def event_frame(event: str, obj: Any) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + dumps(obj).encode() + b"\n\n"
 
 
+class _SSEResponse(web.StreamResponse):
+    """A ``StreamResponse`` whose headers leave with its first frame, in one ``send``, not in one of their own.
+
+    (aiohttp's own switch, which its ``web.Response`` uses; older aiohttp ignores it and sends them at once.)
+    """
+
+    _send_headers_immediately = False
+
+
 class SSEWriter:
     """One open ``text/event-stream`` response with a keep-alive beside it."""
 
     def __init__(self, request: web.Request, ping_interval: float) -> None:
         self.request = request
         self.ping_interval = ping_interval
-        self.response = web.StreamResponse(status=200, headers=SSE_HEADERS)
+        self.response = _SSEResponse(status=200, headers=SSE_HEADERS)
         self._loop = asyncio.get_running_loop()
         self._last_write = self._loop.time()
+        self._timer: asyncio.TimerHandle | None = None
         self._keepalive: asyncio.Task[None] | None = None
         self._unyielded = 0
+        self._ended = False
         self.pings = 0
 
     async def open(self) -> None:
-        """Send the headers and start the keep-alive."""
+        """Prepare the response (its headers go out with the first frame) and arm the keep-alive."""
         await self.response.prepare(self.request)
         self._last_write = self._loop.time()
         if self.ping_interval > 0:
-            self._keepalive = asyncio.create_task(self._ping_while_silent(), name="sse-keepalive")
+            self._timer = self._loop.call_at(self._last_write + self.ping_interval, self._silence_check)
 
     async def write(self, data: bytes) -> None:
         """Write one or more whole frames at once; every :data:`YIELD_EVERY` writes, let other streams run.
@@ -82,27 +94,52 @@ class SSEWriter:
             self._unyielded = 0
             await asyncio.sleep(0)
 
+    async def end(self, data: bytes) -> None:
+        """Write the last frames and the end of the chunked body in one ``send``; stop the keep-alive."""
+        await self.stop_keepalive()
+        self._ended = True
+        self._last_write = self._loop.time()
+        await self.response.write_eof(data)
+
     async def close(self) -> None:
         """Stop the keep-alive and end the chunked body (the client sees a clean end)."""
         await self.stop_keepalive()
+        if self._ended:
+            return
+        self._ended = True
         with contextlib.suppress(ConnectionError, RuntimeError):
             await self.response.write_eof()
 
     async def stop_keepalive(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
         task, self._keepalive = self._keepalive, None
         if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, ConnectionError, RuntimeError):
                 await task
 
-    async def _ping_while_silent(self) -> None:
+    def _silence_check(self) -> None:
+        """The keep-alive timer: a ping when nothing was written for ``ping_interval``, else look again later.
+
+        A timer rather than a task per stream: a busy stream costs it one timer per interval, and
+        ending a stream cancels a timer instead of waking a task to cancel it.
+        """
+        self._timer = None
+        if self._ended:
+            return
+        due = self._last_write + self.ping_interval
+        if due > self._loop.time():
+            self._timer = self._loop.call_at(due, self._silence_check)
+            return
+        self._keepalive = self._loop.create_task(self._ping(), name="sse-keepalive")
+
+    async def _ping(self) -> None:
         try:
-            while True:
-                due = self._last_write + self.ping_interval - self._loop.time()
-                if due > 0:
-                    await asyncio.sleep(due)
-                    continue
-                await self.write(PING)
-                self.pings += 1
+            await self.write(PING)
         except (ConnectionError, RuntimeError):
             return  # the client went away; the handler finds out on its next write or via cancellation
+        self.pings += 1
+        if not self._ended and self._timer is None:
+            self._timer = self._loop.call_at(self._last_write + self.ping_interval, self._silence_check)

@@ -107,11 +107,17 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any]:
 
 
 async def _read_body(request: web.Request, limit: int) -> bytes:
+    content = request.content
     chunks: list[bytes] = []
     size = 0
     try:
+        if content.is_eof():  # the whole body has arrived (small bodies nearly always): nothing to wait for
+            raw = await content.read()
+            if len(raw) > limit:
+                raise _too_large(limit)
+            return raw
         async with asyncio.timeout(BODY_TIMEOUT):
-            async for chunk in request.content.iter_any():
+            async for chunk in content.iter_any():
                 size += len(chunk)
                 if size > limit:
                     raise _too_large(limit)

@@ -1,0 +1,89 @@
+"""Write what is ready in one ``send``, and write it before waiting for anything more.
+
+A streamed reply is relayed event by event. When the upstream delivers a
+burst (a fast model, a proxy that buffers), one network read holds many
+chunks; the agent decodes them all at once and hands them over without
+ever waiting, and one ``send`` per chunk was a third of the gateway's CPU
+per chunk (bench/README.md). The raw relay does one write per read.
+
+:func:`next_event` gives the writer the agent's next event and tells it
+*when the agent is about to wait*: it steps the agent's iterator by hand
+and, at the moment the iterator would suspend (for the upstream, a tool, a
+timer: anything), first awaits ``flush()``, then lets the iterator's wait
+proceed. So frames of events that were ready together go out together, and
+no frame is ever held while the gateway waits for the next token: each
+token is on the wire before the next one exists in the gateway. A paced
+stream (one chunk per read, the common case) still writes every event at
+once, at the cost of one extra generator frame per wait.
+
+If the flush fails (the client went away) or is cancelled, the parked
+iterator is unwound with ``CancelledError`` at its wait, exactly as a
+cancelled task would unwind it, so its ``finally`` blocks (closing the
+upstream request) run before the error propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import types
+from typing import Any, Awaitable, Callable, Generator
+
+
+@types.coroutine
+def next_event(anext: Callable[[], Any], flush: Callable[[], Awaitable[None]] | None) -> Generator[Any, Any, Any]:
+    """``await anext()``; but if it would wait and ``flush`` is given, ``await flush()`` first.
+
+    Raises what ``anext()`` raises (``StopAsyncIteration`` at the end).
+    """
+    step = anext()
+    try:
+        yielded = step.send(None)
+    except StopIteration as done:  # the next event was ready: no wait, nothing written
+        return done.value
+    if flush is not None:
+        try:
+            yield from flush().__await__()
+        except BaseException:
+            yield from _unwind(step)
+            raise
+    # Hand the iterator's wait over to the task (this is what ``await`` does, one level down).
+    while True:
+        try:
+            sent = yield yielded
+        except GeneratorExit:
+            step.close()
+            raise
+        except BaseException as exc:  # a cancellation thrown into the task lands in the iterator's wait
+            try:
+                yielded = step.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                yielded = step.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
+def _unwind(step: Any) -> Generator[Any, Any, None]:
+    """End a parked ``anext()`` step as a cancellation would: ``CancelledError`` at its wait, driven to its end."""
+    try:
+        yielded = step.throw(asyncio.CancelledError())
+    except BaseException:  # it ended (normally by re-raising the cancellation)
+        return
+    while True:  # its clean-up awaits something: let it
+        try:
+            sent = yield yielded
+        except GeneratorExit:
+            step.close()
+            raise
+        except BaseException as exc:
+            try:
+                yielded = step.throw(exc)
+            except BaseException:
+                return
+        else:
+            try:
+                yielded = step.send(sent)
+            except BaseException:
+                return

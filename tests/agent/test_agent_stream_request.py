@@ -1,0 +1,101 @@
+"""The streamed request on plain aiohttp sends what the openai SDK would, and fails and retries as it would."""
+
+from __future__ import annotations
+
+import asyncio
+
+import openai
+import pytest
+
+from hermes_gateway.agent import AIAgent
+from hermes_gateway.agent.chat_completions import open_stream
+from hermes_gateway.events import TextDelta
+
+from scripted_upstream import ScriptedUpstream, model_config, text_stream
+
+SECRET = "sk-stream-request-secret"
+#: Set by the HTTP library itself (not by the SDK): they may differ between httpx and aiohttp.
+TRANSPORT_HEADERS = {"accept-encoding", "connection", "content-length", "host"}
+
+
+def agent_for(url: str, **model: object) -> AIAgent:
+    model = {"timeouts": {"first_token": 2, "stall": 2, "connect": 2}, **model}
+    return AIAgent.from_config(model_config(url, api_key=SECRET, **model), tools=[])
+
+
+def sdk_headers(seen: dict[str, str]) -> dict[str, str]:
+    return {k.lower(): v for k, v in seen.items() if k.lower() not in TRANSPORT_HEADERS}
+
+
+async def test_the_streamed_request_carries_the_sdks_headers_and_body(fake: ScriptedUpstream) -> None:
+    fake.add(*text_stream("hello ", "there"))
+    fake.add(*text_stream("again"))
+    agent = agent_for(fake.url)
+    upstream = agent._pool.all()[0]
+    assert upstream.poster is not None  # an http:// URL and no proxy: the aiohttp path
+    text = "".join([e.text async for e in agent.astream("hi") if isinstance(e, TextDelta)])
+    assert text == "hello there"
+    body = fake.requests[0].body
+    # The same request made by the SDK itself (client.post), for comparison.
+    response = await open_stream(upstream.client, "/chat/completions", body)
+    await response.aclose()
+    ours, sdks = fake.requests[0], fake.requests[1]
+    assert ours.path == sdks.path == "/v1/chat/completions"
+    assert ours.body == sdks.body and ours.body["stream"] is True
+    assert sdk_headers(ours.headers) == sdk_headers(sdks.headers)
+    assert sdk_headers(ours.headers)["authorization"] == f"Bearer {SECRET}"
+    assert sdk_headers(ours.headers)["x-stainless-retry-count"] == "0"
+    await agent.aclose()
+
+
+async def test_retryable_statuses_are_retried_as_the_sdk_does_then_stream(fake: ScriptedUpstream) -> None:
+    fake.add(("status", 503, {"error": {"message": "busy"}}, {"retry-after-ms": "5"}))
+    fake.add(("status", 429, {"error": {"message": "slow down"}}, {"retry-after-ms": "5"}))
+    fake.add(*text_stream("third ", "time"))
+    agent = agent_for(fake.url)
+    text = "".join([e.text async for e in agent.astream("hi") if isinstance(e, TextDelta)])
+    assert text == "third time"
+    assert [r.headers["x-stainless-retry-count"] for r in fake.requests] == ["0", "1", "2"]
+    await agent.aclose()
+
+
+async def test_a_client_error_is_the_sdks_exception_and_is_not_retried(fake: ScriptedUpstream) -> None:
+    fake.add(("status", 400, {"error": {"message": "bad temperature", "type": "invalid_request_error"}}))
+    fake.add(("status", 500, {"error": {"message": "no"}}, {"x-should-retry": "false"}))
+    agent = agent_for(fake.url)
+    upstream = agent._pool.all()[0]
+    with pytest.raises(openai.BadRequestError) as caught:
+        await upstream.open_stream("/chat/completions", {"model": "m", "messages": []})
+    assert caught.value.status_code == 400 and caught.value.body["message"] == "bad temperature"
+    assert "bad temperature" in str(caught.value)
+    with pytest.raises(openai.InternalServerError):  # x-should-retry: false is obeyed
+        await upstream.open_stream("/chat/completions", {"model": "m", "messages": []})
+    assert len(fake.requests) == 2
+    await agent.aclose()
+
+
+async def test_a_refused_connection_is_the_sdks_connection_error_after_its_retries() -> None:
+    agent = AIAgent(model_config("http://127.0.0.1:9/v1").model, tools=[], max_retries=1)
+    upstream = agent._pool.all()[0]
+    with pytest.raises(openai.APIConnectionError) as caught:
+        await upstream.open_stream("/chat/completions", {"model": "m", "messages": []})
+    assert not isinstance(caught.value, openai.APITimeoutError)
+    assert caught.value.request.url.path == "/v1/chat/completions"
+    await agent.aclose()
+
+
+def test_the_poster_is_used_only_where_the_sdk_would_run_on_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+    async def posters(url: str | None) -> bool:
+        agent = AIAgent(model_config(url).model, tools=[])
+        found = agent._pool.all()[0].poster is not None
+        await agent.aclose()
+        return found
+
+    assert asyncio.run(posters("http://127.0.0.1:8000/v1"))
+    assert not asyncio.run(posters("http://alice:secret@127.0.0.1:8000/v1"))
+    assert not asyncio.run(posters(None))  # the demo model stays in-process, through the SDK
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.lan:3128")
+    assert not asyncio.run(posters("https://api.example/v1"))
