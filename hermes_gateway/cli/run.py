@@ -14,6 +14,7 @@ import sys
 
 from ..gateway import Gateway, StartError
 from ..plugins import installed_plugins
+from .heap import settle_heap
 from .loading import load_checked, warn
 
 
@@ -59,6 +60,7 @@ async def serve(config, plugins=None) -> int:
                 parts.append(f"listening on {gateway.url}{api}")
             if gateway.started_platforms:
                 parts.append("platforms: " + ", ".join(gateway.started_platforms))
+            settle_heap()  # start-up's objects live as long as the process: no collection need walk them
             model = "demo model" if config.model.is_demo else f"model {config.model.endpoint.name}"
             print(f"hermes-gateway: {'; '.join(parts) or 'nothing to serve'}; {model}; Ctrl-C to stop", flush=True)
             await stop.wait()
