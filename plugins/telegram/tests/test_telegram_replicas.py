@@ -86,7 +86,8 @@ def replica_config(tmp_path, name, *, api, upstream, lb, port, redis_url, postgr
         "platforms": {"telegram": {"enabled": True, "token": "${TELEGRAM_TOKEN}", "base_url": api.base_url,
                                    "mode": "webhook", "webhook_url": lb.url, "webhook_secret": SECRET}},
         "store": {"url": postgres_url},
-        "coordination": {"url": redis_url, "lease_ttl": lease_ttl},
+        # None: each replica paces itself alone (bench/bench_scaleout_telegram.py measures what that costs)
+        **({"coordination": {"url": redis_url, "lease_ttl": lease_ttl}} if redis_url else {}),
     }))
     return path
 
