@@ -34,6 +34,7 @@ from hermes_telegram.emulator import BotApiEmulator  # noqa: E402
 from telegram_test_support import TOKEN  # noqa: E402
 
 CHATS, TURNS = 4, 5
+ROW_LIMIT = 120.0  # seconds a row may take before the bench says what it saw and stops
 
 
 async def serve(replicas: int, shared: bool, redis: RedisServer, postgres: LocalPostgres) -> tuple[int, int, int, float]:
@@ -45,7 +46,7 @@ async def serve(replicas: int, shared: bool, redis: RedisServer, postgres: Local
                 for n in range(CHATS * TURNS):
                     upstream.add(*long_reply(6, 0.02, f"end {n}."))
                 urls = (redis.url if shared else None, postgres.url(database))
-                async with Replicas(Path(tmp), api, upstream, urls, count=replicas):
+                async with Replicas(Path(tmp), api, upstream, urls, count=replicas) as replicas_:
                     started = time.perf_counter()
 
                     async def person(chat: int) -> None:
@@ -54,7 +55,14 @@ async def serve(replicas: int, shared: bool, redis: RedisServer, postgres: Local
                             while len(api.screen(1000 + chat)) < turn + 1:
                                 await asyncio.sleep(0.05)
 
-                    await asyncio.gather(*(person(c) for c in range(CHATS)))
+                    try:
+                        await asyncio.wait_for(asyncio.gather(*(person(c) for c in range(CHATS))), ROW_LIMIT)
+                    except asyncio.TimeoutError:  # say what was on screen rather than hang
+                        for c in range(CHATS):
+                            print(f"  chat {c}: {len(api.screen(1000 + c))} answers, calls "
+                                  f"{[(x.method, x.outcome) for x in api.chat(1000 + c).calls]}", flush=True)
+                        print(f"  upstream requests {len(upstream.requests)}, routed {replicas_.lb.routed}", flush=True)
+                        raise
                     while any(len(api.screen(1000 + c)) < TURNS or "▌" in "".join(api.screen(1000 + c))
                               for c in range(CHATS)):
                         await asyncio.sleep(0.05)
