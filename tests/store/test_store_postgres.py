@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import warnings
 
 import psycopg
 import pytest
@@ -169,13 +168,9 @@ async def test_an_unreachable_database_at_start_is_one_line_naming_where_without
 @pytest.fixture
 def own_server():
     """A server of the test's own, which the test may stop and start (the session's one stays up)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from hermes_gateway.testing.postgres import LocalPostgres, PostgresUnavailable
-        try:
-            server = LocalPostgres().start()
-        except PostgresUnavailable as exc:
-            pytest.skip(f"PostgreSQL cannot run on this machine: {exc}")
+    from hermes_gateway.testing.postgres import start_or_skip
+
+    server = start_or_skip()
     server.create_database("hermes")
     yield server
     server.cleanup()

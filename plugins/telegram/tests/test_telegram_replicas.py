@@ -140,15 +140,9 @@ def redis_server():
 
 @pytest.fixture(scope="module")
 def postgres_server():
-    import warnings
+    from hermes_gateway.testing.postgres import start_or_skip
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from hermes_gateway.testing.postgres import LocalPostgres, PostgresUnavailable
-        try:
-            server = LocalPostgres().start()
-        except PostgresUnavailable as exc:
-            pytest.skip(f"PostgreSQL cannot run on this machine: {exc}")
+    server = start_or_skip()
     yield server
     server.cleanup()
 
