@@ -169,6 +169,7 @@ class MediaConfig:
     url_ttl: float = 600.0         # seconds a /v1/media/{token} link of the API server stays valid
     inline_max_bytes: int = 0      # the API server inlines items up to this size as data: URLs (0 = never)
     keep_days: float = 7.0         # files the gateway wrote there are removed after this long (0 = never)
+    public_url: str | None = None  # the address clients reach the API at (behind a proxy); default: as they reached it
 
     def path(self, env: Mapping[str, str] | None = None) -> Path:
         """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
@@ -668,13 +669,14 @@ class _Parser:
         )
 
     def media(self, value: Any) -> MediaConfig:
-        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days"))
+        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url"))
         d = MediaConfig()
         return MediaConfig(
             directory=self.get(sec, "media", "directory", "str", d.directory),
             url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
             keep_days=self.get(sec, "media", "keep_days", "number", d.keep_days, minimum=0),
+            public_url=self.get(sec, "media", "public_url", "url", d.public_url),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:

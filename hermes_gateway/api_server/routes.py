@@ -292,8 +292,10 @@ class ApiServer:
     # -- helpers ---------------------------------------------------------------------------------------------
 
     async def _render_media(self, request: web.Request, items: tuple[Media, ...]) -> RenderedMedia:
-        """The turn's media as links this client can fetch (on this server's address, as the client reached it)."""
-        return await render_media(items, self.media, str(request.url.origin()))
+        """The turn's media as links this client can fetch: on ``media.public_url`` (a TLS-terminating proxy in
+        front), else on this server's address as the client reached it."""
+        base = self.config.media.public_url or str(request.url.origin())
+        return await render_media(items, self.media, base)
 
     def _refuse_while_closing(self) -> None:
         if self.closing:

@@ -7,7 +7,7 @@
 -- Returns {granted (1/0), wait in microseconds, server seconds, server microseconds, chat tokens left,
 -- bot tokens left} (the last two as text, after the grant), so a replica can plan with what is really left.
 -- Nothing is written when the call must wait: a refused caller costs no state. A wait is stretched by a
--- margin (5% of a token's time, at most 10 ms): the grant and the platform's own count of the call are
+-- margin (5% of a token's time, at most 50 ms): the grant and the platform's own count of the call are
 -- apart by the replica's latency, which varies, and the platform must never count two calls too close.
 -- A bucket's key expires once it would be full again (a full bucket is the same as no key),
 -- so idle chats vanish; a 429's "blocked" time keeps the key alive until it has passed.
@@ -24,7 +24,7 @@ for i = 1, 2 do
   local blocked = tonumber(v[3]) or 0
   if now > ts then tokens = math.min(burst, tokens + (now - ts) * rate) end
   if blocked > now then wait = math.max(wait, blocked - now) end
-  if tokens < 1 then wait = math.max(wait, (1 - tokens) / rate + math.min(0.01, 0.05 / rate)) end
+  if tokens < 1 then wait = math.max(wait, (1 - tokens) / rate + math.min(0.05, 0.05 / rate)) end
   state[i] = {tokens, blocked, rate, burst}
 end
 if wait > 0 then

@@ -36,10 +36,15 @@ class ChatBudget:
             self.tokens = min(float(self.budget.burst), self.tokens + (now - self.updated) * self.budget.rate)
             self.updated = now
 
-    def ready_at(self, now: float) -> float:
-        """The earliest instant a call may be made (``now`` if one may be made now)."""
+    def ready_at(self, now: float, reserve: float = 0.0) -> float:
+        """The earliest instant a call may be made (``now`` if one may be made now).
+
+        ``reserve``: the call must also leave this many tokens in the bucket
+        (previews keep them for the calls that end a reply; see ``Pacer.preview_reserve``).
+        """
         self._refill(now)
-        at = now if self.tokens >= 1.0 else now + (1.0 - self.tokens) / self.budget.rate + SAFETY_MARGIN
+        need = 1.0 + reserve
+        at = now if self.tokens >= need else now + (need - self.tokens) / self.budget.rate + SAFETY_MARGIN
         return max(at, self.blocked_until)
 
     def available(self, now: float) -> float:

@@ -110,6 +110,7 @@ class StreamSession:
         self._pacer = Pacer(budget, bot_budget, backoff_base=self.policy.backoff_base,
                             backoff_cap=self.policy.backoff_cap, shared=shared)
         self._shown_version = -1
+        self._reserve_tokens = self._pacer.preview_reserve()
         self._preview_failures = 0
         self._typing_interval = settings.typing_interval
         self._typing_at = float("inf")   # when the typing indicator is next due
@@ -306,7 +307,8 @@ class StreamSession:
             return
         floor = entry.last_call + self._interval if entry.ref is not None else float("-inf")
         charged = entry.frozen or self._free is None or not self._free_previews()
-        if not await pacer.until(lambda now: pacer.ready_at(now, floor, charged), interruptible=True):
+        reserve = self._reserve(entry)
+        if not await pacer.until(lambda now: pacer.ready_at(now, floor, charged, reserve), interruptible=True):
             return  # finishing: the final delivery takes over
         version = self._draft.version
         entry, text = self._draft.plan()  # the newest text: updates coalesce here
@@ -315,7 +317,8 @@ class StreamSession:
             return
         now = pacer.now()
         charged = entry.frozen or self._free is None or not self._free_previews()
-        if entry.ref is not None and pacer.ready_at(now, entry.last_call + self._interval, charged) > now:
+        if pacer.ready_at(now, entry.last_call + self._interval if entry.ref is not None else float("-inf"),
+                          charged, self._reserve(entry)) > now:
             return  # the plan moved to a message that is not due yet
         try:
             # a frozen message's text is final: it ends now, with on_stream_end
@@ -327,6 +330,17 @@ class StreamSession:
             pacer.rate_limited(exc)
         except DeliveryError as exc:
             self._preview_failed(entry, exc)
+
+    def _reserve(self, entry: LedgerEntry) -> float:
+        """Tokens this preview must leave for the end of the reply (:meth:`Pacer.preview_reserve`).
+
+        None for the reply's first text (it is never held back) and none for a
+        frozen message's end (``on_stream_end``: its text is final, it is one of
+        the calls the reserve is kept for).
+        """
+        if entry.frozen or not self._ledger.refs:
+            return 0.0
+        return self._reserve_tokens
 
     def _free_previews(self) -> bool:
         """Whether this stream's previews cost the chat nothing (``Platform.free_previews``)."""

@@ -148,3 +148,14 @@ async def test_the_responses_stream_on_the_wire_has_dense_numbers_and_the_image_
     assert types[-4:] == ["response.output_item.done", "response.output_item.added", "response.output_item.done",
                           "response.completed"]
     assert [item["type"] for item in bodies[-1]["response"]["output"]] == ["message", "image_generation_call"]
+
+
+async def test_behind_a_proxy_links_are_built_on_media_public_url(tmp_path):
+    async with running_gateway(config(tmp_path, public_url="https://bot.example.com/")) as gateway:
+        completion = await client_for(gateway).chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": ASK}])
+        line = completion.choices[0].message.content.rpartition("\n\n")[2]
+        match = re.fullmatch(r"!\[hello\]\(https://bot\.example\.com/v1/media/([A-Za-z0-9_-]{43})\)", line)
+        assert match, line
+        status, _, body = await fetch(f"{gateway.url}/v1/media/{match.group(1)}")  # what the proxy forwards
+    assert status == 200 and body == qr_file(tmp_path)

@@ -10,7 +10,7 @@ from hermes_gateway.testing import Fault, eventually
 from coordination_helpers import CURSOR, Webhooks, reference, replica
 
 #: A grant from the shared budget and the call it allows are apart by the replica's own latency; the grant
-#: has a margin for it (5% of a token's time, at most 10 ms), but on a machine shared with other jobs a pause
+#: has a margin for it (5% of a token's time, at most 50 ms), but on a machine shared with other jobs a pause
 #: longer than that can let the strict reference platform count two calls a hair too close. One such 429 is
 #: the core's ordinary business (it waits it out); more would mean the replicas do not share the budget.
 STRAY = 1

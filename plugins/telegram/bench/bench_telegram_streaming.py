@@ -24,7 +24,7 @@ import time
 from typing import Any, Iterator
 
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery
+from hermes_gateway.delivery import Delivery, pacing
 from hermes_telegram import TelegramPlugin, formatting
 from hermes_telegram.emulator import BotApiEmulator
 
@@ -42,6 +42,17 @@ def reply_text(size: int = 5454) -> str:
     while len(text) < size:
         text += section
     return text[:size].rsplit(" ", 1)[0] + " end."
+
+
+@contextlib.contextmanager
+def no_reserve() -> Iterator[None]:
+    """The core as it was before previews kept ``min(burst - 1, 2)`` tokens for the end of a reply."""
+    original = pacing.PREVIEW_RESERVE
+    pacing.PREVIEW_RESERVE = 0
+    try:
+        yield
+    finally:
+        pacing.PREVIEW_RESERVE = original
 
 
 @contextlib.contextmanager
@@ -109,54 +120,72 @@ def conversion_cost(runs: int = 50) -> tuple[float, float, float]:
     return statistics.median(cold) * 1e6, statistics.median(warm) * 1e6, statistics.median(keep) * 1e6
 
 
-async def first_text_after_silence(silence: float) -> float:
-    """A private reply whose first words come after ``silence`` s: seconds from ``min_tokens`` to the first text.
+async def first_text_after_silence(silence: float, streamed: bool) -> tuple[float, float]:
+    """A private reply whose first words come after ``silence`` s: (seconds from ``min_tokens`` to the first
+    text, seconds with no activity shown before it).
 
-    Typing is sent about a second into a silent reply and takes the private chat's only token, so text
-    that arrives just after it waits for the refill (issue 9, point 3).
+    Typing is sent about a second into a silent reply (again every 4.5 s) and takes the private chat's only
+    token. ``streamed``: the first 20 words come at 30 words/s, as a model streams them (``min_tokens`` 20);
+    else 5 words at once (``min_tokens`` 5), the worst case: text in one lump just after a typing call waits
+    for the refill (issue 9, point 3). "No activity": neither Telegram's typing indicator (shown 5 s or until
+    a message arrives) nor text.
     """
-    settings = StreamSettings(enabled=True, edit_interval=1.5, min_tokens=5)
+    settings = StreamSettings(enabled=True, edit_interval=1.5, min_tokens=20 if streamed else 5)
     async with BotApiEmulator(TOKEN, rate_limit=LIMITS["private"]) as api:
         plugin = TelegramPlugin(TOKEN, base_url=api.base_url)
         delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[plugin]))
         session = delivery.session("telegram", "42", settings=settings, chat_kind="private")
+        started = time.monotonic()
         session.start()
         await asyncio.sleep(silence)
         for index in range(settings.min_tokens):
             session.feed(f"word{index} ")
+            if streamed and index + 1 < settings.min_tokens:
+                await asyncio.sleep(1 / 30)
         at_min_tokens = time.monotonic()
         for index in range(20):
             await asyncio.sleep(0.05)
             session.feed(f"more{index} ")
         await session.finish()
         await plugin.close()
-    first = next(c.at for c in api.chat(42).calls if c.method == "sendMessage" and c.outcome == "ok")
-    return first - at_min_tokens
+    calls = api.chat(42).calls
+    first = next(c.at for c in calls if c.method == "sendMessage" and c.outcome == "ok")
+    shown, until = 0.0, started
+    for at in sorted(c.at for c in calls if c.method == "sendChatAction" and c.outcome == "ok" and c.at < first):
+        start, end = max(at, until), min(at + 5.0, first)
+        shown += max(end - start, 0.0)
+        until = max(until, end)
+    return first - at_min_tokens, (first - started) - shown
 
 
 async def main(seconds: float) -> None:
     print(f"reply of {len(reply_text())} characters over {seconds:g} s; edit_interval {SETTINGS.edit_interval} s, "
           f"min_tokens {SETTINGS.min_tokens}; emulator limits private 1/s, group 20/min")
-    print(f"{'chat':8s} {'plugin':22s} {'calls':>5s} {'429s':>5s} {'no-op':>5s} {'msgs':>4s} "
+    print(f"{'chat':8s} {'plugin':30s} {'calls':>5s} {'429s':>5s} {'no-op':>5s} {'msgs':>4s} "
           f"{'first text after min_tokens':>28s} {'final after last chunk':>23s}")
     cases = [("private", "plain", "edit", True), ("private", "entities", "edit", True),
              ("private", "entities", "draft", True), ("private", "entities", "draft", False),
-             ("group", "plain", "edit", True), ("group", "entities", "edit", True)]
+             ("group", "plain", "edit", True), ("group", "entities", "edit", True),
+             ("private", "entities, no reserve", "edit", True), ("group", "entities, no reserve", "edit", True)]
     for kind, name, transport, charged in cases:
-        with plain_text() if name == "plain" else contextlib.nullcontext():
+        before = no_reserve() if "no reserve" in name else contextlib.nullcontext()
+        with plain_text() if name == "plain" else contextlib.nullcontext(), before:
             r = await one_reply(kind, seconds, transport, charged)
         assert r["delivered"], r
         label = f"{name}, {transport}s" + ("" if charged else " free")
-        print(f"{kind:8s} {label:22s} {r['calls']:5d} {r['flood']:5d} {r['unchanged']:5d} {r['messages']:4d} "
+        print(f"{kind:8s} {label:30s} {r['calls']:5d} {r['flood']:5d} {r['unchanged']:5d} {r['messages']:4d} "
               f"{r['first']:27.2f}s {r['final']:22.2f}s" + (f"  ({r['violations']} early calls)"
                                                              if r["violations"] else ""))
     cold, warm, keep = conversion_cost()
     print(f"Markdown conversion per 4,000-character preview (median): {cold:.0f} µs whole, "
           f"{warm:.0f} µs as a growing preview (earlier blocks cached); "
           f"ranges a split must not cut: {keep:.0f} µs per split")
-    waits = [(silence, await first_text_after_silence(silence)) for silence in (0.5, 1.2, 1.6, 3.0)]
-    print("private chat, first text after min_tokens when the first words come after a silence: "
-          + ", ".join(f"{silence:g} s silent → {wait:.2f} s" for silence, wait in waits))
+    print("private chat, first words after a silence: first text after min_tokens / time with no activity shown")
+    for streamed in (False, True):
+        waits = [(silence, *await first_text_after_silence(silence, streamed))
+                 for silence in (0.5, 1.2, 1.6, 3.0, 5.7)]
+        print(f"  {'streamed, 20 words at 30/s' if streamed else 'in one lump of 5 words':27s} "
+              + ", ".join(f"{silence:g} s silent → {wait:.2f} s / {dark:.2f} s" for silence, wait, dark in waits))
 
 
 if __name__ == "__main__":

@@ -86,7 +86,8 @@ def replica_config(tmp_path, name, *, api, upstream, lb, port, redis_url, postgr
         "platforms": {"telegram": {"enabled": True, "token": "${TELEGRAM_TOKEN}", "base_url": api.base_url,
                                    "mode": "webhook", "webhook_url": lb.url, "webhook_secret": SECRET}},
         "store": {"url": postgres_url},
-        "coordination": {"url": redis_url, "lease_ttl": lease_ttl},
+        # None: each replica paces itself alone (bench/bench_scaleout_telegram.py measures what that costs)
+        **({"coordination": {"url": redis_url, "lease_ttl": lease_ttl}} if redis_url else {}),
     }))
     return path
 
@@ -195,8 +196,17 @@ def sends(api, chat_id) -> list:
     return [c for c in api.chat(chat_id).calls if c.method == "sendMessage" and c.outcome == "ok"]
 
 
-def flood_errors(api, chat_id) -> list:
-    return api.chat(chat_id).rate_limited + api.chat(chat_id).violations
+#: 429s a shared budget may still meet on this shared machine: Redis grants calls one token-time apart, but
+#: each call then travels through its replica's own process to the platform, and a pause of one process
+#: longer than the grant's margin can land two calls closer than Telegram counts (bench/README.md,
+#: "Replicas"). The core waits such a 429 out; what it must never do is call inside the wait (``violations``).
+STRAY = 1
+
+
+def edited_in_order(api, chat_id) -> bool:
+    """Whether edits went only ever to the newest message: no two replies were streaming at once."""
+    edited = [int(c.params["message_id"]) for c in api.chat(chat_id).calls if c.method == "editMessageText"]
+    return edited == sorted(edited)
 
 
 # ---------------------------------------------------------------- the tests
@@ -218,7 +228,9 @@ async def test_two_replicas_answer_one_chat_alternately_once_each_without_floodi
     assert routed == [0, 1, 0, 1], "the load balancer alternated the updates between the replicas"
     assert len(screen) == 4 and [f"end of answer {t}." in screen[t] for t in range(4)] == [True] * 4, screen
     assert len(sends(api, 77)) == 4, "each reply was sent once"
-    assert flood_errors(api, 77) == [], "the replicas shared the chat's budget"
+    assert edited_in_order(api, 77), "one reply at a time in the chat, across replicas"
+    assert len(api.chat(77).rate_limited) <= STRAY and api.chat(77).violations == [], \
+        "the replicas shared the chat's budget"
     questions = [[m["content"] for m in seen.body["messages"] if m["role"] == "user"]
                  for seen in upstream.requests]
     assert questions[3] == ["question 0", "question 1", "question 2", "question 3"], \
@@ -267,4 +279,4 @@ async def test_a_replica_killed_mid_reply_leaves_that_reply_cut_and_the_other_an
     assert len(upstream.requests) == 2, "the message the dead replica took is not answered again"
     survivor_saw = [m["content"] for m in upstream.requests[1].body["messages"] if m["role"] == "user"]
     assert survivor_saw == ["are you there?"], "the cut turn was never recorded"
-    assert flood_errors(api, 79) == []
+    assert len(api.chat(79).rate_limited) <= STRAY and api.chat(79).violations == []
