@@ -28,8 +28,8 @@ from telegram_test_support import TOKEN, eventually
 
 # the repository's recording upstream (tests/agent, on the root pyproject's pythonpath): these tests need the
 # whole repository, not only this plugin
-ScriptedUpstream = pytest.importorskip("scripted_upstream", reason="run from the repository root").ScriptedUpstream
-text_stream = pytest.importorskip("scripted_upstream").text_stream
+scripted_upstream = pytest.importorskip("scripted_upstream", reason="run from the repository root")
+ScriptedUpstream, text_stream = scripted_upstream.ScriptedUpstream, scripted_upstream.text_stream
 
 SECRET = "replica-Webhook_secret-0123456789"
 PRIVATE = RateBudget(rate=1.0, burst=1)   # Telegram's ~1 message/s in a private chat, enforced by the emulator

@@ -199,7 +199,7 @@ class WhatsAppPlugin:
         """Whether the core still takes messages (it refuses them once it is stopping)."""
         from hermes_gateway.gateway import GATEWAY_KEY
 
-        return bool(getattr(app[GATEWAY_KEY].inbound, "accepting", True))
+        return app[GATEWAY_KEY].accepting
 
     def _take(self, app: web.Application, delivery: Delivery) -> None:
         from hermes_gateway.gateway import GATEWAY_KEY
