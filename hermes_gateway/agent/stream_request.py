@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Mapping
 
 import aiohttp
 import openai
+from multidict import CIMultiDict
+from yarl import URL
 from openai._constants import RAW_RESPONSE_HEADER
 
 from ..config import Timeouts
@@ -68,6 +70,35 @@ def _sdk_headers(client: openai.AsyncOpenAI) -> dict[str, str]:
     return {name: value for name, value in merged.items() if isinstance(value, str)}
 
 
+class BodyEncoder:
+    """The request body as the SDK's ``openapi_dumps`` writes it (compact JSON, UTF-8, no NaN), with the
+    tool schemas encoded once rather than per request.
+
+    An agent sends the same ``tools`` list (the same object) on every request, and encoding its schemas
+    was most of the body's cost (~10-30 us of the API server's per-request CPU, bench/README.md). Any value
+    of the body that is the last ``tools`` object seen is written from its cached JSON; the bytes are
+    exactly ``json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)``. The agent
+    never mutates its tools list after building it (a new list is a new object, encoded afresh).
+    """
+
+    __slots__ = ("_encode", "_tools", "_tools_json")
+
+    def __init__(self) -> None:
+        self._encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+        self._tools: Any = None
+        self._tools_json = ""
+
+    def encode(self, body: dict[str, Any]) -> bytes:
+        tools = body.get("tools")
+        if not tools:
+            return self._encode(body).encode()
+        if tools is not self._tools:
+            self._tools, self._tools_json = tools, self._encode(tools)
+        encode, cached = self._encode, self._tools_json
+        return ("{" + ",".join(f"{encode(key)}:{cached if value is tools else encode(value)}"
+                               for key, value in body.items()) + "}").encode()
+
+
 class StreamPoster:
     """POSTs streamed requests for one upstream (one SDK client) on an aiohttp session of its own."""
 
@@ -78,6 +109,9 @@ class StreamPoster:
         self.timeout = aiohttp.ClientTimeout(total=None, connect=timeouts.connect, sock_connect=timeouts.connect,
                                              sock_read=None)
         self._headers: dict[str, str] | None = None
+        self._first_attempt: CIMultiDict[str] = CIMultiDict()  # the headers of every request's first attempt
+        self._urls: dict[str, URL] = {}
+        self._body = BodyEncoder()
         self._session: aiohttp.ClientSession | None = None
 
     async def _setup(self) -> None:
@@ -86,6 +120,7 @@ class StreamPoster:
         client = self.client
         await asyncio.to_thread(client.platform_headers)
         self._headers = _sdk_headers(client)
+        self._first_attempt = CIMultiDict({**self._headers, "x-stainless-retry-count": "0"})
         ssl: Any = httpx.create_ssl_context() if self.base_url.startswith("https:") else True  # as the SDK's
         connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY, ssl=ssl)
         self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False,
@@ -100,13 +135,15 @@ class StreamPoster:
             await self._setup()
         session, headers = self._session, self._headers
         assert session is not None and headers is not None
-        url = self.base_url + path.lstrip("/")
-        # The bytes the SDK's ``openapi_dumps`` would send (the agent's body is plain JSON types).
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = URL(self.base_url + path.lstrip("/"))  # parsed once, not per request
+        data = self._body.encode(body)
         max_retries = self.max_retries
         for retries_taken in range(max_retries + 1):
             remaining = max_retries - retries_taken
-            attempt_headers = {**headers, "x-stainless-retry-count": str(retries_taken)}
+            attempt_headers = self._first_attempt if retries_taken == 0 else \
+                CIMultiDict({**headers, "x-stainless-retry-count": str(retries_taken)})
             try:
                 response = await session.post(url, data=data, headers=attempt_headers)
             except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
@@ -137,12 +174,12 @@ class StreamPoster:
             await session.close()
 
 
-def _httpx_request(url: str, headers: dict[str, str], data: bytes) -> Any:
+def _httpx_request(url: URL, headers: Mapping[str, str], data: bytes) -> Any:
     """The request as the SDK's exceptions carry it (built only when something failed)."""
-    return httpx.Request("POST", url, headers=headers, content=data)
+    return httpx.Request("POST", str(url), headers=list(headers.items()), content=data)
 
 
-async def _read_failure(response: aiohttp.ClientResponse, url: str, headers: dict[str, str], data: bytes) -> Any:
+async def _read_failure(response: aiohttp.ClientResponse, url: URL, headers: Mapping[str, str], data: bytes) -> Any:
     """A non-2xx answer, read whole and released, as the httpx response the SDK's error helpers take."""
     try:
         content = await response.read()
@@ -168,7 +205,7 @@ class StreamBody:
 
     http_version = "HTTP/1.1"
 
-    def __init__(self, response: aiohttp.ClientResponse, url: str, headers: dict[str, str], data: bytes) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, url: URL, headers: Mapping[str, str], data: bytes) -> None:
         self.raw = response
         self.headers = response.headers
         self._readany = response.content.readany

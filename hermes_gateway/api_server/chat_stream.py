@@ -10,14 +10,13 @@ once, last. A failure after the stream started is ``data: {"error": ...}``
 followed by ``[DONE]`` (the SDK raises ``APIError`` on it).
 
 Content chunks are built from a prefix and suffix rendered once per stream,
-so the per-delta cost is one ``json.dumps`` of the text.
+so the per-delta cost is one JSON string literal of the text (``sse.json_string``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from typing import AsyncIterator, Awaitable, Callable, Sequence
@@ -31,7 +30,7 @@ from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
 from .progress import tool_progress_frame
 from .reply_text import Diverged, ReplyText
 from .coalesce import next_event
-from .sse import DONE, SSEWriter, data_frame, dumps
+from .sse import DONE, SSEWriter, data_frame, dumps, json_string
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +39,7 @@ class ChatChunks:
     """Renders the chunks of one completion (fixed id, created, model).
 
     Every chunk is rendered from text fixed once per stream (the same bytes
-    ``data_frame`` would give): one ``json.dumps`` per content delta, none for
+    ``data_frame`` would give): one JSON string literal per content delta, none for
     the role, finish and usage chunks.
     """
 
@@ -64,10 +63,10 @@ class ChatChunks:
                 '"logprobs":null,"finish_reason":null}]}\n\n').encode()
 
     def content(self, text: str) -> str:
-        return self._content[0] + json.dumps(text, ensure_ascii=False) + self._content[1]
+        return self._content[0] + json_string(text) + self._content[1]
 
     def reasoning(self, text: str) -> str:
-        return self._reasoning[0] + json.dumps(text, ensure_ascii=False) + self._reasoning[1]
+        return self._reasoning[0] + json_string(text) + self._reasoning[1]
 
     def finish(self, reason: str = "stop") -> bytes:
         return (self._base + '"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":'

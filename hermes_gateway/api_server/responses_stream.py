@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
@@ -27,7 +26,7 @@ from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
 from .progress import tool_progress_frame
 from .reply_text import Diverged, ReplyText
-from .sse import SSEWriter, dumps, event_frame
+from .sse import SSEWriter, dumps, event_frame, json_string
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +87,7 @@ class ResponseEvents:
         return event_frame(event_type, body)
 
     def delta(self, text: str) -> bytes:
-        frame = f'{self._delta_head}{json.dumps(text, ensure_ascii=False)},"sequence_number":{self.seq}}}\n\n'
+        frame = f'{self._delta_head}{json_string(text)},"sequence_number":{self.seq}}}\n\n'
         self.seq += 1
         return frame.encode()
 

@@ -2,31 +2,45 @@
 
 On the signal the gateway stops in order (platforms, then open API streams
 end with a proper final event, then the listener) and the process exits 0.
-A second signal while stopping exits at once (130).
+A second signal while stopping exits at once (130). ``--loop`` picks the
+event loop (:mod:`.event_loop`: uvloop when installed).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import signal
 import sys
 
 from ..gateway import Gateway, StartError
 from ..plugins import installed_plugins
+from .event_loop import CHOICES, LoopUnavailable, choose_loop
 from .heap import settle_heap
 from .loading import load_checked, warn
+
+log = logging.getLogger("hermes_gateway.cli")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="config file (default: $HERMES_CONFIG, ./config.yaml, "
                                                         "~/.hermes/config.yaml)")
+    parser.add_argument("--loop", choices=CHOICES, default="auto",
+                        help="event loop: uvloop when installed (auto, the default), or asyncio's own")
 
 
 def run(args: argparse.Namespace) -> int:
     config, plugins = load_checked(args.config)
     try:
-        return asyncio.run(serve(config, plugins))
+        loop_factory, loop_name = choose_loop(getattr(args, "loop", "auto"))
+    except LoopUnavailable as exc:
+        print(f"hermes-gateway: cannot start: {exc}", file=sys.stderr)
+        return 2
+    log.info("event loop: %s", loop_name)
+    try:
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            return runner.run(serve(config, plugins))
     except BrokenPipeError:  # stdout's reader went away (`run | head -1`): main ends quietly
         raise
     except OSError as exc:  # the port is taken, the host cannot be bound, ...
