@@ -16,6 +16,11 @@ generator (plain aiohttp, not the SDK) to the other.
     .venv/bin/python bench/bench_api_server.py                       # the four workloads, 3 runs
     .venv/bin/python bench/bench_api_server.py --workloads 1 2 --scale 0.3
     .venv/bin/python bench/bench_api_server.py --baseline-src /tmp/main_checkout   # + "before"
+    .venv/bin/python bench/bench_api_server.py --extra relay-uvloop ours-asyncio   # + both loops of each
+
+The gateway serves on uvloop (``hermes-gateway run``'s default when it is
+installed); the relay, as the issue defines it, on asyncio's loop, and with
+``--extra relay-uvloop`` on uvloop too, for the comparison on equal loops.
 """
 
 from __future__ import annotations
@@ -233,16 +238,23 @@ def pin(pid: int, cpus: set[int]) -> None:
         pass
 
 
+async def start_relay(upstream_url: str, loop: str = "asyncio") -> tuple[asyncio.subprocess.Process, str]:
+    proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--serve-relay", upstream_url, loop,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+    return proc, re.search(r"listening on (http://\S+)", line).group(1)
+
+
 async def start_targets(pace: float, gateway_cpus: set[int], other_cpus: set[int],
-                        baseline_src: str | None = None) -> dict:
-    """An upstream at ``pace``, the relay and the gateway in front of it; pinned as the issue's harness."""
+                        baseline_src: str | None = None, extras: tuple[str, ...] = ()) -> dict:
+    """An upstream at ``pace``, the relay and the gateway in front of it; pinned as the issue's harness.
+
+    ``extras``: "relay-uvloop" (the relay on uvloop) and "ours-asyncio" (the gateway with ``--loop asyncio``),
+    measured as further targets in the same runs.
+    """
     upstream, upstream_url = await start_process("demo-llm", "--port", "0", "--tokens-per-second", str(pace),
                                                  pattern=r"(http://\S+/v1)")
-    relay_proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--serve-relay", upstream_url,
-                                                      stdout=asyncio.subprocess.PIPE,
-                                                      stderr=asyncio.subprocess.DEVNULL)
-    line = (await asyncio.wait_for(relay_proc.stdout.readline(), 60)).decode()
-    relay_url = re.search(r"listening on (http://\S+)", line).group(1)
+    relay_proc, relay_url = await start_relay(upstream_url)
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "config.yaml"
         config.write_text(f"api_server: {{port: 0}}\nmodel: {{base_url: '{upstream_url}', name: demo}}\n"
@@ -254,15 +266,25 @@ async def start_targets(pace: float, gateway_cpus: set[int], other_cpus: set[int
             baseline, baseline_url = await start_process("run", "--config", str(config), src=baseline_src,
                                                          pattern=r"listening on (http://\S+)")
             pin(baseline.pid, gateway_cpus)
+        extra: dict[str, tuple[asyncio.subprocess.Process, str]] = {}
+        if "ours-asyncio" in extras:
+            extra["ours-asyncio"] = await start_process("run", "--loop", "asyncio", "--config", str(config),
+                                                        pattern=r"listening on (http://\S+)")
+    if "relay-uvloop" in extras:
+        extra["relay-uvloop"] = await start_relay(upstream_url, "uvloop")
     pin(os.getpid(), other_cpus)
     pin(upstream.pid, other_cpus)
     pin(relay_proc.pid, gateway_cpus)
     pin(gateway.pid, gateway_cpus)
     targets = {"procs": [gateway, relay_proc, upstream], "upstream": upstream_url, "relay": relay_url,
-               "gateway": gateway_url, "gateway_pid": gateway.pid, "relay_pid": relay_proc.pid}
+               "gateway": gateway_url, "gateway_pid": gateway.pid, "relay_pid": relay_proc.pid, "extra": {}}
     if baseline is not None:
         targets["procs"].insert(0, baseline)
         targets.update(baseline=baseline_url, baseline_pid=baseline.pid)
+    for name, (proc, url) in extra.items():
+        pin(proc.pid, gateway_cpus)
+        targets["procs"].insert(0, proc)
+        targets["extra"][name] = (url, proc.pid)
     return targets
 
 
@@ -284,6 +306,8 @@ async def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the streams per run (quick runs: 0.3)")
     parser.add_argument("--instant", action="store_true", help="also the API server alone (instant agent)")
     parser.add_argument("--baseline-src", help="another checkout (e.g. `git archive main`) measured as 'before'")
+    parser.add_argument("--extra", nargs="+", default=[], choices=["relay-uvloop", "ours-asyncio"],
+                        help="further targets: the relay on uvloop, the gateway on asyncio's loop")
     args = parser.parse_args()
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
     gateway_cpus = {cpus[0]}
@@ -300,13 +324,15 @@ async def main() -> None:
         words_n, pace, level, total = WORKLOADS[name]
         total = max(level, int(total * args.scale))
         words = " ".join(f"w{i}" for i in range(words_n))
-        targets = await start_targets(pace, gateway_cpus, other_cpus, args.baseline_src)
+        targets = await start_targets(pace, gateway_cpus, other_cpus, args.baseline_src, tuple(args.extra))
         try:
             body = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": f"echo: {words}"}]}
             ours_body = {**body, "model": "hermes-gateway"}
             runs: dict[str, list[Run]] = {"direct": [], "relay": [], "ours": []}
             if "baseline" in targets:
                 runs["before"] = []
+            for name in targets["extra"]:
+                runs[name] = []
             for _ in range(args.repeats):
                 runs["direct"].append(await load(f"{targets['upstream']}/chat/completions", body, words_n, level,
                                                  total, None))
@@ -317,6 +343,10 @@ async def main() -> None:
                 if "baseline" in targets:
                     runs["before"].append(await load(f"{targets['baseline']}/v1/chat/completions", ours_body,
                                                      words_n, level, total, targets["baseline_pid"]))
+                for name, (url, pid) in targets["extra"].items():
+                    runs[name].append(await load(f"{url}/v1/chat/completions",
+                                                 body if name.startswith("relay") else ours_body,
+                                                 words_n, level, total, pid))
             report(name, runs, total)
         finally:
             for proc in targets["procs"]:
@@ -342,7 +372,7 @@ def report(name: str, runs: dict[str, list[Run]], total: int) -> None:
         per_request = "" if target == "direct" else f"{request[target]:.2f}"
         print(f"| {name} | {target} | {ttft[target] * 1e3:.2f} ms | {(ttft[target] - ttft['direct']) * 1e3:+.2f} ms | "
               f"{rate[target] / rate['direct']:.2f} | {cpu} | {per_request} | {errors} |", flush=True)
-    for target in [t for t in ("ours", "before") if t in runs]:
+    for target in [t for t in ("ours", "before", "ours-asyncio") if t in runs]:
         ratios = [o.cpu / max(r.cpu, 1e-9) for o, r in zip(runs[target], runs["relay"])]
         print(f"| {name} | {target} ÷ relay | | | | {chunk[target] / chunk['relay']:.2f}× "
               f"(runs {min(ratios):.2f}–{max(ratios):.2f}) | {request[target] / request['relay']:.2f}× | |", flush=True)
@@ -371,4 +401,8 @@ async def api_server_alone(args: argparse.Namespace, body: dict) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--serve-relay"] and sys.argv[3:4] == ["uvloop"]:
+        import uvloop
+        uvloop.run(main())
+    else:
+        asyncio.run(main())

@@ -119,6 +119,8 @@ class StreamPoster:
         # first time; so does this. The rest on the loop: ``X-Stainless-Async`` names the running loop's kind.
         client = self.client
         await asyncio.to_thread(client.platform_headers)
+        if self._session is not None:  # the first turns start together: one of them set up while we waited
+            return
         self._headers = _sdk_headers(client)
         self._first_attempt = CIMultiDict({**self._headers, "x-stainless-retry-count": "0"})
         ssl: Any = httpx.create_ssl_context() if self.base_url.startswith("https:") else True  # as the SDK's

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
+import aiohttp
 import openai
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from hermes_gateway.agent import AIAgent
+from hermes_gateway.agent import AIAgent, stream_request
 from hermes_gateway.agent.chat_completions import open_stream
 from hermes_gateway.events import TextDelta
 
@@ -99,3 +103,56 @@ def test_the_poster_is_used_only_where_the_sdk_would_run_on_aiohttp(monkeypatch:
     assert not asyncio.run(posters(None))  # the demo model stays in-process, through the SDK
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.lan:3128")
     assert not asyncio.run(posters("https://api.example/v1"))
+
+
+async def test_turns_that_start_together_share_one_connection_pool(fake: ScriptedUpstream,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A burst of first turns on a fresh agent sets the aiohttp session up once (it used to make one per turn,
+    leaking all but the last with their connections)."""
+    sessions: list[aiohttp.ClientSession] = []
+
+    class Counted(aiohttp.ClientSession):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            sessions.append(self)
+
+    monkeypatch.setattr(stream_request.aiohttp, "ClientSession", Counted)
+    for i in range(20):
+        fake.add(*text_stream(f"reply {i}"))
+    agent = agent_for(fake.url)
+
+    async def turn() -> str:
+        return "".join([e.text async for e in agent.astream("hi") if isinstance(e, TextDelta)])
+    replies = await asyncio.gather(*(turn() for _ in range(20)))
+    assert sorted(replies) == sorted(f"reply {i}" for i in range(20))
+    assert len(sessions) == 1
+    await agent.aclose()
+    assert sessions[0].closed
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=10)
+
+
+@given(tools=st.lists(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=3), min_size=1, max_size=3),
+       messages=st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]),
+                                                "content": st.text()}), min_size=1, max_size=3),
+       extra=st.dictionaries(st.sampled_from(["stream", "stream_options", "temperature"]), JSON_VALUES))
+def test_the_body_bytes_are_exactly_the_sdks_whether_or_not_the_tools_were_cached(tools, messages, extra) -> None:
+    encoder = stream_request.BodyEncoder()
+    for body in ({"model": "m", "messages": messages, "tools": tools, **extra},  # tools encoded and cached
+                 {"model": "m", "messages": messages[:1], "tools": tools, **extra},  # the cached tools reused
+                 {"model": "m", "messages": messages, **extra},  # no tools
+                 {"model": "m", "messages": messages, "tools": [*tools, {"x": 1}]}):  # a new list: encoded afresh
+        expected = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        assert encoder.encode(body) == expected
+
+
+def test_a_body_with_nan_is_refused_as_the_sdk_refuses_it() -> None:
+    encoder = stream_request.BodyEncoder()
+    tools = [{"type": "function"}]
+    encoder.encode({"model": "m", "tools": tools})
+    with pytest.raises(ValueError):
+        encoder.encode({"model": "m", "temperature": float("nan"), "tools": tools})

@@ -18,7 +18,11 @@ code blocks (``pre`` with the language), links (``text_link``), bullet and
 numbered lists, block quotes, headings (bold), horizontal rules. Every
 marker is removed or replaced by one of equal length (``-`` → ``•``), the
 whitespace between blocks is never more than the source's, and list numbers
-are kept as written; so ``utf16(text) <= utf16(markdown)`` always.
+are kept as written; so ``utf16(text) <= utf16(markdown)``. One construct
+breaks that: a tab in an indentation counts up to the next tab stop
+(CommonMark), so an indented code block after ``*\t`` can come out with more
+spaces than the source had characters. The converters check the claim and
+send such a text as typed, without entities, so it holds always.
 """
 
 from __future__ import annotations
@@ -112,7 +116,14 @@ class _Writer:
 
 def to_entities(markdown: str) -> tuple[str, list[Entity]]:
     """``markdown`` as Telegram text + entities. Raises only on a parser bug (callers send plain text then)."""
-    return _trimmed(*_convert(markdown))
+    return _no_longer(markdown, _trimmed(*_convert(markdown)))
+
+
+def _no_longer(markdown: str, converted: tuple[str, list[Entity]]) -> tuple[str, list[Entity]]:
+    """``converted``, or ``markdown`` as typed when tab stops made the conversion longer (module doc)."""
+    if "\t" in markdown and utf16_units(converted[0]) > utf16_units(markdown):
+        return markdown, []
+    return converted
 
 
 def _convert(markdown: str) -> tuple[str, list[Entity]]:
@@ -342,7 +353,7 @@ def convert_blocks(markdown: str) -> tuple[str, list[Entity]]:
         text_parts.append(text)
         entities.extend(Entity(e.type, e.offset + pos, e.length, e.url, e.language) for e in block_entities)
         pos += utf16_units(text)
-    return _trimmed("".join(text_parts), entities)
+    return _no_longer(markdown, _trimmed("".join(text_parts), entities))
 
 
 def _cached(block: str) -> tuple[str, list[Entity]]:

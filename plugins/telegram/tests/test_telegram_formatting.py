@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -143,3 +144,13 @@ def test_keep_whole_names_every_range_that_renders_as_one_entity_in_the_markdown
     assert [markdown[a:b] for a, b in keep_whole(markdown)] == [
         "# A heading. Two sentences", "**bold\n> still**", "[link](http://a.b/(c))", "`code`", "~~strike~~",
         "*em*", "__b__", "```py\nx = 1\n\ny = 2\n```", "**still open and `more"]
+
+
+@pytest.mark.parametrize("markdown", ["*\t\t*", "- \t\tcode", "1.\t\t\tx", "> -\t\tx"])
+def test_a_tab_stop_never_makes_the_text_longer_than_its_markdown(markdown):
+    """``*\t\t*`` is a list item holding an indented code block whose tab expands to more spaces than the
+    source has characters (found by the property test above): such a text goes out as typed instead."""
+    for convert in (to_entities, convert_blocks):
+        text, entities = convert(markdown)
+        assert utf16_units(text) <= utf16_units(markdown)
+    assert to_entities("*\t\t*") == ("*\t\t*", [])
