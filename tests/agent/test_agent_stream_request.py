@@ -110,13 +110,13 @@ async def test_turns_that_start_together_share_one_connection_pool(fake: Scripte
     """A burst of first turns on a fresh agent sets the aiohttp session up once (it used to make one per turn,
     leaking all but the last with their connections)."""
     sessions: list[aiohttp.ClientSession] = []
+    real = aiohttp.ClientSession
 
-    class Counted(aiohttp.ClientSession):
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            super().__init__(*args, **kwargs)
-            sessions.append(self)
+    def counted(*args: object, **kwargs: object) -> aiohttp.ClientSession:
+        sessions.append(real(*args, **kwargs))
+        return sessions[-1]
 
-    monkeypatch.setattr(stream_request.aiohttp, "ClientSession", Counted)
+    monkeypatch.setattr(stream_request.aiohttp, "ClientSession", counted)
     for i in range(20):
         fake.add(*text_stream(f"reply {i}"))
     agent = agent_for(fake.url)
