@@ -331,8 +331,8 @@ async def main() -> None:
             runs: dict[str, list[Run]] = {"direct": [], "relay": [], "ours": []}
             if "baseline" in targets:
                 runs["before"] = []
-            for name in targets["extra"]:
-                runs[name] = []
+            for extra in targets["extra"]:
+                runs[extra] = []
             for _ in range(args.repeats):
                 runs["direct"].append(await load(f"{targets['upstream']}/chat/completions", body, words_n, level,
                                                  total, None))
@@ -343,10 +343,10 @@ async def main() -> None:
                 if "baseline" in targets:
                     runs["before"].append(await load(f"{targets['baseline']}/v1/chat/completions", ours_body,
                                                      words_n, level, total, targets["baseline_pid"]))
-                for name, (url, pid) in targets["extra"].items():
-                    runs[name].append(await load(f"{url}/v1/chat/completions",
-                                                 body if name.startswith("relay") else ours_body,
-                                                 words_n, level, total, pid))
+                for extra, (url, pid) in targets["extra"].items():
+                    runs[extra].append(await load(f"{url}/v1/chat/completions",
+                                                  body if extra.startswith("relay") else ours_body,
+                                                  words_n, level, total, pid))
             report(name, runs, total)
         finally:
             for proc in targets["procs"]:
