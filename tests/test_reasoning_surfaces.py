@@ -100,7 +100,7 @@ class WireSink:
     def __init__(self) -> None:
         self.data = b""
 
-    async def write(self, data: bytes) -> None:
+    async def write(self, data: bytes, *, then_wait: bool = False) -> None:
         self.data += data
 
 

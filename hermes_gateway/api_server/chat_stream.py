@@ -106,7 +106,7 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
             anext = stream.__anext__
             while True:
                 try:  # written before the agent waits for anything (coalesce.py)
-                    event = await next_event(anext, out.flush if out.frames else None)
+                    event = await next_event(anext, out.flush_before_wait if out.frames else None)
                 except StopAsyncIteration:
                     break
                 if type(event) is TextDelta:
@@ -186,6 +186,13 @@ class _Frames:
     async def flush(self) -> None:
         data, texts = self._take()
         await self.sse.write(data)
+        if texts:
+            self.on_text(texts)
+
+    async def flush_before_wait(self) -> None:
+        """:meth:`flush` when the agent is about to wait (``next_event``): the writer need not yield too."""
+        data, texts = self._take()
+        await self.sse.write(data, then_wait=True)
         if texts:
             self.on_text(texts)
 

@@ -80,7 +80,7 @@ class SSEWriter:
         if self.ping_interval > 0:
             self._timer = self._loop.call_at(self._last_write + self.ping_interval, self._silence_check)
 
-    async def write(self, data: bytes) -> None:
+    async def write(self, data: bytes, *, then_wait: bool = False) -> None:
         """Write one or more whole frames at once; every :data:`YIELD_EVERY` writes, let other streams run.
 
         When an upstream delivers a burst (a fast model, a buffered proxy), the
@@ -91,9 +91,17 @@ class SSEWriter:
         ``epoll`` call, and a paced stream suspends on its own while it waits
         for the upstream. Each frame still goes to the socket the moment it is
         written; nothing waits for the next.
+
+        ``then_wait``: the caller waits for the agent right after this write
+        (:mod:`.coalesce`), so other streams get their turn then: no extra
+        event-loop turn (on a paced stream it cost a whole resumption of the
+        handler every few chunks), and the run of writes starts over.
         """
         self._last_write = self._loop.time()
         await self.response.write(data)
+        if then_wait:
+            self._unyielded = 0
+            return
         self._unyielded += 1
         if self._unyielded >= YIELD_EVERY:
             self._unyielded = 0
