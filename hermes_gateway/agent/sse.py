@@ -30,11 +30,14 @@ against the SDK's own decoder on random bodies cut at random places. The
 SDK's special case for Assistants ``thread.*`` events does not apply to the
 Chat Completions and Responses streams read here.
 
-Two shortcuts keep it cheap (about 3.5 us per delta from memory, against
+Three shortcuts keep it cheap (about 3.5 us per delta from memory, against
 about 75 us for the SDK's stream): a read holding exactly one whole
-``data:`` event (what upstreams send) skips line splitting, and a body
+``data:`` event (what upstreams send) skips line splitting; a body
 without ``Content-Encoding`` is read with ``aiter_raw`` (one generator
-layer less than ``aiter_bytes``; encoded bodies still go through it).
+layer less than ``aiter_bytes``; encoded bodies still go through it); and a
+content chunk that differs from the stream's first plain content chunk only
+in its text is not decoded again (:class:`_ContentTemplate`: JSON decoding
+was an eighth of the gateway's CPU per relayed chunk).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import json
 import json.scanner
+import re
 from collections import deque
 from typing import Any
 
@@ -78,6 +82,63 @@ def _loads(data: str) -> Any:
     return payload
 
 
+#: A character that cannot stand for itself inside a JSON string (a quote, an escape, a control character).
+_NOT_LITERAL = re.compile(r'[\x00-\x1f"\\]')
+
+
+class _ContentTemplate:
+    """A stream's plain content chunk, with the place of its text: later chunks that match it byte for byte
+    around the text are built from it instead of decoded.
+
+    Upstreams send every content delta of a stream as the same JSON with only
+    the text changed (same id, model, created, index, ``finish_reason: null``).
+    Learned from the first chunk whose only delta field is a text that is
+    its own JSON literal (no quote, backslash or control character) and
+    appears once; a later chunk with exactly the same bytes before and after
+    its text, and a text that is its own literal, decodes to the learned
+    payload with that text, so that is what it becomes (fresh dicts down to
+    the delta; the other values are shared, and no reader mutates them).
+    Anything else (a tool call, the finish, usage, escapes, other spacing)
+    is decoded as before.
+    """
+
+    __slots__ = ("prefix", "suffix", "fixed", "payload", "choice")
+
+    def __init__(self, prefix: str, suffix: str, payload: dict[str, Any], choice: dict[str, Any]) -> None:
+        self.prefix, self.suffix = prefix, suffix
+        self.fixed = len(prefix) + len(suffix)
+        self.payload, self.choice = payload, choice
+
+    @classmethod
+    def learn(cls, data: str, payload: Any) -> "_ContentTemplate | None":
+        if type(payload) is not dict:
+            return None
+        choices = payload.get("choices")
+        if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
+            return None
+        choice = choices[0]
+        delta = choice.get("delta")
+        if type(delta) is not dict or len(delta) != 1:
+            return None
+        text = delta.get("content")
+        if type(text) is not str or not text or _NOT_LITERAL.search(text) is not None:
+            return None
+        marker = '"content":"' + text + '"'
+        if data.count('"content"') != 1 or data.count(marker) != 1:
+            return None
+        start = data.index(marker) + 11  # len('"content":"')
+        return cls(data[:start], data[start + len(text):], payload, choice)
+
+    def build(self, data: str) -> dict[str, Any] | None:
+        """The payload ``data`` decodes to, if it is this template with another text; else None."""
+        if len(data) < self.fixed or not data.startswith(self.prefix) or not data.endswith(self.suffix):
+            return None
+        text = data[len(self.prefix):len(data) - len(self.suffix)]
+        if _NOT_LITERAL.search(text) is not None:
+            return None
+        return {**self.payload, "choices": [{**self.choice, "delta": {"content": text}}]}
+
+
 #: How long to read the rest of an HTTP/1.1 body after ``[DONE]`` (as the SDK) for connection reuse.
 DRAIN_TIMEOUT = 0.1
 _DEFAULT_ERROR = "An error occurred during streaming"
@@ -92,7 +153,7 @@ class SSEPayloads:
     """
 
     __slots__ = ("response", "_read", "_chunks", "_pending", "_error", "_ended", "_saw_done", "_tail",
-                 "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry")
+                 "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry", "_template")
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
@@ -110,6 +171,7 @@ class SSEPayloads:
         self._has_event = False
         self._has_id = False           # the last event id persists across events (SSE spec)
         self._has_retry = False
+        self._template: _ContentTemplate | None = None  # learned from the first plain content chunk
 
     async def next(self) -> Any:
         pending = self._pending
@@ -231,6 +293,12 @@ class SSEPayloads:
                     self._has_retry = True
 
     def _dispatch(self, data: str) -> None:
+        template = self._template
+        if template is not None:
+            built = template.build(data)
+            if built is not None:
+                self._pending.append(built)
+                return
         if data.startswith("[DONE]"):
             self._saw_done = self._ended = True
             return
@@ -246,6 +314,8 @@ class SSEPayloads:
                 message = _DEFAULT_ERROR
             self._fail(openai.APIError(message=message, request=self.response.request, body=error))
             return
+        if template is None:
+            self._template = _ContentTemplate.learn(data, payload)
         self._pending.append(payload)
 
     def _fail(self, error: BaseException) -> None:

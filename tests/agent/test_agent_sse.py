@@ -224,3 +224,55 @@ async def test_a_whole_event_in_one_read_still_joins_data_lines_left_from_the_re
     assert await same_as_sdk(reads) == ([[1, 2], {"n": 3}], None)
     reads = [b'data: {"n": 1}\r', b'data: {"n": 2}\n\n']  # CR ended the first line; no blank line yet
     assert await same_as_sdk(reads) == ([], (json.JSONDecodeError, "Extra data: line 2 column 1 (char 9)", None))
+
+
+# -- content chunks built from the stream's first one (sse._ContentTemplate) -----------------------
+
+ENVELOPE = '{{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,' \
+           '"delta":{delta},"logprobs":null,"finish_reason":{finish}}}]{usage}}}'
+
+
+def chat_chunk(content: object = None, *, ascii: bool = False, finish: str | None = None, usage: bool = False,
+               tool: bool = False) -> bytes:
+    delta = {"content": content} if content is not None else {}
+    if tool:
+        delta["tool_calls"] = [{"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{}"}}]
+    text = ENVELOPE.format(delta=json.dumps(delta, ensure_ascii=ascii, separators=(",", ":")),
+                           finish=json.dumps(finish),
+                           usage=',"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}' if usage else "")
+    return b"data: " + text.encode("utf-8", "surrogatepass") + b"\n\n"
+
+
+chat_chunks = st.lists(st.one_of(
+    st.builds(chat_chunk, st.text(max_size=6), ascii=st.booleans()),  # quotes, backslashes, controls, é, emoji
+    st.builds(chat_chunk, st.sampled_from(["a", "b c", '"content":"a"', "\\", "\t", "\x00"])),
+    st.builds(chat_chunk, st.just("x"), finish=st.just("stop")),
+    st.builds(chat_chunk, st.just(None), usage=st.just(True)),
+    st.builds(chat_chunk, st.just("y"), tool=st.just(True)),
+    st.just(b'data: {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": "spaced"}}]}\n\n'),
+    st.just(b'data: {"error": {"message": "boom"}}\n\n'),
+), min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(chat_chunks, st.booleans())
+def test_content_chunks_of_one_envelope_read_exactly_as_the_sdk_reads_them(chunks: list[bytes], whole: bool) -> None:
+    """The first plain content chunk is learned and the later ones of the same envelope are built, not
+    decoded: whatever the texts (escapes, controls, other chunks between), the payloads are the SDK's."""
+    body = b"".join(chunks) + b"data: [DONE]\n\n"
+    parts = [body] if whole else [c for c in chunks] + [b"data: [DONE]\n\n"]
+
+    async def both() -> tuple[Any, Any]:
+        return await ours(parts), await sdks(parts)
+
+    mine, theirs = asyncio.run(both())
+    assert mine == theirs
+
+
+async def test_a_built_chunk_is_a_fresh_payload_equal_to_the_decoded_one() -> None:
+    parts = [chat_chunk("first"), chat_chunk("second"), chat_chunk("third")]
+    payloads, error = await same_as_sdk(parts)
+    assert error is None
+    assert [p["choices"][0]["delta"]["content"] for p in payloads] == ["first", "second", "third"]
+    assert payloads[1] is not payloads[2] and payloads[1]["choices"] is not payloads[2]["choices"]
+    assert list(payloads[2]) == list(json.loads(parts[2][6:]))  # the keys in the wire's order
