@@ -84,6 +84,10 @@ def _loads(data: str) -> Any:
 
 #: A character that cannot stand for itself inside a JSON string (a quote, an escape, a control character).
 _NOT_LITERAL = re.compile(r'[\x00-\x1f"\\]')
+#: The ``content`` key and the quote that opens its string, with JSON's optional spaces (``json.dumps``'s default).
+_CONTENT_KEY = re.compile(r'"content"[ \t\n\r]*:[ \t\n\r]*"')
+#: Content chunks tried as a template before a stream's shape is taken as one that never fits.
+LEARN_ATTEMPTS = 8
 
 
 class _ContentTemplate:
@@ -123,10 +127,12 @@ class _ContentTemplate:
         text = delta.get("content")
         if type(text) is not str or not text or _NOT_LITERAL.search(text) is not None:
             return None
-        marker = '"content":"' + text + '"'
-        if data.count('"content"') != 1 or data.count(marker) != 1:
+        if data.count('"content"') != 1:
             return None
-        start = data.index(marker) + 11  # len('"content":"')
+        found = _CONTENT_KEY.search(data, data.index('"content"'))
+        if found is None or not data.startswith(text + '"', found.end()):
+            return None
+        start = found.end()
         return cls(data[:start], data[start + len(text):], payload, choice)
 
     def build(self, data: str) -> dict[str, Any] | None:
@@ -153,7 +159,7 @@ class SSEPayloads:
     """
 
     __slots__ = ("response", "_read", "_chunks", "_pending", "_error", "_ended", "_saw_done", "_tail",
-                 "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry", "_template")
+                 "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry", "_template", "_attempts")
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
@@ -172,6 +178,7 @@ class SSEPayloads:
         self._has_id = False           # the last event id persists across events (SSE spec)
         self._has_retry = False
         self._template: _ContentTemplate | None = None  # learned from the first plain content chunk
+        self._attempts = LEARN_ATTEMPTS  # payloads still to try it on (a shape that never fits costs nothing)
 
     async def next(self) -> Any:
         pending = self._pending
@@ -314,8 +321,9 @@ class SSEPayloads:
                 message = _DEFAULT_ERROR
             self._fail(openai.APIError(message=message, request=self.response.request, body=error))
             return
-        if template is None:
+        if template is None and self._attempts:
             self._template = _ContentTemplate.learn(data, payload)
+            self._attempts -= 1
         self._pending.append(payload)
 
     def _fail(self, error: BaseException) -> None:

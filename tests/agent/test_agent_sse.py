@@ -233,18 +233,19 @@ ENVELOPE = '{{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"mo
 
 
 def chat_chunk(content: object = None, *, ascii: bool = False, finish: str | None = None, usage: bool = False,
-               tool: bool = False) -> bytes:
+               tool: bool = False, spaced: bool = False) -> bytes:
     delta = {"content": content} if content is not None else {}
     if tool:
         delta["tool_calls"] = [{"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{}"}}]
-    text = ENVELOPE.format(delta=json.dumps(delta, ensure_ascii=ascii, separators=(",", ":")),
+    text = ENVELOPE.format(delta=json.dumps(delta, ensure_ascii=ascii, separators=(", ", ": ") if spaced else
+                                            (",", ":")),
                            finish=json.dumps(finish),
                            usage=',"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}' if usage else "")
     return b"data: " + text.encode("utf-8", "surrogatepass") + b"\n\n"
 
 
 chat_chunks = st.lists(st.one_of(
-    st.builds(chat_chunk, st.text(max_size=6), ascii=st.booleans()),  # quotes, backslashes, controls, é, emoji
+    st.builds(chat_chunk, st.text(max_size=6), ascii=st.booleans(), spaced=st.booleans()),  # quotes, controls, é
     st.builds(chat_chunk, st.sampled_from(["a", "b c", '"content":"a"', "\\", "\t", "\x00"])),
     st.builds(chat_chunk, st.just("x"), finish=st.just("stop")),
     st.builds(chat_chunk, st.just(None), usage=st.just(True)),
@@ -276,3 +277,20 @@ async def test_a_built_chunk_is_a_fresh_payload_equal_to_the_decoded_one() -> No
     assert [p["choices"][0]["delta"]["content"] for p in payloads] == ["first", "second", "third"]
     assert payloads[1] is not payloads[2] and payloads[1]["choices"] is not payloads[2]["choices"]
     assert list(payloads[2]) == list(json.loads(parts[2][6:]))  # the keys in the wire's order
+
+
+async def test_json_dumps_default_spacing_is_learned_too_and_a_shape_that_never_fits_stops_being_tried() -> None:
+    from hermes_gateway.agent import sse
+
+    spaced = [chat_chunk(w, spaced=True) for w in ("one", "two", "three")]
+    reader = SSEPayloads(response(spaced))
+    assert [(await reader.next())["choices"][0]["delta"]["content"] for _ in spaced] == ["one", "two", "three"]
+    assert reader._template is not None  # learned from "one", "two" and "three" built from it
+    await reader.aclose()
+    odd = [chat_chunk(f"w{i}") for i in range(sse.LEARN_ATTEMPTS + 2)]  # a second "content" key: never learned
+    odd = [c.replace(b'"model":"m"', b'"model":"m","x":{"content":null}') for c in odd]
+    reader = SSEPayloads(response(odd))
+    for _ in odd:
+        await reader.next()
+    assert reader._template is None and reader._attempts == 0
+    await reader.aclose()
