@@ -90,14 +90,9 @@ def private_reply(silence: float, delay: float, interval: float, streamed: bool)
         await session.finish()
 
     run_virtual(main())
-    calls = ref.chat("42").calls
-    first = next(c.at for c in calls if c.kind == "send")
-    shown, until = 0.0, 0.0
-    for at in (c.at for c in calls if c.kind == "typing" and c.at < first):
-        start, end = max(at, until), min(at + 5.0, first)
-        shown += max(end - start, 0.0)
-        until = max(until, end)
-    return first - times["min_tokens"], first - shown, ref.chat("42").throttled
+    chat = ref.chat("42")
+    first = next(c.at for c in chat.calls if c.kind == "send")
+    return first - times["min_tokens"], chat.blank_before_first_text(), chat.throttled
 
 
 def main() -> None:

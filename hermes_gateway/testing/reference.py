@@ -40,6 +40,8 @@ from ..delivery.budget import ChatBudget
 from ..delivery.measure import measure_for
 
 CallKind = Literal["typing", "send", "edit", "upload"]
+#: Seconds a typing indicator stays on screen after one call (Telegram's figure; most platforms are close).
+TYPING_SHOWS = 5.0
 Hook = Literal["on_stream_start", "on_delta", "on_stream_end", "on_media"]
 FaultTarget = Literal["any", "send", "edit", "typing", "upload"]
 
@@ -159,6 +161,20 @@ class ReferenceChat:
     def wasted(self) -> int:
         """Edits that changed nothing (the platform's "message is not modified")."""
         return sum(1 for c in self.calls if c.outcome == "not_modified")
+
+    def blank_before_first_text(self, typing_shows: float = TYPING_SHOWS) -> float:
+        """Seconds before the first text was sent with neither text nor a typing indicator on screen.
+
+        Each typing call shows the indicator for ``typing_shows`` seconds (Telegram's 5 s) or until the
+        first text, whichever comes first; overlapping indicators count once.
+        """
+        first = next(c.at for c in self.calls if c.kind == "send")
+        shown, until = 0.0, 0.0
+        for at in (c.at for c in self.calls if c.kind == "typing" and c.at < first):
+            start, end = max(at, until), min(at + typing_shows, first)
+            shown += max(end - start, 0.0)
+            until = max(until, end)
+        return first - shown
 
     def fail_next(self, fault: Fault, times: int = 1) -> None:
         """Queue ``fault`` for the next ``times`` calls it applies to."""

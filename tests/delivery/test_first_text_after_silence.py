@@ -45,14 +45,7 @@ def reply_after(silence: float, min_tokens: int, gap: float) -> tuple[ReferenceP
 
 def no_activity(ref: ReferencePlatform) -> float:
     """Seconds before the first text with neither text nor typing on screen (typing shows 5 s)."""
-    calls = ref.chat("42").calls
-    first = next(c.at for c in calls if c.kind == "send")
-    shown, until = 0.0, 0.0
-    for at in (c.at for c in calls if c.kind == "typing" and c.at < first):
-        start, end = max(at, until), min(at + 5.0, first)
-        shown += max(end - start, 0.0)
-        until = max(until, end)
-    return first - shown
+    return ref.chat("42").blank_before_first_text()
 
 
 def test_streamed_first_words_show_within_half_a_second_of_min_tokens_after_any_silence():
