@@ -108,8 +108,7 @@ class StreamPoster:
         self.max_retries = client.max_retries
         self.timeout = aiohttp.ClientTimeout(total=None, connect=timeouts.connect, sock_connect=timeouts.connect,
                                              sock_read=None)
-        self._headers: dict[str, str] | None = None
-        self._first_attempt: CIMultiDict[str] = CIMultiDict()  # the headers of every request's first attempt
+        self._first_attempt: CIMultiDict[str] = CIMultiDict()  # the SDK's headers with retry count 0, built once
         self._urls: dict[str, URL] = {}
         self._body = BodyEncoder()
         self._session: aiohttp.ClientSession | None = None
@@ -121,8 +120,7 @@ class StreamPoster:
         await asyncio.to_thread(client.platform_headers)
         if self._session is not None:  # the first turns start together: one of them set up while we waited
             return
-        self._headers = _sdk_headers(client)
-        self._first_attempt = CIMultiDict({**self._headers, "x-stainless-retry-count": "0"})
+        self._first_attempt = CIMultiDict({**_sdk_headers(client), "x-stainless-retry-count": "0"})
         ssl: Any = httpx.create_ssl_context() if self.base_url.startswith("https:") else True  # as the SDK's
         connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY, ssl=ssl)
         self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False,
@@ -135,8 +133,8 @@ class StreamPoster:
         """
         if self._session is None:
             await self._setup()
-        session, headers = self._session, self._headers
-        assert session is not None and headers is not None
+        session = self._session
+        assert session is not None
         url = self._urls.get(path)
         if url is None:
             url = self._urls[path] = URL(self.base_url + path.lstrip("/"))  # parsed once, not per request
@@ -144,8 +142,10 @@ class StreamPoster:
         max_retries = self.max_retries
         for retries_taken in range(max_retries + 1):
             remaining = max_retries - retries_taken
-            attempt_headers = self._first_attempt if retries_taken == 0 else \
-                CIMultiDict({**headers, "x-stainless-retry-count": str(retries_taken)})
+            attempt_headers = self._first_attempt
+            if retries_taken:
+                attempt_headers = attempt_headers.copy()
+                attempt_headers["x-stainless-retry-count"] = str(retries_taken)
             try:
                 response = await session.post(url, data=data, headers=attempt_headers)
             except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
