@@ -54,10 +54,6 @@ class ChatChunks:
         self._content = (head + '"content":', tail)
         self._reasoning = (head + '"reasoning_content":', tail)
 
-    def base(self) -> dict:
-        return {"id": self.completion_id, "object": "chat.completion.chunk", "created": self.created,
-                "model": self.model}
-
     def role(self) -> bytes:
         return (self._base + '"choices":[{"index":0,"delta":{"role":"assistant","content":""},'
                 '"logprobs":null,"finish_reason":null}]}\n\n').encode()
@@ -183,18 +179,15 @@ class _Frames:
         self.frames, self.texts = [], 0
         return b"".join(f if type(f) is bytes else f.encode() for f in frames), texts  # type: ignore[union-attr]
 
-    async def flush(self) -> None:
+    async def flush(self, *, then_wait: bool = False) -> None:
         data, texts = self._take()
-        await self.sse.write(data)
+        await self.sse.write(data, then_wait=then_wait)
         if texts:
             self.on_text(texts)
 
-    async def flush_before_wait(self) -> None:
+    def flush_before_wait(self) -> Awaitable[None]:
         """:meth:`flush` when the agent is about to wait (``next_event``): the writer need not yield too."""
-        data, texts = self._take()
-        await self.sse.write(data, then_wait=True)
-        if texts:
-            self.on_text(texts)
+        return self.flush(then_wait=True)
 
     async def end(self, tail: bytes) -> None:
         """The rest and ``tail``, with the end of the body when the writer can end it in the same send
