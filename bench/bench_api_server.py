@@ -238,6 +238,14 @@ def pin(pid: int, cpus: set[int]) -> None:
         pass
 
 
+def gateway_config(directory: Path, upstream_url: str) -> Path:
+    """A config.yaml in ``directory`` for the gateway under test: any free port, ``upstream_url`` as its model."""
+    config = directory / "config.yaml"
+    config.write_text(f"api_server: {{port: 0}}\nmodel: {{base_url: '{upstream_url}', name: demo}}\n"
+                      f"store: {{path: '{directory}/state.db'}}\n")
+    return config
+
+
 async def start_relay(upstream_url: str, loop: str = "asyncio") -> tuple[asyncio.subprocess.Process, str]:
     proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--serve-relay", upstream_url, loop,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
@@ -256,9 +264,7 @@ async def start_targets(pace: float, gateway_cpus: set[int], other_cpus: set[int
                                                  pattern=r"(http://\S+/v1)")
     relay_proc, relay_url = await start_relay(upstream_url)
     with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "config.yaml"
-        config.write_text(f"api_server: {{port: 0}}\nmodel: {{base_url: '{upstream_url}', name: demo}}\n"
-                          f"store: {{path: '{tmp}/state.db'}}\n")
+        config = gateway_config(Path(tmp), upstream_url)
         gateway, gateway_url = await start_process("run", "--config", str(config),
                                                    pattern=r"listening on (http://\S+)")
         baseline = None

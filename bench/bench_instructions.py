@@ -68,9 +68,7 @@ async def main() -> None:
             proc, url = await start_counted([harness.__file__, "--serve-relay", upstream_url], env, args.src, out)
             model = "demo"
         else:
-            config = Path(tmp) / "config.yaml"
-            config.write_text(f"api_server: {{port: 0}}\nmodel: {{base_url: '{upstream_url}', name: demo}}\n"
-                              f"store: {{path: '{tmp}/state.db'}}\n")
+            config = harness.gateway_config(Path(tmp), upstream_url)
             # cwd: ``-m`` puts the working directory first on sys.path, so --src must be it
             proc, url = await start_counted(["-m", "hermes_gateway", "run", "--config", str(config)], env,
                                             args.src, out)
