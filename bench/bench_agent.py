@@ -36,13 +36,13 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import openai
 from openai._streaming import AsyncStream
 
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.agent.chat_completions import open_stream
-from hermes_gateway.agent.sse import SSEPayloads
-from hermes_gateway.agent.upstream import Upstream
-from hermes_gateway.config import parse_config
-from hermes_gateway.demo.transport import httpx
-from hermes_gateway.events import TextDelta, TurnEnd
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.agent.chat_completions import open_stream
+from hermes_gateway._core.agent.sse import SSEPayloads
+from hermes_gateway._core.agent.upstream import Upstream
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.demo.transport import httpx
+from hermes_gateway._core.events import TextDelta, TurnEnd
 
 
 def _request(message: str) -> dict[str, Any]:

@@ -129,9 +129,9 @@ async def agent_only(upstream_url: str, words: str, concurrency: int, total: int
     Its CPU per delta is the agent's share of the gateway's cost (the openai
     SDK parsing the upstream stream); the rest is the API server's.
     """
-    from hermes_gateway.agent import AIAgent
-    from hermes_gateway.config import parse_config
-    from hermes_gateway.events import TextDelta
+    from hermes_gateway._core.agent import AIAgent
+    from hermes_gateway._core.config import parse_config
+    from hermes_gateway._core.events import TextDelta
 
     config = parse_config({"model": {"base_url": upstream_url, "name": "demo"}}, env={})
     agent = AIAgent.from_config(config, tools=[])
@@ -163,7 +163,7 @@ class InstantAgent:
     """
 
     async def astream(self, message: str, history: object = None):
-        from hermes_gateway.events import TextDelta, TurnEnd, UsageReport
+        from hermes_gateway._core.events import TextDelta, TurnEnd, UsageReport
 
         words = message.split(" ")[1:]
         for i, word in enumerate(words):
@@ -181,9 +181,9 @@ class InstantAgent:
 
 async def serve_instant() -> None:
     """Child process: the gateway with :class:`InstantAgent` in place of the real agent."""
-    from hermes_gateway.config import parse_config
-    from hermes_gateway.gateway import Gateway
-    from hermes_gateway.plugins import make_plugins
+    from hermes_gateway._core.config import parse_config
+    from hermes_gateway._core.gateway import Gateway
+    from hermes_gateway._core.plugins import make_plugins
 
     gateway = Gateway(parse_config({"api_server": {"port": 0}}, env={}), make_plugins(load_entry_points=False))
     gateway._agent = InstantAgent()

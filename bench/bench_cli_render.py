@@ -16,9 +16,9 @@ import time
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.output.vt100 import Vt100_Output
 
-from hermes_gateway.cli.render import RenderOptions, ReplyRenderer
-from hermes_gateway.cli.sinks import TerminalSink
-from hermes_gateway.events import TextDelta, TurnEnd
+from hermes_gateway._core.cli.render import RenderOptions, ReplyRenderer
+from hermes_gateway._core.cli.sinks import TerminalSink
+from hermes_gateway._core.events import TextDelta, TurnEnd
 
 RUNS = 5
 

@@ -13,7 +13,7 @@ import statistics
 import time
 
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.delivery import Delivery
 from hermes_gateway.testing import ReferencePlatform, run_virtual
 
 DELTAS = 10_000
@@ -26,7 +26,7 @@ def scenario(name: str, settings: StreamSettings, budget: RateBudget, limit: int
         ref = ReferencePlatform(max_message_length=limit, length_unit="utf16", budgets={"default": budget})
         observer = None
         if metrics:  # what a Gateway passes: every call counted, first text and final latency timed
-            from hermes_gateway.metrics import GatewayMetrics
+            from hermes_gateway._core.metrics import GatewayMetrics
             observer = GatewayMetrics()
         session = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[ref]), observer=observer).session(
             "reference", "c", settings=settings)

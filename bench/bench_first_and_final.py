@@ -23,7 +23,7 @@ import asyncio
 import statistics
 
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery, DeliveryPolicy, pacing
+from hermes_gateway._core.delivery import Delivery, DeliveryPolicy, pacing
 from hermes_gateway.testing import ReferencePlatform, reassemble, run_virtual
 
 GROUP = RateBudget(rate=19 / 60, burst=3)

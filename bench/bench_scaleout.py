@@ -30,11 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "coordina
 
 from coordination_helpers import RedisServer, Webhooks, replica  # noqa: E402  (the tests' helpers)
 
-from hermes_gateway.coordination.redis import RedisCoordination  # noqa: E402
-from hermes_gateway.delivery.budget import ChatBudget  # noqa: E402
-from hermes_gateway.delivery.pacing import Pacer  # noqa: E402
-from hermes_gateway.platform import RateBudget  # noqa: E402
-from hermes_gateway.store import MemoryStore  # noqa: E402
+from hermes_gateway._core.coordination.redis import RedisCoordination  # noqa: E402
+from hermes_gateway._core.delivery.budget import ChatBudget  # noqa: E402
+from hermes_gateway._core.delivery.pacing import Pacer  # noqa: E402
+from hermes_gateway._core.platform import RateBudget  # noqa: E402
+from hermes_gateway._core.store import MemoryStore  # noqa: E402
 from hermes_gateway.testing import ReferencePlatform  # noqa: E402
 
 CALLS = 5_000

@@ -27,8 +27,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from hermes_gateway.store import ConversationKey, MemoryStore, SQLiteStore
-from hermes_gateway.store.postgres import PostgresStore
+from hermes_gateway._core.store import ConversationKey, MemoryStore, SQLiteStore
+from hermes_gateway._core.store.postgres import PostgresStore
 
 
 def turn(n: int) -> list[dict[str, Any]]:

@@ -4,17 +4,17 @@ The public API for plugin authors and embedders. Everything not named in
 ``__all__`` is private and may change.
 """
 
-from .config import Config, load_config
-from .errors import ConfigError, DeliveryError, RateLimited
-from .events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
+from ._core.config import Config, load_config
+from ._core.errors import ConfigError, DeliveryError, RateLimited
+from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                      UsageReport)
-from .hookspecs import hookimpl
-from .inbound.commands import Command, CommandContext
-from .inbound.incoming import Incoming
-from .media import Media, MediaLimits
-from .platform import MessageRef, Platform, RateBudget, Stream, StreamSettings
-from .plugins import Plugins, installed_plugins, make_plugins
-from .tools import Tool, ToolResult
+from ._core.hookspecs import hookimpl
+from ._core.inbound.commands import Command, CommandContext
+from ._core.inbound.incoming import Incoming
+from ._core.media import Media, MediaLimits
+from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings
+from ._core.plugins import Plugins, installed_plugins, make_plugins
+from ._core.tools import Tool, ToolResult
 
 __version__ = "0.2.0"
 
@@ -54,6 +54,6 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # AIAgent pulls in the openai SDK; import it only when asked for, so the CLI starts fast.
     if name == "AIAgent":
-        from .agent import AIAgent
+        from ._core.agent import AIAgent
         return AIAgent
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from hermes_gateway.config import load_config, parse_config
-from hermes_gateway.errors import ConfigError
+from hermes_gateway._core.config import load_config, parse_config
+from hermes_gateway._core.errors import ConfigError
 
 
 def test_defaults_use_the_demo_model_and_streaming_off():
@@ -195,7 +195,7 @@ def test_a_duplicate_key_is_one_line_with_both_lines(tmp_path):
 def test_merge_keys_may_still_be_overridden():
     import yaml
 
-    from hermes_gateway.config import _UniqueKeyLoader
+    from hermes_gateway._core.config import _UniqueKeyLoader
     text = "base: &b {edit_interval: 2, min_tokens: 3}\nx:\n  <<: *b\n  min_tokens: 5\n"
     assert yaml.load(text, Loader=_UniqueKeyLoader)["x"] == {"edit_interval": 2, "min_tokens": 5}
 
@@ -296,13 +296,13 @@ def test_credentials_in_base_url_are_masked_in_the_model_error_line(tmp_path):
 
 
 def test_endpoint_repr_masks_url_credentials():
-    from hermes_gateway.config import Endpoint
+    from hermes_gateway._core.config import Endpoint
     text = repr(Endpoint(base_url=CREDENTIAL_URL, name="m", api_key="sk-k"))
     assert "url-secret" not in text and "sk-k" not in text and "https://***@127.0.0.1:9/v1" in text
 
 
 def test_the_media_section_names_its_directory_and_limits(tmp_path):
-    from hermes_gateway.config import parse_config
+    from hermes_gateway._core.config import parse_config
 
     default = parse_config({}, env={"HERMES_HOME": str(tmp_path)})
     assert default.media.path({"HERMES_HOME": str(tmp_path)}) == tmp_path / "media"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from hermes_gateway import RateBudget, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.store import ConversationKey
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.store import ConversationKey
 from hermes_gateway.testing import ReferencePlatform
 
 CURSOR = " ▌"
@@ -20,7 +20,7 @@ LONG = "Every word of this reply travels from the model through the agent into t
 
 
 def gateway_with(ref: ReferencePlatform, **overrides) -> Gateway:
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[ref])
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[ref])
     return Gateway(parse_config({**CONFIG, **overrides}, env={}), plugins)
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_gateway.cli.main import build_parser
-from hermes_gateway.config import parse_config
-from hermes_gateway.config_check import check_names
-from hermes_gateway.plugins import installed_plugins
+from hermes_gateway._core.cli.main import build_parser
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.config_check import check_names
+from hermes_gateway._core.plugins import installed_plugins
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "deploy.md"
 #: Values for the page's ${NAME}s, shaped like the real thing (a Telegram token is checked for its shape).

@@ -9,10 +9,10 @@ import pytest
 from aiohttp import web
 
 from hermes_gateway import Platform, hookimpl
-from hermes_gateway.config import parse_config
-from hermes_gateway.errors import ConfigError
-from hermes_gateway.gateway import GATEWAY_KEY, Gateway
-from hermes_gateway.plugins import make_plugins
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.errors import ConfigError
+from hermes_gateway._core.gateway import GATEWAY_KEY, Gateway
+from hermes_gateway._core.plugins import make_plugins
 
 
 class Recorder:
@@ -99,7 +99,7 @@ async def test_unsafe_bind_refuses_to_start_and_leaves_nothing_running():
 
 
 async def test_webhook_finishes_after_its_sender_hangs_up_but_marked_handlers_are_cancelled():
-    from hermes_gateway.gateway import cancel_on_disconnect
+    from hermes_gateway._core.gateway import cancel_on_disconnect
 
     release = asyncio.Event()
     outcomes: list[str] = []
@@ -140,7 +140,7 @@ async def test_webhook_finishes_after_its_sender_hangs_up_but_marked_handlers_ar
 
 
 async def test_a_platform_that_cannot_start_stops_what_started_and_says_which():
-    from hermes_gateway.gateway import StartError
+    from hermes_gateway._core.gateway import StartError
 
     stopped = []
 
@@ -199,7 +199,7 @@ async def test_a_plugin_whose_platform_is_disabled_does_nothing_at_start_up():
 
 
 async def test_a_plugin_failing_at_start_up_is_named_in_one_line_when_its_platform_is_enabled():
-    from hermes_gateway.gateway import StartError
+    from hermes_gateway._core.gateway import StartError
 
     quiet = Quiet("mattermost")
     cfg = parse_config({"api_server": {"enabled": False}, "platforms": {"mattermost": True}}, env={})

@@ -6,7 +6,7 @@ import logging
 import os
 
 from hermes_gateway import Media
-from hermes_gateway.media_dir import OUTSIDE, MediaDirectory
+from hermes_gateway._core.media_dir import OUTSIDE, MediaDirectory
 
 
 def test_bytes_are_written_inside_under_an_unguessable_name(tmp_path):
@@ -54,7 +54,7 @@ def test_links_pass_untouched(tmp_path):
 
 
 def test_old_files_the_gateway_wrote_are_swept_and_nothing_else(tmp_path, monkeypatch):
-    import hermes_gateway.media_dir as media_dir
+    import hermes_gateway._core.media_dir as media_dir
 
     monkeypatch.setattr(media_dir, "_last_prune", {})
     store = MediaDirectory(tmp_path, keep=3600)

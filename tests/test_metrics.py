@@ -17,15 +17,15 @@ from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
 from hermes_gateway import Incoming, RateBudget, StreamSettings, hookimpl
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
-from hermes_gateway.gateway import GATEWAY_KEY, Gateway
-from hermes_gateway.metrics import GatewayMetrics
-from hermes_gateway.plugins import make_plugins
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
+from hermes_gateway._core.gateway import GATEWAY_KEY, Gateway
+from hermes_gateway._core.metrics import GatewayMetrics
+from hermes_gateway._core.plugins import make_plugins
 from hermes_gateway.testing import Fault, ReferencePlatform, run_virtual
 
 WORDS = "one two three four five six seven eight"
-API = ("hermes_gateway.api_server.plugin",)  # the API server without the built-in reference platform
+API = ("hermes_gateway._core.api_server.plugin",)  # the API server without the built-in reference platform
 
 
 class Webhooks:

@@ -17,9 +17,9 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from hermes_gateway import RateBudget
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.plugins import make_plugins
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.plugins import make_plugins
 from hermes_gateway.testing import Fault, ReferencePlatform
 
 DASHBOARD = Path(__file__).resolve().parents[1] / "docs" / "grafana" / "hermes-gateway.json"
@@ -39,7 +39,7 @@ async def exposed() -> dict[str, set[str]]:
     config = parse_config({"model": {"demo": {"tokens_per_second": 0}}, "api_server": {"port": 0},
                            "streaming": {"reference": {"enabled": True, "edit_interval": 0.05, "min_tokens": 1}},
                            "platforms": {"reference": {"enabled": True}}}, env={})
-    plugins = make_plugins(builtins=("hermes_gateway.api_server.plugin",), load_entry_points=False, extra=[ref])
+    plugins = make_plugins(builtins=("hermes_gateway._core.api_server.plugin",), load_entry_points=False, extra=[ref])
     async with Gateway(config, plugins) as gateway:
         assert (await gateway.handle_incoming("reference", "1", "echo: one two three")).delivered
         async with aiohttp.ClientSession() as http:

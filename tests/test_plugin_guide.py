@@ -21,11 +21,11 @@ import pytest
 import plugin_guide_sdk as sdk
 import hermes_gateway
 from hermes_gateway import ConfigError, Platform, Stream, StreamSettings, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
-from hermes_gateway.delivery.budget import ALL_CHATS
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.inbound.commands import Command
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
+from hermes_gateway._core.delivery.budget import ALL_CHATS
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.inbound.commands import Command
 from hermes_gateway.testing import run_virtual
 
 GUIDE = Path(__file__).parents[1] / "docs" / "plugins.md"

@@ -10,7 +10,7 @@ import pytest
 
 import hermes_gateway
 from hermes_gateway import StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.delivery import Delivery
 from hermes_gateway.testing import run_virtual
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "plugins" / "notebook"))
@@ -132,8 +132,8 @@ def test_the_public_api_is_what_plugin_authors_are_told_to_use():
 
 
 def test_every_hook_is_documented_with_an_example():
-    from hermes_gateway import hookspecs
-    from hermes_gateway.plugins import _spec_names
+    from hermes_gateway._core import hookspecs
+    from hermes_gateway._core.plugins import _spec_names
 
     guide = (__import__("pathlib").Path(__file__).parents[1] / "docs" / "plugins.md").read_text()
     for name in _spec_names():
@@ -226,8 +226,8 @@ def test_register_commands_is_a_hook_plugins_may_implement():
 
 def test_the_installed_plugins_are_loaded_once_and_shared():
     from hermes_gateway import installed_plugins
-    from hermes_gateway.config import parse_config
-    from hermes_gateway.gateway import Gateway
+    from hermes_gateway._core.config import parse_config
+    from hermes_gateway._core.gateway import Gateway
 
     first = installed_plugins()
     assert installed_plugins() is first

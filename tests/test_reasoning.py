@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hermes_gateway.reasoning import MAX_ATTRIBUTES, ReasoningFilter, postprocess_reply, split_reasoning
+from hermes_gateway._core.reasoning import MAX_ATTRIBUTES, ReasoningFilter, postprocess_reply, split_reasoning
 
 
 def stream(chunks, *, starts_open=False, use_split=False):

@@ -10,7 +10,7 @@ The one documented exception is a reply that opens inside reasoning while
 ``model.reasoning_starts_open`` is off: text that was already shown when
 its lone closing tag arrives cannot be known as reasoning earlier. Then
 every surface still ends with the final text, and each does what it can
-with what it already showed (see ``hermes_gateway.reasoning``).
+with what it already showed (see ``hermes_gateway._core.reasoning``).
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ import json
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.api_server.chat_stream import ChatChunks, write_chat_stream
-from hermes_gateway.api_server.reply_text import RETRACTED_GAP
-from hermes_gateway.api_server.responses_stream import ResponseShape, write_responses_stream
-from hermes_gateway.cli.render import RenderOptions, ReplyRenderer
-from hermes_gateway.cli.sinks import PlainSink
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery, deliver_events
-from hermes_gateway.delivery.ledger import EMPTY_REPLY
-from hermes_gateway.events import TextDelta, TurnEnd
-from hermes_gateway.reasoning import ReasoningFilter, postprocess_reply, split_reasoning
+from hermes_gateway._core.api_server.chat_stream import ChatChunks, write_chat_stream
+from hermes_gateway._core.api_server.reply_text import RETRACTED_GAP
+from hermes_gateway._core.api_server.responses_stream import ResponseShape, write_responses_stream
+from hermes_gateway._core.cli.render import RenderOptions, ReplyRenderer
+from hermes_gateway._core.cli.sinks import PlainSink
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery, deliver_events
+from hermes_gateway._core.delivery.ledger import EMPTY_REPLY
+from hermes_gateway._core.events import TextDelta, TurnEnd
+from hermes_gateway._core.reasoning import ReasoningFilter, postprocess_reply, split_reasoning
 from hermes_gateway.testing import ReferencePlatform, run_virtual
 
 FRAGMENTS = ["<think>", "</think>", "</THINK>", "<THINK>", '<think type="a">', "<thinking>", "</thinking>",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from hermes_gateway.config import parse_config
-from hermes_gateway.secrets import protect, protect_config, scrub
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.secrets import protect, protect_config, scrub
 
 
 def test_a_protected_secret_is_masked_in_every_logger_and_in_tracebacks(caplog):

@@ -1,7 +1,7 @@
-"""``hermes_gateway.thinking`` keeps its import path: the final post-processing is the shared filter's."""
+"""``hermes_gateway._core.thinking`` keeps its import path: the final post-processing is the shared filter's."""
 
-from hermes_gateway.reasoning import ReasoningFilter
-from hermes_gateway.thinking import postprocess_reply, split_reasoning, strip_thinking
+from hermes_gateway._core.reasoning import ReasoningFilter
+from hermes_gateway._core.thinking import postprocess_reply, split_reasoning, strip_thinking
 
 
 def test_closed_blocks_of_each_tag_are_removed_with_the_whitespace_after_them() -> None:

@@ -5,7 +5,7 @@ import types
 import pytest
 
 from hermes_gateway import Tool, hookimpl, make_plugins
-from hermes_gateway.tools import collect_tools
+from hermes_gateway._core.tools import collect_tools
 
 
 def test_tool_validates_name_function_and_schema() -> None:
@@ -44,5 +44,5 @@ def test_builtin_and_third_party_tools_are_collected_and_problems_reported() -> 
     names = [t.name for t in collect_tools(plugins)]
     assert names == ["current_time", "calculate", "qr_code", "weather"]
     messages = [str(p) for p in plugins.problems]
-    assert any("'calculate' is already registered by 'hermes_gateway.builtin.tools'" in m for m in messages)
+    assert any("'calculate' is already registered by 'hermes_gateway._core.builtin.tools'" in m for m in messages)
     assert any("broken_tools" in m and "register() takes a hermes_gateway.Tool" in m for m in messages)

@@ -13,7 +13,7 @@
   run against your plugin and your emulator of its platform.
 """
 
-from ..delivery.split import reassemble
+from .._core.delivery.split import reassemble
 from .local import eventually, serve_locally
 from .reference import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage
 from .virtual_time import VirtualTimeLoop, run_virtual

@@ -32,16 +32,16 @@ import shutil
 import tempfile
 from typing import Any, Awaitable, Callable
 
-from ..config import Config, MediaConfig
-from ..delivery import Delivery
-from ..delivery.final import MOVED
-from ..delivery.hooks import PlatformHooks
-from ..delivery.measure import measure_for
-from ..delivery.split import reassemble
-from ..errors import RateLimited
-from ..media import Media
-from ..platform import MessageRef, Stream, StreamSettings
-from ..plugins import implemented_hooks, missing_stream_hook, make_plugins
+from .._core.config import Config, MediaConfig
+from .._core.delivery import Delivery
+from .._core.delivery.final import MOVED
+from .._core.delivery.hooks import PlatformHooks
+from .._core.delivery.measure import measure_for
+from .._core.delivery.split import reassemble
+from .._core.errors import RateLimited
+from .._core.media import Media
+from .._core.platform import MessageRef, Stream, StreamSettings
+from .._core.plugins import implemented_hooks, missing_stream_hook, make_plugins
 
 Check = Callable[["Harness"], Awaitable[None]]
 

@@ -32,12 +32,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping
 
-from ..errors import DeliveryError, RateLimited
-from ..hookspecs import hookimpl
-from ..media import Media, MediaLimits
-from ..platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
-from ..delivery.budget import ChatBudget
-from ..delivery.measure import measure_for
+from .._core.errors import DeliveryError, RateLimited
+from .._core.hookspecs import hookimpl
+from .._core.media import Media, MediaLimits
+from .._core.platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
+from .._core.delivery.budget import ChatBudget
+from .._core.delivery.measure import measure_for
 
 CallKind = Literal["typing", "send", "edit", "upload"]
 #: Seconds a typing indicator stays on screen after one call (Telegram's figure; most platforms are close).

@@ -6,7 +6,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from hermes_gateway.demo.server import serve
+from hermes_gateway._core.demo.server import serve
 
 from scripted_upstream import ScriptedUpstream
 
@@ -28,14 +28,14 @@ async def fake() -> AsyncIterator[ScriptedUpstream]:
 @pytest.fixture(autouse=True)
 def _forget_upstream_quirks() -> None:
     """Each test starts with no remembered "does not stream" upstreams (ports get reused)."""
-    from hermes_gateway.agent.upstream import STREAM_SUPPORT
+    from hermes_gateway._core.agent.upstream import STREAM_SUPPORT
     STREAM_SUPPORT.forget()
 
 
 @pytest.fixture(autouse=True)
 async def _close_agents(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
     """Close every agent's HTTP clients after the test (bookkeeping only; behaviour is untouched)."""
-    from hermes_gateway.agent import upstream
+    from hermes_gateway._core.agent import upstream
 
     pools: list[upstream.UpstreamPool] = []
     original = upstream.UpstreamPool.__init__

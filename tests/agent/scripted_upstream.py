@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from hermes_gateway.config import Config, parse_config
+from hermes_gateway._core.config import Config, parse_config
 from hermes_gateway.testing import serve_locally
 
 

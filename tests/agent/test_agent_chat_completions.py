@@ -13,9 +13,9 @@ import json
 import pytest
 
 from hermes_gateway import Tool
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.agent.upstream import STREAM_SUPPORT
-from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.agent.upstream import STREAM_SUPPORT
+from hermes_gateway._core.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
 
 from scripted_upstream import ScriptedUpstream, chunk, completion, model_config, text_stream, usage_chunk
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from hermes_gateway import Tool
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.events import TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd, UsageReport
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.events import TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd, UsageReport
 
 from scripted_upstream import ScriptedUpstream, model_config, text_stream
 

@@ -13,9 +13,9 @@ import asyncio
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.agent.upstream import STREAM_SUPPORT
-from hermes_gateway.events import StreamReset, TextDelta, TurnEnd
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.agent.upstream import STREAM_SUPPORT
+from hermes_gateway._core.events import StreamReset, TextDelta, TurnEnd
 
 from scripted_upstream import ScriptedUpstream, chunk, completion, model_config, text_stream
 

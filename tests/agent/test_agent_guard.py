@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.agent.guard import Interrupted, ReadGuard, UpstreamTimeout
-from hermes_gateway.events import TextDelta
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.agent.guard import Interrupted, ReadGuard, UpstreamTimeout
+from hermes_gateway._core.events import TextDelta
 
 from scripted_upstream import ScriptedUpstream, chunk, model_config, text_stream
 

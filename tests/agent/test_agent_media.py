@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from hermes_gateway import Media, Tool, ToolResult
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.events import ToolCallFinished, TurnEnd
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.events import ToolCallFinished, TurnEnd
 
 from scripted_upstream import model_config
 

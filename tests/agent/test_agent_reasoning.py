@@ -10,9 +10,9 @@ its reasoning too.
 from __future__ import annotations
 
 from hermes_gateway import Tool
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.events import TextDelta, TurnEnd
-from hermes_gateway.reasoning import ReasoningFilter, postprocess_reply
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.events import TextDelta, TurnEnd
+from hermes_gateway._core.reasoning import ReasoningFilter, postprocess_reply
 
 from scripted_upstream import ScriptedUpstream, chunk, model_config, text_stream
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.agent.responses_api import to_responses_input
-from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.agent.responses_api import to_responses_input
+from hermes_gateway._core.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, UsageReport
 
 from scripted_upstream import ScriptedUpstream, model_config
 

@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings, strategies as st
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
-from hermes_gateway.agent.results import ToolCallAccumulator, usage_from
-from hermes_gateway.events import UsageReport
+from hermes_gateway._core.agent.results import ToolCallAccumulator, usage_from
+from hermes_gateway._core.events import UsageReport
 
 names = st.from_regex(r"[a-z_]{1,12}", fullmatch=True)
 arguments = st.dictionaries(st.text(min_size=1, max_size=8), st.one_of(st.integers(), st.text(max_size=20)),

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from openai._streaming import AsyncStream
 
-from hermes_gateway.agent.sse import SSEPayloads
-from hermes_gateway.demo.transport import httpx
+from hermes_gateway._core.agent.sse import SSEPayloads
+from hermes_gateway._core.demo.transport import httpx
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 
@@ -280,7 +280,7 @@ async def test_a_built_chunk_is_a_fresh_payload_equal_to_the_decoded_one() -> No
 
 
 async def test_json_dumps_default_spacing_is_learned_too_and_a_shape_that_never_fits_stops_being_tried() -> None:
-    from hermes_gateway.agent import sse
+    from hermes_gateway._core.agent import sse
 
     spaced = [chat_chunk(w, spaced=True) for w in ("one", "two", "three")]
     reader = SSEPayloads(response(spaced))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.events import StreamReset, TextDelta, UsageReport
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.events import StreamReset, TextDelta, UsageReport
 
 from scripted_upstream import ScriptedUpstream, chunk, completion, model_config, usage_chunk
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_gateway.agent import AIAgent, stream_request
-from hermes_gateway.agent.chat_completions import open_stream
-from hermes_gateway.events import TextDelta
+from hermes_gateway._core.agent import AIAgent, stream_request
+from hermes_gateway._core.agent.chat_completions import open_stream
+from hermes_gateway._core.events import TextDelta
 
 from scripted_upstream import ScriptedUpstream, model_config, text_stream
 

@@ -6,10 +6,10 @@ import asyncio
 import json
 
 from hermes_gateway import Tool
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.agent.results import ToolCall
-from hermes_gateway.agent.tool_runner import MAX_RESULT_CHARS, run_tool
-from hermes_gateway.events import ToolCallFinished, ToolCallStarted, TurnEnd
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.agent.results import ToolCall
+from hermes_gateway._core.agent.tool_runner import MAX_RESULT_CHARS, run_tool
+from hermes_gateway._core.events import ToolCallFinished, ToolCallStarted, TurnEnd
 
 from scripted_upstream import ScriptedUpstream, chunk, model_config, text_stream
 
@@ -160,7 +160,7 @@ async def test_a_result_that_cannot_become_text_is_a_tool_error() -> None:
 
 
 async def test_a_bug_inside_the_agent_still_ends_the_turn_with_a_readable_error(monkeypatch) -> None:
-    import hermes_gateway.agent.core as core
+    import hermes_gateway._core.agent.core as core
 
     async def crash(tools, call, timeout=None, media_directory=None):  # stands in for a bug: nothing real can make run_tool itself fail
         raise KeyError("bug")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from hermes_gateway.agent import AIAgent
-from hermes_gateway.agent.upstream import StreamSupport
-from hermes_gateway.config import Endpoint
+from hermes_gateway._core.agent import AIAgent
+from hermes_gateway._core.agent.upstream import StreamSupport
+from hermes_gateway._core.config import Endpoint
 
 from scripted_upstream import model_config
 
@@ -39,7 +39,7 @@ def test_endpoint_repr_hides_the_key() -> None:
 
 
 def test_the_aiohttp_transport_is_used_unless_the_url_has_credentials_or_a_proxy_is_set(monkeypatch):
-    from hermes_gateway.agent.upstream import aiohttp_suits
+    from hermes_gateway._core.agent.upstream import aiohttp_suits
 
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)

@@ -20,10 +20,10 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import aiohttp
 from aiohttp import web
 
-from hermes_gateway.api_server.plugin import api_server_of
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.plugins import make_plugins
+from hermes_gateway._core.api_server.plugin import api_server_of
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.plugins import make_plugins
 
 MODEL = "hermes-gateway"
 

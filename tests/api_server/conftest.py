@@ -7,7 +7,7 @@ from typing import AsyncIterator
 import pytest
 
 from api_helpers import ScriptedUpstream, gateway_config, running_gateway
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.gateway import Gateway
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import json
 
 from hypothesis import given, strategies as st
 
-from hermes_gateway.api_server.chat_stream import ChatChunks
-from hermes_gateway.api_server.sse import data_frame
-from hermes_gateway.events import UsageReport
+from hermes_gateway._core.api_server.chat_stream import ChatChunks
+from hermes_gateway._core.api_server.sse import data_frame
+from hermes_gateway._core.events import UsageReport
 
 
 def frame_json(frame: bytes | str) -> dict:

@@ -8,7 +8,7 @@ import json
 import aiohttp
 import pytest
 
-from hermes_gateway.api_server.coalesce import next_event
+from hermes_gateway._core.api_server.coalesce import next_event
 
 from api_helpers import MODEL, gateway_config, running_gateway
 

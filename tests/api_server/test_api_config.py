@@ -2,8 +2,8 @@
 
 import pytest
 
-from hermes_gateway.config import parse_config
-from hermes_gateway.errors import ConfigError
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.errors import ConfigError
 
 
 def test_keepalive_interval_default_and_value():

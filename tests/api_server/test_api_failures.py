@@ -175,7 +175,7 @@ async def test_tool_progress_events_only_when_opted_in(path, body):
 async def test_keepalive_pings_while_a_slow_tool_runs():
     """The model calls a tool that takes a while: the client hears pings, then the tool's answer."""
     from hermes_gateway import hookimpl
-    from hermes_gateway.tools import Tool
+    from hermes_gateway._core.tools import Tool
 
     class SlowTool:
         @hookimpl

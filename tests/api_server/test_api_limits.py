@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from hermes_gateway.agent.upstream import STREAM_SUPPORT
+from hermes_gateway._core.agent.upstream import STREAM_SUPPORT
 from api_helpers import MODEL, eventually, gateway_config, parse_sse, post_raw, running_gateway, api
 
 @pytest.fixture(autouse=True)

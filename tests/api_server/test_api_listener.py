@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 
 from api_helpers import MODEL, gateway_config, running_gateway
-from hermes_gateway.api_server import listener, validation
+from hermes_gateway._core.api_server import listener, validation
 from hostile_helpers import closed_by_peer, served_gateway
 
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hello"}], "stream": True}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hermes_gateway import Media
-from hermes_gateway.api_server.media import MediaLinks
-from hermes_gateway.config import MediaConfig
+from hermes_gateway._core.api_server.media import MediaLinks
+from hermes_gateway._core.config import MediaConfig
 
 
 def links(tmp_path, **kw):

@@ -2,7 +2,7 @@
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from hermes_gateway.api_server.metrics import Metrics
+from hermes_gateway._core.api_server.metrics import Metrics
 
 
 def samples(text: str) -> dict[tuple[str, frozenset], float]:

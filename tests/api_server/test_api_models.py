@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from api_helpers import MODEL, gateway_config, running_gateway
-from hermes_gateway.demo.server import serve
+from hermes_gateway._core.demo.server import serve
 
 
 @pytest.fixture

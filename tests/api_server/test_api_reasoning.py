@@ -12,7 +12,7 @@ import logging
 
 import pytest
 
-import hermes_gateway.reasoning as reasoning_module
+import hermes_gateway._core.reasoning as reasoning_module
 from api_helpers import MODEL, gateway_config, parse_sse, post_raw, running_gateway
 
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": True}
@@ -98,7 +98,7 @@ async def test_a_reply_opened_in_the_prompt_with_reasoning_starts_open(upstream)
 
 async def test_a_reply_opened_in_the_prompt_without_the_flag_keeps_what_was_sent_and_says_how_to_fix_it(
         upstream, caplog, monkeypatch):
-    caplog.set_level(logging.WARNING, logger="hermes_gateway.reasoning")
+    caplog.set_level(logging.WARNING, logger="hermes_gateway._core.reasoning")
     monkeypatch.setattr(reasoning_module, "_warned", False)  # the warning is once per process
     chunks = LEAKS["opened in the prompt"]
     (content, _), (deltas, done), message = await stream_both(upstream, chunks, starts_open=False)

@@ -7,8 +7,8 @@ import openai
 import pytest
 
 from api_helpers import MODEL, gateway_config, running_gateway
-from hermes_gateway.api_server.store import ResponseStore, owner_fingerprint
-from hermes_gateway.store import MemoryStore, SQLiteStore
+from hermes_gateway._core.api_server.store import ResponseStore, owner_fingerprint
+from hermes_gateway._core.store import MemoryStore, SQLiteStore
 
 
 def echo_conversation(body: dict) -> str:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from hermes_gateway.api_server.errors import ApiError
-from hermes_gateway.api_server.validation import parse_chat_request, parse_responses_request
+from hermes_gateway._core.api_server.errors import ApiError
+from hermes_gateway._core.api_server.validation import parse_chat_request, parse_responses_request
 
 MODELS = ("hermes-gateway",)
 
@@ -109,8 +109,8 @@ def test_responses_bad_input_is_refused_with_the_param_named(body, status, param
 
 
 def test_model_ids_are_the_api_name_then_real_endpoint_names_once_each():
-    from hermes_gateway.api_server.validation import model_ids
-    from hermes_gateway.config import parse_config
+    from hermes_gateway._core.api_server.validation import model_ids
+    from hermes_gateway._core.config import parse_config
 
     assert model_ids(parse_config({}, env={})) == ("hermes-gateway",)  # the demo model's name is not offered
     config = parse_config({"model": {"base_url": "http://127.0.0.1:1/v1", "name": "gpt-4o-mini",

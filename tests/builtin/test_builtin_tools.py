@@ -4,7 +4,7 @@ from datetime import datetime
 
 import pytest
 
-from hermes_gateway.builtin.tools import CalculationError, calculate, current_time, evaluate
+from hermes_gateway._core.builtin.tools import CalculationError, calculate, current_time, evaluate
 
 
 @pytest.mark.parametrize("expression, expected", [
@@ -38,7 +38,7 @@ def test_current_time_in_a_zone() -> None:
 
 
 def test_qr_code_is_a_png_image_for_the_person() -> None:
-    from hermes_gateway.builtin.tools import qr_code
+    from hermes_gateway._core.builtin.tools import qr_code
 
     result = qr_code("https://example.com")
     (item,) = result.media
@@ -50,7 +50,7 @@ def test_qr_code_is_a_png_image_for_the_person() -> None:
 
 @pytest.mark.parametrize("text", ["", "x" * 1001, 5])
 def test_qr_code_refuses_empty_or_huge_text(text) -> None:
-    from hermes_gateway.builtin.tools import qr_code
+    from hermes_gateway._core.builtin.tools import qr_code
 
     with pytest.raises(ValueError):
         qr_code(text)

@@ -150,7 +150,7 @@ class RecordedUpstream:
 
         from aiohttp import web
 
-        from hermes_gateway.demo.server import make_app
+        from hermes_gateway._core.demo.server import make_app
 
         requests = self.requests
 
@@ -187,7 +187,7 @@ class RecordedUpstream:
         """The demo model, except that the first streamed reply loses its connection part-way."""
         from aiohttp import web
 
-        from hermes_gateway.demo.endpoint import DemoEndpoint
+        from hermes_gateway._core.demo.endpoint import DemoEndpoint
 
         endpoint = DemoEndpoint(self._tokens_per_second)
 

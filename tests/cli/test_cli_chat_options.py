@@ -2,9 +2,9 @@
 
 import pytest
 
-from hermes_gateway.cli.chat import streaming_enabled
-from hermes_gateway.cli.main import build_parser
-from hermes_gateway.config import parse_config
+from hermes_gateway._core.cli.chat import streaming_enabled
+from hermes_gateway._core.cli.main import build_parser
+from hermes_gateway._core.config import parse_config
 
 
 def decide(data, env=None, argv=()):

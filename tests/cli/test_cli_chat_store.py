@@ -9,8 +9,8 @@ import sys
 import time
 
 from cli_helpers import DEADLINE, child_env
-from hermes_gateway.cli.moment import when
-from hermes_gateway.store import SQLiteStore
+from hermes_gateway._core.cli.moment import when
+from hermes_gateway._core.store import SQLiteStore
 
 CONTINUING = "continuing the conversation from"
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from cli_helpers import DEADLINE, child_env
-from hermes_gateway.store import ConversationKey, SQLiteStore
+from hermes_gateway._core.store import ConversationKey, SQLiteStore
 
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
 

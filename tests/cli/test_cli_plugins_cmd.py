@@ -20,8 +20,8 @@ def test_lists_plugins_platforms_limits_and_problems(tmp_path):
                             env={**os.environ, "PYTHONPATH": str(site)})
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "hermes_gateway.builtin.reference  (built-in)" in out
-    assert "reference  [enabled, streaming on]  from hermes_gateway.builtin.reference (built-in)" in out
+    assert "hermes_gateway._core.builtin.reference  (built-in)" in out
+    assert "reference  [enabled, streaming on]  from hermes_gateway._core.builtin.reference (built-in)" in out
     assert "max 4096 utf16 per message" in out and "group 20/min burst 3" in out
     assert "media: image ≤10 MB, video ≤50 MB, audio ≤50 MB, document ≤50 MB; captions 1024" in out
     assert "plugin 'half' skipped: failed to import hg_half_plugin_missing (ModuleNotFoundError" in out

@@ -14,9 +14,9 @@ import pytest
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.output.vt100 import Vt100_Output
 
-from hermes_gateway.cli.render import RenderOptions, ReplyRenderer
-from hermes_gateway.cli.sinks import PlainSink, TerminalSink
-from hermes_gateway.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
+from hermes_gateway._core.cli.render import RenderOptions, ReplyRenderer
+from hermes_gateway._core.cli.sinks import PlainSink, TerminalSink
+from hermes_gateway._core.events import StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
 
 COLS, ROWS = 60, 30
 

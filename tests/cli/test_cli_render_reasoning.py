@@ -10,10 +10,10 @@ import pytest
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.output.vt100 import Vt100_Output
 
-from hermes_gateway.cli.render import RenderOptions, ReplyRenderer
-from hermes_gateway.cli.sinks import PlainSink, TerminalSink
-from hermes_gateway.events import TextDelta, TurnEnd
-from hermes_gateway.reasoning import postprocess_reply
+from hermes_gateway._core.cli.render import RenderOptions, ReplyRenderer
+from hermes_gateway._core.cli.sinks import PlainSink, TerminalSink
+from hermes_gateway._core.events import TextDelta, TurnEnd
+from hermes_gateway._core.reasoning import postprocess_reply
 
 COLS, ROWS = 60, 30
 SECRET = "SECRET"

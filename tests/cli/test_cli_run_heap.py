@@ -1,6 +1,6 @@
 """``hermes-gateway run`` exempts its start-up heap from garbage collection, and still collects what comes later.
 
-Why it matters is in ``hermes_gateway/cli/heap.py`` (a full collection of the
+Why it matters is in ``hermes_gateway/_core/cli/heap.py`` (a full collection of the
 start-up heap held the event loop for ~60 ms in the middle of a burst of
 streams). Run in a child process: freezing is process-wide.
 """
@@ -16,8 +16,8 @@ from cli_helpers import DEADLINE, child_env
 CHILD = textwrap.dedent("""
     import asyncio, gc, os, signal, sys, weakref
 
-    from hermes_gateway.cli import run as run_command
-    from hermes_gateway.config import parse_config
+    from hermes_gateway._core.cli import run as run_command
+    from hermes_gateway._core.config import parse_config
 
     counts = []
     real_freeze = gc.freeze

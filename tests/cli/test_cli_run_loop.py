@@ -1,6 +1,6 @@
 """``hermes-gateway run --loop``: which event loop serves, and a whole streamed reply on each one.
 
-Why uvloop by default is in ``hermes_gateway/cli/event_loop.py``. Each case
+Why uvloop by default is in ``hermes_gateway/_core/cli/event_loop.py``. Each case
 runs in a child process, as a person would start the gateway.
 """
 
@@ -23,7 +23,7 @@ from cli_helpers import DEADLINE, child_env
 # run() as the command line calls it, with serve() replaced by a probe of the loop it runs on.
 PROBE = textwrap.dedent("""
     import argparse, asyncio, sys
-    from hermes_gateway.cli import run as run_command
+    from hermes_gateway._core.cli import run as run_command
 
     async def serve(config, plugins=None):
         loop = asyncio.get_running_loop()

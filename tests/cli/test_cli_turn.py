@@ -1,7 +1,7 @@
 """What the chat says about the model and about failures: short, one line, never a secret."""
 
-from hermes_gateway.cli.turn import box_label, clip, describe_model, one_line
-from hermes_gateway.config import parse_config
+from hermes_gateway._core.cli.turn import box_label, clip, describe_model, one_line
+from hermes_gateway._core.config import parse_config
 
 
 def test_the_demo_model_says_how_to_get_a_real_one():

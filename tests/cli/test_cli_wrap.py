@@ -2,7 +2,7 @@
 
 from hypothesis import given, strategies as st
 
-from hermes_gateway.cli.wrap import StreamWrapper
+from hermes_gateway._core.cli.wrap import StreamWrapper
 
 
 def wrap(pieces, width=20):

@@ -10,10 +10,10 @@ import itertools
 from typing import Any
 
 from hermes_gateway import Incoming, RateBudget
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.plugins import make_plugins
-from hermes_gateway.store import MemoryStore
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.plugins import make_plugins
+from hermes_gateway._core.store import MemoryStore
 from hermes_gateway.testing import ReferencePlatform
 from hermes_gateway.testing.redis import RedisServer  # noqa: F401  (the tests and bench_scaleout import it from here)
 

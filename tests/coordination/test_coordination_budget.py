@@ -6,8 +6,8 @@ import asyncio
 
 from hypothesis import given, settings, strategies as st
 
-from hermes_gateway.coordination.redis import RedisCoordination
-from hermes_gateway.platform import RateBudget
+from hermes_gateway._core.coordination.redis import RedisCoordination
+from hermes_gateway._core.platform import RateBudget
 
 EPSILON = 1e-6  # the server clock's microseconds
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from hermes_gateway.config import ConfigError, parse_config
-from hermes_gateway.gateway import StartError
+from hermes_gateway._core.config import ConfigError, parse_config
+from hermes_gateway._core.gateway import StartError
 from coordination_helpers import RedisServer, Webhooks, reference, replica
 
 
@@ -30,7 +30,7 @@ async def test_redis_going_away_mid_reply_the_reply_finishes_and_one_line_says_s
         async with replica(ref, server.url, tokens_per_second=10) as gateway:
             hooks = Webhooks(gateway)
             words = " ".join(f"w{i}" for i in range(30))
-            with caplog.at_level(logging.WARNING, logger="hermes_gateway.coordination"):
+            with caplog.at_level(logging.WARNING, logger="hermes_gateway._core.coordination"):
                 reply = hooks.deliver(0, "1", f"echo: {words}")
                 await asyncio.sleep(0.8)
                 server.stop()  # Redis goes away while the reply streams
@@ -63,7 +63,7 @@ def test_coordination_config_is_checked_in_one_line_per_mistake():
     assert (ok.coordination.url, ok.coordination.lease_ttl, ok.coordination.dedupe_ttl) == \
         ("redis://cache:6379/0", 5.0, 600)
     assert parse_config({}, env={}).coordination.url is None  # default: one replica, in-process
-    from hermes_gateway.cli.config_cmd import effective
+    from hermes_gateway._core.cli.config_cmd import effective
 
     shown = effective(parse_config({"coordination": {"url": "redis://:pw-secret-1@cache:6379/0"}}, env={}))
     assert shown["coordination"]["url"] == "redis://***@cache:6379/0"  # `hermes-gateway config` masks it
@@ -81,11 +81,11 @@ def test_coordination_config_is_checked_in_one_line_per_mistake():
 
 
 def test_an_outage_is_logged_once_a_minute_with_how_much_ran_without_redis(caplog):
-    from hermes_gateway.coordination.outage import Outage
+    from hermes_gateway._core.coordination.outage import Outage
 
     now = [100.0]
     outage = Outage("cache:6379", retry=1.0, max_retry=1.0, log_every=60.0, clock=lambda: now[0])
-    with caplog.at_level(logging.WARNING, logger="hermes_gateway.coordination"):
+    with caplog.at_level(logging.WARNING, logger="hermes_gateway._core.coordination"):
         for _ in range(150):  # Redis down for 150 s, a call every 0.1 s
             for _ in range(10):
                 if outage.available():
@@ -103,7 +103,7 @@ def test_an_outage_is_logged_once_a_minute_with_how_much_ran_without_redis(caplo
 
 
 def test_while_redis_stays_away_it_is_asked_less_and_less_often():
-    from hermes_gateway.coordination.outage import Outage
+    from hermes_gateway._core.coordination.outage import Outage
 
     now = [0.0]
     outage = Outage("cache:6379", retry=1.0, max_retry=8.0, clock=lambda: now[0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from hermes_gateway import RateBudget
-from hermes_gateway.store import MemoryStore
+from hermes_gateway._core.store import MemoryStore
 from hermes_gateway.testing import Fault, eventually
 from coordination_helpers import CURSOR, Webhooks, reference, replica
 

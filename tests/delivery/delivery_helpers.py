@@ -6,7 +6,7 @@ import asyncio
 from typing import Iterable
 
 from hermes_gateway import StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery, DeliveryPolicy
+from hermes_gateway._core.delivery import Delivery, DeliveryPolicy
 from hermes_gateway.testing import ReferencePlatform
 
 

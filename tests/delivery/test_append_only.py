@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import hermes_gateway
 from hermes_gateway import MessageRef, Platform, RateBudget, make_plugins
-from hermes_gateway.delivery import Delivery
-from hermes_gateway.platform import appended
+from hermes_gateway._core.delivery import Delivery
+from hermes_gateway._core.platform import appended
 from hermes_gateway.testing import ReferencePlatform, reassemble, run_virtual
 
 FAST = {"default": RateBudget(rate=50.0, burst=10)}

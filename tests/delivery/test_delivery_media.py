@@ -10,9 +10,9 @@ import pytest
 from delivery_helpers import feed_over, streaming, words
 
 from hermes_gateway import Media, MediaLimits, RateBudget, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery, deliver_events
-from hermes_gateway.events import TextDelta, TurnEnd
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery, deliver_events
+from hermes_gateway._core.events import TextDelta, TurnEnd
 from hermes_gateway.testing import Fault, ReferencePlatform, run_virtual
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"p" * 100

@@ -8,9 +8,9 @@ from delivery_helpers import make_delivery, streaming
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hermes_gateway import RateBudget
-from hermes_gateway.delivery import DeliveryPolicy
-from hermes_gateway.delivery.measure import measure_for
-from hermes_gateway.thinking import postprocess_reply
+from hermes_gateway._core.delivery import DeliveryPolicy
+from hermes_gateway._core.delivery.measure import measure_for
+from hermes_gateway._core.thinking import postprocess_reply
 from hermes_gateway.testing import Fault, ReferencePlatform, reassemble, run_virtual
 
 CURSOR = " ▌"

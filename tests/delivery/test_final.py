@@ -8,8 +8,8 @@ from delivery_helpers import feed_over, make_delivery, streaming, words
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hermes_gateway import RateBudget
-from hermes_gateway.delivery import DeliveryPolicy
-from hermes_gateway.delivery.final import MOVED
+from hermes_gateway._core.delivery import DeliveryPolicy
+from hermes_gateway._core.delivery.final import MOVED
 from hermes_gateway.testing import Fault, ReferencePlatform, reassemble, run_virtual
 
 CURSOR = " ▌"

@@ -13,8 +13,8 @@ import re
 from delivery_helpers import feed_over, make_delivery, streaming, words
 
 from hermes_gateway import RateBudget
-from hermes_gateway.delivery.measure import measure_for
-from hermes_gateway.delivery.split import Whole, choose_cut, render, split_text
+from hermes_gateway._core.delivery.measure import measure_for
+from hermes_gateway._core.delivery.split import Whole, choose_cut, render, split_text
 from hermes_gateway.testing import ReferencePlatform, reassemble, run_virtual
 
 BOLD = re.compile(r"\*\*[^*\n]+?\*\*")

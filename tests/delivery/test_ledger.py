@@ -1,8 +1,8 @@
 """The final plan: which message shows which text, so the reply is seen exactly once."""
 
 from hermes_gateway import MessageRef
-from hermes_gateway.delivery.ledger import EMPTY_REPLY, Ledger, LedgerEntry
-from hermes_gateway.delivery.split import Piece, render
+from hermes_gateway._core.delivery.ledger import EMPTY_REPLY, Ledger, LedgerEntry
+from hermes_gateway._core.delivery.split import Piece, render
 
 REF1, REF2 = MessageRef("c", "1"), MessageRef("c", "2")
 

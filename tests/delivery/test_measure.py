@@ -1,4 +1,4 @@
-from hermes_gateway.delivery.measure import longest_prefix_within, measure_for, utf16_length
+from hermes_gateway._core.delivery.measure import longest_prefix_within, measure_for, utf16_length
 
 
 def test_emoji_outside_the_bmp_counts_two_utf16_units():

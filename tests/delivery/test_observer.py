@@ -8,8 +8,8 @@ from typing import Any, Awaitable
 from delivery_helpers import feed_over, streaming, words
 
 from hermes_gateway import RateBudget, make_plugins
-from hermes_gateway.delivery import Delivery
-from hermes_gateway.errors import DeliveryError
+from hermes_gateway._core.delivery import Delivery
+from hermes_gateway._core.errors import DeliveryError
 from hermes_gateway.testing import Fault, ReferencePlatform, run_virtual
 
 REPLY = "Every call the core makes shows up here, once, with how the platform answered it."

@@ -58,7 +58,7 @@ def test_the_bot_budget_the_reference_enforces_answers_with_a_bot_scope():
                             bot_budget=RateBudget(rate=1.0, burst=1))
 
     async def main():
-        from hermes_gateway.platform import Stream
+        from hermes_gateway._core.platform import Stream
         stream_a = Stream(platform=ref.platform, chat_id="a")
         stream_b = Stream(platform=ref.platform, chat_id="b")
         await ref.on_stream_end(stream_a, None, "one")

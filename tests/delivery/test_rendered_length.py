@@ -10,8 +10,8 @@ from __future__ import annotations
 from delivery_helpers import feed_over, make_delivery, streaming, words
 
 from hermes_gateway import Platform, RateBudget
-from hermes_gateway.delivery.measure import RenderedMeasure, measure_for, measure_for_platform
-from hermes_gateway.delivery.split import render, split_text
+from hermes_gateway._core.delivery.measure import RenderedMeasure, measure_for, measure_for_platform
+from hermes_gateway._core.delivery.split import render, split_text
 from hermes_gateway.testing import ReferencePlatform, run_virtual
 
 

@@ -7,7 +7,7 @@ import asyncio
 from delivery_helpers import feed_over, make_delivery, streaming, words
 
 from hermes_gateway import RateBudget
-from hermes_gateway.delivery import DeliveryPolicy
+from hermes_gateway._core.delivery import DeliveryPolicy
 from hermes_gateway.testing import Fault, ReferencePlatform, reassemble, run_virtual
 
 CURSOR = " ▌"
@@ -292,8 +292,8 @@ def test_an_interrupted_reply_keeps_what_was_shown_without_cursor():
 
 
 def test_cancelling_the_consumer_finalises_the_preview():
-    from hermes_gateway.delivery import deliver_events
-    from hermes_gateway.events import TextDelta
+    from hermes_gateway._core.delivery import deliver_events
+    from hermes_gateway._core.events import TextDelta
 
     ref = fast_platform()
 

@@ -1,7 +1,7 @@
 from hypothesis import given, settings, strategies as st
 
-from hermes_gateway.delivery.measure import measure_for, utf16_length
-from hermes_gateway.delivery.split import reassemble, render, split_text
+from hermes_gateway._core.delivery.measure import measure_for, utf16_length
+from hermes_gateway._core.delivery.split import reassemble, render, split_text
 
 
 def messages(doc, limit, unit="chars"):

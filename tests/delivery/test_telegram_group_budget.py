@@ -7,7 +7,7 @@ import asyncio
 from delivery_helpers import make_delivery, words
 
 from hermes_gateway import RateBudget, StreamSettings
-from hermes_gateway.delivery.measure import utf16_length
+from hermes_gateway._core.delivery.measure import utf16_length
 from hermes_gateway.testing import ReferencePlatform, reassemble, run_virtual
 
 GROUP = RateBudget(rate=20 / 60, burst=3)

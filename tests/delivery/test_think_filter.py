@@ -12,11 +12,11 @@ import pytest
 from delivery_helpers import streaming
 
 from hermes_gateway import RateBudget, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery, deliver_events
-from hermes_gateway.delivery.think_filter import ThinkScrubber, strip_think
-from hermes_gateway.events import TextDelta, TurnEnd
-from hermes_gateway.reasoning import postprocess_reply
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery, deliver_events
+from hermes_gateway._core.delivery.think_filter import ThinkScrubber, strip_think
+from hermes_gateway._core.events import TextDelta, TurnEnd
+from hermes_gateway._core.reasoning import postprocess_reply
 from hermes_gateway.testing import ReferencePlatform, run_virtual
 
 SECRET = "SECRET"

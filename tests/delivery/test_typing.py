@@ -7,8 +7,8 @@ import asyncio
 from delivery_helpers import feed_over, make_delivery, words
 
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
 from hermes_gateway.testing import ReferencePlatform, run_virtual
 
 PRIVATE = {"default": RateBudget(rate=1.0, burst=1)}  # a Telegram private chat

@@ -2,7 +2,7 @@
 
 import json
 
-from hermes_gateway.demo.model import plan_reply, responses_input_to_messages, split_tokens
+from hermes_gateway._core.demo.model import plan_reply, responses_input_to_messages, split_tokens
 
 
 def user(text: str) -> list[dict]:

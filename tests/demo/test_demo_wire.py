@@ -8,8 +8,8 @@ from typing import AsyncIterator
 import aiohttp
 import pytest
 
-from hermes_gateway.demo.server import serve
-from hermes_gateway.demo.endpoint import DemoEndpoint
+from hermes_gateway._core.demo.server import serve
+from hermes_gateway._core.demo.endpoint import DemoEndpoint
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ class Sent:
 
 def run_program(program: list[tuple], busy: str) -> None:
     ref = reference()
-    from hermes_gateway.store import open_store
+    from hermes_gateway._core.store import open_store
 
     store = open_store(None)
     sent: list[Sent] = []

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from hermes_gateway import Incoming
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.plugins import make_plugins
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.plugins import make_plugins
 from inbound_helpers import reference
 from scripted_upstream import ScriptedUpstream, text_stream
 

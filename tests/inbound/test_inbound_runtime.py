@@ -194,9 +194,9 @@ def test_a_notice_follows_the_allow_list():
 
 def test_a_plugin_adds_a_command_but_cannot_replace_a_built_in():
     from hermes_gateway import Command, hookimpl
-    from hermes_gateway.config import parse_config
-    from hermes_gateway.gateway import Gateway
-    from hermes_gateway.plugins import make_plugins
+    from hermes_gateway._core.config import parse_config
+    from hermes_gateway._core.gateway import Gateway
+    from hermes_gateway._core.plugins import make_plugins
 
     async def pong(ctx):
         return f"pong {ctx.args}".strip()

@@ -8,9 +8,9 @@ import aiohttp
 from aiohttp import web
 
 from hermes_gateway import Incoming, hookimpl
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import GATEWAY_KEY, Gateway
-from hermes_gateway.plugins import make_plugins
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import GATEWAY_KEY, Gateway
+from hermes_gateway._core.plugins import make_plugins
 from inbound_helpers import reference
 
 

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from hermes_gateway.store import ConversationKey, MemoryStore, SQLiteStore, StoredResponse, StoreError
-from hermes_gateway.store.postgres import PostgresStore
+from hermes_gateway._core.store import ConversationKey, MemoryStore, SQLiteStore, StoredResponse, StoreError
+from hermes_gateway._core.store.postgres import PostgresStore
 from store_helpers import Clock, assistant, tool_turn, user
 
 CHAT = ConversationKey("telegram", "42")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.plugins import make_plugins
-from hermes_gateway.store import ConversationKey, SQLiteStore
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.plugins import make_plugins
+from hermes_gateway._core.store import ConversationKey, SQLiteStore
 
 KEY = ConversationKey("telegram", "1")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hermes_gateway.config import parse_config
-from hermes_gateway.store import ConversationKey, MemoryStore, SQLiteStore, open_store, store_location
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.store import ConversationKey, MemoryStore, SQLiteStore, open_store, store_location
 
 
 def config(store=None):
@@ -48,13 +48,13 @@ def test_a_postgresql_url_is_accepted_in_both_spellings_and_psycopg_waits_until_
     for url in ("postgresql://hermes@db/hermes", "postgres://hermes:pw@db:6543/hermes?sslmode=require"):
         assert config({"url": url}).store.url == url
         assert store_location(config({"url": url})).startswith("PostgreSQL at db:")
-    probe = ("import sys; from hermes_gateway.config import parse_config; from hermes_gateway.store import open_store;"
+    probe = ("import sys; from hermes_gateway._core.config import parse_config; from hermes_gateway._core.store import open_store;"
              "open_store(parse_config({'store': {'path': '/tmp/x.db'}}, env={})); print('psycopg' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
 
 
 def test_a_store_url_of_another_kind_is_one_line_naming_the_key_without_its_password():
-    from hermes_gateway.errors import ConfigError
+    from hermes_gateway._core.errors import ConfigError
 
     for url in ("mysql://root:hunter2hunter2@db/hermes", "postgresql://", "https://example.com/db"):
         try:

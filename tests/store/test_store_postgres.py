@@ -12,12 +12,12 @@ import psycopg
 import pytest
 
 from hermes_gateway import Incoming
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.plugins import make_plugins
-from hermes_gateway.platform import RateBudget
-from hermes_gateway.store import ConversationKey, StoreError, open_store
-from hermes_gateway.store.postgres import SCHEMA_VERSION, PostgresStore
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.plugins import make_plugins
+from hermes_gateway._core.platform import RateBudget
+from hermes_gateway._core.store import ConversationKey, StoreError, open_store
+from hermes_gateway._core.store.postgres import SCHEMA_VERSION, PostgresStore
 from hermes_gateway.testing import ReferencePlatform
 from scripted_upstream import ScriptedUpstream, text_stream
 from store_helpers import assistant, user

@@ -11,11 +11,11 @@ import sys
 import openai
 import pytest
 
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
-from hermes_gateway.plugins import make_plugins
-from hermes_gateway.store import ConversationKey
-from hermes_gateway.store.postgres import PostgresStore
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
+from hermes_gateway._core.plugins import make_plugins
+from hermes_gateway._core.store import ConversationKey
+from hermes_gateway._core.store.postgres import PostgresStore
 from scripted_upstream import ScriptedUpstream, text_stream
 from store_helpers import Clock, assistant, user
 

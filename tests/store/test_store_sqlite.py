@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway.store import ConversationKey, SQLiteStore, StoredResponse, StoreError
+from hermes_gateway._core.store import ConversationKey, SQLiteStore, StoredResponse, StoreError
 from store_helpers import assistant, tool_turn, user
 
 CHAT = ConversationKey("telegram", "42", "7")

@@ -18,7 +18,7 @@ import statistics
 import time
 
 from hermes_gateway import StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.delivery import Delivery
 from hermes_discord import DiscordPlugin
 from hermes_discord.emulator import DiscordEmulator
 

@@ -1,4 +1,4 @@
-"""Keep the bot token out of logs and error messages, with the core's :mod:`hermes_gateway.secrets`.
+"""Keep the bot token out of logs and error messages, with the core's :mod:`hermes_gateway._core.secrets`.
 
 The token travels in every REST call's ``Authorization`` header and in the
 gateway's IDENTIFY; discord.py logs request bodies and gateway payloads at
@@ -9,8 +9,8 @@ put into exceptions.
 
 from __future__ import annotations
 
-from hermes_gateway.secrets import protect as _protect
-from hermes_gateway.secrets import scrub
+from hermes_gateway._core.secrets import protect as _protect
+from hermes_gateway._core.secrets import scrub
 
 __all__ = ["MASK", "protect", "scrub"]
 

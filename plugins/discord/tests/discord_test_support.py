@@ -6,7 +6,7 @@ from typing import Any
 
 from hermes_gateway.testing import eventually  # noqa: F401  (the tests import it from here)
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.delivery import Delivery
 from hermes_discord import DiscordPlugin
 
 #: Shaped like a real bot token: base64 of the bot's user id, a timestamp part, an HMAC part.

@@ -8,8 +8,8 @@ import pytest
 
 from discord_test_support import BOT_ID, CURSOR, SECRET_PART, TOKEN, eventually, fast_plugin
 from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway, StartError
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway, StartError
 from hermes_discord.emulator import DiscordEmulator
 from hermes_discord.receiving import ATTACHMENTS_ONLY_REPLY
 
@@ -25,7 +25,7 @@ def config(api, tokens_per_second=300, **discord):
 
 def fast_gateway(api, plugin=None, **cfg):
     plugin = plugin or fast_plugin(api)
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
     return Gateway(config(api, **cfg), plugins, shutdown_grace=0.5), plugin
 
 
@@ -34,7 +34,7 @@ SENTENCE = "Every word of this reply travels from the model into the Discord cha
 
 async def test_the_installed_plugin_answers_a_dm_with_a_streamed_reply(api):
     """The entry point, Discord's real limits, config from platforms.discord: the whole path."""
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",))
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",))
     assert plugins.platform("discord").origin == "entry point of hermes-discord"
     dm = api.dm()
     reply = f"{SENTENCE} {SENTENCE}"

@@ -9,8 +9,8 @@ import pytest
 
 from discord_test_support import TOKEN
 from hermes_gateway import DeliveryError, Stream, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway, StartError
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway, StartError
 from hermes_discord import DiscordPlugin
 
 

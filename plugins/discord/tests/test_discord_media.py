@@ -15,9 +15,9 @@ import pytest
 
 from discord_test_support import SETTINGS, TOKEN, eventually, fast_plugin
 from hermes_gateway import Media, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
+from hermes_gateway._core.gateway import Gateway
 from hermes_discord.media import LIMITS, UPLOAD_LIMIT
 
 QR_REPLY = "The tool qr_code returned: A QR code for 5 characters of text.\n[image: qr.png attached]"
@@ -26,7 +26,7 @@ PNG_1x1 = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000
 
 
 def gateway_for(api, plugin, tmp_path) -> Gateway:
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
     config = parse_config({
         "model": {"demo": {"tokens_per_second": 300}},
         "streaming": {"discord": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},

@@ -8,8 +8,8 @@ import pytest
 
 from discord_test_support import SECRET_PART, TOKEN, eventually, fast_plugin
 from hermes_gateway import DeliveryError, Stream, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
 from hermes_discord import DiscordPlugin
 from hermes_discord.redaction import MASK, scrub
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from hermes_gateway import Media, RateBudget, Stream
-from hermes_gateway.builtin.tools import qr_code
+from hermes_gateway._core.builtin.tools import qr_code
 from hermes_slack import SlackPlugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, SlackEmulator
 

@@ -21,7 +21,7 @@ import statistics
 import time
 
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.delivery import Delivery
 from hermes_slack import SlackPlugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, START_STREAM_PER_MINUTE, SlackEmulator
 

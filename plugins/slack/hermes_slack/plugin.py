@@ -145,7 +145,7 @@ class SlackPlugin:
     @hermes_gateway.hookimpl
     def register_routes(self, app: Any) -> None:
         """``POST /webhooks/slack/events``, only when the config enables Slack in http mode."""
-        from hermes_gateway.gateway import GATEWAY_KEY
+        from hermes_gateway._core.gateway import GATEWAY_KEY
 
         gateway = app.get(GATEWAY_KEY)
         if gateway is None or not gateway.config.platform_enabled(NAME):
@@ -270,7 +270,7 @@ class SlackPlugin:
 
     async def _replied_before(self, gateway: Any, incoming: Incoming) -> bool:
         """Whether the store holds a conversation of this thread (the bot answered in it, in any run)."""
-        from hermes_gateway.store import ConversationKey
+        from hermes_gateway._core.store import ConversationKey
 
         assert incoming.thread_id is not None
         try:

@@ -1,4 +1,4 @@
-"""Keep Slack tokens and the signing secret out of logs and error messages, with :mod:`hermes_gateway.secrets`.
+"""Keep Slack tokens and the signing secret out of logs and error messages, with :mod:`hermes_gateway._core.secrets`.
 
 slack_sdk redacts the Authorization header in its own debug log, but error
 texts, bolt's debug dumps of requests and our own messages could still
@@ -9,8 +9,8 @@ does the same for text we put into exceptions.
 
 from __future__ import annotations
 
-from hermes_gateway.secrets import protect as _protect
-from hermes_gateway.secrets import protect_shape, scrub
+from hermes_gateway._core.secrets import protect as _protect
+from hermes_gateway._core.secrets import protect_shape, scrub
 
 __all__ = ["MASK", "TOKEN_SHAPE", "protect", "scrub"]
 

@@ -71,7 +71,7 @@ class EventsEndpoint:
 
 def _accepting(request: web.Request) -> bool:
     """Whether the core still takes messages (it refuses them once the gateway is stopping)."""
-    from hermes_gateway.gateway import GATEWAY_KEY
+    from hermes_gateway._core.gateway import GATEWAY_KEY
 
     gateway = request.app.get(GATEWAY_KEY)
     return gateway is None or gateway.accepting

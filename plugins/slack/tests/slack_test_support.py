@@ -6,9 +6,9 @@ from typing import Any
 
 from hermes_gateway.testing import eventually  # noqa: F401  (the tests import it from here)
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
+from hermes_gateway._core.gateway import Gateway
 from hermes_slack import SlackPlugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET
 
@@ -48,6 +48,6 @@ def config(api: Any, *, tokens_per_second: float = 300, mode: str = "socket", po
 
 def fast_gateway(api: Any, plugin: SlackPlugin | None = None, **cfg: Any) -> tuple[Gateway, SlackPlugin]:
     plugin = plugin or fast_plugin(api)
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
     return Gateway(config(api, **cfg), plugins, shutdown_grace=0.5), plugin
 

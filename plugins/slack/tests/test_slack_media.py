@@ -14,9 +14,9 @@ import aiohttp
 import pytest
 
 from hermes_gateway import Media, make_plugins
-from hermes_gateway.builtin.tools import qr_code
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.builtin.tools import qr_code
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
 from hermes_slack.emulator import BOT_TOKEN
 from hermes_slack.files import LIMITS, MAX_FILE_BYTES
 from slack_test_support import CURSOR, eventually, fast_gateway, fast_plugin

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway, StartError
-from hermes_gateway.store import store_location
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway, StartError
+from hermes_gateway._core.store import store_location
 from hermes_slack.emulator import SlackEmulator
 from slack_test_support import CURSOR, SECRETS, eventually, fast_gateway
 
@@ -167,7 +167,7 @@ async def test_a_disconnect_message_makes_it_reconnect_and_carry_on(api):
 
 
 async def test_the_installed_plugin_is_found_by_its_entry_point(api):
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",))
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",))
     registered = plugins.platform("slack")
     assert registered.origin == "entry point of hermes-slack"
     assert registered.platform.max_message_length == 4000

@@ -24,7 +24,7 @@ import time
 from typing import Any, Iterator
 
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery, pacing
+from hermes_gateway._core.delivery import Delivery, pacing
 from hermes_telegram import TelegramPlugin, formatting
 from hermes_telegram.emulator import BotApiEmulator
 

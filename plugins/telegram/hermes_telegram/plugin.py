@@ -123,7 +123,7 @@ class TelegramPlugin:
 
         A polling bot mounts nothing, so it does not make the gateway open an HTTP listener.
         """
-        from hermes_gateway.gateway import GATEWAY_KEY
+        from hermes_gateway._core.gateway import GATEWAY_KEY
 
         gateway = app.get(GATEWAY_KEY)
         config = getattr(gateway, "config", None)
@@ -339,8 +339,8 @@ class TelegramPlugin:
     async def _show_in_parts(self, stream: Stream, message: MessageRef | None, text: str, *,
                              depth: int) -> MessageRef:
         """``text`` in two (or more) messages: the first replaces ``message``, the rest follow it."""
-        from hermes_gateway.delivery.measure import utf16_length
-        from hermes_gateway.delivery.split import render as render_piece, split_text
+        from hermes_gateway._core.delivery.measure import utf16_length
+        from hermes_gateway._core.delivery.split import render as render_piece, split_text
 
         pieces = split_text(text, max(16, utf16_length(text) // 2 + 8), utf16_length, keep=_keep_whole)
         first: MessageRef | None = None
@@ -434,7 +434,7 @@ def _keep_whole(text: str) -> list[tuple[int, int]]:
 
 def _rendered_length(text: str) -> int:
     """``Platform.rendered_length``: what Telegram counts of ``text`` once converted (UTF-16 units, no markers)."""
-    from hermes_gateway.delivery.measure import utf16_length
+    from hermes_gateway._core.delivery.measure import utf16_length
 
     try:
         from .formatting import render

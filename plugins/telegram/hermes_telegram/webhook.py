@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from hermes_gateway.gateway import GATEWAY_KEY
+from hermes_gateway._core.gateway import GATEWAY_KEY
 
 from .polling import to_incoming
 from .redaction import scrub

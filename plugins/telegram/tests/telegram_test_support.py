@@ -6,7 +6,7 @@ from typing import Any
 
 from hermes_gateway.testing import eventually  # noqa: F401  (the tests import it from here)
 from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.delivery import Delivery
 from hermes_telegram import TelegramPlugin
 
 TOKEN = "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0"

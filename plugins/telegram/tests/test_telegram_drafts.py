@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from hermes_gateway import ConfigError
-from hermes_gateway.delivery.measure import utf16_length
+from hermes_gateway._core.delivery.measure import utf16_length
 from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, fast_plugin
 
@@ -139,8 +139,8 @@ def test_a_bad_transport_is_one_line_naming_the_key():
 
 async def test_streaming_telegram_transport_in_the_config_chooses_drafts(api):
     """``streaming.telegram.transport`` (where the issue and the README put it) wins over the plugin's own key."""
-    from hermes_gateway.config import parse_config
-    from hermes_gateway.delivery import Delivery
+    from hermes_gateway._core.config import parse_config
+    from hermes_gateway._core.delivery import Delivery
     from telegram_test_support import delivery_for
 
     plugin = fast_plugin(api.base_url)  # platforms.telegram.transport left at "edit"
@@ -159,8 +159,8 @@ async def test_streaming_telegram_transport_in_the_config_chooses_drafts(api):
 
 async def test_an_unknown_streaming_transport_stops_start_up_naming_the_key(api):
     from hermes_gateway import make_plugins
-    from hermes_gateway.config import parse_config
-    from hermes_gateway.gateway import Gateway
+    from hermes_gateway._core.config import parse_config
+    from hermes_gateway._core.gateway import Gateway
 
     config = parse_config({"streaming": {"telegram": {"transport": "pigeon"}},
                            "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url}}},

@@ -8,9 +8,9 @@ import logging
 import pytest
 
 from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway, StartError
-from hermes_gateway.store.memory import MemoryStore
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway, StartError
+from hermes_gateway._core.store.memory import MemoryStore
 from hermes_telegram import polling
 from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import CURSOR, TOKEN, eventually, fast_plugin
@@ -27,7 +27,7 @@ def config(api, tokens_per_second=300, **telegram):
 
 def fast_gateway(api, plugin=None, **cfg):
     plugin = plugin or fast_plugin(api.base_url)
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
     return Gateway(config(api, **cfg), plugins, shutdown_grace=0.5), plugin
 
 
@@ -36,7 +36,7 @@ SENTENCE = "Every word of this reply travels from the model into the Telegram ch
 
 async def test_the_installed_plugin_answers_a_message_with_a_streamed_reply(api):
     """The entry point, Telegram's real limits, config from platforms.telegram: the whole path."""
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",))
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",))
     registered = plugins.platform("telegram")
     assert registered.origin == "entry point of hermes-telegram"
     reply = f"{SENTENCE} {SENTENCE}"
@@ -240,7 +240,7 @@ async def test_polling_waits_out_flood_control(api):
 async def test_with_streaming_off_typing_is_refreshed_until_the_reply_comes(api):
     """Telegram drops "typing…" after ~5 s: a slow reply keeps it up (the core's typing_interval)."""
     plugin = fast_plugin(api.base_url)
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
     cfg = parse_config({
         "model": {"demo": {"tokens_per_second": 8}},  # ~3 s of words
         "streaming": {"telegram": {"enabled": False}},

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from hermes_gateway import DeliveryError, Stream, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway, StartError
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway, StartError
 from hermes_telegram import TelegramPlugin
 from telegram_test_support import TOKEN
 

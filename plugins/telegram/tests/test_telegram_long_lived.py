@@ -118,8 +118,8 @@ async def test_a_preview_the_server_finds_too_long_stops_previews_and_the_final_
 
 async def test_polling_backs_off_while_telegram_is_unreachable(api, monkeypatch):
     from hermes_gateway import make_plugins
-    from hermes_gateway.config import parse_config
-    from hermes_gateway.gateway import Gateway
+    from hermes_gateway._core.config import parse_config
+    from hermes_gateway._core.gateway import Gateway
 
     monkeypatch.setattr(polling, "BACKOFF_FIRST", 0.05)
     api.fail_method("getUpdates", 502, "Bad Gateway", times=4)

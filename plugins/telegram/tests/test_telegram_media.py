@@ -13,10 +13,10 @@ import aiohttp
 import pytest
 
 from hermes_gateway import Media, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
-from hermes_gateway.delivery.measure import utf16_length
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
+from hermes_gateway._core.delivery.measure import utf16_length
+from hermes_gateway._core.gateway import Gateway
 from hermes_telegram.emulator_media import image_size
 from hermes_telegram.media import LIMITS, method_for
 from telegram_test_support import SETTINGS, TOKEN, eventually, fast_plugin
@@ -38,7 +38,7 @@ def png_header(width: int, height: int) -> bytes:
 
 
 def gateway_for(api, plugin, tmp_path) -> Gateway:
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
     config = parse_config({
         "model": {"demo": {"tokens_per_second": 300}},
         "streaming": {"telegram": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},

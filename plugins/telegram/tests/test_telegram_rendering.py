@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from hermes_gateway.delivery.measure import utf16_length
+from hermes_gateway._core.delivery.measure import utf16_length
 from telegram_test_support import CURSOR, SETTINGS, delivery_for, fast_plugin
 
 REPLY = ("Here is the **plan** for *today*:\n\n"

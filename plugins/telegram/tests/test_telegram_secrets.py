@@ -7,8 +7,8 @@ import logging
 import pytest
 
 from hermes_gateway import DeliveryError, Stream, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
 from hermes_telegram import TelegramPlugin, polling
 from hermes_telegram.redaction import MASK, scrub
 from telegram_test_support import SECRET_HALF, TOKEN, eventually, fast_plugin

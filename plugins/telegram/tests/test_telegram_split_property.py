@@ -7,7 +7,7 @@ import asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_gateway.delivery.measure import utf16_length
+from hermes_gateway._core.delivery.measure import utf16_length
 from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import SETTINGS, TOKEN, delivery_for, fast_plugin
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from hermes_gateway import RateBudget
-from hermes_gateway.delivery.measure import utf16_length
+from hermes_gateway._core.delivery.measure import utf16_length
 from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, fast_plugin
 

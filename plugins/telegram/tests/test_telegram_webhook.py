@@ -10,8 +10,8 @@ import aiohttp
 import pytest
 
 from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway
 from telegram_test_support import SECRET_HALF, TOKEN, eventually, fast_plugin
 
 SECRET = "s3cret-Webhook_token-0123456789"
@@ -37,7 +37,7 @@ def gateway_for(api, *, mode="webhook", port=None, **telegram):
         "api_server": {"enabled": False, "host": "127.0.0.1", "port": port},
     }, env={})
     plugin = fast_plugin(api.base_url)
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools",), load_entry_points=False, extra=[plugin])
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
     gateway = Gateway(cfg, plugins, shutdown_grace=0.5)
     seen: list = []
     replies: list = []

@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from hermes_gateway import RateBudget, Stream
-from hermes_gateway.gateway import GATEWAY_KEY
+from hermes_gateway._core.gateway import GATEWAY_KEY
 from hermes_whatsapp import ROUTE, WhatsAppPlugin
 from hermes_whatsapp.emulator import GraphApiEmulator
 from hermes_whatsapp.webhook import parse, verify_signature

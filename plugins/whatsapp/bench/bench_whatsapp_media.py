@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from hermes_gateway import Media, RateBudget, Stream
-from hermes_gateway.builtin.tools import qr_code
+from hermes_gateway._core.builtin.tools import qr_code
 from hermes_whatsapp import WhatsAppPlugin
 from hermes_whatsapp.emulator import GraphApiEmulator
 

@@ -105,7 +105,7 @@ class WhatsAppPlugin:
     @hermes_gateway.hookimpl
     def register_routes(self, app: web.Application) -> None:
         """``GET``/``POST /webhooks/whatsapp``, only when the platform is enabled (no listener for nothing)."""
-        from hermes_gateway.gateway import GATEWAY_KEY
+        from hermes_gateway._core.gateway import GATEWAY_KEY
 
         gateway = app.get(GATEWAY_KEY)
         if gateway is None or not gateway.config.platform_enabled(NAME):
@@ -197,12 +197,12 @@ class WhatsAppPlugin:
     @staticmethod
     def _accepting(app: web.Application) -> bool:
         """Whether the core still takes messages (it refuses them once it is stopping)."""
-        from hermes_gateway.gateway import GATEWAY_KEY
+        from hermes_gateway._core.gateway import GATEWAY_KEY
 
         return app[GATEWAY_KEY].accepting
 
     def _take(self, app: web.Application, delivery: Delivery) -> None:
-        from hermes_gateway.gateway import GATEWAY_KEY
+        from hermes_gateway._core.gateway import GATEWAY_KEY
 
         gateway = app[GATEWAY_KEY]
         problems = list(delivery.problems)
@@ -236,7 +236,7 @@ class WhatsAppPlugin:
     def _count(self, app: web.Application, event: str) -> None:
         """Count a webhook event here and, when the API server runs, in its ``/metrics``."""
         self.events[event] += 1
-        from hermes_gateway.api_server.plugin import api_server_of
+        from hermes_gateway._core.api_server.plugin import api_server_of
 
         server = api_server_of(app)
         count = getattr(getattr(server, "metrics", None), "platform_event", None)

@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 
 from hermes_gateway import StreamSettings, make_plugins
-from hermes_gateway.delivery.split import reassemble
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.delivery.split import reassemble
+from hermes_gateway._core.gateway import Gateway
 from hermes_whatsapp.errors import BOT_WAITS
 from hermes_whatsapp.notices import NOTICE
 from whatsapp_test_support import USER, VERIFY_TOKEN, config, eventually, gateway_for, webhook_url

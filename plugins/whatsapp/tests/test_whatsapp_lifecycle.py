@@ -7,14 +7,14 @@ import logging
 import pytest
 
 from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.gateway import Gateway, StartError
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.gateway import Gateway, StartError
 from whatsapp_test_support import SECRETS, USER, config, eventually, plugin_for, section, webhook_url
 
 
 async def test_the_installed_plugin_answers_through_the_entry_point(meta):
     """The entry point, WhatsApp's real limits, config from platforms.whatsapp: the whole path."""
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools", "hermes_gateway.api_server.plugin"))
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools", "hermes_gateway._core.api_server.plugin"))
     registered = plugins.platform("whatsapp")
     assert registered.origin == "entry point of hermes-whatsapp"
     platform = registered.platform

@@ -13,9 +13,9 @@ import aiohttp
 import pytest
 
 from hermes_gateway import Media, make_plugins
-from hermes_gateway.builtin.tools import qr_code
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
+from hermes_gateway._core.builtin.tools import qr_code
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
 from hermes_whatsapp.errors import PAIR_RATE
 from hermes_whatsapp.media import LIMITS, message_type
 from whatsapp_test_support import FAST, PHONE_ID, TOKEN, USER, eventually, gateway_for, plugin_for, webhook_url

@@ -6,9 +6,9 @@ from typing import Any
 
 from hermes_gateway.testing import eventually  # noqa: F401  (the tests import it from here)
 from hermes_gateway import RateBudget, make_plugins
-from hermes_gateway.config import parse_config
-from hermes_gateway.delivery import Delivery
-from hermes_gateway.gateway import Gateway
+from hermes_gateway._core.config import parse_config
+from hermes_gateway._core.delivery import Delivery
+from hermes_gateway._core.gateway import Gateway
 from hermes_whatsapp import ROUTE, WhatsAppPlugin
 
 TOKEN = "EAAGm0PX4ZCpsBAKZCZBq3w0ZCkWx8ZAXfrE7tG1nMeV0tQ"
@@ -44,7 +44,7 @@ def config(meta: Any, tokens_per_second: float = 0, api_server: bool = False, st
 
 def gateway_for(meta: Any, plugin: WhatsAppPlugin | None = None, **cfg: Any) -> tuple[Gateway, WhatsAppPlugin]:
     plugin = plugin or plugin_for(meta)
-    plugins = make_plugins(builtins=("hermes_gateway.builtin.tools", "hermes_gateway.api_server.plugin"),
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools", "hermes_gateway._core.api_server.plugin"),
                            load_entry_points=False, extra=[plugin])
     assert not plugins.problems, plugins.problems
     return Gateway(config(meta, **cfg), plugins, shutdown_grace=1.0), plugin

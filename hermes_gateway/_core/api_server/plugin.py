@@ -1,0 +1,75 @@
+"""The API server as a built-in plugin: it mounts its routes on the gateway's aiohttp app.
+
+Registered from ``plugins.BUILTIN_PLUGINS`` exactly like a third-party
+plugin, and configured by ``api_server.*``. It reaches the gateway (config,
+agent factory, shutdown grace) through ``app[GATEWAY_KEY]``, which the
+gateway sets before calling ``register_routes``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from ..hookspecs import hookimpl
+from .access_log import access_log
+from .auth import check_bind_safety
+from .guards import json_not_found
+from .routes import ApiServer
+from .store import ResponseStore
+
+log = logging.getLogger(__name__)
+
+API_SERVER_KEY = web.AppKey("hermes_gateway._core.api_server", ApiServer)
+
+
+@hookimpl
+def register_routes(app: web.Application) -> None:
+    from ..gateway import GATEWAY_KEY
+
+    gateway = app.get(GATEWAY_KEY)
+    if gateway is None or not gateway.config.api_server.enabled:
+        return
+    check_bind_safety(gateway.config.api_server, gateway.config.source)
+    store = ResponseStore(lambda: gateway.store, history_messages=gateway.config.store.history_messages,
+                          history_chars=gateway.config.store.history_chars)  # responses survive a restart
+    server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store,
+                       metrics=gateway.metrics.api)  # /metrics shows the whole gateway: delivery too
+    server.add_routes(app)
+    app.middlewares.append(access_log)      # outermost of the two: it logs the 404s below too
+    app.middlewares.append(json_not_found)  # the router's 404/405 in OpenAI's error shape
+    app[API_SERVER_KEY] = server
+
+
+@hookimpl
+async def startup(gateway: Any) -> None:
+    """Import the agent (and the openai SDK, ~1 s) in a thread before serving.
+
+    The agent is made on the first model request; importing it there would
+    hold the event loop for that second, so ``/health`` and every other
+    stream would stall on the first request after a start. A broken agent
+    still does not stop the server: the first request reports it.
+    """
+    if not gateway.config.api_server.enabled:
+        return
+    try:
+        await asyncio.to_thread(importlib.import_module, "hermes_gateway._core.agent")
+    except Exception as exc:  # reported again, in full, by the first request that needs the agent
+        log.warning("the agent could not be imported: %s: %s", type(exc).__name__, exc)
+
+
+@hookimpl
+async def shutdown(gateway: Any) -> None:
+    app = getattr(gateway, "app", None)
+    server = app.get(API_SERVER_KEY) if app is not None else None
+    if server is not None:
+        await server.shutdown(gateway.shutdown_grace)
+
+
+def api_server_of(app: web.Application) -> ApiServer | None:
+    """The running ApiServer (tests and the gateway read its metrics)."""
+    return app.get(API_SERVER_KEY)

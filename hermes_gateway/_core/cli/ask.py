@@ -1,0 +1,79 @@
+"""``hermes-gateway ask``: one turn, streamed into one chat through one platform plugin.
+
+Handy to see a platform's pacing with your own eyes, and to script a
+message into a chat. With the built-in ``reference`` platform the chat's
+final screen is printed; ``--show-calls`` prints every platform call as it
+happens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from ..config import did_you_mean
+from ..conversation import reply_in_chat
+from ..gateway import Gateway
+from .loading import load_checked, warn
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--platform", required=True, help="platform name (see `hermes-gateway plugins`)")
+    parser.add_argument("--chat", required=True, help="chat id to answer in")
+    parser.add_argument("--chat-kind", default=None, help="kind of chat for the rate budget (private, group, ...)")
+    parser.add_argument("--thread", default=None, help="thread id, where the platform has threads")
+    parser.add_argument("--config", help="config file (default: $HERMES_CONFIG, ./config.yaml, ~/.hermes/config.yaml)")
+    parser.add_argument("--show-calls", action="store_true", help="print each platform call to stderr (reference)")
+    parser.add_argument("message", nargs="+", help="the message to answer")
+
+
+def run(args: argparse.Namespace) -> int:
+    config, plugins = load_checked(args.config)
+    if args.platform not in plugins.platforms():
+        known = ", ".join(sorted(plugins.platforms())) or "none"
+        print(f"hermes-gateway: unknown platform {args.platform!r}{did_you_mean(args.platform, plugins.platforms())} "
+              f"(known: {known})", file=sys.stderr)
+        return 2
+    reference = _reference_platform(plugins, args.platform)
+    # Checked before the model runs: a reply that cannot be delivered is a model call wasted.
+    # The in-memory reference platform needs no configuration; every other one must be enabled.
+    if reference is None and not config.platform_enabled(args.platform):
+        state = "disabled" if args.platform in config.platforms else "not configured"
+        where = f"in {config.source}" if config.source != "(defaults)" else "(no config file found)"
+        print(f"hermes-gateway: platform {args.platform} is {state} {where}: set "
+              f"platforms.{args.platform} (enabled: true and its keys) to send into it", file=sys.stderr)
+        return 2
+    warn(config, plugins, [args.platform])
+    if reference is not None and args.show_calls:
+        reference.on_call = lambda chat, call: print(
+            f"[{call.kind} {call.outcome}] {call.text!r}", file=sys.stderr, flush=True)
+    message = " ".join(args.message)
+
+    async def turn():
+        # the plugins' startup hooks run (a platform plugin reads its token there); nothing listens or polls
+        async with Gateway(config, plugins, serve=False) as gateway:
+            return await reply_in_chat(config, gateway.delivery, args.platform, args.chat, message,
+                                       thread_id=args.thread, chat_kind=args.chat_kind, agent=gateway.agent)
+
+    report, end = asyncio.run(turn())
+    if reference is not None:
+        screen = reference.chat(args.chat).screen
+        print("\n".join(screen) if len(screen) < 2 else "\n---\n".join(screen))
+    if end is not None and end.error:
+        print(f"hermes-gateway: the model failed: {end.error}", file=sys.stderr)
+        return 1
+    if not report.delivered:
+        print(f"hermes-gateway: delivery to {args.platform} chat {args.chat} failed: {report.error}", file=sys.stderr)
+        if reference is None and report.text:
+            print(report.text)  # the reply is never lost: it goes to stdout instead
+        return 1
+    return 0
+
+
+def _reference_platform(plugins, name: str):
+    from ...testing.reference import ReferencePlatform
+
+    plugin = plugins.platforms()[name].plugin
+    owner = getattr(plugin, "platform", plugin)
+    return owner if isinstance(owner, ReferencePlatform) else None

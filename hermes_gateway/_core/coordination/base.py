@@ -1,0 +1,115 @@
+"""The coordination seam: what the replicas of one bot must agree on, and nothing else.
+
+One gateway process is one replica. Run several behind one bot token and
+three things must be shared, or the replicas work against each other:
+
+* **rate budgets** — each replica pacing itself alone would, together,
+  flood every chat into 429s; a 429 one replica sees must stop them all;
+* **inbound dedupe** — a webhook retried to another replica must not be
+  answered twice;
+* **one reply at a time per chat** — two replicas must never stream into
+  one chat at once, and the busy policy (``queue``/``interrupt``), ``/stop``
+  and ``/new`` must act on a reply whichever replica runs it.
+
+:class:`Coordination` is that seam. :mod:`.local` is one replica (today's
+behaviour: in-process budgets, no lease, nothing to publish); :mod:`.redis`
+shares all three through Redis. The core asks for each guarantee at one
+place: :class:`~hermes_gateway._core.delivery.pacing.Pacer` (budgets),
+:class:`~hermes_gateway._core.inbound.runtime.InboundRuntime` (dedupe, stopping
+across replicas), :class:`~hermes_gateway._core.inbound.lane.ChatLane` (the lease).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Protocol, Sequence
+
+from ..delivery.budget import ChatBudgets
+from ..platform import RateBudget
+
+#: A chat lane's key: (platform, chat id, thread id).
+LaneKey = tuple[str, str, "str | None"]
+
+#: What stops a reply across replicas: ``"interrupt"`` (busy policy; only a text reply stops) or
+#: ``"stop"`` (``/stop``, ``/new``: the reply stops and what waited behind it is dropped).
+StopKind = str
+
+#: A message admitted with no shared ticket (one replica, or Redis unreachable) sorts after the rest.
+NO_TICKET = 2 ** 62
+
+
+class Grant(NamedTuple):
+    """One call granted by a shared budget: when (the coordinator's clock), and the tokens left after it."""
+
+    at: float
+    chat_left: float
+    bot_left: float
+
+
+class SharedBudget(Protocol):
+    """A chat's budget (and its bot's) shared by every replica. Only the Redis backend has one."""
+
+    async def acquire(self) -> Grant | None:
+        """Wait until every replica's calls together leave room for one more, and take it.
+
+        None when the coordinator was not asked (it is unreachable): the local budget is all there is.
+        """
+
+    def block(self, scope: str, retry_after: float) -> None:
+        """A 429 (``scope`` "chat" or "bot"): every replica waits ``retry_after`` before calling again."""
+
+
+class ChatLease(Protocol):
+    """The right to run one reply in one chat, held by one replica at a time."""
+
+    held: bool  # this replica holds it now
+
+    async def acquire(self, ticket: Callable[[], int], on_lost: Callable[[], None]) -> None:
+        """Wait until this replica holds the chat (``ticket()``: the oldest waiting message's number).
+
+        While held it is renewed; if it is lost anyway (it expired and another
+        replica took it), ``on_lost`` is called so the running reply stops.
+        """
+
+    async def release(self) -> None:
+        """Give the chat back (only if still held), telling waiting replicas at once."""
+
+
+class Coordination:
+    """One replica's view of what it shares. The base is one replica alone: nothing is shared.
+
+    ``budgets`` are the in-process token buckets every backend keeps: they pace
+    this replica's own calls (and are all there is while a shared backend is
+    unreachable). ``lease_takeovers`` counts leases taken over from a replica
+    that stopped renewing them (it died): the metrics expose it.
+    """
+
+    #: True when another replica may exist: the inbound runtime then asks before it answers.
+    shared: bool = False
+
+    def __init__(self) -> None:
+        self.budgets = ChatBudgets()
+        self.lease_takeovers = 0
+        self.dedupe_hits = 0  # updates another replica had already received
+        self.on_stop: Callable[[LaneKey, StopKind], None] | None = None
+
+    async def start(self) -> None:
+        """Connect (a shared backend raises ``StartError`` naming where, when it is unreachable)."""
+
+    async def close(self) -> None:
+        """Disconnect; safe to call twice."""
+
+    def shared_budget(self, platform: str, chat_id: str, chat: RateBudget, bot: RateBudget) -> SharedBudget | None:
+        """The chat's budget as every replica sees it; None when this replica is alone."""
+        return None
+
+    async def admit(self, updates: Sequence[tuple[str, str | None]]) -> list[int]:
+        """For each (platform, update id): its ticket when first received anywhere, else 0 (a redelivery)."""
+        return [NO_TICKET] * len(updates)
+
+    def lease(self, key: LaneKey) -> ChatLease | None:
+        """The chat's lease; None when this replica is alone (its lane is the only one)."""
+        return None
+
+    async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
+        """Stop the chat's reply if another replica runs it. True if one did."""
+        return False

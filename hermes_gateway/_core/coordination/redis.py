@@ -1,0 +1,345 @@
+"""Coordination on Redis (redis-py's asyncio client): budgets, dedupe and chat leases shared by replicas.
+
+Every shared decision is one Lua script (the ``*.lua`` files beside this
+module), so it is atomic however many replicas ask at once, and every clock
+it reads is the Redis server's (``TIME``): replicas' clocks never matter.
+
+* **Budgets** (:class:`RedisBudget`, ``budget.lua``): a token bucket per chat
+  and per bot, one call takes from both or waits; a 429 seen by any replica
+  sets the bucket's ``blocked`` time (``budget_block.lua``) and every replica
+  waits it out. Keys expire once the bucket would be full again.
+* **Dedupe** (``admit.lua``): ``SET NX EX dedupe_ttl`` on the update id; the
+  replica that sets it answers. Each admitted message also gets a ticket
+  (arrival order across replicas).
+* **One reply at a time per chat** (:class:`RedisLease`, ``lease_*.lua``): a
+  lease (``SET NX PX``, the replica's random id) renewed every ttl/3 and
+  released by compare-and-delete; it goes to the waiting message with the
+  oldest ticket. Release is announced on the events channel so a waiting
+  replica takes it at once (it polls too, for a holder that died).
+* **Stopping across replicas** (``stop.lua``): ``/stop``, ``/new`` and
+  ``busy: interrupt`` publish a stop for the chat when another replica holds
+  its lease; that replica stops its reply as if the message had come to it.
+
+When Redis goes away while running, each operation falls back to local state
+(:mod:`.outage`): replies finish, one line a minute says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from importlib import resources
+from typing import Any, Callable, Sequence
+from urllib.parse import urlsplit
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ..platform import RateBudget
+from .base import NO_TICKET, Coordination, Grant, LaneKey, StopKind
+from .outage import Outage
+
+log = logging.getLogger("hermes_gateway._core.coordination")
+
+#: What counts as "Redis is unreachable" (anything else is a bug and is raised).
+UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+#: A waiting lane asks again after this long, doubling up to MAX_POLL (a release wakes it at once).
+MIN_POLL, MAX_POLL = 0.02, 0.25
+
+
+def where(url: str) -> str:
+    """``host:port`` (or the socket path) of a Redis URL: what an error may show. Never the password."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        return parts.path
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{parts.port or 6379}"
+
+
+def _script(name: str) -> str:
+    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+
+
+class RedisCoordination(Coordination):
+    """Budgets, dedupe and chat leases shared by every replica that points at one Redis."""
+
+    shared = True
+
+    def __init__(self, url: str, *, lease_ttl: float = 15.0, dedupe_ttl: int = 86_400, prefix: str = "hermes",
+                 replica_id: str | None = None) -> None:
+        super().__init__()
+        self.url = url
+        self.where = where(url)
+        self.lease_ttl = lease_ttl
+        self.dedupe_ttl = dedupe_ttl
+        self.prefix = prefix
+        self.replica_id = replica_id or secrets.token_hex(8)
+        self.channel = f"{prefix}:events"
+        self.outage = Outage(self.where)
+        self.client: aioredis.Redis | None = None
+        self._scripts: dict[str, Any] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._waiting: dict[str, set[asyncio.Event]] = {}   # lease key -> lanes waiting for it
+        self._leases: set[RedisLease] = set()               # held leases (renewing)
+        self._abandoned = False
+
+    # ---------------------------------------------------------------- connecting
+
+    async def start(self) -> None:
+        from ..gateway import StartError
+
+        if self.client is not None:
+            return
+        client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,
+                                         socket_timeout=2.0)
+        try:
+            await client.ping()
+        except (RedisError, OSError) as exc:
+            await client.aclose()
+            raise StartError(f"coordination: cannot reach Redis at {self.where} "
+                             f"({type(exc).__name__}{_reason(exc)})") from None
+        self.client = client
+        self._scripts = {name: client.register_script(_script(name))
+                         for name in ("budget", "budget_block", "admit", "lease_acquire", "lease_renew",
+                                      "lease_release", "stop")}
+        self._abandoned = False
+        self._listener = asyncio.get_running_loop().create_task(self._listen(), name="coordination-events")
+        log.info("coordination: Redis at %s (replica %s)", self.where, self.replica_id)
+
+    async def close(self) -> None:
+        tasks = [t for t in (self._listener, *self._tasks) if t is not None]
+        for lease in list(self._leases):
+            lease.stop_renewing()
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._listener = None
+        client, self.client = self.client, None
+        if client is not None:
+            try:
+                await client.aclose()
+            except Exception:  # closing a connection to a server that is gone
+                pass
+
+    def abandon(self) -> None:
+        """Go silent as a replica that died would: leases are neither renewed nor released.
+
+        They expire after ``lease_ttl``, and the other replicas then take the
+        chats over. For tests and failure drills; the replica itself goes on
+        with local state only.
+        """
+        self._abandoned = True
+        for lease in list(self._leases):
+            lease.stop_renewing()
+        if self._listener is not None:
+            self._listener.cancel()
+
+    async def run(self, name: str, keys: Sequence[str], args: Sequence[Any], fallback: Any) -> Any:
+        """One script, or ``fallback`` when Redis is unreachable (see :mod:`.outage`)."""
+        if self._abandoned or self.client is None:
+            return fallback
+        if not self.outage.available():
+            return fallback
+        try:
+            result = await self._scripts[name](keys=list(keys), args=list(args))
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return fallback
+        self.outage.succeeded()
+        return result
+
+    def spawn(self, coro: Any) -> None:
+        """Run ``coro`` beside the caller (publishing a 429 must not delay the reply that saw it)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ---------------------------------------------------------------- budgets
+
+    def shared_budget(self, platform: str, chat_id: str, chat: RateBudget, bot: RateBudget) -> "RedisBudget":
+        return RedisBudget(self, f"{self.prefix}:budget:{platform}:chat:{chat_id}",
+                           f"{self.prefix}:budget:{platform}:bot", chat, bot)
+
+    # ---------------------------------------------------------------- dedupe
+
+    async def admit(self, updates: Sequence[tuple[str, str | None]]) -> list[int]:
+        arrivals = f"{self.prefix}:arrivals"
+        keys = [arrivals] + [f"{self.prefix}:seen:{platform}:{update_id}" if update_id is not None else arrivals
+                             for platform, update_id in updates]
+        flags = ["1" if update_id is not None else "0" for _, update_id in updates]
+        tickets = await self.run("admit", keys, [self.dedupe_ttl, *flags], None)
+        if tickets is None:
+            return [NO_TICKET] * len(updates)
+        self.dedupe_hits += sum(1 for t in tickets if t == 0)
+        return [int(t) for t in tickets]
+
+    # ---------------------------------------------------------------- leases and stopping
+
+    def lease_keys(self, key: LaneKey) -> list[str]:
+        name = f"{key[0]}:{json.dumps([key[1], key[2]], separators=(',', ':'))}"
+        return [f"{self.prefix}:lease:{name}", f"{self.prefix}:lease-wanted:{name}",
+                f"{self.prefix}:lease-held:{name}"]
+
+    def lease(self, key: LaneKey) -> "RedisLease":
+        return RedisLease(self, key)
+
+    async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
+        message = json.dumps({"op": "stop", "kind": kind, "from": self.replica_id, "lane": list(key)})
+        told = await self.run("stop", self.lease_keys(key)[:1], [self.replica_id, self.channel, message], 0)
+        return bool(told)
+
+    async def _listen(self) -> None:
+        """Follow the events channel: a lease released (wake its waiters), a reply to stop here."""
+        backoff = 0.1
+        while not self._abandoned and self.client is not None:
+            pubsub = self.client.pubsub()
+            try:
+                await pubsub.subscribe(self.channel)
+                backoff = 0.1
+                while True:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                    if message is not None and message.get("type") == "message":
+                        self._on_event(message["data"])
+            except UNREACHABLE:  # the calls in flight report the outage; wait and subscribe again
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+            finally:
+                try:
+                    await asyncio.shield(pubsub.aclose())
+                except Exception:
+                    pass
+
+    def _on_event(self, data: str) -> None:
+        try:
+            event = json.loads(data)
+            op = event["op"]
+        except (ValueError, KeyError, TypeError):
+            log.info("coordination: ignored an unreadable event on %s", self.channel)
+            return
+        if op == "free":
+            for waiter in self._waiting.get(event.get("lease", ""), ()):
+                waiter.set()
+        elif op == "stop" and event.get("from") != self.replica_id and self.on_stop is not None:
+            platform, chat_id, thread_id = event["lane"]
+            self.on_stop((platform, chat_id, thread_id), event.get("kind", "stop"))
+
+
+class RedisBudget:
+    """One chat's budget and its bot's, as every replica together spends them."""
+
+    __slots__ = ("coordination", "keys", "args", "chat", "bot")
+
+    def __init__(self, coordination: RedisCoordination, chat_key: str, bot_key: str, chat: RateBudget,
+                 bot: RateBudget) -> None:
+        self.coordination = coordination
+        self.keys = [chat_key, bot_key]
+        self.args = [repr(float(chat.rate)), str(chat.burst), repr(float(bot.rate)), str(bot.burst)]
+        self.chat, self.bot = chat, bot
+
+    async def acquire(self) -> Grant | None:
+        """Ask the script; if told to wait, sleep that long; ask again."""
+        while True:
+            answer = await self.coordination.run("budget", self.keys, self.args, None)
+            if answer is None:
+                return None  # unreachable: this replica's own budget (already consulted) is all there is
+            granted, wait_us, seconds, micros, chat_left, bot_left = answer
+            if granted:
+                return Grant(int(seconds) + int(micros) / 1e6, float(chat_left), float(bot_left))
+            await asyncio.sleep(int(wait_us) / 1e6)
+
+    def block(self, scope: str, retry_after: float) -> None:
+        key, budget = (self.keys[1], self.bot) if scope == "bot" else (self.keys[0], self.chat)
+        self.coordination.spawn(self.coordination.run(
+            "budget_block", [key], [repr(float(retry_after)), repr(float(budget.rate)), str(budget.burst)], None))
+
+
+class RedisLease:
+    """One chat's lease, as seen by one replica's lane."""
+
+    def __init__(self, coordination: RedisCoordination, key: LaneKey) -> None:
+        self.coordination = coordination
+        self.key = key
+        self.keys = coordination.lease_keys(key)
+        self.held = False
+        self._renewer: asyncio.Task[None] | None = None
+
+    async def acquire(self, ticket: Callable[[], int], on_lost: Callable[[], None]) -> None:
+        coord = self.coordination
+        ttl_ms = max(int(coord.lease_ttl * 1000), 1)
+        # "wanted" outlives a few polls; "held" outlives the lease by far, so a takeover is recognised
+        args_tail = [max(4 * int(MAX_POLL * 1000), 1000), ttl_ms * 20 + 3_600_000]
+        wake = asyncio.Event()
+        waiting = coord._waiting.setdefault(self.keys[0], set())
+        waiting.add(wake)
+        delay = MIN_POLL
+        try:
+            while True:
+                wake.clear()
+                taken = await coord.run("lease_acquire", self.keys, [coord.replica_id, ttl_ms, ticket(), *args_tail],
+                                        None)
+                if taken is None:  # unreachable: this replica answers on its own
+                    self.held = False
+                    return
+                if taken:
+                    self.held = True
+                    if taken == 2:
+                        coord.lease_takeovers += 1
+                        log.info("coordination: took over chat %s/%s from a replica that stopped renewing it",
+                                 self.key[0], self.key[1])
+                    self._renewer = asyncio.get_running_loop().create_task(self._renew(ttl_ms, on_lost),
+                                                                           name=f"lease:{self.key[1]}")
+                    coord._leases.add(self)
+                    return
+                try:
+                    await asyncio.wait_for(wake.wait(), delay)
+                except asyncio.TimeoutError:
+                    pass
+                delay = min(delay * 2, MAX_POLL)
+        finally:
+            waiting.discard(wake)
+            if not waiting:
+                coord._waiting.pop(self.keys[0], None)
+
+    async def _renew(self, ttl_ms: int, on_lost: Callable[[], None]) -> None:
+        coord = self.coordination
+        while True:
+            await asyncio.sleep(coord.lease_ttl / 3)
+            still = await coord.run("lease_renew", [self.keys[0], self.keys[2]],
+                                    [coord.replica_id, ttl_ms, ttl_ms * 20 + 3_600_000], 1)
+            if not still:
+                self.held = False
+                coord._leases.discard(self)
+                log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
+                            self.key[0], self.key[1])
+                on_lost()
+                return
+
+    def stop_renewing(self) -> None:
+        if self._renewer is not None:
+            self._renewer.cancel()
+            self._renewer = None
+        self.coordination._leases.discard(self)
+
+    async def release(self) -> None:
+        self.stop_renewing()
+        if not self.held:
+            return
+        self.held = False
+        coord = self.coordination
+        message = json.dumps({"op": "free", "lease": self.keys[0]})
+        await coord.run("lease_release", [self.keys[0], self.keys[2]], [coord.replica_id, coord.channel, message], 0)
+
+
+def _reason(exc: BaseException) -> str:
+    """The library's words, when short and free of the URL (it could carry a password)."""
+    from ..secrets import scrub
+
+    text = scrub(str(exc)).strip().splitlines()[0] if str(exc).strip() else ""
+    return f": {text}" if text and "://" not in text and len(text) <= 160 else ""

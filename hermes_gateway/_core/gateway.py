@@ -1,0 +1,378 @@
+"""The gateway's lifecycle: one aiohttp app, every plugin's routes and hooks, every enabled platform.
+
+``async with Gateway(config, plugins) as gateway:`` starts, in order: the
+routes of every plugin (``register_routes``) on one
+``aiohttp.web.Application``, the ``startup`` hooks, the HTTP listener on
+``api_server.host:port`` (only when some plugin mounted routes; it always serves
+``/metrics``, see :mod:`.metrics`), and every
+platform enabled under ``platforms:``. Stopping runs in reverse: platforms
+stop receiving first, then the ``shutdown`` hooks (the API server ends its
+open streams properly there, while the listener is still up), then the
+listener closes.
+
+A handler marked with :func:`cancel_on_disconnect` is cancelled the moment
+its client disconnects: that is how an abandoned API stream cancels its
+agent turn and upstream request at once. Every other handler (a platform's
+webhook) runs to completion even if the sender hangs up early, so an
+incoming message is never lost half-processed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from aiohttp import web
+
+from .config import Config
+from .errors import ConfigError
+from .plugins import Plugins, installed_plugins
+
+if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
+    from .agent import AIAgent
+    from .coordination import Coordination
+    from .delivery import Delivery, DeliveryReport
+    from .inbound.incoming import Incoming
+    from .inbound.runtime import InboundRuntime
+    from .metrics import GatewayMetrics
+    from .store import ConversationStore
+    from .tools import Tool
+
+log = logging.getLogger(__name__)
+
+
+CANCEL_ON_DISCONNECT = "_hermes_cancel_on_disconnect"
+
+
+class StartError(Exception):
+    """Something enabled in the config could not start; one line, shown by ``hermes-gateway run``."""
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def cancel_on_disconnect(handler: Handler) -> Handler:
+    """Mark a route handler to be cancelled when its client goes away (streams, long model calls)."""
+    setattr(handler, CANCEL_ON_DISCONNECT, True)
+    return handler
+
+
+@web.middleware
+async def _finish_unless_cancellable(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The app cancels a handler when its client disconnects; shield those not marked for that."""
+    if getattr(request.match_info.handler, CANCEL_ON_DISCONNECT, False):
+        return await handler(request)
+    return await asyncio.shield(handler(request))
+
+
+class Gateway:
+    """Starts and stops everything the config enables, on the running event loop."""
+
+    def __init__(self, config: Config, plugins: Plugins | None = None, *, shutdown_grace: float | None = None,
+                 serve: bool = True) -> None:
+        """``serve=False`` runs only the startup/shutdown hooks: no listener, no platform receiving.
+
+        That is what a one-turn command (``ask``) needs: plugins configured by
+        their ``startup`` hook, nothing listening or polling.
+        """
+        self.config = config
+        self.serve = serve
+        self.plugins = plugins if plugins is not None else installed_plugins()
+        self.shutdown_grace = config.conversation.shutdown_grace if shutdown_grace is None else shutdown_grace
+        self.app: web.Application | None = None
+        self.runner: web.AppRunner | None = None
+        self.site: web.TCPSite | None = None
+        self.started_platforms: list[str] = []
+        self._started = False
+        self._startup_ran = False
+        self._tools: list[Tool] | None = None
+        self._agent: AIAgent | None = None
+        self._delivery: Delivery | None = None
+        self._store: ConversationStore | None = None
+        self._coordination: Coordination | None = None
+        self._inbound: InboundRuntime | None = None
+        self._metrics: GatewayMetrics | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> "Gateway":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Mount routes, run startup hooks, listen, start platforms. On failure, undo what started."""
+        if self._started:
+            return
+        self._started = True
+        if self._inbound is not None and not self._inbound.accepting:
+            self._inbound = None  # a restarted gateway receives afresh
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
+        hook = self.plugins.pm.hook
+        app = web.Application(client_max_size=self.config.api_server.max_body_bytes,
+                              middlewares=[_finish_unless_cancellable])
+        app[GATEWAY_KEY] = self
+        self.app = app
+        await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
+        hook.register_routes(app=app, gateway=self)
+        self._startup_ran = True
+        await self._run_startup_hooks()
+        if not self.serve:
+            return
+        await self.inbound.restore()
+        if len(app.router.resources()) > 0:
+            _mount_metrics(app, self)  # a listener always serves /metrics (the API server's, or this one)
+            from .api_server.listener import hardened_site, runner_options  # idle timeouts, a connection cap
+
+            self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                        shutdown_timeout=self.shutdown_grace, **runner_options())
+            await self.runner.setup()
+            self.site = hardened_site(self.runner, self.config.api_server.host, self.config.api_server.port)
+            await self.site.start()
+        for name, registered in self.plugins.platforms().items():
+            if not self.config.platform_enabled(name):
+                continue
+            self.inbound.access(name)  # a bad allowed_chats/allowed_users/require_mention stops start-up here
+            start = registered.platform.start
+            if start is not None:
+                try:
+                    await _maybe_await(start(self))
+                except Exception as exc:
+                    raise StartError(f"platform {name} (plugin {registered.plugin_name}) failed to start: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+            self.started_platforms.append(name)
+            log.info("platform %s started", name)
+
+    async def _run_startup_hooks(self) -> None:
+        """Each plugin's ``startup``, skipping plugins whose every platform is disabled.
+
+        A plugin that raises is named in one line; the gateway refuses to
+        start, since what failed is something the config turned on.
+        """
+        wanted = self._plugins_in_use()
+        for impl in reversed(self.plugins.pm.hook.startup.get_hookimpls()):  # pluggy's own call order
+            if impl.plugin_name not in wanted:
+                continue
+            try:
+                await _maybe_await(impl.function(gateway=self))
+            except (StartError, ConfigError):
+                raise  # already one line naming what is wrong
+            except Exception as exc:
+                raise StartError(f"plugin {impl.plugin_name} failed to start: {type(exc).__name__}: {exc}") from exc
+
+    def _plugins_in_use(self) -> set[str]:
+        """Plugins that serve no platform (tools, the API server), plus those with an enabled platform."""
+        serving: dict[str, bool] = {}
+        for name, registered in self.plugins.platforms().items():
+            enabled = self.config.platform_enabled(name)
+            serving[registered.plugin_name] = serving.get(registered.plugin_name, False) or enabled
+        names = {impl.plugin_name for impl in self.plugins.pm.hook.startup.get_hookimpls()}
+        names |= {impl.plugin_name for impl in self.plugins.pm.hook.shutdown.get_hookimpls()}
+        return {name for name in names if serving.get(name, True)}
+
+    async def stop(self) -> None:
+        """Stop receiving, let replies finish (``shutdown_grace``), run shutdown hooks, close. Safe to call twice."""
+        if not self._started:
+            return
+        self._started = False
+        platforms = self.plugins.platforms()
+        for name in reversed(self.started_platforms):
+            stop = platforms[name].platform.stop
+            if stop is None:
+                continue
+            try:
+                await _maybe_await(stop())
+            except Exception:
+                log.exception("platform %s failed to stop cleanly", name)
+        self.started_platforms.clear()
+        if self._inbound is not None:  # kept, refusing messages, until the gateway starts again
+            await self._inbound.stop(self.shutdown_grace)
+        if self._startup_ran:
+            self._startup_ran = False
+            wanted = self._plugins_in_use()
+            for impl in reversed(self.plugins.pm.hook.shutdown.get_hookimpls()):
+                if impl.plugin_name not in wanted:
+                    continue
+                try:
+                    await _maybe_await(impl.function(gateway=self))
+                except Exception:
+                    log.exception("the shutdown hook of plugin %s failed", impl.plugin_name)
+        if self.runner is not None:
+            await self.runner.cleanup()
+        self.runner = self.site = None
+        if self._coordination is not None:  # kept (the delivery core holds it); connected again at start
+            try:
+                await self._coordination.close()
+            except Exception:
+                log.exception("closing the coordination failed")
+        store, self._store = self._store, None
+        if store is not None:
+            try:
+                await store.close()
+            except Exception:
+                log.exception("closing the conversation store failed")
+        agent, self._agent = self._agent, None
+        if agent is not None:
+            try:
+                await agent.aclose()  # the pooled upstream connections
+            except Exception:
+                log.exception("closing the agent's upstream connections failed")
+
+    # -- what plugins and commands use ------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str | None:
+        """``http://host:port`` actually bound (the real port when the config says 0), or None."""
+        if self.runner is None:
+            return None
+        for address in self.runner.addresses:
+            host, port = address[0], address[1]
+            host = f"[{host}]" if ":" in host else host
+            return f"http://{host}:{port}"
+        return None
+
+    @property
+    def tools(self) -> list["Tool"]:
+        """The tools plugins registered, collected once."""
+        if self._tools is None:
+            from .tools import collect_tools
+
+            self._tools = collect_tools(self.plugins)
+        return self._tools
+
+    @property
+    def agent(self) -> "AIAgent":
+        """The gateway's shared ``AIAgent``.
+
+        One agent serves every concurrent turn (each ``astream`` call is its
+        own turn), so the upstream HTTP connections are pooled and reused
+        instead of a new client and TCP connection per request.
+        """
+        if self._agent is None:
+            from .agent import AIAgent
+
+            self._agent = AIAgent.from_config(self.config, tools=self.tools)
+        return self._agent
+
+    @property
+    def delivery(self) -> "Delivery":
+        """The delivery core of this gateway: one rate budget per chat, shared by every reply."""
+        if self._delivery is None:
+            from .delivery import Delivery
+
+            self._delivery = Delivery(self.plugins, self.config, coordination=self.coordination,
+                                      observer=self.metrics)
+        return self._delivery
+
+    @delivery.setter
+    def delivery(self, value: "Delivery") -> None:
+        self._delivery = value
+
+    @property
+    def metrics(self) -> "GatewayMetrics":
+        """This gateway's Prometheus registry and metric families (``/metrics``), one per gateway.
+
+        A coordination backend counts a lease it takes over with ``gateway.metrics.lease_takeovers.inc()``.
+        """
+        if self._metrics is None:
+            from .metrics import GatewayMetrics
+
+            self._metrics = GatewayMetrics(dedupe_hits=self._dedupe_hits, lease_takeovers=self._lease_takeovers)
+        return self._metrics
+
+    def _dedupe_hits(self) -> int:
+        """Redeliveries caught here, plus those the shared dedupe caught (with ``coordination.url``)."""
+        local = getattr(getattr(self._inbound, "seen", None), "hits", 0)
+        return local + getattr(getattr(self, "_coordination", None), "dedupe_hits", 0)
+
+    def _lease_takeovers(self) -> int:
+        """Chat leases the coordination backend took over from a replica that died (0 alone)."""
+        return getattr(getattr(self, "_coordination", None), "lease_takeovers", 0)
+
+    @property
+    def store(self) -> "ConversationStore":
+        """Where every conversation lives (``store:`` in the config; SQLite by default), opened on first use."""
+        if self._store is None:
+            from .store import open_store
+
+            self._store = open_store(self.config)
+        return self._store
+
+    @store.setter
+    def store(self, value: "ConversationStore") -> None:
+        self._store = value
+
+    @property
+    def coordination(self) -> "Coordination":
+        """What this replica shares with the others (``coordination:``; alone by default), built on first use."""
+        if self._coordination is None:
+            from .coordination import open_coordination
+
+            self._coordination = open_coordination(self.config)
+        return self._coordination
+
+    @coordination.setter
+    def coordination(self, value: "Coordination") -> None:
+        self._coordination = value
+
+    @property
+    def inbound(self) -> "InboundRuntime":
+        """The inbound runtime: dedupe, access, commands, one reply at a time per chat, shutdown."""
+        if self._inbound is None:
+            from .inbound.runtime import InboundRuntime
+
+            self._inbound = InboundRuntime(self)
+        return self._inbound
+
+    @property
+    def accepting(self) -> bool:
+        """Whether messages are still taken. Once the gateway stops they are not: a webhook then answers
+        503, so the platform delivers the message again (to another replica, or after the restart) instead
+        of it being acknowledged and dropped."""
+        return self._inbound is None or self._inbound.accepting
+
+    def receive(self, incoming: "Incoming") -> "asyncio.Future[DeliveryReport | None]":
+        """A platform received a message: take it and return at once (answer a webhook now).
+
+        Returns a future of the reply's ``DeliveryReport`` (None when the
+        message gets no reply of its own); nobody has to await it.
+        """
+        return self.inbound.receive(incoming)
+
+    async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> "DeliveryReport | None":
+        """``receive`` and wait for the reply: for tests and simple pollers."""
+        from .inbound.incoming import Incoming
+
+        fields = {k: (str(v) if v is not None and k != "mentioned" else v) for k, v in kw.items()
+                  if k in Incoming.__dataclass_fields__}
+        if "reply_to" in kw and "message_id" not in fields and kw["reply_to"] is not None:
+            fields["message_id"] = str(kw["reply_to"])
+        if fields.get("chat_kind") is None:
+            fields.pop("chat_kind", None)
+        return await self.receive(Incoming(platform, str(chat_id), text, **fields))
+
+
+def _mount_metrics(app: web.Application, gateway: Gateway) -> None:
+    """Add ``GET /metrics`` unless a plugin (the API server) already serves it."""
+    for resource in app.router.resources():
+        if resource.canonical == "/metrics":
+            return
+    from .metrics import metrics_route
+
+    app.router.add_get("/metrics", metrics_route(gateway))
+
+
+GATEWAY_KEY = web.AppKey("hermes_gateway._core.gateway", Gateway)

@@ -1,0 +1,269 @@
+"""``InboundRuntime``: everything between "a platform received a message" and "the agent answers it".
+
+A plugin calls ``gateway.receive(Incoming(...))``, which returns at once
+(a webhook is acknowledged before the model runs). The runtime then, the
+same way on every platform:
+
+1. answers each delivery once (:mod:`.dedupe`, by the platform's update id);
+2. checks access and, in groups, that the message is meant for the bot (:mod:`.access`);
+3. runs chat commands (:mod:`.commands`);
+4. keeps one reply at a time per chat, with the busy policy (:mod:`.lane`);
+5. at shutdown stops receiving, lets running replies finish within
+   ``conversation.shutdown_grace``, then stops them cleanly (what was shown
+   stays, without cursor).
+
+The turn itself (history, agent, streamed delivery, recording the turn)
+is :func:`hermes_gateway._core.conversation.answer_turn`.
+
+With several replicas (``coordination.url``), a message that passes the
+local checks is admitted through the shared coordination first, in arrival
+order: a redelivery another replica received is dropped there, and
+``/stop``, ``/new`` or a message under ``busy: interrupt`` also stops the
+chat's reply where it runs. Alone, ``receive`` stays synchronous as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Mapping
+
+from .access import AccessPolicy
+from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
+from ..coordination.base import NO_TICKET, LaneKey, StopKind
+from .dedupe import SeenUpdates
+from .incoming import Incoming
+from .lane import ChatLane, CommandTurn, Item, TextTurn
+from ..store.base import StoreError
+from ..store.outage import report as report_store_failure
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+
+log = logging.getLogger(__name__)
+
+
+class InboundRuntime:
+    """The inbound side of one gateway: one per ``Gateway``, built on first use."""
+
+    def __init__(self, gateway: "Gateway", *, commands: Mapping[str, Command] | None = None) -> None:
+        self.gateway = gateway
+        conversation = gateway.config.conversation
+        self.busy = conversation.busy
+        self.seen = SeenUpdates(conversation.dedupe_window)
+        self.commands: dict[str, Command] = dict(commands) if commands is not None else collect_commands(gateway)
+        self.lanes: dict[tuple[str, str, str | None], ChatLane] = {}
+        self.accepting = True
+        self._access: dict[str, AccessPolicy] = {}
+        self._saving: asyncio.Task[None] | None = None
+        self.coordination = gateway.coordination
+        self.coordination.on_stop = self._stopped_elsewhere
+        self._admitting: list[tuple[Incoming, asyncio.Future[Any]]] = []
+        self._admitter: asyncio.Task[None] | None = None
+
+    # ---------------------------------------------------------------- receiving
+
+    def receive(self, incoming: Incoming) -> asyncio.Future[Any]:
+        """Take one message; returns at once with a future of its reply's ``DeliveryReport``.
+
+        The future resolves to None when the message gets no reply of its own
+        (a redelivery, not allowed, not addressed, dropped by ``/stop`` or
+        shutdown); messages answered together share one report.
+        """
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        why_not = self._why_ignored(incoming)
+        if why_not is not None:
+            log.info("%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id, why_not)
+            future.set_result(None)
+            return future
+        if self.coordination.shared:
+            self._admitting.append((incoming, future))
+            if self._admitter is None or self._admitter.done():
+                self._admitter = asyncio.get_running_loop().create_task(self._admit(), name="admit")
+            return future
+        self._enqueue(incoming, future)
+        return future
+
+    def _enqueue(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int = NO_TICKET,
+                 stopped_elsewhere: bool = False) -> None:
+        """Put an admitted message in its chat's lane (starting the lane's worker)."""
+        parsed = parse_command(incoming.text)
+        command = self.commands.get(parsed.name) if parsed is not None else None
+        lane = self._lane(incoming)
+        if not incoming.text.strip():  # only a notice: the fixed answer, in its place in the queue
+            lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future, ticket=ticket))
+        elif command is not None:
+            assert parsed is not None
+            turn = CommandTurn(incoming, command, parsed.args, future, ticket=ticket)
+            lane.add_command(turn)
+            turn.stopped_reply = turn.stopped_reply or stopped_elsewhere
+        else:
+            lane.add_text(incoming, future, busy=self.busy, ticket=ticket)
+        if lane.worker is None:
+            lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
+                                                                 name=f"chat:{incoming.platform}:{incoming.chat_id}")
+
+    async def _admit(self) -> None:
+        """Admit waiting messages through the shared coordination, in arrival order, a batch per call."""
+        while self._admitting:
+            batch, self._admitting = self._admitting, []
+            tickets = await self.coordination.admit([(m.platform, m.update_id) for m, _ in batch])
+            for (incoming, future), ticket in zip(batch, tickets):
+                if not ticket:
+                    log.info("%s: ignored a message in chat %s: update %s was already received by another "
+                             "replica", incoming.platform, incoming.chat_id, incoming.update_id)
+                    if not future.done():
+                        future.set_result(None)
+                    continue
+                stopped = False
+                kind = self._stop_kind(incoming)
+                if kind is not None:
+                    stopped = await self.coordination.stop_elsewhere(
+                        (incoming.platform, incoming.chat_id, incoming.thread_id), kind)
+                self._enqueue(incoming, future, ticket, stopped)
+
+    def _stop_kind(self, incoming: Incoming) -> StopKind | None:
+        """Whether this message stops the chat's running reply, wherever it runs."""
+        parsed = parse_command(incoming.text)
+        command = self.commands.get(parsed.name) if parsed is not None else None
+        if command is not None:
+            return "stop" if command.stops_reply else None
+        if incoming.text.strip() and self.busy == "interrupt":
+            return "interrupt"
+        return None
+
+    def _stopped_elsewhere(self, key: LaneKey, kind: StopKind) -> None:
+        """Another replica received ``/stop``/``/new`` (``"stop"``) or an interrupting message for a chat."""
+        lane = self.lanes.get(key)
+        if lane is None:
+            return
+        lane.cancel_running()
+        if kind == "stop":
+            lane.drop_queued()
+
+    def _why_ignored(self, incoming: Incoming) -> str | None:
+        if not self.accepting:
+            return "the gateway is stopping"
+        if not self.seen.first_time(incoming.platform, incoming.update_id):
+            return f"update {incoming.update_id} was already received"
+        if not self.coordination.shared:  # replicated, the shared dedupe remembers (with its own TTL)
+            self._save_seen_soon()
+        if not incoming.text.strip() and not incoming.notice:
+            return "no text"
+        policy = self.access(incoming.platform)
+        refused = policy.allows(incoming)
+        if refused is not None:
+            return refused
+        parsed = parse_command(incoming.text)
+        if parsed is not None and not meant_for_us(parsed, incoming):
+            return f"a command for @{parsed.target}"
+        if not policy.addressed(incoming, parsed.name if parsed else None):
+            return "not addressed to the bot (platforms.%s.require_mention)" % incoming.platform
+        return None
+
+    def access(self, platform: str) -> AccessPolicy:
+        if platform not in self._access:
+            config = self.gateway.config
+            self._access[platform] = AccessPolicy.from_section(config.platforms.get(platform), source=config.source,
+                                                               platform=platform)
+        return self._access[platform]
+
+    def _lane(self, incoming: Incoming) -> ChatLane:
+        key = (incoming.platform, incoming.chat_id, incoming.thread_id)
+        lane = self.lanes.get(key)
+        if lane is None:
+            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key))
+        return lane
+
+    def _forget(self, lane: ChatLane) -> None:
+        if self.lanes.get(lane.key) is lane:
+            del self.lanes[lane.key]
+
+    async def restore(self) -> None:
+        """Load the update ids a previous run saw (called once at gateway start)."""
+        self.seen.restore(await self.gateway.store.recent_updates(self.seen.window))
+
+    def _save_seen_soon(self) -> None:
+        """Save new update ids in one write per burst, beside the replies, never in the way of one."""
+        if self._saving is None or self._saving.done():
+            self._saving = asyncio.get_running_loop().create_task(self._save_seen())
+
+    async def _save_seen(self) -> None:
+        while self.seen.unsaved:
+            try:
+                await self.gateway.store.remember_updates(self.seen.take_unsaved())
+            except StoreError as exc:  # dedupe still works in memory; say so, at most once a minute
+                report_store_failure(self.gateway.store, log, "received update ids not saved", exc)
+                return
+            except Exception as exc:  # dedupe still works in memory; say so once per burst
+                log.warning("could not save received update ids: %s: %s", type(exc).__name__, exc)
+                return
+
+    # ---------------------------------------------------------------- answering
+
+    async def _answer(self, item: Item) -> Any:
+        from ..conversation import answer_turn, send_text
+
+        try:
+            if isinstance(item, TextTurn):
+                return await answer_turn(self.gateway, item.messages)
+            context = CommandContext(item.incoming, item.args, self, stopped_reply=item.stopped_reply)
+            text = await item.command.run(context)
+            if text:
+                return await send_text(self.gateway, item.incoming, text)
+            return None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # one chat's failure is logged, never the gateway's
+            first = item.messages[0] if isinstance(item, TextTurn) else item.incoming
+            log.error("%s: answering in chat %s failed: %s: %s", first.platform, first.chat_id,
+                      type(exc).__name__, exc)
+            return None
+
+    async def new_conversation(self, incoming: Incoming) -> None:
+        from ..store import ConversationKey
+
+        await self.gateway.store.new_conversation(ConversationKey(incoming.platform, incoming.chat_id,
+                                                                  incoming.thread_id))
+
+    # ---------------------------------------------------------------- stopping
+
+    @property
+    def busy_chats(self) -> int:
+        """Chats with a reply running or waiting."""
+        return len(self.lanes)
+
+    async def stop(self, grace: float) -> None:
+        """Stop receiving; running replies get ``grace`` seconds, then stop cleanly (no cursor left)."""
+        self.accepting = False
+        if self._admitter is not None:
+            await asyncio.gather(self._admitter, return_exceptions=True)
+        if self._saving is not None:
+            await asyncio.gather(self._saving, return_exceptions=True)
+        workers = {lane.worker for lane in self.lanes.values() if lane.worker is not None}
+        if not workers:
+            return
+        _, late = await asyncio.wait(workers, timeout=grace)
+        if late:
+            log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
+            for lane in list(self.lanes.values()):
+                lane.drop_queued()
+                lane.cancel_running(any_kind=True)
+                if lane.running_task is None and lane.worker is not None:
+                    lane.worker.cancel()  # waiting for a chat another replica holds: nothing here to finish
+            await asyncio.wait(late)
+
+
+def collect_commands(gateway: Any) -> dict[str, Command]:
+    """The built-in commands, then those plugins register (a plugin cannot replace a built-in).
+
+    The built-ins are the core's own, present whatever plugins are loaded:
+    ``/stop`` must work on every platform.
+    """
+    commands = {command.name: command for command in BUILTIN_COMMANDS}
+    for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
+        if command.name in commands:
+            log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)
+            continue
+        commands[command.name] = command
+    return commands

@@ -1,0 +1,257 @@
+"""The plugin manager: built-ins, entry points, and a registry of platforms.
+
+A plugin that fails to import, implements a hook that does not exist, or
+registers a platform without a stream hook that platform needs, is
+reported by name in one line and skipped; the gateway starts with the
+others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Iterable, TypeVar
+
+import pluggy
+
+from . import hookspecs
+from .platform import Platform
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+ENTRY_POINT_GROUP = "hermes_gateway"
+
+#: Built-in features are plugins too, registered exactly like third-party ones.
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "hermes_gateway._core.builtin.reference",
+    "hermes_gateway._core.builtin.tools",
+    "hermes_gateway._core.api_server.plugin",
+)
+
+STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end", "on_media")
+
+#: Why each stream hook is needed, by what a platform plugin declares. A plugin
+#: missing one would lose text silently (a tail never sent, a cursor left on screen).
+REQUIRED_STREAM_HOOKS: dict[str, str] = {
+    "on_stream_end": "every platform shows each message's final text with it",
+    "on_delta": "a platform that can edit (supports_edit) or appends (append_only) shows previews with it",
+    "on_media": "a platform that declares media=MediaLimits(...) sends attachments with it",
+}
+
+
+@dataclass(frozen=True)
+class PluginProblem:
+    """Why one plugin was skipped; shown by ``hermes-gateway plugins`` and logged at start."""
+
+    plugin: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"plugin {self.plugin!r} skipped: {self.message}"
+
+
+@dataclass
+class RegisteredPlatform:
+    """A platform and the plugin that serves it."""
+
+    platform: Platform
+    plugin: Any
+    plugin_name: str
+    origin: str
+
+
+@dataclass
+class Plugins:
+    """The loaded plugin manager plus what it learned while loading."""
+
+    pm: pluggy.PluginManager
+    problems: list[PluginProblem] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)
+    _platforms: dict[str, RegisteredPlatform] | None = None
+
+    def register(self, plugin: Any, name: str | None = None, origin: str = "direct") -> bool:
+        """Register one plugin object/module; report and skip it if it breaks the contract."""
+        name = name or _plugin_name(plugin)
+        unknown = _unknown_hooks(plugin)
+        if unknown:
+            self._problem(name, f"implements unknown hook(s) {', '.join(unknown)}; "
+                                f"known hooks: {', '.join(_spec_names())}")
+            return False
+        implemented = set(implemented_hooks(plugin))
+        missing = missing_stream_hook(implemented)
+        if missing:
+            self._problem(name, f"registers a platform but does not implement {missing} "
+                                f"({REQUIRED_STREAM_HOOKS[missing]})")
+            return False
+        try:
+            self.pm.register(plugin, name=name)
+        except (pluggy.PluginValidationError, ValueError) as exc:
+            self._problem(name, str(exc).splitlines()[0])
+            return False
+        self.origins[name] = origin
+        self._platforms = None
+        return True
+
+    def platforms(self) -> dict[str, RegisteredPlatform]:
+        """Every registered platform by name (collected once, then cached)."""
+        if self._platforms is None:
+            found: dict[str, RegisteredPlatform] = {}
+            for platform, impl in self.collect("register_platforms", Platform, "platform"):
+                if platform.append_only and not _implements(impl.plugin, "on_delta"):
+                    why = REQUIRED_STREAM_HOOKS["on_delta"]
+                    self._problem(impl.plugin_name, f"platform {platform.name!r} is append_only but the plugin "
+                                                    f"does not implement on_delta ({why})")
+                    continue
+                if platform.media is not None and not _implements(impl.plugin, "on_media"):
+                    why = REQUIRED_STREAM_HOOKS["on_media"]
+                    self._problem(impl.plugin_name, f"platform {platform.name!r} declares media but the plugin "
+                                                    f"does not implement on_media ({why})")
+                    continue
+                found[platform.name] = RegisteredPlatform(platform, impl.plugin, impl.plugin_name,
+                                                          self.origins.get(impl.plugin_name, "direct"))
+            self._platforms = found
+        return self._platforms
+
+    def platform(self, name: str) -> RegisteredPlatform:
+        platforms = self.platforms()
+        if name not in platforms:
+            known = ", ".join(sorted(platforms)) or "none"
+            raise KeyError(f"unknown platform {name!r} (known: {known})")
+        return platforms[name]
+
+    def collect(self, hook_name: str, kind: type[T], what: str) -> list[tuple[T, pluggy.HookImpl]]:
+        """Call a ``register_<thing>(register)`` hook plugin by plugin, in registration order.
+
+        Each item must be a ``kind`` with a ``name``; the first plugin to
+        register a name keeps it. A plugin whose hook raises, or registers
+        something else, is reported and skipped: it must not stop the gateway.
+        """
+        owners: dict[str, str] = {}
+        collected: list[tuple[T, pluggy.HookImpl]] = []
+        for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+            found: list[T] = []
+
+            def register(item: T) -> None:
+                if not isinstance(item, kind):
+                    raise TypeError(f"register() takes a hermes_gateway.{kind.__name__}, got {type(item).__name__}")
+                found.append(item)
+
+            try:
+                impl.function(register)
+            except Exception as exc:
+                self._problem(impl.plugin_name, f"{hook_name} failed: {exc}")
+                continue
+            for item in found:
+                name = getattr(item, "name")
+                if name in owners:
+                    self._problem(impl.plugin_name, f"{what} {name!r} is already registered by {owners[name]!r}")
+                    continue
+                owners[name] = impl.plugin_name
+                collected.append((item, impl))
+        return collected
+
+    def _problem(self, name: str, message: str) -> None:
+        problem = PluginProblem(name, message)
+        self.problems.append(problem)
+        log.warning("%s", problem)
+
+
+_installed: Plugins | None = None
+
+
+def installed_plugins() -> Plugins:
+    """The built-ins and every installed plugin, loaded once per process and shared.
+
+    Every command, the gateway and a script's ``AIAgent()`` see the same
+    plugin objects (a plugin configured at start-up is the one that sends),
+    and entry points are imported once. Tests that want their own set call
+    :func:`make_plugins`.
+    """
+    global _installed
+    if _installed is None:
+        _installed = make_plugins()
+    return _installed
+
+
+def make_plugins(*, builtins: Iterable[str] = BUILTIN_PLUGINS, load_entry_points: bool = True,
+                 extra: Iterable[Any] = ()) -> Plugins:
+    """Build a plugin manager with the built-ins, installed entry points and ``extra`` objects."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    plugins = Plugins(pm)
+    for module_name in builtins:
+        module = _import(plugins, module_name, module_name)
+        if module is not None:
+            plugins.register(module, name=module_name, origin="built-in")
+    if load_entry_points:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            dist = ep.dist.name if ep.dist else "?"
+            try:
+                obj = ep.load()
+            except Exception as exc:
+                plugins._problem(ep.name, f"failed to import {ep.value} ({type(exc).__name__}: {exc})")
+                continue
+            plugins.register(obj, name=ep.name, origin=f"entry point of {dist}")
+    for obj in extra:
+        plugins.register(obj)
+    return plugins
+
+
+def _import(plugins: Plugins, label: str, module_name: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except Exception as exc:
+        plugins._problem(label, f"failed to import {module_name} ({type(exc).__name__}: {exc})")
+        return None
+
+
+def _spec_names() -> list[str]:
+    return sorted(n for n, f in vars(hookspecs).items()
+                  if callable(f) and hasattr(f, f"{hookspecs.PROJECT}_spec"))
+
+
+def implemented_hooks(plugin: Any) -> list[str]:
+    """The hook names ``plugin`` implements (marked with ``hookimpl``), known or not."""
+    marker = f"{hookspecs.PROJECT}_impl"
+    names = []
+    for attr in dir(plugin):
+        if attr.startswith("_"):
+            continue
+        try:
+            value = getattr(plugin, attr)
+        except Exception:
+            continue
+        opts = getattr(value, marker, None)
+        if isinstance(opts, dict):
+            names.append(opts.get("specname") or attr)
+    return names
+
+
+def _implements(plugin: Any, hook_name: str) -> bool:
+    return hook_name in implemented_hooks(plugin)
+
+
+def _unknown_hooks(plugin: Any) -> list[str]:
+    known = set(_spec_names())
+    return [name for name in implemented_hooks(plugin) if name not in known]
+
+
+def missing_stream_hook(implemented: set[str]) -> str | None:
+    """The first stream hook a plugin registering platforms needs but lacks (None: complete)."""
+    if "register_platforms" not in implemented:
+        return None
+    if "on_stream_end" not in implemented:
+        return "on_stream_end"
+    if "supports_edit" in implemented and "on_delta" not in implemented:
+        return "on_delta"
+    return None
+
+
+def _plugin_name(plugin: Any) -> str:
+    if inspect.ismodule(plugin):
+        return plugin.__name__
+    return getattr(plugin, "__name__", None) or type(plugin).__name__
