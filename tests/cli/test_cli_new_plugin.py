@@ -39,7 +39,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     assert made.returncode == 0, made.stderr
     assert "pip install -e" in made.stdout
     prefix = root / "prefix"
-    pip = run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--prefix",
+    pip = run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--ignore-installed",
+               "--prefix",
                str(prefix), str(root / "acmechat")], env=env, cwd=root)
     assert pip.returncode == 0, pip.stderr
     site = Path(sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)}))
