@@ -143,7 +143,7 @@ class UploadRules:
                     params = json.loads(value)
                 except ValueError:
                     problem = problem or "payload_json is not JSON"
-            elif hasattr(value, "file") and key.startswith("files[") and key.endswith("]") \
+            elif isinstance(value, web.FileField) and key.startswith("files[") and key.endswith("]") \
                     and key[6:-1].isdigit():
                 files[int(key[6:-1])] = (value.filename or "", value.file.read())
             else:
