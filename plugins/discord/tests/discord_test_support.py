@@ -34,13 +34,10 @@ def section(api: Any, **keys: Any) -> dict[str, Any]:
     return {"token": TOKEN, "api_base_url": api.api_base_url, "gateway_url": api.gateway_url, **keys}
 
 
-def test_plugin(**kw: Any) -> DiscordPlugin:
+def plugin_for_tests(**kw: Any) -> DiscordPlugin:
     """The plugin with Discord's limits and a short wait for servers before READY."""
     kw.setdefault("guild_ready_timeout", 0.1)
     return DiscordPlugin(**kw)
-
-
-test_plugin.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 def runner_for(api: Any, *, fast: bool = True, start: bool = False, settings: dict[str, Any] | None = None,
@@ -51,7 +48,7 @@ def runner_for(api: Any, *, fast: bool = True, start: bool = False, settings: di
     ``start``: connect the gateway websocket too (what it receives lands in ``runner.received``);
     without, it only sends (logged in on the first call), as ``hermes-gateway ask`` runs it.
     """
-    return PlatformRunner(test_plugin(**kw), settings=settings if settings is not None else section(api),
+    return PlatformRunner(plugin_for_tests(**kw), settings=settings if settings is not None else section(api),
                           limits=FAST_LIMITS if fast else None, start=start)
 
 
@@ -67,5 +64,5 @@ def gateway_config(api: Any, *, tokens_per_second: float = 300, **discord: Any) 
 def gateway_for(api: Any, *, fast: bool = True, plugin: Any = None, config: dict[str, Any] | None = None,
                 **discord: Any) -> TestGateway:
     """The whole gateway with this plugin on the emulator (``async with`` it; ``.client("discord")`` is its client)."""
-    return TestGateway(config or gateway_config(api, **discord), plugin or test_plugin(),
+    return TestGateway(config or gateway_config(api, **discord), plugin or plugin_for_tests(),
                        limits=FAST_LIMITS if fast else None, shutdown_grace=0.5)

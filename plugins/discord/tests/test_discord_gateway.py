@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from discord_test_support import (BOT_ID, CURSOR, SECRET_PART, TOKEN, eventually, gateway_config, gateway_for,
-                                  runner_for, test_plugin)
+                                  plugin_for_tests, runner_for)
 from hermes_gateway import ConfigError, StartError, make_plugins
 from hermes_gateway.testing import TestGateway
 from hermes_discord.emulator import DiscordEmulator
@@ -165,7 +165,7 @@ async def test_a_token_discord_rejects_stops_start_up_with_one_line(caplog):
 ])
 async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
     with pytest.raises(ConfigError) as caught:
-        async with TestGateway({"platforms": {"discord": section}}, test_plugin()):
+        async with TestGateway({"platforms": {"discord": section}}, plugin_for_tests()):
             pass
     assert str(caught.value).startswith(f"(test config): {key}: ")
     assert "\n" not in str(caught.value) and "not-a-token-value" not in str(caught.value)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from discord_test_support import OFFLINE, test_plugin
+from discord_test_support import OFFLINE, plugin_for_tests
 from hermes_gateway import DeliveryError, StartError, Stream
 from hermes_gateway.testing import PlatformRunner, TestGateway
 
@@ -29,7 +29,7 @@ def test_building_a_client_does_not_import_the_sdk():
 
 async def test_without_the_sdk_a_send_fails_with_the_fix(monkeypatch):
     monkeypatch.setitem(sys.modules, "discord", None)  # "import discord" now raises ImportError
-    async with PlatformRunner(test_plugin(), settings=OFFLINE, start=False) as runner:
+    async with PlatformRunner(plugin_for_tests(), settings=OFFLINE, start=False) as runner:
         with pytest.raises(DeliveryError, match="pip install hermes-discord") as caught:
             await runner.client.on_delta(Stream(platform=runner.platform, chat_id="1"), None, "hi")
     assert not caught.value.retryable
@@ -38,6 +38,6 @@ async def test_without_the_sdk_a_send_fails_with_the_fix(monkeypatch):
 async def test_without_the_sdk_an_enabled_platform_stops_start_up_in_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "discord", None)
     with pytest.raises(StartError, match="platforms.discord: discord needs discord.py") as caught:
-        async with TestGateway({"platforms": {"discord": OFFLINE}}, test_plugin()):
+        async with TestGateway({"platforms": {"discord": OFFLINE}}, plugin_for_tests()):
             pass
     assert "\n" not in str(caught.value)

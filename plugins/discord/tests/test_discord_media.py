@@ -13,7 +13,8 @@ import logging
 import aiohttp
 import pytest
 
-from discord_test_support import SETTINGS, TOKEN, eventually, gateway_config, gateway_for, runner_for, test_plugin
+from discord_test_support import (SETTINGS, TOKEN, eventually, gateway_config, gateway_for, plugin_for_tests,
+                                  runner_for)
 from hermes_gateway import Media
 from hermes_gateway.testing import plugins_for
 from hermes_discord import DiscordPlugin
@@ -27,7 +28,7 @@ PNG_1x1 = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000
 def media_gateway(api, tmp_path, **tuning):
     """The whole gateway (its built-in tools included) on the emulator, media kept under ``tmp_path``."""
     config = {**gateway_config(api), "media": {"directory": str(tmp_path / "media")}}
-    return gateway_for(api, config=config, plugin=test_plugin(**tuning))
+    return gateway_for(api, config=config, plugin=plugin_for_tests(**tuning))
 
 
 def media_runner(api, **tuning):
