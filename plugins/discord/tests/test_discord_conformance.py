@@ -45,6 +45,10 @@ class DiscordHarness(Harness):
     async def inject_rate_limit(self, chat_id, retry_after):
         self.api.inject_rate_limit(chat_id, retry_after)
 
+    async def inject_edit_failure(self, chat_id):
+        """The next call into the channel (the final edit) meets Discord's edit limit: refused for good."""
+        self.api.fail_next(chat_id, 400, 30046, "Maximum number of edits to messages older than 1 hour reached.")
+
     def attachments(self, chat_id):
         return [(sent.filename, sent.data) for sent in self.api.channel(chat_id).uploads]
 
