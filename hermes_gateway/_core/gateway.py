@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from aiohttp import web
 
 from .config import Config
-from .errors import ConfigError
+from .errors import ConfigError, StartError
 from .plugins import Plugins, installed_plugins
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
@@ -46,8 +46,6 @@ log = logging.getLogger(__name__)
 CANCEL_ON_DISCONNECT = "_hermes_cancel_on_disconnect"
 
 
-class StartError(Exception):
-    """Something enabled in the config could not start; one line, shown by ``hermes-gateway run``."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -152,7 +150,7 @@ class Gateway:
                 registered = self.plugins.platform(name)
                 try:
                     await _maybe_await(client.start())
-                except (StartError, ConfigError):
+                except StartError:
                     raise
                 except Exception as exc:
                     raise StartError(f"platform {name} (plugin {registered.plugin_name}) failed to start: "

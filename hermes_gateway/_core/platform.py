@@ -96,7 +96,9 @@ class Platform:
     ``free_previews(stream)``: True when this stream's previews (``on_delta``)
     cost the chat nothing (a native draft a platform does not count): they
     take no token from the chat's budget and do not wait for one, though a
-    429 still blocks them. The bot-wide budget is still charged.
+    429 still blocks them. The bot-wide budget is still charged. A client
+    may define a ``free_previews(stream)`` method instead (an answer that
+    depends on its settings); it wins over this field.
 
     ``settings``: the dataclass type of the platform's ``platforms.<name>``
     section (see :func:`hermes_gateway.secret`); the core parses the section

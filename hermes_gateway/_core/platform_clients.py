@@ -38,7 +38,7 @@ def settings_for(platform: Platform, section: Any, *, source: str) -> Any:
 
 def make_client(registered: "RegisteredPlatform", settings: Any, context: PlatformContext) -> Any:
     """``factory(settings, context)``; afterwards the context mounts no more routes."""
-    from .gateway import StartError
+    from .errors import StartError
     from .plugins import implemented_hooks
 
     platform = registered.platform

@@ -106,14 +106,13 @@ class Plugins:
                     self._problem(impl.plugin_name, f"platform {platform.name!r} has no client and the plugin does "
                                                     f"not implement on_stream_end ({why})")
                     continue
-                if platform.client is not None:  # its client's methods are checked when it is built
-                    pass
-                elif platform.append_only and not _implements(impl.plugin, "on_delta"):
+                hook_only = platform.client is None  # a client's methods are checked when it is built
+                if hook_only and platform.append_only and not _implements(impl.plugin, "on_delta"):
                     why = REQUIRED_STREAM_HOOKS["on_delta"]
                     self._problem(impl.plugin_name, f"platform {platform.name!r} is append_only but the plugin "
                                                     f"does not implement on_delta ({why})")
                     continue
-                if platform.media is not None and not _implements(impl.plugin, "on_media"):
+                if hook_only and platform.media is not None and not _implements(impl.plugin, "on_media"):
                     why = REQUIRED_STREAM_HOOKS["on_media"]
                     self._problem(impl.plugin_name, f"platform {platform.name!r} declares media but the plugin "
                                                     f"does not implement on_media ({why})")

@@ -138,9 +138,16 @@ class PlatformRunner:
                 await self._server.cleanup()
                 self._server = None
 
-    def delivery(self, config: Config | None = None) -> Delivery:
-        """The real delivery core, sending through this client (one per call: fresh budgets)."""
-        return Delivery(self.plugins, config or Config(), clients=lambda name: self.client if name == self.name else None)
+    def delivery(self, config: Config | Mapping[str, Any] | None = None) -> Delivery:
+        """The real delivery core, sending through this client (one per call: fresh budgets).
+
+        ``config``: what the core reads (``media``, ``streaming`` ...), as a config.yaml mapping.
+        """
+        if config is None:
+            config = Config()
+        elif not isinstance(config, Config):
+            config = parse_config(dict(config), source="(test config)", env={})
+        return Delivery(self.plugins, config, clients=lambda name: self.client if name == self.name else None)
 
     def _receive(self, incoming: Incoming) -> "asyncio.Future[Any]":
         self.received.append(incoming)
@@ -157,8 +164,8 @@ class TestGateway:
 
     The config defaults to the demo model, an in-memory store and the
     listener on 127.0.0.1 port 0 (``url`` is where it listens, when
-    something mounted a route); the API server is off unless the config
-    enables it. ``limits`` as for :class:`PlatformRunner`, applied to every
+    something mounted a route); the built-in tools are loaded, the API
+    server only with ``api_server=True``. ``limits`` as for :class:`PlatformRunner`, applied to every
     plugin given.
     """
 
@@ -176,12 +183,15 @@ class TestGateway:
             api.setdefault("enabled", False)
         data["api_server"] = api
         self.config = parse_config(data, source="(test config)", env=dict(env or {}))
-        builtins = ("hermes_gateway._core.api_server.plugin",) if api_server else ()
+        builtins = ("hermes_gateway._core.builtin.tools",)  # the demo model's `tool: qr_code {...}` works
+        if api_server:
+            builtins += ("hermes_gateway._core.api_server.plugin",)
         loaded = make_plugins(builtins=builtins, load_entry_points=False,
                               extra=[with_limits(p, limits) for p in plugins])
         if loaded.problems:
             raise AssertionError(f"a plugin does not load: {loaded.problems[0]}")
         self._gateway = Gateway(self.config, loaded, shutdown_grace=shutdown_grace)
+        self._last_clients: dict[str, Any] = {}
 
     async def __aenter__(self) -> "TestGateway":
         await self.start()
@@ -191,7 +201,10 @@ class TestGateway:
         await self.stop()
 
     async def start(self) -> None:
-        await self._gateway.start()
+        try:
+            await self._gateway.start()
+        finally:
+            self._last_clients = dict(self._gateway.clients)
 
     async def stop(self) -> None:
         await self._gateway.stop()
@@ -207,11 +220,16 @@ class TestGateway:
 
     @property
     def accepting(self) -> bool:
+        """Whether messages are taken; set it False to see what a platform does while the gateway stops."""
         return self._gateway.accepting
 
+    @accepting.setter
+    def accepting(self, value: bool) -> None:
+        self._gateway.inbound.accepting = value
+
     def client(self, platform: str) -> Any:
-        """The running client of ``platform`` (None before start and after stop)."""
-        return self._gateway.clients.get(platform)
+        """The client of ``platform`` in this run (after a stop: the one that ran; None before the first start)."""
+        return self._gateway.clients.get(platform) or self._last_clients.get(platform)
 
     def receive(self, incoming: Incoming) -> "asyncio.Future[Any]":
         """A message arrives as if the platform had received it; the future completes with the reply."""

@@ -68,6 +68,14 @@ class PlatformHooks:
             result = await result
         return result
 
+    def free_previews(self) -> Callable[[Any], bool] | None:
+        """``free_previews(stream)`` of the running client when it defines one, else ``Platform.free_previews``.
+
+        A client's answer may depend on its settings (Telegram's drafts are free with ``charge_drafts: false``).
+        """
+        method = getattr(self._client(), "free_previews", None)
+        return method if callable(method) else self.platform.free_previews
+
     async def supports_edit(self, stream: Any) -> bool:
         self._refine(self._client())
         if not self.implements["on_delta"]:
