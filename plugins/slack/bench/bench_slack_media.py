@@ -18,24 +18,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from hermes_gateway import Media, RateBudget, Stream, Tool, make_plugins
-from hermes_gateway.testing import PlatformRunner
-from hermes_slack import SlackPlugin
+from hermes_gateway import Media, RateBudget, Stream
+from hermes_gateway.testing import PlatformRunner, builtin_tool
+from hermes_slack import plugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, SlackEmulator
 
 CHANNEL = "D0BENCH"
-UNPACED = SlackPlugin(limits={"budgets": {"default": RateBudget(rate=1e6, burst=10**6)}, "bot_budget": None})
-
-
-def qr_png(text: str) -> bytes:
-    """What the gateway's own qr_code tool makes of ``text``."""
-    tools = make_plugins(load_entry_points=False).collect("register_tools", Tool, "tool")
-    [qr_code] = [tool for tool, _ in tools if tool.name == "qr_code"]
-    return qr_code.function(text).media[0].data
+UNPACED = {"budgets": {"default": RateBudget(rate=1e6, burst=10**6)}, "bot_budget": None}
 
 
 async def main(calls: int) -> None:
-    png = qr_png("hello")
+    png = builtin_tool("qr_code").function("hello").media[0].data
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "qr.png"
         path.write_bytes(png)
@@ -44,7 +37,7 @@ async def main(calls: int) -> None:
             api.channel(CHANNEL, "im")
             settings = {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "api_base_url": api.base_url}
             timings: dict[str, list[float]] = {"text message (baseline)": [], "qr.png: files_upload_v2": []}
-            async with PlatformRunner(UNPACED, settings=settings, start=False) as slack:
+            async with PlatformRunner(plugin, settings=settings, limits=UNPACED, start=False) as slack:
                 client, platform = slack.client, slack.platform
                 await client.on_stream_end(Stream(platform=platform, chat_id=CHANNEL), None, "warm-up")
                 for _ in range(calls):

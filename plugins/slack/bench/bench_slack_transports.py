@@ -24,7 +24,7 @@ from typing import Any
 
 from hermes_gateway import RateBudget, StreamSettings
 from hermes_gateway.testing import PlatformRunner
-from hermes_slack import SlackPlugin, plugin
+from hermes_slack import plugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, START_STREAM_PER_MINUTE, SlackEmulator
 
 
@@ -48,15 +48,15 @@ async def one_reply(api: SlackEmulator, delivery: Any, channel: str, thread: str
 
 
 async def main(words: int, tps: float, replies: int, fast: bool) -> None:
-    unpaced = SlackPlugin(limits={"budgets": {"default": RateBudget(rate=1e6, burst=10**6)}, "bot_budget": None,
-                                  "edit_interval": 0.0})
+    unpaced = {"budgets": {"default": RateBudget(rate=1e6, burst=10**6)}, "bot_budget": None, "edit_interval": 0.0}
     for transport in ("native", "edit"):
         async with SlackEmulator(start_stream_per_minute=None if fast else START_STREAM_PER_MINUTE) as api:
             settings = {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "api_base_url": api.base_url,
                         **({"start_streams_per_minute": 10**6} if fast else {})}
             if transport == "edit":
                 api.start_stream_error = "missing_scope"
-            async with PlatformRunner(unpaced if fast else plugin, settings=settings, start=False) as slack:
+            async with PlatformRunner(plugin, settings=settings, limits=unpaced if fast else None,
+                                      start=False) as slack:
                 delivery = slack.delivery()
                 results = []
                 for n in range(replies):

@@ -11,11 +11,10 @@ gateway gets a client of its own.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable, Mapping
 
 import hermes_gateway
-from hermes_gateway import DeliveryError, Media, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import Platform, RateBudget
 
 from . import files
 from .client import SlackClient
@@ -41,28 +40,10 @@ PLATFORM = Platform(
 
 
 class SlackPlugin:
-    """Registers the Slack platform; everything else is the client's.
-
-    ``limits`` replaces fields of :data:`PLATFORM` (budgets, ``edit_interval``):
-    Slack's wire behaviour without Slack's pacing, for tests and benchmarks
-    against the emulator. (``hermes_gateway.testing.with_limits`` does the same
-    from outside, but its wrapper hides this plugin's ``on_media`` hook from
-    the core's loader, which still asks for it: see :meth:`on_media`.)
-    """
+    """Registers the Slack platform; that is its only hook (everything else is the client's)."""
 
     __name__ = "hermes_slack"
 
-    def __init__(self, limits: Mapping[str, Any] | None = None) -> None:
-        self.platform = dataclasses.replace(PLATFORM, **limits) if limits else PLATFORM
-
     @hermes_gateway.hookimpl
     def register_platforms(self, register: Callable[[Platform], Any]) -> None:
-        register(self.platform)
-
-    @hermes_gateway.hookimpl
-    def on_media(self, stream: Stream, media: Media) -> MessageRef:
-        """Only there because the core's plugin loader still asks the *plugin* for ``on_media`` when a
-        platform declares media, even one with a client (whose ``on_media`` is what is called). Reached
-        only when no client runs, and then says so, as the core does for text."""
-        raise DeliveryError("platform slack is not running (its client is built when the gateway starts)",
-                            retryable=False)
+        register(PLATFORM)

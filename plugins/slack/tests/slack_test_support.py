@@ -12,19 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_gateway import RateBudget, StreamSettings, Tool, make_plugins
+from hermes_gateway import RateBudget, StreamSettings
 from hermes_gateway.testing import eventually  # noqa: F401  (the tests import it from here)
 from hermes_gateway.testing import PlatformRunner, TestGateway
-from hermes_slack import SlackPlugin
+from hermes_slack import plugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET
 
 FAST = {"default": RateBudget(rate=200, burst=20)}
 FAST_BOT = RateBudget(rate=400, burst=40)
 #: Slack's platform with pacing no test waits for.
 LIMITS = {"budgets": FAST, "bot_budget": FAST_BOT, "edit_interval": 0.0}
-#: The plugin with those limits. (Not ``PlatformRunner(plugin, limits=LIMITS)``: the kit's wrapper hides the
-#: plugin's on_media hook, which the core's loader still asks for; see SlackPlugin.on_media.)
-FAST_PLUGIN = SlackPlugin(limits=LIMITS)
 SETTINGS = StreamSettings(enabled=True, edit_interval=0.02, min_tokens=2)
 CURSOR = " ▌"
 SECRETS = (BOT_TOKEN, APP_TOKEN, SIGNING_SECRET)
@@ -38,7 +35,7 @@ def section(api: Any, **slack: Any) -> dict[str, Any]:
 
 def runner(api: Any, *, start: bool = False, **slack: Any) -> PlatformRunner:
     """One Slack client built as the gateway builds it; receiving (auth.test, Socket Mode) only when ``start``."""
-    return PlatformRunner(FAST_PLUGIN, settings=section(api, **slack), start=start)
+    return PlatformRunner(plugin, settings=section(api, **slack), limits=LIMITS, start=start)
 
 
 def config(api: Any, *, tokens_per_second: float = 300, mode: str = "socket", **slack: Any) -> dict[str, Any]:
@@ -50,16 +47,9 @@ def config(api: Any, *, tokens_per_second: float = 300, mode: str = "socket", **
     }
 
 
-def gateway(api: Any, *others: Any, store: dict[str, Any] | None = None, **cfg: Any) -> TestGateway:
-    """A whole gateway with the Slack plugin (and ``others``) answering through the emulator ``api``."""
+def gateway(api: Any, *, store: dict[str, Any] | None = None, **cfg: Any) -> TestGateway:
+    """A whole gateway (the built-in tools included) answering Slack through the emulator ``api``."""
     data = config(api, **cfg)
     if store is not None:
         data["store"] = store
-    return TestGateway(data, FAST_PLUGIN, *others, shutdown_grace=0.5)
-
-
-def builtin_tool(name: str) -> tuple[Any, Tool]:
-    """The gateway's own plugin that registers the tool ``name`` (e.g. ``qr_code``), and that tool."""
-    loaded = make_plugins(load_entry_points=False)
-    [(tool, impl)] = [(t, i) for t, i in loaded.collect("register_tools", Tool, "tool") if t.name == name]
-    return impl.plugin, tool
+    return TestGateway(data, plugin, limits=LIMITS, shutdown_grace=0.5)

@@ -47,7 +47,7 @@ async def test_two_gateways_in_one_process_run_two_clients_that_share_nothing():
             assert (a.events.team_id, a.events.bot_user_id) == ("T0ONE", "U0ONE")
             assert (b.events.team_id, b.events.bot_user_id) == ("T0TWO", "U0TWO")
             assert a.outbound.native_refused and not b.outbound.native_refused
-        assert first.client("slack") is None and second.client("slack") is None, "closed with their gateway"
+        assert a.bolt is None and b.bolt is None, "each stopped receiving with its own gateway"
     assert one.screen("D0ONE") == [REPLY] and two.screen("D0TWO") == [REPLY]
     assert len(one.calls_to("chat.postMessage")) == 1 and one.calls_to("chat.update"), \
         "workspace one: posted and edited"

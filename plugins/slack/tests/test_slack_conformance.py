@@ -12,13 +12,14 @@ import pytest
 
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
 from hermes_slack.emulator import SlackEmulator
-from slack_test_support import FAST_PLUGIN, runner
+from hermes_slack import plugin
+from slack_test_support import runner
 
 
 class SlackHarness(Harness):
     platform = "slack"
     chat_id = "C0CONFORM"
-    plugin = FAST_PLUGIN
+    plugin = plugin
 
     async def start(self):
         self.api = SlackEmulator()

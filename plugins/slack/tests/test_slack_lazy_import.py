@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from hermes_gateway import ConfigError, DeliveryError, Stream
+from hermes_gateway import DeliveryError, StartError, Stream
 from hermes_gateway.testing import PlatformRunner, TestGateway
 from hermes_slack import plugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN
@@ -32,7 +32,7 @@ async def test_without_the_sdk_a_send_fails_with_the_fix(monkeypatch):
 
 async def test_without_the_sdk_an_enabled_platform_stops_start_up_in_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "slack_sdk.web.async_client", None)
-    with pytest.raises(ConfigError, match="platforms.slack: slack needs slack_sdk and slack-bolt") as caught:
+    with pytest.raises(StartError, match="platforms.slack: slack needs slack_sdk and slack-bolt") as caught:
         async with TestGateway({"platforms": {"slack": NOWHERE}}, plugin):
             pass
     assert "\n" not in str(caught.value)

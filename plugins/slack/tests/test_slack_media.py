@@ -15,13 +15,13 @@ import aiohttp
 import pytest
 
 from hermes_gateway import Config, Media
+from hermes_gateway.testing import builtin_tool
 from hermes_slack.emulator import BOT_TOKEN
 from hermes_slack.files import LIMITS, MAX_FILE_BYTES
-from slack_test_support import CURSOR, builtin_tool, eventually, gateway, runner
+from slack_test_support import CURSOR, eventually, gateway, runner
 
 QR_REPLY = "The tool qr_code returned: A QR code for 5 characters of text.\n[image: qr.png attached]"
-TOOLS, QR_CODE = builtin_tool("qr_code")   # the gateway's own tools plugin, and its qr_code tool
-PNG = QR_CODE.function("hello").media[0].data
+PNG = builtin_tool("qr_code").function("hello").media[0].data
 SHARE = "files.completeUploadExternal"
 
 
@@ -31,7 +31,7 @@ def settled(api, channel, thread, count):
 
 
 async def ask_for_a_qr_code(api, channel="C0TEAM"):
-    async with gateway(api, TOOLS, api_timeout=1.0):
+    async with gateway(api, api_timeout=1.0):
         await api.wait_connected()
         ts = await api.push_message(channel, '<@U0BOT> tool: qr_code {"text": "hello"}', kind="channel",
                                     user="U0BOB")

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 
-import pytest
 import yaml
 
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, SlackEmulator
@@ -84,9 +83,6 @@ async def test_ask_streams_one_reply_into_a_slack_channel(api, tmp_path):
     assert leaked(out + err) == []
 
 
-@pytest.mark.xfail(strict=True, reason="core: `hermes-gateway config` still masks by a list of key names "
-                                      "(cli/config_cmd.SECRET_KEYS), not by the platform's secret() fields, "
-                                      "so platforms.slack.app_token is shown in clear (issue 20, item 3)")
 def test_config_shows_no_secret_of_the_platform(tmp_path):
     """`hermes-gateway config` masks every secret field of SlackSettings, whatever the key is called."""
     path = write_config(tmp_path, "http://127.0.0.1:9/api/", mode="http",

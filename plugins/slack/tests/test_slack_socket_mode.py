@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway import ConfigError, make_plugins
+from hermes_gateway import ConfigError, StartError, make_plugins
 from hermes_gateway.testing import TestGateway
 from hermes_slack.emulator import SlackEmulator
-from slack_test_support import CURSOR, FAST_PLUGIN, SECRETS, config, eventually, gateway
+from hermes_slack import plugin
+from slack_test_support import CURSOR, SECRETS, config, eventually, gateway
 
 SENTENCE = "Every word of this reply travels from the model into the Slack thread."
 
@@ -182,11 +183,11 @@ async def test_only_allowed_users_are_answered(api):
 async def test_tokens_slack_rejects_stop_start_up_with_one_line(caplog):
     caplog.set_level(logging.DEBUG)
     async with SlackEmulator(bot_token="xoxb-9999999999-other-bot-entirely") as elsewhere:
-        with pytest.raises(ConfigError, match="platforms.slack.bot_token: a bot token Slack accepts") as caught:
+        with pytest.raises(StartError, match="platforms.slack.bot_token: a bot token Slack accepts") as caught:
             async with gateway(elsewhere):
                 pass
     async with SlackEmulator(app_token="xapp-1-A0OTHER-0000000-other-app-token") as elsewhere:
-        with pytest.raises(ConfigError, match="platforms.slack.app_token") as caught_app:
+        with pytest.raises(StartError, match="platforms.slack.app_token") as caught_app:
             async with gateway(elsewhere):
                 pass
     for secret in SECRETS:
@@ -209,7 +210,7 @@ async def test_tokens_slack_rejects_stop_start_up_with_one_line(caplog):
 ])
 async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
     with pytest.raises(ConfigError) as caught:
-        async with TestGateway({"platforms": {"slack": section}}, FAST_PLUGIN):
+        async with TestGateway({"platforms": {"slack": section}}, plugin):
             pass
     assert str(caught.value).startswith(f"(test config): {key}: ")
     assert "\n" not in str(caught.value) and "not-a-token-value" not in str(caught.value)
@@ -217,7 +218,7 @@ async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
 
 async def test_a_disabled_platform_is_left_alone(api):
     async with TestGateway({"platforms": {"slack": {"enabled": False, "bot_token": "whatever"}}},
-                           FAST_PLUGIN) as running:
+                           plugin) as running:
         assert running.started_platforms == [] and running.url is None and running.client("slack") is None
     assert api.calls == []
 
