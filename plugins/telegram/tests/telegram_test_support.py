@@ -74,3 +74,8 @@ def spy_on_receive(gateway: TestGateway) -> tuple[list[Any], list[Any]]:
         return replies[-1]
     context.receive = spy
     return seen, replies
+
+
+def delivery_for(runner: PlatformRunner, config: dict[str, Any] | None = None) -> Any:
+    """The real delivery core sending through the runner's client (fresh budgets each call)."""
+    return runner.delivery(config)
