@@ -237,7 +237,7 @@ class TelegramClient(PlatformClient):
         message (in the new chat, after a move) and later calls for it edit that one. Any other
         failed edit fails the call: the core decides (retry, keep what it shows, send anew).
         """
-        self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
+        self.bot  # noqa: B018 - no SDK: the DeliveryError that says how to fix it
         from .formatting import render
 
         replaced: dict[str, MessageRef] = stream.state.setdefault("replaced", {})
@@ -320,7 +320,7 @@ class TelegramClient(PlatformClient):
         A chat the bot can no longer reach (blocked, removed, not found) ends the reply: the rest of
         its calls fail at once, without reaching Telegram.
         """
-        self.bot  # noqa: B018 - not configured, or no SDK: the DeliveryError that says how to fix it
+        self.bot  # noqa: B018 - no SDK: the DeliveryError that says how to fix it
         from telegram import error as tg
 
         gone = stream.state.get("gone")
