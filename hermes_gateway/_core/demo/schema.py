@@ -86,8 +86,10 @@ def _object(schema: Mapping[str, Any], root: Mapping[str, Any], text: str, depth
     if not isinstance(properties, Mapping):
         return {}
     required = schema.get("required")
-    names = list(properties) if not isinstance(required, list) or schema.get("additionalProperties") is False \
-        else [n for n in required if n in properties] or list(properties)
+    if isinstance(required, list):
+        names = [n for n in required if isinstance(n, str) and n in properties]
+    else:  # nothing required: every property near the top, none deeper (a recursive schema ends)
+        names = list(properties) if depth < 4 else []
     out: dict[str, Any] = {}
     for name in names:
         if budget.left <= 0:
