@@ -320,7 +320,8 @@ def _image_part(url: Any, detail: Any, where: str, vision: bool) -> dict[str, An
         raise bad_request(f"{where} is an image, but the gateway's model does not take images (model.vision is "
                           "false); send text only.", where, "images_not_supported")
     if not isinstance(url, str) or _IMAGE_URL.match(url) is None:
-        raise bad_request(f"{where}: the image must be a data:image/...;base64 URL or an http(s) URL.", where)
+        raise bad_request(f"{where}: the image must be a data:image/...;base64 URL or an http(s) URL.",
+                          f"{where}.image_url")
     if detail is not None and detail not in ("auto", "low", "high"):
         raise bad_request(f"{where}.detail must be auto, low or high.", f"{where}.detail")
     image: dict[str, Any] = {"url": url}
