@@ -62,7 +62,7 @@ NO_OPTIONS = TurnOptions()
 def chat_body(options: TurnOptions, gateway_tools: list[dict[str, Any]]) -> dict[str, Any]:
     """The fields ``options`` adds to a Chat Completions request (tools included)."""
     out: dict[str, Any] = dict(options.body)
-    tools = [*gateway_tools, *options.client_tools]
+    tools = [*options.client_tools, *gateway_tools]  # the client's first: what it offered is what it cares about
     if tools:
         out["tools"] = tools
     if options.tool_choice is not None:
@@ -90,7 +90,7 @@ def responses_body(options: TurnOptions, gateway_tools: list[dict[str, Any]]) ->
         out.setdefault("text", {})["verbosity"] = options.body["verbosity"]
     if options.body.get("reasoning_effort") is not None:
         out["reasoning"] = {"effort": options.body["reasoning_effort"]}
-    tools = [*gateway_tools, *(flat_tool(t) for t in options.client_tools)]
+    tools = [*(flat_tool(t) for t in options.client_tools), *gateway_tools]
     if tools:
         out["tools"] = tools
     choice = options.tool_choice
