@@ -3,8 +3,8 @@
 The Chat Completions ``message`` (text, the client's tool calls, exposed
 reasoning), a page of ``GET /v1/responses/{id}/input_items`` (OpenAI's
 ``limit``/``order``/``after`` paging), and the conversation-store key an
-API conversation is recorded under, so ``hermes-gateway history`` lists
-it beside the chats.
+API conversation is recorded under (platform ``api``), so ``hermes-gateway
+history`` lists it beside the chats.
 """
 
 from __future__ import annotations
@@ -51,17 +51,17 @@ def input_items_page(items: Sequence[dict[str, Any]], query: Mapping[str, str]) 
             "last_id": page[-1]["id"] if page else None, "has_more": len(ordered) > len(page)}
 
 
-def record_key(kind: str, *what: Any) -> ConversationKey:
-    """Where an API conversation is recorded: Responses under the chain's first response id; Chat Completions
-    (which resend the whole conversation) under a fingerprint of its first messages."""
-    if kind == "responses":
-        return ConversationKey(PLATFORM, str(what[0]))
-    history, message = what
+def record_key(history: Sequence[dict[str, Any]], message: Any, owner: str | None = None) -> ConversationKey:
+    """Where an API conversation is recorded: under a fingerprint of its instructions and first user message,
+    which a client resending the growing conversation (Chat Completions, stateless Responses) sends every time.
+    (A ``previous_response_id`` chain keeps the key of its first response.) Two API keys sending the same
+    first message are two conversations: ``owner`` is part of the fingerprint."""
     first: list[Any] = []  # the instructions and the first user message: the same in every later request
     for m in (*history, *([{"role": "user", "content": message}] if message is not None else ())):
         if m.get("role") in ("system", "developer", "user"):
             first.append(m)
         if m.get("role") == "user":
             break
-    digest = hashlib.sha256(json.dumps(first, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    return ConversationKey(PLATFORM, f"chat-{digest.hexdigest()[:16]}")
+    digest = hashlib.sha256(json.dumps([owner, first], sort_keys=True, ensure_ascii=False)
+                            .encode("utf-8", "surrogatepass"))
+    return ConversationKey(PLATFORM, f"conv-{digest.hexdigest()[:16]}")

@@ -36,7 +36,7 @@ from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, render_media
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
 from .progress import wants_progress
-from .replies import chat_message, input_items_page, record_key
+from .replies import PLATFORM, chat_message, input_items_page, record_key
 from .responses_stream import ResponseShape, final_status, write_responses_stream
 from .sse import SSEWriter
 from ..store.base import ConversationKey, StoreError
@@ -252,7 +252,7 @@ class ApiServer:
             media = await self._render_media(request, end.media)
             text = end.raw if verbatim else end.reply
             message = chat_message(text + media.tail(text), end.tool_calls, reasoning)
-            await self._record_chat(turn, end, text)
+            await self._record_chat(turn, end, text, self._owner(request))
             return web.json_response({
                 "id": chunks.completion_id, "object": "chat.completion", "created": chunks.created,
                 "model": turn.model,
@@ -269,7 +269,7 @@ class ApiServer:
                                     render_media=lambda items: self._render_media(request, items),
                                     verbatim=verbatim, client_tools=turn.options.client_tool_names)
             if outcome.ok and outcome.end is not None:
-                await self._record_chat(turn, outcome.end, outcome.text)
+                await self._record_chat(turn, outcome.end, outcome.text, self._owner(request))
             else:
                 self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
@@ -291,7 +291,9 @@ class ApiServer:
         shape = ResponseShape(f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}", turn.model,
                               instructions=turn.instructions, previous_response_id=turn.previous_response_id,
                               store=turn.store, options=turn.options)
-        chain = (earlier.response.get(CHAIN) or turn.previous_response_id) if earlier is not None else shape.response_id
+        # the conversation-store key: the chain's, else one a client resending the whole input keeps hitting
+        chain = (earlier.response.get(CHAIN) or turn.previous_response_id) if earlier is not None \
+            else record_key(turn.history, turn.message, owner).chat_id
         verbatim = turn.options.structured
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
@@ -351,7 +353,7 @@ class ApiServer:
                         owner: str | None, reply: str | None = None, *, chain: str | None = None) -> None:
         """Store the response and its conversation: what came before, then the turn as the agent recorded it
         (the user message, tool calls and results, the reply), and the turn in the conversation store under
-        the chain's first response id (``hermes-gateway history`` lists it). The reply already went out: a
+        the chain's key (``hermes-gateway history`` lists it). The reply already went out: a
         store that fails costs a warning in the log, not the reply."""
         if not turn.store:
             return
@@ -359,18 +361,18 @@ class ApiServer:
         kept = {**final, INPUT_ITEMS: turn.input_items, CHAIN: chain or shape.response_id}
         try:
             await self.store.put(shape.response_id, kept, [*turn.conversation, *this_turn], owner)
-            await self.store.backend.record_turn(record_key("responses", chain or shape.response_id),
+            await self.store.backend.record_turn(ConversationKey(PLATFORM, chain or shape.response_id),
                                                  _with_input(turn, this_turn))
         except StoreError as exc:
             log.warning("response %s was not stored: %s", shape.response_id, exc)
 
-    async def _record_chat(self, turn: TurnInput, end: TurnEnd, reply: str) -> None:
+    async def _record_chat(self, turn: TurnInput, end: TurnEnd, reply: str, owner: str | None) -> None:
         """A Chat Completions turn with ``store: true``, kept in the conversation store under the
         conversation's first message (a client resending the growing conversation adds to the same one)."""
         if not turn.record:
             return
         try:
-            await self.store.backend.record_turn(record_key("chat", turn.history, turn.message),
+            await self.store.backend.record_turn(record_key(turn.history, turn.message, owner),
                                                  _with_input(turn, _this_turn(turn, end, reply)))
         except StoreError as exc:
             log.warning("a chat completion was not recorded: %s", exc)
