@@ -315,15 +315,17 @@ def _tool_calls(calls: Any, where: str) -> list[dict[str, Any]]:
 _IMAGE_URL = re.compile(r"(?:data:image/[A-Za-z0-9.+-]+;base64,|https?://)", re.IGNORECASE)
 
 
-def _image_part(url: Any, detail: Any, where: str, vision: bool) -> dict[str, Any]:
+def _image_part(url: Any, detail: Any, where: str, vision: bool, inner: str) -> dict[str, Any]:
+    """One image part, Chat Completions shaped; ``inner`` is where its url and detail sit inside the part
+    (``image_url.`` in Chat Completions, nothing in Responses), for the param a 400 names."""
     if not vision:
         raise bad_request(f"{where} is an image, but the gateway's model does not take images (model.vision is "
                           "false); send text only.", where, "images_not_supported")
     if not isinstance(url, str) or _IMAGE_URL.match(url) is None:
         raise bad_request(f"{where}: the image must be a data:image/...;base64 URL or an http(s) URL.",
-                          f"{where}.image_url")
+                          f"{where}.{inner}url" if inner else f"{where}.image_url")
     if detail is not None and detail not in ("auto", "low", "high"):
-        raise bad_request(f"{where}.detail must be auto, low or high.", f"{where}.detail")
+        raise bad_request(f"{where}.{inner}detail must be auto, low or high.", f"{where}.{inner}detail")
     image: dict[str, Any] = {"url": url}
     if detail is not None:
         image["detail"] = detail
@@ -353,12 +355,12 @@ def _parts_content(content: Any, where: str, text_types: tuple[str, ...], vision
                 image = {"url": image}
             if not isinstance(image, dict):
                 raise bad_request(f"{at}.image_url must be an object with a url.", f"{at}.image_url")
-            parts.append(_image_part(image.get("url"), image.get("detail"), at, vision))
+            parts.append(_image_part(image.get("url"), image.get("detail"), at, vision, "image_url."))
         elif kind == "input_image":
             if part.get("file_id") is not None:
                 raise bad_request(f"{at}.file_id is not supported (the gateway has no file store); send image_url.",
                                   f"{at}.file_id")
-            parts.append(_image_part(part.get("image_url"), part.get("detail"), at, vision))
+            parts.append(_image_part(part.get("image_url"), part.get("detail"), at, vision, ""))
         else:
             raise bad_request(f"{at}.type {_show(kind)} is not supported; only text and image parts "
                               f"({', '.join((*text_types, *image_types))}) are.", f"{at}.type")
