@@ -237,8 +237,13 @@ def _has_content(content: str | list[dict[str, Any]]) -> bool:
     return any(p.get("type") != "text" or p.get("text", "").strip() for p in content)
 
 
-def _check_tool_results(history: list[dict[str, Any]], where: str) -> None:
-    """A tool result must answer a call of the assistant message before it (the upstream refuses otherwise)."""
+def _check_tool_results(history: list[dict[str, Any]], where: str, first: int = 0) -> None:
+    """A tool result must answer a call of the assistant message before it (the upstream refuses otherwise).
+
+    Messages before ``first`` came from an earlier response (``previous_response_id``): the index a 400
+    names counts from there. Responses name the item's ``call_id``, Chat Completions the ``tool_call_id``.
+    """
+    key = "tool_call_id" if where == "messages" else "call_id"
     calls: set[str] = set()
     for i, message in enumerate(history):
         role = message["role"]
@@ -246,8 +251,9 @@ def _check_tool_results(history: list[dict[str, Any]], where: str) -> None:
             calls = {c["id"] for c in message.get("tool_calls") or ()}
         elif role == "tool":
             if message["tool_call_id"] not in calls:
-                raise bad_request(f"{where}[{i}] answers tool call {_show(message['tool_call_id'])}, which no "
-                                  "earlier assistant message made.", f"{where}[{i}].tool_call_id")
+                at = f"{where}[{i - first}]" if i >= first else where
+                raise bad_request(f"{at} answers tool call {_show(message['tool_call_id'])}, which no "
+                                  "earlier assistant message made.", f"{at}.{key}")
         else:
             calls = set()
 
@@ -398,7 +404,10 @@ def parse_responses_request(body: dict[str, Any], *, models: tuple[str, ...], de
     input_items = _input_items(body["input"], vision)
     items = _as_messages(input_items)
     conversation = earlier + items
-    _check_tool_results(conversation, "input")
+    if len(items) == len(input_items):  # (items and input items line up: calls were not merged)
+        _check_tool_results(conversation, "input", len(earlier))
+    else:
+        _check_tool_results(conversation, "input", len(conversation))
     last = items[-1]
     if last["role"] == "tool":  # the client's function_call_output items: the turn continues from them
         message = None
