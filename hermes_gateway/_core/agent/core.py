@@ -307,7 +307,8 @@ class AIAgent:
         raw = turn.raw()
         yield TurnEnd(reply=postprocess_reply(raw, starts_open=starts_open), raw=raw, interrupted=interrupted,
                       error=error, usage=turn.usage, messages=new_messages, media=tuple(media),
-                      tool_calls=tuple(c.as_message() for c in client_calls), finish_reason=finish_reason)
+                      tool_calls=tuple(c.as_message() for c in client_calls) if client_calls else (),
+                      finish_reason=finish_reason)
 
     def _initial_messages(self, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
         messages = [dict(m) for m in history or ()]

@@ -15,6 +15,7 @@ the gateway's tools keep running server-side.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 #: Chat Completions fields forwarded to the upstream as they are (already validated by the API server).
@@ -44,7 +45,7 @@ class TurnOptions:
     tool_choice: Any = None
     parallel_tool_calls: bool | None = None
 
-    @property
+    @cached_property  # (a frozen dataclass still has a __dict__ for it)
     def client_tool_names(self) -> frozenset[str]:
         return frozenset(t["function"]["name"] for t in self.client_tools)
 

@@ -173,7 +173,9 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     outcome.usage = total_usage(reports, end)
     if outcome.ok:
         assert end is not None
-        tail = chunks.tool_calls(end.tool_calls) + chunks.finish(end.finish_reason)
+        tail = chunks.finish(end.finish_reason)
+        if end.tool_calls:
+            tail = chunks.tool_calls(end.tool_calls) + tail
         if include_usage:
             tail += chunks.usage(outcome.usage)
     else:

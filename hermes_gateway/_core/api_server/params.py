@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping
 
-from ..agent.options import TurnOptions
+from ..agent.options import NO_OPTIONS, TurnOptions
 from .client_tools import check_parallel, check_tool_choice, check_tools
 from .errors import bad_request
 from .schemas import check_schema, check_schema_name
@@ -66,8 +66,22 @@ MAX_METADATA = 16
 MAX_LOGIT_BIAS = 1024
 
 
+#: Every key the two functions below read: a body with none of them (most requests) costs one set operation.
+_COMMON_KEYS = ("temperature", "top_p", "user", "prompt_cache_key", "safety_identifier", "prompt_cache_retention",
+                "service_tier", "metadata", "tools", "tool_choice", "parallel_tool_calls")
+#: (``_check_common_params`` in validation reads a few more, listed here too: max_output_tokens, penalties.)
+CHAT_KEYS = frozenset((*_COMMON_KEYS, *CHAT_REFUSED, "max_tokens", "max_completion_tokens", "presence_penalty",
+                       "frequency_penalty", "seed", "stop", "logit_bias", "reasoning_effort", "verbosity",
+                       "response_format", "store", "max_output_tokens"))
+RESPONSES_KEYS = frozenset((*_COMMON_KEYS, *RESPONSES_REFUSED, "max_output_tokens", "truncation", "reasoning", "text",
+                            "stream_options", "max_tokens", "max_completion_tokens", "presence_penalty",
+                            "frequency_penalty"))
+
+
 def chat_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) -> TurnOptions:
     """Check a Chat Completions body's model parameters; the options the agent forwards."""
+    if CHAT_KEYS.isdisjoint(body):
+        return NO_OPTIONS
     _refuse(body, CHAT_REFUSED)
     forwarded = _common(body)
     _put_int(body, forwarded, "max_tokens")
@@ -99,6 +113,8 @@ def chat_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) -> Turn
 
 def responses_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) -> TurnOptions:
     """Check a Responses body's model parameters; the options, in Chat Completions terms."""
+    if RESPONSES_KEYS.isdisjoint(body):
+        return NO_OPTIONS
     _refuse(body, RESPONSES_REFUSED)
     forwarded = _common(body)
     limit = body.get("max_output_tokens")

@@ -35,7 +35,7 @@ from .guards import RequestGuard
 from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, render_media
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
-from .progress import wants_progress
+from .progress import FIELD as PROGRESS_FIELD, HEADER as PROGRESS_HEADER, wants_progress
 from .replies import PLATFORM, chat_message, input_items_page, record_key
 from .responses_stream import ResponseShape, final_status, write_responses_stream
 from .sse import SSEWriter
@@ -54,7 +54,8 @@ KEY_INDEX: Any = web.RequestKey("hermes_api_key_index", object) if hasattr(web, 
 class Agent(Protocol):
     """The part of ``hermes_gateway._core.agent.AIAgent`` the API server uses."""
 
-    def astream(self, message: Any, history: list[dict] | None = ..., options: Any = ...) -> Any: ...
+    def astream(self, message: Any, history: list[dict] | None = ..., options: Any = ...) -> Any:
+        """One turn's events; ``options``: the request's ``TurnOptions`` (model parameters, client tools)."""
 
     def interrupt(self) -> None: ...
 
@@ -238,13 +239,15 @@ class ApiServer:
         started = asyncio.get_running_loop().time()
         body = await read_json_body(request, self.cfg.max_body_bytes)
         agent = self.agent_factory()
-        turn = parse_chat_request(body, models=self.models, gateway_tools=_tool_names(agent), vision=self.vision)
-        progress = wants_progress(body, request.headers, self.cfg.tool_progress_events)
+        turn = parse_chat_request(body, models=self.models, vision=self.vision,
+                                  gateway_tools=_tool_names(agent) if "tools" in body else NO_TOOLS)
+        progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
+            request.headers else wants_progress(body, request.headers, self.cfg.tool_progress_events)
         self._refuse_while_closing()
         if turn.stream:
             self._refuse_over_stream_cap()
         chunks = ChatChunks(f"chatcmpl-{uuid.uuid4().hex}", turn.model)
-        verbatim = turn.options.structured
+        verbatim = turn.options is not NO_OPTIONS and turn.options.structured
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
             reasoning = split_reasoning(end.raw, starts_open=_starts_open(agent))[0] \
@@ -252,7 +255,8 @@ class ApiServer:
             media = await self._render_media(request, end.media)
             text = end.raw if verbatim else end.reply
             message = chat_message(text + media.tail(text), end.tool_calls, reasoning)
-            await self._record_chat(turn, end, text, self._owner(request))
+            if turn.record:
+                await self._record_chat(turn, end, text, self._owner(request))
             return web.json_response({
                 "id": chunks.completion_id, "object": "chat.completion", "created": chunks.created,
                 "model": turn.model,
@@ -262,14 +266,16 @@ class ApiServer:
             })
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
-            outcome = await write_chat_stream(sse, _events(agent, turn), chunks,
+            events = agent.astream(turn.message, history=turn.history, options=turn.options)
+            outcome = await write_chat_stream(sse, events, chunks,
                                     include_usage=turn.include_usage, tool_progress=progress,
                                     starts_open=_starts_open(agent), expose_reasoning=self.cfg.expose_reasoning,
                                     on_text=self._text_counter(started, request), shutting_down=lambda: self.closing,
                                     render_media=lambda items: self._render_media(request, items),
                                     verbatim=verbatim, client_tools=turn.options.client_tool_names)
             if outcome.ok and outcome.end is not None:
-                await self._record_chat(turn, outcome.end, outcome.text, self._owner(request))
+                if turn.record:
+                    await self._record_chat(turn, outcome.end, outcome.text, self._owner(request))
             else:
                 self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
@@ -281,10 +287,12 @@ class ApiServer:
         earlier_id = body.get("previous_response_id")
         earlier = await self._stored(earlier_id, owner)
         agent = self.agent_factory()
-        turn = parse_responses_request(body, models=self.models, gateway_tools=_tool_names(agent), vision=self.vision,
-                                       conversation_of=lambda response_id: None if earlier is None
+        turn = parse_responses_request(body, models=self.models,
+                                       gateway_tools=_tool_names(agent) if "tools" in body else NO_TOOLS,
+                                       vision=self.vision, conversation_of=lambda response_id: None if earlier is None
                                        else list(earlier.conversation))
-        progress = wants_progress(body, request.headers, self.cfg.tool_progress_events)
+        progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
+            request.headers else wants_progress(body, request.headers, self.cfg.tool_progress_events)
         self._refuse_while_closing()
         if turn.stream:
             self._refuse_over_stream_cap()
@@ -294,7 +302,7 @@ class ApiServer:
         # the conversation-store key: the chain's, else one a client resending the whole input keeps hitting
         chain = (earlier.response.get(CHAIN) or turn.previous_response_id) if earlier is not None \
             else record_key(turn.history, turn.message, owner).chat_id
-        verbatim = turn.options.structured
+        verbatim = turn.options is not NO_OPTIONS and turn.options.structured
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
             media = await self._render_media(request, end.media)
@@ -309,7 +317,7 @@ class ApiServer:
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
             outcome, final = await write_responses_stream(
-                sse, _events(agent, turn), shape,
+                sse, agent.astream(turn.message, history=turn.history, options=turn.options), shape,
                 tool_progress=progress, on_text=self._text_counter(started, request),
                 shutting_down=lambda: self.closing, starts_open=_starts_open(agent),
                 render_media=lambda items: self._render_media(request, items), verbatim=verbatim)
@@ -398,7 +406,8 @@ class ApiServer:
         reports: list[UsageReport] = []
         end: TurnEnd | None = None
         try:
-            async with contextlib.aclosing(_events(agent, turn)) as events:
+            events = agent.astream(turn.message, history=turn.history, options=turn.options)
+            async with contextlib.aclosing(events) as events:
                 async for event in events:
                     if isinstance(event, TurnEnd):
                         end = event
@@ -488,15 +497,11 @@ def _public(response: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in response.items() if k not in (INPUT_ITEMS, CHAIN)}
 
 
-def _events(agent: Agent, turn: TurnInput) -> Any:
-    """The agent's events for ``turn`` (its options passed only when there are any: simple agents take none)."""
-    if turn.options is NO_OPTIONS:
-        return agent.astream(turn.message, history=turn.history)
-    return agent.astream(turn.message, history=turn.history, options=turn.options)
+NO_TOOLS: frozenset[str] = frozenset()
 
 
 def _tool_names(agent: Agent) -> frozenset[str]:
-    """The gateway's own tools (a client's tool may not take one of their names)."""
+    """The gateway's own tools, which a client's tool may not be named like (looked up only when it sends tools)."""
     return frozenset(getattr(agent, "tools", None) or ())
 
 

@@ -27,7 +27,7 @@ from aiohttp.web_protocol import RequestPayloadError
 from ..agent.options import NO_OPTIONS, TurnOptions
 from ..config import Config
 from .errors import ApiError, bad_request
-from .params import chat_options, responses_options
+from .params import CHAT_KEYS, RESPONSES_KEYS, chat_options, responses_options
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
 RESPONSE_ROLES = ("system", "developer", "user", "assistant")
@@ -53,7 +53,7 @@ class TurnInput:
     store: bool = True
     conversation: list[dict[str, Any]] = field(default_factory=list)  # history without instructions (Responses)
     options: TurnOptions = NO_OPTIONS
-    input_items: list[dict[str, Any]] = field(default_factory=list)
+    input_items: list[dict[str, Any]] | tuple[()] = ()
     record: bool = False
 
 
@@ -197,11 +197,14 @@ def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default
         if usage is not None and not isinstance(usage, bool):
             raise bad_request("stream_options.include_usage must be a boolean.", "stream_options.include_usage")
         include_usage = bool(usage)
-    _check_common_params(body)
-    turn_options = chat_options(body, gateway_tools)
-    record = body.get("store")
-    if record is not None and not isinstance(record, bool):
-        raise bad_request("store must be a boolean.", "store")
+    if CHAT_KEYS.isdisjoint(body):  # most requests set no model parameter: nothing more to look at
+        turn_options, record = NO_OPTIONS, None
+    else:
+        _check_common_params(body)
+        turn_options = chat_options(body, gateway_tools)
+        record = body.get("store")
+        if record is not None and not isinstance(record, bool):
+            raise bad_request("store must be a boolean.", "store")
     n = body.get("n")
     if n is not None and (not _is_int(n) or n != 1):
         raise bad_request("Only n=1 is supported: the gateway's agent produces one reply per turn.", "n")
@@ -216,19 +219,22 @@ def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default
         raise bad_request(f"The request has {len(messages)} messages; the gateway takes at most {MAX_MESSAGES} "
                           "in one request.", "messages", "too_many_messages")
     history = [_chat_message(m, i, vision) for i, m in enumerate(messages)]
-    _check_tool_results(history, "messages")
     last = history[-1]
-    where = f"messages[{len(messages) - 1}]"
-    if last["role"] == "tool":  # the client ran its tools: the turn continues from their results
+    role = last["role"]
+    if role == "tool" or len(history) > 1:
+        _check_tool_results(history, "messages")
+    if role == "tool":  # the client ran its tools: the turn continues from their results
         return TurnInput(message=None, history=history, stream=stream, model=model, include_usage=include_usage,
-                         options=turn_options, record=bool(record))
-    if last["role"] != "user":
-        raise bad_request(f"The last message must have role 'user' or 'tool' (it is {last['role']!r}): the "
-                          "gateway's agent answers a user message or continues from tool results.", f"{where}.role")
-    if not _has_content(last["content"]):
-        raise bad_request("The last user message is empty.", f"{where}.content")
-    return TurnInput(message=last["content"], history=history[:-1], stream=stream, model=model,
-                     include_usage=include_usage, options=turn_options, record=bool(record))
+                         options=turn_options, record=record is True)
+    if role != "user":
+        raise bad_request(f"The last message must have role 'user' or 'tool' (it is {role!r}): the gateway's agent "
+                          "answers a user message or continues from tool results.",
+                          f"messages[{len(messages) - 1}].role")
+    content = last["content"]
+    if not (content.strip() if type(content) is str else _has_content(content)):
+        raise bad_request("The last user message is empty.", f"messages[{len(messages) - 1}].content")
+    return TurnInput(message=content, history=history[:-1], stream=stream, model=model,
+                     include_usage=include_usage, options=turn_options, record=record is True)
 
 
 def _has_content(content: str | list[dict[str, Any]]) -> bool:
@@ -272,10 +278,15 @@ def _chat_message(message: Any, i: int, vision: bool = True) -> dict[str, Any]:
             raise bad_request(f"{where}: an assistant message needs content or tool_calls.", f"{where}.content")
         out["content"] = None
     elif role == "user":
-        out["content"] = _parts_content(content, f"{where}.content", ("text",), vision)
+        out["content"] = content if type(content) is str else _parts_content(content, f"{where}.content", ("text",),
+                                                                             vision)
     else:
         out["content"] = _text_content(content, f"{where}.content", ("text", "refusal") if role == "assistant"
                                        else ("text",))
+    if len(message) == 2 and "content" in message:  # role and content only (most messages): nothing else to check
+        if role == "tool":
+            raise bad_request(f"{where}: a tool message needs a string tool_call_id.", f"{where}.tool_call_id")
+        return out
     name = message.get("name")
     if name is not None:
         if not isinstance(name, str):
@@ -379,8 +390,11 @@ def parse_responses_request(body: dict[str, Any], *, models: tuple[str, ...], de
     """Validate a ``POST /v1/responses`` body; ``conversation_of`` looks up ``previous_response_id``."""
     model = _model(body, models)
     stream = _stream(body, default_stream)
-    _check_common_params(body)
-    turn_options = responses_options(body, gateway_tools)
+    if RESPONSES_KEYS.isdisjoint(body):
+        turn_options = NO_OPTIONS
+    else:
+        _check_common_params(body)
+        turn_options = responses_options(body, gateway_tools)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise bad_request(f"instructions must be a string, got {_kind(instructions)}.", "instructions")
@@ -569,6 +583,8 @@ def _stream(body: dict[str, Any], default: bool) -> bool:
 
 
 def _check_common_params(body: dict[str, Any]) -> None:
+    """Types of the common model parameters (called only when the body has one of ``params.CHAT_KEYS`` /
+    ``RESPONSES_KEYS``, which list every name read here)."""
     for name in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
         value = body.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
