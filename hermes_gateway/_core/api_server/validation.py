@@ -549,9 +549,10 @@ def _text_content(content: Any, where: str, part_types: tuple[str, ...]) -> str:
             if part.get("type") not in part_types:
                 raise bad_request(f"{where}[{j}].type {_show(part.get('type'))} is not supported; only text "
                                   f"parts ({', '.join(part_types)}) are.", f"{where}[{j}].type")
-            text = part.get("text")
+            field_name = "refusal" if part.get("type") == "refusal" else "text"  # an assistant's refusal part
+            text = part.get(field_name)
             if not isinstance(text, str):
-                raise bad_request(f"{where}[{j}].text must be a string.", f"{where}[{j}].text")
+                raise bad_request(f"{where}[{j}].{field_name} must be a string.", f"{where}[{j}].{field_name}")
             texts.append(text)
         return "\n".join(texts)
     if content is None:
