@@ -263,8 +263,9 @@ class AIAgent:
                 turn.usage = add_usage(turn.usage, usage)
                 yield usage
                 tool_calls = call.final_tool_calls()
-                if call.finish_reason == "length" or call.finish_reason == "content_filter":
-                    finish_reason = call.finish_reason
+                reason = call.finish_reason
+                if reason == "length" or reason == "content_filter":
+                    finish_reason = reason
                     tool_calls = []  # cut short: arguments may be incomplete, nothing is run
                 if client_tools:
                     # A call of the client's own tool ends the turn: the client runs it and sends the result.

@@ -33,7 +33,7 @@ CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
 RESPONSE_ROLES = ("system", "developer", "user", "assistant")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # (not frozen: a frozen dataclass sets each of its fields through object.__setattr__)
 class TurnInput:
     """What the agent needs for one turn: the new user content and the conversation before it.
 
