@@ -54,6 +54,7 @@ BAD = [
     ("model:\n  base_url: http://127.0.0.1:9/v1\n  name: m\n  api_key: ${HG_TEST_UNSET_KEY}\n", "model.api_key",
      "environment variable HG_TEST_UNSET_KEY to be set"),
     ("model:\n  api_mode: completions\n", "model.api_mode", "one of chat_completions, responses"),
+    ("model:\n  vision: sometimes\n", "model.vision", "true or false, got 'sometimes'"),
     ("platforms:\n  telegram: 5\n", "platforms.telegram", "a mapping"),
     ("- just\n- a list\n", "(top level)", "a mapping of model, streaming, platforms, api_server"),
 ]

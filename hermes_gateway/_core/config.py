@@ -95,6 +95,7 @@ class ModelConfig:
     demo_tokens_per_second: float = 30.0
     system_prompt: str | None = None
     reasoning_starts_open: bool = False  # the chat template opens <think> in the prompt: text starts as reasoning
+    vision: bool = True  # the model takes images (API image parts); false: such a request is a 400
 
     @property
     def is_demo(self) -> bool:
@@ -590,7 +591,7 @@ class _Parser:
 
     def model(self, value: Any) -> ModelConfig:
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
-                   "system_prompt", "reasoning_starts_open")
+                   "system_prompt", "reasoning_starts_open", "vision")
         sec = self.section(value, "model", allowed)
         endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, "model")
         if endpoint.base_url and "name" not in sec:
@@ -615,6 +616,7 @@ class _Parser:
             demo_tokens_per_second=self.get(demo, "model.demo", "tokens_per_second", "number", 30.0, minimum=0),
             system_prompt=self.get(sec, "model", "system_prompt", "str", None),
             reasoning_starts_open=self.get(sec, "model", "reasoning_starts_open", "bool", False),
+            vision=self.get(sec, "model", "vision", "bool", True),
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
