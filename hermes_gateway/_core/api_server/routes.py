@@ -32,7 +32,7 @@ from .chat_stream import ChatChunks, write_chat_stream
 from .cors import Cors
 from .errors import SERVER_ERROR, ApiError
 from .guards import RequestGuard
-from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, render_media
+from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, link_base, render_media
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
 from .responses_stream import ResponseShape, write_responses_stream
@@ -294,8 +294,7 @@ class ApiServer:
     async def _render_media(self, request: web.Request, items: tuple[Media, ...]) -> RenderedMedia:
         """The turn's media as links this client can fetch: on ``media.public_url`` (a TLS-terminating proxy in
         front), else on this server's address as the client reached it."""
-        base = self.config.media.public_url or str(request.url.origin())
-        return await render_media(items, self.media, base)
+        return await render_media(items, self.media, link_base(request, self.config.media.public_url))
 
     def _refuse_while_closing(self) -> None:
         if self.closing:
