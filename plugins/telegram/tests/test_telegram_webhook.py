@@ -231,3 +231,20 @@ async def test_a_message_arriving_while_the_gateway_stops_gets_503_and_is_answer
             async with http.post(url, json=update, headers=headers) as resp:
                 assert resp.status == 200
         await eventually(lambda: api.screen(11) == ["late but answered"], lambda: api.chat(11).messages)
+
+
+async def test_a_secret_header_with_bytes_that_are_not_utf8_gets_401_never_500(api):
+    port = free_port()
+    gateway, seen, _ = gateway_for(api, port=port)
+    body = b'{"update_id": 998, "message": {"message_id": 1, "date": 0, "text": "echo: odd", "chat": {"id": 5, "type": "private"}}}'
+    async with gateway:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /webhooks/telegram HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"X-Telegram-Bot-Api-Secret-Token: \xff\xfe" + SECRET.encode() + b"\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), 10)
+        writer.close()
+        await asyncio.sleep(0.2)
+    assert status_line.split()[1] == b"401", status_line
+    assert seen == [] and api.chat(5).calls == []
