@@ -60,6 +60,10 @@ HOSTILE = {
                                     b'"content": "hi \\ud800 there"}]}', {}, 400, "invalid_unicode"),
     "a lone surrogate in a key": (b'{"model": "' + MODEL.encode() + b'", "\\udc00": 1, "messages": [{"role": '
                                   b'"user", "content": "hi"}]}', {}, 400, "invalid_unicode"),
+    "a lone surrogate as raw UTF-8 bytes": (b'{"model": "' + MODEL.encode() + b'", "messages": [{"role": "user", '
+                                            b'"content": "hi \xed\xa0\x80 there"}]}', {}, 400, "invalid_unicode"),
+    "a stray byte that is not UTF-8": (b'{"model": "' + MODEL.encode() + b'", "messages": [{"role": "user", '
+                                       b'"content": "hi \xff there"}]}', {}, 400, "invalid_unicode"),
     "Content-Type: text/plain": (tiny_messages(2), {"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
     "no Content-Type": (tiny_messages(2), {"Content-Type": ""}, 415, "unsupported_media_type"),
 }

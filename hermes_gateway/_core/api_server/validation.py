@@ -91,9 +91,13 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any]:
         raise bad_request("The request body is empty; send a JSON object.", code="invalid_json")
     _check_size_of_structure(raw)
     try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        # decoded strictly first: json.loads(bytes) lets UTF-8-encoded surrogates (b"\xed\xa0\x80") through
+        body = json.loads(raw.decode(json.detect_encoding(raw)))
+    except UnicodeDecodeError:
+        raise bad_request("The request body is not valid UTF-8 (a lone surrogate or a stray byte); send valid "
+                          "Unicode.", code="invalid_unicode") from None
+    except json.JSONDecodeError as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})"
         raise bad_request(f"We could not parse the JSON body of your request{where}.", code="invalid_json") from None
     except RecursionError:
         raise bad_request("The JSON body of your request is nested too deeply.", code="invalid_json") from None
