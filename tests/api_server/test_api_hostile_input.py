@@ -64,6 +64,9 @@ HOSTILE = {
                                             b'"content": "hi \xed\xa0\x80 there"}]}', {}, 400, "invalid_unicode"),
     "a stray byte that is not UTF-8": (b'{"model": "' + MODEL.encode() + b'", "messages": [{"role": "user", '
                                        b'"content": "hi \xff there"}]}', {}, 400, "invalid_unicode"),
+    **{f"temperature: {number}": (b'{"model": "' + MODEL.encode() + b'", "temperature": ' + number.encode()
+                                  + b', "messages": [{"role": "user", "content": "hi"}]}', {}, 400, "invalid_json")
+       for number in ("NaN", "-Infinity", "Infinity", "1e999", "-1e999")},
     "Content-Type: text/plain": (tiny_messages(2), {"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
     "no Content-Type": (tiny_messages(2), {"Content-Type": ""}, 415, "unsupported_media_type"),
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -92,7 +93,10 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any]:
     _check_size_of_structure(raw)
     try:
         # decoded strictly first: json.loads(bytes) lets UTF-8-encoded surrogates (b"\xed\xa0\x80") through
-        body = json.loads(raw.decode(json.detect_encoding(raw)))
+        body = json.loads(raw.decode(json.detect_encoding(raw)), parse_constant=_not_finite, parse_float=_finite)
+    except _NotFinite as exc:
+        raise bad_request(f"The JSON body has a number that is not finite ({exc}); numbers must be finite.",
+                          code="invalid_json") from None
     except UnicodeDecodeError:
         raise bad_request("The request body is not valid UTF-8 (a lone surrogate or a stray byte); send valid "
                           "Unicode.", code="invalid_unicode") from None
@@ -133,6 +137,21 @@ async def _read_body(request: web.Request, limit: int) -> bytes:
         raise bad_request(f"The request body could not be decoded ({type(exc).__name__}); check its "
                           "Content-Encoding.", code="invalid_body") from None
     return b"".join(chunks)
+
+
+class _NotFinite(ValueError):
+    """NaN, Infinity or a number too large for a float: Python's json takes them, JSON and every upstream do not."""
+
+
+def _not_finite(name: str) -> float:
+    raise _NotFinite(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text if len(text) <= 20 else text[:17] + "...")
+    return value
 
 
 def _too_large(limit: int) -> ApiError:
