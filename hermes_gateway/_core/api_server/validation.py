@@ -21,7 +21,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
 from ..config import Config
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, echo
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
 RESPONSE_ROLES = ("system", "developer", "user", "assistant")
@@ -271,7 +271,8 @@ def parse_responses_request(body: dict[str, Any], *, models: tuple[str, ...], de
             raise bad_request("previous_response_id must be a non-empty string.", "previous_response_id")
         found = conversation_of(previous_id)
         if found is None:
-            raise ApiError(404, f"Previous response with id '{previous_id}' not found.", param="previous_response_id",
+            raise ApiError(404, f"Previous response with id '{echo(previous_id)}' not found.",
+                           param="previous_response_id",
                            code="previous_response_not_found")
         earlier = list(found)
     if "input" not in body or body["input"] is None:
@@ -345,7 +346,7 @@ def _model(body: dict[str, Any], models: tuple[str, ...]) -> str:
     if not isinstance(model, str):
         raise bad_request(f"model must be a string, got {_kind(model)}.", "model")
     if model not in models:
-        raise ApiError(404, f"The model '{model}' does not exist. Available: {', '.join(models)} "
+        raise ApiError(404, f"The model '{echo(model)}' does not exist. Available: {', '.join(models)} "
                             "(see GET /v1/models).", param="model", code="model_not_found")
     return model
 
