@@ -19,6 +19,14 @@ for good), two promises still hold:
   sent anew, and the report lists it in ``stuck`` (a cursor may stay on a
   message nothing can edit).
 
+A **send that may have landed** (a timeout after the request went out:
+``maybe_delivered``) is never made again: the message may be on screen
+already, under an id the core will never learn, so a second send could
+show the text twice. Like an attachment in that case (:mod:`.media`), the
+piece is marked (``LedgerEntry.maybe_sent``, counted in
+``DeliveryReport.text_uncertain``) and the reply goes on with the next piece. If it did not land, that piece is
+missing: the report and the log say so.
+
 A reply **cut** at shutdown (:meth:`Finisher.cut`) sends no new message
 from then on: the messages already on screen still get their last edit
 while time is left, and no deadline reaches past the cut's.
@@ -127,6 +135,12 @@ class Finisher:
                         return False
                     raise
             except DeliveryError as exc:
+                if entry.ref is None and exc.maybe_delivered:
+                    # on screen or not, nobody can say; sent again it could show twice: never sent again
+                    entry.maybe_sent = text
+                    log.warning("a message of %s may not have arrived (%s after sending); not sent again, "
+                                "so it cannot show twice", self.label, exc)
+                    return True
                 failures += 1
                 if exc.retryable and failures <= self.max_retries:
                     self.pacer.back_off(failures)

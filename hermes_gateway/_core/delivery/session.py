@@ -81,6 +81,7 @@ class DeliveryReport:
     media: list[MessageRef] = field(default_factory=list)  # the reply's attachments (and fallback lines sent alone)
     media_notes: list[str] = field(default_factory=list)   # one line per item shown as text instead of attached
     media_uncertain: int = 0  # items whose upload may have landed (a timeout): never sent again
+    text_uncertain: int = 0   # messages of the text whose send may have landed (a timeout): never sent again
 
 
 class StreamSession:
@@ -450,6 +451,8 @@ class StreamSession:
             self._finisher = None
             self._ledger.entries = [entry for entry, _ in finisher.done + finisher.todo]
             self._report.stuck = [ref for ref in finisher.stuck if ref is not None]
+            self._report.text_uncertain = sum(e.ref is None and e.maybe_sent is not None
+                                              for e in self._ledger.entries)
         if self._cut_at is None:
             await self._media_sender.send(media, deadline=deadline)  # after the text, each item once
 
@@ -481,6 +484,8 @@ class StreamSession:
         except DeliveryError as exc:
             if exc.maybe_delivered and entry.ref is not None:
                 entry.shown, entry.uncertain = text, True
+            elif exc.maybe_delivered and final:  # a message's final text may be on screen: never sent again
+                entry.maybe_sent = text
             raise
         except asyncio.CancelledError:
             raise
