@@ -26,15 +26,15 @@ from aiohttp import web
 from .redaction import scrub
 
 if TYPE_CHECKING:
-    from .plugin import SlackPlugin
+    from .client import SlackClient
 
 log = logging.getLogger(__name__)
 
 
 class EventsEndpoint:
-    """The route handler of one plugin."""
+    """The route handler of one client (``plugin``: the :class:`~.client.SlackClient` it hands events to)."""
 
-    def __init__(self, plugin: "SlackPlugin") -> None:
+    def __init__(self, plugin: "SlackClient") -> None:
         self.plugin = plugin
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -59,7 +59,7 @@ class EventsEndpoint:
         if not valid:
             log.info("slack: refused an events request with a bad or stale signature")
             return web.Response(status=401, text="invalid signature")
-        if not _accepting(request):
+        if not self.plugin.context.accepting:
             log.info("slack: the gateway is stopping; Slack will deliver the event again")
             return web.Response(status=503, text="stopping", headers={"Retry-After": "5"})
         if app is None:
@@ -89,10 +89,3 @@ def _well_formed(timestamp: str, signature: str) -> bool:
     number or thousands of digits long, and on a signature that is not ASCII; each is simply not Slack."""
     return bool(_TIMESTAMP.fullmatch(timestamp)) and bool(_SIGNATURE.fullmatch(signature))
 
-
-def _accepting(request: web.Request) -> bool:
-    """Whether the core still takes messages (it refuses them once the gateway is stopping)."""
-    from hermes_gateway._core.gateway import GATEWAY_KEY
-
-    gateway = request.app.get(GATEWAY_KEY)
-    return gateway is None or gateway.accepting
