@@ -248,13 +248,15 @@ class InboundRuntime:
         ``grace + cut_deadline + 2 * STOP_MARGIN`` seconds.
         """
         self.accepting = False
+        loop = asyncio.get_running_loop()
+        grace_ends = loop.time() + grace
         pending = {task for task in (self._admitter, self._saving) if task is not None and not task.done()}
-        if pending:
+        if pending:  # admitting what arrived, saving update ids: part of the grace, not on top of it
             await asyncio.wait(pending, timeout=max(grace, STOP_MARGIN))
         workers = {lane.worker for lane in self.lanes.values() if lane.worker is not None}
         if not workers:
             return
-        _, late = await asyncio.wait(workers, timeout=grace)
+        _, late = await asyncio.wait(workers, timeout=max(grace_ends - loop.time(), 0.0))
         if not late:
             return
         log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
