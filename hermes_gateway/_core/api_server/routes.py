@@ -30,9 +30,9 @@ from .access_log import FIRST_TOKEN_AT
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
 from .cors import Cors
-from .errors import SERVER_ERROR, ApiError
+from .errors import SERVER_ERROR, ApiError, echo
 from .guards import RequestGuard
-from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, render_media
+from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, link_base, render_media
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
 from .progress import FIELD as PROGRESS_FIELD, HEADER as PROGRESS_HEADER, wants_progress
@@ -171,7 +171,7 @@ class ApiServer:
     async def get_model(self, request: web.Request) -> web.Response:
         name = request.match_info["model"]
         if name not in self.models:
-            raise ApiError(404, f"The model '{name}' does not exist.", param="model", code="model_not_found")
+            raise ApiError(404, f"The model '{echo(name)}' does not exist.", param="model", code="model_not_found")
         return web.json_response(self._model(name))
 
     def _model(self, name: str) -> dict[str, Any]:
@@ -192,7 +192,7 @@ class ApiServer:
         if request.path in known:
             raise ApiError(405, f"{request.method} is not allowed on {request.path}; use {known[request.path]}.",
                            code="method_not_allowed", headers={"Allow": known[request.path]})
-        raise ApiError(404, f"Unknown endpoint {request.method} {request.path}.", code="unknown_url")
+        raise ApiError(404, f"Unknown endpoint {request.method} {echo(request.path, 200)}.", code="unknown_url")
 
     async def get_response(self, request: web.Request) -> web.Response:
         try:
@@ -230,7 +230,7 @@ class ApiServer:
         return None if index is None else self.owners[index]
 
     def _no_response(self, response_id: str) -> ApiError:
-        return ApiError(404, f"No response with id '{response_id}' (it was not stored, or was evicted).",
+        return ApiError(404, f"No response with id '{echo(response_id)}' (it was not stored, or was evicted).",
                         param="response_id", code="response_not_found")
 
     # -- the two model endpoints -----------------------------------------------------------------------------
@@ -332,8 +332,7 @@ class ApiServer:
     async def _render_media(self, request: web.Request, items: tuple[Media, ...]) -> RenderedMedia:
         """The turn's media as links this client can fetch: on ``media.public_url`` (a TLS-terminating proxy in
         front), else on this server's address as the client reached it."""
-        base = self.config.media.public_url or str(request.url.origin())
-        return await render_media(items, self.media, base)
+        return await render_media(items, self.media, link_base(request, self.config.media.public_url))
 
     def _refuse_while_closing(self) -> None:
         if self.closing:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from aiohttp.web_protocol import RequestPayloadError
 
 from ..agent.options import NO_OPTIONS, TurnOptions
 from ..config import Config
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, echo
 from .params import CHAT_KEYS, RESPONSES_KEYS, chat_options, responses_options
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -107,9 +108,16 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any]:
         raise bad_request("The request body is empty; send a JSON object.", code="invalid_json")
     _check_size_of_structure(raw)
     try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        # decoded strictly first: json.loads(bytes) lets UTF-8-encoded surrogates (b"\xed\xa0\x80") through
+        body = json.loads(raw.decode(json.detect_encoding(raw)), parse_constant=_not_finite, parse_float=_finite)
+    except _NotFinite as exc:
+        raise bad_request(f"The JSON body has a number that is not finite ({exc}); numbers must be finite.",
+                          code="invalid_json") from None
+    except UnicodeDecodeError:
+        raise bad_request("The request body is not valid UTF-8 (a lone surrogate or a stray byte); send valid "
+                          "Unicode.", code="invalid_unicode") from None
+    except json.JSONDecodeError as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})"
         raise bad_request(f"We could not parse the JSON body of your request{where}.", code="invalid_json") from None
     except RecursionError:
         raise bad_request("The JSON body of your request is nested too deeply.", code="invalid_json") from None
@@ -145,6 +153,21 @@ async def _read_body(request: web.Request, limit: int) -> bytes:
         raise bad_request(f"The request body could not be decoded ({type(exc).__name__}); check its "
                           "Content-Encoding.", code="invalid_body") from None
     return b"".join(chunks)
+
+
+class _NotFinite(ValueError):
+    """NaN, Infinity or a number too large for a float: Python's json takes them, JSON and every upstream do not."""
+
+
+def _not_finite(name: str) -> float:
+    raise _NotFinite(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text if len(text) <= 20 else text[:17] + "...")
+    return value
 
 
 def _too_large(limit: int) -> ApiError:
@@ -410,7 +433,8 @@ def parse_responses_request(body: dict[str, Any], *, models: tuple[str, ...], de
             raise bad_request("previous_response_id must be a non-empty string.", "previous_response_id")
         found = conversation_of(previous_id)
         if found is None:
-            raise ApiError(404, f"Previous response with id '{previous_id}' not found.", param="previous_response_id",
+            raise ApiError(404, f"Previous response with id '{echo(previous_id)}' not found.",
+                           param="previous_response_id",
                            code="previous_response_not_found")
         earlier = list(found)
     if "input" not in body or body["input"] is None:
@@ -567,7 +591,7 @@ def _model(body: dict[str, Any], models: tuple[str, ...]) -> str:
     if not isinstance(model, str):
         raise bad_request(f"model must be a string, got {_kind(model)}.", "model")
     if model not in models:
-        raise ApiError(404, f"The model '{model}' does not exist. Available: {', '.join(models)} "
+        raise ApiError(404, f"The model '{echo(model)}' does not exist. Available: {', '.join(models)} "
                             "(see GET /v1/models).", param="model", code="model_not_found")
     return model
 
