@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .attachments import Attachment
+
 #: A UTF-16 surrogate on its own: a platform's JSON can carry one (``"\\ud800"``), no upstream can be sent it.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -33,6 +35,9 @@ class Incoming:
     a voice note, a sticker): with no ``text``, the core answers it with that
     notice instead of a model turn, in its place in the chat's queue, deduped
     and access-checked like any message, so the person is never met with silence.
+
+    ``attachments``: the files the person sent with the message (``text`` is
+    then their caption, possibly empty); see :class:`Attachment`.
     """
 
     platform: str
@@ -46,6 +51,7 @@ class Incoming:
     mentioned: bool = False
     bot_name: str | None = None
     notice: str | None = None
+    attachments: tuple[Attachment, ...] = ()
 
     def __post_init__(self) -> None:
         # the text goes to the model as UTF-8: a lone surrogate would fail every upstream call, and the person
