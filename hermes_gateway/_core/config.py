@@ -33,6 +33,7 @@ import yaml
 
 from .errors import ConfigError
 from .masking import mask_url, url_secrets
+from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
 from .platform import StreamSettings
 
 ENV_CONFIG = "HERMES_CONFIG"
@@ -40,7 +41,8 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
-TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media")
+TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
+                  *OPERATOR_KEYS)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -200,6 +202,8 @@ class Config:
     store: StoreConfig = field(default_factory=StoreConfig)
     coordination: CoordinationConfig = field(default_factory=CoordinationConfig)
     media: MediaConfig = field(default_factory=MediaConfig)
+    #: ``models``, ``personas``, ``access``, ``commands``: one bot for many people (:mod:`.operator`).
+    operator: OperatorSettings = field(default_factory=OperatorSettings)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -432,6 +436,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     store = p.store(data.get("store"))
     coordination = p.coordination(data.get("coordination"))
     media = p.media(data.get("media"))
+    operator = parse_operator_sections(p, data)
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -444,7 +449,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, coordination=coordination, media=media, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -647,34 +652,35 @@ class _Parser:
             raise self.fail(f"{key}.name", "the model name to request from this fallback's base_url")
         return self.endpoint(sec, key, Endpoint(api_key=primary.api_key))
 
-    def model(self, value: Any) -> ModelConfig:
+    def model(self, value: Any, key: str = "model") -> ModelConfig:
+        """``model`` (or a ``models.NAME`` entry: the same keys), errors naming ``key``."""
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
                    "system_prompt", "reasoning_starts_open", "vision")
-        sec = self.section(value, "model", allowed)
-        endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, "model")
+        sec = self.section(value, key, allowed)
+        endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, key)
         if endpoint.base_url and "name" not in sec:
-            raise self.fail("model.name", "the model name to request from base_url (for example gpt-4o-mini)")
+            raise self.fail(f"{key}.name", "the model name to request from base_url (for example gpt-4o-mini)")
         fallback_raw = sec.get("fallback") or []
         if not isinstance(fallback_raw, list):
-            raise self.fail("model.fallback", f"a list of endpoints (base_url, api_key, name), got {_kind(fallback_raw)}")
-        fallback = tuple(self.fallback(item, f"model.fallback[{i}]", endpoint) for i, item in enumerate(fallback_raw))
-        tsec = self.section(sec.get("timeouts"), "model.timeouts", ("connect", "first_token", "stall"))
+            raise self.fail(f"{key}.fallback", f"a list of endpoints (base_url, api_key, name), got {_kind(fallback_raw)}")
+        fallback = tuple(self.fallback(item, f"{key}.fallback[{i}]", endpoint) for i, item in enumerate(fallback_raw))
+        tsec = self.section(sec.get("timeouts"), f"{key}.timeouts", ("connect", "first_token", "stall"))
         td = Timeouts()
         timeouts = Timeouts(
-            connect=self.get(tsec, "model.timeouts", "connect", "number", td.connect, minimum=0.001),
-            first_token=self.get(tsec, "model.timeouts", "first_token", "number", td.first_token, minimum=0.001),
-            stall=self.get(tsec, "model.timeouts", "stall", "number", td.stall, minimum=0.001),
+            connect=self.get(tsec, f"{key}.timeouts", "connect", "number", td.connect, minimum=0.001),
+            first_token=self.get(tsec, f"{key}.timeouts", "first_token", "number", td.first_token, minimum=0.001),
+            stall=self.get(tsec, f"{key}.timeouts", "stall", "number", td.stall, minimum=0.001),
         )
-        demo = self.section(sec.get("demo"), "model.demo", ("tokens_per_second",))
+        demo = self.section(sec.get("demo"), f"{key}.demo", ("tokens_per_second",))
         return ModelConfig(
             endpoint=endpoint,
             fallback=fallback,
-            max_turns=self.get(sec, "model", "max_turns", "int", 8, minimum=1),
+            max_turns=self.get(sec, key, "max_turns", "int", 8, minimum=1),
             timeouts=timeouts,
-            demo_tokens_per_second=self.get(demo, "model.demo", "tokens_per_second", "number", 30.0, minimum=0),
-            system_prompt=self.get(sec, "model", "system_prompt", "str", None),
-            reasoning_starts_open=self.get(sec, "model", "reasoning_starts_open", "bool", False),
-            vision=self.get(sec, "model", "vision", "bool", True),
+            demo_tokens_per_second=self.get(demo, f"{key}.demo", "tokens_per_second", "number", 30.0, minimum=0),
+            system_prompt=self.get(sec, key, "system_prompt", "str", None),
+            reasoning_starts_open=self.get(sec, key, "reasoning_starts_open", "bool", False),
+            vision=self.get(sec, key, "vision", "bool", True),
         )
 
     def conversation(self, value: Any) -> ConversationConfig:

@@ -120,6 +120,8 @@ def protect_config(config: Any) -> None:
     with _lock:
         _install()
     endpoints = (config.model.endpoint, *config.model.fallback)
+    for named in getattr(getattr(config, "operator", None), "models", {}).values():  # models.NAME
+        endpoints += (named.endpoint, *named.fallback)
     protect(*(e.api_key for e in endpoints), mask="<api-key>")
     protect(*config.api_server.api_keys, mask="<api-key>")
     coordination = getattr(config, "coordination", None)

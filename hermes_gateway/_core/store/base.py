@@ -20,6 +20,8 @@ import abc
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .operator_records import OperatorRecords
+
 
 class StoreError(Exception):
     """The store cannot be used: always one line that names the file (``main`` prints it as is).
@@ -68,7 +70,7 @@ class StoredResponse:
     owner: str | None = None            # which API key made it (a fingerprint, never the key); None = no keys
 
 
-class ConversationStore(abc.ABC):
+class ConversationStore(OperatorRecords, abc.ABC):
     """Where conversations live. Never blocks the event loop; every write is one transaction."""
 
     @abc.abstractmethod

@@ -1,0 +1,164 @@
+"""``models:``, ``personas:``, ``access:`` and ``commands:`` of ``config.yaml``.
+
+Parsed by :func:`parse_operator_sections` with the config's own parser, so
+every mistake is one line naming the file, the key and what was expected,
+like the rest of the config. Cross-references are checked here too: a
+persona naming a model that is not configured is an error at load time,
+not a surprise in a chat.
+
+This module does not import :mod:`..config` at run time (the config module
+imports it), only the parser object it is handed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
+
+#: The top-level keys of config.yaml this package parses.
+OPERATOR_KEYS = ("models", "personas", "access", "commands")
+#: Who may run a command.
+ROLES = ("everyone", "admin")
+#: What happens to a message from someone not in ``allowed_users``.
+UNKNOWN_USERS = ("ignore", "pair", "allow")
+#: A name under ``models:`` / ``personas:``: what people type after ``/model`` or ``/persona``.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+#: The word that means "back to what the config says" for ``/model`` and ``/persona``.
+DEFAULT_WORD = "default"
+#: Commands whose default role is ``admin`` (every other command: ``everyone``).
+ADMIN_COMMANDS = frozenset({"model", "approve", "revoke"})
+
+
+@dataclass(frozen=True)
+class Persona:
+    """``personas.NAME``: a system prompt, optionally a model, and a line for ``/persona``'s list."""
+
+    name: str
+    system_prompt: str
+    model: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class AccessConfig:
+    """``access:``: who the admins are (``platform:user_id`` or ``user_id`` for every platform)."""
+
+    admins: tuple[str, ...] = ()
+    unknown_users: str | None = None      # None: "ignore" when allowed_users is set, else "allow"
+    pairing_ttl: float = 3600.0
+    max_messages_per_minute: int = 0      # 0: off
+
+    def is_admin(self, platform: str, user_id: str | None) -> bool:
+        """Whether ``user_id`` on ``platform`` is listed in ``access.admins``."""
+        if not user_id:
+            return False
+        return user_id in self.admins or f"{platform}:{user_id}" in self.admins
+
+
+@dataclass(frozen=True)
+class OperatorSettings:
+    """The parsed sections, as :class:`~hermes_gateway._core.config.Config` carries them."""
+
+    models: Mapping[str, "ModelConfig"] = field(default_factory=dict)
+    personas: Mapping[str, Persona] = field(default_factory=dict)
+    access: AccessConfig = field(default_factory=AccessConfig)
+    command_roles: Mapping[str, str] = field(default_factory=dict)  # commands.NAME.who
+
+
+def parse_operator_sections(p: Any, data: Mapping[str, Any]) -> OperatorSettings:
+    """The four sections of ``data`` (the whole config mapping), validated with the config parser ``p``."""
+    models = _models(p, data.get("models"))
+    personas = _personas(p, data.get("personas"), models, data.get("model"))
+    return OperatorSettings(models=models, personas=personas, access=_access(p, data.get("access")),
+                            command_roles=_commands(p, data.get("commands")))
+
+
+def _check_name(p: Any, name: Any, key: str) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name == DEFAULT_WORD:
+        raise p.fail(key, f"a name of letters, digits, '_', '.', ':' or '-' (not {DEFAULT_WORD!r}), got {name!r}")
+    return name
+
+
+def _models(p: Any, value: Any) -> dict[str, "ModelConfig"]:
+    sec = p.section(value, "models", None)
+    out: dict[str, ModelConfig] = {}
+    for name, item in sec.items():
+        key = f"models.{name}"
+        _check_name(p, name, key)
+        if not isinstance(item, dict):
+            raise p.fail(key, "a mapping with the keys of model: (base_url, api_key, name, api_mode, fallback, ...)")
+        out[name] = p.model(item, key)
+    return out
+
+
+def model_names(models: Mapping[str, "ModelConfig"], default_name: str | None) -> set[str]:
+    """Every name a persona, an override or ``/model`` may use: ``models:`` keys, their endpoint names,
+    and the default model's name."""
+    names = set(models) | {m.endpoint.name for m in models.values()}
+    if default_name:
+        names.add(default_name)
+    return names
+
+
+def _personas(p: Any, value: Any, models: Mapping[str, "ModelConfig"], raw_model: Any) -> dict[str, Persona]:
+    sec = p.section(value, "personas", None)
+    default_name = raw_model.get("name") if isinstance(raw_model, dict) else None
+    fallbacks = raw_model.get("fallback") if isinstance(raw_model, dict) else None
+    known = model_names(models, default_name if isinstance(default_name, str) else "demo")
+    for item in fallbacks if isinstance(fallbacks, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            known.add(item["name"])
+    out: dict[str, Persona] = {}
+    for name, item in sec.items():
+        key = f"personas.{name}"
+        _check_name(p, name, key)
+        if isinstance(item, str):
+            item = {"system_prompt": item}
+        body = p.section(item, key, ("system_prompt", "model", "description"))
+        prompt = p.get(body, key, "system_prompt", "str", None)
+        if not prompt:
+            raise p.fail(f"{key}.system_prompt", "the persona's system prompt (a non-empty string)")
+        model = p.get(body, key, "model", "str", None)
+        if model is not None and model not in known:
+            raise p.fail(f"{key}.model", f"a configured model ({', '.join(sorted(known))}), got {model!r}")
+        out[name] = Persona(name, prompt, model, p.get(body, key, "description", "str", None))
+    return out
+
+
+def _access(p: Any, value: Any) -> AccessConfig:
+    sec = p.section(value, "access", ("admins", "unknown_users", "pairing_ttl", "max_messages_per_minute"))
+    d = AccessConfig()
+    admins = sec.get("admins")
+    if isinstance(admins, (str, int)) and not isinstance(admins, bool):
+        admins = [admins]
+    if admins is not None and not isinstance(admins, list):
+        raise p.fail("access.admins", "a list of platform:user_id (or user_id for every platform)")
+    ids: list[str] = []
+    for i, item in enumerate(admins or []):
+        if isinstance(item, bool) or not isinstance(item, (str, int)) or not str(item).strip():
+            raise p.fail(f"access.admins[{i}]", f"platform:user_id or user_id, got {item!r}")
+        ids.append(str(item).strip())
+    return AccessConfig(
+        admins=tuple(ids),
+        unknown_users=p.get(sec, "access", "unknown_users", "str", None, choices=UNKNOWN_USERS),
+        pairing_ttl=p.get(sec, "access", "pairing_ttl", "number", d.pairing_ttl, minimum=1),
+        max_messages_per_minute=p.get(sec, "access", "max_messages_per_minute", "int", 0, minimum=0),
+    )
+
+
+def _commands(p: Any, value: Any) -> dict[str, str]:
+    sec = p.section(value, "commands", None)
+    out: dict[str, str] = {}
+    for name, item in sec.items():
+        key = f"commands.{name}"
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9_]{1,32}", name):
+            raise p.fail(key, f"a command name (lower-case, no slash), got {name!r}")
+        body = p.section(item, key, ("who",))
+        who = p.get(body, key, "who", "str", None, choices=ROLES)
+        if who is not None:
+            out[name] = who
+    return out
