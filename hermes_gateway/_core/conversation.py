@@ -86,10 +86,13 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         report_store_failure(store, log, "history not read", exc)
         history = []
     progress = TurnProgress()
+    from .operator.turns import prepare_turn
+
+    plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
-                                          reply_to=last.message_id, agent=gateway.agent, progress=progress)
+                                          reply_to=last.message_id, agent=plan.agent, progress=progress)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end

@@ -211,7 +211,7 @@ class InboundRuntime:
             if isinstance(item, TextTurn):
                 return await answer_turn(self.gateway, item.messages)
             context = CommandContext(item.incoming, item.args, self, stopped_reply=item.stopped_reply)
-            text = await item.command.run(context)
+            text = await self._run_command(item.command, context)
             if text:
                 return await send_text(self.gateway, item.incoming, text)
             return None
@@ -222,6 +222,16 @@ class InboundRuntime:
             log.error("%s: answering in chat %s failed: %s: %s", first.platform, first.chat_id,
                       type(exc).__name__, exc)
             return None
+
+    async def _run_command(self, command: Command, context: CommandContext) -> str | None:
+        """Run ``command`` if its sender may (``access.admins``, ``commands.<name>.who``); else one line."""
+        from ..operator.roles import may_run, refusal
+
+        if not may_run(self.gateway.config, context.incoming, command):
+            log.info("%s: refused /%s from user %s in chat %s (admins only)", context.incoming.platform,
+                     command.name, context.incoming.sender_id, context.incoming.chat_id)
+            return refusal(command)
+        return await command.run(context)
 
     async def new_conversation(self, incoming: Incoming) -> None:
         from ..store import ConversationKey
@@ -283,7 +293,9 @@ def collect_commands(gateway: Any) -> dict[str, Command]:
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
     """
-    commands = {command.name: command for command in BUILTIN_COMMANDS}
+    from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
+
+    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands())}
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)
