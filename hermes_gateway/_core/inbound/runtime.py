@@ -29,6 +29,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .access import AccessPolicy
+from ..operator.gate import CHECK as GATE_CHECK, Gate
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
 from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from .dedupe import SeenUpdates
@@ -63,6 +64,8 @@ class InboundRuntime:
         self.coordination.on_stop = self._stopped_elsewhere
         self._admitting: list[tuple[Incoming, asyncio.Future[Any]]] = []
         self._admitter: asyncio.Task[None] | None = None
+        self.gate = Gate(gateway)  # users: allowed_users, admins, pairing, max_messages_per_minute (issue 23)
+        self._gating: set[asyncio.Task[Any]] = set()
 
     # ---------------------------------------------------------------- receiving
 
@@ -75,17 +78,62 @@ class InboundRuntime:
         """
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         why_not = self._why_ignored(incoming)
+        if why_not == GATE_CHECK:  # only the store knows (an unknown user under access.unknown_users: pair)
+            task = asyncio.get_running_loop().create_task(self._pass_gate(incoming, future), name="gate")
+            self._gating.add(task)
+            task.add_done_callback(self._gating.discard)
+            return future
         if why_not is not None:
             log.info("%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id, why_not)
+            self._tell_if_slowed(incoming, why_not)
             future.set_result(None)
             return future
+        self._accept(incoming, future)
+        return future
+
+    def _accept(self, incoming: Incoming, future: asyncio.Future[Any]) -> None:
+        """A message that passed every check: admitted through the coordination, or straight to its lane."""
         if self.coordination.shared:
             self._admitting.append((incoming, future))
             if self._admitter is None or self._admitter.done():
                 self._admitter = asyncio.get_running_loop().create_task(self._admit(), name="admit")
-            return future
+            return
         self._enqueue(incoming, future)
-        return future
+
+    async def _pass_gate(self, incoming: Incoming, future: asyncio.Future[Any]) -> None:
+        """The store's word on an unknown user: through, dropped, or answered with a pairing code."""
+        from ..conversation import send_text
+
+        try:
+            why_not, answer = await self.gate.check(incoming)
+            if why_not is None and self.accepting:
+                self._accept(incoming, future)
+                return
+            log.info("%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id,
+                     why_not or "the gateway is stopping")
+            if why_not is not None:
+                self._tell_if_slowed(incoming, why_not)
+            report = await send_text(self.gateway, incoming, answer) if answer and self.accepting else None
+            if not future.done():
+                future.set_result(report)
+        except Exception as exc:  # one message's failure is logged, never the gateway's
+            log.error("%s: checking user %s failed: %s: %s", incoming.platform, incoming.sender_id,
+                      type(exc).__name__, exc)
+            if not future.done():
+                future.set_result(None)
+
+    def _tell_if_slowed(self, incoming: Incoming, why_not: str) -> None:
+        """Over ``access.max_messages_per_minute``: one polite line a minute, sent beside the chat's lane."""
+        if "max_messages_per_minute" not in why_not:
+            return
+        notice = self.gate.notice_due(incoming)
+        if notice is None:
+            return
+        from ..conversation import send_text
+
+        task = asyncio.get_running_loop().create_task(send_text(self.gateway, incoming, notice), name="slow-down")
+        self._gating.add(task)
+        task.add_done_callback(self._gating.discard)
 
     def _enqueue(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int = NO_TICKET,
                  stopped_elsewhere: bool = False) -> None:
@@ -154,7 +202,7 @@ class InboundRuntime:
         if not incoming.text.strip() and not incoming.notice:
             return "no text"
         policy = self.access(incoming.platform)
-        refused = policy.allows(incoming)
+        refused = policy.allows_chat(incoming)
         if refused is not None:
             return refused
         parsed = parse_command(incoming.text)
@@ -162,7 +210,7 @@ class InboundRuntime:
             return f"a command for @{parsed.target}"
         if not policy.addressed(incoming, parsed.name if parsed else None):
             return "not addressed to the bot (platforms.%s.require_mention)" % incoming.platform
-        return None
+        return self.gate.screen(incoming, policy)  # allowed_users, admins, pairing, the per-user rate limit
 
     def access(self, platform: str) -> AccessPolicy:
         if platform not in self._access:
@@ -260,7 +308,7 @@ class InboundRuntime:
         self.accepting = False
         loop = asyncio.get_running_loop()
         grace_ends = loop.time() + grace
-        pending = {task for task in (self._admitter, self._saving) if task is not None and not task.done()}
+        pending = {task for task in (self._admitter, self._saving, *self._gating) if task is not None and not task.done()}
         if pending:  # admitting what arrived, saving update ids: part of the grace, not on top of it
             await asyncio.wait(pending, timeout=max(grace, STOP_MARGIN))
         workers = {lane.worker for lane in self.lanes.values() if lane.worker is not None}

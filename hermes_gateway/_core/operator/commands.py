@@ -9,13 +9,14 @@ by default, ``/persona`` for everyone (``commands.<name>.who``).
 
 from __future__ import annotations
 
-from typing import Any
+import time
 
 from ..inbound.commands import Command, CommandContext
 from ..store import StoreError
 from .profile import MODEL_SETTING, PERSONA_SETTING, available_models, find_model, find_persona
 from .roles import role_of
 from .settings import DEFAULT_WORD
+from .store_ops import approve_code, parse_user
 from .turns import chat_key, profile_for
 
 _STORE_DOWN = "⚠️ Could not save that just now (the store is unavailable); please try again."
@@ -82,6 +83,32 @@ async def _whoami(ctx: CommandContext) -> str:
     return "\n".join(lines)
 
 
+async def _approve(ctx: CommandContext) -> str:
+    typed = ctx.args.strip()
+    if not typed:
+        return "Usage: /approve CODE (the code the person was given)."
+    by = f"{ctx.incoming.platform}:{ctx.incoming.sender_id}"
+    try:
+        approved = await approve_code(ctx.gateway.store, typed, by, time.time())
+    except StoreError:
+        return _STORE_DOWN
+    if approved is None:
+        return "That code is not valid (wrong, used or expired). Nobody was approved."
+    return f"✅ Approved {approved.platform}:{approved.user_id}. Their next message will be answered."
+
+
+async def _revoke(ctx: CommandContext) -> str:
+    typed = ctx.args.strip()
+    if not typed:
+        return "Usage: /revoke USER (platform:user_id, or a user id on this platform)."
+    platform, user = parse_user(typed) or (ctx.incoming.platform, typed)
+    try:
+        found = await ctx.gateway.store.revoke_user(platform, user)
+    except StoreError:
+        return _STORE_DOWN
+    return f"🚫 Revoked {platform}:{user}." if found else f"{platform}:{user} was not approved."
+
+
 async def _save(ctx: CommandContext, name: str, value: str | None) -> bool:
     try:
         await ctx.gateway.store.set_chat_setting(chat_key(ctx.incoming), name, value)
@@ -96,6 +123,8 @@ def operator_commands() -> tuple[Command, ...]:
         Command("model", "list the models, or switch this chat's (/model NAME)", _model, who="admin"),
         Command("persona", "list the personas, or switch this chat's (/persona NAME)", _persona),
         Command("whoami", "your platform, user id, chat id and role", _whoami),
+        Command("approve", "let in the person with this pairing code (/approve CODE)", _approve, who="admin"),
+        Command("revoke", "take back a user's approval (/revoke USER)", _revoke, who="admin"),
     )
 
 
