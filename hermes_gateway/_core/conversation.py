@@ -39,7 +39,8 @@ class TurnProgress:
 async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str, text: str, *,
                         history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
-                        agent: Any = None, progress: TurnProgress | None = None) -> tuple[DeliveryReport, TurnEnd | None]:
+                        agent: Any = None, progress: TurnProgress | None = None,
+                        settings: Any = None) -> tuple[DeliveryReport, TurnEnd | None]:
     """Run one agent turn for ``text`` and deliver it into the chat."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
@@ -56,7 +57,8 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                     event = replace(event, reply=FAILURE_NOTICE)
             yield event
 
-    session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
+    session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
+                               settings=settings)
     progress.session = session
     try:
         report = await deliver_events(events(), session)
@@ -92,7 +94,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
-                                          reply_to=last.message_id, agent=plan.agent, progress=progress)
+                                          reply_to=last.message_id, agent=plan.agent, progress=progress,
+                                          settings=plan.stream_settings)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end

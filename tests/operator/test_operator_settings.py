@@ -51,6 +51,18 @@ def test_a_named_models_key_is_protected_like_the_default_ones():
     ({"access": {"pairing_ttl": 0}}, "cfg.yaml: access.pairing_ttl: a number >= 1"),
     ({"commands": {"model": {"who": "root"}}}, "cfg.yaml: commands.model.who: one of everyone, admin"),
     ({"commands": {"/model": {"who": "admin"}}}, "cfg.yaml: commands./model: a command name"),
+    ({"overrides": {"chat": 1}}, "cfg.yaml: overrides: a list of"),
+    ({"overrides": [{"model": "demo"}]}, "cfg.yaml: overrides[0].match: a mapping with at least one of"),
+    ({"overrides": [{"match": {"room": "x"}}]}, "cfg.yaml: overrides[0].match.room: unknown key"),
+    ({"overrides": [{"match": {"chat_kind": "dm"}}]}, "cfg.yaml: overrides[0].match.chat_kind: private or group"),
+    ({"overrides": [{"match": {"chat": 1}, "model": "gpt-9"}]}, "cfg.yaml: overrides[0].model: a configured model"),
+    ({"overrides": [{"match": {"chat": 1}, "persona": "x"}]}, "cfg.yaml: overrides[0].persona: a persona under"),
+    ({"overrides": [{"match": {"chat": 1}, "tools": {"allow": "x", "only": 1}}]},
+     "cfg.yaml: overrides[0].tools.only: unknown key"),
+    ({"overrides": [{"match": {"chat": 1}, "streaming": {"enabled": "perhaps"}}]},
+     "cfg.yaml: overrides[0].streaming.enabled: true or false"),
+    ({"overrides": [{"match": {"chat": 1}, "conversation": {"busy": "drop"}}]},
+     "cfg.yaml: overrides[0].conversation.busy: one of queue, interrupt"),
 ])
 def test_mistakes_are_one_line_naming_file_and_key(data, expected):
     with pytest.raises(ConfigError) as caught:

@@ -149,7 +149,7 @@ class InboundRuntime:
             lane.add_command(turn)
             turn.stopped_reply = turn.stopped_reply or stopped_elsewhere
         else:
-            lane.add_text(incoming, future, busy=self.busy, ticket=ticket)
+            lane.add_text(incoming, future, busy=self._busy_for(incoming), ticket=ticket)
         if lane.worker is None:
             lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
                                                                  name=f"chat:{incoming.platform}:{incoming.chat_id}")
@@ -179,9 +179,15 @@ class InboundRuntime:
         command = self.commands.get(parsed.name) if parsed is not None else None
         if command is not None:
             return "stop" if command.stops_reply else None
-        if incoming.text.strip() and self.busy == "interrupt":
+        if incoming.text.strip() and self._busy_for(incoming) == "interrupt":
             return "interrupt"
         return None
+
+    def _busy_for(self, incoming: Incoming) -> str:
+        """``conversation.busy``, or what an ``overrides:`` entry matching this chat says (issue 23)."""
+        from ..operator.overrides import for_incoming
+
+        return for_incoming(self.gateway.config, incoming).get("busy") or self.busy
 
     def _stopped_elsewhere(self, key: LaneKey, kind: StopKind) -> None:
         """Another replica received ``/stop``/``/new`` (``"stop"``) or an interrupting message for a chat."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..config import ModelConfig
 
 #: The top-level keys of config.yaml this package parses.
-OPERATOR_KEYS = ("models", "personas", "access", "commands")
+OPERATOR_KEYS = ("models", "personas", "access", "commands", "overrides")
 #: Who may run a command.
 ROLES = ("everyone", "admin")
 #: What happens to a message from someone not in ``allowed_users``.
@@ -59,6 +59,37 @@ class AccessConfig:
         return user_id in self.admins or f"{platform}:{user_id}" in self.admins
 
 
+#: What an override may match on, with the weight each adds to its specificity (the sum ranks entries).
+MATCH_WEIGHTS = {"platform": 1, "chat_kind": 2, "chat": 4, "thread": 8, "user": 16}
+#: Streaming keys an override may set (the per-platform mapping of ``streaming:``).
+OVERRIDE_STREAMING = ("enabled", "edit_interval", "min_tokens")
+
+
+@dataclass(frozen=True)
+class Override:
+    """One ``overrides[i]`` entry: what it matches, and the settings it gives a matching chat."""
+
+    index: int
+    match: Mapping[str, str]
+    model: str | None = None
+    system_prompt: str | None = None
+    persona: str | None = None
+    tools_allow: tuple[str, ...] | None = None
+    tools_deny: tuple[str, ...] = ()
+    streaming: Mapping[str, Any] = field(default_factory=dict)
+    busy: str | None = None
+
+    @property
+    def specificity(self) -> int:
+        return sum(MATCH_WEIGHTS[k] for k in self.match)
+
+    def matches(self, platform: str, chat: str | None, thread: str | None, user: str | None,
+                chat_kind: str | None) -> bool:
+        """Whether every key of ``match`` holds for this chat (``chat_kind``: private or group)."""
+        given = {"platform": platform, "chat": chat, "thread": thread, "user": user, "chat_kind": chat_kind}
+        return all(given[k] is not None and given[k] == v for k, v in self.match.items())
+
+
 @dataclass(frozen=True)
 class OperatorSettings:
     """The parsed sections, as :class:`~hermes_gateway._core.config.Config` carries them."""
@@ -67,14 +98,16 @@ class OperatorSettings:
     personas: Mapping[str, Persona] = field(default_factory=dict)
     access: AccessConfig = field(default_factory=AccessConfig)
     command_roles: Mapping[str, str] = field(default_factory=dict)  # commands.NAME.who
+    overrides: tuple[Override, ...] = ()
 
 
 def parse_operator_sections(p: Any, data: Mapping[str, Any]) -> OperatorSettings:
     """The four sections of ``data`` (the whole config mapping), validated with the config parser ``p``."""
     models = _models(p, data.get("models"))
     personas = _personas(p, data.get("personas"), models, data.get("model"))
+    overrides = _overrides(p, data.get("overrides"), models, personas, data.get("model"))
     return OperatorSettings(models=models, personas=personas, access=_access(p, data.get("access")),
-                            command_roles=_commands(p, data.get("commands")))
+                            command_roles=_commands(p, data.get("commands")), overrides=overrides)
 
 
 def _check_name(p: Any, name: Any, key: str) -> str:
@@ -104,14 +137,20 @@ def model_names(models: Mapping[str, "ModelConfig"], default_name: str | None) -
     return names
 
 
-def _personas(p: Any, value: Any, models: Mapping[str, "ModelConfig"], raw_model: Any) -> dict[str, Persona]:
-    sec = p.section(value, "personas", None)
+def _known_models(models: Mapping[str, "ModelConfig"], raw_model: Any) -> set[str]:
+    """Every name a persona or override may give as ``model`` (the raw ``model:`` section for its names)."""
     default_name = raw_model.get("name") if isinstance(raw_model, dict) else None
     fallbacks = raw_model.get("fallback") if isinstance(raw_model, dict) else None
     known = model_names(models, default_name if isinstance(default_name, str) else "demo")
     for item in fallbacks if isinstance(fallbacks, list) else ():
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             known.add(item["name"])
+    return known
+
+
+def _personas(p: Any, value: Any, models: Mapping[str, "ModelConfig"], raw_model: Any) -> dict[str, Persona]:
+    sec = p.section(value, "personas", None)
+    known = _known_models(models, raw_model)
     out: dict[str, Persona] = {}
     for name, item in sec.items():
         key = f"personas.{name}"
@@ -162,3 +201,54 @@ def _commands(p: Any, value: Any) -> dict[str, str]:
         if who is not None:
             out[name] = who
     return out
+
+
+def _overrides(p: Any, value: Any, models: Mapping[str, "ModelConfig"], personas: Mapping[str, Persona],
+               raw_model: Any) -> tuple[Override, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise p.fail("overrides", "a list of {match: {...}, model/system_prompt/persona/tools/streaming/conversation}")
+    known = _known_models(models, raw_model)
+    out: list[Override] = []
+    for i, item in enumerate(value):
+        key = f"overrides[{i}]"
+        body = p.section(item, key, ("match", "model", "system_prompt", "persona", "tools", "streaming",
+                                     "conversation"))
+        match_raw = p.section(body.get("match"), f"{key}.match", tuple(MATCH_WEIGHTS))
+        if not match_raw:
+            raise p.fail(f"{key}.match", f"a mapping with at least one of {', '.join(MATCH_WEIGHTS)}")
+        match: dict[str, str] = {}
+        for name, raw in match_raw.items():
+            if isinstance(raw, bool) or not isinstance(raw, (str, int)) or str(raw).strip() == "":
+                raise p.fail(f"{key}.match.{name}", f"an id or name (a string or a number), got {raw!r}")
+            match[name] = str(raw).strip()
+        if "chat_kind" in match and match["chat_kind"] not in ("private", "group"):
+            raise p.fail(f"{key}.match.chat_kind", f"private or group, got {match['chat_kind']!r}")
+        model = p.get(body, key, "model", "str", None)
+        if model is not None and model not in known:
+            raise p.fail(f"{key}.model", f"a configured model ({', '.join(sorted(known))}), got {model!r}")
+        persona = p.get(body, key, "persona", "str", None)
+        if persona is not None and persona not in personas:
+            raise p.fail(f"{key}.persona", f"a persona under personas: ({', '.join(sorted(personas)) or 'none'}), "
+                                           f"got {persona!r}")
+        tools = p.section(body.get("tools"), f"{key}.tools", ("allow", "deny"))
+        allow = p.get(tools, f"{key}.tools", "allow", "strlist", None)
+        deny = p.get(tools, f"{key}.tools", "deny", "strlist", ())
+        streaming_raw = p.section(body.get("streaming"), f"{key}.streaming", OVERRIDE_STREAMING)
+        streaming: dict[str, Any] = {}
+        if "enabled" in streaming_raw:
+            streaming["enabled"] = p.check(streaming_raw["enabled"], f"{key}.streaming.enabled", "bool")
+        if "edit_interval" in streaming_raw:
+            streaming["edit_interval"] = p.check(streaming_raw["edit_interval"], f"{key}.streaming.edit_interval",
+                                                 "number", minimum=0)
+        if "min_tokens" in streaming_raw:
+            streaming["min_tokens"] = p.check(streaming_raw["min_tokens"], f"{key}.streaming.min_tokens", "int",
+                                              minimum=0)
+        conversation = p.section(body.get("conversation"), f"{key}.conversation", ("busy",))
+        out.append(Override(
+            index=i, match=match, model=model, system_prompt=p.get(body, key, "system_prompt", "str", None),
+            persona=persona, tools_allow=allow, tools_deny=deny, streaming=streaming,
+            busy=p.get(conversation, f"{key}.conversation", "busy", "str", None, choices=("queue", "interrupt")),
+        ))
+    return tuple(out)

@@ -16,7 +16,8 @@ from typing import Any
 from ..inbound.incoming import Incoming
 from ..store import ConversationKey, StoreError
 from ..store.outage import report as report_store_failure
-from .profile import TurnProfile, is_default, resolve
+from .overrides import for_incoming
+from .profile import TurnProfile, is_default, resolve, tool_allowed
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ class TurnPlan:
 
     profile: TurnProfile
     agent: Any
+    stream_settings: Any = None  # StreamSettings when an override changes streaming; None: the config's
 
 
 def chat_key(incoming: Incoming) -> ConversationKey:
@@ -45,13 +47,27 @@ async def chat_choices(gateway: Any, key: ConversationKey) -> dict[str, str]:
 
 
 async def profile_for(gateway: Any, incoming: Incoming) -> TurnProfile:
-    return resolve(gateway.config, await chat_choices(gateway, chat_key(incoming)))
+    config = gateway.config
+    return resolve(config, await chat_choices(gateway, chat_key(incoming)), for_incoming(config, incoming))
 
 
 async def prepare_turn(gateway: Any, incoming: Incoming) -> TurnPlan:
-    """The profile of ``incoming``'s chat and the agent that runs it."""
+    """The profile of ``incoming``'s chat, the agent that runs it, and its streaming settings."""
     profile = await profile_for(gateway, incoming)
-    return TurnPlan(profile, agent_for(gateway, profile))
+    return TurnPlan(profile, agent_for(gateway, profile), stream_settings(gateway, incoming))
+
+
+def stream_settings(gateway: Any, incoming: Incoming) -> Any:
+    """The chat's streaming settings when an override sets some (``overrides[i].streaming``); else None."""
+    over = for_incoming(gateway.config, incoming)
+    changes = {name.split(".", 1)[1]: value for name, value in over.values.items() if name.startswith("streaming.")}
+    if not changes:
+        return None
+    config = gateway.config
+    platform = gateway.delivery.hooks(incoming.platform).platform
+    base = replace(config.streaming_for(incoming.platform),
+                   typing_interval=max(config.conversation.typing_interval, platform.typing_interval))
+    return replace(base, **changes)
 
 
 def agent_for(gateway: Any, profile: TurnProfile) -> Any:
@@ -59,12 +75,13 @@ def agent_for(gateway: Any, profile: TurnProfile) -> Any:
     if is_default(gateway.config, profile):
         return gateway.agent
     agents: dict[Any, Any] = gateway.__dict__.setdefault(_CACHE, {})
-    key = (profile.model_name, profile.model)
+    key = (profile.model_name, profile.model, profile.tools_allow, profile.tools_deny)
     agent = agents.get(key)
     if agent is None:
         from ..agent import AIAgent
 
-        agent = agents[key] = AIAgent.from_config(replace(gateway.config, model=profile.model), tools=gateway.tools)
+        tools = [tool for tool in gateway.tools if tool_allowed(profile, tool.name)]
+        agent = agents[key] = AIAgent.from_config(replace(gateway.config, model=profile.model), tools=tools)
     return agent
 
 
