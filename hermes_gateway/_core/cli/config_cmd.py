@@ -28,6 +28,10 @@ _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="config file (default: $HERMES_CONFIG, ./config.yaml, ~/.hermes/config.yaml)")
+    parser.add_argument("--chat", metavar="PLATFORM:CHAT[:USER]",
+                        help="only this chat's effective model, persona, prompt, tools, streaming and busy policy")
+    parser.add_argument("--kind", choices=("private", "group"), help="with --chat: the chat's kind (for overrides "
+                        "that match chat_kind)")
 
 
 def effective(config: Config, plugins: Any = None) -> dict:
@@ -136,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
     config, plugins, errors = load_for_display(args.config)
     errors = [*errors, *_platform_errors(config, plugins)]
     code = print_errors(errors)
+    if getattr(args, "chat", None):
+        return run_chat(args, config, plugins) or code
     print(f"# source: {config.source}")
     if config.missing_env:
         unset = ", ".join(f"{', '.join(names)} ({key})" for key, names in config.missing_env.items())
@@ -167,3 +173,40 @@ def run(args: argparse.Namespace) -> int:
               f"edit_interval {interval} (from {origin['edit_interval']}); "
               f"min_tokens {settings.min_tokens} (from {origin['min_tokens']})")
     return code
+
+
+def run_chat(args: argparse.Namespace, config: Config, plugins: Any) -> int:
+    """``config --chat PLATFORM:CHAT[:USER]``: one chat's effective settings (:mod:`..operator.explain`)."""
+    import asyncio
+    import sys
+
+    from ..operator.explain import explain_chat, parse_chat
+    from ..tools import collect_tools
+
+    spec = parse_chat(args.chat)
+    if spec is None:
+        print(f"hermes-gateway: --chat takes PLATFORM:CHAT or PLATFORM:CHAT:USER, got {args.chat!r}", file=sys.stderr)
+        return 2
+    platform, chat, user = spec
+    chosen = asyncio.run(_stored_choices(config, platform, chat))
+    tools = [tool.name for tool in collect_tools(plugins)]
+    print("\n".join(explain_chat(config, platform, chat, user, args.kind, chosen, tools)))
+    return 0
+
+
+async def _stored_choices(config: Config, platform: str, chat: str) -> dict[str, str]:
+    """The chat's /model and /persona choices, if a kept store exists (never creating one)."""
+    from pathlib import Path
+
+    from ..store import MEMORY, ConversationKey, StoreError, is_server_store, open_store, store_location
+
+    location = store_location(config)
+    if location == MEMORY or (not is_server_store(config) and not Path(location).exists()):
+        return {}
+    store = open_store(config)
+    try:
+        return await store.chat_settings(ConversationKey(platform, chat))
+    except StoreError:
+        return {}
+    finally:
+        await store.close()
