@@ -40,7 +40,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                         history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
                         agent: Any = None, progress: TurnProgress | None = None,
-                        settings: Any = None) -> tuple[DeliveryReport, TurnEnd | None]:
+                        settings: Any = None, footer: Any = None) -> tuple[DeliveryReport, TurnEnd | None]:
     """Run one agent turn for ``text`` and deliver it into the chat."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
@@ -55,6 +55,10 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                 if event.error and not event.reply.strip() and not event.interrupted:
                     # the person must not be left with silence; the details go to the log, not the chat
                     event = replace(event, reply=FAILURE_NOTICE)
+                elif footer is not None and event.reply.strip() and not event.interrupted:
+                    line = footer(event)  # usage.footer: on the final message only, never on previews
+                    if line:
+                        event = replace(event, reply=f"{event.reply}\n\n{line}")
             yield event
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
@@ -95,7 +99,7 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
                                           reply_to=last.message_id, agent=plan.agent, progress=progress,
-                                          settings=plan.stream_settings)
+                                          settings=plan.stream_settings, footer=plan.footer)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end
@@ -110,6 +114,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
         await _record(store, key, turn)
+    if end is not None:
+        await plan.record_usage(gateway, last, end)
     return report
 
 

@@ -109,6 +109,15 @@ async def _revoke(ctx: CommandContext) -> str:
     return f"🚫 Revoked {platform}:{user}." if found else f"{platform}:{user} was not approved."
 
 
+async def _usage(ctx: CommandContext) -> str:
+    from .usage import usage_text
+
+    try:
+        return await usage_text(ctx.gateway, ctx.incoming)
+    except StoreError:
+        return "⚠️ Usage cannot be read just now (the store is unavailable)."
+
+
 async def _save(ctx: CommandContext, name: str, value: str | None) -> bool:
     try:
         await ctx.gateway.store.set_chat_setting(chat_key(ctx.incoming), name, value)
@@ -125,6 +134,7 @@ def operator_commands() -> tuple[Command, ...]:
         Command("whoami", "your platform, user id, chat id and role", _whoami),
         Command("approve", "let in the person with this pairing code (/approve CODE)", _approve, who="admin"),
         Command("revoke", "take back a user's approval (/revoke USER)", _revoke, who="admin"),
+        Command("usage", "tokens (and cost) used in this chat and by you, today and this month", _usage),
     )
 
 

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from ..config import ModelConfig
 
 #: The top-level keys of config.yaml this package parses.
-OPERATOR_KEYS = ("models", "personas", "access", "commands", "overrides")
+OPERATOR_KEYS = ("models", "personas", "access", "commands", "overrides", "usage", "pricing")
+#: ``usage.footer``: nothing, the turn's tokens, or its tokens and cost.
+FOOTERS = ("off", "tokens", "cost")
 #: Who may run a command.
 ROLES = ("everyone", "admin")
 #: What happens to a message from someone not in ``allowed_users``.
@@ -91,6 +93,23 @@ class Override:
 
 
 @dataclass(frozen=True)
+class Price:
+    """``pricing.MODEL``: what a million tokens cost, in and out (in whatever currency ``currency`` says)."""
+
+    input: float
+    output: float
+
+
+@dataclass(frozen=True)
+class UsageConfig:
+    """``usage:`` and ``pricing:``."""
+
+    footer: str = "off"
+    currency: str = "$"
+    pricing: Mapping[str, Price] = field(default_factory=dict)  # by model name (models: key or name requested)
+
+
+@dataclass(frozen=True)
 class OperatorSettings:
     """The parsed sections, as :class:`~hermes_gateway._core.config.Config` carries them."""
 
@@ -99,6 +118,7 @@ class OperatorSettings:
     access: AccessConfig = field(default_factory=AccessConfig)
     command_roles: Mapping[str, str] = field(default_factory=dict)  # commands.NAME.who
     overrides: tuple[Override, ...] = ()
+    usage: UsageConfig = field(default_factory=UsageConfig)
 
 
 def parse_operator_sections(p: Any, data: Mapping[str, Any]) -> OperatorSettings:
@@ -107,7 +127,8 @@ def parse_operator_sections(p: Any, data: Mapping[str, Any]) -> OperatorSettings
     personas = _personas(p, data.get("personas"), models, data.get("model"))
     overrides = _overrides(p, data.get("overrides"), models, personas, data.get("model"))
     return OperatorSettings(models=models, personas=personas, access=_access(p, data.get("access")),
-                            command_roles=_commands(p, data.get("commands")), overrides=overrides)
+                            command_roles=_commands(p, data.get("commands")), overrides=overrides,
+                            usage=_usage(p, data.get("usage"), data.get("pricing")))
 
 
 def _check_name(p: Any, name: Any, key: str) -> str:
@@ -252,3 +273,24 @@ def _overrides(p: Any, value: Any, models: Mapping[str, "ModelConfig"], personas
             busy=p.get(conversation, f"{key}.conversation", "busy", "str", None, choices=("queue", "interrupt")),
         ))
     return tuple(out)
+
+
+def _usage(p: Any, value: Any, pricing_value: Any) -> UsageConfig:
+    sec = p.section(value, "usage", ("footer", "currency"))
+    footer = sec.get("footer")
+    if footer is False:  # YAML reads a bare `off` as false
+        footer = "off"
+    sec = {**sec, "footer": footer} if "footer" in sec else sec
+    prices: dict[str, Price] = {}
+    for name, item in p.section(pricing_value, "pricing", None).items():
+        key = f"pricing.{name}"
+        body = p.section(item, key, ("input", "output"))
+        if "input" not in body or "output" not in body:
+            raise p.fail(key, "input and output: the price of a million tokens each way (for example 0.15 and 0.60)")
+        prices[str(name)] = Price(p.check(body["input"], f"{key}.input", "number", minimum=0),
+                                  p.check(body["output"], f"{key}.output", "number", minimum=0))
+    d = UsageConfig()
+    footer = p.get(sec, "usage", "footer", "str", d.footer, choices=FOOTERS)
+    if footer == "cost" and not prices:
+        raise p.fail("usage.footer", "tokens or off, unless pricing: gives prices (cost needs them)")
+    return UsageConfig(footer=footer, currency=p.get(sec, "usage", "currency", "str", d.currency), pricing=prices)

@@ -31,6 +31,19 @@ class TurnPlan:
     profile: TurnProfile
     agent: Any
     stream_settings: Any = None  # StreamSettings when an override changes streaming; None: the config's
+    config: Any = None
+
+    def footer(self, end: Any) -> str | None:
+        """``usage.footer``'s line for the turn that ended with ``end``."""
+        from .usage import footer
+
+        return footer(self.config, self.profile.model_name, end.usage)
+
+    async def record_usage(self, gateway: Any, incoming: Incoming, end: Any) -> None:
+        """Keep the turn's usage, per conversation, user and model."""
+        from .usage import record_turn_usage
+
+        await record_turn_usage(gateway, incoming, self.profile.model_name, end.usage)
 
 
 def chat_key(incoming: Incoming) -> ConversationKey:
@@ -54,7 +67,7 @@ async def profile_for(gateway: Any, incoming: Incoming) -> TurnProfile:
 async def prepare_turn(gateway: Any, incoming: Incoming) -> TurnPlan:
     """The profile of ``incoming``'s chat, the agent that runs it, and its streaming settings."""
     profile = await profile_for(gateway, incoming)
-    return TurnPlan(profile, agent_for(gateway, profile), stream_settings(gateway, incoming))
+    return TurnPlan(profile, agent_for(gateway, profile), stream_settings(gateway, incoming), gateway.config)
 
 
 def stream_settings(gateway: Any, incoming: Incoming) -> Any:
