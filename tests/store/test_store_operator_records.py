@@ -135,3 +135,23 @@ async def test_postgres_replicas_see_each_other_at_once(postgres_url):
     finally:
         await one.close()
         await two.close()
+
+
+async def test_a_postgres_database_made_before_these_tables_gets_them_at_open(postgres_url):
+    import time
+
+    import psycopg
+
+    from hermes_gateway._core.store.postgres import SCHEMA, SCHEMA_VERSION
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # what an older hermes-gateway left behind
+        for statement in SCHEMA:
+            conn.execute(statement)
+        conn.execute("INSERT INTO hermes_schema_version (version, applied_at) VALUES (%s, %s)",
+                     (SCHEMA_VERSION, time.time()))
+    store = PostgresStore(postgres_url)
+    try:
+        await store.set_chat_setting(CHAT, "persona", "pirate")
+        assert await store.chat_settings(CHAT) == {"persona": "pirate"}
+    finally:
+        await store.close()
