@@ -77,3 +77,14 @@ def test_a_malformed_chat_is_one_line_and_exit_2(tmp_path):
     done = hermes(tmp_path, "config", "--config", write_config(tmp_path), "--chat", "telegram")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "hermes-gateway: --chat takes PLATFORM:CHAT or PLATFORM:CHAT:USER, got 'telegram'\n"
+
+
+def test_config_shows_the_named_models_with_their_keys_masked(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("models:\n  big: {base_url: 'https://user:pw-secret@api.example/v1', name: big-model, "
+                    "api_key: sk-named-secret}\npersonas: {pirate: Arr.}\n", encoding="utf-8")
+    done = hermes(tmp_path, "config", "--config", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "sk-named-secret" not in done.stdout and "pw-secret" not in done.stdout
+    assert "  big:\n    base_url: https://***@api.example/v1\n    name: big-model\n    api_key: '***'" in done.stdout
+    assert "personas:\n  pirate:\n    system_prompt: Arr." in done.stdout

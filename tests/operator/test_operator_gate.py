@@ -70,6 +70,19 @@ def _cli(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+async def test_a_code_is_never_logged_in_full(caplog):
+    ref = reference()
+    caplog.set_level("DEBUG")
+    async with ScriptedUpstream(default=text_stream("welcome")) as up:
+        async with gateway(ref, paired(up.url)) as gw:
+            await say(gw, "dm", "hi", user="3000")
+            code = code_on(ref, "dm")
+            await say(gw, "admin-dm", f"/approve {code}", user=ADMIN)
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert f"pairing code {code[:2]}…" in logged
+    assert code not in logged and code.replace("-", "") not in logged
+
+
 async def test_an_admin_approves_in_chat_and_a_non_admin_cannot():
     ref = reference()
     async with ScriptedUpstream(default=text_stream("welcome")) as up:

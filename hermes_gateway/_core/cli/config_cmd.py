@@ -65,11 +65,38 @@ def effective(config: Config, plugins: Any = None) -> dict:
         "store": {**asdict(config.store), "url": mask_url(config.store.url) if config.store.url else None},
         "coordination": {**asdict(config.coordination), "url": config.coordination.display_url},
         "media": {**asdict(config.media), "directory": str(config.media.path())},
+        **_operator_sections(config),
     }
     data = mask(data)
     for key, names in config.missing_env.items():
         _put(data, key, f"<unset: {', '.join(names)}>")
     return data
+
+
+def _operator_sections(config: Config) -> dict:
+    """``models``, ``personas``, ``access``, ``commands``, ``overrides``, ``usage``, ``pricing`` (issue 23), when set."""
+    op = config.operator
+    out: dict[str, Any] = {}
+    if op.models:
+        out["models"] = {name: {"base_url": m.endpoint.display_url, "name": m.endpoint.name,
+                                "api_key": m.endpoint.api_key, "api_mode": m.endpoint.api_mode,
+                                "fallback": [f.name if f.base_url else "demo" for f in m.fallback],
+                                "system_prompt": m.system_prompt, "vision": m.vision}
+                         for name, m in op.models.items()}
+    if op.personas:
+        out["personas"] = {name: {k: v for k, v in asdict(p).items() if k != "name" and v is not None}
+                           for name, p in op.personas.items()}
+    out["access"] = {**asdict(op.access), "admins": list(op.access.admins)}
+    if op.command_roles:
+        out["commands"] = {name: {"who": who} for name, who in op.command_roles.items()}
+    if op.overrides:
+        out["overrides"] = [{k: (list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v)
+                             for k, v in asdict(o).items() if k != "index" and v not in (None, (), {})}
+                            for o in op.overrides]
+    out["usage"] = {"footer": op.usage.footer, "currency": op.usage.currency}
+    if op.usage.pricing:
+        out["pricing"] = {name: asdict(price) for name, price in op.usage.pricing.items()}
+    return out
 
 
 def _platform_errors(config: Config, plugins: Any) -> list[Any]:
