@@ -59,3 +59,17 @@ async def test_persona_and_model_per_chat_refused_for_non_admins_and_kept_across
             assert await _say(api, 43, "hello again", PERSON, 2) == "ok"
     assert [(r.body["model"], _system(r.body)) for r in up.requests[2:]] == [
         ("big-model", "You are a pirate."), ("small-model", "You are helpful.")]
+
+
+async def test_an_override_for_one_group_uses_its_model_and_tools_while_a_private_chat_does_not(api, tmp_path):
+    async with ScriptedUpstream(default=text_stream("ok")) as up:
+        data = operator_config(api.base_url, up.url, str(tmp_path / "state.db"))
+        data["overrides"] = [{"match": {"platform": "telegram", "chat": -1001}, "model": "big",
+                              "tools": {"allow": ["qr_code"]}}]
+        async with TestGateway(data, plugin, limits=FAST_LIMITS, shutdown_grace=0.5):
+            await api.push_message(-1001, "@hermes_test_bot hello", chat_type="supergroup", user_id=PERSON)
+            await eventually(lambda: api.screen(-1001) == ["ok"], lambda: api.screen(-1001))
+            assert await _say(api, 42, "hello", PERSON, 1) == "ok"
+    group, private = (r.body for r in up.requests)
+    assert group["model"] == "big-model" and [t["function"]["name"] for t in group["tools"]] == ["qr_code"]
+    assert private["model"] == "small-model" and len(private["tools"]) > 1
