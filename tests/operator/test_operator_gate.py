@@ -169,3 +169,17 @@ async def test_past_the_per_user_limit_messages_are_dropped_with_one_polite_line
     assert replies[2:] == [None, None, None]
     assert ref.chat("other").screen == ["someone else"] and ref.chat("dm").screen[-1] == "admin"
     assert 'hermes_inbound_rate_limited_total{platform="reference"} 3.0' in metrics
+
+
+async def test_an_approved_users_messages_keep_their_order_through_the_check():
+    ref = reference()
+    async with ScriptedUpstream(default=text_stream("ok")) as up:
+        async with gateway(ref, paired(up.url)) as gw:
+            await gw._gateway.store.approve_user("reference", "3000", "test", 0.0)
+            from hermes_gateway import Incoming
+
+            futures = [gw.receive(Incoming("reference", "dm", f"message {i}", sender_id="3000", update_id=f"o{i}"))
+                       for i in range(4)]
+            await asyncio.gather(*futures)
+    sent = [r.body["messages"][-1]["content"] for r in up.requests]
+    assert "\n\n".join(sent).split("\n\n") == [f"message {i}" for i in range(4)]

@@ -66,6 +66,7 @@ class InboundRuntime:
         self._admitter: asyncio.Task[None] | None = None
         self.gate = Gate(gateway)  # users: allowed_users, admins, pairing, max_messages_per_minute (issue 23)
         self._gating: set[asyncio.Task[Any]] = set()
+        self._gate_tails: dict[tuple[str, str], asyncio.Task[Any]] = {}
 
     # ---------------------------------------------------------------- receiving
 
@@ -79,9 +80,14 @@ class InboundRuntime:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         why_not = self._why_ignored(incoming)
         if why_not == GATE_CHECK:  # only the store knows (an unknown user under access.unknown_users: pair)
-            task = asyncio.get_running_loop().create_task(self._pass_gate(incoming, future), name="gate")
+            key = (incoming.platform, incoming.sender_id or "")
+            before = self._gate_tails.get(key)  # one user's messages pass the check in the order they came
+            task = asyncio.get_running_loop().create_task(self._pass_gate(incoming, future, before), name="gate")
+            self._gate_tails[key] = task
             self._gating.add(task)
             task.add_done_callback(self._gating.discard)
+            task.add_done_callback(lambda t: self._gate_tails.pop(key, None) if self._gate_tails.get(key) is t
+                                   else None)
             return future
         if why_not is not None:
             log.info("%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id, why_not)
@@ -100,11 +106,14 @@ class InboundRuntime:
             return
         self._enqueue(incoming, future)
 
-    async def _pass_gate(self, incoming: Incoming, future: asyncio.Future[Any]) -> None:
+    async def _pass_gate(self, incoming: Incoming, future: asyncio.Future[Any],
+                         before: asyncio.Task[Any] | None = None) -> None:
         """The store's word on an unknown user: through, dropped, or answered with a pairing code."""
         from ..conversation import send_text
 
         try:
+            if before is not None:
+                await asyncio.wait([before])
             why_not, answer = await self.gate.check(incoming)
             if why_not is None and self.accepting:
                 self._accept(incoming, future)
