@@ -8,11 +8,12 @@ process and rotating order, measures ``time.process_time`` for
 
 (a) the baseline: iterating the SDK's stream (``chat.completions.create(stream=True)``,
     a pydantic ``ChatCompletionChunk`` per chunk) — how the agent used to read;
-(b) the agent's reading path alone: the SDK makes the same request
-    (``with_streaming_response``) and ``SSEPayloads`` parses the body to dicts;
-(c) the same reply through ``AIAgent.astream`` (path (b) plus the agent).
+(b) the agent's reading path alone: the fast transport (``agent/transport_fast.py``:
+    the request on aiohttp, ``SSEPayloads`` parsing the body to dicts);
+(c) the same reply through ``AIAgent.astream`` (path (b) plus the agent);
+(d) through ``AIAgent.astream`` with ``model.transport: sdk`` (the SDK's public API).
 
-The same for the Responses API (``model.api_mode: responses``): (a) and (c).
+The same for the Responses API (``model.api_mode: responses``): (a), (c) and (d).
 
 Medians per delta. A second, socket-free measurement feeds the same SSE
 bytes from memory (one network read per chunk) to the SDK's ``AsyncStream``,
@@ -34,11 +35,11 @@ from types import SimpleNamespace
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 import openai
-from openai._streaming import AsyncStream
+from openai._streaming import AsyncStream  # the baseline of the socket-free measurement only
 
 from hermes_gateway._core.agent import AIAgent
-from hermes_gateway._core.agent.chat_completions import open_stream
 from hermes_gateway._core.agent.sse import SSEPayloads
+from hermes_gateway._core.agent.transport import UpstreamTransport
 from hermes_gateway._core.agent.upstream import Upstream
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.demo.transport import httpx
@@ -61,15 +62,14 @@ async def sdk_stream(client: openai.AsyncOpenAI, message: str) -> tuple[float, i
     return time.process_time() - start, count
 
 
-async def reader_path(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]:
-    """(b) the agent's reading path alone: SDK request, body parsed by SSEPayloads."""
+async def reader_path(transport: UpstreamTransport, message: str) -> tuple[float, int]:
+    """(b) the agent's reading path alone: the fast transport's request, body parsed by SSEPayloads."""
     start = time.process_time()
-    response = await open_stream(client, "/chat/completions", _request(message))
-    count = await _count_payloads(SSEPayloads(response))
+    count = await _count_payloads(await transport.open_stream("/chat/completions", _request(message)))
     return time.process_time() - start, count
 
 
-async def _count_payloads(payloads: SSEPayloads) -> int:
+async def _count_payloads(payloads: Any) -> int:
     count = 0
     try:
         while True:
@@ -115,17 +115,23 @@ async def over_socket(chunks: int, runs: int, base_url: str, api_mode: str) -> N
     message = "echo: " + " ".join(f"w{i}" for i in range(chunks))
     config = parse_config({"model": {"base_url": base_url, "name": "demo", "api_mode": api_mode}})
     agent = AIAgent.from_config(config, tools=[])
-    client = agent._pool.all()[0].client  # the very client the agent uses: same HTTP settings
+    sdk_config = parse_config({"model": {"base_url": base_url, "name": "demo", "api_mode": api_mode,
+                                         "transport": "sdk"}})
+    sdk_agent = AIAgent.from_config(sdk_config, tools=[])
+    upstream = agent._pool.all()[0]
+    client = sdk_agent._pool.all()[0].client  # the very client the sdk transport uses: same HTTP settings
     if api_mode == "responses":
         cases: list[tuple[str, Callable[[], Awaitable[tuple[float, int]]]]] = [
             ("(a) SDK stream, pydantic events (baseline)", lambda: sdk_responses_stream(client, message)),
             ("(c) through AIAgent.astream", lambda: through_agent(agent, message)),
+            ("(d) AIAgent.astream, transport: sdk", lambda: through_agent(sdk_agent, message)),
         ]
     else:
         cases = [
             ("(a) SDK stream, pydantic chunks (baseline)", lambda: sdk_stream(client, message)),
-            ("(b) SDK request + SSEPayloads (agent's reader)", lambda: reader_path(client, message)),
+            ("(b) fast transport (aiohttp + SSEPayloads)", lambda: reader_path(upstream.transport, message)),
             ("(c) through AIAgent.astream", lambda: through_agent(agent, message)),
+            ("(d) AIAgent.astream, transport: sdk", lambda: through_agent(sdk_agent, message)),
         ]
     times: dict[str, list[float]] = {name: [] for name, _ in cases}
     for _, case in cases:  # warm up (imports, connection pools)
@@ -137,6 +143,7 @@ async def over_socket(chunks: int, runs: int, base_url: str, api_mode: str) -> N
             assert count == chunks, (name, count)
             times[name].append(seconds)
     await agent.aclose()
+    await sdk_agent.aclose()
     medians = {name: statistics.median(t) for name, t in times.items()}
     baseline = medians[cases[0][0]]
     api = "Responses API" if api_mode == "responses" else "Chat Completions"
@@ -191,12 +198,12 @@ async def in_memory(chunks: int, runs: int) -> None:
         await _count_payloads(SSEPayloads(_response(reads)))
         return time.process_time() - start
 
-    async def post(*_: object, **__: object) -> Any:  # what the agent calls: client.post(path, ...)
-        return SimpleNamespace(http_response=_response(reads))
+    async def open_stream(*_: object, **__: object) -> Any:  # what the agent calls: transport.open_stream(...)
+        return SSEPayloads(_response(reads))
 
-    fake = SimpleNamespace(post=post)
+    fake = SimpleNamespace(kind="fast", open_stream=open_stream)
     agent = AIAgent.from_config(parse_config({"model": {"base_url": "http://unused/v1", "name": "m"}}), tools=[])
-    upstream = Upstream(agent.model.endpoint, fake)  # type: ignore[arg-type]
+    upstream = Upstream(agent.model.endpoint, sdk_client, fake)  # type: ignore[arg-type]
     agent._pool.all = lambda: [upstream]  # type: ignore[method-assign]
 
     async def agent_path() -> float:

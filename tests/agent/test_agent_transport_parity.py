@@ -58,7 +58,8 @@ def responses_json(text: str | None = None, *, call: tuple[str, str, str] | None
 
 
 def chat_call(call_id: str = "call_7") -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": "calculate", "arguments": '{"expression": "6 * 7"}'}}
+    return {"id": call_id, "type": "function",
+            "function": {"name": "calculate", "arguments": '{"expression": "6 * 7"}'}}
 
 
 def status(code: int, message: str, **headers: str) -> tuple:

@@ -37,7 +37,8 @@ class UpstreamStatusError(Exception):
         self.headers: Mapping[str, str] = headers or {}
 
     @classmethod
-    def from_response(cls, status_code: int, headers: Mapping[str, str], content: bytes | None) -> "UpstreamStatusError":
+    def from_response(cls, status_code: int, headers: Mapping[str, str],
+                      content: bytes | None) -> "UpstreamStatusError":
         """The error for an answer with ``status_code``, ``headers`` and body ``content`` (None: unreadable)."""
         message = f"Error code: {status_code}"
         body: Any = None
