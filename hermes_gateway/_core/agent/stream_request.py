@@ -121,15 +121,9 @@ class StreamPoster:
         self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False,
                                               skip_auto_headers=("User-Agent",))
 
-    async def open(self, path: str, body: dict[str, Any]) -> "StreamBody":
-        """Send the streamed request ``body`` to ``base_url + path``; the response once its headers are in
-        (2xx only), after the SDK's retries."""
-        response = await self._post(path, body, stream=True)
-        return StreamBody(response)
-
     async def call(self, path: str, body: dict[str, Any]) -> bytes:
         """Send the non-streamed request ``body``; the 2xx answer's bytes, after the SDK's retries."""
-        response = await self._post(path, body, stream=False)
+        response = await self.post(path, body, stream=False)
         try:
             return await response.read()
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -137,7 +131,9 @@ class StreamPoster:
         finally:
             response.release()
 
-    async def _post(self, path: str, body: dict[str, Any], *, stream: bool) -> aiohttp.ClientResponse:
+    async def post(self, path: str, body: dict[str, Any], *, stream: bool) -> aiohttp.ClientResponse:
+        """Send ``body`` to ``base_url + path`` (``stream``: as a streamed request, the SDK's raw-response
+        header); the response once a 2xx answer's headers are in, after the SDK's retries."""
         if self._session is None:
             await self._setup()
         session = self._session

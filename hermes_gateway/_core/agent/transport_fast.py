@@ -15,7 +15,7 @@ import openai
 from ..config import Timeouts
 from .errors import MalformedResponse
 from .sse import SSEPayloads
-from .stream_request import StreamPoster
+from .stream_request import StreamBody, StreamPoster
 
 
 class FastTransport:
@@ -27,7 +27,7 @@ class FastTransport:
         self.poster = StreamPoster(client, timeouts)
 
     async def open_stream(self, path: str, body: dict[str, Any]) -> SSEPayloads:
-        return SSEPayloads(await self.poster.open(path, body))
+        return SSEPayloads(StreamBody(await self.poster.post(path, body, stream=True)))
 
     async def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         content = await self.poster.call(path, body)
