@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import aiohttp
+import openai
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from hermes_gateway._core.agent import AIAgent, stream_request
 from hermes_gateway._core.agent.errors import UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
 from hermes_gateway._core.agent.transport_sdk import SdkTransport
+from hermes_gateway._core.demo.transport import httpx
 from hermes_gateway._core.events import TextDelta
 
 from scripted_upstream import ScriptedUpstream, completion, model_config, text_stream
@@ -29,6 +31,11 @@ def agent_for(url: str, **model: object) -> AIAgent:
     return AIAgent.from_config(model_config(url, api_key=SECRET, **model), tools=[])
 
 
+def sending(client: openai.AsyncOpenAI) -> SdkTransport:
+    """The sdk transport on a copy of a fast upstream's SDK client (same settings) that really sends."""
+    return SdkTransport(client.copy(http_client=httpx.AsyncClient()))
+
+
 def sdk_headers(seen: dict[str, str]) -> dict[str, str]:
     return {k.lower(): v for k, v in seen.items() if k.lower() not in TRANSPORT_HEADERS}
 
@@ -43,7 +50,7 @@ async def test_the_streamed_request_carries_the_sdks_headers_and_body(fake: Scri
     assert text == "hello there"
     body = fake.requests[0].body
     # The same request made by the SDK itself (its public create()), for comparison.
-    stream = await SdkTransport(upstream.client).open_stream("/chat/completions", body)
+    stream = await sending(upstream.client).open_stream("/chat/completions", body)
     await stream.aclose()
     ours, sdks = fake.requests[0], fake.requests[1]
     assert ours.path == sdks.path == "/v1/chat/completions"
@@ -61,7 +68,7 @@ async def test_a_non_streamed_call_carries_the_sdks_headers_and_body(fake: Scrip
     upstream = agent._pool.all()[0]
     body = {"model": "test-model", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.5}
     ours = await upstream.transport.call("/chat/completions", body)
-    sdks = await SdkTransport(upstream.client).call("/chat/completions", body)
+    sdks = await sending(upstream.client).call("/chat/completions", body)
     assert ours["choices"][0]["message"]["content"] == "one" and sdks["choices"][0]["message"]["content"] == "two"
     mine, theirs = fake.requests
     assert mine.path == theirs.path == "/v1/chat/completions" and mine.body == theirs.body == body

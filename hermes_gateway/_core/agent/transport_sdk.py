@@ -1,23 +1,30 @@
 """``model.transport: sdk``: every request through the ``openai`` SDK's public API, nothing of ours on the wire.
 
 ``client.chat.completions`` / ``client.responses``
-``.with_raw_response.create(**body)``: the SDK builds and sends the
-request, retries it, decodes the SSE body into its pydantic models (turned
-back into plain JSON with their public ``to_dict()``), and raises its own
-exceptions, which are translated here into :mod:`.errors`' so the agent
-handles both transports alike. ``with_raw_response`` rather than a plain
-``create`` only to see the answer's ``Content-Type`` (an upstream that
-answers a stream request with JSON does not stream).
+``.with_raw_response.create(...)``: the SDK builds and sends the request,
+retries it, decodes the SSE body into its pydantic models (turned back into
+plain JSON with their public ``to_dict()``), and raises its own exceptions,
+which are translated here into :mod:`.errors`' so the agent handles both
+transports alike. ``with_raw_response`` rather than a plain ``create`` only
+to see the answer's ``Content-Type`` (an upstream that answers a stream
+request with JSON does not stream).
 
-The price is the SDK's CPU: its per-element transform of the body
-(~140 us a message) and a pydantic model per chunk (~95 us); the fast
-transport avoids both. This one is the fallback that keeps working across
+The body the agent builds is already the wire JSON, so it goes in
+``extra_body`` (the SDK's documented way to send fields as they are); only
+``model``, ``stream`` (it decides what ``create`` returns) and a placeholder
+for a required ``messages`` are passed by name. Passed by name, the SDK
+would first convert every message against its TypedDicts, ~140 us each:
+seconds of a frozen event loop for the API server's 4,096-message
+conversations (issue 13; ``tests/api_server/test_api_hostile_input.py``).
+
+What remains is the SDK's CPU per chunk (a pydantic model each, ~80 us,
+bench/README.md): this transport is the fallback that keeps working across
 SDK upgrades, and the reference the fast one is tested against.
 """
 
 from __future__ import annotations
 
-import inspect
+import asyncio
 from typing import Any, NoReturn
 
 import openai
@@ -25,18 +32,8 @@ import openai
 from .errors import MalformedResponse, ReportedError, UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
 from .transport import CHAT_PATH, RESPONSES_PATH
 
-#: ``create()``'s keyword parameters per resource class: body keys it does not name go in ``extra_body``.
-_PARAMETERS: dict[type, frozenset[str]] = {}
-
-
-def _parameters(resource: Any) -> frozenset[str]:
-    kind = type(resource)
-    names = _PARAMETERS.get(kind)
-    if names is None:
-        names = _PARAMETERS[kind] = frozenset(
-            name for name, p in inspect.signature(resource.create).parameters.items()
-            if p.kind is inspect.Parameter.KEYWORD_ONLY and not name.startswith("extra_") and name != "timeout")
-    return names
+#: ``create``'s required parameters besides ``model``, given a placeholder (``extra_body`` has the real value).
+_PLACEHOLDERS: dict[str, dict[str, Any]] = {CHAT_PATH: {"messages": []}, RESPONSES_PATH: {}}
 
 
 def raise_mapped(exc: openai.APIError, *, mid_stream: bool = False) -> NoReturn:
@@ -86,18 +83,35 @@ class SdkTransport:
 
     def __init__(self, client: openai.AsyncOpenAI) -> None:
         self.client = client
-        self._resources: dict[str, Any] = {CHAT_PATH: client.chat.completions, RESPONSES_PATH: client.responses}
+        self._resources: dict[str, Any] = {}
 
-    def _create(self, path: str, body: dict[str, Any]) -> Any:
-        """The coroutine of ``create`` for ``body``: keys ``create`` names as keywords, the rest as ``extra_body``."""
+    async def _resource(self, path: str) -> Any:
+        """``client.chat.completions`` or ``client.responses``, found the first time off the event loop: the
+        SDK imports a resource's modules on first access (~15 ms for chat, ~35 ms for responses), which
+        would stall every other stream of the first request's loop."""
         resource = self._resources.get(path)
         if resource is None:
-            raise ValueError(f"no SDK method for {path!r}; expected {CHAT_PATH} or {RESPONSES_PATH}")
-        names = _parameters(resource)
-        known = {key: value for key, value in body.items() if key in names}
-        if len(known) < len(body):
-            known["extra_body"] = {key: value for key, value in body.items() if key not in names}
-        return resource.with_raw_response.create(**known)
+            if path == CHAT_PATH:
+                resource = await asyncio.to_thread(self._first_use, lambda: self.client.chat.completions)
+            elif path == RESPONSES_PATH:
+                resource = await asyncio.to_thread(self._first_use, lambda: self.client.responses)
+            else:
+                raise ValueError(f"no SDK method for {path!r}; expected {CHAT_PATH} or {RESPONSES_PATH}")
+            self._resources[path] = resource
+        return resource
+
+    def _first_use(self, resource: Any) -> Any:
+        self.client.platform_headers()  # cached by the SDK after the first call (``platform.platform()`` & co.)
+        return resource()
+
+    async def _create(self, path: str, body: dict[str, Any]) -> Any:
+        """``create``'s raw response for ``body``: ``model`` and ``stream`` by name, the rest as ``extra_body``."""
+        resource = self._resources.get(path) or await self._resource(path)
+        kwargs: dict[str, Any] = {**_PLACEHOLDERS[path], "model": body.get("model")}
+        if "stream" in body:
+            kwargs["stream"] = body["stream"]
+        kwargs["extra_body"] = {key: value for key, value in body.items() if key not in ("model", "stream")}
+        return await resource.with_raw_response.create(**kwargs)
 
     async def open_stream(self, path: str, body: dict[str, Any]) -> SdkChunks:
         try:

@@ -101,6 +101,13 @@ def aiohttp_suits(base_url: str) -> bool:
                    ((k.lower(), v) for k, v in os.environ.items()))
 
 
+class _NeverSends(httpx.AsyncBaseTransport):
+    """The HTTP transport of an SDK client whose requests the fast transport makes (see ``_make_client``)."""
+
+    async def handle_async_request(self, request: Any) -> Any:
+        raise RuntimeError("this upstream's requests go through the fast transport, not its SDK client")
+
+
 class UpstreamPool:
     """Clients for the primary endpoint and its fallbacks, made lazily on the running loop.
 
@@ -127,19 +134,24 @@ class UpstreamPool:
     def _get(self, index: int, endpoint: Endpoint) -> Upstream:
         upstream = self._clients.get(index)
         if upstream is None:
-            client = self._make_client(endpoint)
             fast = self.transport == "fast" and endpoint.base_url is not None and aiohttp_suits(endpoint.base_url)
+            client = self._make_client(endpoint, sends=not fast)
             transport: UpstreamTransport = FastTransport(client, self.timeouts) if fast else SdkTransport(client)
             upstream = self._clients[index] = Upstream(endpoint, client, transport)
         return upstream
 
-    def _make_client(self, endpoint: Endpoint) -> openai.AsyncOpenAI:
+    def _make_client(self, endpoint: Endpoint, *, sends: bool) -> openai.AsyncOpenAI:
+        """The endpoint's SDK client. ``sends``: the sdk transport sends through it; otherwise (the fast
+        transport) it only lends its headers and settings, and gets an HTTP client that never sends (the
+        SDK's default one would load the system's CA certificates, ~30 ms on the first request's loop)."""
         t = self.timeouts
         # read=None: the agent's own first-token and stall deadlines govern reads (see guard.py).
         timeout = httpx.Timeout(connect=t.connect, read=None, write=max(t.connect, 30.0), pool=t.connect)
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": self.max_retries}
-        if endpoint.base_url:  # the SDK's own HTTP client (httpx): it honours proxy variables
-            return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY, **kwargs)
+        if endpoint.base_url:  # sends: the SDK's own HTTP client (httpx), which honours proxy variables
+            http_client = None if sends else httpx.AsyncClient(transport=_NeverSends())
+            return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY,
+                                      http_client=http_client, **kwargs)
         return openai.AsyncOpenAI(base_url=DEMO_BASE_URL, api_key="demo",
                                   http_client=demo_http_client(self.demo_tokens_per_second), **kwargs)
 
