@@ -5,17 +5,15 @@ did-you-mean, one line naming the file and the key) and masks the token
 everywhere, since it is a :func:`~hermes_gateway.secret` field. What the
 types cannot say (a token's shape, a URL's scheme) is checked in
 ``__post_init__``; the token is never part of an error message or a repr.
-The access keys (``allowed_chats``, ``allowed_users``, ``require_mention``)
-are the core's and not fields here, except Discord's own word for the chat
-list, ``allowed_channels``, which the core's access check reads too.
+The access keys (``allowed_chats`` or Discord's word for it,
+``allowed_channels``, ``allowed_users``, ``require_mention``) are the
+core's and not fields here.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
-
 from hermes_gateway import SettingsError, secret
 
 #: A bot token: three dot-separated base64url parts (user id, timestamp, HMAC).
@@ -30,17 +28,13 @@ _WS_URL = re.compile(r"^wss?://[^/\s]+(/\S*)?$")
 class DiscordSettings:
     """What the plugin needs to reach one bot.
 
-    ``token`` has an empty default only so that a missing token gets the
-    same helpful line as an empty one (``__post_init__`` refuses both).
-    ``allowed_channels`` is read by the core (it means ``allowed_chats``;
-    a listed channel covers its threads) and checked there, ids as numbers
-    or strings; it is declared so the section may use Discord's word.
+    A missing token gets the same helpful line as an empty one (the hint;
+    ``__post_init__`` refuses an empty one).
     """
 
-    token: str = secret("")
+    token: str = secret(hint='the bot token from the Discord developer portal, e.g. token: "${DISCORD_TOKEN}"')
     api_base_url: str = DEFAULT_API_BASE_URL
     gateway_url: str = DEFAULT_GATEWAY_URL
-    allowed_channels: Any = None
 
     def __post_init__(self) -> None:
         token = self.token.strip()
