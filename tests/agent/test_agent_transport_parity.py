@@ -14,6 +14,7 @@ so an agreement on nothing (say, two empty turns) fails.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -218,3 +219,27 @@ async def test_both_transports_yield_the_same_events(fake: ScriptedUpstream, nam
     assert fast_events == sdk_events
     assert [(path, json.dumps(body, sort_keys=True), count) for path, body, count in fast_seen] == \
         [(path, json.dumps(body, sort_keys=True), count) for path, body, count in sdk_seen]
+
+
+@pytest.mark.parametrize("api_mode", ["chat_completions", "responses"])
+async def test_an_interrupt_closes_the_upstream_connection_on_both(fake: ScriptedUpstream, api_mode: str) -> None:
+    """Stopping a turn mid-stream hangs up on the upstream (which stops the model) whichever transport streams."""
+    endless = ("forever", 0.02) if api_mode == "chat_completions" else ("forever_events", 0.02, 0)
+    ends = {}
+    for transport in ("fast", "sdk"):
+        STREAM_SUPPORT.forget()
+        fake.disconnected.clear()
+        fake.add(endless)
+        agent = AIAgent.from_config(model_config(fake.url, api_mode=api_mode, transport=transport), tools=[])
+        shown = []
+        async for event in agent.astream("go on forever"):
+            if isinstance(event, TextDelta):
+                shown.append(event.text)
+                if len(shown) == 3:
+                    agent.interrupt()
+            elif isinstance(event, TurnEnd):
+                ends[transport] = event
+        await asyncio.wait_for(fake.disconnected.wait(), 5)  # the upstream saw the client go
+        await agent.aclose()
+        assert shown == ["tick0 ", "tick1 ", "tick2 "]
+    assert ends["fast"] == ends["sdk"] and ends["fast"].interrupted and ends["fast"].reply == "tick0 tick1 tick2"
