@@ -109,8 +109,10 @@ class AIAgent:
     ``tools=None`` collects the tools plugins register (pass ``plugins`` to
     reuse an already loaded plugin manager). ``max_retries`` is the retry
     budget per request (429/5xx/connection errors, the SDK's policy whichever
-    ``model.transport`` sends it) before the next endpoint is tried; ``tool_timeout`` bounds each tool call. ``media_directory`` is where a tool's media is
-    kept (default ``$HERMES_HOME/media``): bytes are written there, paths outside it refused.
+    ``model.transport`` sends it) before the next endpoint is tried;
+    ``tool_timeout`` bounds each tool call. ``media_directory`` is where a
+    tool's media is kept (default ``$HERMES_HOME/media``): bytes are written
+    there, paths outside it refused.
     """
 
     def __init__(self, model: ModelConfig | str | None = None, *, base_url: str | None = None,
