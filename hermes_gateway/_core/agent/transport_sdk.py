@@ -101,6 +101,7 @@ class SdkTransport:
         return resource
 
     def _first_use(self, resource: Any) -> Any:
+        """(In a worker thread.) The resource, with the SDK's other first-request work done beside it."""
         self.client.platform_headers()  # cached by the SDK after the first call (``platform.platform()`` & co.)
         return resource()
 
