@@ -100,6 +100,7 @@ class Gate:
             return None
         key = (incoming.platform, incoming.sender_id or f"chat:{incoming.chat_id}")
         now = self.clock()
+        self._forget_quiet(now)
         recent = self._recent.setdefault(key, deque())
         while recent and now - recent[0] >= WINDOW:
             recent.popleft()
@@ -109,6 +110,17 @@ class Gate:
         self._count_drop(incoming.platform)
         self._skipped[key] = self._skipped.get(key, 0) + 1
         return f"user {incoming.sender_id} is over access.max_messages_per_minute ({limit})"
+
+    def _forget_quiet(self, now: float) -> None:
+        """Now and then, forget people quiet for a minute: memory stays bounded by who writes now."""
+        self._calls = getattr(self, "_calls", 0) + 1
+        if self._calls % 1024:
+            return
+        for key in [k for k, times in self._recent.items() if not times or now - times[-1] >= WINDOW]:
+            del self._recent[key]
+        for table, keep in ((self._told, WINDOW), (self._codes_told, pairing.REPEAT_AFTER)):
+            for key in [k for k, at in table.items() if now - at >= keep]:
+                del table[key]
 
     def notice_due(self, incoming: "Incoming") -> str | None:
         """The polite line for a dropped message, at most once a minute per user (None: already told)."""
