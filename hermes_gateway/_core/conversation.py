@@ -16,8 +16,11 @@ from typing import Any, Sequence
 
 from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
-from .events import TurnEnd
+from .events import StreamReset, TextDelta, TurnEnd
+from .inbound.file_content import MediaSettings
+from .inbound.history_media import history_for_model
 from .inbound.incoming import Incoming
+from .inbound.turn_content import TurnContent, plain_text, turn_content
 from .store import ConversationKey, StoreError
 
 from .store.outage import report as report_store_failure
@@ -36,25 +39,38 @@ class TurnProgress:
     end: TurnEnd | None = None
 
 
-async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str, text: str, *,
+async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str,
+                        text: str | list[dict[str, Any]], *,
                         history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
-                        agent: Any = None, progress: TurnProgress | None = None) -> tuple[DeliveryReport, TurnEnd | None]:
-    """Run one agent turn for ``text`` and deliver it into the chat."""
+                        agent: Any = None, progress: TurnProgress | None = None,
+                        preface: str = "") -> tuple[DeliveryReport, TurnEnd | None]:
+    """Run one agent turn for ``text`` (or content parts) and deliver it into the chat.
+
+    ``preface``: lines the reply starts with (a file that could not be
+    used), shown first and kept through a fallback's restart; the model
+    never said them, so the recorded turn does not hold them."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
     agent = agent or AIAgent.from_config(config)
     progress = progress or TurnProgress()
+    lead = preface + "\n\n" if preface else ""
 
     async def events():
+        if lead:
+            yield TextDelta(lead)
         async for event in agent.astream(text, history=list(history or [])):
             if isinstance(event, TurnEnd):
                 progress.end = event
                 if event.error and not event.reply.strip() and not event.interrupted:
                     # the person must not be left with silence; the details go to the log, not the chat
                     event = replace(event, reply=FAILURE_NOTICE)
+                if lead:
+                    event = replace(event, reply=lead + event.reply if event.reply.strip() else preface)
             yield event
+            if lead and isinstance(event, StreamReset):
+                yield TextDelta(lead)
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
     progress.session = session
@@ -77,19 +93,27 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     end of a turn.
     """
     last = messages[-1]
-    text = "\n\n".join(m.text for m in messages)
+    text: str | list[dict[str, Any]] = plain_text(messages)
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
     store = gateway.store
-    try:
-        history = await store.history(key)
-    except StoreError as exc:  # the database went away: the person is still answered, without the history
-        report_store_failure(store, log, "history not read", exc)
-        history = []
     progress = TurnProgress()
     try:
-        report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
-                                          history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
-                                          reply_to=last.message_id, agent=gateway.agent, progress=progress)
+        try:
+            history = await store.history(key)
+        except StoreError as exc:  # the database went away: the person is still answered, without the history
+            report_store_failure(store, log, "history not read", exc)
+            history = []
+        content = TurnContent(text, text)
+        if any(m.attachments for m in messages) or history and any(isinstance(m.get("content"), list)
+                                                                   for m in history):
+            settings = MediaSettings.from_config(gateway.config)
+            content = await turn_content(messages, settings)  # the files are fetched now, not before
+            history = await history_for_model(history, settings)
+            text = content.stored
+        report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id,
+                                          content.model, history=history, thread_id=last.thread_id,
+                                          chat_kind=last.chat_kind, reply_to=last.message_id, agent=gateway.agent,
+                                          progress=progress, preface=content.preface)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end
@@ -103,8 +127,15 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         return report
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
-        await _record(store, key, turn)
+        await _record(store, key, with_stored_user(turn, text))
     return report
+
+
+def with_stored_user(turn: list[dict[str, Any]], stored: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turn as history keeps it: the user message's images as stand-ins with their stored files."""
+    if isinstance(stored, str) or not turn or turn[0].get("role") != "user":
+        return turn
+    return [{**turn[0], "content": stored}, *turn[1:]]
 
 
 async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) -> None:
@@ -115,7 +146,7 @@ async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) 
         report_store_failure(store, log, "turn not recorded", exc)
 
 
-def _interrupted_turn(text: str, shown: str) -> list[dict[str, Any]]:
+def _interrupted_turn(text: str | list[dict[str, Any]], shown: str) -> list[dict[str, Any]]:
     turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
     if shown:
         turn.append({"role": "assistant", "content": shown})
