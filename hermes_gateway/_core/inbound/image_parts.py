@@ -73,6 +73,7 @@ def prepare_image(path: str | Path, max_side: int) -> PreparedImage:
             fits = max(image.width, image.height) <= max_side
             turned = _orientation(image) not in (0, 1)
             if fits and not turned and source in PASS_THROUGH and not getattr(image, "is_animated", False):
+                image.load()  # decoded whole once: a truncated file is refused here, not by the model
                 return PreparedImage(Path(path).read_bytes(), PASS_THROUGH[source], image.width, image.height,
                                      source)
             if not fits and source == "JPEG":
