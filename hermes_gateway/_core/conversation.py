@@ -20,7 +20,7 @@ from .events import StreamReset, TextDelta, TurnEnd
 from .inbound.file_content import MediaSettings
 from .inbound.history_media import history_for_model
 from .inbound.incoming import Incoming
-from .inbound.turn_content import TurnContent, plain_text, turn_content
+from .inbound.turn_content import TurnContent, plain_text, turn_content, with_stored_user
 from .store import ConversationKey, StoreError
 
 from .store.outage import report as report_store_failure
@@ -130,12 +130,6 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         await _record(store, key, with_stored_user(turn, text))
     return report
 
-
-def with_stored_user(turn: list[dict[str, Any]], stored: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The turn as history keeps it: the user message's images as stand-ins with their stored files."""
-    if isinstance(stored, str) or not turn or turn[0].get("role") != "user":
-        return turn
-    return [{**turn[0], "content": stored}, *turn[1:]]
 
 
 async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) -> None:

@@ -96,3 +96,10 @@ def settings_directory_sweep(settings: MediaSettings) -> None:
         from ..media_dir import MediaDirectory
 
         MediaDirectory(settings.directory, keep=settings.keep_seconds).prune_if_due()
+
+
+def with_stored_user(turn: list[dict[str, Any]], stored: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recorded turn as history keeps it: the user message's images as stand-ins with their stored files."""
+    if isinstance(stored, str) or not turn or turn[0].get("role") != "user":
+        return turn
+    return [{**turn[0], "content": stored}, *turn[1:]]
