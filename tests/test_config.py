@@ -357,9 +357,9 @@ def test_inbound_file_limits_take_bytes_or_sizes_per_kind_or_for_all():
                            "store": {"history_images": 0}})
     limits = config.media.inbound_max_bytes
     assert (limits["image"], limits["video"], limits["voice"], limits["document"]) == \
-        (10_000_000, 5_000_000, 1_572_864, 20 * 1024 * 1024)
+        (10 * 1024 * 1024, 5_000_000, 1_572_864, 20 * 1024 * 1024)  # MB as chat apps count them: 1024 x 1024
     assert (config.media.image_max_side, config.media.document_max_chars, config.store.history_images) == (1024, 500, 0)
-    assert set(parse_config({"media": {"inbound_max_bytes": "1 KB"}}).media.inbound_max_bytes.values()) == {1000}
+    assert set(parse_config({"media": {"inbound_max_bytes": "1 KB"}}).media.inbound_max_bytes.values()) == {1024}
 
 
 @pytest.mark.parametrize("section,line", [
@@ -367,9 +367,9 @@ def test_inbound_file_limits_take_bytes_or_sizes_per_kind_or_for_all():
      "c.yaml: media.inbound_max_bytes.imgae: unknown kind; expected one of image, document, audio, voice, video, "
      "sticker (did you mean image?)"),
     ({"media": {"inbound_max_bytes": {"image": "lots"}}},
-     "c.yaml: media.inbound_max_bytes.image: a size in bytes such as 20000000 or \"20 MB\", got 'lots'"),
+     "c.yaml: media.inbound_max_bytes.image: a size in bytes such as 20971520 or \"20 MB\", got 'lots'"),
     ({"media": {"inbound_max_bytes": -1}},
-     "c.yaml: media.inbound_max_bytes: a size in bytes such as 20000000 or \"20 MB\", got -1"),
+     "c.yaml: media.inbound_max_bytes: a size in bytes such as 20971520 or \"20 MB\", got -1"),
     ({"media": {"image_max_side": 8}}, "c.yaml: media.image_max_side: a number >= 16, got 8"),
     ({"media": {"document_max_chars": "many"}}, "c.yaml: media.document_max_chars: a whole number, got 'many'"),
     ({"store": {"history_images": -1}}, "c.yaml: store.history_images: a number >= 0, got -1"),

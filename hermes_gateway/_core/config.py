@@ -169,7 +169,8 @@ INBOUND_MAX_BYTES: Mapping[str, int] = {
     "voice": 25 * 1024 * 1024, "video": 50 * 1024 * 1024, "sticker": 5 * 1024 * 1024,
 }
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|kib|mib|gib)?\s*", re.IGNORECASE)
-_UNITS = {None: 1, "b": 1, "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3,
+#: KB/MB/GB are binary, as chat apps show sizes (and as the person's "too large" line shows them).
+_UNITS = {None: 1, "b": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3,
           "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3}
 
 
@@ -786,7 +787,7 @@ class _Parser:
             return value
         match = _SIZE.fullmatch(value) if isinstance(value, str) else None
         if match is None:
-            raise self.fail(key, f"a size in bytes such as 20000000 or \"20 MB\", got {_show(value)}")
+            raise self.fail(key, f"a size in bytes such as 20971520 or \"20 MB\", got {_show(value)}")
         return int(float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None])
 
     def streaming(self, value: Any) -> StreamingConfig:

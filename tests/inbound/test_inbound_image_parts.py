@@ -65,3 +65,8 @@ def test_a_decompression_bomb_is_refused_before_decoding(tmp_path: Path, monkeyp
     monkeypatch.setattr(image_parts, "MAX_PIXELS", 1000)
     with pytest.raises(ImageError, match="too large to look at"):
         prepare_image(write(tmp_path, image_bytes(100, 100)), 1568)
+
+
+def test_a_large_sideways_photo_is_scaled_and_turned(tmp_path: Path) -> None:
+    image = prepare_image(write(tmp_path, image_bytes(4000, 1000, "JPEG", exif_orientation=6)), 1568)
+    assert (image.width, image.height) == (392, 1568) and image_size(image.data) == ("JPEG", 392, 1568)

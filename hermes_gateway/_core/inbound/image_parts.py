@@ -78,11 +78,12 @@ def prepare_image(path: str | Path, max_side: int) -> PreparedImage:
                                      source)
             if not fits and source == "JPEG":
                 image.draft(None, (max_side, max_side))  # decode at a fraction of the size: less memory
-            frame = ImageOps.exif_transpose(image)
-            frame.load()
-            if max(frame.width, frame.height) > max_side:
-                frame = frame.copy()
+            image.load()
+            frame = image
+            if not fits:  # scaled in place first (the decoded pixels are held once), then turned
                 frame.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
+            if turned:
+                frame = ImageOps.exif_transpose(frame)
             return _encode(frame, source)
     except ImageError:
         raise
