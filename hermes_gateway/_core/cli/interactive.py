@@ -128,7 +128,7 @@ class ChatSession:
                 except (EOFError, KeyboardInterrupt):
                     return 0
                 text = text.strip()
-                if not text:
+                if not text and not self.attached:  # Enter alone sends the attached files, if any
                     continue
                 try:
                     if text.startswith("/"):

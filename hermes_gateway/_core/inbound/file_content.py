@@ -40,6 +40,7 @@ class MediaSettings:
     vision: bool = True
     history_images: int = 2
     keep_seconds: float = 0.0
+    config: Any = None  # the whole Config, for a registered converter's own section (e.g. ``voice``)
 
     @classmethod
     def from_config(cls, config: Any) -> "MediaSettings":
@@ -47,7 +48,7 @@ class MediaSettings:
         return cls(directory=media.path(), limits=dict(media.inbound_max_bytes),
                    image_max_side=media.image_max_side, document_max_chars=media.document_max_chars,
                    vision=config.model.vision, history_images=config.store.history_images,
-                   keep_seconds=media.keep_seconds)
+                   keep_seconds=media.keep_seconds, config=config)
 
 
 @dataclass
