@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
@@ -20,7 +20,7 @@ from .events import StreamReset, TextDelta, TurnEnd
 from .inbound.file_content import MediaSettings
 from .inbound.history_media import history_for_model
 from .inbound.incoming import Incoming
-from .inbound.turn_content import TurnContent, plain_text, turn_content, with_stored_user
+from .inbound.turn_content import plain_text, turn_content, with_stored_user
 from .store import ConversationKey, StoreError
 
 from .store.outage import report as report_store_failure
@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 
 #: What a chat shows when the model failed before saying anything.
 FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just now. Please try again in a moment."
+
+
+#: What a turn's ``prepare`` step gives: the user content, the history for the model, the reply's preface.
+Prepared = tuple[str | list[dict[str, Any]], Sequence[dict[str, Any]], str]
 
 
 @dataclass
@@ -44,23 +48,28 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                         history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
                         agent: Any = None, progress: TurnProgress | None = None,
-                        preface: str = "") -> tuple[DeliveryReport, TurnEnd | None]:
+                        prepare: Callable[[], Awaitable[Prepared]] | None = None,
+                        ) -> tuple[DeliveryReport, TurnEnd | None]:
     """Run one agent turn for ``text`` (or content parts) and deliver it into the chat.
 
-    ``preface``: lines the reply starts with (a file that could not be
-    used), shown first and kept through a fallback's restart; the model
-    never said them, so the recorded turn does not hold them."""
+    ``prepare``, when given, runs once the reply has started (the chat shows
+    the bot typing meanwhile: fetching and reading files takes a while) and
+    returns the content, the history and a preface: lines the reply starts
+    with (a file that could not be used), shown first and kept through a
+    fallback's restart; the model never said them, so the recorded turn
+    does not hold them."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
     agent = agent or AIAgent.from_config(config)
     progress = progress or TurnProgress()
-    lead = preface + "\n\n" if preface else ""
 
     async def events():
+        content, past, preface = (text, history, "") if prepare is None else await prepare()
+        lead = preface + "\n\n" if preface else ""
         if lead:
             yield TextDelta(lead)
-        async for event in agent.astream(text, history=list(history or [])):
+        async for event in agent.astream(content, history=list(past or [])):
             if isinstance(event, TurnEnd):
                 progress.end = event
                 if event.error and not event.reply.strip() and not event.interrupted:
@@ -103,17 +112,19 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         except StoreError as exc:  # the database went away: the person is still answered, without the history
             report_store_failure(store, log, "history not read", exc)
             history = []
-        content = TurnContent(text, text)
-        if any(m.attachments for m in messages) or history and any(isinstance(m.get("content"), list)
-                                                                   for m in history):
+        prepare = None
+        if any(m.attachments for m in messages) or any(isinstance(m.get("content"), list) for m in history):
             settings = MediaSettings.from_config(gateway.config)
-            content = await turn_content(messages, settings)  # the files are fetched now, not before
-            history = await history_for_model(history, settings)
-            text = content.stored
+
+            async def prepare() -> Prepared:  # the files are fetched now, not before, with the bot typing
+                nonlocal text
+                content = await turn_content(messages, settings)
+                text = content.stored
+                return content.model, await history_for_model(history, settings), content.preface
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id,
-                                          content.model, history=history, thread_id=last.thread_id,
+                                          text, history=history, thread_id=last.thread_id,
                                           chat_kind=last.chat_kind, reply_to=last.message_id, agent=gateway.agent,
-                                          progress=progress, preface=content.preface)
+                                          progress=progress, prepare=prepare)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end

@@ -251,3 +251,23 @@ async def test_a_failure_line_shows_first_while_the_reply_streams(tmp_path: Path
     assert all(state.startswith(line) for state in message.history)  # the line first, from the first preview
     assert message.text.startswith(line + "\n\none two three four five six")
     assert fetches.calls == []
+
+
+async def test_the_bot_is_typing_while_a_slow_file_downloads(tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    from hermes_gateway import Attachment
+
+    loop = asyncio.get_running_loop()
+    done: list[float] = []
+
+    async def slow_fetch():
+        for _ in range(8):  # 2.4 s: past the session's 1 s typing delay
+            await asyncio.sleep(0.3)
+            yield b"line of text\n"
+        done.append(loop.time())
+
+    ref = ReferencePlatform()
+    async with TestGateway(config(tmp_path, upstream, conversation={"typing_interval": 0.5}), ref):
+        await ref.say("1", "read this", attachments=[Attachment("document", slow_fetch, filename="slow.txt")])
+    typing = [c.at for c in ref.chat("1").calls if c.kind == "typing"]
+    assert typing and typing[0] < done[0] - 0.5  # shown while the file was still coming
+    assert "[document: slow.txt (text)]" in text_of(user_content(upstream.requests[0]))
