@@ -2,8 +2,9 @@
 
 A converter turns a :class:`~.downloads.Received` file into content parts
 for the model now (``model``), the parts the conversation's history keeps
-(``stored``), and at most one line for the person when the file could not
-be used (``problem``). Built in: images (vision parts, :mod:`.image_parts`)
+(``stored``), and at most one line for the person, shown before the reply
+(``line``: why the file could not be used; a voice converter may put the
+transcript there). Built in: images (vision parts, :mod:`.image_parts`)
 and documents (text, :mod:`.document_text`); stickers are images. Other
 kinds have no converter until one is registered with
 :func:`register_converter` (voice notes and audio: transcription); a file
@@ -53,11 +54,11 @@ class MediaSettings:
 
 @dataclass
 class FileContent:
-    """One file as the model sees it now, as history keeps it, and the line the person gets if it failed."""
+    """One file as the model sees it now, as history keeps it, and a line the person is shown before the reply."""
 
     model: list[dict[str, Any]] = field(default_factory=list)
     stored: list[dict[str, Any]] = field(default_factory=list)
-    problem: str | None = None
+    line: str | None = None
 
 
 Converter = Callable[[Received, MediaSettings], Awaitable[FileContent]]

@@ -36,7 +36,7 @@ class TurnContent:
 
     @property
     def preface(self) -> str:
-        """The lines shown before the reply, one per problem ("" when all went well)."""
+        """The lines shown before the reply, e.g. one per file not used ("" when all went well)."""
         return "\n".join(self.lines)
 
 
@@ -62,8 +62,8 @@ async def turn_content(messages: Sequence[Incoming], settings: MediaSettings) ->
             content = await _one_file(attachment, settings, unseen)
             model += content.model
             stored += content.stored
-            if content.problem:
-                lines.append(content.problem)
+            if content.line:
+                lines.append(content.line)
     if unseen:
         lines.append(f"🖼 This model cannot look at images, so it was only told you sent {', '.join(unseen)}.")
     settings_directory_sweep(settings)
