@@ -271,3 +271,12 @@ async def test_the_bot_is_typing_while_a_slow_file_downloads(tmp_path: Path, ups
     typing = [c.at for c in ref.chat("1").calls if c.kind == "typing"]
     assert typing and typing[0] < done[0] - 0.5  # shown while the file was still coming
     assert "[document: slow.txt (text)]" in text_of(user_content(upstream.requests[0]))
+
+
+async def test_a_screenshot_sent_as_a_file_is_looked_at_as_an_image(tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    ref, fetches = ReferencePlatform(), Fetches()
+    shot = fetches.attachment("document", image_bytes(2560, 1440, "PNG"), filename="Screenshot 2026-12-01.png")
+    async with TestGateway(config(tmp_path, upstream), ref):
+        await ref.say("1", "what does this error say?", attachments=[shot])
+    [sent] = images_in(user_content(upstream.requests[0]))
+    assert image_size(sent) == ("JPEG", 1568, 882)

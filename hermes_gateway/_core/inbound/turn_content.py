@@ -16,6 +16,7 @@ Messages without files take the fast path: the text as before.
 
 from __future__ import annotations
 
+import mimetypes
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -73,20 +74,32 @@ async def turn_content(messages: Sequence[Incoming], settings: MediaSettings) ->
     return TurnContent(model, stored, lines)
 
 
+def content_kind(attachment: Any) -> str:
+    """The kind whose converter reads the file: a "document" that is an image (a screenshot sent as a
+    file, uncompressed) is read as an image, one that is audio as audio; otherwise the platform's kind."""
+    if attachment.kind != "document":
+        return attachment.kind
+    mime = (attachment.mime or "").split(";", 1)[0].strip().lower() or \
+        (mimetypes.guess_type(attachment.filename or "")[0] or "")
+    major = mime.split("/", 1)[0]
+    return major if major in ("image", "audio") else "document"
+
+
 async def _one_file(attachment: Any, settings: MediaSettings, unseen: list[str]) -> FileContent:
     name = display_name(attachment)
-    if attachment.kind in IMAGE_KINDS and not settings.vision:
+    kind = content_kind(attachment)
+    if kind in IMAGE_KINDS and not settings.vision:
         unseen.append(name)
         stand_in = text_part(f"[image: {name}: the person sent it; it is not shown to you, since this model "
                              f"cannot look at images]\n")
         return FileContent([stand_in], [stand_in])
-    converter = converter_for(attachment.kind)
+    converter = converter_for(kind)
     if converter is None:
-        return failed(name, attachment.kind, unsupported(attachment.kind))
+        return failed(name, kind, unsupported(kind))
     limit = settings.limits.get(attachment.kind, settings.limits.get("document", 20 * 1024 * 1024))
-    got = await download(attachment, settings.directory, limit)
+    got = await download(attachment, settings.directory, limit)  # the limit of the kind the platform said
     if isinstance(got, Refused):
-        return failed(got.name, attachment.kind, got.why)
+        return failed(got.name, kind, got.why)
     return await converter(got, settings)
 
 
