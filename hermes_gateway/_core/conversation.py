@@ -105,22 +105,22 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     text: str | list[dict[str, Any]] = plain_text(messages)
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
     store = gateway.store
+    try:
+        history = await store.history(key)
+    except StoreError as exc:  # the database went away: the person is still answered, without the history
+        report_store_failure(store, log, "history not read", exc)
+        history = []
+    prepare = None
+    if any(m.attachments for m in messages) or any(isinstance(m.get("content"), list) for m in history):
+        settings = MediaSettings.from_config(gateway.config)
+
+        async def prepare() -> Prepared:  # the files are fetched now, not before, with the bot typing
+            nonlocal text
+            content = await turn_content(messages, settings)
+            text = content.stored
+            return content.model, await history_for_model(history, settings), content.preface
     progress = TurnProgress()
     try:
-        try:
-            history = await store.history(key)
-        except StoreError as exc:  # the database went away: the person is still answered, without the history
-            report_store_failure(store, log, "history not read", exc)
-            history = []
-        prepare = None
-        if any(m.attachments for m in messages) or any(isinstance(m.get("content"), list) for m in history):
-            settings = MediaSettings.from_config(gateway.config)
-
-            async def prepare() -> Prepared:  # the files are fetched now, not before, with the bot typing
-                nonlocal text
-                content = await turn_content(messages, settings)
-                text = content.stored
-                return content.model, await history_for_model(history, settings), content.preface
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id,
                                           text, history=history, thread_id=last.thread_id,
                                           chat_kind=last.chat_kind, reply_to=last.message_id, agent=gateway.agent,
@@ -140,7 +140,6 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
         await _record(store, key, with_stored_user(turn, text))
     return report
-
 
 
 async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) -> None:
