@@ -82,6 +82,8 @@ def content_kind(attachment: Any) -> str:
     mime = (attachment.mime or "").split(";", 1)[0].strip().lower() or \
         (mimetypes.guess_type(attachment.filename or "")[0] or "")
     major = mime.split("/", 1)[0]
+    if mime.endswith("+xml"):  # an SVG is text to read, not pixels
+        return "document"
     return major if major in ("image", "audio") else "document"
 
 
