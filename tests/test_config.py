@@ -384,3 +384,12 @@ def test_bad_inbound_file_settings_are_one_line_naming_the_key(section, line):
     with pytest.raises(ConfigError) as caught:
         parse_config(section, source="c.yaml")
     assert str(caught.value) == line
+
+
+def test_a_fallback_may_say_whether_its_model_sees():
+    config = parse_config({"model": {"base_url": "http://a/v1", "name": "a", "vision": True, "fallback": [
+        {"base_url": "http://b/v1", "name": "b", "vision": False}, {"base_url": "http://c/v1", "name": "c"}]}})
+    assert [f.vision for f in config.model.fallback] == [False, None]  # None: as model.vision
+    with pytest.raises(ConfigError, match=r"model.fallback\[0\].vision: true or false, got 'maybe'"):
+        parse_config({"model": {"base_url": "http://a/v1", "name": "a",
+                                "fallback": [{"base_url": "http://b/v1", "name": "b", "vision": "maybe"}]}})

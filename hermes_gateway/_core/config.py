@@ -59,6 +59,7 @@ class Endpoint:
     api_key: str | None = None
     name: str = "demo"
     api_mode: str = "chat_completions"
+    vision: bool | None = None  # this endpoint's model takes images; None: as model.vision (a fallback may differ)
 
     @property
     def display_url(self) -> str | None:
@@ -638,7 +639,7 @@ class _Parser:
         return stripped or None
 
     def endpoint(self, value: Any, key: str, defaults: Endpoint | None = None) -> Endpoint:
-        allowed = ("base_url", "api_key", "name", "api_mode")
+        allowed = ("base_url", "api_key", "name", "api_mode", "vision")
         sec = self.section(value, key, allowed)
         d = defaults or Endpoint()
         return Endpoint(
@@ -646,6 +647,7 @@ class _Parser:
             api_key=self.get(sec, key, "api_key", "key", d.api_key),
             name=self.get(sec, key, "name", "str", d.name),
             api_mode=self.get(sec, key, "api_mode", "str", d.api_mode, choices=("chat_completions", "responses")),
+            vision=self.get(sec, key, "vision", "bool", d.vision),
         )
 
     def fallback(self, item: Any, key: str, primary: Endpoint) -> Endpoint:
@@ -659,7 +661,7 @@ class _Parser:
         if isinstance(item, str):
             raise self.fail(key, f"an endpoint {{base_url: ..., name: ...}} or the word {DEMO_WORD} "
                                  f"(the built-in demo model), got {_show(mask_url(item))}")
-        sec = self.section(item, key, ("base_url", "api_key", "name", "api_mode"))
+        sec = self.section(item, key, ("base_url", "api_key", "name", "api_mode", "vision"))
         if sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
             raise self.fail(f"{key}.base_url", "the URL of the endpoint to fall back to "
                                                f"(for the built-in demo model write `- {DEMO_WORD}` instead)")
