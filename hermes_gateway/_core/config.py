@@ -61,6 +61,7 @@ class Endpoint:
     api_key: str | None = None
     name: str = "demo"
     api_mode: str = "chat_completions"
+    vision: bool | None = None  # this endpoint's model takes images; None: as model.vision (a fallback may differ)
 
     @property
     def display_url(self) -> str | None:
@@ -153,6 +154,7 @@ class StoreConfig:
     url: str | None = None         # sqlite:///path, or postgresql://user@host/dbname (several replicas share it)
     history_messages: int = 40     # at most this many messages of a conversation go to the model
     history_chars: int = 60_000    # ... and at most about this many characters of them
+    history_images: int = 2        # images a person sent are re-sent to the model for this many latest turns
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,17 @@ class CoordinationConfig:
         return mask_url(self.url) if self.url else None
 
 
+#: ``media.inbound_max_bytes`` defaults, under each platform's own caps (Telegram's bots download <= 20 MB).
+INBOUND_MAX_BYTES: Mapping[str, int] = {
+    "image": 20 * 1024 * 1024, "document": 20 * 1024 * 1024, "audio": 25 * 1024 * 1024,
+    "voice": 25 * 1024 * 1024, "video": 50 * 1024 * 1024, "sticker": 5 * 1024 * 1024,
+}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|kib|mib|gib)?\s*", re.IGNORECASE)
+#: KB/MB/GB are binary, as chat apps show sizes (and as the person's "too large" line shows them).
+_UNITS = {None: 1, "b": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3,
+          "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3}
+
+
 @dataclass(frozen=True)
 class MediaConfig:
     """``media``: where files that replies attach live, and how the API server hands them out."""
@@ -177,6 +190,10 @@ class MediaConfig:
     inline_max_bytes: int = 0      # the API server inlines items up to this size as data: URLs (0 = never)
     keep_days: float = 7.0         # files the gateway wrote there are removed after this long (0 = never)
     public_url: str | None = None  # the address clients reach the API at (behind a proxy); default: as they reached it
+    #: the largest file a person may send, per kind, in bytes: checked before and while downloading
+    inbound_max_bytes: Mapping[str, int] = field(default_factory=lambda: dict(INBOUND_MAX_BYTES))
+    image_max_side: int = 1568     # images a person sends are downscaled to this longest side (pixels)
+    document_max_chars: int = 20_000  # at most this much of a document's text goes into the prompt
 
     def path(self, env: Mapping[str, str] | None = None) -> Path:
         """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
@@ -627,7 +644,7 @@ class _Parser:
         return stripped or None
 
     def endpoint(self, value: Any, key: str, defaults: Endpoint | None = None) -> Endpoint:
-        allowed = ("base_url", "api_key", "name", "api_mode")
+        allowed = ("base_url", "api_key", "name", "api_mode", "vision")
         sec = self.section(value, key, allowed)
         d = defaults or Endpoint()
         return Endpoint(
@@ -635,6 +652,7 @@ class _Parser:
             api_key=self.get(sec, key, "api_key", "key", d.api_key),
             name=self.get(sec, key, "name", "str", d.name),
             api_mode=self.get(sec, key, "api_mode", "str", d.api_mode, choices=("chat_completions", "responses")),
+            vision=self.get(sec, key, "vision", "bool", d.vision),
         )
 
     def fallback(self, item: Any, key: str, primary: Endpoint) -> Endpoint:
@@ -648,7 +666,7 @@ class _Parser:
         if isinstance(item, str):
             raise self.fail(key, f"an endpoint {{base_url: ..., name: ...}} or the word {DEMO_WORD} "
                                  f"(the built-in demo model), got {_show(mask_url(item))}")
-        sec = self.section(item, key, ("base_url", "api_key", "name", "api_mode"))
+        sec = self.section(item, key, ("base_url", "api_key", "name", "api_mode", "vision"))
         if sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
             raise self.fail(f"{key}.base_url", "the URL of the endpoint to fall back to "
                                                f"(for the built-in demo model write `- {DEMO_WORD}` instead)")
@@ -702,7 +720,7 @@ class _Parser:
         )
 
     def store(self, value: Any) -> StoreConfig:
-        allowed = ("path", "url", "history_messages", "history_chars")
+        allowed = ("path", "url", "history_messages", "history_chars", "history_images")
         sec = self.section(value, "store", allowed)
         d = StoreConfig()
         path = self.get(sec, "store", "path", "str", d.path)
@@ -716,6 +734,7 @@ class _Parser:
             path=path, url=url,
             history_messages=self.get(sec, "store", "history_messages", "int", d.history_messages, minimum=2),
             history_chars=self.get(sec, "store", "history_chars", "int", d.history_chars, minimum=100),
+            history_images=self.get(sec, "store", "history_images", "int", d.history_images, minimum=0),
         )
 
     def coordination(self, value: Any) -> CoordinationConfig:
@@ -741,15 +760,49 @@ class _Parser:
         )
 
     def media(self, value: Any) -> MediaConfig:
-        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url"))
+        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url",
+                                            "inbound_max_bytes", "image_max_side", "document_max_chars"))
         d = MediaConfig()
         return MediaConfig(
+            inbound_max_bytes=self.inbound_max_bytes(sec.get("inbound_max_bytes")),
+            image_max_side=self.get(sec, "media", "image_max_side", "int", d.image_max_side, minimum=16,
+                                    maximum=16384),
+            document_max_chars=self.get(sec, "media", "document_max_chars", "int", d.document_max_chars,
+                                        minimum=100),
             directory=self.get(sec, "media", "directory", "str", d.directory),
             url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
             keep_days=self.get(sec, "media", "keep_days", "number", d.keep_days, minimum=0),
             public_url=self.get(sec, "media", "public_url", "url", d.public_url),
         )
+
+    def inbound_max_bytes(self, value: Any) -> dict[str, int]:
+        """``media.inbound_max_bytes``: one size for every kind, or a mapping kind -> size (others keep defaults).
+
+        A size is a whole number of bytes or a string such as ``20 MB`` / ``512KiB``."""
+        key = "media.inbound_max_bytes"
+        limits = dict(INBOUND_MAX_BYTES)
+        if value is None:
+            return limits
+        self.origins[key] = f"{self.source} ({key})"
+        if not isinstance(value, dict):
+            size = self.size(value, key)
+            return {kind: size for kind in limits}
+        for kind, item in value.items():
+            if kind not in limits:
+                raise self.fail(f"{key}.{kind}", f"unknown kind; expected one of {', '.join(limits)}"
+                                                 f"{did_you_mean(str(kind), tuple(limits))}")
+            limits[kind] = self.size(item, f"{key}.{kind}")
+        return limits
+
+    def size(self, value: Any, key: str) -> int:
+        """A byte count: a whole number, or a number with a unit (``20 MB``, ``512 KiB``)."""
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        match = _SIZE.fullmatch(value) if isinstance(value, str) else None
+        if match is None:
+            raise self.fail(key, f"a size in bytes such as 20971520 or \"20 MB\", got {_show(value)}")
+        return int(float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None])
 
     def streaming(self, value: Any) -> StreamingConfig:
         sec = self.section(value, "streaming", None)

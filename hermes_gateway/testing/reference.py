@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from .._core.errors import DeliveryError, RateLimited
 from .._core.hookspecs import hookimpl
@@ -240,8 +240,9 @@ class ReferencePlatform:
         return _Receiving(self, context)
 
     async def say(self, chat_id: str, text: str, *, chat_kind: str | None = None,
-                  thread_id: str | None = None) -> Any:
-        """A person types ``text`` into the chat; returns when the bot's reply is delivered."""
+                  thread_id: str | None = None, attachments: Sequence[Any] = ()) -> Any:
+        """A person types ``text`` into the chat (with ``attachments``, files sent with it as ``Attachment``
+        values); returns when the bot's reply is delivered."""
         if self._context is None:
             raise RuntimeError(f"platform {self.platform.name!r} is not started: run it inside a Gateway")
         from .._core.inbound.incoming import Incoming
@@ -249,7 +250,8 @@ class ReferencePlatform:
         self.chat(chat_id).said.append(text)
         kind = {} if chat_kind is None else {"chat_kind": chat_kind}
         return await self._context.receive(Incoming(self.platform.name, str(chat_id), text, **kind,
-                                                    thread_id=None if thread_id is None else str(thread_id)))
+                                                    thread_id=None if thread_id is None else str(thread_id),
+                                                    attachments=tuple(attachments)))
 
     # ---------------------------------------------------------------- the plugin hooks
 

@@ -195,8 +195,9 @@ def _plan(messages: Sequence[Mapping[str, Any]], options: DemoOptions) -> DemoRe
         call = DemoToolCall(call_id=f"call_demo_{len(messages)}", name=name, arguments=arguments)
         return DemoReply(tool_calls=(call,), prompt_tokens=prompt_tokens)
     images = image_urls(last_user)
-    if images or (command == "describe" and ":" in user):
-        seen = [describe_image(url) for url in images] or ["no image at all"]
+    documents = documents_in(user)
+    if images or documents or (command == "describe" and ":" in user):
+        seen = [describe_image(url) for url in images] + documents or ["no image at all"]
         text = "I see " + "; ".join(seen) + "."
         if options.response_format is not None:
             text = _json_answer(options.response_format, text)
@@ -253,6 +254,20 @@ def image_urls(content: Any) -> list[str]:
         if isinstance(url, str):
             urls.append(url)
     return urls
+
+
+#: A document as the gateway puts it into the prompt (``[document: NAME (KIND)]`` ... ``[end of NAME]``).
+_DOCUMENT = re.compile(r"^\[document: (.+?) \(([^)\n]*)\)\]\n(.*?)\n\[end of \1\]", re.MULTILINE | re.DOTALL)
+
+
+def documents_in(text: str) -> list[str]:
+    """One phrase per document in the text: its name, kind and first words (what the demo "read")."""
+    found = []
+    for match in _DOCUMENT.finditer(text):
+        words = match.group(3).split()
+        start = " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
+        found.append(f'a document {match.group(1)} ({match.group(2)}) that begins "{start}"')
+    return found
 
 
 def _trailing_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:

@@ -8,6 +8,8 @@ same way on every platform:
 2. checks access and, in groups, that the message is meant for the bot (:mod:`.access`);
 3. runs chat commands (:mod:`.commands`);
 4. keeps one reply at a time per chat, with the busy policy (:mod:`.lane`);
+   the files a message carries are fetched only when its turn runs
+   (:mod:`.turn_content`), so a message dropped by any step above costs no download;
 5. at shutdown stops receiving, lets running replies finish within
    ``conversation.shutdown_grace``, then stops them cleanly (what was shown
    stays, without cursor).
@@ -150,7 +152,7 @@ class InboundRuntime:
         parsed = parse_command(incoming.text)
         command = self.commands.get(parsed.name) if parsed is not None else None
         lane = self._lane(incoming)
-        if not incoming.text.strip():  # only a notice: the fixed answer, in its place in the queue
+        if not incoming.text.strip() and not incoming.attachments:  # only a notice: the fixed answer, in its place
             lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future, ticket=ticket))
         elif command is not None:
             assert parsed is not None
@@ -188,7 +190,7 @@ class InboundRuntime:
         command = self.commands.get(parsed.name) if parsed is not None else None
         if command is not None:
             return "stop" if command.stops_reply else None
-        if incoming.text.strip() and self._busy_for(incoming) == "interrupt":
+        if (incoming.text.strip() or incoming.attachments) and self._busy_for(incoming) == "interrupt":
             return "interrupt"
         return None
 
@@ -214,8 +216,8 @@ class InboundRuntime:
             return f"update {incoming.update_id} was already received"
         if not self.coordination.shared:  # replicated, the shared dedupe remembers (with its own TTL)
             self._save_seen_soon()
-        if not incoming.text.strip() and not incoming.notice:
-            return "no text"
+        if not incoming.text.strip() and not incoming.notice and not incoming.attachments:
+            return "no text"  # files with no caption are kept: they are what the person said
         policy = self.access(incoming.platform)
         refused = policy.allows_chat(incoming)
         if refused is not None:
