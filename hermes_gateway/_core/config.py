@@ -40,7 +40,8 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
-TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media")
+TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
+                  "voice")
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -96,6 +97,7 @@ class ModelConfig:
     system_prompt: str | None = None
     reasoning_starts_open: bool = False  # the chat template opens <think> in the prompt: text starts as reasoning
     vision: bool = True  # the model takes images (API image parts); false: such a request is a 400
+    audio: bool = False  # the model takes input_audio parts; false (and the demo): the API server transcribes them
 
     @property
     def is_demo(self) -> bool:
@@ -181,6 +183,53 @@ class MediaConfig:
         return self.keep_days * 86400.0
 
 
+@dataclass(frozen=True)
+class VoiceEndpoint:
+    """``voice.transcription`` / ``voice.speech``: an OpenAI-compatible audio endpoint (OpenAI, Groq, a local
+    whisper or TTS server). ``base_url`` unset: none configured."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = ""
+    voice: str = "alloy"           # speech only: the voice to speak with
+    language: str | None = None    # transcription only: an ISO-639-1 hint (e.g. en), else the server guesses
+    timeout: float = 60.0
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url)
+
+    @property
+    def display_url(self) -> str | None:
+        return mask_url(self.base_url) if self.base_url else None
+
+    def __repr__(self) -> str:  # never show the key, nor credentials in the URL
+        return (f"VoiceEndpoint(base_url={self.display_url!r}, model={self.model!r}, "
+                f"api_key={'set' if self.api_key else 'unset'})")
+
+
+VOICE_REPLIES = ("never", "when_voice", "always")
+
+
+@dataclass(frozen=True)
+class VoiceConfig:
+    """``voice``: voice notes in (transcribed before the turn) and voice replies out.
+
+    ``transcription``: where voice notes and audio files become text (no
+    offline engine measured good enough to be the default: bench/README.md).
+    ``show_transcript``: the chat also shows what was heard, quoted, before
+    the reply. ``reply``: ``never``, ``when_voice`` (answering a voice note)
+    or ``always`` — a voice note of the final text follows the text, spoken
+    by ``speech``. ``max_seconds``: audio beyond this is not transcribed.
+    """
+
+    transcription: VoiceEndpoint = field(default_factory=lambda: VoiceEndpoint(model="whisper-1"))
+    speech: VoiceEndpoint = field(default_factory=lambda: VoiceEndpoint(model="tts-1"))
+    show_transcript: bool = False
+    reply: str = "never"
+    max_seconds: float = 600.0
+
+
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where hermes keeps its files: ``$HERMES_HOME``, else ``~/.hermes``."""
     env = os.environ if env is None else env
@@ -200,6 +249,7 @@ class Config:
     store: StoreConfig = field(default_factory=StoreConfig)
     coordination: CoordinationConfig = field(default_factory=CoordinationConfig)
     media: MediaConfig = field(default_factory=MediaConfig)
+    voice: VoiceConfig = field(default_factory=VoiceConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -432,6 +482,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     store = p.store(data.get("store"))
     coordination = p.coordination(data.get("coordination"))
     media = p.media(data.get("media"))
+    voice = p.voice(data.get("voice"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -444,7 +495,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, coordination=coordination, media=media, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, media=media, voice=voice, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -649,7 +700,7 @@ class _Parser:
 
     def model(self, value: Any) -> ModelConfig:
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
-                   "system_prompt", "reasoning_starts_open", "vision")
+                   "system_prompt", "reasoning_starts_open", "vision", "audio")
         sec = self.section(value, "model", allowed)
         endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, "model")
         if endpoint.base_url and "name" not in sec:
@@ -675,6 +726,7 @@ class _Parser:
             system_prompt=self.get(sec, "model", "system_prompt", "str", None),
             reasoning_starts_open=self.get(sec, "model", "reasoning_starts_open", "bool", False),
             vision=self.get(sec, "model", "vision", "bool", True),
+            audio=self.get(sec, "model", "audio", "bool", False),
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
@@ -737,6 +789,38 @@ class _Parser:
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
             keep_days=self.get(sec, "media", "keep_days", "number", d.keep_days, minimum=0),
             public_url=self.get(sec, "media", "public_url", "url", d.public_url),
+        )
+
+    def voice(self, value: Any) -> VoiceConfig:
+        sec = self.section(value, "voice", ("transcription", "speech", "show_transcript", "reply", "max_seconds"))
+        d = VoiceConfig()
+        reply = self.get(sec, "voice", "reply", "str", d.reply, choices=VOICE_REPLIES)
+        speech = self.voice_endpoint(sec.get("speech"), "voice.speech", d.speech)
+        if reply != "never" and not speech.configured and "voice.speech.base_url" not in self.missing:
+            raise self.fail("voice.speech.base_url", f"the URL of an OpenAI-compatible /v1/audio/speech endpoint "
+                                                     f"(voice.reply is {reply}; no offline speech engine is built in)")
+        return VoiceConfig(
+            transcription=self.voice_endpoint(sec.get("transcription"), "voice.transcription", d.transcription),
+            speech=speech,
+            show_transcript=self.get(sec, "voice", "show_transcript", "bool", d.show_transcript),
+            reply=reply,
+            max_seconds=self.get(sec, "voice", "max_seconds", "number", d.max_seconds, minimum=1),
+        )
+
+    def voice_endpoint(self, value: Any, key: str, d: VoiceEndpoint) -> VoiceEndpoint:
+        speech = key.endswith("speech")
+        allowed = ("base_url", "api_key", "model", "timeout") + (("voice",) if speech else ("language",))
+        sec = self.section(value, key, allowed)
+        if sec and sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
+            raise self.fail(f"{key}.base_url", "an OpenAI-compatible endpoint such as https://api.openai.com/v1 "
+                                               f"(the other {key} keys need it)")
+        return VoiceEndpoint(
+            base_url=self.get(sec, key, "base_url", "url", d.base_url),
+            api_key=self.get(sec, key, "api_key", "key", d.api_key),
+            model=self.get(sec, key, "model", "str", d.model) or d.model,
+            voice=self.get(sec, key, "voice", "str", d.voice) if speech else d.voice,
+            language=None if speech else self.get(sec, key, "language", "str", d.language),
+            timeout=self.get(sec, key, "timeout", "number", d.timeout, minimum=0.1),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:

@@ -18,6 +18,9 @@ from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
 from .events import TurnEnd
 from .inbound.incoming import Incoming
+from .media import Media
+from .voice.inbound import has_voice, hear
+from .voice.speech import wants_voice_reply
 from .store import ConversationKey, StoreError
 
 from .store.outage import report as report_store_failure
@@ -39,8 +42,13 @@ class TurnProgress:
 async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str, text: str, *,
                         history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
-                        agent: Any = None, progress: TurnProgress | None = None) -> tuple[DeliveryReport, TurnEnd | None]:
-    """Run one agent turn for ``text`` and deliver it into the chat."""
+                        agent: Any = None, progress: TurnProgress | None = None,
+                        voice_reply: bool = False) -> tuple[DeliveryReport, TurnEnd | None]:
+    """Run one agent turn for ``text`` and deliver it into the chat.
+
+    ``voice_reply``: a voice note of the final text follows it (``voice.reply``),
+    handed to the delivery with the turn's other media.
+    """
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
@@ -54,6 +62,8 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                 if event.error and not event.reply.strip() and not event.interrupted:
                     # the person must not be left with silence; the details go to the log, not the chat
                     event = replace(event, reply=FAILURE_NOTICE)
+                elif voice_reply and event.reply.strip() and not event.error and not event.interrupted:
+                    event = await _with_voice_note(event, config)
             yield event
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
@@ -69,6 +79,16 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     return report, end
 
 
+async def _with_voice_note(end: TurnEnd, config: Config) -> TurnEnd:
+    """The turn's end with a voice note of its reply added after its media (a failed one costs a log line)."""
+    from .voice.speech import speak
+
+    note = await speak(end.reply, config.voice)
+    if isinstance(note, Media):
+        return replace(end, media=(*end.media, note))
+    return end
+
+
 async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryReport:
     """Answer one or more messages of one chat in one turn (the inbound runtime's worker calls this).
 
@@ -77,7 +97,20 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     end of a turn.
     """
     last = messages[-1]
-    text = "\n\n".join(m.text for m in messages)
+    # ---- voice (issue 22, items 5-6): the one point where a turn hears voice notes and asks for a spoken reply
+    voice_reply, shown = False, None
+    if any(has_voice(m) for m in messages):
+        heard = await hear(messages, gateway.config)
+        if heard.lines:  # the quoted transcripts and what could not be heard, before the reply
+            shown = await send_text(gateway, last, "\n".join(heard.lines))
+        text = "\n\n".join(t for t in heard.texts if t)
+        if not text.strip():  # nothing was heard and nothing written: the line above was the answer
+            return shown or DeliveryReport()
+        voice_reply = wants_voice_reply(gateway.config.voice, heard.spoke)
+    else:
+        text = "\n\n".join(m.text for m in messages)
+        voice_reply = wants_voice_reply(gateway.config.voice, False)
+    # ---- end of the voice step
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
     store = gateway.store
     try:
@@ -89,7 +122,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
-                                          reply_to=last.message_id, agent=gateway.agent, progress=progress)
+                                          reply_to=last.message_id, agent=gateway.agent, progress=progress,
+                                          voice_reply=voice_reply)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end

@@ -49,7 +49,7 @@ def effective(config: Config, plugins: Any = None) -> dict:
                          if f.base_url or f"model.fallback[{i}].base_url" in config.missing_env else "demo"
                          for i, f in enumerate(model.fallback)],
             "system_prompt": model.system_prompt, "reasoning_starts_open": model.reasoning_starts_open,
-            "vision": model.vision,
+            "vision": model.vision, "audio": model.audio,
         },
         "streaming": {"enabled": streaming_enabled, "edit_interval": config.streaming.edit_interval,
                       "min_tokens": config.streaming.min_tokens, "cursor": config.streaming.cursor,
@@ -61,6 +61,10 @@ def effective(config: Config, plugins: Any = None) -> dict:
         "store": {**asdict(config.store), "url": mask_url(config.store.url) if config.store.url else None},
         "coordination": {**asdict(config.coordination), "url": config.coordination.display_url},
         "media": {**asdict(config.media), "directory": str(config.media.path())},
+        "voice": {**asdict(config.voice),
+                  "transcription": {**asdict(config.voice.transcription),
+                                    "base_url": config.voice.transcription.display_url},
+                  "speech": {**asdict(config.voice.speech), "base_url": config.voice.speech.display_url}},
     }
     data = mask(data)
     for key, names in config.missing_env.items():

@@ -34,6 +34,7 @@ from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from .dedupe import SeenUpdates
 from .incoming import Incoming
 from .lane import ChatLane, CommandTurn, Item, TextTurn
+from ..voice.inbound import has_voice
 from ..store.base import StoreError
 from ..store.outage import report as report_store_failure
 
@@ -93,7 +94,7 @@ class InboundRuntime:
         parsed = parse_command(incoming.text)
         command = self.commands.get(parsed.name) if parsed is not None else None
         lane = self._lane(incoming)
-        if not incoming.text.strip():  # only a notice: the fixed answer, in its place in the queue
+        if not incoming.text.strip() and not has_voice(incoming):  # only a notice: the fixed answer, in its place
             lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future, ticket=ticket))
         elif command is not None:
             assert parsed is not None
@@ -151,7 +152,7 @@ class InboundRuntime:
             return f"update {incoming.update_id} was already received"
         if not self.coordination.shared:  # replicated, the shared dedupe remembers (with its own TTL)
             self._save_seen_soon()
-        if not incoming.text.strip() and not incoming.notice:
+        if not incoming.text.strip() and not incoming.notice and not has_voice(incoming):
             return "no text"
         policy = self.access(incoming.platform)
         refused = policy.allows(incoming)

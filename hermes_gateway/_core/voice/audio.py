@@ -98,9 +98,32 @@ def is_ogg_opus(data: bytes) -> bool:
     return data[:4] == b"OggS" and b"OpusHead" in data[:128]
 
 
-def duration(source: Path | bytes) -> float:
-    """Seconds of audio in the file (decoded, so it is right for files whose header does not say)."""
-    return len(decode_pcm(source, rate=8000)) / 16000.0
+def probe_seconds(source: Path | bytes, *, stop_after: float = MAX_SECONDS) -> float:
+    """Seconds of audio in the file, decoded (a header may lie or say nothing) but nothing kept.
+
+    Counting stops a little past ``stop_after``: the caller only needs to
+    know the file is longer than that. Raises :class:`AudioError` for a file
+    that is not decodable audio, so this is also the corrupt-file check.
+    """
+    import av
+
+    seconds = 0.0
+    try:
+        with av.open(_opened(source), mode="r") as container:
+            streams = container.streams.audio
+            if not streams:
+                raise AudioError("the file has no audio stream")
+            for frame in container.decode(streams[0]):
+                seconds += frame.samples / float(frame.sample_rate or 1)
+                if seconds > stop_after:
+                    break
+    except AudioError:
+        raise
+    except Exception as exc:  # av's own error types for broken input
+        raise AudioError(f"not audio that can be decoded ({type(exc).__name__})") from None
+    if seconds <= 0:
+        raise AudioError("the audio is empty")
+    return seconds
 
 
 def _opened(source: Path | bytes) -> str | io.BytesIO:
