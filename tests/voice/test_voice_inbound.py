@@ -1,0 +1,110 @@
+"""A voice note in a chat, end to end on the reference platform: heard, answered, shown, spoken back.
+
+The model is the demo model: it answers ``I heard: "…"`` with the
+transcript it was sent, so the chat shows that the real audio reached the
+transcription server (registered for those exact bytes) and its words the
+model.
+"""
+
+from __future__ import annotations
+
+from hermes_gateway import Attachment, Incoming, MediaLimits
+from hermes_gateway._core.voice import audio, inbound, transcribe
+from hermes_gateway.testing import ReferencePlatform
+from voice_helpers import AudioServer, Served, gateway_on, voice_note
+
+
+def reference() -> ReferencePlatform:
+    return ReferencePlatform("reference", media=MediaLimits())
+
+
+def said(gateway, *attachments: Attachment, text: str = "", update: str = "u1", sender: str = "person-1"):
+    return gateway.receive(Incoming("reference", "1", text, update_id=update, message_id=update, sender_id=sender,
+                                    attachments=attachments))
+
+
+def voice(served: Served, **kw) -> Attachment:
+    kw.setdefault("size", len(served.data))
+    return Attachment("voice", served.fetch, mime="audio/ogg", filename="file_7.oga", **kw)
+
+
+def transcription(server: AudioServer, **more) -> dict:
+    return {"transcription": {"base_url": server.base_url, "model": "whisper-1"}, **more}
+
+
+async def test_a_voice_note_is_heard_and_answered_with_the_transcript_quoted_first(tmp_path):
+    ref, note = reference(), voice_note(1.2)
+    served = Served(note)
+    async with AudioServer() as server:
+        server.hears(note, "what time does the train to london leave")
+        async with gateway_on(ref, tmp_path, voice=transcription(server, show_transcript=True)) as gateway:
+            report = await said(gateway, voice(served))
+    assert report.delivered
+    assert ref.chat("1").screen == ["> 🎤 what time does the train to london leave",
+                                    'I heard: "what time does the train to london leave".']
+    assert served.downloads == 1 and server.uploads[0]["bytes"] == note
+
+
+async def test_the_caption_and_the_transcript_go_to_the_model_together_and_no_file_is_left(tmp_path):
+    ref, note = reference(), voice_note(1.0)
+    async with AudioServer() as server:
+        server.hears(note, "and bring milk")
+        async with gateway_on(ref, tmp_path, voice=transcription(server)) as gateway:
+            await said(gateway, voice(Served(note)), text="echo: shopping")
+            await said(gateway, voice(Served(note)), text="describe: what did I say?", update="u2")
+    screen = ref.chat("1").screen
+    assert screen[0].startswith("shopping\n\n[voice note, transcribed] and bring milk")
+    assert screen[1] == 'I heard: "and bring milk".'
+    assert list((tmp_path / "inbound").iterdir()) == [], "downloaded audio is removed once heard"
+
+
+async def test_without_transcription_a_voice_note_gets_one_line_and_its_caption_is_still_answered(tmp_path):
+    ref = reference()
+    async with gateway_on(ref, tmp_path) as gateway:
+        await said(gateway, voice(Served(voice_note())))
+        await said(gateway, voice(Served(voice_note())), text="echo: and the text", update="u2")
+    assert ref.chat("1").screen == [transcribe.NOT_SET_UP, transcribe.NOT_SET_UP, "and the text"]
+
+
+async def test_a_file_declared_too_large_is_never_downloaded(tmp_path):
+    ref, served = reference(), Served(voice_note())
+    async with gateway_on(ref, tmp_path) as gateway:
+        await said(gateway, voice(served, size=inbound.MAX_AUDIO_BYTES + 1))
+    assert ref.chat("1").screen == [inbound.TOO_LARGE.format(mb=20)] and served.downloads == 0
+
+
+async def test_a_file_larger_than_declared_is_cut_off_while_streaming(tmp_path, monkeypatch):
+    monkeypatch.setattr(inbound, "MAX_AUDIO_BYTES", 10_000)
+    ref, served = reference(), Served(b"\x00" * 50_000)
+    async with gateway_on(ref, tmp_path) as gateway:
+        await said(gateway, voice(served, size=100))
+    assert ref.chat("1").screen == [inbound.TOO_LARGE.format(mb=0)]
+    assert list((tmp_path / "inbound").iterdir()) == []
+
+
+async def test_unknown_users_and_redeliveries_download_nothing(tmp_path):
+    ref, served = reference(), Served(voice_note())
+    sections = {"platforms": {"reference": {"enabled": True, "allowed_users": ["person-1"]}}}
+    async with gateway_on(ref, tmp_path, **sections) as gateway:
+        assert await said(gateway, voice(served), sender="stranger") is None
+        await said(gateway, voice(served), update="u2")
+        assert await said(gateway, voice(served), update="u2") is None
+    assert served.downloads == 1
+
+
+async def test_when_voice_a_spoken_message_is_answered_with_text_then_a_voice_note_that_decodes(tmp_path):
+    ref, note = reference(), voice_note(1.0)
+    async with AudioServer(speech_format="wav") as server:
+        server.hears(note, "tell me a short story")
+        voice_section = transcription(server, reply="when_voice",
+                                      speech={"base_url": server.base_url, "voice": "alloy"})
+        async with gateway_on(ref, tmp_path, voice=voice_section) as gateway:
+            await said(gateway, voice(Served(note)))
+            await said(gateway, text="echo: typed, so no voice note", update="u2")
+    messages = ref.chat("1").messages
+    assert [m.text for m in messages] == ['I heard: "tell me a short story".', "[audio: voice.ogg]",
+                                          "typed, so no voice note"]
+    sent = messages[1].media
+    assert sent.mime == "audio/ogg" and audio.is_ogg_opus(sent.data)
+    assert audio.probe_seconds(sent.data) > 0.3
+    assert [r["input"] for r in server.speech_requests] == ['I heard: "tell me a short story".']
