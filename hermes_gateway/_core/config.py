@@ -186,12 +186,12 @@ class MediaConfig:
 @dataclass(frozen=True)
 class VoiceEndpoint:
     """``voice.transcription`` / ``voice.speech``: an OpenAI-compatible audio endpoint (OpenAI, Groq, a local
-    whisper or TTS server). ``base_url`` unset: none configured."""
+    whisper or TTS server). ``base_url`` unset: none configured (speech then uses the built-in eSpeak NG)."""
 
     base_url: str | None = None
     api_key: str | None = None
     model: str = ""
-    voice: str = "alloy"           # speech only: the voice to speak with
+    voice: str | None = None       # speech only: the voice (default alloy on an endpoint, en-us built in)
     language: str | None = None    # transcription only: an ISO-639-1 hint (e.g. en), else the server guesses
     timeout: float = 60.0
 
@@ -217,6 +217,8 @@ class VoiceConfig:
 
     ``transcription``: where voice notes and audio files become text (no
     offline engine measured good enough to be the default: bench/README.md).
+    ``speech``: where voice replies are spoken; without a ``base_url`` the
+    built-in eSpeak NG speaks them (the ``espeakng-loader`` wheel bundles it).
     ``show_transcript``: the chat also shows what was heard, quoted, before
     the reply. ``reply``: ``never``, ``when_voice`` (answering a voice note)
     or ``always`` — a voice note of the final text follows the text, spoken
@@ -797,8 +799,12 @@ class _Parser:
         reply = self.get(sec, "voice", "reply", "str", d.reply, choices=VOICE_REPLIES)
         speech = self.voice_endpoint(sec.get("speech"), "voice.speech", d.speech)
         if reply != "never" and not speech.configured and "voice.speech.base_url" not in self.missing:
-            raise self.fail("voice.speech.base_url", f"the URL of an OpenAI-compatible /v1/audio/speech endpoint "
-                                                     f"(voice.reply is {reply}; no offline speech engine is built in)")
+            from .voice.espeak import available
+
+            if not available():
+                raise self.fail("voice.speech.base_url", f"the URL of an OpenAI-compatible /v1/audio/speech endpoint "
+                                                         f"(voice.reply is {reply} and the built-in engine, package "
+                                                         f"espeakng-loader, is not installed)")
         return VoiceConfig(
             transcription=self.voice_endpoint(sec.get("transcription"), "voice.transcription", d.transcription),
             speech=speech,
@@ -811,7 +817,8 @@ class _Parser:
         speech = key.endswith("speech")
         allowed = ("base_url", "api_key", "model", "timeout") + (("voice",) if speech else ("language",))
         sec = self.section(value, key, allowed)
-        if sec and sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
+        local = {"voice", "timeout"} if speech else set()  # the built-in speech engine reads voice
+        if set(sec) - local and sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
             raise self.fail(f"{key}.base_url", "an OpenAI-compatible endpoint such as https://api.openai.com/v1 "
                                                f"(the other {key} keys need it)")
         return VoiceEndpoint(

@@ -29,7 +29,6 @@ def test_a_full_section():
 
 @pytest.mark.parametrize("section,key,expected", [
     ({"reply": "sometimes"}, "voice.reply", "one of never, when_voice, always"),
-    ({"reply": "always"}, "voice.speech.base_url", "no offline speech engine"),
     ({"transcription": {"model": "whisper-1"}}, "voice.transcription.base_url", "OpenAI-compatible endpoint"),
     ({"transcription": {"base_url": "ftp://x"}}, "voice.transcription.base_url", "http:// or https://"),
     ({"speech": {"base_url": "http://h/v1", "language": "en"}}, "voice.speech.language", "unknown key"),
@@ -41,6 +40,17 @@ def test_bad_values_are_one_line_naming_the_file_and_key(section, key, expected)
         parse_config({"voice": section}, source="config.yaml", env={})
     message = str(caught.value)
     assert "\n" not in message and "config.yaml" in message and key in message and expected in message
+
+
+def test_voice_replies_without_an_endpoint_use_the_built_in_voice_unless_it_is_missing(monkeypatch):
+    voice = parse_config({"voice": {"reply": "always", "speech": {"voice": "en-gb"}}}, env={}).voice
+    assert (voice.reply, voice.speech.configured, voice.speech.voice) == ("always", False, "en-gb")
+    from hermes_gateway._core.voice import espeak
+
+    monkeypatch.setattr(espeak, "available", lambda: False)
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"voice": {"reply": "when_voice"}}, source="config.yaml", env={})
+    assert "voice.speech.base_url" in str(caught.value) and "espeakng-loader" in str(caught.value)
 
 
 def test_the_keys_never_show_in_config_output():

@@ -108,3 +108,12 @@ async def test_when_voice_a_spoken_message_is_answered_with_text_then_a_voice_no
     assert sent.mime == "audio/ogg" and audio.is_ogg_opus(sent.data)
     assert audio.probe_seconds(sent.data) > 0.3
     assert [r["input"] for r in server.speech_requests] == ['I heard: "tell me a short story".']
+
+
+async def test_always_with_the_built_in_voice_a_typed_message_gets_a_voice_note_too(tmp_path):
+    ref = reference()
+    async with gateway_on(ref, tmp_path, voice={"reply": "always"}) as gateway:
+        await said(gateway, text="echo: the lights are off")
+    messages = ref.chat("1").messages
+    assert [m.text for m in messages] == ["the lights are off", "[audio: voice.ogg]"]
+    assert audio.is_ogg_opus(messages[1].media.data) and audio.probe_seconds(messages[1].media.data) > 0.5

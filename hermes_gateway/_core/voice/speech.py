@@ -1,14 +1,14 @@
 """Voice replies: the final text spoken by ``voice.speech``, as an OGG/Opus voice note ``Media`` item.
 
 The speech comes from an OpenAI-compatible ``/v1/audio/speech`` endpoint
-(called through the ``openai`` SDK, asking for Opus). Whatever it sends back
-is made an OGG/Opus voice note with PyAV (Telegram's ``sendVoice`` and
-WhatsApp's audio message take nothing else); an answer that already is one
-is passed on unchanged. The item is ``Media(kind="audio", mime="audio/ogg",
-voice=True)``: the flag tells a platform plugin to send it as a voice note
-rather than an audio file. No pip package bundles a speech engine the core
-could default to, so ``voice.reply`` without ``voice.speech.base_url`` is a
-config error (:mod:`hermes_gateway._core.config`).
+(called through the ``openai`` SDK, asking for Opus) when
+``voice.speech.base_url`` is set, else from the built-in eSpeak NG
+(:mod:`.espeak`: the ``espeakng-loader`` wheel bundles the library and its
+voices). Whatever comes back is made an OGG/Opus voice note with PyAV
+(Telegram's ``sendVoice`` and WhatsApp's audio message take nothing else);
+an answer that already is one is passed on unchanged. The item is
+``Media(kind="audio", mime="audio/ogg", voice=True)``: the flag tells a
+platform plugin to send it as a voice note rather than an audio file.
 """
 
 from __future__ import annotations
@@ -52,11 +52,13 @@ async def speak(text: str, config: VoiceConfig) -> Media | VoiceProblem:
     """``text`` as a voice note (OGG/Opus ``Media``), or why not in one line."""
     endpoint = config.speech
     words = speakable(text)
-    if not endpoint.configured or not words:
+    if not words:
         return VoiceProblem(FAILED)
+    if not endpoint.configured:
+        return await _speak_offline(words, endpoint.voice or "en-us")
     client = client_for(endpoint)
     try:
-        response = await client.audio.speech.create(model=endpoint.model, voice=endpoint.voice, input=words,
+        response = await client.audio.speech.create(model=endpoint.model, voice=endpoint.voice or "alloy", input=words,
                                                     response_format="opus")
         data = await response.aread() if hasattr(response, "aread") else response.content
     except asyncio.CancelledError:
@@ -71,4 +73,23 @@ async def speak(text: str, config: VoiceConfig) -> Media | VoiceProblem:
     except audio.AudioError as exc:
         log.warning("voice.speech at %s answered audio that could not be decoded: %s", endpoint.display_url, exc)
         return VoiceProblem(FAILED)
-    return Media(data=note, mime="audio/ogg", filename="voice.ogg", kind="audio", voice=True)
+    return voice_note(note)
+
+
+async def _speak_offline(words: str, voice: str) -> Media | VoiceProblem:
+    """``words`` spoken by the built-in eSpeak NG, as a voice note."""
+    from .espeak import SpeechUnavailable, synthesize
+
+    def spoken() -> bytes:
+        pcm, rate = synthesize(words, voice)
+        return audio.encode_ogg_opus(pcm, rate)
+    try:
+        return voice_note(await asyncio.to_thread(spoken))
+    except (SpeechUnavailable, audio.AudioError) as exc:
+        log.warning("voice.speech (the built-in eSpeak NG) could not speak a reply: %s", exc)
+        return VoiceProblem(FAILED)
+
+
+def voice_note(data: bytes) -> Media:
+    """An OGG/Opus voice note as the media item a platform plugin sends as one."""
+    return Media(data=data, mime="audio/ogg", filename="voice.ogg", kind="audio", voice=True)
