@@ -116,7 +116,29 @@ def main() -> int:
         print(f"{name:24} WER {errors / words:6.1%} ({errors}/{words} words wrong), {seconds:.1f} s")
     for name in NO_MODEL_IN_WHEEL:
         print(f"{name:24} not measured: its wheel carries no model (a run-time download is not allowed)")
+    builtin_voice()
     return 0
+
+
+def builtin_voice() -> None:
+    """The gateway's built-in reply voice (eSpeak NG from the espeakng-loader wheel), heard by pocketsphinx.
+
+    Not a choice of engine: a check that the voice notes the gateway speaks
+    carry the words (as intelligible as Debian's espeak-ng above)."""
+    try:
+        hear = pocketsphinx_engine()
+    except ImportError:
+        return
+    from hermes_gateway._core.voice import espeak
+
+    errors = words = 0
+    for sentence in SENTENCES:
+        pcm, rate = espeak.synthesize(sentence)
+        note = audio.encode_ogg_opus(pcm, rate)
+        errors += word_errors(sentence, normalize(hear(audio.decode_pcm(note, rate=16000))))
+        words += len(sentence.split())
+    print(f"{'built-in reply voice':24} WER {errors / words:6.1%} heard by pocketsphinx "
+          f"(the gateway's own voice notes, espeakng-loader)")
 
 
 if __name__ == "__main__":
