@@ -20,7 +20,7 @@ from .events import TurnEnd
 from .inbound.incoming import Incoming
 from .media import Media
 from .voice.inbound import has_voice, hear
-from .voice.speech import wants_voice_reply
+from .voice.speech import sends_audio, wants_voice_reply
 from .store import ConversationKey, StoreError
 
 from .store.outage import report as report_store_failure
@@ -110,6 +110,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     else:
         text = "\n\n".join(m.text for m in messages)
         voice_reply = wants_voice_reply(gateway.config.voice, False)
+    if voice_reply and not sends_audio(gateway.delivery.hooks(last.platform)):
+        voice_reply = False
     # ---- end of the voice step
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
     store = gateway.store

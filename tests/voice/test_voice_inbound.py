@@ -117,3 +117,10 @@ async def test_always_with_the_built_in_voice_a_typed_message_gets_a_voice_note_
     messages = ref.chat("1").messages
     assert [m.text for m in messages] == ["the lights are off", "[audio: voice.ogg]"]
     assert audio.is_ogg_opus(messages[1].media.data) and audio.probe_seconds(messages[1].media.data) > 0.5
+
+
+async def test_a_platform_that_sends_no_audio_gets_no_voice_note_and_no_stray_line(tmp_path):
+    ref = ReferencePlatform("reference", media=MediaLimits(kinds=frozenset({"image"})))
+    async with gateway_on(ref, tmp_path, voice={"reply": "always"}) as gateway:
+        await said(gateway, text="echo: just text")
+    assert ref.chat("1").screen == ["just text"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from typing import Any
 
 from ..config import VoiceConfig
 from ..media import Media
@@ -35,6 +36,13 @@ _MARKUP = re.compile(r"[*_`#>|]+")
 def wants_voice_reply(config: VoiceConfig, answering_voice: bool) -> bool:
     """Whether this turn's reply gets a voice note: ``always``, or ``when_voice`` and the person spoke."""
     return config.reply == "always" or (config.reply == "when_voice" and answering_voice)
+
+
+def sends_audio(hooks: Any) -> bool:
+    """Whether a platform (its delivery hooks) sends audio attachments: elsewhere a voice note would only be a
+    "📎 voice.ogg" line, so none is made."""
+    limits = hooks.platform.media if hooks.implements.get("on_media") else None
+    return limits is not None and "audio" in limits.kinds
 
 
 def speakable(text: str) -> str:
