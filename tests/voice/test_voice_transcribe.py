@@ -30,7 +30,8 @@ async def test_the_voice_note_goes_to_the_endpoint_as_it_is_and_its_words_come_b
     assert abs(result.seconds - 1.5) < 0.1
     [upload] = server.uploads
     assert upload["bytes"] == note, "the very bytes the person sent"
-    assert (upload["filename"], upload["model"], upload["language"]) == ("file_12.oga", "whisper-large-v3", "en")
+    assert (upload["filename"], upload["model"], upload["language"]) == ("file_12.ogg", "whisper-large-v3", "en"), \
+        "named with an extension OpenAI accepts (it refuses .oga, Telegram's name for voice notes)"
     assert upload["authorization"] == f"Bearer {KEY}"
 
 

@@ -23,6 +23,10 @@ from hermes_gateway._core.voice import audio
 from hermes_gateway.testing import serve_locally
 
 
+#: The file extensions OpenAI's /v1/audio/transcriptions accepts.
+OPENAI_EXTENSIONS = (".flac", ".mp3", ".mp4", ".mpeg", ".mpga", ".m4a", ".ogg", ".wav", ".webm")
+
+
 def tone(seconds: float, rate: int = 16000, freq: float = 440.0) -> bytes:
     """16-bit mono PCM: a sine tone (speech engines aside, any real audio will do)."""
     n = int(seconds * rate)
@@ -80,6 +84,9 @@ class AudioServer:
         upload = form.get("file")
         if not isinstance(upload, web.FileField):
             return web.json_response({"error": {"message": "file is required"}}, status=400)
+        if not upload.filename.lower().endswith(OPENAI_EXTENSIONS):  # OpenAI goes by the name, as here
+            return web.json_response({"error": {"message": "Invalid file format. Supported formats: "
+                                                           + str(list(OPENAI_EXTENSIONS))}}, status=400)
         data = upload.file.read()
         try:
             seconds = audio.probe_seconds(data)

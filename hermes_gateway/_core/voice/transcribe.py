@@ -16,6 +16,7 @@ take (AMR, Opus in CAF, ...) are re-encoded as OGG/Opus.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 from pathlib import Path
 
@@ -26,10 +27,14 @@ from .results import Transcript, VoiceProblem
 
 log = logging.getLogger(__name__)
 
-#: Containers OpenAI's transcription API (and Groq's, and whisper servers') take as they are.
-ACCEPTED_SUFFIXES = {".flac", ".mp3", ".mp4", ".mpeg", ".mpga", ".m4a", ".ogg", ".oga", ".opus", ".wav", ".webm"}
-ACCEPTED_MIMES = {"audio/flac", "audio/mpeg", "audio/mp3", "audio/mp4", "audio/m4a", "audio/x-m4a", "audio/ogg",
-                  "audio/opus", "audio/wav", "audio/x-wav", "audio/wave", "audio/webm", "video/mp4", "video/webm"}
+#: The file names OpenAI's transcription API (and Groq's) accept; it goes by the name's extension.
+ACCEPTED_SUFFIXES = {".flac", ".mp3", ".mp4", ".mpeg", ".mpga", ".m4a", ".ogg", ".wav", ".webm"}
+#: Other names and mime types of those same containers: sent as they are, under the accepted extension.
+SUFFIX_FOR = {".oga": ".ogg", ".opus": ".ogg", ".wave": ".wav", ".aac": ".m4a",
+              "audio/ogg": ".ogg", "audio/opus": ".ogg", "audio/mpeg": ".mp3", "audio/mp3": ".mp3",
+              "audio/mp4": ".m4a", "audio/m4a": ".m4a", "audio/x-m4a": ".m4a", "audio/wav": ".wav",
+              "audio/x-wav": ".wav", "audio/wave": ".wav", "audio/webm": ".webm", "audio/flac": ".flac",
+              "video/mp4": ".mp4", "video/webm": ".webm"}
 #: OpenAI's upload limit for one transcription; larger accepted files are re-encoded (Opus is small).
 UPLOAD_LIMIT = 25 * 1024 * 1024
 
@@ -56,13 +61,14 @@ async def transcribe(path: Path, mime: str | None, config: VoiceConfig) -> Trans
     if seconds > config.max_seconds:
         return VoiceProblem(TOO_LONG.format(limit=_minutes(config.max_seconds)))
     try:
-        name, data, kind = await asyncio.to_thread(_upload_form, path, mime)
+        name, source, kind = await asyncio.to_thread(_upload_form, path, mime)
     except audio.AudioError:
         return VoiceProblem(NOT_AUDIO)
     client = client_for(endpoint)
+    upload = open(source, "rb") if isinstance(source, Path) else io.BytesIO(source)  # streamed, not read whole
     try:
         extra = {"language": endpoint.language} if endpoint.language else {}
-        result = await client.audio.transcriptions.create(model=endpoint.model, file=(name, data, kind),
+        result = await client.audio.transcriptions.create(model=endpoint.model, file=(name, upload, kind),
                                                           response_format="json", **extra)
     except asyncio.CancelledError:
         raise
@@ -70,6 +76,7 @@ async def transcribe(path: Path, mime: str | None, config: VoiceConfig) -> Trans
         log.warning("voice.transcription at %s failed: %s", endpoint.display_url, failure(exc))
         return VoiceProblem(FAILED)
     finally:
+        upload.close()
         await client.close()
     text = " ".join(str(getattr(result, "text", result) or "").split())
     if not text:
@@ -77,14 +84,13 @@ async def transcribe(path: Path, mime: str | None, config: VoiceConfig) -> Trans
     return Transcript(text, seconds)
 
 
-def _upload_form(path: Path, mime: str | None) -> tuple[str, bytes, str]:
-    """(file name, bytes, mime) to upload: the file as it is when the API takes it, else as OGG/Opus."""
+def _upload_form(path: Path, mime: str | None) -> tuple[str, Path | bytes, str]:
+    """(file name, what to upload, mime): the file itself when the API takes it, else its audio as OGG/Opus bytes."""
     suffix = path.suffix.lower()
     plain_mime = (mime or "").split(";", 1)[0].strip().lower()
-    size = path.stat().st_size
-    if (suffix in ACCEPTED_SUFFIXES or plain_mime in ACCEPTED_MIMES) and size <= UPLOAD_LIMIT:
-        name = path.name if suffix in ACCEPTED_SUFFIXES else "voice.ogg"
-        return name, path.read_bytes(), plain_mime or "application/octet-stream"
+    accepted = suffix if suffix in ACCEPTED_SUFFIXES else SUFFIX_FOR.get(suffix) or SUFFIX_FOR.get(plain_mime)
+    if accepted and path.stat().st_size <= UPLOAD_LIMIT:  # Telegram's file_12.oga goes as file_12.ogg
+        return path.stem + accepted, path, plain_mime or "application/octet-stream"
     pcm = audio.decode_pcm(path, rate=16000)
     return "voice.ogg", audio.encode_ogg_opus(pcm, 16000, bitrate=24000), "audio/ogg"
 
