@@ -27,13 +27,12 @@ from typing import Any, Sequence
 from ..config import Config
 from ..inbound.attachments import Attachment
 from ..inbound.incoming import Incoming
+from .pipeline import VOICE_KINDS
 from .results import Transcript, VoiceProblem
 from .transcribe import transcribe
 
 log = logging.getLogger(__name__)
 
-#: The attachment kinds that are heard (a video's sound track is not: that is a video).
-VOICE_KINDS = ("voice", "audio")
 #: The largest audio file downloaded for transcription (Telegram's bots download at most 20 MB a file).
 MAX_AUDIO_BYTES = 20 * 1024 * 1024
 TOO_LARGE = "🎤 That audio file is too large for me to listen to (over {mb} MB)."
