@@ -18,8 +18,8 @@ from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
 from .events import TurnEnd
 from .inbound.incoming import Incoming
-from .media import Media
 from .voice.inbound import has_voice, hear
+from .voice.reply import follow_with_voice_note
 from .voice.speech import sends_audio, wants_voice_reply
 from .store import ConversationKey, StoreError
 
@@ -42,13 +42,8 @@ class TurnProgress:
 async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str, text: str, *,
                         history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
-                        agent: Any = None, progress: TurnProgress | None = None,
-                        voice_reply: bool = False) -> tuple[DeliveryReport, TurnEnd | None]:
-    """Run one agent turn for ``text`` and deliver it into the chat.
-
-    ``voice_reply``: a voice note of the final text follows it (``voice.reply``),
-    handed to the delivery with the turn's other media.
-    """
+                        agent: Any = None, progress: TurnProgress | None = None) -> tuple[DeliveryReport, TurnEnd | None]:
+    """Run one agent turn for ``text`` and deliver it into the chat."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
@@ -62,8 +57,6 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                 if event.error and not event.reply.strip() and not event.interrupted:
                     # the person must not be left with silence; the details go to the log, not the chat
                     event = replace(event, reply=FAILURE_NOTICE)
-                elif voice_reply and event.reply.strip() and not event.error and not event.interrupted:
-                    event = await _with_voice_note(event, config)
             yield event
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
@@ -77,16 +70,6 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     if end is not None and end.error and not report.text:
         report.error = report.error or end.error
     return report, end
-
-
-async def _with_voice_note(end: TurnEnd, config: Config) -> TurnEnd:
-    """The turn's end with a voice note of its reply added after its media (a failed one costs a log line)."""
-    from .voice.speech import speak
-
-    note = await speak(end.reply, config.voice)
-    if isinstance(note, Media):
-        return replace(end, media=(*end.media, note))
-    return end
 
 
 async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryReport:
@@ -124,8 +107,7 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
-                                          reply_to=last.message_id, agent=gateway.agent, progress=progress,
-                                          voice_reply=voice_reply)
+                                          reply_to=last.message_id, agent=gateway.agent, progress=progress)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end
@@ -140,6 +122,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
         await _record(store, key, turn)
+    if voice_reply and end is not None and not end.error and not report.interrupted and end.reply.strip():
+        await follow_with_voice_note(gateway, last, end.reply, report)  # voice.reply: after the text, not before
     return report
 
 

@@ -142,3 +142,16 @@ async def test_a_platform_that_sends_no_audio_gets_no_voice_note_and_no_stray_li
     async with gateway_on(ref, tmp_path, voice={"reply": "always"}) as gateway:
         await said(gateway, text="echo: just text")
     assert ref.chat("1").screen == ["just text"]
+
+
+async def test_the_text_is_delivered_in_full_before_the_voice_note_is_spoken(tmp_path):
+    ref, at_speech = reference(), []
+    async with AudioServer(speech_format="ogg") as server:
+        server.on_speech = lambda: at_speech.append([(m.text, m.history[-1]) for m in ref.chat("1").messages])
+        voice_section = {"reply": "always", "speech": {"base_url": server.base_url}}
+        async with gateway_on(ref, tmp_path, voice=voice_section,
+                              streaming={"reference": {"enabled": False}}) as gateway:
+            report = await said(gateway, text="echo: the whole answer, first")
+    assert at_speech == [[("the whole answer, first", "the whole answer, first")]], "final text, then speech"
+    assert ref.chat("1").screen == ["the whole answer, first", "[audio: voice.ogg]"]
+    assert len(report.media) == 1, "the voice note is part of the reply's report"

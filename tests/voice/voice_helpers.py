@@ -58,6 +58,7 @@ class AudioServer:
     speech_requests: list[dict[str, Any]] = field(default_factory=list)
     speech_format: str = "wav"  # what /speech answers: wav, or ogg (OGG/Opus as OpenAI's "opus")
     status: int = 200
+    on_speech: Any = None  # called when a speech request arrives (to look at the chat at that moment)
     runner: Any = None
 
     def hears(self, data: bytes, words: str) -> None:
@@ -103,6 +104,8 @@ class AudioServer:
             return web.json_response({"error": {"message": "down", "type": "server_error"}}, status=self.status)
         body = await request.json()
         self.speech_requests.append(body)
+        if self.on_speech is not None:
+            self.on_speech()
         pcm = tone(0.05 * len(body["input"].split()) + 0.3)
         if self.speech_format == "ogg":
             return web.Response(body=audio.encode_ogg_opus(pcm, 16000), content_type="audio/ogg")
