@@ -1,4 +1,4 @@
-"""A voice note in a chat, end to end on the reference platform: heard, answered, shown, spoken back.
+"""A voice note in a chat, end to end on the reference platform: downloaded once, heard, answered, shown.
 
 The model is the demo model: it answers ``I heard: "…"`` with the
 transcript it was sent, so the chat shows that the real audio reached the
@@ -15,37 +15,12 @@ import importlib.util
 
 import pytest
 
-from hermes_gateway import Attachment, Incoming, MediaLimits
-from hermes_gateway._core.voice import audio, inbound, transcribe
-from hermes_gateway.testing import ReferencePlatform
-from voice_helpers import AudioServer, Served, gateway_on, voice_note
+from hermes_gateway._core.voice import inbound, transcribe
+from voice_helpers import AudioServer, Served, gateway_on, reference, said, shown, transcription, voice, voice_note
 
 
 #: Whether the inbound media pipeline downloads files (else the turn's own voice step does).
 PIPELINE = importlib.util.find_spec("hermes_gateway._core.inbound.file_content") is not None
-
-
-def shown(ref: ReferencePlatform) -> str:
-    """The chat's text, top to bottom, as the person reads it."""
-    return "\n\n".join(ref.chat("1").screen)
-
-
-def reference() -> ReferencePlatform:
-    return ReferencePlatform("reference", media=MediaLimits())
-
-
-def said(gateway, *attachments: Attachment, text: str = "", update: str = "u1", sender: str = "person-1"):
-    return gateway.receive(Incoming("reference", "1", text, update_id=update, message_id=update, sender_id=sender,
-                                    attachments=attachments))
-
-
-def voice(served: Served, **kw) -> Attachment:
-    kw.setdefault("size", len(served.data))
-    return Attachment("voice", served.fetch, mime="audio/ogg", filename="file_7.oga", **kw)
-
-
-def transcription(server: AudioServer, **more) -> dict:
-    return {"transcription": {"base_url": server.base_url, "model": "whisper-1"}, **more}
 
 
 async def test_a_voice_note_is_heard_and_answered_with_the_transcript_quoted_first(tmp_path):
@@ -108,50 +83,3 @@ async def test_unknown_users_and_redeliveries_download_nothing(tmp_path):
         await said(gateway, voice(served), update="u2")
         assert await said(gateway, voice(served), update="u2") is None
     assert served.downloads == 1
-
-
-async def test_when_voice_a_spoken_message_is_answered_with_text_then_a_voice_note_that_decodes(tmp_path):
-    ref, note = reference(), voice_note(1.0)
-    async with AudioServer(speech_format="wav") as server:
-        server.hears(note, "tell me a short story")
-        voice_section = transcription(server, reply="when_voice",
-                                      speech={"base_url": server.base_url, "voice": "alloy"})
-        async with gateway_on(ref, tmp_path, voice=voice_section) as gateway:
-            await said(gateway, voice(Served(note)))
-            await said(gateway, text="echo: typed, so no voice note", update="u2")
-    messages = ref.chat("1").messages
-    assert [m.text for m in messages] == ['I heard: "tell me a short story".', "[audio: voice.ogg]",
-                                          "typed, so no voice note"]
-    sent = messages[1].media
-    assert sent.mime == "audio/ogg" and audio.is_ogg_opus(sent.data)
-    assert audio.probe_seconds(sent.data) > 0.3
-    assert [r["input"] for r in server.speech_requests] == ['I heard: "tell me a short story".']
-
-
-async def test_always_with_the_built_in_voice_a_typed_message_gets_a_voice_note_too(tmp_path):
-    ref = reference()
-    async with gateway_on(ref, tmp_path, voice={"reply": "always"}) as gateway:
-        await said(gateway, text="echo: the lights are off")
-    messages = ref.chat("1").messages
-    assert [m.text for m in messages] == ["the lights are off", "[audio: voice.ogg]"]
-    assert audio.is_ogg_opus(messages[1].media.data) and audio.probe_seconds(messages[1].media.data) > 0.5
-
-
-async def test_a_platform_that_sends_no_audio_gets_no_voice_note_and_no_stray_line(tmp_path):
-    ref = ReferencePlatform("reference", media=MediaLimits(kinds=frozenset({"image"})))
-    async with gateway_on(ref, tmp_path, voice={"reply": "always"}) as gateway:
-        await said(gateway, text="echo: just text")
-    assert ref.chat("1").screen == ["just text"]
-
-
-async def test_the_text_is_delivered_in_full_before_the_voice_note_is_spoken(tmp_path):
-    ref, at_speech = reference(), []
-    async with AudioServer(speech_format="ogg") as server:
-        server.on_speech = lambda: at_speech.append([(m.text, m.history[-1]) for m in ref.chat("1").messages])
-        voice_section = {"reply": "always", "speech": {"base_url": server.base_url}}
-        async with gateway_on(ref, tmp_path, voice=voice_section,
-                              streaming={"reference": {"enabled": False}}) as gateway:
-            report = await said(gateway, text="echo: the whole answer, first")
-    assert at_speech == [[("the whole answer, first", "the whole answer, first")]], "final text, then speech"
-    assert ref.chat("1").screen == ["the whole answer, first", "[audio: voice.ogg]"]
-    assert len(report.media) == 1, "the voice note is part of the reply's report"

@@ -20,7 +20,8 @@ from typing import Any
 from aiohttp import web
 
 from hermes_gateway._core.voice import audio
-from hermes_gateway.testing import serve_locally
+from hermes_gateway import Attachment, Incoming, MediaLimits
+from hermes_gateway.testing import ReferencePlatform, serve_locally
 
 
 #: The file extensions OpenAI's /v1/audio/transcriptions accepts.
@@ -143,3 +144,32 @@ class Served:
         self.downloads += 1
         for i in range(0, len(self.data), self.chunk):
             yield self.data[i:i + self.chunk]
+
+
+# -- a person in chat 1 of the reference platform ----------------------------------------------------------
+
+def shown(ref: Any) -> str:
+    """The chat's text, top to bottom, as the person reads it."""
+    return "\n\n".join(ref.chat("1").screen)
+
+
+def reference() -> ReferencePlatform:
+    """The reference platform, taking attachments of every kind (a voice note is an audio attachment)."""
+    return ReferencePlatform("reference", media=MediaLimits())
+
+
+def said(gateway: Any, *attachments: Any, text: str = "", update: str = "u1", sender: str = "person-1"):
+    """Person-1 writes into chat 1; returns the future of the reply (not awaited: like a webhook)."""
+    return gateway.receive(Incoming("reference", "1", text, update_id=update, message_id=update, sender_id=sender,
+                                    attachments=attachments))
+
+
+def voice(served: Served, **kw: Any) -> Attachment:
+    """A voice note the platform streams from ``served``."""
+    kw.setdefault("size", len(served.data))
+    return Attachment("voice", served.fetch, mime="audio/ogg", filename="file_7.oga", **kw)
+
+
+def transcription(server: AudioServer, **more: Any) -> dict:
+    """The ``voice`` section: transcription by ``server``, plus ``more`` keys."""
+    return {"transcription": {"base_url": server.base_url, "model": "whisper-1"}, **more}
