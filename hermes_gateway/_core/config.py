@@ -42,7 +42,7 @@ TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  *OPERATOR_KEYS)
+                  "voice", *OPERATOR_KEYS)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -103,6 +103,7 @@ class ModelConfig:
     #: How requests reach the upstream: ``fast`` (aiohttp, our SSE reader) or ``sdk`` (the openai SDK's public API).
     transport: str = "fast"
     vision: bool = True  # the model takes images (API image parts); false: such a request is a 400
+    audio: bool = False  # the model takes input_audio parts; false (and the demo): the API server transcribes them
 
     @property
     def is_demo(self) -> bool:
@@ -204,6 +205,55 @@ class MediaConfig:
         return self.keep_days * 86400.0
 
 
+@dataclass(frozen=True)
+class VoiceEndpoint:
+    """``voice.transcription`` / ``voice.speech``: an OpenAI-compatible audio endpoint (OpenAI, Groq, a local
+    whisper or TTS server). ``base_url`` unset: none configured (speech then uses the built-in eSpeak NG)."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = ""
+    voice: str | None = None       # speech only: the voice (default alloy on an endpoint, en-us built in)
+    language: str | None = None    # transcription only: an ISO-639-1 hint (e.g. en), else the server guesses
+    timeout: float = 60.0
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url)
+
+    @property
+    def display_url(self) -> str | None:
+        return mask_url(self.base_url) if self.base_url else None
+
+    def __repr__(self) -> str:  # never show the key, nor credentials in the URL
+        return (f"VoiceEndpoint(base_url={self.display_url!r}, model={self.model!r}, "
+                f"api_key={'set' if self.api_key else 'unset'})")
+
+
+VOICE_REPLIES = ("never", "when_voice", "always")
+
+
+@dataclass(frozen=True)
+class VoiceConfig:
+    """``voice``: voice notes in (transcribed before the turn) and voice replies out.
+
+    ``transcription``: where voice notes and audio files become text (no
+    offline engine measured good enough to be the default: bench/README.md).
+    ``speech``: where voice replies are spoken; without a ``base_url`` the
+    built-in eSpeak NG speaks them (the ``espeakng-loader`` wheel bundles it).
+    ``show_transcript``: the chat also shows what was heard, quoted, before
+    the reply. ``reply``: ``never``, ``when_voice`` (answering a voice note)
+    or ``always`` — a voice note of the final text follows the text, spoken
+    by ``speech``. ``max_seconds``: audio beyond this is not transcribed.
+    """
+
+    transcription: VoiceEndpoint = field(default_factory=lambda: VoiceEndpoint(model="whisper-1"))
+    speech: VoiceEndpoint = field(default_factory=lambda: VoiceEndpoint(model="tts-1"))
+    show_transcript: bool = False
+    reply: str = "never"
+    max_seconds: float = 600.0
+
+
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where hermes keeps its files: ``$HERMES_HOME``, else ``~/.hermes``."""
     env = os.environ if env is None else env
@@ -225,6 +275,7 @@ class Config:
     media: MediaConfig = field(default_factory=MediaConfig)
     #: ``models``, ``personas``, ``access``, ``commands``: one bot for many people (:mod:`.operator`).
     operator: OperatorSettings = field(default_factory=OperatorSettings)
+    voice: VoiceConfig = field(default_factory=VoiceConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -458,6 +509,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     coordination = p.coordination(data.get("coordination"))
     media = p.media(data.get("media"))
     operator = parse_operator_sections(p, data)
+    voice = p.voice(data.get("voice"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -470,7 +522,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -678,7 +730,7 @@ class _Parser:
         """``model`` (or a ``models.NAME`` entry: the same keys), errors naming ``key``."""
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
                    "system_prompt", "reasoning_starts_open", "transport",
-                   "vision")
+                   "vision", "audio")
         sec = self.section(value, key, allowed)
         endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, key)
         if endpoint.base_url and "name" not in sec:
@@ -705,6 +757,7 @@ class _Parser:
             reasoning_starts_open=self.get(sec, key, "reasoning_starts_open", "bool", False),
             transport=self.get(sec, key, "transport", "str", "fast", choices=TRANSPORTS),
             vision=self.get(sec, key, "vision", "bool", True),
+            audio=self.get(sec, key, "audio", "bool", False),
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
@@ -803,6 +856,43 @@ class _Parser:
         if match is None:
             raise self.fail(key, f"a size in bytes such as 20971520 or \"20 MB\", got {_show(value)}")
         return int(float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None])
+
+    def voice(self, value: Any) -> VoiceConfig:
+        sec = self.section(value, "voice", ("transcription", "speech", "show_transcript", "reply", "max_seconds"))
+        d = VoiceConfig()
+        reply = self.get(sec, "voice", "reply", "str", d.reply, choices=VOICE_REPLIES)
+        speech = self.voice_endpoint(sec.get("speech"), "voice.speech", d.speech)
+        if reply != "never" and not speech.configured and "voice.speech.base_url" not in self.missing:
+            from .voice.espeak import available
+
+            if not available():
+                raise self.fail("voice.speech.base_url", f"the URL of an OpenAI-compatible /v1/audio/speech endpoint "
+                                                         f"(voice.reply is {reply} and the built-in engine, package "
+                                                         f"espeakng-loader, is not installed)")
+        return VoiceConfig(
+            transcription=self.voice_endpoint(sec.get("transcription"), "voice.transcription", d.transcription),
+            speech=speech,
+            show_transcript=self.get(sec, "voice", "show_transcript", "bool", d.show_transcript),
+            reply=reply,
+            max_seconds=self.get(sec, "voice", "max_seconds", "number", d.max_seconds, minimum=1),
+        )
+
+    def voice_endpoint(self, value: Any, key: str, d: VoiceEndpoint) -> VoiceEndpoint:
+        speech = key.endswith("speech")
+        allowed = ("base_url", "api_key", "model", "timeout") + (("voice",) if speech else ("language",))
+        sec = self.section(value, key, allowed)
+        local = {"voice", "timeout"} if speech else set()  # the built-in speech engine reads voice
+        if set(sec) - local and sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
+            raise self.fail(f"{key}.base_url", "an OpenAI-compatible endpoint such as https://api.openai.com/v1 "
+                                               f"(the other {key} keys need it)")
+        return VoiceEndpoint(
+            base_url=self.get(sec, key, "base_url", "url", d.base_url),
+            api_key=self.get(sec, key, "api_key", "key", d.api_key),
+            model=self.get(sec, key, "model", "str", d.model) or d.model,
+            voice=self.get(sec, key, "voice", "str", d.voice) if speech else d.voice,
+            language=None if speech else self.get(sec, key, "language", "str", d.language),
+            timeout=self.get(sec, key, "timeout", "number", d.timeout, minimum=0.1),
+        )
 
     def streaming(self, value: Any) -> StreamingConfig:
         sec = self.section(value, "streaming", None)

@@ -21,11 +21,15 @@ from .inbound.file_content import MediaSettings
 from .inbound.history_media import history_for_model
 from .inbound.incoming import Incoming
 from .inbound.turn_content import plain_text, turn_content, with_stored_user
+from .voice.pipeline import VOICE_KINDS, register as register_voice
+from .voice.reply import follow_with_voice_note
+from .voice.speech import sends_audio, wants_voice_reply
 from .store import ConversationKey, StoreError
 
 from .store.outage import report as report_store_failure
 
 log = logging.getLogger(__name__)
+register_voice()  # voice notes and audio files: transcribed by the media pipeline's converter for their kind
 
 #: What a chat shows when the model failed before saying anything.
 FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just now. Please try again in a moment."
@@ -112,6 +116,10 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     """
     last = messages[-1]
     text: str | list[dict[str, Any]] = plain_text(messages)
+    # voice (issue 22): a voice note is transcribed by the media pipeline's converter for its kind; a reply to
+    # one may be followed by a voice note of its text (voice.reply)
+    spoke = any(a.kind in VOICE_KINDS for m in messages for a in m.attachments)
+    voice_reply = wants_voice_reply(gateway.config.voice, spoke) and sends_audio(gateway.delivery.hooks(last.platform))
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
     store = gateway.store
     try:
@@ -153,6 +161,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         await _record(store, key, with_stored_user(turn, text))
     if end is not None:
         await plan.record_usage(gateway, last, end)
+    if voice_reply and end is not None and not end.error and not report.interrupted and end.reply.strip():
+        await follow_with_voice_note(gateway, last, end.reply, report)  # voice.reply: after the text, not before
     return report
 
 

@@ -117,6 +117,15 @@ def test_a_document_in_the_prompt_is_described_by_its_name_kind_and_first_words(
     assert not plan_reply(user("[document: x.txt (text)]\nno end marker")).text.startswith("I see")
 
 
+def test_a_voice_note_transcript_is_said_back_word_for_word() -> None:
+    text = "describe: what did I say\n\n[voice note, transcribed] turn off the lights\n\n" \
+           "[voice note, transcribed] and lock the door"
+    assert plan_reply(user(text)).text == 'I heard: "turn off the lights". I heard: "and lock the door".'
+    parts = [{"type": "text", "text": "[voice note, transcribed] hello there"}]
+    assert plan_reply([{"role": "user", "content": parts}]).text == 'I heard: "hello there".'
+    assert plan_reply(user("describe: nothing")).text == "I see no image at all."
+
+
 def test_hostile_requests_never_raise() -> None:
     for request in ({"tools": "x"}, {"tools": [1, {"function": 3}]}, {"tool_choice": 5}, {"response_format": []},
                     {"max_tokens": True}, {"text": {"format": "x"}}, {"tools": [{"type": "function", "name": 1}]}):

@@ -53,7 +53,7 @@ def effective(config: Config, plugins: Any = None) -> dict:
                          if f.base_url or f"model.fallback[{i}].base_url" in config.missing_env else "demo"
                          for i, f in enumerate(model.fallback)],
             "system_prompt": model.system_prompt, "reasoning_starts_open": model.reasoning_starts_open,
-            "vision": model.vision,
+            "vision": model.vision, "audio": model.audio,
         },
         "streaming": {"enabled": streaming_enabled, "edit_interval": config.streaming.edit_interval,
                       "min_tokens": config.streaming.min_tokens, "cursor": config.streaming.cursor,
@@ -66,6 +66,10 @@ def effective(config: Config, plugins: Any = None) -> dict:
         "coordination": {**asdict(config.coordination), "url": config.coordination.display_url},
         "media": {**asdict(config.media), "directory": str(config.media.path())},
         **_operator_sections(config),
+        "voice": {**asdict(config.voice),
+                  "transcription": {**asdict(config.voice.transcription),
+                                    "base_url": config.voice.transcription.display_url},
+                  "speech": {**asdict(config.voice.speech), "base_url": config.voice.speech.display_url}},
     }
     data = mask(data)
     for key, names in config.missing_env.items():

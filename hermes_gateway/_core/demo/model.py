@@ -7,8 +7,9 @@ real upstream whose answers are known in advance:
 - ``think: TEXT`` -> a ``<think>…</think>`` block, then TEXT
 - ``tool: NAME {json}`` -> a call to tool NAME with those arguments; once the
   tool result comes back, an answer quoting it
-- ``describe`` (or any message with an image) -> what the images are
-  (format and size, read with Pillow)
+- ``describe`` (or any message with an image or a voice-note transcript)
+  -> what the images are (format and size, read with Pillow) and the
+  transcripts it was given, word for word
 - anything else  -> a few paragraphs saying this is the demo model and how
   to configure a real one.
 
@@ -28,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..voice.results import TRANSCRIPT_LABEL
 from .image import describe_image
 from .schema import example_value
 
@@ -196,9 +198,13 @@ def _plan(messages: Sequence[Mapping[str, Any]], options: DemoOptions) -> DemoRe
         return DemoReply(tool_calls=(call,), prompt_tokens=prompt_tokens)
     images = image_urls(last_user)
     documents = documents_in(user)
-    if images or documents or (command == "describe" and ":" in user):
-        seen = [describe_image(url) for url in images] + documents or ["no image at all"]
-        text = "I see " + "; ".join(seen) + "."
+    heard = transcripts(user)
+    if images or documents or heard or (command == "describe" and ":" in user):
+        seen = [describe_image(url) for url in images] + documents
+        said = [f'I heard: "{words}".' for words in heard]
+        text = " ".join(([f"I see {'; '.join(seen)}."] if seen or not heard else []) + said)
+        if not seen and not heard:
+            text = "I see no image at all."
         if options.response_format is not None:
             text = _json_answer(options.response_format, text)
         return DemoReply(text=text, prompt_tokens=prompt_tokens)
@@ -206,6 +212,11 @@ def _plan(messages: Sequence[Mapping[str, Any]], options: DemoOptions) -> DemoRe
         return DemoReply(text=_json_answer(options.response_format, " ".join(user.split())[:200]),
                          prompt_tokens=prompt_tokens)
     return DemoReply(text=_introduction(user), prompt_tokens=prompt_tokens)
+
+
+def transcripts(text: str) -> list[str]:
+    """The voice-note transcripts in a user message (lines the gateway marked with :data:`TRANSCRIPT_LABEL`)."""
+    return [line.split(TRANSCRIPT_LABEL, 1)[1].strip() for line in text.splitlines() if TRANSCRIPT_LABEL in line]
 
 
 def _client_tool_calls(user: str, options: DemoOptions, n: int) -> tuple[DemoToolCall, ...]:
