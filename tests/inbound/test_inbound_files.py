@@ -244,8 +244,8 @@ async def test_a_failure_line_shows_first_while_the_reply_streams(tmp_path: Path
     data["model"]["demo"] = {"tokens_per_second": 200}
     async with TestGateway(data, ref):
         await ref.say("1", "echo: one two three four five six", attachments=[
-            fetches.attachment("voice", b"OggS", filename="voice.ogg")])
-    line = "📎 voice.ogg: I cannot listen to voice notes here yet"
+            fetches.attachment("video", b"\x00\x00\x00\x18ftypmp42", filename="clip.mp4")])
+    line = "📎 clip.mp4: I cannot watch videos yet"
     [message] = ref.chat("1").messages
     assert len(message.history) > 1  # it streamed: several states of one message
     assert all(state.startswith(line) for state in message.history)  # the line first, from the first preview

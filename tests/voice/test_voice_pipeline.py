@@ -1,9 +1,4 @@
-"""Voice notes through the inbound media pipeline: the converter registered for ``voice`` and ``audio``.
-
-Runs where the media pipeline (``_core/inbound/file_content.py``) is
-present; without it the turn's own voice step is used
-(``test_voice_inbound.py``) and these tests are skipped.
-"""
+"""Voice notes through the inbound media pipeline: the converter registered for ``voice`` and ``audio``."""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from hermes_gateway import Attachment, Incoming, MediaLimits
 from hermes_gateway._core.voice import pipeline, transcribe
 from hermes_gateway.testing import ReferencePlatform
 from voice_helpers import AudioServer, Served, gateway_on, voice_note
-
-pytest.importorskip("hermes_gateway._core.inbound.file_content", reason="the inbound media pipeline is not here")
 
 
 def say(gateway, served: Served, text: str = "", update: str = "u1"):
