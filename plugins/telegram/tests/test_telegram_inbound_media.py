@@ -9,18 +9,20 @@ compares the bytes with what the emulator served.
 from __future__ import annotations
 
 import io
+import os
+import socket
 import struct
 import zlib
 
 import pytest
 
 from hermes_gateway import FetchError
-from hermes_gateway.testing import PlatformRunner
+from hermes_gateway.testing import PlatformRunner, TestGateway
 from hermes_telegram import plugin
 from hermes_telegram.emulator import BotApiEmulator
 from hermes_telegram.emulator_samples import ogg_opus_silence
 from hermes_telegram.inbound_media import DOWNLOAD_LIMIT
-from telegram_test_support import TOKEN, eventually, gateway_for, section
+from telegram_test_support import FAST_LIMITS, TOKEN, eventually, gateway_for, section, spy_on_receive
 
 
 def png(width: int, height: int) -> bytes:
@@ -113,6 +115,38 @@ async def test_each_kind_of_file_is_mapped(api, push, kind, mime, filename):
         assert (attachment.kind, attachment.mime, attachment.filename) == (kind, mime, filename)
         [stored] = api.files.files.values()
         assert await fetched(attachment) == stored.data
+
+
+async def test_a_file_streams_in_chunks_never_whole(api):
+    data = os.urandom(1_000_000)
+    async with polling(api) as runner:
+        await api.push_document(42, data, filename="noise.bin", mime="application/octet-stream")
+        [document] = (await received_one(runner)).attachments
+        chunks = [chunk async for chunk in document.fetch()]
+    assert b"".join(chunks) == data
+    assert len(chunks) >= 15 and max(map(len, chunks)) <= 64 * 1024
+
+
+async def test_by_webhook_a_photo_arrives_as_an_attachment_and_a_redelivery_downloads_nothing_more(api):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    section_ = {**section(api.base_url), "enabled": True, "mode": "webhook", "webhook_secret": "s3cret-0123456789",
+                "webhook_url": f"http://127.0.0.1:{port}/webhooks/telegram"}
+    gateway = TestGateway({"model": {"demo": {"tokens_per_second": 300}}, "platforms": {"telegram": section_},
+                           "api_server": {"enabled": False, "host": "127.0.0.1", "port": port}},
+                          plugin, limits=FAST_LIMITS, shutdown_grace=0.5)
+    async with gateway:
+        seen, _ = spy_on_receive(gateway)
+        update = await api.push_photo(42, PHOTO, caption="echo: by webhook")
+        await eventually(lambda: api.screen(42) != [], lambda: api.chat(42).messages)
+        assert await api.deliver_again(update) == 200
+        await eventually(lambda: len(seen) == 2, lambda: seen)
+        await api.push_message(42, "echo: done")
+        await eventually(lambda: api.screen(42)[-1:] == ["done"], lambda: api.chat(42).messages)
+    assert seen[0].text == "echo: by webhook" and [a.kind for a in seen[0].attachments] == ["image"]
+    assert seen[0].attachments[0].size == len(PHOTO)
+    assert len(api.files.lookups) <= 1 and len(api.files.downloads) <= 1, "the redelivery fetched nothing"
 
 
 async def test_a_file_over_20_mb_is_refused_before_anything_is_downloaded(api):

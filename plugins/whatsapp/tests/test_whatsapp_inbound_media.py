@@ -10,6 +10,7 @@ every lookup and every download.
 from __future__ import annotations
 
 import dataclasses
+import os
 import struct
 import zlib
 
@@ -103,6 +104,16 @@ async def test_each_media_type_is_mapped(meta, kind, extra, want):
         assert (attachment.kind, attachment.mime, attachment.filename) == want
         [stored] = meta.files.files.values()
         assert await fetched(attachment) == stored.data
+
+
+async def test_a_file_streams_in_chunks_never_whole(meta):
+    data = os.urandom(1_000_000)
+    async with runner_for(meta, start=True) as runner:
+        payload = meta.media_message(USER, "document", data, mime="application/octet-stream", filename="noise.bin")
+        [incoming] = await received(meta, runner, payload)
+        chunks = [chunk async for chunk in incoming.attachments[0].fetch()]
+    assert b"".join(chunks) == data
+    assert len(chunks) >= 15 and max(map(len, chunks)) <= 64 * 1024
 
 
 async def test_a_file_larger_than_whatsapp_allows_is_refused_before_the_download(meta):
