@@ -10,6 +10,7 @@ every lookup and every download.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import struct
 import zlib
@@ -126,14 +127,18 @@ async def test_a_file_larger_than_whatsapp_allows_is_refused_before_the_download
     assert len(meta.files.lookups) == 1 and meta.files.downloads == [], "looked up, never downloaded"
 
 
-async def test_a_file_that_arrives_altered_fails_after_its_last_chunk(meta):
+async def test_a_file_whose_hash_differs_from_the_webhooks_is_one_warning(meta, caplog):
+    altered = PDF.replace(b"Catalog", b"Cat4log")
     async with runner_for(meta, start=True) as runner:
-        payload = meta.media_message(USER, "document", PDF, filename="report.pdf")
-        [incoming] = await received(meta, runner, payload)
-        stored = meta.files.files[media_id(payload)]
-        meta.files.files[stored.media_id] = dataclasses.replace(stored, data=PDF.replace(b"Catalog", b"Cat4log"))
-        with pytest.raises(FetchError, match="altered"):
-            await fetched(incoming.attachments[0])
+        payloads = [meta.media_message(USER, "document", PDF, filename=f"{n}.pdf") for n in ("altered", "intact")]
+        first, second = await received(meta, runner, *payloads)
+        stored = meta.files.files[media_id(payloads[0])]
+        meta.files.files[stored.media_id] = dataclasses.replace(stored, data=altered)
+        with caplog.at_level(logging.WARNING, logger="hermes_whatsapp"):
+            assert await fetched(first.attachments[0]) == altered
+            assert await fetched(second.attachments[0]) == PDF
+    [line] = [r.getMessage() for r in caplog.records if r.name.startswith("hermes_whatsapp")]
+    assert stored.media_id in line and "SHA-256" in line
 
 
 async def test_a_media_id_whatsapp_no_longer_knows_is_a_fetch_error(meta):
