@@ -127,6 +127,26 @@ async def test_a_file_streams_in_chunks_never_whole(api):
     assert len(chunks) >= 15 and max(map(len, chunks)) <= 64 * 1024
 
 
+async def test_a_19_mb_file_is_never_held_in_memory_whole(api):
+    """The emulator generates the bytes as it serves them; what the download allocates at its peak is measured."""
+    import tracemalloc
+
+    size = DOWNLOAD_LIMIT - 1024 * 1024
+    async with polling(api) as runner:
+        await api.push_document(42, None, size=size, filename="video.bin", mime="application/octet-stream")
+        [document] = (await received_one(runner)).attachments
+        received = 0
+        tracemalloc.start()
+        try:
+            async for chunk in document.fetch():
+                received += len(chunk)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert received == size
+    assert peak < 4 * 1024 * 1024, f"{peak / 1_048_576:.1f} MB allocated at once for a {size / 1_048_576:.0f} MB file"
+
+
 async def test_by_webhook_a_photo_arrives_as_an_attachment_and_a_redelivery_downloads_nothing_more(api):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -117,6 +117,26 @@ async def test_a_file_streams_in_chunks_never_whole(meta):
     assert len(chunks) >= 15 and max(map(len, chunks)) <= 64 * 1024
 
 
+async def test_a_99_mb_document_is_never_held_in_memory_whole(meta):
+    """The emulator generates the bytes as it serves them; what the download allocates at its peak is measured."""
+    import tracemalloc
+
+    size = DOWNLOAD_LIMITS["document"] - 1024 * 1024
+    async with runner_for(meta, start=True) as runner:
+        payload = meta.media_message(USER, "document", size=size, mime="application/zip", filename="backup.zip")
+        [incoming] = await received(meta, runner, payload)
+        total = 0
+        tracemalloc.start()
+        try:
+            async for chunk in incoming.attachments[0].fetch():
+                total += len(chunk)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert total == size
+    assert peak < 4 * 1024 * 1024, f"{peak / 1_048_576:.1f} MB allocated at once for a {size / 1_048_576:.0f} MB file"
+
+
 async def test_a_file_larger_than_whatsapp_allows_is_refused_before_the_download(meta):
     too_big = DOWNLOAD_LIMITS["image"] + 1
     async with runner_for(meta, start=True) as runner:
