@@ -27,7 +27,6 @@ they come from the message):
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable
 
@@ -35,7 +34,6 @@ from hermes_gateway import Attachment, FetchError
 
 from .redaction import scrub
 
-log = logging.getLogger(__name__)
 
 #: The most the Bot API lets a bot download per file (a local Bot API server lifts it; Telegram's does not).
 DOWNLOAD_LIMIT = 20 * 1024 * 1024

@@ -157,7 +157,8 @@ class WhatsAppClient(PlatformClient):
             elif message.kind in MEDIA_TYPES and message.media is not None:  # the caption is the text
                 self._count("message_media")
                 self.context.receive(replace(incoming, attachments=(self.media.attachment(message),)))
-            elif message.kind in NOTICE_TYPES or message.kind in MEDIA_TYPES:  # the core answers it with the notice, like any message
+            elif message.kind in NOTICE_TYPES or message.kind in MEDIA_TYPES:  # a media message without its id too
+                # the core answers it with the notice, like any message
                 self._count("message_not_text")
                 self.context.receive(replace(incoming, text="", notice=NOTICE))
             elif message.kind in QUIET_TYPES:
