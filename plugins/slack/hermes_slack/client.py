@@ -23,6 +23,7 @@ from typing import Any
 from hermes_gateway import ConfigError, DeliveryError, Media, MessageRef, PlatformClient, PlatformContext, Stream
 
 from . import files
+from .download import Downloads
 from .errors import translate
 from .inbound import EventReader
 from .outbound import Outbound
@@ -40,7 +41,9 @@ class SlackClient(PlatformClient):
 
     def __init__(self, settings: SlackSettings, context: PlatformContext) -> None:
         super().__init__(settings, context)
-        self.events = EventReader(context.platform)
+        #: Files people share, streamed from ``url_private`` when the core asks (closed in close()).
+        self.downloads = Downloads(settings.bot_token, settings.api_base_url)
+        self.events = EventReader(self.downloads, context.platform)
         self.outbound = Outbound(lambda: self.web, native=lambda: settings.native,
                                  recipient=self.events.recipient, joined=self.events.joined,
                                  starts=StartWindow(settings.start_streams_per_minute))
@@ -95,8 +98,9 @@ class SlackClient(PlatformClient):
         await self.receiver.stop()
 
     async def close(self) -> None:
-        """Close the Web API connections (and Socket Mode, if ``stop`` was never called)."""
+        """Close the Web API and download connections (and Socket Mode, if ``stop`` was never called)."""
         await self.receiver.stop()
+        await self.downloads.close()
         web, self._web = self._web, None
         session = getattr(web, "session", None)
         if session is not None and not session.closed:
