@@ -25,6 +25,10 @@ inside a 429's window, an over-long text, a message sent without
 The gateway speaks op codes 10 HELLO, 1/11 heartbeat, 2 IDENTIFY, 0 READY
 and GUILD_CREATE, 6 RESUME (replaying what the session missed) and
 dispatches MESSAGE_CREATE / MESSAGE_UPDATE / THREAD_CREATE events.
+
+Files people attach are served by signed CDN links, every download logged
+(:mod:`.emulator_files`, as ``api.cdn``); the bot's own uploads are
+:mod:`.emulator_media`.
 """
 
 from __future__ import annotations
