@@ -19,6 +19,7 @@ emulator never holds it.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -51,7 +52,8 @@ class PersonFile:
     payload. ``declared_size`` above ``len(data)``: a file that large, served
     as ``data`` then zeros (never held); below it: Discord's size is wrong
     and the CDN sends more than declared. ``chunked``: served without a
-    ``Content-Length``. ``voice``: a voice message (OGG/Opus, with a waveform).
+    ``Content-Length``. ``stall``: seconds of silence after the first chunk.
+    ``voice``: a voice message (OGG/Opus, with a waveform).
     """
 
     filename: str
@@ -59,6 +61,7 @@ class PersonFile:
     content_type: str | None = None
     declared_size: int | None = None
     chunked: bool = False
+    stall: float = 0.0
     voice: bool = False
 
     @property
@@ -184,6 +187,8 @@ class CdnFiles:
                 chunk += bytes(end - offset - len(chunk))  # zeros past the data: a large file is never held
                 await response.write(chunk)
                 sent += len(chunk)
+                if file.stall and offset == 0:
+                    await asyncio.sleep(file.stall)  # the download goes quiet mid-file
             await response.write_eof()
         finally:
             self.downloads.append(Download(stored.attachment_id, file.filename, 200, sent))

@@ -129,6 +129,16 @@ async def test_a_signed_link_with_a_wrong_signature_is_refused_by_the_cdn(loose_
         assert incoming.attachments[0].filename == "photo.png"
 
 
+async def test_a_download_that_goes_quiet_is_a_fetch_error(loose_api):
+    api = loose_api
+    slow = PersonFile("slow.bin", bytes(200_000), stall=1.5)
+    async with runner_for(api, start=True) as runner:
+        runner.client.downloads.read_timeout = 0.2
+        incoming = await received_one(api, runner, api.dm(), "slow", (slow,))
+        with pytest.raises(FetchError, match="slow.bin.*could not be downloaded"):
+            await fetched(incoming.attachments[0])
+
+
 async def test_bots_files_and_empty_messages_are_never_handed_on(loose_api):
     api = loose_api
     dm = api.dm()

@@ -21,6 +21,7 @@ as zeros up to the declared size, chunk by chunk: the emulator never holds it.
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
 import time
 from dataclasses import dataclass
@@ -46,8 +47,8 @@ class PersonFile:
     ``mimetype`` None: guessed from the file name. ``declared_size`` above
     ``len(data)``: a file that large, served as ``data`` then zeros (never
     held); below it: Slack's size is wrong and more is sent than declared.
-    ``chunked``: served without a ``Content-Length``. ``subtype``:
-    ``slack_audio`` for an audio clip. ``mode``: ``hosted``, or
+    ``chunked``: served without a ``Content-Length``. ``stall``: seconds of
+    silence after the first chunk. ``subtype``: ``slack_audio`` for an audio clip. ``mode``: ``hosted``, or
     ``tombstone``/``hidden_by_limit``/``external`` (no URL to download).
     ``held_back``: sent as a Slack Connect file (``file_access: check_file_info``).
     """
@@ -57,6 +58,7 @@ class PersonFile:
     mimetype: str | None = None
     declared_size: int | None = None
     chunked: bool = False
+    stall: float = 0.0
     subtype: str | None = None
     mode: str = "hosted"
     held_back: bool = False
@@ -205,6 +207,8 @@ class SharedFiles:
                 chunk += bytes(end - offset - len(chunk))  # zeros past the data: a large file is never held
                 await response.write(chunk)
                 sent += len(chunk)
+                if file.stall and offset == 0:
+                    await asyncio.sleep(file.stall)  # the download goes quiet mid-file
             await response.write_eof()
         finally:
             self.downloads.append(Download(file_id, file.filename, 200, True, sent))

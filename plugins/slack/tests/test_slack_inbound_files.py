@@ -150,6 +150,16 @@ async def test_a_held_back_slack_connect_file_is_looked_up_with_files_info(api):
         assert await fetched(attachment) == shared.data
 
 
+async def test_a_download_that_goes_quiet_is_a_fetch_error(api):
+    slow = PersonFile("slow.bin", bytes(200_000), stall=1.5)
+    async with runner(api, start=True) as run:
+        await api.wait_connected()
+        run.client.downloads.read_timeout = 0.2
+        incoming = await received_one(api, run, "D0DM", "slow", (slow,), kind="im")
+        with pytest.raises(FetchError, match="slow.bin.*could not be downloaded"):
+            await fetched(incoming.attachments[0])
+
+
 async def test_files_from_bots_are_never_handed_on_or_downloaded(api):
     async with runner(api, start=True) as run:
         await api.wait_connected()
