@@ -11,7 +11,7 @@ from discord_test_support import (BOT_ID, CURSOR, SECRET_PART, TOKEN, eventually
 from hermes_gateway import ConfigError, StartError, make_plugins
 from hermes_gateway.testing import TestGateway
 from hermes_discord.emulator import DiscordEmulator
-from hermes_discord.emulator_files import photo, too_large
+from hermes_discord.emulator_files import pdf, photo, too_large
 
 
 SENTENCE = "Every word of this reply travels from the model into the Discord channel."
@@ -138,6 +138,18 @@ async def test_a_photo_is_seen_by_the_model_and_dropped_messages_download_nothin
     assert "huge.mp4" in api.screen(dm)[1], "the too-large file gets its line"
     assert [(d.filename, d.status) for d in api.cdn.downloads] == [("photo.png", 200)]
     assert api.screen(api.general) == []
+
+
+@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
+async def test_a_pdf_without_words_is_read_into_the_prompt(loose_api):
+    api = loose_api
+    dm = api.dm()
+    async with gateway_for(api):
+        await api.push_message(dm, "", attachments=(pdf("Quarterly numbers are up"),))
+        await eventually(lambda: len(api.screen(dm)) == 1 and CURSOR.strip() not in api.screen(dm)[0],
+                         lambda: api.channel(dm).messages)
+    assert "report.pdf" in api.screen(dm)[0] and "Quarterly numbers are up" in api.screen(dm)[0]
+    assert [(d.filename, d.status) for d in api.cdn.downloads] == [("report.pdf", 200)]
 
 
 async def test_events_replayed_after_a_resume_are_answered_once():

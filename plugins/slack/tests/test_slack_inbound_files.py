@@ -194,6 +194,17 @@ async def test_a_photo_is_seen_by_the_model_and_dropped_messages_download_nothin
     assert api.screen("C0TEAM") == []
 
 
+
+@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
+async def test_a_pdf_without_words_is_read_into_the_prompt(api):
+    async with gateway(api):
+        await api.wait_connected()
+        ts = await api.push_message("D0DM", "", files=(pdf("Quarterly numbers are up"),), kind="im")
+        await eventually(lambda: settled(api, "D0DM", ts), lambda: api.screen("D0DM"))
+    reply = " ".join(api.screen("D0DM", ts))
+    assert "report.pdf" in reply and "Quarterly numbers are up" in reply
+    assert [(d.filename, d.status) for d in api.shared.downloads] == [("report.pdf", 200)]
+
 def settled(api, channel, thread):
     """The thread shows a reply and nothing is still streaming."""
     return bool(api.screen(channel, thread)) and not api.still_streaming()
