@@ -11,7 +11,7 @@ from discord_test_support import (BOT_ID, CURSOR, SECRET_PART, TOKEN, eventually
 from hermes_gateway import ConfigError, StartError, make_plugins
 from hermes_gateway.testing import TestGateway
 from hermes_discord.emulator import DiscordEmulator
-from hermes_discord.emulator_files import pdf, photo, too_large
+from hermes_discord.emulator_files import PersonFile, pdf, photo, too_large
 
 
 SENTENCE = "Every word of this reply travels from the model into the Discord channel."
@@ -150,6 +150,20 @@ async def test_a_pdf_without_words_is_read_into_the_prompt(loose_api):
                          lambda: api.channel(dm).messages)
     assert "report.pdf" in api.screen(dm)[0] and "Quarterly numbers are up" in api.screen(dm)[0]
     assert [(d.filename, d.status) for d in api.cdn.downloads] == [("report.pdf", 200)]
+
+
+@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
+async def test_three_files_one_corrupt_are_answered_once_with_a_line_about_the_corrupt_one(loose_api):
+    api = loose_api
+    dm = api.dm()
+    broken = PersonFile("broken.png", b"\x89PNG\r\n\x1a\n but not really a picture", "image/png")
+    async with gateway_for(api):
+        await api.push_message(dm, "what are these?", attachments=(photo(64, 48), broken, pdf("Quarterly numbers")))
+        await eventually(lambda: len(api.screen(dm)) == 1 and CURSOR.strip() not in api.screen(dm)[0],
+                         lambda: api.channel(dm).messages)
+    [reply] = api.screen(dm)
+    assert "a PNG image of 64x48 pixels" in reply and "Quarterly numbers" in reply and "broken.png" in reply
+    assert sorted(d.filename for d in api.cdn.downloaded()) == ["broken.png", "photo.png", "report.pdf"]
 
 
 async def test_events_replayed_after_a_resume_are_answered_once():

@@ -205,6 +205,19 @@ async def test_a_pdf_without_words_is_read_into_the_prompt(api):
     assert "report.pdf" in reply and "Quarterly numbers are up" in reply
     assert [(d.filename, d.status) for d in api.shared.downloads] == [("report.pdf", 200)]
 
+
+@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
+async def test_three_files_one_corrupt_are_answered_once_with_a_line_about_the_corrupt_one(api):
+    broken = PersonFile("broken.png", b"\x89PNG\r\n\x1a\n but not really a picture", "image/png")
+    async with gateway(api):
+        await api.wait_connected()
+        ts = await api.push_message("D0DM", "what are these?", files=(photo(64, 48), broken, pdf("Quarterly numbers")),
+                                    kind="im")
+        await eventually(lambda: settled(api, "D0DM", ts), lambda: api.screen("D0DM"))
+    [reply] = api.screen("D0DM", ts)
+    assert "a PNG image of 64x48 pixels" in reply and "Quarterly numbers" in reply and "broken.png" in reply
+    assert sorted(d.filename for d in api.shared.downloaded()) == ["broken.png", "photo.png", "report.pdf"]
+
 def settled(api, channel, thread):
     """The thread shows a reply and nothing is still streaming."""
     return bool(api.screen(channel, thread)) and not api.still_streaming()
