@@ -17,7 +17,9 @@ from sleeping on 429s (:mod:`.ratelimit`), and every message goes out with
 discord.py is imported lazily (:mod:`.sdk`), so a gateway without it still
 starts and says why Discord is off. Nothing here is shared between two
 clients: each has its own discord.py client, URLs (:mod:`.endpoints`) and
-429 windows.
+429 windows. Files people attach reach the core as attachments
+(:mod:`.inbound_files`), streamed from the CDN only when the core asks
+(:mod:`.download`, with a session of its own).
 """
 
 from __future__ import annotations

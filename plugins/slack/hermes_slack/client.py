@@ -12,7 +12,9 @@ of the last minute) lives in this object, so two gateways in one process
 share nothing.
 
 Sending: :mod:`.outbound` (native streaming or post + update); a tool's
-files: :mod:`.files` (``files_upload_v2`` into the thread).
+files: :mod:`.files` (``files_upload_v2`` into the thread). Files people
+share: :mod:`.inbound_files` (as attachments) and :mod:`.download`
+(``url_private``, streamed when the core asks).
 """
 
 from __future__ import annotations
