@@ -117,7 +117,6 @@ async def test_messages_from_bots_and_edits_are_never_answered(loose_api):
     assert api.screen(dm) == ["original", "last"]
 
 
-@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
 async def test_a_photo_is_seen_by_the_model_and_dropped_messages_download_nothing():
     """Kept: the photo is downloaded once and described. Not addressed, not allowed, a redelivery after a
     resume, or over the size limit: nothing is downloaded (the CDN's log), the person still gets a line."""
@@ -140,7 +139,6 @@ async def test_a_photo_is_seen_by_the_model_and_dropped_messages_download_nothin
     assert api.screen(api.general) == []
 
 
-@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
 async def test_a_pdf_without_words_is_read_into_the_prompt(loose_api):
     api = loose_api
     dm = api.dm()
@@ -152,7 +150,6 @@ async def test_a_pdf_without_words_is_read_into_the_prompt(loose_api):
     assert [(d.filename, d.status) for d in api.cdn.downloads] == [("report.pdf", 200)]
 
 
-@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
 async def test_three_files_one_corrupt_are_answered_once_with_a_line_about_the_corrupt_one(loose_api):
     api = loose_api
     dm = api.dm()

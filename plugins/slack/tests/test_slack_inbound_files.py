@@ -173,7 +173,6 @@ async def test_files_from_bots_are_never_handed_on_or_downloaded(api):
     assert api.shared.downloads == []
 
 
-@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
 async def test_a_photo_is_seen_by_the_model_and_dropped_messages_download_nothing(api):
     """Kept: the photo is downloaded once and described. Not addressed, not allowed, a redelivery, or over
     the size limit: nothing is downloaded (the emulator's log), and the person still gets a line."""
@@ -195,7 +194,6 @@ async def test_a_photo_is_seen_by_the_model_and_dropped_messages_download_nothin
 
 
 
-@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
 async def test_a_pdf_without_words_is_read_into_the_prompt(api):
     async with gateway(api):
         await api.wait_connected()
@@ -206,7 +204,6 @@ async def test_a_pdf_without_words_is_read_into_the_prompt(api):
     assert [(d.filename, d.status) for d in api.shared.downloads] == [("report.pdf", 200)]
 
 
-@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
 async def test_three_files_one_corrupt_are_answered_once_with_a_line_about_the_corrupt_one(api):
     broken = PersonFile("broken.png", b"\x89PNG\r\n\x1a\n but not really a picture", "image/png")
     async with gateway(api):

@@ -249,7 +249,6 @@ async def test_messages_the_core_drops_download_nothing(api):
     assert api.files.lookups == [] and api.files.downloads == []
 
 
-@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
 async def test_a_photo_with_a_caption_is_seen_by_the_model(api):
     gateway = gateway_for(api.base_url)
     async with gateway:

@@ -217,7 +217,6 @@ async def test_messages_the_core_drops_download_nothing(meta):
     assert meta.files.lookups.count(media_id(mine)) <= 1 and len(meta.files.downloads) <= 1
 
 
-@pytest.mark.xfail(strict=False, reason="needs the core's media pipeline")
 async def test_a_photo_with_a_caption_is_seen_by_the_model(meta):
     gateway = gateway_for(meta)
     async with gateway:
