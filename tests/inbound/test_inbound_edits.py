@@ -66,3 +66,18 @@ def test_an_edit_of_an_answered_message_is_ignored_and_on_edit_ignore_ignores_al
             assert (await running).delivered and not (await running).interrupted
         assert ref.chat("1").screen == ["done already", "keep going please"]
     run_virtual(main())
+
+
+def test_an_edit_that_keeps_the_text_changes_nothing():
+    """Platforms report other changes (a link preview, a pin) as edits too: the reply goes on."""
+    ref = reference()
+
+    async def main():
+        async with make_gateway(ref, tokens_per_second=5) as gateway:
+            running = say(gateway, "echo: see https://example.org for more", "m1")
+            await asyncio.sleep(0.5)
+            assert await say(gateway, "echo: see https://example.org for more", "m1", edit=1) is None
+            report = await running
+            assert report.delivered and not report.interrupted
+        assert ref.chat("1").screen == ["see https://example.org for more"]
+    run_virtual(main())

@@ -182,9 +182,9 @@ class InboundRuntime:
         key = (incoming.platform, incoming.chat_id, incoming.thread_id)
         lane = self.lanes.get(key)
         outcome = apply_edit(lane, incoming, future, ticket) if lane is not None else None
-        if outcome is None or lane is None:
-            log.info("%s: ignored an edit in chat %s: message %s is no longer waiting or being answered",
-                     incoming.platform, incoming.chat_id, incoming.edit_of)
+        if outcome in (None, "unchanged") or lane is None:
+            log.info("%s: ignored an edit in chat %s: message %s %s", incoming.platform, incoming.chat_id,
+                     incoming.edit_of, "kept its text" if outcome else "is no longer waiting or being answered")
             future.set_result(None)
             return
         log.info("%s: message %s in chat %s was edited: %s", incoming.platform, incoming.edit_of,

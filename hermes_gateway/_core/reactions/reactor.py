@@ -132,17 +132,30 @@ class Reactor:
 
     @staticmethod
     async def _wait_turn(pacer: Pacer, pending: FirstTextPending) -> bool:
-        """Wait until a call may be made that no reply's first text needs. False after :data:`MAX_WAIT`."""
+        """Wait until a call may be made that no reply's first text needs. False after :data:`MAX_WAIT`.
+
+        Once no first text is pending, the reaction claims the chat's next token (``ChatBudget.claims``):
+        a streaming reply's previews, which take every token as it comes, then let it through.
+        """
         give_up = pacer.now() + MAX_WAIT
-        while True:
-            now = pacer.now()
-            if now >= give_up:
-                return False
-            spare = pacer.budget.available(now) >= 2.0  # one call left for the text even after this one
-            if spare or not pending():
-                at = pacer.ready_at(now)
-                if at <= now:
-                    return True
-                await asyncio.sleep(min(max(at - now, 1e-3), POLL if not spare else at - now))
-                continue
-            await asyncio.sleep(POLL)
+        budget = pacer.budget
+        claimed = False
+        try:
+            while True:
+                now = pacer.now()
+                if now >= give_up:
+                    return False
+                spare = budget.available(now) >= 2.0 + budget.claims - claimed  # a call stays for the text
+                if spare or not pending():
+                    if not claimed:
+                        budget.claims += 1
+                        claimed = True
+                    at = pacer.ready_at(now, reserve=-1.0)
+                    if at <= now:
+                        return True
+                    await asyncio.sleep(max(at - now, 1e-3))
+                    continue
+                await asyncio.sleep(POLL)
+        finally:
+            if claimed:
+                budget.claims -= 1
