@@ -401,7 +401,7 @@ async def check_a_reaction_lands_on_the_persons_message(h: Harness) -> None:
     allowed = getattr(client, "reaction_emoji", None)
     for emoji in ("👀", "👍"):
         assert allowed is None or emoji in allowed, f"{emoji} is not in the client's reaction_emoji"
-        await react(chat_id=chat, message_id=message_id, emoji=emoji)
+        await react(chat_id=chat, message_id=message_id, emoji=emoji, thread_id=None)
     shown = h.reactions(chat).get(message_id, [])
     assert "👍" in shown, f"the chat shows {h.reactions(chat)!r} after react(👍) on message {message_id}"
     try:
@@ -409,7 +409,7 @@ async def check_a_reaction_lands_on_the_persons_message(h: Harness) -> None:
     except NotApplicable:
         return
     try:
-        await react(chat_id=chat, message_id=message_id, emoji="👀")
+        await react(chat_id=chat, message_id=message_id, emoji="👀", thread_id=None)
     except RateLimited as exc:
         assert abs(exc.retry_after - 7) < 1.0, exc.retry_after
     else:

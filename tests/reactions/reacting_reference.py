@@ -29,7 +29,7 @@ class ReactingReference(ReferencePlatform):
 
 
 class _ReactingClient(_Receiving):
-    async def react(self, chat_id: str, message_id: str, emoji: str) -> None:
+    async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
         if self.platform.fail_reactions:
             raise RuntimeError("reactions are off in this chat")
         self.platform.reactions.append((chat_id, message_id, emoji, asyncio.get_running_loop().time()))

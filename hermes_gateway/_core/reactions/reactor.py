@@ -71,7 +71,8 @@ class Reactor:
             before.cancel()  # not sent yet: this later status replaces it
             before = None
         task = asyncio.get_running_loop().create_task(
-            self._react(key, incoming.chat_kind, emoji, first_text_pending, before), name=f"react:{stage}")
+            self._react(key, incoming.chat_kind, incoming.thread_id, emoji, first_text_pending, before),
+            name=f"react:{stage}")
         self._tasks[key] = task
         task.add_done_callback(lambda t: self._tasks.pop(key, None) if self._tasks.get(key) is t else None)
 
@@ -83,7 +84,8 @@ class Reactor:
         if tasks:
             await asyncio.wait(tasks, timeout=1.0)
 
-    async def _react(self, key: _Key, chat_kind: str | None, emoji: str, pending: FirstTextPending,
+    async def _react(self, key: _Key, chat_kind: str | None, thread_id: str | None, emoji: str,
+                     pending: FirstTextPending,
                      before: "asyncio.Task[None] | None") -> None:
         platform, chat_id, message_id = key
         if before is not None:
@@ -102,7 +104,7 @@ class Reactor:
         self._sending.add(key)
         try:
             await pacer.acquire()
-            await react(chat_id=chat_id, message_id=message_id, emoji=emoji)
+            await react(chat_id=chat_id, message_id=message_id, emoji=emoji, thread_id=thread_id)
             self.sent.append((platform, chat_id, message_id, emoji))
         except asyncio.CancelledError:
             raise

@@ -179,8 +179,9 @@ class TelegramClient(PlatformClient):
 
         return REACTION_EMOJI
 
-    async def react(self, chat_id: str, message_id: str, emoji: str) -> None:
-        """``setMessageReaction``: the bot's one reaction on the message becomes ``emoji``."""
+    async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
+        """``setMessageReaction``: the bot's one reaction on the message becomes ``emoji`` (message ids are
+        per chat, so a forum topic's ``thread_id`` is not needed)."""
         from .reactions import set_reaction
 
         await set_reaction(self, chat_id, message_id, emoji)
