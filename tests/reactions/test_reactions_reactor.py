@@ -28,7 +28,8 @@ def test_received_then_done_on_the_persons_message():
             report = await People(gateway).say("1", "echo: hello there")
             assert report.delivered
             await asyncio.sleep(3)
-        assert [(chat, mid, emoji) for chat, mid, emoji, _ in ref.reactions] == [("1", "u1", "👀"), ("1", "u1", "👍")]
+        marks = [(chat, mid, emoji) for chat, mid, emoji, _ in ref.reactions]
+        assert marks == [("1", "u1", "👀"), ("1", "u1", "👍")]
         assert ref.chat("1").screen == ["hello there"]
     run_virtual(main())
 
@@ -44,7 +45,8 @@ def test_with_a_burst_of_one_the_first_text_goes_first_and_is_not_delayed():
             sections = {"reactions": reactions} if reactions else {}
             async with make_gateway(ref, tokens_per_second=20, **sections) as gateway:
                 start = loop.time()
-                report = await People(gateway).say("1", "echo: one two three four five", update_id=f"r{bool(reactions)}")
+                report = await People(gateway).say("1", "echo: one two three four five",
+                                                   update_id=f"r{bool(reactions)}")
                 assert report.delivered
                 await asyncio.sleep(4)
             times[bool(reactions)] = ref.first_text_at["1"] - start

@@ -248,6 +248,8 @@ class InboundRuntime:
 
     def _stop_kind(self, incoming: Incoming) -> StopKind | None:
         """Whether this message stops the chat's running reply, wherever it runs."""
+        if incoming.edit_of is not None:  # an edit stops only the reply to the message it edits (:mod:`.edits`)
+            return None
         parsed = parse_command(incoming.text)
         command = self.commands.get(parsed.name) if parsed is not None else None
         if command is not None:

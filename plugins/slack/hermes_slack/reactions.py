@@ -19,7 +19,8 @@ from .errors import error_code, translate
 #: Unicode emoji -> Slack's name, for the status reactions people use (variation selector dropped).
 SLACK_NAMES = {
     "👀": "eyes", "👍": "+1", "👎": "-1", "😢": "cry", "🤔": "thinking_face", "✍": "writing_hand",
-    "👨‍💻": "male-technologist", "⚡": "zap", "👌": "ok_hand", "🎉": "tada", "🤷": "shrug", "✅": "white_check_mark",
+    "👨‍💻": "male-technologist", "⚡": "zap", "👌": "ok_hand", "🎉": "tada", "🤷": "shrug",
+    "✅": "white_check_mark",
     "❌": "x", "⏳": "hourglass_flowing_sand", "⌛": "hourglass", "❤": "heart", "🔥": "fire", "💯": "100",
     "🙏": "pray", "😕": "confused", "⚠": "warning", "🚫": "no_entry_sign", "✔": "heavy_check_mark",
 }
