@@ -104,3 +104,22 @@ def test_reaction_config_errors_are_one_line():
         parse_config({"reactions": {"done": "thumbs up"}}, env={})
     with pytest.raises(ConfigError, match=r"reactions\.seen: unknown key"):
         parse_config({"reactions": {"seen": "👀"}}, env={})
+
+
+def test_several_messages_waiting_in_a_burst_one_chat_all_get_their_reactions():
+    """Reactions claim calls ahead of previews one at a time: none waits for ever behind another."""
+    ref = reacting(burst=1)
+
+    async def main():
+        async with make_gateway(ref, tokens_per_second=10, reactions=REACTIONS) as gateway:
+            people = People(gateway)
+            first = people.say("1", "echo: " + " ".join(f"a{i}" for i in range(30)))
+            await asyncio.sleep(0.2)
+            second = people.say("1", "echo: " + " ".join(f"b{i}" for i in range(30)))
+            third = people.say("1", "echo: " + " ".join(f"c{i}" for i in range(30)))
+            assert all(r.delivered for r in await asyncio.gather(first, second, third))
+            await asyncio.sleep(10)
+        done = {mid for _, mid, emoji, _ in ref.reactions if emoji == "👍"}
+        assert done == {"u1", "u2", "u3"}
+        assert all(emoji in ("👀", "👍") for *_, emoji, _ in ref.reactions)
+    run_virtual(main())

@@ -54,7 +54,6 @@ class Reactor:
         self.delivery = delivery
         self._tasks: dict[_Key, asyncio.Task[None]] = {}
         self._sending: set[_Key] = set()   # messages whose reaction call is out (it is not replaced then)
-        self.sent: list[tuple[str, str, str, str]] = []  # (platform, chat, message, emoji) set, in order
 
     def can_react(self, platform: str) -> bool:
         """The platform's running client has a ``react`` method."""
@@ -105,7 +104,6 @@ class Reactor:
         try:
             await pacer.acquire()
             await react(chat_id=chat_id, message_id=message_id, emoji=emoji, thread_id=thread_id)
-            self.sent.append((platform, chat_id, message_id, emoji))
         except asyncio.CancelledError:
             raise
         except RateLimited as exc:  # the chat waits it out like any 429; the reaction is forgotten
@@ -152,7 +150,7 @@ class Reactor:
                     if not claimed:
                         budget.claims += 1
                         claimed = True
-                    at = pacer.ready_at(now, reserve=-1.0)
+                    at = pacer.ready_at(now, reserve=-float(budget.claims))  # claimants take turns
                     if at <= now:
                         return True
                     await asyncio.sleep(max(at - now, 1e-3))
