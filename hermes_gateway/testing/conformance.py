@@ -10,7 +10,9 @@ when an edit fails. A plugin that sends media (``on_media``, with
 ``Platform(media=MediaLimits(...))``) also promises: an attachment arrives
 once, after the text, with its bytes intact, also when the upload first
 meets a 429 or times out after landing; and an item over its declared
-limit is never uploaded but shown as one line.
+limit is never uploaded but shown as one line. A client that can react
+(``react``) puts the emoji on the person's message and turns a 429 into
+``RateLimited``.
 Describe how to reach your plugin and read its screen in a
 :class:`Harness`, then run every check from your own tests::
 

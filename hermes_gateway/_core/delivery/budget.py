@@ -43,7 +43,7 @@ class ChatBudget:
 
         ``reserve``: the call must also leave this many tokens in the bucket
         (previews keep them for the calls that end a reply; see ``Pacer.preview_reserve``).
-        Outstanding ``claims`` are left too; a claimant passes ``reserve=-1`` for its own.
+        Outstanding ``claims`` are left too; a claimant passes ``reserve=-claims`` (claimants take turns).
         """
         self._refill(now)
         need = 1.0 + reserve + self.claims
