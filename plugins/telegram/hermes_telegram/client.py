@@ -175,9 +175,9 @@ class TelegramClient(PlatformClient):
     def reaction_emoji(self) -> frozenset[str]:
         """The fixed list of emoji a bot may react with (``telegram.constants.ReactionEmoji``); the core
         refuses any other in ``reactions:`` at start (PTB would send it as a custom emoji id: a 400)."""
-        from .reactions import REACTION_EMOJI
+        from .reactions import reaction_emoji
 
-        return REACTION_EMOJI
+        return reaction_emoji()
 
     async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
         """``setMessageReaction``: the bot's one reaction on the message becomes ``emoji`` (message ids are

@@ -49,7 +49,7 @@ from hermes_gateway import RateBudget
 from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
 
 from .emulator_files import FileStore
-from .reactions import REACTION_EMOJI
+from .reactions import reaction_emoji
 from .emulator_media import MAX_UPLOAD_BYTES, TOO_LARGE_HTML, UPLOAD_METHODS, UploadRules, read_files
 
 MAX_TEXT_UNITS = 4096
@@ -639,7 +639,7 @@ class BotApiEmulator:
             raise ApiError(400, "Bad Request: REACTIONS_TOO_MANY")
         emoji = ""
         for item in reaction:
-            if item.get("type") != "emoji" or item.get("emoji") not in REACTION_EMOJI:
+            if item.get("type") != "emoji" or item.get("emoji") not in reaction_emoji():
                 self._log(chat, "setMessageReaction", params, "invalid reaction")
                 raise ApiError(400, "Bad Request: REACTION_INVALID")
             emoji = item["emoji"]

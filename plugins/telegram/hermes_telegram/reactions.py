@@ -11,6 +11,7 @@ budget, and a 429 arrives as :class:`~hermes_gateway.RateLimited`.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from hermes_gateway import DeliveryError
@@ -19,16 +20,15 @@ if TYPE_CHECKING:
     from .client import TelegramClient
 
 
-def _reaction_emoji() -> frozenset[str]:
+@lru_cache(maxsize=1)
+def reaction_emoji() -> frozenset[str]:
+    """Every emoji a bot may react with (read from python-telegram-bot when first asked: importing this
+    module, or the emulator, does not import the SDK)."""
     try:
         from telegram.constants import ReactionEmoji
     except ImportError:  # no SDK: nothing can be sent anyway (the client says how to fix it)
         return frozenset()
     return frozenset(str(e.value) for e in ReactionEmoji)
-
-
-#: Every emoji a bot may react with.
-REACTION_EMOJI: frozenset[str] = _reaction_emoji()
 
 
 async def set_reaction(client: "TelegramClient", chat_id: str, message_id: str, emoji: str) -> Any:
