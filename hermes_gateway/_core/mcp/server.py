@@ -30,7 +30,7 @@ from .settings import McpServerSettings
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 30.0     # start, handshake and tool listing; longer is a hung server
-PING_INTERVAL = 5.0        # how soon a dead or hung server is noticed between calls
+PING_INTERVAL = 5.0        # how soon a dead or hung server is noticed between calls (a tools/list)
 PING_TIMEOUT = 10.0
 FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 60.0
@@ -187,8 +187,12 @@ class McpServer:
                 return
             if self._broken.is_set():
                 raise ConnectionError("the connection broke during a call")
+            # The health check lists the tools again (ping is gone from the 2026 protocol): a dead or hung
+            # server fails it, and a server whose tools changed has the new list offered.
             async with asyncio.timeout(self.ping_timeout):
-                await client.send_ping()
+                listed = await _list_tools(client, cache_mode="bypass")
+            if tuple(item.name for item in listed) != tuple(entry.server_name for entry in self.listed):
+                self._offer(client, listed)
 
     def _client_for(self, stack: AsyncExitStack) -> Any:
         """The SDK's ``Client`` for this server's transport (imported here: the SDK loads only when used)."""
@@ -264,12 +268,12 @@ class McpServer:
         return to_tool_result(result)
 
 
-async def _list_tools(client: Any) -> list[Any]:
+async def _list_tools(client: Any, cache_mode: str = "use") -> list[Any]:
     """Every tool the server lists, page after page."""
     tools: list[Any] = []
     cursor = None
     for _ in range(100):  # a server that pages forever is not one to wait for
-        page = await client.list_tools(cursor=cursor)
+        page = await client.list_tools(cursor=cursor, cache_mode=cache_mode)
         tools.extend(page.tools)
         cursor = getattr(page, "next_cursor", None)
         if not cursor:
