@@ -58,3 +58,36 @@ async def test_a_chat_on_the_reference_platform_gets_a_stdio_servers_text_and_im
         await asyncio.wait_for(people.say("8", "tool: demo__square {}"), 60)
     assert visible(ref, "7") == ["The tool demo__add returned: 3"]
     assert visible(ref, "8") == ["The tool demo__square returned: [image: file.png attached]", "[image: file.png]"]
+
+
+async def test_killing_the_stdio_server_mid_session_hides_its_tools_until_the_restart_one_line_each_way(caplog):
+    import logging
+    import signal
+
+    caplog.set_level(logging.INFO, "hermes_gateway._core.mcp")
+    ref = reference()
+    gateway = make_gateway(ref, tokens_per_second=0, mcp_servers=[stdio_entry()])
+    async with gateway:
+        server = gateway.mcp.servers[0]
+        server.ping_interval = 0.2  # notice the death at the test's pace (the default checks every 5 s)
+        people = People(gateway)
+        await asyncio.wait_for(people.say("1", "tool: demo__whoami {}"), 60)
+        pid = int(visible(ref, "1")[0].split("pid ")[1].split()[0])
+        os.kill(pid, signal.SIGKILL)
+        await _eventually(lambda: "demo__whoami" not in gateway.agent.tools)
+        await asyncio.wait_for(people.say("2", "tool: demo__whoami {}"), 60)
+        await _eventually(lambda: "demo__whoami" in gateway.agent.tools)
+        await asyncio.wait_for(people.say("3", "tool: demo__whoami {}"), 60)
+    assert visible(ref, "2")[0].startswith("The tool demo__whoami returned: Error: unknown tool 'demo__whoami'")
+    assert "pid " in visible(ref, "3")[0] and f"pid {pid} " not in visible(ref, "3")[0]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "MCP" in r.getMessage()]
+    assert len(warnings) == 2 and warnings[0].startswith("MCP server demo stopped working")
+    assert warnings[1] == "MCP server demo is back: 5 tools"
+
+
+async def _eventually(check, within: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not check():
+        assert loop.time() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.05)
