@@ -250,6 +250,9 @@ class ChatSession:
 
     async def agent(self) -> Any:
         """The agent built in the background at start (or now, if that failed: the error is shown)."""
+        if self._mcp_start is not None:  # the first turn waits (bounded) for the MCP servers, as `run` does
+            start, self._mcp_start = self._mcp_start, None
+            await start
         if self._agent is None:
             future, self._agent_future = self._agent_future, None
             self._agent = await future if future is not None else make_agent(self.config, self._mcp)
