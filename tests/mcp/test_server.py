@@ -117,3 +117,21 @@ def _alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+async def test_a_server_that_hangs_mid_session_is_replaced_one_line_each_way(caplog):
+    caplog.set_level(logging.INFO, "hermes_gateway._core.mcp")
+    async with servers(stdio_entry(), ping_timeout=1.0) as mcp:
+        pid = int((await call(mcp, "demo__whoami")).result.split()[1])
+        os.kill(pid, signal.SIGSTOP)  # alive, but answers nothing
+        try:
+            await eventually(lambda: not mcp.tools())
+            await eventually(lambda: len(mcp.tools()) == 5)
+        finally:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        assert int((await call(mcp, "demo__whoami")).result.split()[1]) != pid
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings[0] == ("MCP server demo stopped working: it did not answer within 1s; its tools are unavailable "
+                           "until it is back (retrying in 0.2s)")
+    assert warnings[1:] == ["MCP server demo is back: 5 tools"]

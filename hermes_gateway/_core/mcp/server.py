@@ -133,7 +133,7 @@ class McpServer:
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # ExceptionGroup from the SDK's task groups, OSError, timeouts ...
-                reason = describe(exc, self.connect_timeout, self.ping_timeout)
+                reason = describe(exc, self.ping_timeout if self.state == UP else self.connect_timeout)
             self._client = None
             came_up = self.state == UP
             self._set_tools(())
@@ -306,11 +306,11 @@ def _is_connection_error(exc: BaseException) -> bool:
     return any(isinstance(leaf, kinds) for leaf in _leaves(exc))
 
 
-def describe(exc: BaseException, connect_timeout: float, ping_timeout: float) -> str:
-    """Why a connection failed, in one short line without secrets."""
+def describe(exc: BaseException, waited: float) -> str:
+    """Why a connection failed, in one short line without secrets (``waited``: the timeout that applied)."""
     leaf = _leaves(exc)[0]
     if isinstance(leaf, TimeoutError):
-        return f"it did not answer within {connect_timeout:g}s (start) or {ping_timeout:g}s (ping)"
+        return f"it did not answer within {waited:g}s"
     if isinstance(leaf, FileNotFoundError):
         return f"command not found: {leaf.filename or leaf}"
     text = _first_line(leaf)
