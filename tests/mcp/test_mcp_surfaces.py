@@ -91,3 +91,15 @@ async def _eventually(check, within: float = 30.0) -> None:
     while not check():
         assert loop.time() < deadline, "condition not reached in time"
         await asyncio.sleep(0.05)
+
+
+async def test_a_chats_tools_deny_in_overrides_hides_mcp_tools_there_only():
+    ref = reference()
+    overrides = [{"match": {"platform": "reference", "chat": "9"}, "tools": {"deny": ["demo__*"]}}]
+    gateway = make_gateway(ref, tokens_per_second=0, mcp_servers=[stdio_entry()], overrides=overrides)
+    async with gateway:
+        people = People(gateway)
+        await asyncio.wait_for(people.say("9", 'tool: demo__add {"a": 1, "b": 2}'), 60)
+        await asyncio.wait_for(people.say("10", 'tool: demo__add {"a": 1, "b": 2}'), 60)
+    assert visible(ref, "9")[0].startswith("The tool demo__add returned: Error: unknown tool 'demo__add'")
+    assert visible(ref, "10") == ["The tool demo__add returned: 3"]

@@ -32,6 +32,8 @@ MCP_KEY = "mcp_servers"
 TRANSPORTS = ("stdio", "http", "sse")
 KEYS = ("name", "command", "args", "env", "cwd", "url", "headers", "transport", "enabled", "timeout", "tools")
 DEFAULT_TIMEOUT = 60.0
+#: The agent bounds every tool call at 120 s (``AIAgent.tool_timeout``); a longer MCP timeout would never apply.
+MAX_TIMEOUT = 120.0
 #: A server's name is the prefix of its tools' names (``SERVER__TOOL``): short, and no ``__`` inside.
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,29}")
 
@@ -120,7 +122,7 @@ def _server(p: Any, sec: dict, key: str, name: str) -> McpServerSettings:
         name=name, transport=transport, command=command, args=tuple(args), env=env,
         cwd=p.get(sec, key, "cwd", "str", None), url=url, headers=headers,
         enabled=p.get(sec, key, "enabled", "bool", True),
-        timeout=p.get(sec, key, "timeout", "number", DEFAULT_TIMEOUT, minimum=0.1, maximum=3600),
+        timeout=p.get(sec, key, "timeout", "number", DEFAULT_TIMEOUT, minimum=0.1, maximum=MAX_TIMEOUT),
         allow=p.get(tools, f"{key}.tools", "allow", "strlist", None),
         deny=p.get(tools, f"{key}.tools", "deny", "strlist", ()))
 
