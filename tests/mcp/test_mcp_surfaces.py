@@ -7,7 +7,6 @@ one as a subprocess over stdio, one over Streamable HTTP on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
