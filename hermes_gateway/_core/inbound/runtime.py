@@ -278,10 +278,10 @@ class InboundRuntime:
             return "the gateway is stopping"
         if not self.seen.first_time(incoming.platform, incoming.update_id):
             return f"update {incoming.update_id} was already received"
-        if incoming.edit_of is not None and self.gateway.config.conversation.on_edit == "ignore":
-            return "an edit (conversation.on_edit: ignore)"
         if not self.coordination.shared:  # replicated, the shared dedupe remembers (with its own TTL)
             self._save_seen_soon()
+        if incoming.edit_of is not None and self.gateway.config.conversation.on_edit == "ignore":
+            return "an edit (conversation.on_edit: ignore)"
         if not incoming.text.strip() and not incoming.notice and not incoming.attachments:
             return "no text"  # files with no caption are kept: they are what the person said
         policy = self.access(incoming.platform)
