@@ -19,6 +19,7 @@ from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_s
 from ._core.platform_context import PlatformClient, PlatformContext
 from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
+from ._core.tables import render_table, rewrite_tables
 from ._core.tools import Tool, ToolResult
 
 __version__ = "0.2.0"
@@ -62,6 +63,8 @@ __all__ = [
     "make_plugins",
     "protect_secret",
     "protect_secret_shape",
+    "render_table",
+    "rewrite_tables",
     "scrub_secrets",
     "secret",
     "setting",
