@@ -19,7 +19,7 @@ from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_s
 from ._core.platform_context import PlatformClient, PlatformContext
 from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
-from ._core.tables import render_table, rewrite_tables
+from ._core.tables import TableLayout, has_table, layout_table, render_table, rewrite_tables
 from ._core.tools import Tool, ToolResult
 
 __version__ = "0.2.0"
@@ -49,6 +49,7 @@ __all__ = [
     "StreamEvent",
     "StreamReset",
     "StreamSettings",
+    "TableLayout",
     "TextDelta",
     "Tool",
     "ToolCallFinished",
@@ -58,7 +59,9 @@ __all__ = [
     "UsageReport",
     "appended",
     "hookimpl",
+    "has_table",
     "installed_plugins",
+    "layout_table",
     "load_config",
     "make_plugins",
     "protect_secret",

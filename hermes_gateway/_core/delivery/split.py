@@ -143,7 +143,31 @@ def choose_cut(doc: str, start: int, opener: str | None, limit: int, measure: Me
             cut = _choose(doc, start, opener, limit, measure, whole, grown)
             if measure(render(doc, Piece(start, cut, opener))) <= limit:
                 return cut
+        cut = _choose(doc, start, opener, limit, measure, whole, fit)
+        if cut > start + 1 and measure(render(doc, Piece(start, cut, opener))) > limit:
+            return _choose(doc, start, opener, limit, measure, whole, _shrink(doc, start, opener, cut - start, limit,
+                                                                               measure))
+        return cut
     return _choose(doc, start, opener, limit, measure, whole, fit)
+
+
+def _shrink(doc: str, start: int, opener: str | None, fit: int, limit: int, measure: RenderedMeasure) -> int:
+    """The longest prefix shorter than ``fit`` that fits once rendered, to within a line.
+
+    Only a table renders longer than its Markdown (a padded grid, repeated
+    headers as keys), so a prefix that fits in plain units may not. A
+    binary search on the rendered length, then the cut snaps back to the
+    line start before it (a table's row, a record's block), which the
+    caller's boundary search then prefers anyway.
+    """
+    lo, hi = 1, fit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if measure(render(doc, Piece(start, start + mid, opener))) <= limit:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _grow(doc: str, start: int, opener: str | None, fit: int, limit: int, measure: RenderedMeasure) -> int:
