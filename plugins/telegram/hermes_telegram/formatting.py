@@ -210,7 +210,7 @@ def _convert(markdown: str) -> tuple[str, list[Entity]]:
             separate(token)
             out.begin()
             start = out.pos
-            out.write(token.content.rstrip("\n"))
+            out.write(_keep_first_indent(token.content.rstrip("\n")))
             language = token.info.split()[0] if token.info.strip() else None
             out.entity("pre", start, language=language)
             ended(token)
@@ -276,6 +276,30 @@ def _write_table(table: _Table, out: _Writer) -> None:
             _inline(row[column], out)
 
 
+#: Stands in for the spaces that indent a code block's first line (see :func:`_keep_first_indent`).
+INDENT = "\u00a0"
+
+
+def _keep_first_indent(code: str) -> str:
+    """``code`` with its first line's indentation as no-break spaces, so Telegram keeps it.
+
+    Telegram moves the whitespace that starts an entity out of it (and
+    drops it at the start of a message): a code block whose first line is
+    indented, such as the rest of a long block reopened at the top of the
+    next message, would show that line flush left and the code misaligned.
+    A no-break space is not whitespace to Telegram and is as wide as a
+    space in the monospace block; only that first run is replaced (the
+    price: a person copying the block gets no-break spaces there).
+    """
+    body = code.lstrip(" \t\n")
+    lead = code[:len(code) - len(body)]
+    blank_lines = lead[:lead.rfind("\n") + 1]   # Telegram drops them anyway; the first line with text counts
+    indent = lead[len(blank_lines):]
+    if not indent or not body:
+        return code
+    return blank_lines + INDENT * len(indent) + body
+
+
 def _plain(children: list[Token]) -> str:
     """What a cell shows without its formatting."""
     scratch = _Writer()
@@ -319,11 +343,9 @@ def _trimmed(text: str, entities: list[Entity]) -> tuple[str, list[Entity]]:
     Telegram moves the spaces and newlines at the start of an entity out of
     it (all but text links) and drops an entity of only whitespace; then it
     drops the whitespace at the end of the text, and at its start up to the
-    first entity. So a code block whose first line is indented loses that
-    indentation on Telegram, wherever it stands; keeping it would take an
-    invisible non-space character in the code, which a person copying the
-    code would paste too. Doing the same here keeps the plugin's idea of a
-    message equal to what the chat shows.
+    first entity. (So a code block's first-line indentation is written with
+    no-break spaces: :func:`_keep_first_indent`.) Doing the same here keeps
+    the plugin's idea of a message equal to what the chat shows.
     """
     def blank(ch: str) -> bool:
         return ch <= " "
