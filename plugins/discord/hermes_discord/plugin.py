@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from hermes_gateway import Platform, RateBudget, hookimpl
 
+from . import formatting
 from . import media as attachments
 from .client import CALL_TIMEOUT, DiscordClient, Tuning
 from .receiving import NAME
@@ -47,7 +48,7 @@ class DiscordPlugin:
             name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=EDIT_INTERVAL,
             budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, description="Discord (discord.py)",
             media=attachments.limits(upload_limit), settings=DiscordSettings,
-            client=partial(DiscordClient, tuning=self.tuning),
+            client=partial(DiscordClient, tuning=self.tuning), rendered_length=formatting.rendered_length,
         )
         self.__name__ = "hermes_discord"
 

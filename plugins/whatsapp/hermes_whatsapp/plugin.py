@@ -28,6 +28,7 @@ from hermes_gateway import (ConfigError, DeliveryError, Incoming, Media, Message
                             PlatformContext, RateBudget, Stream)
 
 from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
+from . import formatting
 from . import media as attachments
 from .graph import GraphClient
 from .notices import NOTICE
@@ -207,6 +208,7 @@ class WhatsAppClient(PlatformClient):
         if message is not None:
             raise DeliveryError("whatsapp cannot edit a message it sent", retryable=False)
         quote = stream.reply_to if not stream.state.get("quoted") else None
+        text = formatting.render(text)  # tables laid out for a phone (the core measured this rendering)
         wamid = await self.graph.send_text(stream.chat_id, text.strip() or text, quote=quote)
         stream.state["quoted"] = True
         return MessageRef(stream.chat_id, wamid, stream.thread_id)
@@ -218,6 +220,7 @@ PLATFORM = Platform(
     budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, typing_interval=TYPING_REFRESH,
     description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
     media=attachments.LIMITS, settings=WhatsAppSettings, client=WhatsAppClient,
+    rendered_length=formatting.rendered_length,
 )
 
 
