@@ -12,6 +12,7 @@ from ._core.hookspecs import hookimpl
 from ._core.inbound.commands import Command, CommandContext
 from ._core.inbound.attachments import Attachment, FetchError
 from ._core.inbound.incoming import Incoming
+from ._core.markdown_spans import markdown_keep_whole
 from ._core.media import Media, MediaLimits
 from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings, appended
 from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
@@ -64,6 +65,7 @@ __all__ = [
     "layout_table",
     "load_config",
     "make_plugins",
+    "markdown_keep_whole",
     "protect_secret",
     "protect_secret_shape",
     "render_table",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Mapping
 
-from hermes_gateway import Platform, RateBudget, hookimpl
+from hermes_gateway import Platform, RateBudget, hookimpl, markdown_keep_whole
 
 from . import formatting
 from . import media as attachments
@@ -49,6 +49,7 @@ class DiscordPlugin:
             budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, description="Discord (discord.py)",
             media=attachments.limits(upload_limit), settings=DiscordSettings,
             client=partial(DiscordClient, tuning=self.tuning), rendered_length=formatting.rendered_length,
+            keep_whole=markdown_keep_whole,
         )
         self.__name__ = "hermes_discord"
 

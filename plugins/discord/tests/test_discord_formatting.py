@@ -71,3 +71,20 @@ async def test_a_table_that_renders_past_discords_limit_is_split_into_messages_i
     assert all("|" not in text and text.startswith("**First column**: row ") for text in screen), \
         "every message repeats the table's head, so it too is laid out"
     assert "**Fifth**: end 29" in screen[-1]
+
+
+async def test_a_long_reply_is_never_cut_inside_a_bold_phrase_or_a_link(loose_api, runner):
+    phrase = "plain words here **a bold phrase of several words** then [a link text](https://example.org/x) "
+    reply = (phrase * 60).strip()                                   # ~5,600 characters: three messages or more
+    session = runner.delivery().session("discord", str(loose_api.general), settings=SETTINGS)
+    session.start()
+    for start in range(0, len(reply), 97):
+        session.feed(reply[start:start + 97])
+        await asyncio.sleep(0)
+    report = await session.finish()
+    screen = loose_api.screen(loose_api.general)
+    assert report.delivered, report.error
+    assert len(screen) >= 3 and all(len(text) <= 2000 for text in screen) and not loose_api.violations
+    for text in screen:
+        assert text.count("**") % 2 == 0 and text.count("[") == text.count("](https://example.org/x)"), text[-80:]
+    assert " ".join(screen).split() == reply.split()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 import hermes_gateway
-from hermes_gateway import Platform, RateBudget
+from hermes_gateway import Platform, RateBudget, markdown_keep_whole
 
 from . import files, formatting
 from .client import SlackClient
@@ -36,6 +36,7 @@ PLATFORM = Platform(
     budgets=BUDGETS, bot_budget=BOT_BUDGET, append_only=True, media=files.LIMITS,
     description="Slack (slack-bolt, Socket Mode or Events API; native AI streaming in threads)",
     settings=SlackSettings, client=SlackClient, rendered_length=formatting.rendered_length,
+    keep_whole=markdown_keep_whole,
 )
 
 

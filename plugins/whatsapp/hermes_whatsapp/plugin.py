@@ -25,7 +25,7 @@ from aiohttp import web
 
 import hermes_gateway
 from hermes_gateway import (ConfigError, DeliveryError, Incoming, Media, MessageRef, Platform, PlatformClient,
-                            PlatformContext, RateBudget, Stream)
+                            PlatformContext, RateBudget, Stream, markdown_keep_whole)
 
 from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
 from . import formatting
@@ -220,7 +220,7 @@ PLATFORM = Platform(
     budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, typing_interval=TYPING_REFRESH,
     description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
     media=attachments.LIMITS, settings=WhatsAppSettings, client=WhatsAppClient,
-    rendered_length=formatting.rendered_length,
+    rendered_length=formatting.rendered_length, keep_whole=markdown_keep_whole,
 )
 
 
