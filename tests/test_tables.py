@@ -39,7 +39,7 @@ def test_a_table_wider_than_the_screen_becomes_one_key_value_block_per_row():
 def test_the_same_table_fits_as_a_grid_on_a_wider_screen_with_markup_gone_from_its_cells():
     out = rewrite_tables(FIVE, width=80)
     grid = out.split("```\n")[1]
-    assert grid.splitlines()[3] == "httpx     Python    13k    BSD-3       2024"
+    assert grid.splitlines()[3] == "httpx      Python     13k  BSD-3       2024"
     assert "|" not in out and "**" not in out
 
 
@@ -83,3 +83,8 @@ def test_a_row_of_empty_cells_shows_nothing_and_a_header_without_rows_stays_visi
     wide = ["column " + str(i) for i in range(8)]
     assert render_table(wide, [[""] * 8, ["a"] + [""] * 7]) == "**column 0**: a"
     assert render_table(wide, []).startswith("```\ncolumn 0  column 1")
+
+
+def test_a_grid_column_follows_the_delimiters_alignment():
+    out = rewrite_tables("| name | n | mid |\n|:--|--:|:-:|\n| a | 1 | x |\n| bbbb | 100 | yyy |", width=40)
+    assert out == "```\nname    n  mid\n────  ───  ───\na       1   x\nbbbb  100  yyy\n```"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 #: About what a phone shows of a monospace line in a chat bubble (portrait, default font).
@@ -50,6 +50,7 @@ class TableBlock:
     end: int
     header: list[str]
     rows: list[list[str]]
+    aligns: list[str] = field(default_factory=list)   # per column: "left", "right" or "center" (the delimiter's colons)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,11 +152,19 @@ def find_tables(markdown: str) -> list[TableBlock]:
                     cells = split_row(lines[last + 1])
                     rows.append((cells + [""] * len(header))[:len(header)])
                     last += 1
-                tables.append(TableBlock(starts[index], starts[last] + len(lines[last]), header, rows))
+                aligns = [_align(cell) for cell in split_row(lines[index + 1])]
+                tables.append(TableBlock(starts[index], starts[last] + len(lines[last]), header, rows, aligns))
                 index = last + 1
                 continue
         index += 1
     return tables
+
+
+def _align(delimiter: str) -> str:
+    """A delimiter cell's alignment: ``:--`` or ``---`` left, ``--:`` right, ``:-:`` center."""
+    if delimiter.endswith(":"):
+        return "center" if delimiter.startswith(":") else "right"
+    return "left"
 
 
 def plain_cell(cell: str) -> str:
@@ -175,28 +184,43 @@ def display_width(text: str) -> int:
     return width
 
 
-def grid_lines(header: list[str], rows: list[list[str]]) -> list[str]:
-    """The table as aligned monospace lines: header, a rule, rows; columns two spaces apart, no trailing spaces."""
+def grid_lines(header: list[str], rows: list[list[str]], aligns: list[str] | None = None) -> list[str]:
+    """The table as aligned monospace lines: header, a rule, rows; columns two spaces apart, no trailing spaces.
+
+    ``aligns`` (per column, from the delimiter row): a ``right`` column is
+    padded on the left (numbers line up), a ``center`` one on both sides.
+    """
     widths = [max([display_width(header[c])] + [display_width(r[c]) for r in rows]) for c in range(len(header))]
+    aligns = aligns or []
+
+    def pad(cell: str, column: int) -> str:
+        room = widths[column] - display_width(cell)
+        align = aligns[column] if column < len(aligns) else "left"
+        if align == "right":
+            return " " * room + cell
+        if align == "center":
+            return " " * (room // 2) + cell + " " * (room - room // 2)
+        return cell + " " * room
 
     def line(cells: list[str]) -> str:
-        padded = [cell + " " * (widths[c] - display_width(cell)) for c, cell in enumerate(cells)]
-        return GAP.join(padded).rstrip()
+        return GAP.join(pad(cell, c) for c, cell in enumerate(cells)).rstrip()
 
     rule = GAP.join(RULE * w for w in widths)
     return [line(header), rule] + [line(r) for r in rows]
 
 
 def layout_table(header: list[str], rows: list[list[str]], *, width: int = DEFAULT_WIDTH,
-                 plain: list[str] | None = None, plain_rows: list[list[str]] | None = None) -> TableLayout:
+                 plain: list[str] | None = None, plain_rows: list[list[str]] | None = None,
+                 aligns: list[str] | None = None) -> TableLayout:
     """The layout for a table whose cells are ``header`` and ``rows`` (see :class:`TableLayout`).
 
     ``plain``/``plain_rows``: the cells' visible text when the caller has
     it already (a converter that parsed them); else :func:`plain_cell`.
+    ``aligns``: each column's ``left``/``right``/``center`` (see :func:`grid_lines`).
     """
     plain_header = plain if plain is not None else [plain_cell(c) for c in header]
     plain_body = plain_rows if plain_rows is not None else [[plain_cell(c) for c in r] for r in rows]
-    grid = grid_lines(plain_header, plain_body)
+    grid = grid_lines(plain_header, plain_body, aligns)
     if not rows or max(display_width(line) for line in grid) <= width:  # no rows: the header alone, as a grid
         return TableLayout(grid, [])
     records = [[(header[c] or f"{c + 1}", row[c]) for c in range(len(header)) if row[c]] for row in rows]
@@ -204,7 +228,7 @@ def layout_table(header: list[str], rows: list[list[str]], *, width: int = DEFAU
 
 
 def render_table(header: list[str], rows: list[list[str]], *, width: int = DEFAULT_WIDTH,
-                 style: Style = "markdown") -> str:
+                 style: Style = "markdown", aligns: list[str] | None = None) -> str:
     """One table as text a platform renders readably.
 
     ``markdown`` (Discord, Slack's markdown): a grid in a code fence, or
@@ -212,7 +236,7 @@ def render_table(header: list[str], rows: list[list[str]], *, width: int = DEFAU
     backticks (WhatsApp's monospace), or ``*key*: value``. ``plain``: the
     grid as is, or ``key: value``.
     """
-    layout = layout_table(header, rows, width=width)
+    layout = layout_table(header, rows, width=width, aligns=aligns)
     if layout.grid is not None:
         body = "\n".join(layout.grid)
         if style == "markdown":
@@ -238,7 +262,7 @@ def rewrite_tables(markdown: str, *, width: int = DEFAULT_WIDTH, style: Style = 
     at = 0
     for table in tables:
         out.append(markdown[at:table.start])
-        out.append(render_table(table.header, table.rows, width=width, style=style))
+        out.append(render_table(table.header, table.rows, width=width, style=style, aligns=table.aligns))
         at = table.end
     out.append(markdown[at:])
     return "".join(out)

@@ -24,7 +24,7 @@ RECORDS = ("Here are the libraries:\n\n"
 
 
 def test_a_narrow_table_becomes_a_grid_in_a_code_block():
-    assert render("| Item | Qty |\n|---|--:|\n| apples | 3 |") == "```\nItem    Qty\n──────  ───\napples  3\n```"
+    assert render("| Item | Qty |\n|---|--:|\n| apples | 3 |") == "```\nItem    Qty\n──────  ───\napples    3\n```"
     assert TABLE_WIDTH >= len("Item    Qty")
 
 

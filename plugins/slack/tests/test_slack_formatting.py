@@ -25,7 +25,7 @@ RECORDS = ("Here are the libraries:\n\n"
 
 
 def test_tables_become_a_grid_in_a_code_block_or_bold_key_lines():
-    assert render("| Item | Qty |\n|---|--:|\n| apples | 3 |") == "```\nItem    Qty\n──────  ───\napples  3\n```"
+    assert render("| Item | Qty |\n|---|--:|\n| apples | 3 |") == "```\nItem    Qty\n──────  ───\napples    3\n```"
     assert render(FIVE_COLUMNS) == RECORDS and rendered_length(FIVE_COLUMNS) == len(RECORDS)
 
 

@@ -170,6 +170,9 @@ def _convert(markdown: str) -> tuple[str, list[Entity]]:
                 table = None
             elif kind == "tr_open":
                 table.rows.append([])
+            elif kind == "th_open":
+                style = str(token.attrs.get("style") or "")
+                table.aligns.append(style.removeprefix("text-align:") if style.startswith("text-align:") else "left")
             elif kind == "inline":
                 table.rows[-1].append(token.children or [])
             continue
@@ -231,6 +234,7 @@ class _Table:
 
     opening: Token
     rows: list[list[list[Token]]] = field(default_factory=list)
+    aligns: list[str] = field(default_factory=list)   # per header cell: left, right or center
 
 
 #: Widest monospace grid a table is shown as; wider ones become "key: value" lines (a phone's chat bubble).
@@ -249,7 +253,8 @@ def _write_table(table: _Table, out: _Writer) -> None:
     width = len(table.rows[0])
     cells = [(row + [[]] * width)[:width] for row in table.rows]
     plain = [[_plain(cell) for cell in row] for row in cells]
-    layout = layout_table(plain[0], plain[1:], width=TABLE_WIDTH, plain=plain[0], plain_rows=plain[1:])
+    layout = layout_table(plain[0], plain[1:], width=TABLE_WIDTH, plain=plain[0], plain_rows=plain[1:],
+                          aligns=table.aligns)
     if layout.grid is not None:
         out.begin()
         start = out.pos

@@ -31,7 +31,7 @@ def covered(text, entities):
 
 def test_a_narrow_table_is_a_pre_grid_with_aligned_columns_and_plain_cells():
     text, entities = render("Totals:\n\n| Item | **Qty** |\n|---|--:|\n| apples | 3 |\n| kiwis | 12 |")
-    grid = "Item    Qty\n──────  ───\napples  3\nkiwis   12"
+    grid = "Item    Qty\n──────  ───\napples    3\nkiwis    12"  # Qty is right-aligned (--:)
     assert text == "Totals:\n\n" + grid
     assert covered(text, entities) == [("pre", grid)]
     assert max(len(line) for line in grid.splitlines()) <= TABLE_WIDTH

@@ -22,7 +22,7 @@ RECORDS = ("Here are the libraries:\n\n"
 
 
 def test_a_narrow_table_becomes_a_monospace_grid_and_a_wide_one_bold_key_lines():
-    assert render("| Item | Qty |\n|---|--:|\n| apples | 3 |") == "```Item    Qty\n──────  ───\napples  3```"
+    assert render("| Item | Qty |\n|---|--:|\n| apples | 3 |") == "```Item    Qty\n──────  ───\napples    3```"
     assert render(FIVE_COLUMNS) == RECORDS
     assert rendered_length(FIVE_COLUMNS) == len(RECORDS)
 
