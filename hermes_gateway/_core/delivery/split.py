@@ -101,7 +101,12 @@ def table_head(doc: str, start: int) -> str:
 
     A message that begins inside a table's rows repeats the table's head,
     so it is a table of its own (a renderer lays it out with its column
-    names, as a code fence is reopened), never a run of bare pipes.
+    names, as a code fence is reopened), never a run of bare pipes. The
+    answer depends on the text alone (every part of the core renders a
+    piece alike), so a head longer than :data:`MAX_TABLE_HEAD` is never
+    repeated: on a platform whose messages are shorter than a head plus
+    a row (none of the real ones: 2,000 and more) a table's rows could
+    not be shown whole anyway.
     """
     if start == 0 or "|" not in doc or not has_table(doc):
         return ""
