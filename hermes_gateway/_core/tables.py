@@ -34,7 +34,7 @@ RULE = "─"
 Style = Literal["markdown", "whatsapp", "plain"]
 
 _DELIMITER = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
-_DELIMITER_ANYWHERE = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.MULTILINE)
+_DELIMITER_ANYWHERE = re.compile(_DELIMITER.pattern, re.MULTILINE)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BLOCK_START = re.compile(r"^ {0,3}(#{1,6}(\s|$)|>|`{3,}|~{3,}|[-*+]\s|\d{1,9}[.)]\s)")  # ends a table (GFM)
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
