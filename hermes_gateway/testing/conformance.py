@@ -418,6 +418,22 @@ async def check_a_reaction_lands_on_the_persons_message(h: Harness) -> None:
         raise AssertionError("a 429 on a reaction did not raise hermes_gateway.RateLimited")
 
 
+TABLE_REPLY = ("The plan:\n\n| Step | Owner | When | State | Note |\n|---|---|---|---|---|\n"
+               "| build | Ada | Monday | done | fast |\n| ship | Lin | Friday | open | review first |\n\nThat is all.")
+
+
+async def check_a_table_is_laid_out_not_shown_raw(h: Harness) -> None:
+    """A platform that renders Markdown lays a table out (``hermes_gateway.rewrite_tables``): no row of pipes shows."""
+    platform = h.delivery().hooks(h.platform).platform
+    if platform.rendered_length is None:
+        raise NotApplicable("the platform shows the text as sent (it declares no rendered_length)")
+    report = await h.stream_reply(TABLE_REPLY, chat_id=h.chat_id + "-table")
+    assert report.delivered, report.error
+    shown = "\n".join(h.screen(h.chat_id + "-table"))
+    assert "build" in shown and "Friday" in shown, shown
+    assert not any(line.lstrip().startswith("|") for line in shown.splitlines()), f"a raw table: {shown!r}"
+
+
 CHECKS: tuple[Check, ...] = (
     check_the_plugin_implements_the_stream_hooks_it_needs,
     check_a_streamed_reply_lands_exactly,
@@ -432,6 +448,7 @@ CHECKS: tuple[Check, ...] = (
     check_an_upload_that_may_have_landed_is_not_repeated,
     check_an_item_over_the_limit_is_a_line_not_an_upload,
     check_a_reaction_lands_on_the_persons_message,
+    check_a_table_is_laid_out_not_shown_raw,
 )
 
 
