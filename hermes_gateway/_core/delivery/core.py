@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import TYPE_CHECKING, AsyncIterable
+from typing import TYPE_CHECKING, Any, AsyncIterable, Callable
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
@@ -32,8 +32,10 @@ class Delivery:
 
     def __init__(self, plugins: Plugins, config: Config | None = None, *, budgets: ChatBudgets | None = None,
                  policy: DeliveryPolicy | None = None, coordination: "Coordination | None" = None,
-                 observer: DeliveryObserver | None = None) -> None:
+                 observer: DeliveryObserver | None = None, clients: Callable[[str], Any] | None = None) -> None:
+        """``clients(platform)``: that platform's running client (the gateway's), or None."""
         self.plugins = plugins
+        self.clients = clients or (lambda platform: None)
         self.observer = observer  # the gateway's metrics (one ReplyObserver per reply), or None
         self.config = config or Config()
         self.coordination = coordination  # replicas' shared budgets (None or local: this process's only)
@@ -45,7 +47,8 @@ class Delivery:
     def hooks(self, platform: str) -> PlatformHooks:
         """The stream hooks of ``platform``'s plugin (KeyError names the known platforms)."""
         if platform not in self._hooks:
-            self._hooks[platform] = PlatformHooks(self.plugins.pm, self.plugins.platform(platform))
+            self._hooks[platform] = PlatformHooks(self.plugins.pm, self.plugins.platform(platform),
+                                                  client=lambda: self.clients(platform))
         return self._hooks[platform]
 
     def session(self, platform: str, chat_id: str, *, thread_id: str | None = None, chat_kind: str | None = None,

@@ -98,7 +98,7 @@ class StreamSession:
         settings = stream.settings
         self._limit = platform.max_message_length
         self._measure = measure_for_platform(platform)
-        self._free = platform.free_previews  # Platform.free_previews, or None (looked up once: it runs per preview)
+        self._free = hooks.free_previews()  # the client's or Platform.free_previews, or None (looked up once: it runs per preview)
         self._interval = max(settings.edit_interval, platform.edit_interval)
         self._min_tokens = settings.min_tokens
         self._previews_wanted = settings.enabled
