@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from .errors import ConfigError
+from .errors import ConfigError, HermesError
 from .masking import mask_url, url_secrets
 from .platform import StreamSettings
 
@@ -320,7 +320,7 @@ def decode_config_bytes(raw: bytes, source: str) -> str:
                           "save the file as UTF-8") from None
 
 
-class _DuplicateKey(yaml.YAMLError):
+class _DuplicateKey(HermesError, yaml.YAMLError):
     def __init__(self, key: Any, line: int, first_line: int) -> None:
         super().__init__(f"duplicate key {key!r}")
         self.key, self.line, self.first_line = key, line, first_line

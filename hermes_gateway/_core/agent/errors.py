@@ -10,26 +10,27 @@ import json
 
 import openai
 
+from ..errors import HermesError
 from .guard import UpstreamTimeout
 
 
-class IncompleteStream(Exception):
+class IncompleteStream(HermesError):
     """The stream ended (connection closed, no ``[DONE]``) before the model finished."""
 
 
-class NotStreaming(Exception):
+class NotStreaming(HermesError):
     """We asked for a stream and got something else: this upstream does not stream."""
 
 
-class MalformedChunk(Exception):
+class MalformedChunk(HermesError):
     """A streamed chunk that is valid JSON but not shaped like a chunk (say, ``choices`` not a list)."""
 
 
-class UpstreamError(Exception):
+class UpstreamError(HermesError):
     """An error the upstream reported inside the stream (``data: {"error": ...}``, ``response.failed``)."""
 
 
-class AllUpstreamsFailed(Exception):
+class AllUpstreamsFailed(HermesError):
     """Every endpoint (primary and fallbacks) failed; ``str()`` is one line listing why."""
 
     def __init__(self, failures: list[str]) -> None:
