@@ -20,7 +20,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
 from ..config import Config
-from .errors import ApiError, bad_request
+from ..http.errors import ApiError, bad_request
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
 RESPONSE_ROLES = ("system", "developer", "user", "assistant")
