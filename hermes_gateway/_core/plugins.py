@@ -18,7 +18,7 @@ from typing import Any, Iterable, TypeVar
 
 import pluggy
 
-from . import hookspecs
+from . import hookspecs, tools
 from .platform import Platform
 
 log = logging.getLogger(__name__)
@@ -188,6 +188,13 @@ def installed_plugins() -> Plugins:
     if plugins is None:
         plugins = _installed[selection] = make_plugins()
     return plugins
+
+
+def _installed_tools() -> list["tools.Tool"]:
+    return tools.collect_tools(installed_plugins())
+
+
+tools.provide_installed_tools(_installed_tools)  # AIAgent(tools=None) offers these, without importing this module
 
 
 def selected_entry_points() -> frozenset[str] | None:

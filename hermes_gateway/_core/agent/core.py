@@ -37,7 +37,7 @@ from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, Turn
 from ..media import Media
 from ..media_dir import MediaDirectory
 from ..reasoning import postprocess_reply, strip_thinking
-from ..tools import Tool, collect_tools
+from ..tools import Tool, collect_tools, installed_tools
 from .chat_completions import complete_chat, stream_chat
 from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
                      streaming_unsupported)
@@ -131,10 +131,7 @@ class AIAgent:
                                              keep=config.keep_seconds)
         self.media_directory = media_directory
         if tools is None:
-            if plugins is None:
-                from ..plugins import installed_plugins
-                plugins = installed_plugins()
-            tools = collect_tools(plugins)
+            tools = collect_tools(plugins) if plugins is not None else installed_tools()
         self.tools: dict[str, Tool] = {t.name: t for t in tools}
         self._chat_tools = [t.chat_schema() for t in tools]
         self._responses_tools = [t.responses_schema() for t in tools]
