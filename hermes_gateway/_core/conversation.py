@@ -12,15 +12,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
 from .events import TurnEnd
-from .inbound.incoming import Incoming
 from .store import ConversationKey, StoreError
-
 from .store.outage import report as report_store_failure
+
+if TYPE_CHECKING:  # the inbound runtime calls this module; a turn only reads the fields of what it received
+    from .inbound.incoming import Incoming
 
 log = logging.getLogger(__name__)
 
