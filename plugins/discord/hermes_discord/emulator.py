@@ -42,7 +42,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from hermes_gateway.testing import ScreenMessage, serve_locally
-from hermes_gateway.testing.reference import SentMedia
+from hermes_gateway.testing import SentMedia
 
 from .emulator_media import MAX_REQUEST_BYTES, UploadRules
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from hermes_gateway.testing import ScreenMessage
-from hermes_gateway.testing.reference import SentMedia
+from hermes_gateway.testing import SentMedia
 
 if TYPE_CHECKING:
     from .emulator import DiscordEmulator, EmulatedChannel

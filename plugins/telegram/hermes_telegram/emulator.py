@@ -43,7 +43,7 @@ from aiohttp import web
 
 from hermes_gateway import RateBudget
 from hermes_gateway.testing import ScreenMessage, serve_locally
-from hermes_gateway.testing.reference import SentMedia
+from hermes_gateway.testing import SentMedia
 
 from .emulator_media import MAX_UPLOAD_BYTES, TOO_LARGE_HTML, UPLOAD_METHODS, UploadRules, read_files
 

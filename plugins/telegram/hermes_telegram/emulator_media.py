@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hermes_gateway.testing import ScreenMessage
-from hermes_gateway.testing.reference import SentMedia
+from hermes_gateway.testing import SentMedia
 
 if TYPE_CHECKING:
     from .emulator import BotApiEmulator, EmulatedChat

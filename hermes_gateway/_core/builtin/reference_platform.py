@@ -1,5 +1,9 @@
 """An in-memory platform with a screen, strict limits and injectable faults.
 
+Production code: the built-in ``reference`` platform (:mod:`.reference`) is
+one, and ``hermes-gateway ask`` shows its screen. The test kit re-exports it
+(``from hermes_gateway.testing import ReferencePlatform``).
+
 It behaves like a strict real platform: it enforces its own per-chat rate
 budget (answering with ``RateLimited`` when exceeded), rejects messages
 over its length limit (in chars or UTF-16 units), treats an edit to
@@ -32,12 +36,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping
 
-from .._core.errors import DeliveryError, RateLimited
-from .._core.hookspecs import hookimpl
-from .._core.media import Media, MediaLimits
-from .._core.platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
-from .._core.delivery.budget import ChatBudget
-from .._core.delivery.measure import measure_for
+from ..delivery.budget import ChatBudget
+from ..delivery.measure import measure_for
+from ..errors import DeliveryError, RateLimited
+from ..hookspecs import hookimpl
+from ..media import Media, MediaLimits
+from ..platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
 
 CallKind = Literal["typing", "send", "edit", "upload"]
 #: Seconds a typing indicator stays on screen after one call (Telegram's figure; most platforms are close).
@@ -244,7 +248,7 @@ class ReferencePlatform:
         """A person types ``text`` into the chat; returns when the bot's reply is delivered."""
         if self._context is None:
             raise RuntimeError(f"platform {self.platform.name!r} is not started: run it inside a Gateway")
-        from .._core.inbound.incoming import Incoming
+        from ..inbound.incoming import Incoming
 
         self.chat(chat_id).said.append(text)
         kind = {} if chat_kind is None else {"chat_kind": chat_kind}
