@@ -36,11 +36,32 @@ def run(args: argparse.Namespace) -> int:
         print(f"    max {p.max_message_length} {p.length_unit} per message, edit interval >= {p.edit_interval:g}s, "
               f"budget {budgets}")
         print(f"    media: {describe_media(p.media)}")
+        print(f"    settings (platforms.{name}): {describe_settings(p.settings)}")
     if plugins.problems:
         print("Problems:")
         for problem in plugins.problems:
             print(f"  {problem}")
     return code
+
+
+def describe_settings(settings_type: Any) -> str:
+    """``token (secret, required), base_url = 'https://…'`` — the keys a platform's section takes."""
+    import dataclasses
+
+    from ..platform import CORE_KEYS
+    from ..platform_settings import secret_fields
+
+    if settings_type is None:
+        return f"only the core's keys ({', '.join(CORE_KEYS)})"
+    secrets = set(secret_fields(settings_type))
+    keys = []
+    for f in dataclasses.fields(settings_type):
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        notes = [n for n, on in (("secret", f.name in secrets), ("required", required)) if on]
+        shown = f" = {f.default!r}" if not required and f.name not in secrets and f.default is not dataclasses.MISSING \
+            else ""
+        keys.append(f"{f.name}{shown}" + (f" ({', '.join(notes)})" if notes else ""))
+    return ", ".join(keys) + f"; and the core's {', '.join(CORE_KEYS)}"
 
 
 def describe_media(limits: Any) -> str:
