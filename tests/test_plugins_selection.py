@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_gateway import installed_plugins, make_plugins
-
 from fake_dist import install_dist
+from hermes_gateway import installed_plugins, make_plugins
 
 
 def platform_plugin(name: str) -> str:

@@ -33,7 +33,7 @@ Use it to test the core, or as the model for your own platform plugin::
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Literal, Mapping
 
 from ..delivery.budget import ChatBudget
@@ -251,9 +251,11 @@ class ReferencePlatform:
         from ..inbound.incoming import Incoming
 
         self.chat(chat_id).said.append(text)
-        kind = {} if chat_kind is None else {"chat_kind": chat_kind}
-        return await self._context.receive(Incoming(self.platform.name, str(chat_id), text, **kind,
-                                                    thread_id=None if thread_id is None else str(thread_id)))
+        incoming = Incoming(self.platform.name, str(chat_id), text,
+                            thread_id=None if thread_id is None else str(thread_id))
+        if chat_kind is not None:
+            incoming = replace(incoming, chat_kind=chat_kind)
+        return await self._context.receive(incoming)
 
     # ---------------------------------------------------------------- the plugin hooks
 
@@ -293,7 +295,9 @@ class ReferencePlatform:
         return self._attach(chat, stream, media, log=True)
 
     def _attach(self, chat: ReferenceChat, stream: Stream, media: Media, log: bool = False) -> MessageRef:
-        label = f"[{media.kind}: {media.filename}]"
+        kind = media.kind
+        assert kind is not None, "Media fills in its kind when it is made"
+        label = f"[{kind}: {media.filename}]"
         limits = self.platform.media
         problem = None
         if limits is None:
@@ -307,7 +311,7 @@ class ReferencePlatform:
         data = b""
         if problem is None and media.path is not None:
             data = media.read()
-            limit = limits.limit_for(media.kind) if limits is not None else None
+            limit = limits.limit_for(kind) if limits is not None else None
             if limit is not None and len(data) > limit:
                 problem = f"a {media.kind} of {len(data)} bytes over {limit}"
         if problem is not None:
@@ -315,7 +319,7 @@ class ReferencePlatform:
             if log:
                 self._log(chat, "upload", None, label, "error")
             raise DeliveryError(f"Bad Request: {problem}", retryable=False)
-        sent = SentMedia(media.kind, media.filename, media.caption, data, media.mime)
+        sent = SentMedia(kind, media.filename, media.caption, data, media.mime)
         self._next_id += 1
         shown = ScreenMessage(str(self._next_id), sent.label, [sent.label], media=sent)
         chat.messages.append(shown)

@@ -24,6 +24,8 @@ import ipaddress
 
 from aiohttp import web
 
+from .disconnect import Handler
+
 from ..config import ApiServerConfig
 from .cors import Cors
 from .errors import ApiError
@@ -74,7 +76,7 @@ def loopback_host(host: str) -> bool:
 
 
 @web.middleware
-async def json_not_found(request: web.Request, handler: web.Handler) -> web.StreamResponse:
+async def json_not_found(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The router's 404 and 405 (no route, or not this method) in OpenAI's error shape."""
     routing_error = request.match_info.http_exception
     if routing_error is None:
