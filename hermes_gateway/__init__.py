@@ -16,7 +16,7 @@ from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSett
 from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
                                   utf16_length)
 from ._core.platform_context import PlatformClient, PlatformContext
-from ._core.platform_settings import SettingsError, secret
+from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
 from ._core.tools import Tool, ToolResult
 
@@ -62,6 +62,7 @@ __all__ = [
     "protect_secret_shape",
     "scrub_secrets",
     "secret",
+    "setting",
     "split_markdown",
     "utf16_length",
 ]

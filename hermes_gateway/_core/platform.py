@@ -189,7 +189,7 @@ class Stream:
 
 
 #: Keys the core itself reads in every platform's section (who may talk, group mention gating).
-CORE_KEYS = ("enabled", "allowed_chats", "allowed_users", "require_mention")
+CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention")
 
 
 def _check_settings_type(settings_type: Any, platform: str) -> None:

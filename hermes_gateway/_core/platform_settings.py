@@ -32,6 +32,7 @@ S = TypeVar("S")
 
 
 _SECRET = "hermes_secret"
+_HINT = "hermes_hint"
 
 
 class SettingsError(HermesError, ValueError):
@@ -46,12 +47,22 @@ class SettingsError(HermesError, ValueError):
         self.expected = expected
 
 
-def secret(default: Any = dataclasses.MISSING) -> Any:
+def secret(default: Any = dataclasses.MISSING, *, hint: str | None = None) -> Any:
     """A settings field whose value is a secret: masked in ``hermes-gateway config``, scrubbed from logs, never in a repr.
 
     ``token: str = secret()`` (required) or ``webhook_secret: str | None = secret(None)``.
+    ``hint``: what to write when the key is missing, e.g. ``'the bot token from @BotFather, e.g. token:
+    "${TELEGRAM_TOKEN}"'`` (the one-line error then says it instead of the expected type).
     """
-    return dataclasses.field(default=default, repr=False, metadata={_SECRET: True})
+    metadata: dict[str, Any] = {_SECRET: True}
+    if hint:
+        metadata[_HINT] = hint
+    return dataclasses.field(default=default, repr=False, metadata=metadata)
+
+
+def setting(default: Any = dataclasses.MISSING, *, hint: str) -> Any:
+    """A settings field with a ``hint`` for the one-line error when it is missing or has the wrong type."""
+    return dataclasses.field(default=default, metadata={_HINT: hint})
 
 
 def secret_fields(settings_type: type) -> tuple[str, ...]:
@@ -82,30 +93,31 @@ def parse_settings(settings_type: type[S], section: Mapping[str, Any] | None, *,
     for key in section:
         if key not in fields and key not in CORE_KEYS:
             raise ConfigError(source, f"{prefix}.{key}",
-                              f"one of {', '.join(known)} (unknown key{did_you_mean(str(key), known)})")
+                              f"unknown key{did_you_mean(str(key), known)}; the keys are {', '.join(known)}")
     values: dict[str, Any] = {}
     for name, f in fields.items():
         if not f.init:
             continue
         if name not in section:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ConfigError(source, f"{prefix}.{name}", f"{_describe(hints[name])} (required)")
+                hint = f.metadata.get(_HINT)
+                raise ConfigError(source, f"{prefix}.{name}", hint or f"{_describe(hints[name])} (required)")
             continue
         values[name] = _coerce(section[name], hints[name], source, f"{prefix}.{name}",
-                               hide=bool(f.metadata.get(_SECRET)))
+                               hide=bool(f.metadata.get(_SECRET)), hint=f.metadata.get(_HINT))
     try:
         return settings_type(**values)
     except SettingsError as exc:
         raise ConfigError(source, f"{prefix}.{exc.key}", exc.expected) from None
 
 
-def _coerce(value: Any, hint: Any, source: str, key: str, *, hide: bool) -> Any:
-    """``value`` checked against ``hint``; ints are accepted where floats are expected."""
-    ok, result = _matches(value, hint)
+def _coerce(value: Any, annotation: Any, source: str, key: str, *, hide: bool, hint: str | None = None) -> Any:
+    """``value`` checked against ``annotation``; ints are accepted where floats are expected."""
+    ok, result = _matches(value, annotation)
     if ok:
         return result
     shown = "(not shown: it is a secret)" if hide else f"got {_show(value)}"
-    raise ConfigError(source, key, f"{_describe(hint)}, {shown}")
+    raise ConfigError(source, key, f"{hint or _describe(annotation)}, {shown}")
 
 
 def _matches(value: Any, hint: Any) -> tuple[bool, Any]:

@@ -30,19 +30,20 @@ def split_markdown(text: str, limit: int, *, measure: Callable[[str], int] = len
     return [render(text, piece, limit=limit, measure=measure) for piece in pieces]
 
 
-def protect_secret(*values: str | None) -> None:
-    """Never show these values: every log record and :func:`scrub_secrets` output masks them.
+def protect_secret(*values: str | None, mask: str = "<secret>") -> None:
+    """Never show these values: every log record and :func:`scrub_secrets` output shows ``mask`` instead.
 
     Settings fields marked :func:`hermes_gateway.secret` are registered by the
-    core already; this is for secrets a plugin learns while running.
+    core already (as ``<secret>``); this is for secrets a plugin learns while
+    running, or to name what was masked (``mask="<discord-token>"``).
     Values shorter than 8 characters are ignored (they would mask ordinary words).
     """
-    protect(*values)
+    protect(*values, mask=mask)
 
 
-def protect_secret_shape(pattern: str) -> None:
+def protect_secret_shape(pattern: str, mask: str = "<secret>") -> None:
     """Mask anything matching the regular expression ``pattern`` (Slack's ``xox…`` tokens), known or not."""
-    protect_shape(pattern)
+    protect_shape(pattern, mask=mask)
 
 
 def scrub_secrets(text: str) -> str:

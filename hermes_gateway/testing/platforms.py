@@ -31,33 +31,34 @@ from .._core.inbound.incoming import Incoming
 from .._core.platform import Platform
 from .._core.platform_clients import make_client, settings_for
 from .._core.platform_context import PlatformContext
-from .._core.plugins import Plugins, RegisteredPlatform, make_plugins
+from .._core.plugins import Plugins, RegisteredPlatform, implemented_hooks, make_plugins
 from .local import serve_locally
 
 
 def with_limits(plugin: Any, limits: Mapping[str, Any] | None) -> Any:
-    """``plugin`` as a plugin whose platforms have ``limits`` replaced (the client and hooks unchanged)."""
-    if not limits:
+    """``plugin`` as a plugin whose platforms have ``limits`` replaced (the client and other hooks unchanged).
+
+    A plugin that registers no platform is returned as it is.
+    """
+    if not limits or not callable(getattr(plugin, "register_platforms", None)):
         return plugin
     return _Limited(plugin, dict(limits))
 
 
 class _Limited:
-    """Registers the wrapped plugin's platforms with some fields replaced; forwards every other hook."""
+    """Registers the wrapped plugin's platforms with some fields replaced; carries every other hook over."""
 
     def __init__(self, plugin: Any, limits: dict[str, Any]) -> None:
         self._plugin = plugin
         self._limits = limits
         self.__name__ = getattr(plugin, "__name__", None) or type(plugin).__name__
+        for name in implemented_hooks(plugin):  # pluggy finds hooks by attribute: copy them onto this object
+            if name != "register_platforms":
+                setattr(self, name, getattr(plugin, name))
 
     @hookimpl
     def register_platforms(self, register: Any) -> None:
         self._plugin.register_platforms(lambda p: register(dataclasses.replace(p, **self._limits)))
-
-    def __getattr__(self, name: str) -> Any:  # the stream hooks (and any other) of the wrapped plugin
-        if name == "register_platforms":
-            raise AttributeError(name)
-        return getattr(self._plugin, name)
 
 
 def plugins_for(*plugins: Any) -> Plugins:

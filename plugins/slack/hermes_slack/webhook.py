@@ -23,15 +23,15 @@ from aiohttp import web
 from .redaction import scrub
 
 if TYPE_CHECKING:
-    from .plugin import SlackPlugin
+    from .client import SlackClient
 
 log = logging.getLogger(__name__)
 
 
 class EventsEndpoint:
-    """The route handler of one plugin."""
+    """The route handler of one client (``plugin``: the :class:`~.client.SlackClient` it hands events to)."""
 
-    def __init__(self, plugin: "SlackPlugin") -> None:
+    def __init__(self, plugin: "SlackClient") -> None:
         self.plugin = plugin
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -48,7 +48,7 @@ class EventsEndpoint:
                                  request.headers.get("X-Slack-Signature", "")):
             log.info("slack: refused an events request with a bad or stale signature")
             return web.Response(status=401, text="invalid signature")
-        if not _accepting(request):
+        if not self.plugin.context.accepting:
             log.info("slack: the gateway is stopping; Slack will deliver the event again")
             return web.Response(status=503, text="stopping", headers={"Retry-After": "5"})
         if app is None:
@@ -67,11 +67,3 @@ class EventsEndpoint:
         headers = {k: v for k, v in response.first_headers().items() if k.lower() != "content-length"}
         return web.Response(status=response.status, body=response.body.encode() if response.body else b"",
                             headers=headers)
-
-
-def _accepting(request: web.Request) -> bool:
-    """Whether the core still takes messages (it refuses them once the gateway is stopping)."""
-    from hermes_gateway._core.gateway import GATEWAY_KEY
-
-    gateway = request.app.get(GATEWAY_KEY)
-    return gateway is None or gateway.accepting

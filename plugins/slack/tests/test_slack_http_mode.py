@@ -7,7 +7,8 @@ import json
 import time
 
 from hermes_slack import EVENTS_PATH
-from slack_test_support import CURSOR, eventually, fast_gateway
+from slack_test_support import CURSOR, eventually
+from slack_test_support import gateway as make_gateway
 
 SENTENCE = "Signed and delivered over HTTP, this reply streams into the thread word by word."
 
@@ -18,8 +19,7 @@ def settled(api, channel, thread):
 
 
 def http_gateway(api, **cfg):
-    gateway, plugin = fast_gateway(api, mode="http", **cfg)
-    return gateway, plugin
+    return make_gateway(api, mode="http", **cfg)
 
 
 async def started(gateway, api):
@@ -28,7 +28,7 @@ async def started(gateway, api):
 
 
 async def test_url_verification_is_answered_with_the_challenge(api):
-    gateway, _ = http_gateway(api)
+    gateway = http_gateway(api)
     try:
         await started(gateway, api)
         status, text = await api.url_verification("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")
@@ -39,7 +39,7 @@ async def test_url_verification_is_answered_with_the_challenge(api):
 
 async def test_a_signed_dm_is_answered_in_its_thread(api):
     reply = " ".join([SENTENCE] * 4)
-    gateway, _ = http_gateway(api, tokens_per_second=150)
+    gateway = http_gateway(api, tokens_per_second=150)
     try:
         await started(gateway, api)
         ts = await api.push_message("D0HTTP", f"echo: {reply}", kind="im")
@@ -54,7 +54,7 @@ async def test_a_signed_dm_is_answered_in_its_thread(api):
 
 
 async def test_a_badly_signed_or_stale_request_gets_401_and_no_reply(api):
-    gateway, _ = http_gateway(api)
+    gateway = http_gateway(api)
     try:
         await started(gateway, api)
         channel = api.channel("D0FORGED", "im")
@@ -75,7 +75,7 @@ async def test_a_badly_signed_or_stale_request_gets_401_and_no_reply(api):
 
 
 async def test_slacks_retry_of_an_event_gets_no_second_reply(api):
-    gateway, _ = http_gateway(api)
+    gateway = http_gateway(api)
     try:
         await started(gateway, api)
         ts = await api.push_message("D0RETRY", "echo: answered once over http", kind="im")
@@ -93,7 +93,7 @@ async def test_slacks_retry_of_an_event_gets_no_second_reply(api):
 
 async def test_the_request_is_answered_before_the_model_runs(api):
     reply = "one two three four five six seven eight nine ten"
-    gateway, _ = http_gateway(api, tokens_per_second=3)
+    gateway = http_gateway(api, tokens_per_second=3)
     try:
         await started(gateway, api)
         ts = await api.push_message("D0QUICK", f"echo: {reply}", kind="im")  # returns when the POST is answered
@@ -107,8 +107,7 @@ async def test_the_request_is_answered_before_the_model_runs(api):
 
 
 async def test_the_route_is_only_mounted_in_http_mode(api):
-    gateway, _ = fast_gateway(api)  # socket mode
-    async with gateway:
+    async with make_gateway(api) as gateway:  # socket mode
         await api.wait_connected()
         assert gateway.url is None, "socket mode needs no listener"
 
@@ -116,7 +115,7 @@ async def test_the_route_is_only_mounted_in_http_mode(api):
 async def test_with_native_streaming_refused_a_long_reply_is_exact_once_through_edits(api):
     api.start_stream_error = "feature_not_enabled"
     reply = " ".join([SENTENCE] * 80)  # about 6,700 characters: two messages
-    gateway, _ = http_gateway(api, tokens_per_second=2000)
+    gateway = http_gateway(api, tokens_per_second=2000)
     try:
         await started(gateway, api)
         ts = await api.push_message("C0HTTP", f"<@U0BOT> echo: {reply}", kind="channel", user="U0DAN")
@@ -133,7 +132,7 @@ async def test_with_native_streaming_refused_a_long_reply_is_exact_once_through_
 
 
 async def test_an_oversized_request_gets_413_and_no_reply(api):
-    gateway, _ = http_gateway(api)
+    gateway = http_gateway(api)
     try:
         await started(gateway, api)
         channel = api.channel("D0HUGE", "im")
@@ -150,7 +149,7 @@ async def test_an_oversized_request_gets_413_and_no_reply(api):
 
 async def test_an_event_arriving_while_the_gateway_stops_gets_503_and_its_retry_is_answered(api):
     """Acknowledging it would lose it: the stopping gateway no longer answers, so Slack must retry."""
-    gateway, _ = http_gateway(api, tokens_per_second=20)
+    gateway = http_gateway(api, tokens_per_second=20)
     await started(gateway, api)
     busy = await api.push_message("D0BUSY", "echo: " + " ".join(f"w{i}" for i in range(60)), kind="im")
     await eventually(lambda: api.screen("D0BUSY", busy), lambda: api.calls)
@@ -160,7 +159,7 @@ async def test_an_event_arriving_while_the_gateway_stops_gets_503_and_its_retry_
     await stopping
     [event_id] = [d.event_id for d in api.deliveries if api._payloads[d.event_id]["event"].get("ts") == ts]
     assert [d.status for d in api.deliveries if d.event_id == event_id] == [503]
-    restarted, _ = http_gateway(api)
+    restarted = http_gateway(api)
     try:
         await started(restarted, api)
         await api.redeliver(event_id)  # Slack's retry (X-Slack-Retry-Num: 1), to the restarted gateway
