@@ -27,8 +27,13 @@ Inbound and coordination:
   renewing them: the coordination backend's ``lease_takeovers`` count, read at each scrape, plus any
   ``gateway.metrics.lease_takeovers.inc()``
 
-The API server adds its own families (``hermes_api_*``,
-``hermes_platform_events_total``) to the same registry when it is enabled.
+Platforms:
+
+* ``hermes_platform_events_total{event,platform}`` — what a platform plugin counts of its own
+  (``PlatformContext.count``: WhatsApp's delivery statuses, refused signatures)
+
+The API server adds its own families (``hermes_api_*``) to the same registry
+when it is enabled (:meth:`GatewayMetrics.attach`).
 ``prometheus_client`` is imported when a gateway first needs its metrics,
 not when the CLI starts.
 """
@@ -83,6 +88,8 @@ class GatewayMetrics:
                                        ["platform"], registry=r, buckets=FINAL_LATENCY_BUCKETS)
         self.in_flight = Gauge("hermes_delivery_replies_in_flight", "Replies being delivered right now.",
                                ["platform"], registry=r)
+        self.platform_events = Counter("hermes_platform_events", "Events platform plugins received (webhook "
+                                       "statuses, refusals).", ["event", "platform"], registry=r)
         self.lease_takeovers = SourcedCounter(
             "hermes_coordination_lease_takeovers", "Chat leases this replica took over after their holder stopped "
             "renewing them (a replica died mid-reply).", lease_takeovers)
@@ -94,6 +101,11 @@ class GatewayMetrics:
         self._attached: dict[str, Any] = {}
         self._call_counts: dict[tuple[str, str, str], Any] = {}  # labelled children, looked up once (1.8 -> 0.4 us)
         self._platforms: set[str] = set()
+
+    def platform_event(self, platform: str, event: str, n: int = 1) -> None:
+        """A platform plugin counted ``n`` of its own events (``PlatformContext.count``: WhatsApp's
+        ``status_delivered``, a refused signature)."""
+        self.platform_events.labels(event=event, platform=platform).inc(n)
 
     def count_call(self, platform: str, method: str, outcome: str) -> None:
         """One platform call ended with ``outcome``."""
