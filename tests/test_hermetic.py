@@ -10,14 +10,12 @@ none of it reaches a core test unless the test asks.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import socket
+import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -74,20 +72,27 @@ def intruder(tmp_path: Path) -> Path:
     return install_dist(tmp_path / "site", "hg_intruder", INTRUDER, "intruder = hg_intruder")
 
 
+#: Run a command while this process listens on 127.0.0.1:8642, the API server's default port.
+HOLDING_8642 = """
+import socket, subprocess, sys
+taken = socket.socket()
+taken.bind(("127.0.0.1", 8642))
+taken.listen(1)
+sys.exit(subprocess.call(sys.argv[1:]))
+"""
+
+
 @pytest.fixture
-def default_port_taken() -> Iterator[None]:
-    """Another process's listener on 127.0.0.1:8642, the API server's default (if one is there already, fine)."""
-    sock = socket.socket()
-    try:
-        sock.bind(("127.0.0.1", 8642))
-        sock.listen(1)
-    except OSError as exc:
-        if exc.errno != errno.EADDRINUSE:
-            raise
-    try:
-        yield
-    finally:
-        sock.close()
+def private_network() -> list[str]:
+    """A command prefix running in a network namespace of its own (``unshare -n``, loopback up): there the
+    suite can take 127.0.0.1:8642 without touching the port of anything else running on this machine."""
+    if not (shutil.which("unshare") and shutil.which("ip")):
+        pytest.skip("needs unshare(1) and ip(8) for a private network namespace")
+    prefix = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+    probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip(f"no private network namespace here: {probe.stderr.decode().strip()}")
+    return prefix
 
 
 def run(args: list[str], *, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
@@ -121,10 +126,14 @@ def test_an_installed_plugin_changes_nothing_a_core_test_sees(intruder: Path):
     assert asked["plugins"] == sorted([*seen(suite)["plugins"], "intruder"]), "only the plugin asked for"
 
 
-def test_core_tests_pass_with_a_plugin_installed_and_the_default_port_taken(intruder: Path, default_port_taken):
-    """Core tests that list plugins, platforms or tools, or start a gateway or ``hermes-gateway run``."""
+def test_core_tests_pass_with_a_plugin_installed_and_the_default_port_taken(intruder: Path,
+                                                                             private_network: list[str]):
+    """Core tests that list plugins, platforms or tools, or start a gateway or ``hermes-gateway run`` (without
+    the switch the intruder's tool reaches the model and the agent's tool-loop test fails)."""
     files = ["tests/test_plugins.py", "tests/agent/test_agent_tool_loop.py", "tests/cli/test_cli_plugins_cmd.py",
              "tests/api_server/test_api_run_command.py"]
-    result = run(["-m", "pytest", "-q", "-p", "no:cacheprovider", *files], env=with_site(dict(os.environ), intruder),
-                 timeout=600)
+    pytest_run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files]
+    result = subprocess.run([*private_network, sys.executable, "-c", HOLDING_8642, *pytest_run], capture_output=True,
+                            text=True, timeout=600, env=with_site(dict(os.environ), intruder), cwd=ROOT)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and "error" not in result.stdout.splitlines()[-1]
