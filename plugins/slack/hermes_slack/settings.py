@@ -40,7 +40,7 @@ class SlackSettings:
     replicas on one app, give each its share).
     """
 
-    bot_token: str = secret()
+    bot_token: str = secret(hint='the bot token (xoxb-...) from the app\'s OAuth page, e.g. bot_token: "${SLACK_BOT_TOKEN}"')
     mode: Literal["socket", "http"] = "socket"
     app_token: str | None = secret(None)
     signing_secret: str | None = secret(None)

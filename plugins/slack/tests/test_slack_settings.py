@@ -54,7 +54,8 @@ def test_the_three_secrets_are_secret_fields_and_nothing_else_is():
      "platforms.slack.start_streams_per_minute", "at least 1"),
     ({"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "bot_tokne": BOT_TOKEN}, "platforms.slack.bot_tokne",
      "did you mean bot_token"),
-    ({"bot_token": 1234567890123, "app_token": APP_TOKEN}, "platforms.slack.bot_token", "a string"),
+    ({"bot_token": 1234567890123, "app_token": APP_TOKEN}, "platforms.slack.bot_token", "xoxb-"),
+    ({"app_token": APP_TOKEN}, "platforms.slack.bot_token", "SLACK_BOT_TOKEN"),
 ])
 def test_mistakes_are_one_line_naming_the_key(section, key, words):
     with pytest.raises(ConfigError) as caught:

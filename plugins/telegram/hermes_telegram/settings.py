@@ -25,15 +25,17 @@ TRANSPORTS = ("edit", "draft", "auto")
 SECRET_SHAPE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
 
+_TOKEN_HINT = 'the bot token from @BotFather, e.g. token: "${TELEGRAM_TOKEN}"'
+
+
 @dataclass(frozen=True)
 class TelegramSettings:
     """What the plugin needs to reach one bot.
 
-    ``token`` defaults to empty only so that a missing token gets the line
-    that says where to get one (``__post_init__``), not a bare "required".
+    A missing or empty token gets the line that says where to get one.
     """
 
-    token: str = secret("")                         # from @BotFather; in every Bot API URL
+    token: str = secret(hint=_TOKEN_HINT)           # from @BotFather; in every Bot API URL
     base_url: str = DEFAULT_BASE_URL                # a Bot API server, ending in /bot (the plugin adds the token)
     poll_timeout: int = 30                          # seconds one getUpdates long poll may wait
     mode: Literal["polling", "webhook"] = "polling"  # or updates arrive at POST /webhooks/telegram
@@ -46,7 +48,7 @@ class TelegramSettings:
         token = self.token.strip()
         object.__setattr__(self, "token", token)  # frozen: the one normalisation, before anything reads it
         if not token:
-            raise SettingsError("token", 'the bot token from @BotFather, e.g. token: "${TELEGRAM_TOKEN}"')
+            raise SettingsError("token", _TOKEN_HINT)
         if not TOKEN_SHAPE.match(token):
             raise SettingsError("token", "a bot token shaped like 123456:ABC-DEF... (digits, a colon, then "
                                          "letters); the value given is not (not shown: it is a secret)")
