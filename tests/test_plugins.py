@@ -8,11 +8,10 @@ import sys
 import pytest
 
 import hermes_gateway
+from fake_dist import install_dist
 from hermes_gateway import StreamSettings, make_plugins
 from hermes_gateway._core.delivery import Delivery
 from hermes_gateway.testing import PlatformRunner, run_virtual
-
-from fake_dist import install_dist
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "plugins" / "notebook"))
 import hermes_notebook as notebook_platform  # noqa: E402

@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hermes_gateway._core.reasoning import (MAX_ATTRIBUTES, ReasoningFilter, postprocess_reply, split_reasoning,
-                                            strip_thinking)
+from hermes_gateway._core.reasoning import (
+    MAX_ATTRIBUTES,
+    ReasoningFilter,
+    postprocess_reply,
+    split_reasoning,
+    strip_thinking,
+)
 
 
 def stream(chunks, *, starts_open=False, use_split=False):

@@ -52,10 +52,9 @@ def test_builtin_and_third_party_tools_are_collected_and_problems_reported() -> 
 def test_an_agent_without_tools_offers_those_of_the_installed_plugins(tmp_path, monkeypatch) -> None:
     """``AIAgent()`` in a script: the installed plugins' tools, which the plugin manager provides (the agent
     itself never imports it)."""
+    from fake_dist import install_dist
     from hermes_gateway._core.agent import AIAgent
     from hermes_gateway._core.tools import installed_tools
-
-    from fake_dist import install_dist
 
     install_dist(tmp_path, "hg_shout_tool", """
         import hermes_gateway

@@ -24,10 +24,9 @@ import ipaddress
 
 from aiohttp import web
 
-from .disconnect import Handler
-
 from ..config import ApiServerConfig
 from .cors import Cors
+from .disconnect import Handler
 from .errors import ApiError
 from .listener import json_error_response
 
