@@ -10,6 +10,7 @@ from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished
                      UsageReport)
 from ._core.hookspecs import hookimpl
 from ._core.inbound.commands import Command, CommandContext
+from ._core.inbound.attachments import Attachment, FetchError
 from ._core.inbound.incoming import Incoming
 from ._core.media import Media, MediaLimits
 from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings, appended
@@ -24,11 +25,13 @@ __version__ = "0.2.0"
 
 __all__ = [
     "AIAgent",
+    "Attachment",
     "Command",
     "CommandContext",
     "Config",
     "ConfigError",
     "DeliveryError",
+    "FetchError",
     "HermesError",
     "Incoming",
     "Media",

@@ -38,12 +38,31 @@ def to_responses_input(messages: Sequence[dict[str, Any]]) -> tuple[str | None, 
                           "output": content if isinstance(content, str) else str(content)})
         else:
             if content:
-                items.append({"role": role, "content": content})
+                items.append({"role": role, "content": responses_content(content, role)})
             for tc in message.get("tool_calls") or ():
                 function = tc.get("function") or {}
                 items.append({"type": "function_call", "call_id": tc.get("id"), "name": function.get("name"),
                               "arguments": function.get("arguments", "")})
     return ("\n\n".join(instructions) or None), items
+
+
+def responses_content(content: Any, role: Any) -> Any:
+    """Chat Completions content as Responses content: text as is, parts as ``input_text`` /
+    ``output_text`` and ``input_image`` parts."""
+    if not isinstance(content, list):
+        return content
+    text_type = "output_text" if role == "assistant" else "input_text"
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            parts.append({"type": text_type, "text": part.get("text", "")})
+        elif kind == "image_url":
+            image = part.get("image_url") or {}
+            parts.append({"type": "input_image", "image_url": image.get("url"), "detail": image.get("detail", "auto")})
+        else:
+            parts.append(part)
+    return parts
 
 
 def build_request(model: str, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -159,6 +178,8 @@ async def complete_responses(client: openai.AsyncOpenAI, request: dict[str, Any]
             calls.append(ToolCall(item.call_id, item.name, item.arguments or "", len(calls)))
     call.tool_calls = calls
     call.finish_reason = "tool_calls" if calls else "stop"
+    if getattr(response, "status", None) == "incomplete":
+        call.finish_reason = "length"
     joined = "".join(text)
     if joined:
         call.got_content = True

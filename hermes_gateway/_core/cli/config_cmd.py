@@ -49,6 +49,7 @@ def effective(config: Config, plugins: Any = None) -> dict:
                          if f.base_url or f"model.fallback[{i}].base_url" in config.missing_env else "demo"
                          for i, f in enumerate(model.fallback)],
             "system_prompt": model.system_prompt, "reasoning_starts_open": model.reasoning_starts_open,
+            "vision": model.vision,
         },
         "streaming": {"enabled": streaming_enabled, "edit_interval": config.streaming.edit_interval,
                       "min_tokens": config.streaming.min_tokens, "cursor": config.streaming.cursor,

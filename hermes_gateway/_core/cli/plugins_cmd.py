@@ -64,6 +64,21 @@ def describe_settings(settings_type: Any) -> str:
     return ", ".join(keys) + f"; and the core's {', '.join(CORE_KEYS)}"
 
 
+def size(limit: int) -> str:
+    """A byte limit in the unit the platform states it in: ``10 MiB`` for 10 × 2²⁰, ``10 MB`` for 10⁷.
+
+    A limit is declared as the platform documents it; shown in the other
+    unit it reads "10.4858 MB" and the operator cannot tell it is Discord's
+    round 10 MiB. So the largest unit that divides it exactly is used
+    (binary or decimal), else the exact number of bytes.
+    """
+    for unit, factor in (("GiB", 1 << 30), ("GB", 10 ** 9), ("MiB", 1 << 20), ("MB", 10 ** 6), ("KiB", 1 << 10),
+                         ("kB", 10 ** 3)):
+        if limit % factor == 0:
+            return f"{limit // factor} {unit}"
+    return f"{limit:,} bytes"
+
+
 def describe_media(limits: Any) -> str:
     """``image ≤10 MB, document ≤50 MB; captions 1024`` — or what happens without media support."""
     if limits is None:
@@ -72,6 +87,6 @@ def describe_media(limits: Any) -> str:
     for kind in ("image", "video", "audio", "document"):
         if kind in limits.kinds:
             limit = limits.limit_for(kind)
-            kinds.append(f"{kind} ≤{limit / 1_000_000:g} MB" if limit else kind)
+            kinds.append(f"{kind} ≤{size(limit)}" if limit else kind)
     urls = ", links fetched by the platform" if limits.urls else ""
     return f"{', '.join(kinds)}; captions {limits.caption_length}{urls}"

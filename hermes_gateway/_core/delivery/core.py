@@ -9,6 +9,7 @@ has one.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, AsyncIterable, Callable
 
@@ -42,6 +43,7 @@ class Delivery:
         self.budgets = budgets or ChatBudgets()  # this process's own buckets (with replicas, consulted first)
         self.policy = policy or DeliveryPolicy()
         self._hooks: dict[str, PlatformHooks] = {}
+        self._live: weakref.WeakSet[StreamSession] = weakref.WeakSet()  # the replies being delivered (cut_all)
         self.media_directory = MediaDirectory(self.config.media.path(), keep=self.config.media.keep_seconds)
 
     def hooks(self, platform: str) -> PlatformHooks:
@@ -73,10 +75,23 @@ class Delivery:
         shared = None
         if self.coordination is not None and self.coordination.shared:
             shared = self.coordination.shared_budget(platform, stream.chat_id, budget.budget, bot.budget)
-        return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
-                             reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared,
-                             observer=self.observer.reply(platform) if self.observer is not None else None,
-                             media_directory=self.media_directory)
+        session = StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
+                                reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared,
+                                observer=self.observer.reply(platform) if self.observer is not None else None,
+                                media_directory=self.media_directory)
+        self._live.add(session)
+        return session
+
+    def cut_all(self, within: float | None = None) -> int:
+        """Cut every reply still being delivered (the gateway stops): each is over within ``within`` seconds.
+
+        See :meth:`StreamSession.cut`: nothing new is sent, the messages on
+        screen lose their cursor while time is left. Returns how many were cut.
+        """
+        live = [session for session in self._live if not session.done]
+        for session in live:
+            session.cut(within)
+        return len(live)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import time
+
+import aiohttp
+import pytest
 
 from hermes_slack import EVENTS_PATH
 from slack_test_support import CURSOR, eventually
@@ -167,3 +172,47 @@ async def test_an_event_arriving_while_the_gateway_stops_gets_503_and_its_retry_
     finally:
         await restarted.stop()
     assert api.screen("D0LATE") == ["late but answered"]
+
+
+@pytest.mark.parametrize("headers", [
+    {},                                                                         # no timestamp, no signature
+    {"X-Slack-Request-Timestamp": "", "X-Slack-Signature": "v0=" + "0" * 64},    # empty timestamp
+    {"X-Slack-Request-Timestamp": "yesterday", "X-Slack-Signature": "v0=" + "0" * 64},
+    {"X-Slack-Request-Timestamp": "9" * 5000, "X-Slack-Signature": "v0=" + "0" * 64},
+    {"X-Slack-Request-Timestamp": "NOW", "X-Slack-Signature": "v0=ä".encode().decode("latin-1")},
+    {"X-Slack-Signature": "v0=é" + "0" * 63},                                    # non-ASCII, timestamp fresh
+], ids=["missing", "empty", "non-numeric", "5000-digits", "non-ascii-sig", "non-ascii-sig-fresh"])
+async def test_headers_that_cannot_be_checked_get_401_never_500(api, headers):
+    gateway = http_gateway(api)
+    try:
+        await started(gateway, api)
+        body = json.dumps(api.event_payload({"type": "message", "channel": "D0ODD", "user": "U0EVE",
+                                             "text": "echo: odd", "ts": "1800009999.000002", "channel_type": "im"}))
+        sent = {"Content-Type": "application/json", **headers}
+        if sent.get("X-Slack-Request-Timestamp") == "NOW" or "X-Slack-Request-Timestamp" not in sent and headers:
+            sent["X-Slack-Request-Timestamp"] = str(int(time.time()))
+        async with aiohttp.ClientSession() as http:
+            async with http.post(api.events_url, data=body.encode(), headers=sent) as response:
+                status = response.status
+    finally:
+        await gateway.stop()
+    assert status == 401
+    assert api.screen("D0ODD") == []
+
+
+async def test_a_signed_body_that_is_not_utf8_gets_400_never_500(api):
+    gateway = http_gateway(api)
+    try:
+        await started(gateway, api)
+        raw = b'{"type": "event_callback", "text": "\xff\xfe"}'
+        timestamp = str(int(time.time()))
+        digest = hmac.new(api.signing_secret.encode(), b"v0:" + timestamp.encode() + b":" + raw,
+                          hashlib.sha256).hexdigest()
+        async with aiohttp.ClientSession() as http:
+            async with http.post(api.events_url, data=raw, headers={
+                    "Content-Type": "application/json", "X-Slack-Request-Timestamp": timestamp,
+                    "X-Slack-Signature": f"v0={digest}"}) as response:
+                status = response.status
+    finally:
+        await gateway.stop()
+    assert status == 400

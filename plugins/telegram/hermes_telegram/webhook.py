@@ -43,7 +43,8 @@ def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any], recei
     async def receive_update(request: web.Request) -> web.Response:
         expected = secret()
         given = request.headers.get(SECRET_HEADER, "")
-        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+        # aiohttp keeps bytes that are not UTF-8 as surrogates: compared as the bytes sent, never an error
+        if not expected or not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode()):
             return web.Response(status=401)
         body = await request.read()  # over the listener's body limit: aiohttp's 413, nothing else
         try:

@@ -255,3 +255,20 @@ async def test_the_client_mounts_its_route_only_in_webhook_mode_and_hands_update
             assert resp.status == 503
     assert [(i.chat_id, i.text, i.update_id) for i in runner.received] == [("12", "hello", "77")]
     assert api.webhook is None, "not started: Telegram was not told anything"
+
+
+async def test_a_secret_header_with_bytes_that_are_not_utf8_gets_401_never_500(api):
+    port = free_port()
+    gateway = gateway_for(api, port=port)
+    body = b'{"update_id": 998, "message": {"message_id": 1, "date": 0, "text": "echo: odd", "chat": {"id": 5, "type": "private"}}}'
+    async with gateway:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /webhooks/telegram HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"X-Telegram-Bot-Api-Secret-Token: \xff\xfe" + SECRET.encode() + b"\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), 10)
+        writer.close()
+        await asyncio.sleep(0.2)
+    assert status_line.split()[1] == b"401", status_line
+    assert gateway.seen == [] and api.chat(5).calls == []

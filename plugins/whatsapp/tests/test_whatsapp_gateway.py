@@ -326,3 +326,14 @@ async def test_an_oversized_delivery_gets_413_and_nothing_is_sent(meta):
         assert await meta.deliver(webhook_url(gateway), huge) == 413
         await asyncio.sleep(0.2)
     assert meta.screen(USER) == [] and meta.user(USER).calls == []
+
+
+async def test_a_malformed_status_in_the_same_webhook_does_not_drop_the_message(meta):
+    """Meta batches statuses with messages; answered 200, a dropped message would never come again."""
+    gateway = gateway_for(meta)
+    payload = meta.text_message(USER, "echo: answered anyway")
+    payload["entry"][0]["changes"][0]["value"]["statuses"] = [
+        {"id": "wamid.OUT1", "status": "failed", "recipient_id": USER, "errors": 5}]
+    async with gateway:
+        assert await meta.deliver(webhook_url(gateway), payload) == 200
+        await eventually(lambda: meta.screen(USER) == ["answered anyway"], lambda: meta.calls)
