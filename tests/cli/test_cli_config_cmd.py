@@ -219,7 +219,7 @@ def tokened_platform_site(tmp_path: Path) -> dict[str, str]:
         "async def on_stream_end(stream, message, text):\n"
         "    if stream.platform.name == 'tokened':\n"
         "        return hermes_gateway.MessageRef(stream.chat_id, '1')\n")
-    return {"PYTHONPATH": str(site)}
+    return {"PYTHONPATH": str(site), "HERMES_LOAD_PLUGINS": "tokened"}
 
 
 def test_config_exits_2_like_run_when_an_enabled_platform_lacks_its_token(tmp_path):
