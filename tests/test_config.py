@@ -19,6 +19,11 @@ def test_defaults_use_the_demo_model_and_streaming_off():
     assert config.streaming_for("telegram").min_tokens == 20
 
 
+def test_model_transport_defaults_to_fast_and_takes_sdk():
+    assert parse_config({}, env={}).model.transport == "fast"
+    assert parse_config({"model": {"transport": "sdk"}}, env={}).model.transport == "sdk"
+
+
 def test_per_platform_keys_beat_the_master_switch_and_the_env_var():
     data = {"streaming": {"enabled": False, "telegram": True, "discord": {"enabled": False, "edit_interval": 3}}}
     config = parse_config(data, env={"HERMES_STREAMING_ENABLED": "yes"})
@@ -54,6 +59,7 @@ BAD = [
     ("model:\n  base_url: http://127.0.0.1:9/v1\n  name: m\n  api_key: ${HG_TEST_UNSET_KEY}\n", "model.api_key",
      "environment variable HG_TEST_UNSET_KEY to be set"),
     ("model:\n  api_mode: completions\n", "model.api_mode", "one of chat_completions, responses"),
+    ("model:\n  transport: httpx\n", "model.transport", "one of fast, sdk"),
     ("model:\n  vision: sometimes\n", "model.vision", "true or false, got 'sometimes'"),
     ("platforms:\n  telegram: 5\n", "platforms.telegram", "a mapping"),
     ("- just\n- a list\n", "(top level)", "a mapping of model, streaming, platforms, api_server"),

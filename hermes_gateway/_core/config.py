@@ -47,6 +47,8 @@ _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _VAR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 #: ``fallback: [demo]``: the one way to name the built-in demo model as a fallback.
 DEMO_WORD = "demo"
+#: ``model.transport`` values (agent/transport.py), the default first.
+TRANSPORTS = ("fast", "sdk")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ class ModelConfig:
     demo_tokens_per_second: float = 30.0
     system_prompt: str | None = None
     reasoning_starts_open: bool = False  # the chat template opens <think> in the prompt: text starts as reasoning
+    #: How requests reach the upstream: ``fast`` (aiohttp, our SSE reader) or ``sdk`` (the openai SDK's public API).
+    transport: str = "fast"
     vision: bool = True  # the model takes images (API image parts); false: such a request is a 400
 
     @property
@@ -649,7 +653,8 @@ class _Parser:
 
     def model(self, value: Any) -> ModelConfig:
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
-                   "system_prompt", "reasoning_starts_open", "vision")
+                   "system_prompt", "reasoning_starts_open", "transport",
+                   "vision")
         sec = self.section(value, "model", allowed)
         endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, "model")
         if endpoint.base_url and "name" not in sec:
@@ -674,6 +679,7 @@ class _Parser:
             demo_tokens_per_second=self.get(demo, "model.demo", "tokens_per_second", "number", 30.0, minimum=0),
             system_prompt=self.get(sec, "model", "system_prompt", "str", None),
             reasoning_starts_open=self.get(sec, "model", "reasoning_starts_open", "bool", False),
+            transport=self.get(sec, "model", "transport", "str", "fast", choices=TRANSPORTS),
             vision=self.get(sec, "model", "vision", "bool", True),
         )
 

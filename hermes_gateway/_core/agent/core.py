@@ -107,10 +107,12 @@ class AIAgent:
     :meth:`astream` always streams and yields typed events.
 
     ``tools=None`` collects the tools plugins register (pass ``plugins`` to
-    reuse an already loaded plugin manager). ``max_retries`` is the SDK's
-    own retry budget per request (429/5xx/connection errors) before the
-    next endpoint is tried; ``tool_timeout`` bounds each tool call. ``media_directory`` is where a tool's media is
-    kept (default ``$HERMES_HOME/media``): bytes are written there, paths outside it refused.
+    reuse an already loaded plugin manager). ``max_retries`` is the retry
+    budget per request (429/5xx/connection errors, the SDK's policy whichever
+    ``model.transport`` sends it) before the next endpoint is tried;
+    ``tool_timeout`` bounds each tool call. ``media_directory`` is where a
+    tool's media is kept (default ``$HERMES_HOME/media``): bytes are written
+    there, paths outside it refused.
     """
 
     def __init__(self, model: ModelConfig | str | None = None, *, base_url: str | None = None,
@@ -139,7 +141,8 @@ class AIAgent:
         self._responses_tools = [t.responses_schema() for t in tools]
         self.stream_callback = stream_callback
         self._pool = UpstreamPool((self.model.endpoint, *self.model.fallback), self.model.timeouts,
-                                  max_retries=max_retries, demo_tokens_per_second=self.model.demo_tokens_per_second)
+                                  max_retries=max_retries, demo_tokens_per_second=self.model.demo_tokens_per_second,
+                                  transport=self.model.transport)
         self._turns: weakref.WeakSet[_Turn] = weakref.WeakSet()
 
     @property
@@ -353,7 +356,7 @@ class AIAgent:
                     source = streamer(upstream, request, guard, call, timeouts.first_token, timeouts.stall,
                                       include_usage=include_usage)
                 else:
-                    source = completer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
+                    source = completer(upstream.transport, request, guard, call, timeouts.first_token, timeouts.stall)
                 fresh = True
                 need_separator = turn.has_content
                 try:

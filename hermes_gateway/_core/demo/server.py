@@ -31,7 +31,7 @@ def make_app(tokens_per_second: float = 30.0) -> web.Application:
                 await response.write(frame)
             await response.write_eof()
         except ConnectionResetError:  # the client went away: an ordinary end of a stream, not an error to log
-            pass
+            request["client_went_away"] = True
         return response
 
     app = web.Application()
