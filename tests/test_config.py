@@ -347,3 +347,50 @@ def test_aliases_within_reason_are_still_expanded(tmp_path):
     path.write_text("streaming:\n  telegram: &fast {edit_interval: 0.5, min_tokens: 3}\n  discord: *fast\n")
     config = load_config(path, env={})
     assert config.streaming_for("discord").edit_interval == 0.5
+
+
+def test_inbound_file_limits_have_defaults_under_the_platforms_caps():
+    config = parse_config({})
+    mb = 1024 * 1024
+    assert config.media.inbound_max_bytes == {"image": 20 * mb, "document": 20 * mb, "audio": 25 * mb,
+                                              "voice": 25 * mb, "video": 50 * mb, "sticker": 5 * mb}
+    assert (config.media.image_max_side, config.media.document_max_chars, config.store.history_images) == \
+        (1568, 20_000, 2)
+
+
+def test_inbound_file_limits_take_bytes_or_sizes_per_kind_or_for_all():
+    config = parse_config({"media": {"inbound_max_bytes": {"image": "10 MB", "video": 5_000_000, "voice": "1.5 MiB"},
+                                     "image_max_side": 1024, "document_max_chars": 500},
+                           "store": {"history_images": 0}})
+    limits = config.media.inbound_max_bytes
+    assert (limits["image"], limits["video"], limits["voice"], limits["document"]) == \
+        (10 * 1024 * 1024, 5_000_000, 1_572_864, 20 * 1024 * 1024)  # MB as chat apps count them: 1024 x 1024
+    assert (config.media.image_max_side, config.media.document_max_chars, config.store.history_images) == (1024, 500, 0)
+    assert set(parse_config({"media": {"inbound_max_bytes": "1 KB"}}).media.inbound_max_bytes.values()) == {1024}
+
+
+@pytest.mark.parametrize("section,line", [
+    ({"media": {"inbound_max_bytes": {"imgae": 1}}},
+     "c.yaml: media.inbound_max_bytes.imgae: unknown kind; expected one of image, document, audio, voice, video, "
+     "sticker (did you mean image?)"),
+    ({"media": {"inbound_max_bytes": {"image": "lots"}}},
+     "c.yaml: media.inbound_max_bytes.image: a size in bytes such as 20971520 or \"20 MB\", got 'lots'"),
+    ({"media": {"inbound_max_bytes": -1}},
+     "c.yaml: media.inbound_max_bytes: a size in bytes such as 20971520 or \"20 MB\", got -1"),
+    ({"media": {"image_max_side": 8}}, "c.yaml: media.image_max_side: a number >= 16, got 8"),
+    ({"media": {"document_max_chars": "many"}}, "c.yaml: media.document_max_chars: a whole number, got 'many'"),
+    ({"store": {"history_images": -1}}, "c.yaml: store.history_images: a number >= 0, got -1"),
+])
+def test_bad_inbound_file_settings_are_one_line_naming_the_key(section, line):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(section, source="c.yaml")
+    assert str(caught.value) == line
+
+
+def test_a_fallback_may_say_whether_its_model_sees():
+    config = parse_config({"model": {"base_url": "http://a/v1", "name": "a", "vision": True, "fallback": [
+        {"base_url": "http://b/v1", "name": "b", "vision": False}, {"base_url": "http://c/v1", "name": "c"}]}})
+    assert [f.vision for f in config.model.fallback] == [False, None]  # None: as model.vision
+    with pytest.raises(ConfigError, match=r"model.fallback\[0\].vision: true or false, got 'maybe'"):
+        parse_config({"model": {"base_url": "http://a/v1", "name": "a",
+                                "fallback": [{"base_url": "http://b/v1", "name": "b", "vision": "maybe"}]}})

@@ -57,3 +57,9 @@ def test_limits_are_checked_when_declared():
     limits = MediaLimits(max_bytes={"image": 10, "default": 100})
     assert (limits.limit_for("image"), limits.limit_for("video")) == (10, 100)
     assert MediaLimits().limit_for("image") is None
+
+
+def test_a_voice_note_is_an_audio_item_flagged_for_the_platform():
+    note = Media(data=b"OggS", mime="audio/ogg", filename="voice.ogg", kind="audio", voice=True)
+    assert (note.kind, note.voice, Media(data=b"x", mime="audio/ogg").voice) == ("audio", True, False)
+    assert note.with_caption("hi").voice, "kept when the core recaptions or admits it"

@@ -33,6 +33,7 @@ import yaml
 
 from .errors import ConfigError, HermesError
 from .masking import mask_url, url_secrets
+from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
 from .platform import StreamSettings
 
 ENV_CONFIG = "HERMES_CONFIG"
@@ -40,7 +41,8 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
-TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media")
+TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
+                  "voice", *OPERATOR_KEYS)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -59,6 +61,7 @@ class Endpoint:
     api_key: str | None = None
     name: str = "demo"
     api_mode: str = "chat_completions"
+    vision: bool | None = None  # this endpoint's model takes images; None: as model.vision (a fallback may differ)
 
     @property
     def display_url(self) -> str | None:
@@ -100,6 +103,7 @@ class ModelConfig:
     #: How requests reach the upstream: ``fast`` (aiohttp, our SSE reader) or ``sdk`` (the openai SDK's public API).
     transport: str = "fast"
     vision: bool = True  # the model takes images (API image parts); false: such a request is a 400
+    audio: bool = False  # the model takes input_audio parts; false (and the demo): the API server transcribes them
 
     @property
     def is_demo(self) -> bool:
@@ -151,6 +155,7 @@ class StoreConfig:
     url: str | None = None         # sqlite:///path, or postgresql://user@host/dbname (several replicas share it)
     history_messages: int = 40     # at most this many messages of a conversation go to the model
     history_chars: int = 60_000    # ... and at most about this many characters of them
+    history_images: int = 2        # images a person sent are re-sent to the model for this many latest turns
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,17 @@ class CoordinationConfig:
         return mask_url(self.url) if self.url else None
 
 
+#: ``media.inbound_max_bytes`` defaults, under each platform's own caps (Telegram's bots download <= 20 MB).
+INBOUND_MAX_BYTES: Mapping[str, int] = {
+    "image": 20 * 1024 * 1024, "document": 20 * 1024 * 1024, "audio": 25 * 1024 * 1024,
+    "voice": 25 * 1024 * 1024, "video": 50 * 1024 * 1024, "sticker": 5 * 1024 * 1024,
+}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|kib|mib|gib)?\s*", re.IGNORECASE)
+#: KB/MB/GB are binary, as chat apps show sizes (and as the person's "too large" line shows them).
+_UNITS = {None: 1, "b": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3,
+          "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3}
+
+
 @dataclass(frozen=True)
 class MediaConfig:
     """``media``: where files that replies attach live, and how the API server hands them out."""
@@ -175,6 +191,10 @@ class MediaConfig:
     inline_max_bytes: int = 0      # the API server inlines items up to this size as data: URLs (0 = never)
     keep_days: float = 7.0         # files the gateway wrote there are removed after this long (0 = never)
     public_url: str | None = None  # the address clients reach the API at (behind a proxy); default: as they reached it
+    #: the largest file a person may send, per kind, in bytes: checked before and while downloading
+    inbound_max_bytes: Mapping[str, int] = field(default_factory=lambda: dict(INBOUND_MAX_BYTES))
+    image_max_side: int = 1568     # images a person sends are downscaled to this longest side (pixels)
+    document_max_chars: int = 20_000  # at most this much of a document's text goes into the prompt
 
     def path(self, env: Mapping[str, str] | None = None) -> Path:
         """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
@@ -183,6 +203,55 @@ class MediaConfig:
     @property
     def keep_seconds(self) -> float:
         return self.keep_days * 86400.0
+
+
+@dataclass(frozen=True)
+class VoiceEndpoint:
+    """``voice.transcription`` / ``voice.speech``: an OpenAI-compatible audio endpoint (OpenAI, Groq, a local
+    whisper or TTS server). ``base_url`` unset: none configured (speech then uses the built-in eSpeak NG)."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = ""
+    voice: str | None = None       # speech only: the voice (default alloy on an endpoint, en-us built in)
+    language: str | None = None    # transcription only: an ISO-639-1 hint (e.g. en), else the server guesses
+    timeout: float = 60.0
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url)
+
+    @property
+    def display_url(self) -> str | None:
+        return mask_url(self.base_url) if self.base_url else None
+
+    def __repr__(self) -> str:  # never show the key, nor credentials in the URL
+        return (f"VoiceEndpoint(base_url={self.display_url!r}, model={self.model!r}, "
+                f"api_key={'set' if self.api_key else 'unset'})")
+
+
+VOICE_REPLIES = ("never", "when_voice", "always")
+
+
+@dataclass(frozen=True)
+class VoiceConfig:
+    """``voice``: voice notes in (transcribed before the turn) and voice replies out.
+
+    ``transcription``: where voice notes and audio files become text (no
+    offline engine measured good enough to be the default: bench/README.md).
+    ``speech``: where voice replies are spoken; without a ``base_url`` the
+    built-in eSpeak NG speaks them (the ``espeakng-loader`` wheel bundles it).
+    ``show_transcript``: the chat also shows what was heard, quoted, before
+    the reply. ``reply``: ``never``, ``when_voice`` (answering a voice note)
+    or ``always`` — a voice note of the final text follows the text, spoken
+    by ``speech``. ``max_seconds``: audio beyond this is not transcribed.
+    """
+
+    transcription: VoiceEndpoint = field(default_factory=lambda: VoiceEndpoint(model="whisper-1"))
+    speech: VoiceEndpoint = field(default_factory=lambda: VoiceEndpoint(model="tts-1"))
+    show_transcript: bool = False
+    reply: str = "never"
+    max_seconds: float = 600.0
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -204,6 +273,9 @@ class Config:
     store: StoreConfig = field(default_factory=StoreConfig)
     coordination: CoordinationConfig = field(default_factory=CoordinationConfig)
     media: MediaConfig = field(default_factory=MediaConfig)
+    #: ``models``, ``personas``, ``access``, ``commands``: one bot for many people (:mod:`.operator`).
+    operator: OperatorSettings = field(default_factory=OperatorSettings)
+    voice: VoiceConfig = field(default_factory=VoiceConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -436,6 +508,8 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     store = p.store(data.get("store"))
     coordination = p.coordination(data.get("coordination"))
     media = p.media(data.get("media"))
+    operator = parse_operator_sections(p, data)
+    voice = p.voice(data.get("voice"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -448,7 +522,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, coordination=coordination, media=media, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -622,7 +696,7 @@ class _Parser:
         return stripped or None
 
     def endpoint(self, value: Any, key: str, defaults: Endpoint | None = None) -> Endpoint:
-        allowed = ("base_url", "api_key", "name", "api_mode")
+        allowed = ("base_url", "api_key", "name", "api_mode", "vision")
         sec = self.section(value, key, allowed)
         d = defaults or Endpoint()
         return Endpoint(
@@ -630,6 +704,7 @@ class _Parser:
             api_key=self.get(sec, key, "api_key", "key", d.api_key),
             name=self.get(sec, key, "name", "str", d.name),
             api_mode=self.get(sec, key, "api_mode", "str", d.api_mode, choices=("chat_completions", "responses")),
+            vision=self.get(sec, key, "vision", "bool", d.vision),
         )
 
     def fallback(self, item: Any, key: str, primary: Endpoint) -> Endpoint:
@@ -643,7 +718,7 @@ class _Parser:
         if isinstance(item, str):
             raise self.fail(key, f"an endpoint {{base_url: ..., name: ...}} or the word {DEMO_WORD} "
                                  f"(the built-in demo model), got {_show(mask_url(item))}")
-        sec = self.section(item, key, ("base_url", "api_key", "name", "api_mode"))
+        sec = self.section(item, key, ("base_url", "api_key", "name", "api_mode", "vision"))
         if sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
             raise self.fail(f"{key}.base_url", "the URL of the endpoint to fall back to "
                                                f"(for the built-in demo model write `- {DEMO_WORD}` instead)")
@@ -651,36 +726,38 @@ class _Parser:
             raise self.fail(f"{key}.name", "the model name to request from this fallback's base_url")
         return self.endpoint(sec, key, Endpoint(api_key=primary.api_key))
 
-    def model(self, value: Any) -> ModelConfig:
+    def model(self, value: Any, key: str = "model") -> ModelConfig:
+        """``model`` (or a ``models.NAME`` entry: the same keys), errors naming ``key``."""
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
                    "system_prompt", "reasoning_starts_open", "transport",
-                   "vision")
-        sec = self.section(value, "model", allowed)
-        endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, "model")
+                   "vision", "audio")
+        sec = self.section(value, key, allowed)
+        endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, key)
         if endpoint.base_url and "name" not in sec:
-            raise self.fail("model.name", "the model name to request from base_url (for example gpt-4o-mini)")
+            raise self.fail(f"{key}.name", "the model name to request from base_url (for example gpt-4o-mini)")
         fallback_raw = sec.get("fallback") or []
         if not isinstance(fallback_raw, list):
-            raise self.fail("model.fallback", f"a list of endpoints (base_url, api_key, name), got {_kind(fallback_raw)}")
-        fallback = tuple(self.fallback(item, f"model.fallback[{i}]", endpoint) for i, item in enumerate(fallback_raw))
-        tsec = self.section(sec.get("timeouts"), "model.timeouts", ("connect", "first_token", "stall"))
+            raise self.fail(f"{key}.fallback", f"a list of endpoints (base_url, api_key, name), got {_kind(fallback_raw)}")
+        fallback = tuple(self.fallback(item, f"{key}.fallback[{i}]", endpoint) for i, item in enumerate(fallback_raw))
+        tsec = self.section(sec.get("timeouts"), f"{key}.timeouts", ("connect", "first_token", "stall"))
         td = Timeouts()
         timeouts = Timeouts(
-            connect=self.get(tsec, "model.timeouts", "connect", "number", td.connect, minimum=0.001),
-            first_token=self.get(tsec, "model.timeouts", "first_token", "number", td.first_token, minimum=0.001),
-            stall=self.get(tsec, "model.timeouts", "stall", "number", td.stall, minimum=0.001),
+            connect=self.get(tsec, f"{key}.timeouts", "connect", "number", td.connect, minimum=0.001),
+            first_token=self.get(tsec, f"{key}.timeouts", "first_token", "number", td.first_token, minimum=0.001),
+            stall=self.get(tsec, f"{key}.timeouts", "stall", "number", td.stall, minimum=0.001),
         )
-        demo = self.section(sec.get("demo"), "model.demo", ("tokens_per_second",))
+        demo = self.section(sec.get("demo"), f"{key}.demo", ("tokens_per_second",))
         return ModelConfig(
             endpoint=endpoint,
             fallback=fallback,
-            max_turns=self.get(sec, "model", "max_turns", "int", 8, minimum=1),
+            max_turns=self.get(sec, key, "max_turns", "int", 8, minimum=1),
             timeouts=timeouts,
-            demo_tokens_per_second=self.get(demo, "model.demo", "tokens_per_second", "number", 30.0, minimum=0),
-            system_prompt=self.get(sec, "model", "system_prompt", "str", None),
-            reasoning_starts_open=self.get(sec, "model", "reasoning_starts_open", "bool", False),
-            transport=self.get(sec, "model", "transport", "str", "fast", choices=TRANSPORTS),
-            vision=self.get(sec, "model", "vision", "bool", True),
+            demo_tokens_per_second=self.get(demo, f"{key}.demo", "tokens_per_second", "number", 30.0, minimum=0),
+            system_prompt=self.get(sec, key, "system_prompt", "str", None),
+            reasoning_starts_open=self.get(sec, key, "reasoning_starts_open", "bool", False),
+            transport=self.get(sec, key, "transport", "str", "fast", choices=TRANSPORTS),
+            vision=self.get(sec, key, "vision", "bool", True),
+            audio=self.get(sec, key, "audio", "bool", False),
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
@@ -696,7 +773,7 @@ class _Parser:
         )
 
     def store(self, value: Any) -> StoreConfig:
-        allowed = ("path", "url", "history_messages", "history_chars")
+        allowed = ("path", "url", "history_messages", "history_chars", "history_images")
         sec = self.section(value, "store", allowed)
         d = StoreConfig()
         path = self.get(sec, "store", "path", "str", d.path)
@@ -710,6 +787,7 @@ class _Parser:
             path=path, url=url,
             history_messages=self.get(sec, "store", "history_messages", "int", d.history_messages, minimum=2),
             history_chars=self.get(sec, "store", "history_chars", "int", d.history_chars, minimum=100),
+            history_images=self.get(sec, "store", "history_images", "int", d.history_images, minimum=0),
         )
 
     def coordination(self, value: Any) -> CoordinationConfig:
@@ -735,14 +813,85 @@ class _Parser:
         )
 
     def media(self, value: Any) -> MediaConfig:
-        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url"))
+        sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url",
+                                            "inbound_max_bytes", "image_max_side", "document_max_chars"))
         d = MediaConfig()
         return MediaConfig(
+            inbound_max_bytes=self.inbound_max_bytes(sec.get("inbound_max_bytes")),
+            image_max_side=self.get(sec, "media", "image_max_side", "int", d.image_max_side, minimum=16,
+                                    maximum=16384),
+            document_max_chars=self.get(sec, "media", "document_max_chars", "int", d.document_max_chars,
+                                        minimum=100),
             directory=self.get(sec, "media", "directory", "str", d.directory),
             url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
             keep_days=self.get(sec, "media", "keep_days", "number", d.keep_days, minimum=0),
             public_url=self.get(sec, "media", "public_url", "url", d.public_url),
+        )
+
+    def inbound_max_bytes(self, value: Any) -> dict[str, int]:
+        """``media.inbound_max_bytes``: one size for every kind, or a mapping kind -> size (others keep defaults).
+
+        A size is a whole number of bytes or a string such as ``20 MB`` / ``512KiB``."""
+        key = "media.inbound_max_bytes"
+        limits = dict(INBOUND_MAX_BYTES)
+        if value is None:
+            return limits
+        self.origins[key] = f"{self.source} ({key})"
+        if not isinstance(value, dict):
+            size = self.size(value, key)
+            return {kind: size for kind in limits}
+        for kind, item in value.items():
+            if kind not in limits:
+                raise self.fail(f"{key}.{kind}", f"unknown kind; expected one of {', '.join(limits)}"
+                                                 f"{did_you_mean(str(kind), tuple(limits))}")
+            limits[kind] = self.size(item, f"{key}.{kind}")
+        return limits
+
+    def size(self, value: Any, key: str) -> int:
+        """A byte count: a whole number, or a number with a unit (``20 MB``, ``512 KiB``)."""
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        match = _SIZE.fullmatch(value) if isinstance(value, str) else None
+        if match is None:
+            raise self.fail(key, f"a size in bytes such as 20971520 or \"20 MB\", got {_show(value)}")
+        return int(float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None])
+
+    def voice(self, value: Any) -> VoiceConfig:
+        sec = self.section(value, "voice", ("transcription", "speech", "show_transcript", "reply", "max_seconds"))
+        d = VoiceConfig()
+        reply = self.get(sec, "voice", "reply", "str", d.reply, choices=VOICE_REPLIES)
+        speech = self.voice_endpoint(sec.get("speech"), "voice.speech", d.speech)
+        if reply != "never" and not speech.configured and "voice.speech.base_url" not in self.missing:
+            from .voice.espeak import available
+
+            if not available():
+                raise self.fail("voice.speech.base_url", f"the URL of an OpenAI-compatible /v1/audio/speech endpoint "
+                                                         f"(voice.reply is {reply} and the built-in engine, package "
+                                                         f"espeakng-loader, is not installed)")
+        return VoiceConfig(
+            transcription=self.voice_endpoint(sec.get("transcription"), "voice.transcription", d.transcription),
+            speech=speech,
+            show_transcript=self.get(sec, "voice", "show_transcript", "bool", d.show_transcript),
+            reply=reply,
+            max_seconds=self.get(sec, "voice", "max_seconds", "number", d.max_seconds, minimum=1),
+        )
+
+    def voice_endpoint(self, value: Any, key: str, d: VoiceEndpoint) -> VoiceEndpoint:
+        speech = key.endswith("speech")
+        allowed = ("base_url", "api_key", "model", "timeout") + (("voice",) if speech else ("language",))
+        sec = self.section(value, key, allowed)
+        local = {"voice", "timeout"} if speech else set()  # the built-in speech engine reads voice
+        if set(sec) - local and sec.get("base_url") is None and f"{key}.base_url" not in self.missing:
+            raise self.fail(f"{key}.base_url", "an OpenAI-compatible endpoint such as https://api.openai.com/v1 "
+                                               f"(the other {key} keys need it)")
+        return VoiceEndpoint(
+            base_url=self.get(sec, key, "base_url", "url", d.base_url),
+            api_key=self.get(sec, key, "api_key", "key", d.api_key),
+            model=self.get(sec, key, "model", "str", d.model) or d.model,
+            voice=self.get(sec, key, "voice", "str", d.voice) if speech else d.voice,
+            language=None if speech else self.get(sec, key, "language", "str", d.language),
+            timeout=self.get(sec, key, "timeout", "number", d.timeout, minimum=0.1),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:

@@ -12,21 +12,30 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
-from .events import TurnEnd
+from .events import StreamReset, TextDelta, TurnEnd
+from .inbound.file_content import MediaSettings
+from .inbound.history_media import history_for_model
+from .inbound.incoming import Incoming
+from .inbound.turn_content import plain_text, turn_content, with_stored_user
+from .voice.pipeline import VOICE_KINDS, register as register_voice
+from .voice.reply import follow_with_voice_note
+from .voice.speech import sends_audio, wants_voice_reply
 from .store import ConversationKey, StoreError
 from .store.outage import report as report_store_failure
 
-if TYPE_CHECKING:  # the inbound runtime calls this module; a turn only reads the fields of what it received
-    from .inbound.incoming import Incoming
-
 log = logging.getLogger(__name__)
+register_voice()  # voice notes and audio files: transcribed by the media pipeline's converter for their kind
 
 #: What a chat shows when the model failed before saying anything.
 FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just now. Please try again in a moment."
+
+
+#: What a turn's ``prepare`` step gives: the user content, the history for the model, the reply's preface.
+Prepared = tuple[str | list[dict[str, Any]], Sequence[dict[str, Any]], str]
 
 
 @dataclass
@@ -37,11 +46,25 @@ class TurnProgress:
     end: TurnEnd | None = None
 
 
-async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str, text: str, *,
+async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str,
+                        text: str | list[dict[str, Any]], *,
                         history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
-                        agent: Any = None, progress: TurnProgress | None = None) -> tuple[DeliveryReport, TurnEnd | None]:
-    """Run one agent turn for ``text`` and deliver it into the chat."""
+                        agent: Any = None, progress: TurnProgress | None = None,
+                        settings: Any = None, footer: Any = None,
+                        prepare: Callable[[], Awaitable[Prepared]] | None = None,
+                        ) -> tuple[DeliveryReport, TurnEnd | None]:
+    """Run one agent turn for ``text`` (or content parts) and deliver it into the chat.
+
+    ``settings``: this chat's streaming settings (overrides); ``footer(end)``:
+    the usage line for the final message, or None.
+
+    ``prepare``, when given, runs once the reply has started (the chat shows
+    the bot typing meanwhile: fetching and reading files takes a while) and
+    returns the content, the history and a preface: lines the reply starts
+    with (a file that could not be used), shown first and kept through a
+    fallback's restart; the model never said them, so the recorded turn
+    does not hold them."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
@@ -49,15 +72,28 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     progress = progress or TurnProgress()
 
     async def events():
-        async for event in agent.astream(text, history=list(history or [])):
+        content, past, preface = (text, history, "") if prepare is None else await prepare()
+        lead = preface + "\n\n" if preface else ""
+        if lead:
+            yield TextDelta(lead)
+        async for event in agent.astream(content, history=list(past or [])):
             if isinstance(event, TurnEnd):
                 progress.end = event
                 if event.error and not event.reply.strip() and not event.interrupted:
                     # the person must not be left with silence; the details go to the log, not the chat
                     event = replace(event, reply=FAILURE_NOTICE)
+                elif footer is not None and event.reply.strip() and not event.interrupted:
+                    line = footer(event)  # usage.footer: on the final message only, never on previews
+                    if line:
+                        event = replace(event, reply=f"{event.reply}\n\n{line}")
+                if lead:
+                    event = replace(event, reply=lead + event.reply if event.reply.strip() else preface)
             yield event
+            if lead and isinstance(event, StreamReset):
+                yield TextDelta(lead)
 
-    session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
+    session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
+                               settings=settings)
     progress.session = session
     try:
         report = await deliver_events(events(), session)
@@ -78,7 +114,11 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     end of a turn.
     """
     last = messages[-1]
-    text = "\n\n".join(m.text for m in messages)
+    text: str | list[dict[str, Any]] = plain_text(messages)
+    # voice (issue 22): a voice note is transcribed by the media pipeline's converter for its kind; a reply to
+    # one may be followed by a voice note of its text (voice.reply)
+    spoke = any(a.kind in VOICE_KINDS for m in messages for a in m.attachments)
+    voice_reply = wants_voice_reply(gateway.config.voice, spoke) and sends_audio(gateway.delivery.hooks(last.platform))
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
     store = gateway.store
     try:
@@ -86,11 +126,24 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
     except StoreError as exc:  # the database went away: the person is still answered, without the history
         report_store_failure(store, log, "history not read", exc)
         history = []
+    prepare = None
+    if any(m.attachments for m in messages) or any(isinstance(m.get("content"), list) for m in history):
+        settings = MediaSettings.from_config(gateway.config)
+
+        async def prepare() -> Prepared:  # the files are fetched now, not before, with the bot typing
+            nonlocal text
+            content = await turn_content(messages, settings)
+            text = content.stored
+            return content.model, await history_for_model(history, settings), content.preface
     progress = TurnProgress()
+    from .operator.turns import prepare_turn
+
+    plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
-                                          reply_to=last.message_id, agent=gateway.agent, progress=progress)
+                                          reply_to=last.message_id, agent=plan.agent, progress=progress,
+                                          settings=plan.stream_settings, footer=plan.footer, prepare=prepare)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end
@@ -104,7 +157,11 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         return report
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
-        await _record(store, key, turn)
+        await _record(store, key, with_stored_user(turn, text))
+    if end is not None:
+        await plan.record_usage(gateway, last, end)
+    if voice_reply and end is not None and not end.error and not report.interrupted and end.reply.strip():
+        await follow_with_voice_note(gateway, last, end.reply, report)  # voice.reply: after the text, not before
     return report
 
 
@@ -116,7 +173,7 @@ async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) 
         report_store_failure(store, log, "turn not recorded", exc)
 
 
-def _interrupted_turn(text: str, shown: str) -> list[dict[str, Any]]:
+def _interrupted_turn(text: str | list[dict[str, Any]], shown: str) -> list[dict[str, Any]]:
     turn: list[dict[str, Any]] = [{"role": "user", "content": text}]
     if shown:
         turn.append({"role": "assistant", "content": shown})

@@ -239,6 +239,9 @@ class Gateway:
                 await agent.aclose()  # the pooled upstream connections
             except Exception:
                 log.exception("closing the agent's upstream connections failed")
+        from .operator.turns import close_agents
+
+        await close_agents(self)  # the agents of chats on another model or persona (issue 23)
 
     # -- what plugins and commands use ------------------------------------------------------------------------
 

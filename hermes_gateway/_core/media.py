@@ -47,6 +47,10 @@ class Media:
     a file. ``caption`` is shown with the attachment (cut to the platform's
     ``caption_length``).
 
+    ``voice``: an ``audio/ogg`` (OGG/Opus) item meant as a voice note — a
+    spoken reply — which a platform sends as one where it has them
+    (Telegram ``sendVoice``, WhatsApp audio); elsewhere an audio file.
+
     Set by the core, not by tools: ``size`` (bytes, once the file is in the
     media directory) and ``refused`` (why the item cannot be sent at all,
     e.g. a path outside the media directory; such an item has no source and
@@ -62,6 +66,7 @@ class Media:
     kind: MediaKind | None = None  # type: ignore[assignment]
     size: int | None = None
     refused: str | None = None
+    voice: bool = False
 
     def __post_init__(self) -> None:
         sources = [s for s in (self.path, self.url, self.data) if s is not None]

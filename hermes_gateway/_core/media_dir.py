@@ -93,11 +93,15 @@ class MediaDirectory:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(media.data)
+        self.prune_if_due()
+        return replace(media, data=None, path=str(target), size=len(media.data))
+
+    def prune_if_due(self) -> None:
+        """Sweep out files older than ``keep``, at most once per :data:`PRUNE_EVERY` (after each new file)."""
         now = time.time()
         if self.keep and now - _last_prune.get(str(self.root), float("-inf")) >= PRUNE_EVERY:
             _last_prune[str(self.root)] = now
             self.prune(now - self.keep)
-        return replace(media, data=None, path=str(target), size=len(media.data))
 
     def prune(self, older_than: float) -> int:
         """Remove the files this gateway wrote that were last changed before ``older_than`` (epoch seconds)."""

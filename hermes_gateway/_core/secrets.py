@@ -120,8 +120,13 @@ def protect_config(config: Any) -> None:
     with _lock:
         _install()
     endpoints = (config.model.endpoint, *config.model.fallback)
+    for named in getattr(getattr(config, "operator", None), "models", {}).values():  # models.NAME
+        endpoints += (named.endpoint, *named.fallback)
     protect(*(e.api_key for e in endpoints), mask="<api-key>")
     protect(*config.api_server.api_keys, mask="<api-key>")
+    voice = getattr(config, "voice", None)
+    if voice is not None:
+        protect(*(e.api_key for e in (voice.transcription, voice.speech) if e.api_key), mask="<api-key>")
     coordination = getattr(config, "coordination", None)
     if coordination is not None and coordination.url:
         from .masking import url_secrets

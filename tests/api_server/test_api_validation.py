@@ -57,6 +57,8 @@ def test_client_stream_field_wins_over_the_config(body_stream, default, expected
     ({"model": "hermes-gateway", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, 400,
      "messages[0].content[0].image_url"),  # no image_url object at all
     ({"model": "hermes-gateway", "messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}, 400,
+     "messages[0].content[0].input_audio"),  # no input_audio object at all (issue 22: audio parts are taken)
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": [{"type": "input_file"}]}]}, 400,
      "messages[0].content[0].type"),
     ({"model": "hermes-gateway", "messages": [{"role": "assistant", "content": "x"}]}, 400, "messages[0].role"),
     ({"model": "hermes-gateway", "messages": [{"role": "user", "content": "  "}]}, 400, "messages[0].content"),

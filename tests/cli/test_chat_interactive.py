@@ -340,3 +340,27 @@ def test_a_tools_image_is_listed_by_its_path_after_the_reply_box(terminal, tmp_p
     assert png.read_bytes().startswith(b"\x89PNG")
     term.ctrl("d")
     assert term.wait_exit() == 0
+
+
+def test_attach_sends_a_photo_and_a_pdf_with_the_next_message(terminal, tmp_path):
+    """The demo model says what it was given: the photo's size after downscaling, the PDF's first words."""
+    from files_helpers import image_bytes, pdf_bytes
+
+    (tmp_path / "wide.png").write_bytes(image_bytes(3136, 1000))
+    (tmp_path / "memo.pdf").write_bytes(pdf_bytes("Lunch moved to Thursday"))
+    term = start_chat(terminal, tmp_path, tokens_per_second=0, streaming=False)
+    term.enter(f"/attach {tmp_path / 'wide.png'}")
+    term.wait_for("wide.png (image,")
+    term.enter(f"/attach {tmp_path / 'memo.pdf'}")
+    term.wait_for("memo.pdf (document,")
+    term.enter(f"/attach {tmp_path / 'missing.png'}")
+    term.wait_for("cannot attach")
+    term.enter("describe: these")
+    screen = term.wait_for(lambda s: (box := last_box(s)) is not None and box[1] and at_prompt(s))
+    said = rejoin(last_box(screen)[0])
+    assert said == ('I see a JPEG image of 1568x500 pixels; a document memo.pdf (PDF, 1 page) that begins "Lunch '
+                    'moved to Thursday".')
+    term.enter("describe: again")  # the files went with one message only
+    screen = term.wait_for(lambda s: "no image at all" in s and at_prompt(s))
+    term.ctrl("d")
+    assert term.wait_exit() == 0

@@ -109,6 +109,23 @@ def test_an_image_is_described() -> None:
     assert "not an image" in plan_reply([{"role": "user", "content": broken}]).text
 
 
+def test_a_document_in_the_prompt_is_described_by_its_name_kind_and_first_words() -> None:
+    text = ("summarise\n\n[document: notes.md (text)]\n# Plan\nship the gateway on Friday, then rest for a week\n"
+            "[end of notes.md]\n[document: a.pdf (PDF, 2 pages)]\nHello\n[end of a.pdf]")
+    assert plan_reply(user(text)).text == ('I see a document notes.md (text) that begins "# Plan ship the gateway on '
+                                           'Friday, then ..."; a document a.pdf (PDF, 2 pages) that begins "Hello".')
+    assert not plan_reply(user("[document: x.txt (text)]\nno end marker")).text.startswith("I see")
+
+
+def test_a_voice_note_transcript_is_said_back_word_for_word() -> None:
+    text = "describe: what did I say\n\n[voice note, transcribed] turn off the lights\n\n" \
+           "[voice note, transcribed] and lock the door"
+    assert plan_reply(user(text)).text == 'I heard: "turn off the lights". I heard: "and lock the door".'
+    parts = [{"type": "text", "text": "[voice note, transcribed] hello there"}]
+    assert plan_reply([{"role": "user", "content": parts}]).text == 'I heard: "hello there".'
+    assert plan_reply(user("describe: nothing")).text == "I see no image at all."
+
+
 def test_hostile_requests_never_raise() -> None:
     for request in ({"tools": "x"}, {"tools": [1, {"function": 3}]}, {"tool_choice": 5}, {"response_format": []},
                     {"max_tokens": True}, {"text": {"format": "x"}}, {"tools": [{"type": "function", "name": 1}]}):

@@ -47,6 +47,7 @@ from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
 from .tool_runner import ToolOutcome, run_tool
 from .upstream import STREAM_SUPPORT, Upstream, UpstreamPool
+from .vision import without_images
 
 log = logging.getLogger(__name__)
 
@@ -321,6 +322,8 @@ class AIAgent:
     def _request(self, upstream: Upstream, messages: list[dict[str, Any]],
                  options: TurnOptions = NO_OPTIONS) -> tuple[dict[str, Any], Any, Any]:
         endpoint = upstream.endpoint
+        if endpoint.vision is False or (endpoint.vision is None and not self.model.vision):
+            messages = without_images(messages)  # a fallback that cannot see: stand-ins, not a 400
         if endpoint.api_mode == "responses":
             if options is NO_OPTIONS:
                 request = build_request(endpoint.name, messages, self._responses_tools)

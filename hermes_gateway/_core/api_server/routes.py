@@ -32,6 +32,7 @@ from ..reasoning import split_reasoning
 from .access_log import FIRST_TOKEN_AT
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
+from .audio_parts import has_audio, hear_audio_parts, hear_content, passes_audio_through
 from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, link_base, render_media
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
@@ -229,6 +230,15 @@ class ApiServer:
         index = request.get(KEY_INDEX)
         return None if index is None else self.owners[index]
 
+    async def _hear_audio(self, turn: Any, where: str) -> None:
+        """Chat Completions ``input_audio`` parts become their transcripts, unless the upstream hears audio."""
+        if passes_audio_through(self.config):
+            return
+        if turn.message is not None and has_audio(turn.message) or any(has_audio(m.get("content"))
+                                                                       for m in turn.history):
+            await hear_audio_parts(turn.history, self.config, where)
+            turn.message = await hear_content(turn.message, self.config, where, len(turn.history))
+
     def _no_response(self, response_id: str) -> ApiError:
         return ApiError(404, f"No response with id '{echo(response_id)}' (it was not stored, or was evicted).",
                         param="response_id", code="response_not_found")
@@ -241,6 +251,7 @@ class ApiServer:
         agent = self.agent_factory()
         turn = parse_chat_request(body, models=self.models, vision=self.vision,
                                   gateway_tools=_tool_names(agent) if "tools" in body else NO_TOOLS)
+        await self._hear_audio(turn, "messages")
         progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
             request.headers else wants_progress(body, request.headers, self.cfg.tool_progress_events)
         self._refuse_while_closing()

@@ -29,6 +29,7 @@ from ..agent.options import NO_OPTIONS, TurnOptions
 from ..config import Config
 from ..errors import HermesError
 from ..http.errors import ApiError, bad_request, echo
+from .audio_parts import audio_part
 from .params import CHAT_KEYS, RESPONSES_KEYS, chat_options, responses_options
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -303,7 +304,7 @@ def _chat_message(message: Any, i: int, vision: bool = True) -> dict[str, Any]:
         out["content"] = None
     elif role == "user":
         out["content"] = content if type(content) is str else _parts_content(content, f"{where}.content", ("text",),
-                                                                             vision)
+                                                                             vision, audio=True)
     else:
         out["content"] = _text_content(content, f"{where}.content", ("text", "refusal") if role == "assistant"
                                        else ("text",))
@@ -374,10 +375,12 @@ def _image_part(url: Any, detail: Any, where: str, vision: bool, inner: str) -> 
 
 
 def _parts_content(content: Any, where: str, text_types: tuple[str, ...], vision: bool,
-                   image_types: tuple[str, ...] = ("image_url",)) -> str | list[dict[str, Any]]:
-    """A user message's content: its text, or (when it has images) Chat Completions parts."""
-    if not isinstance(content, list) or not any(isinstance(p, dict) and p.get("type") in image_types
-                                                for p in content):
+                   image_types: tuple[str, ...] = ("image_url",), audio: bool = False) -> str | list[dict[str, Any]]:
+    """A user message's content: its text, or (when it has images or audio) Chat Completions parts.
+
+    ``audio``: ``input_audio`` parts are taken (Chat Completions; the Responses API has none)."""
+    kinds = (*image_types, "input_audio") if audio else image_types
+    if not isinstance(content, list) or not any(isinstance(p, dict) and p.get("type") in kinds for p in content):
         return _text_content(content, where, text_types)
     parts: list[dict[str, Any]] = []
     for j, part in enumerate(content):
@@ -402,9 +405,12 @@ def _parts_content(content: Any, where: str, text_types: tuple[str, ...], vision
                 raise bad_request(f"{at}.file_id is not supported (the gateway has no file store); send image_url.",
                                   f"{at}.file_id")
             parts.append(_image_part(part.get("image_url"), part.get("detail"), at, vision, ""))
+        elif kind == "input_audio" and audio:  # heard by voice.transcription, or passed on: api_server/audio_parts
+            parts.append(audio_part(part.get("input_audio"), at))
         else:
-            raise bad_request(f"{at}.type {_show(kind)} is not supported; only text and image parts "
-                              f"({', '.join((*text_types, *image_types))}) are.", f"{at}.type")
+            raise bad_request(f"{at}.type {_show(kind)} is not supported; only text"
+                              f"{', image and audio' if audio else ' and image'} parts "
+                              f"({', '.join((*text_types, *kinds))}) are.", f"{at}.type")
     return parts
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from ..delivery.budget import ChatBudget
 from ..delivery.measure import measure_for
@@ -244,15 +244,16 @@ class ReferencePlatform:
         return _Receiving(self, context)
 
     async def say(self, chat_id: str, text: str, *, chat_kind: str | None = None,
-                  thread_id: str | None = None) -> Any:
-        """A person types ``text`` into the chat; returns when the bot's reply is delivered."""
+                  thread_id: str | None = None, attachments: Sequence[Any] = ()) -> Any:
+        """A person types ``text`` into the chat (with ``attachments``, files sent with it as ``Attachment``
+        values); returns when the bot's reply is delivered."""
         if self._context is None:
             raise RuntimeError(f"platform {self.platform.name!r} is not started: run it inside a Gateway")
         from ..inbound.incoming import Incoming
 
         self.chat(chat_id).said.append(text)
         incoming = Incoming(self.platform.name, str(chat_id), text,
-                            thread_id=None if thread_id is None else str(thread_id))
+                            thread_id=None if thread_id is None else str(thread_id), attachments=tuple(attachments))
         if chat_kind is not None:
             incoming = replace(incoming, chat_kind=chat_kind)
         return await self._context.receive(incoming)

@@ -28,6 +28,10 @@ _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="config file (default: $HERMES_CONFIG, ./config.yaml, ~/.hermes/config.yaml)")
+    parser.add_argument("--chat", metavar="PLATFORM:CHAT[:USER]",
+                        help="only this chat's effective model, persona, prompt, tools, streaming and busy policy")
+    parser.add_argument("--kind", choices=("private", "group"), help="with --chat: the chat's kind (for overrides "
+                        "that match chat_kind)")
 
 
 def effective(config: Config, plugins: Any = None) -> dict:
@@ -49,7 +53,7 @@ def effective(config: Config, plugins: Any = None) -> dict:
                          if f.base_url or f"model.fallback[{i}].base_url" in config.missing_env else "demo"
                          for i, f in enumerate(model.fallback)],
             "system_prompt": model.system_prompt, "reasoning_starts_open": model.reasoning_starts_open,
-            "vision": model.vision,
+            "vision": model.vision, "audio": model.audio,
         },
         "streaming": {"enabled": streaming_enabled, "edit_interval": config.streaming.edit_interval,
                       "min_tokens": config.streaming.min_tokens, "cursor": config.streaming.cursor,
@@ -61,11 +65,42 @@ def effective(config: Config, plugins: Any = None) -> dict:
         "store": {**asdict(config.store), "url": mask_url(config.store.url) if config.store.url else None},
         "coordination": {**asdict(config.coordination), "url": config.coordination.display_url},
         "media": {**asdict(config.media), "directory": str(config.media.path())},
+        **_operator_sections(config),
+        "voice": {**asdict(config.voice),
+                  "transcription": {**asdict(config.voice.transcription),
+                                    "base_url": config.voice.transcription.display_url},
+                  "speech": {**asdict(config.voice.speech), "base_url": config.voice.speech.display_url}},
     }
     data = mask(data)
     for key, names in config.missing_env.items():
         _put(data, key, f"<unset: {', '.join(names)}>")
     return data
+
+
+def _operator_sections(config: Config) -> dict:
+    """``models``, ``personas``, ``access``, ``commands``, ``overrides``, ``usage``, ``pricing`` (issue 23), when set."""
+    op = config.operator
+    out: dict[str, Any] = {}
+    if op.models:
+        out["models"] = {name: {"base_url": m.endpoint.display_url, "name": m.endpoint.name,
+                                "api_key": m.endpoint.api_key, "api_mode": m.endpoint.api_mode,
+                                "fallback": [f.name if f.base_url else "demo" for f in m.fallback],
+                                "system_prompt": m.system_prompt, "vision": m.vision}
+                         for name, m in op.models.items()}
+    if op.personas:
+        out["personas"] = {name: {k: v for k, v in asdict(p).items() if k != "name" and v is not None}
+                           for name, p in op.personas.items()}
+    out["access"] = {**asdict(op.access), "admins": list(op.access.admins)}
+    if op.command_roles:
+        out["commands"] = {name: {"who": who} for name, who in op.command_roles.items()}
+    if op.overrides:
+        out["overrides"] = [{k: (list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v)
+                             for k, v in asdict(o).items() if k != "index" and v not in (None, (), {})}
+                            for o in op.overrides]
+    out["usage"] = {"footer": op.usage.footer, "currency": op.usage.currency}
+    if op.usage.pricing:
+        out["pricing"] = {name: asdict(price) for name, price in op.usage.pricing.items()}
+    return out
 
 
 def _platform_errors(config: Config, plugins: Any) -> list[Any]:
@@ -136,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
     config, plugins, errors = load_for_display(args.config)
     errors = [*errors, *_platform_errors(config, plugins)]
     code = print_errors(errors)
+    if getattr(args, "chat", None):
+        return run_chat(args, config, plugins) or code
     print(f"# source: {config.source}")
     if config.missing_env:
         unset = ", ".join(f"{', '.join(names)} ({key})" for key, names in config.missing_env.items())
@@ -167,3 +204,40 @@ def run(args: argparse.Namespace) -> int:
               f"edit_interval {interval} (from {origin['edit_interval']}); "
               f"min_tokens {settings.min_tokens} (from {origin['min_tokens']})")
     return code
+
+
+def run_chat(args: argparse.Namespace, config: Config, plugins: Any) -> int:
+    """``config --chat PLATFORM:CHAT[:USER]``: one chat's effective settings (:mod:`..operator.explain`)."""
+    import asyncio
+    import sys
+
+    from ..operator.explain import explain_chat, parse_chat
+    from ..tools import collect_tools
+
+    spec = parse_chat(args.chat)
+    if spec is None:
+        print(f"hermes-gateway: --chat takes PLATFORM:CHAT or PLATFORM:CHAT:USER, got {args.chat!r}", file=sys.stderr)
+        return 2
+    platform, chat, user = spec
+    chosen = asyncio.run(_stored_choices(config, platform, chat))
+    tools = [tool.name for tool in collect_tools(plugins)]
+    print("\n".join(explain_chat(config, platform, chat, user, args.kind, chosen, tools)))
+    return 0
+
+
+async def _stored_choices(config: Config, platform: str, chat: str) -> dict[str, str]:
+    """The chat's /model and /persona choices, if a kept store exists (never creating one)."""
+    from pathlib import Path
+
+    from ..store import MEMORY, ConversationKey, StoreError, is_server_store, open_store, store_location
+
+    location = store_location(config)
+    if location == MEMORY or (not is_server_store(config) and not Path(location).exists()):
+        return {}
+    store = open_store(config)
+    try:
+        return await store.chat_settings(ConversationKey(platform, chat))
+    except StoreError:
+        return {}
+    finally:
+        await store.close()

@@ -34,6 +34,12 @@ from prompt_toolkit.key_binding import KeyBindings
 
 from ..config import Config, data_dir
 from ..events import TurnEnd
+from ..inbound.downloads import human_size
+from ..inbound.file_content import MediaSettings
+from ..inbound.history_media import history_for_model
+from ..inbound.incoming import Incoming
+from ..inbound.local_files import file_attachment
+from ..inbound.turn_content import turn_content, with_stored_user
 from ..store.base import ConversationKey, ConversationStore, StoreError
 from ..store.policy import bound_history
 from .moment import when
@@ -83,6 +89,8 @@ class ChatSession:
         self.streaming = streaming
         self.store = store
         self.messages: list[dict] = []
+        self.attached: list[Any] = []  # files for the next message (``/attach PATH``)
+        self._stored: str | list[dict] = ""  # the running turn's user content as history keeps it
         self._resumed = ""  # the "continuing ..." line, once resume() found a conversation
         self._agent: Any = None
         self._agent_future: asyncio.Future | None = None
@@ -120,7 +128,7 @@ class ChatSession:
                 except (EOFError, KeyboardInterrupt):
                     return 0
                 text = text.strip()
-                if not text:
+                if not text and not self.attached:  # Enter alone sends the attached files, if any
                     continue
                 try:
                     if text.startswith("/"):
@@ -182,6 +190,7 @@ class ChatSession:
 
     async def turn(self, text: str) -> TurnEnd | None:
         """Ask the agent, draw the reply, keep the conversation; errors become one line."""
+        self._stored = text
         renderer = ReplyRenderer(self.sink, self.sink, RenderOptions(
             streaming=self.streaming, label=box_label(self.config),
             reasoning_starts_open=self.config.model.reasoning_starts_open))
@@ -215,7 +224,17 @@ class ChatSession:
         agent = await self.agent()
         cfg = self.config.store
         history = bound_history(self.messages, cfg.history_messages, cfg.history_chars)  # the one policy
-        return await renderer.render(agent.astream(text, history=history))
+        content: str | list[dict] = text
+        if self.attached or any(isinstance(m.get("content"), list) for m in history):
+            # the same path as a chat's files: limits, the media directory, images and documents for the model
+            settings = MediaSettings.from_config(self.config)
+            files, self.attached = self.attached, []
+            turn = await turn_content([Incoming("cli", "local", text, attachments=tuple(files))], settings)
+            for line in turn.lines:
+                self.say(line, STYLE_ERROR)
+            history = await history_for_model(history, settings)
+            content, self._stored = turn.model, turn.stored
+        return await renderer.render(agent.astream(content, history=history))
 
     async def agent(self) -> Any:
         """The agent built in the background at start (or now, if that failed: the error is shown)."""
@@ -230,9 +249,9 @@ class ChatSession:
         sent again. A store that fails costs one line: the chat goes on, remembered for this run."""
         if final is None or final.error:
             return
-        turn = list(final.messages)
+        turn = with_stored_user(list(final.messages), self._stored)
         if not turn:
-            turn = [{"role": "user", "content": text}]
+            turn = [{"role": "user", "content": self._stored}]
             if final.reply:
                 turn.append({"role": "assistant", "content": final.reply})
         self.messages.extend(turn)
@@ -340,10 +359,34 @@ async def _quit(session: ChatSession, _: str) -> bool:
     return False
 
 
+async def _attach(session: ChatSession, path: str) -> bool:
+    """``/attach PATH``: a file for the next message; ``/attach`` alone lists them, ``/attach clear`` drops them."""
+    if not path:
+        if not session.attached:
+            session.say("nothing attached; /attach PATH adds a file (an image, a PDF, a text file) to your next message")
+        for file in session.attached:
+            session.say(f"  📎 {file.filename} ({file.kind}, {human_size(file.size or 0)})", "")
+        return True
+    if path == "clear":
+        session.attached = []
+        session.say("attachments dropped")
+        return True
+    path = path.strip().strip("'\"")
+    try:
+        file = file_attachment(path)
+    except OSError as exc:
+        session.say(f"✗ cannot attach {path}: {exc.strerror or exc}", STYLE_ERROR)
+        return True
+    session.attached.append(file)
+    session.say(f"📎 {file.filename} ({file.kind}, {human_size(file.size or 0)}) goes with your next message")
+    return True
+
+
 ALIASES = {"/exit"}
 COMMANDS: dict[str, Command] = {
     "/new": Command("/new", "start a fresh conversation", _new),
     "/help": Command("/help", "show this help", _help),
+    "/attach": Command("/attach", "attach a file to your next message (/attach PATH; alone: list)", _attach),
     "/quit": Command("/quit", "leave the chat (also /exit)", _quit),
     "/exit": Command("/exit", "leave the chat", _quit),
 }

@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plugins": ("hermes_gateway._core.cli.plugins_cmd", "list plugins and platforms, their origin and limits"),
     "config": ("hermes_gateway._core.cli.config_cmd", "show the effective configuration and where each value came from"),
     "history": ("hermes_gateway._core.cli.history_cmd", "list stored conversations, or show one (history ID)"),
+    "pairing": ("hermes_gateway._core.cli.pairing_cmd", "pending pairing codes; approve CODE; revoke USER"),
+    "usage": ("hermes_gateway._core.cli.usage_cmd", "tokens and cost per user, chat or model (--by, --since)"),
     "new-plugin": ("hermes_gateway._core.cli.new_plugin", "scaffold a platform plugin: package, emulator, tests"),
     "demo-llm": ("hermes_gateway._core.cli.demo_llm", "serve the built-in demo model as an OpenAI-compatible endpoint"),
 }

@@ -7,8 +7,9 @@ real upstream whose answers are known in advance:
 - ``think: TEXT`` -> a ``<think>…</think>`` block, then TEXT
 - ``tool: NAME {json}`` -> a call to tool NAME with those arguments; once the
   tool result comes back, an answer quoting it
-- ``describe`` (or any message with an image) -> what the images are
-  (format and size, read with Pillow)
+- ``describe`` (or any message with an image or a voice-note transcript)
+  -> what the images are (format and size, read with Pillow) and the
+  transcripts it was given, word for word
 - anything else  -> a few paragraphs saying this is the demo model and how
   to configure a real one.
 
@@ -28,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..voice.results import TRANSCRIPT_LABEL
 from .image import describe_image
 from .schema import example_value
 
@@ -195,9 +197,14 @@ def _plan(messages: Sequence[Mapping[str, Any]], options: DemoOptions) -> DemoRe
         call = DemoToolCall(call_id=f"call_demo_{len(messages)}", name=name, arguments=arguments)
         return DemoReply(tool_calls=(call,), prompt_tokens=prompt_tokens)
     images = image_urls(last_user)
-    if images or (command == "describe" and ":" in user):
-        seen = [describe_image(url) for url in images] or ["no image at all"]
-        text = "I see " + "; ".join(seen) + "."
+    documents = documents_in(user)
+    heard = transcripts(user)
+    if images or documents or heard or (command == "describe" and ":" in user):
+        seen = [describe_image(url) for url in images] + documents
+        said = [f'I heard: "{words}".' for words in heard]
+        text = " ".join(([f"I see {'; '.join(seen)}."] if seen or not heard else []) + said)
+        if not seen and not heard:
+            text = "I see no image at all."
         if options.response_format is not None:
             text = _json_answer(options.response_format, text)
         return DemoReply(text=text, prompt_tokens=prompt_tokens)
@@ -205,6 +212,11 @@ def _plan(messages: Sequence[Mapping[str, Any]], options: DemoOptions) -> DemoRe
         return DemoReply(text=_json_answer(options.response_format, " ".join(user.split())[:200]),
                          prompt_tokens=prompt_tokens)
     return DemoReply(text=_introduction(user), prompt_tokens=prompt_tokens)
+
+
+def transcripts(text: str) -> list[str]:
+    """The voice-note transcripts in a user message (lines the gateway marked with :data:`TRANSCRIPT_LABEL`)."""
+    return [line.split(TRANSCRIPT_LABEL, 1)[1].strip() for line in text.splitlines() if TRANSCRIPT_LABEL in line]
 
 
 def _client_tool_calls(user: str, options: DemoOptions, n: int) -> tuple[DemoToolCall, ...]:
@@ -253,6 +265,20 @@ def image_urls(content: Any) -> list[str]:
         if isinstance(url, str):
             urls.append(url)
     return urls
+
+
+#: A document as the gateway puts it into the prompt (``[document: NAME (KIND)]`` ... ``[end of NAME]``).
+_DOCUMENT = re.compile(r"^\[document: (.+?) \(([^)\n]*)\)\]\n(.*?)\n\[end of \1\]", re.MULTILINE | re.DOTALL)
+
+
+def documents_in(text: str) -> list[str]:
+    """One phrase per document in the text: its name, kind and first words (what the demo "read")."""
+    found = []
+    for match in _DOCUMENT.finditer(text):
+        words = match.group(3).split()
+        start = " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
+        found.append(f'a document {match.group(1)} ({match.group(2)}) that begins "{start}"')
+    return found
 
 
 def _trailing_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:

@@ -48,12 +48,19 @@ class AccessPolicy:
 
     def allows(self, incoming: Incoming) -> str | None:
         """None when ``incoming`` may be answered; otherwise why not (for one log line)."""
+        refused = self.allows_chat(incoming)
+        if refused is not None:
+            return refused
+        if self.allowed_users is not None and (incoming.sender_id or "") not in self.allowed_users:
+            return f"user {incoming.sender_id} is not in allowed_users"
+        return None
+
+    def allows_chat(self, incoming: Incoming) -> str | None:
+        """The ``allowed_chats`` half of :meth:`allows` (the users are the operator gate's, with pairing)."""
         if self.allowed_chats is not None and incoming.chat_id not in self.allowed_chats:
             # a listed channel covers its threads: a thread id may be what the platform calls the chat
             if incoming.thread_id is None or incoming.thread_id not in self.allowed_chats:
                 return f"chat {incoming.chat_id} is not in allowed_chats"
-        if self.allowed_users is not None and (incoming.sender_id or "") not in self.allowed_users:
-            return f"user {incoming.sender_id} is not in allowed_users"
         return None
 
     def addressed(self, incoming: Incoming, command: str | None) -> bool:

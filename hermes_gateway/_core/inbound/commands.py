@@ -47,10 +47,14 @@ class Command:
     help: str
     run: CommandHandler
     stops_reply: bool = False
+    #: Who may run it: ``"everyone"`` or ``"admin"`` (``access.admins``); ``commands.<name>.who`` overrides it.
+    who: str = "everyone"
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9_]{1,32}", self.name):
             raise ValueError(f"command name {self.name!r}: 1-32 lower-case letters, digits or _ (no slash)")
+        if self.who not in ("everyone", "admin"):
+            raise ValueError(f"command /{self.name}: who must be 'everyone' or 'admin', got {self.who!r}")
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,11 @@ async def _stop(ctx: CommandContext) -> str:
 
 
 async def _help(ctx: CommandContext) -> str:
-    lines = ["Commands:"] + [f"/{c.name} — {c.help}" for c in ctx.runtime.commands.values()]
+    from ..operator.roles import may_run  # /help lists only what the asking person may run
+
+    config = ctx.runtime.gateway.config
+    lines = ["Commands:"] + [f"/{c.name} — {c.help}" for c in ctx.runtime.commands.values()
+                             if may_run(config, ctx.incoming, c)]
     lines.append("Anything else is a message for the assistant.")
     return "\n".join(lines)
 

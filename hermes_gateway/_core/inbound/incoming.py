@@ -37,7 +37,10 @@ class Incoming:
     and access-checked like any message, so the person is never met with silence.
 
     ``attachments``: the files the person sent with the message (``text`` is
-    then their caption, possibly empty); see :class:`Attachment`.
+    then their caption, possibly empty); see :class:`Attachment`. A message
+    with attachments is answered by the model even without text (the
+    ``notice`` is then not used); the files are fetched only when its turn
+    runs, so a message the core drops costs no download.
     """
 
     platform: str

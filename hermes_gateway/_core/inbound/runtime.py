@@ -8,6 +8,8 @@ same way on every platform:
 2. checks access and, in groups, that the message is meant for the bot (:mod:`.access`);
 3. runs chat commands (:mod:`.commands`);
 4. keeps one reply at a time per chat, with the busy policy (:mod:`.lane`);
+   the files a message carries are fetched only when its turn runs
+   (:mod:`.turn_content`), so a message dropped by any step above costs no download;
 5. at shutdown stops receiving, lets running replies finish within
    ``conversation.shutdown_grace``, then stops them cleanly (what was shown
    stays, without cursor).
@@ -34,6 +36,7 @@ from ..store import ConversationKey
 from ..store.base import StoreError
 from ..store.outage import report as report_store_failure
 from .access import AccessPolicy
+from ..operator.gate import CHECK as GATE_CHECK, Gate
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
 from .dedupe import SeenUpdates
 from .incoming import Incoming
@@ -65,6 +68,9 @@ class InboundRuntime:
         self.coordination.on_stop = self._stopped_elsewhere
         self._admitting: list[tuple[Incoming, asyncio.Future[Any]]] = []
         self._admitter: asyncio.Task[None] | None = None
+        self.gate = Gate(gateway)  # users: allowed_users, admins, pairing, max_messages_per_minute (issue 23)
+        self._gating: set[asyncio.Task[Any]] = set()
+        self._gate_tails: dict[tuple[str, str], asyncio.Task[Any]] = {}
 
     # ---------------------------------------------------------------- receiving
 
@@ -77,17 +83,70 @@ class InboundRuntime:
         """
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         why_not = self._why_ignored(incoming)
+        if why_not == GATE_CHECK:  # only the store knows (an unknown user under access.unknown_users: pair)
+            key = (incoming.platform, incoming.sender_id or "")
+            before = self._gate_tails.get(key)  # one user's messages pass the check in the order they came
+            task = asyncio.get_running_loop().create_task(self._pass_gate(incoming, future, before), name="gate")
+            self._gate_tails[key] = task
+            self._gating.add(task)
+            task.add_done_callback(self._gating.discard)
+            task.add_done_callback(lambda t: self._gate_tails.pop(key, None) if self._gate_tails.get(key) is t
+                                   else None)
+            return future
         if why_not is not None:
             log.info("%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id, why_not)
+            self._tell_if_slowed(incoming, why_not)
             future.set_result(None)
             return future
+        self._accept(incoming, future)
+        return future
+
+    def _accept(self, incoming: Incoming, future: asyncio.Future[Any]) -> None:
+        """A message that passed every check: admitted through the coordination, or straight to its lane."""
         if self.coordination.shared:
             self._admitting.append((incoming, future))
             if self._admitter is None or self._admitter.done():
                 self._admitter = asyncio.get_running_loop().create_task(self._admit(), name="admit")
-            return future
+            return
         self._enqueue(incoming, future)
-        return future
+
+    async def _pass_gate(self, incoming: Incoming, future: asyncio.Future[Any],
+                         before: asyncio.Task[Any] | None = None) -> None:
+        """The store's word on an unknown user: through, dropped, or answered with a pairing code."""
+        from ..conversation import send_text
+
+        try:
+            if before is not None:
+                await asyncio.wait([before])
+            why_not, answer = await self.gate.check(incoming)
+            if why_not is None and self.accepting:
+                self._accept(incoming, future)
+                return
+            log.info("%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id,
+                     why_not or "the gateway is stopping")
+            if why_not is not None:
+                self._tell_if_slowed(incoming, why_not)
+            report = await send_text(self.gateway, incoming, answer) if answer and self.accepting else None
+            if not future.done():
+                future.set_result(report)
+        except Exception as exc:  # one message's failure is logged, never the gateway's
+            log.error("%s: checking user %s failed: %s: %s", incoming.platform, incoming.sender_id,
+                      type(exc).__name__, exc)
+            if not future.done():
+                future.set_result(None)
+
+    def _tell_if_slowed(self, incoming: Incoming, why_not: str) -> None:
+        """Over ``access.max_messages_per_minute``: one polite line a minute, sent beside the chat's lane."""
+        if "max_messages_per_minute" not in why_not:
+            return
+        notice = self.gate.notice_due(incoming)
+        if notice is None:
+            return
+        from ..conversation import send_text
+
+        task = asyncio.get_running_loop().create_task(send_text(self.gateway, incoming, notice), name="slow-down")
+        self._gating.add(task)
+        task.add_done_callback(self._gating.discard)
 
     def _enqueue(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int = NO_TICKET,
                  stopped_elsewhere: bool = False) -> None:
@@ -95,7 +154,7 @@ class InboundRuntime:
         parsed = parse_command(incoming.text)
         command = self.commands.get(parsed.name) if parsed is not None else None
         lane = self._lane(incoming)
-        if not incoming.text.strip():  # only a notice: the fixed answer, in its place in the queue
+        if not incoming.text.strip() and not incoming.attachments:  # only a notice: the fixed answer, in its place
             lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future, ticket=ticket))
         elif command is not None:
             assert parsed is not None
@@ -103,7 +162,7 @@ class InboundRuntime:
             lane.add_command(turn)
             turn.stopped_reply = turn.stopped_reply or stopped_elsewhere
         else:
-            lane.add_text(incoming, future, busy=self.busy, ticket=ticket)
+            lane.add_text(incoming, future, busy=self._busy_for(incoming), ticket=ticket)
         if lane.worker is None:
             lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
                                                                  name=f"chat:{incoming.platform}:{incoming.chat_id}")
@@ -133,9 +192,15 @@ class InboundRuntime:
         command = self.commands.get(parsed.name) if parsed is not None else None
         if command is not None:
             return "stop" if command.stops_reply else None
-        if incoming.text.strip() and self.busy == "interrupt":
+        if (incoming.text.strip() or incoming.attachments) and self._busy_for(incoming) == "interrupt":
             return "interrupt"
         return None
+
+    def _busy_for(self, incoming: Incoming) -> str:
+        """``conversation.busy``, or what an ``overrides:`` entry matching this chat says (issue 23)."""
+        from ..operator.overrides import for_incoming
+
+        return for_incoming(self.gateway.config, incoming).get("busy") or self.busy
 
     def _stopped_elsewhere(self, key: LaneKey, kind: StopKind) -> None:
         """Another replica received ``/stop``/``/new`` (``"stop"``) or an interrupting message for a chat."""
@@ -153,10 +218,10 @@ class InboundRuntime:
             return f"update {incoming.update_id} was already received"
         if not self.coordination.shared:  # replicated, the shared dedupe remembers (with its own TTL)
             self._save_seen_soon()
-        if not incoming.text.strip() and not incoming.notice:
-            return "no text"
+        if not incoming.text.strip() and not incoming.notice and not incoming.attachments:
+            return "no text"  # files with no caption are kept: they are what the person said
         policy = self.access(incoming.platform)
-        refused = policy.allows(incoming)
+        refused = policy.allows_chat(incoming)
         if refused is not None:
             return refused
         parsed = parse_command(incoming.text)
@@ -164,7 +229,7 @@ class InboundRuntime:
             return f"a command for @{parsed.target}"
         if not policy.addressed(incoming, parsed.name if parsed else None):
             return "not addressed to the bot (platforms.%s.require_mention)" % incoming.platform
-        return None
+        return self.gate.screen(incoming, policy)  # allowed_users, admins, pairing, the per-user rate limit
 
     def access(self, platform: str) -> AccessPolicy:
         if platform not in self._access:
@@ -211,7 +276,7 @@ class InboundRuntime:
             if isinstance(item, TextTurn):
                 return await answer_turn(self.gateway, item.messages)
             context = CommandContext(item.incoming, item.args, self, stopped_reply=item.stopped_reply)
-            text = await item.command.run(context)
+            text = await self._run_command(item.command, context)
             if text:
                 return await send_text(self.gateway, item.incoming, text)
             return None
@@ -222,6 +287,16 @@ class InboundRuntime:
             log.error("%s: answering in chat %s failed: %s: %s", first.platform, first.chat_id,
                       type(exc).__name__, exc)
             return None
+
+    async def _run_command(self, command: Command, context: CommandContext) -> str | None:
+        """Run ``command`` if its sender may (``access.admins``, ``commands.<name>.who``); else one line."""
+        from ..operator.roles import may_run, refusal
+
+        if not may_run(self.gateway.config, context.incoming, command):
+            log.info("%s: refused /%s from user %s in chat %s (admins only)", context.incoming.platform,
+                     command.name, context.incoming.sender_id, context.incoming.chat_id)
+            return refusal(command)
+        return await command.run(context)
 
     async def new_conversation(self, incoming: Incoming) -> None:
         await self.gateway.store.new_conversation(ConversationKey(incoming.platform, incoming.chat_id,
@@ -248,7 +323,7 @@ class InboundRuntime:
         self.accepting = False
         loop = asyncio.get_running_loop()
         grace_ends = loop.time() + grace
-        pending = {task for task in (self._admitter, self._saving) if task is not None and not task.done()}
+        pending = {task for task in (self._admitter, self._saving, *self._gating) if task is not None and not task.done()}
         if pending:  # admitting what arrived, saving update ids: part of the grace, not on top of it
             await asyncio.wait(pending, timeout=max(grace, STOP_MARGIN))
         workers = {lane.worker for lane in self.lanes.values() if lane.worker is not None}
@@ -281,7 +356,9 @@ def collect_commands(gateway: Any) -> dict[str, Command]:
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
     """
-    commands = {command.name: command for command in BUILTIN_COMMANDS}
+    from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
+
+    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands())}
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse
 from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
                     first_user_text, key_parts)
+from .operator_records import MemoryOperatorRecords
 from .policy import bound_newest_first, message_chars
 
 
@@ -42,7 +43,7 @@ class _Response:
     size: int
 
 
-class MemoryStore(ConversationStore):
+class MemoryStore(MemoryOperatorRecords, ConversationStore):
     """Conversations and stored responses in dicts; gone when the process ends."""
 
     def __init__(self, *, history_messages: int = 40, history_chars: int = 60_000,

@@ -58,6 +58,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
 from ..secrets import protect, scrub
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
+from .operator_postgres import OPERATOR_MARKER, OPERATOR_SCHEMA, PostgresOperatorRecords
 from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
                     first_user_text, key_parts)
 from .pgurl import describe, url_passwords
@@ -139,7 +140,7 @@ SCHEMA = (
 )
 
 
-class PostgresStore(ConversationStore):
+class PostgresStore(PostgresOperatorRecords, ConversationStore):
     """Conversations and stored API responses in a PostgreSQL database; see the module docstring."""
 
     def __init__(self, url: str, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -237,12 +238,15 @@ class PostgresStore(ConversationStore):
             if version is not None and version > SCHEMA_VERSION:
                 raise StoreError(f"{self.location}: made by a newer hermes-gateway (schema {version}, this one "
                                  f"knows {SCHEMA_VERSION}); upgrade hermes-gateway")
-            if version == SCHEMA_VERSION:
-                return  # nothing to do, and no DDL lock taken on tables other replicas are using
-            for statement in SCHEMA:
-                await conn.execute(statement)
-            await conn.execute("INSERT INTO hermes_schema_version (version, applied_at) VALUES (%s, %s)",
-                               (SCHEMA_VERSION, time.time()))
+            if version != SCHEMA_VERSION:
+                for statement in SCHEMA:
+                    await conn.execute(statement)
+                await conn.execute("INSERT INTO hermes_schema_version (version, applied_at) VALUES (%s, %s)",
+                                   (SCHEMA_VERSION, time.time()))
+            marker = await (await conn.execute("SELECT to_regclass(%s)", (OPERATOR_MARKER,))).fetchone()
+            if marker[0] is None:  # the operator's tables (issue 23), also on a database made before them
+                for statement in OPERATOR_SCHEMA:
+                    await conn.execute(statement)
 
     def _error(self, exc: BaseException, *, connecting: bool = False, doing: str = "") -> StoreError:
         """One line naming host:port/dbname and what went wrong (libpq's words, never the password)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
+from .operator_sqlite import OPERATOR_SCHEMA, SQLiteOperatorRecords
 from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
                     first_user_text, key_parts)
 from .policy import bound_newest_first, message_chars
@@ -79,7 +80,7 @@ CREATE TABLE IF NOT EXISTS updates (                 -- inbound update ids, so a
 """
 
 
-class SQLiteStore(ConversationStore):
+class SQLiteStore(SQLiteOperatorRecords, ConversationStore):
     """Conversations and stored API responses in one SQLite file; see the module docstring."""
 
     def __init__(self, path: str | Path, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -133,7 +134,7 @@ class SQLiteStore(ConversationStore):
             db.execute("PRAGMA synchronous=NORMAL")   # WAL + NORMAL: a committed turn survives a process crash
             db.execute("PRAGMA foreign_keys=ON")
             with _transaction(db):
-                for statement in _statements(SCHEMA):
+                for statement in _statements(SCHEMA + OPERATOR_SCHEMA):
                     db.execute(statement)
                 row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
                 if row[0] is None:

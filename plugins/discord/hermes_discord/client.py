@@ -17,14 +17,16 @@ from sleeping on 429s (:mod:`.ratelimit`), and every message goes out with
 discord.py is imported lazily (:mod:`.sdk`), so a gateway without it still
 starts and says why Discord is off. Nothing here is shared between two
 clients: each has its own discord.py client, URLs (:mod:`.endpoints`) and
-429 windows.
+429 windows. Files people attach reach the core as attachments
+(:mod:`.inbound_files`), streamed from the CDN only when the core asks
+(:mod:`.download`, with a session of its own).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from hermes_gateway import (DeliveryError, Media, MessageRef, PlatformClient, PlatformContext, StartError,
@@ -34,7 +36,8 @@ from . import media as attachments
 from .endpoints import point_at
 from .errors import PermanentFailure, rate_limited, translate
 from .ratelimit import RestWatch
-from .receiving import ATTACHMENTS_ONLY_REPLY, target_channel, to_incoming
+from .download import Downloads
+from .receiving import target_channel, to_incoming
 from .redaction import protect_token_parts, scrub
 from .sdk import quiet_voice_warnings, sdk
 from .settings import DiscordSettings
@@ -83,6 +86,8 @@ class DiscordClient(PlatformClient):
         self._connection: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._receiving = False
+        #: Files people sent, streamed from the CDN when the core asks (its own session, closed in close()).
+        self.downloads = Downloads()
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -132,8 +137,9 @@ class DiscordClient(PlatformClient):
                 log.warning("discord: closing the gateway connection failed: %s", scrub(str(exc)))
 
     async def close(self) -> None:
-        """Close the gateway connection and the HTTP session; a later call would build a new discord.py client."""
+        """Close the gateway connection and the HTTP sessions; a later call would build a new discord.py client."""
         await self.stop()
+        await self.downloads.close()
         client, self._discord, self._logged_in = self._discord, None, False
         if client is not None:
             try:
@@ -191,13 +197,9 @@ class DiscordClient(PlatformClient):
         async def on_message(message: Any) -> None:
             if not self._receiving or self._discord is None:
                 return
-            incoming = to_incoming(message, self._discord.user)
-            if incoming is None:
-                return
-            if incoming.text:
+            incoming = to_incoming(message, self._discord.user, self.downloads)
+            if incoming is not None:
                 self.context.receive(incoming)
-            elif message.attachments:  # files and no words: the core answers with the notice, like any message
-                self.context.receive(replace(incoming, notice=ATTACHMENTS_ONLY_REPLY))
         return on_message
 
     # ---------------------------------------------------------------- stream methods

@@ -25,6 +25,10 @@ inside a 429's window, an over-long text, a message sent without
 The gateway speaks op codes 10 HELLO, 1/11 heartbeat, 2 IDENTIFY, 0 READY
 and GUILD_CREATE, 6 RESUME (replaying what the session missed) and
 dispatches MESSAGE_CREATE / MESSAGE_UPDATE / THREAD_CREATE events.
+
+Files people attach are served by signed CDN links, every download logged
+(:mod:`.emulator_files`, as ``api.cdn``); the bot's own uploads are
+:mod:`.emulator_media`.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from aiohttp import WSMsgType, web
 
 from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
 
+from .emulator_files import IS_VOICE_MESSAGE, CdnFiles, PersonFile
 from .emulator_media import MAX_REQUEST_BYTES, UploadRules
 
 MAX_CONTENT = 2000
@@ -173,6 +178,8 @@ class DiscordEmulator:
         self.port: int | None = None
         #: Messages with files (:mod:`.emulator_media`): the upload limit, stalls.
         self.uploads = UploadRules(self)
+        #: Files people attach (:mod:`.emulator_files`): served by signed links, every download logged.
+        self.cdn = CdnFiles(self)
         self.general = self.text_channel("general")
 
     # ------------------------------------------------------------------ lifecycle
@@ -188,6 +195,7 @@ class DiscordEmulator:
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_get("/ws", self._websocket)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
+        self.cdn.routes(app)
         self._runner = await serve_locally(app, shutdown_timeout=0.5)
         self.port = self._runner.addresses[0][1]
 
@@ -257,11 +265,13 @@ class DiscordEmulator:
 
     async def push_message(self, channel_id: str | int, content: str, *, mention: bool = False,
                            author_id: str = "2001", author_name: str = "ada", bot: bool = False,
-                           attachments: tuple[str, ...] = (), reply_to: str | None = None) -> str:
+                           attachments: tuple[str | PersonFile, ...] = (), reply_to: str | None = None) -> str:
         """A person (or a bot) writes in the channel; MESSAGE_CREATE goes to the client. Returns its id.
 
         ``mention`` prefixes the bot's mention (``<@id>``); ``reply_to`` makes it a reply to that
-        message (one of the bot's, say); ``attachments`` are file names.
+        message (one of the bot's, say); ``attachments`` are files served on the emulator's CDN
+        (:mod:`.emulator_files`: ``photo()``, ``pdf()``, ``voice_note()``, ``too_large()``), or bare
+        file names (a few bytes of text each).
         """
         channel = self.channel(channel_id)
         if mention:
@@ -269,12 +279,14 @@ class DiscordEmulator:
         message_id = self.snowflake()
         author = {"id": author_id, "username": author_name, "discriminator": "0", "global_name": author_name,
                   "avatar": None, **({"bot": True} if bot else {})}
+        files = [f if isinstance(f, PersonFile) else PersonFile(f, f"the contents of {f}\n".encode())
+                 for f in attachments]
         body: dict[str, Any] = {
             **self._message_json(channel, message_id, content, author),
-            "attachments": [{"id": self.snowflake(), "filename": name, "size": 1024,
-                             "url": f"{self.api_base_url}/attachments/{name}",
-                             "proxy_url": f"{self.api_base_url}/attachments/{name}"} for name in attachments],
+            "attachments": [self.cdn.add(channel.id, f) for f in files],
         }
+        if any(f.voice for f in files):
+            body["flags"] = IS_VOICE_MESSAGE
         if channel.guild_id is not None:
             body["member"] = {"roles": [], "joined_at": _now_iso(), "deaf": False, "mute": False, "flags": 0}
         if f"<@{self.bot_user['id']}>" in content:

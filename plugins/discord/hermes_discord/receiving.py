@@ -9,6 +9,10 @@ per channel. Edits (``on_message_edit``) are not listened to at all.
 Ids: a server channel is the chat; a thread is ``thread_id`` under its
 parent channel (so ``allowed_channels`` listing the parent covers it); a
 DM's channel is the chat, kind ``dm`` (always answered).
+
+Files come along as ``attachments`` (:mod:`.inbound_files`), the message's
+words as their caption; a message of files and no words is handed on too,
+with empty ``text``. Nothing is downloaded before the core asks.
 """
 
 from __future__ import annotations
@@ -18,19 +22,19 @@ from typing import Any
 
 from hermes_gateway import Incoming
 
+from .download import Downloads
+from .inbound_files import attachments_of
+
 NAME = "discord"
-#: What a person gets for a message with attachments and no words (the model reads text only).
-ATTACHMENTS_ONLY_REPLY = ("Thanks for the attachment! I can only read text for now - "
-                          "could you tell me in words what you would like?")
 
 
-def to_incoming(message: Any, me: Any) -> Incoming | None:
+def to_incoming(message: Any, me: Any, downloads: Downloads) -> Incoming | None:
     """A ``discord.Message`` as the core's ``Incoming``; None for what must never be answered.
 
     Bots' messages (this bot's own included) and system messages (joins,
-    pins) are dropped here, before the core sees them. A message with
-    attachments but no text comes back with empty ``text``: see
-    :data:`ATTACHMENTS_ONLY_REPLY`.
+    pins) are dropped here, before the core sees them, and so is a message
+    with neither words nor files (a sticker alone): there is nothing to
+    answer. ``downloads`` fetches the files, if the core keeps the message.
     """
     import discord
 
@@ -42,6 +46,9 @@ def to_incoming(message: Any, me: Any) -> Incoming | None:
     channel = message.channel
     mentioned = _mentions(message, me)
     text = _without_own_mention(message.content or "", me)
+    attachments = attachments_of(message, downloads)
+    if not text and not attachments:
+        return None
     if message.guild is None and getattr(message, "guild_id", None) is None and _is_dm(channel):
         chat_id, thread_id, kind = str(channel.id), None, "dm"
     elif isinstance(channel, discord.Thread):
@@ -51,7 +58,7 @@ def to_incoming(message: Any, me: Any) -> Incoming | None:
     return Incoming(
         platform=NAME, chat_id=chat_id, text=text, sender_id=str(author.id), update_id=str(message.id),
         message_id=str(message.id), thread_id=thread_id, chat_kind=kind, mentioned=mentioned,
-        bot_name=getattr(me, "name", None),
+        bot_name=getattr(me, "name", None), attachments=attachments,
     )
 
 

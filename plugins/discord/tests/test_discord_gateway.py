@@ -11,7 +11,7 @@ from discord_test_support import (BOT_ID, CURSOR, SECRET_PART, TOKEN, eventually
 from hermes_gateway import ConfigError, StartError, make_plugins
 from hermes_gateway.testing import TestGateway
 from hermes_discord.emulator import DiscordEmulator
-from hermes_discord.receiving import ATTACHMENTS_ONLY_REPLY
+from hermes_discord.emulator_files import PersonFile, pdf, photo, too_large
 
 
 SENTENCE = "Every word of this reply travels from the model into the Discord channel."
@@ -117,17 +117,50 @@ async def test_messages_from_bots_and_edits_are_never_answered(loose_api):
     assert api.screen(dm) == ["original", "last"]
 
 
-async def test_attachments_without_text_get_a_short_polite_answer(loose_api):
+async def test_a_photo_is_seen_by_the_model_and_dropped_messages_download_nothing():
+    """Kept: the photo is downloaded once and described. Not addressed, not allowed, a redelivery after a
+    resume, or over the size limit: nothing is downloaded (the CDN's log), the person still gets a line."""
+    async with DiscordEmulator(TOKEN, bucket_limit=10_000, global_limit=100_000, resume_replays=5) as api:
+        dm = api.dm()
+        async with gateway_for(api, allowed_users=["2001"]):
+            await api.push_message(api.general, "what is this?", attachments=(photo(name="unaddressed.png"),))
+            await api.push_message(dm, "what is this?", attachments=(photo(name="stranger.png"),), author_id="4004")
+            await api.push_message(dm, "what is this?", attachments=(photo(64, 48),))
+            await eventually(lambda: len(api.screen(dm)) == 1 and CURSOR.strip() not in api.screen(dm)[0],
+                             lambda: api.channel(dm).messages)
+            await api.drop_connection()  # the resume replays the photo's MESSAGE_CREATE: answered once
+            await eventually(lambda: api.resumes == 1, lambda: (api.identifies, api.resumes))
+            await api.push_message(dm, "and this one?", attachments=(too_large(),))
+            await eventually(lambda: len(api.screen(dm)) == 2 and CURSOR.strip() not in api.screen(dm)[1],
+                             lambda: api.channel(dm).messages)
+    assert "a PNG image of 64x48 pixels" in api.screen(dm)[0]
+    assert "huge.mp4" in api.screen(dm)[1], "the too-large file gets its line"
+    assert [(d.filename, d.status) for d in api.cdn.downloads] == [("photo.png", 200)]
+    assert api.screen(api.general) == []
+
+
+async def test_a_pdf_without_words_is_read_into_the_prompt(loose_api):
     api = loose_api
     dm = api.dm()
     async with gateway_for(api):
-        await api.push_message(dm, "", attachments=("cat.png",))
-        await api.push_message(api.general, "", attachments=("dog.png",))  # a server channel, no mention
-        await eventually(lambda: api.screen(dm) != [], lambda: api.channel(dm).calls)
-        await api.push_message(api.general, "echo: done", mention=True)
-        await eventually(lambda: api.screen(api.general) != [], lambda: api.channel(api.general).calls)
-    assert api.screen(dm) == [ATTACHMENTS_ONLY_REPLY]
-    assert api.screen(api.general) == ["done"], "not addressed to the bot: no answer"
+        await api.push_message(dm, "", attachments=(pdf("Quarterly numbers are up"),))
+        await eventually(lambda: len(api.screen(dm)) == 1 and CURSOR.strip() not in api.screen(dm)[0],
+                         lambda: api.channel(dm).messages)
+    assert "report.pdf" in api.screen(dm)[0] and "Quarterly numbers are up" in api.screen(dm)[0]
+    assert [(d.filename, d.status) for d in api.cdn.downloads] == [("report.pdf", 200)]
+
+
+async def test_three_files_one_corrupt_are_answered_once_with_a_line_about_the_corrupt_one(loose_api):
+    api = loose_api
+    dm = api.dm()
+    broken = PersonFile("broken.png", b"\x89PNG\r\n\x1a\n but not really a picture", "image/png")
+    async with gateway_for(api):
+        await api.push_message(dm, "what are these?", attachments=(photo(64, 48), broken, pdf("Quarterly numbers")))
+        await eventually(lambda: len(api.screen(dm)) == 1 and CURSOR.strip() not in api.screen(dm)[0],
+                         lambda: api.channel(dm).messages)
+    [reply] = api.screen(dm)
+    assert "a PNG image of 64x48 pixels" in reply and "Quarterly numbers" in reply and "broken.png" in reply
+    assert sorted(d.filename for d in api.cdn.downloaded()) == ["broken.png", "photo.png", "report.pdf"]
 
 
 async def test_events_replayed_after_a_resume_are_answered_once():

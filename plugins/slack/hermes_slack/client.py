@@ -12,7 +12,9 @@ of the last minute) lives in this object, so two gateways in one process
 share nothing.
 
 Sending: :mod:`.outbound` (native streaming or post + update); a tool's
-files: :mod:`.files` (``files_upload_v2`` into the thread).
+files: :mod:`.files` (``files_upload_v2`` into the thread). Files people
+share: :mod:`.inbound_files` (as attachments) and :mod:`.download`
+(``url_private``, streamed when the core asks).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from hermes_gateway import ConfigError, DeliveryError, Media, MessageRef, PlatformClient, PlatformContext, Stream
 
 from . import files
+from .download import Downloads
 from .errors import translate
 from .inbound import EventReader
 from .outbound import Outbound
@@ -40,7 +43,9 @@ class SlackClient(PlatformClient):
 
     def __init__(self, settings: SlackSettings, context: PlatformContext) -> None:
         super().__init__(settings, context)
-        self.events = EventReader(context.platform)
+        #: Files people share, streamed from ``url_private`` when the core asks (closed in close()).
+        self.downloads = Downloads(settings.bot_token, settings.api_base_url)
+        self.events = EventReader(self.downloads, context.platform)
         self.outbound = Outbound(lambda: self.web, native=lambda: settings.native,
                                  recipient=self.events.recipient, joined=self.events.joined,
                                  starts=StartWindow(settings.start_streams_per_minute))
@@ -95,8 +100,9 @@ class SlackClient(PlatformClient):
         await self.receiver.stop()
 
     async def close(self) -> None:
-        """Close the Web API connections (and Socket Mode, if ``stop`` was never called)."""
+        """Close the Web API and download connections (and Socket Mode, if ``stop`` was never called)."""
         await self.receiver.stop()
+        await self.downloads.close()
         web, self._web = self._web, None
         session = getattr(web, "session", None)
         if session is not None and not session.closed:

@@ -35,7 +35,11 @@ What it implements, from Slack's documentation and PLATFORM_FACTS.md:
   hang (:meth:`SlackEmulator.hang`), having taken effect or not;
 * the Events API over HTTP: each event POSTed to ``events_url``, signed
   (``v0`` HMAC-SHA256) with the signing secret, retried with
-  ``X-Slack-Retry-Num`` when not answered 2xx.
+  ``X-Slack-Retry-Num`` when not answered 2xx;
+* files people share (:mod:`.emulator_files`): ``file_share`` messages
+  whose files are served at ``url_private`` to the bot token only (the
+  sign-in page otherwise, as Slack does), ``files.info``, and a log of
+  every download (:attr:`SharedFiles.downloads`, as ``api.shared``).
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ import aiohttp
 from aiohttp import web
 
 from hermes_gateway.testing import serve_locally
+
+from .emulator_files import PersonFile, SharedFiles
 
 BOT_TOKEN = "xoxb-1111111111-2222222222222-EmulatorBotTokenSecret"
 APP_TOKEN = "xapp-1-A0HERMES-3333333333-EmulatorAppTokenSecretValue"
@@ -229,6 +235,8 @@ class SlackEmulator:
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self.port = 0
+        #: Files people share (:mod:`.emulator_files`), served at their url_private; every download logged.
+        self.shared = SharedFiles(self)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -237,6 +245,7 @@ class SlackEmulator:
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/upload/v1/{token}", self._upload)
         app.router.add_get("/socket-mode", self._socket)
+        self.shared.routes(app)
         self._runner = await serve_locally(app)
         self.port = self._runner.addresses[0][1]
         self._session = aiohttp.ClientSession()
@@ -524,6 +533,13 @@ class SlackEmulator:
                     "channel_type": channel.kind})
         return {"channel": channel.id, "ts": message.ts, "message": {"text": message.text, "ts": message.ts}}
 
+    def _m_files_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        file_id = str(p.get("file") or "")
+        posted = self.shared.posted.get(file_id)
+        if posted is None or posted.deleted:
+            raise _SlackError("file_not_found")
+        return {"file": self.shared.info(file_id), "comments": [], "response_metadata": {"next_cursor": ""}}
+
     def _m_files_getUploadURLExternal(self, p: dict[str, Any]) -> dict[str, Any]:
         filename = p.get("filename")
         if not isinstance(filename, str) or not filename.strip():
@@ -627,11 +643,14 @@ class SlackEmulator:
 
     async def push_message(self, channel_id: str, text: str, *, user: str = "U0ALICE", kind: str | None = None,
                            thread_ts: str | None = None, subtype: str | None = None,
-                           mention_event: bool = True) -> str:
+                           mention_event: bool = True, files: tuple[PersonFile, ...] = ()) -> str:
         """A person writes in a channel; Slack sends ``message`` (and ``app_mention`` when the bot is mentioned).
 
         Returns the message's ``ts``. In a channel, a message that mentions
         the bot brings both events, each with its own event id, as Slack does.
+        ``files`` are shared with the message (``subtype: file_share``), ``text``
+        their comment (:mod:`.emulator_files`: ``photo()``, ``pdf()``,
+        ``voice_note()``, ``too_large()``).
         """
         channel = self.channel(channel_id, kind)
         message = Message(self._next_ts(), user, text, thread_ts=thread_ts)
@@ -641,12 +660,18 @@ class SlackEmulator:
                                  "team": self.team_id}
         if thread_ts:
             event["thread_ts"] = thread_ts
+        if files:
+            subtype = subtype or "file_share"
+            event["files"] = [self.shared.add(f, user) for f in files]
+            event["upload"] = False
         if subtype:
             event["subtype"] = subtype
         await self.push_event(event)
-        if mention_event and channel.kind != "im" and f"<@{self.bot_user_id}>" in text and not subtype:
+        if mention_event and channel.kind != "im" and f"<@{self.bot_user_id}>" in text \
+                and subtype in (None, "file_share"):
             mention = dict(event, type="app_mention")
             mention.pop("channel_type", None)
+            mention.pop("subtype", None)  # app_mention has none; the files come along
             await self.push_event(mention)
         return message.ts
 

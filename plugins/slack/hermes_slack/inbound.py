@@ -11,8 +11,11 @@ what a person would call "a message to the bot", the same in both modes:
   (:meth:`EventReader.to_look_up`);
 * never the bot's own posts (their echoes), other bots', edits, deletions,
   joins or any other ``subtype`` that is not a person writing;
-* a message with files and no words is answered with a short notice
-  (the core's ``Incoming.notice``): the model reads text only;
+* shared files travel as ``attachments`` (:mod:`.inbound_files`), the
+  message's words as their caption, fetched only if the core keeps the
+  message; a message whose only files cannot be downloaded (deleted,
+  hidden, external) and that has no words is answered with a short notice
+  (the core's ``Incoming.notice``), never with silence;
 * one user message gets one reply even when Slack sends both a ``message``
   and an ``app_mention`` for it (two event ids, one message ``ts``): the
   first one is handed on, the other dropped. A redelivery carries the same
@@ -31,11 +34,15 @@ from typing import Any, Mapping
 
 from hermes_gateway import Incoming
 
+from .download import Downloads
+from .inbound_files import attachments_of, unusable_only
+
 #: Message subtypes that are still a person writing text.
 PERSON_SUBTYPES = frozenset({None, "", "thread_broadcast", "file_share"})
-#: The answer to a message with files and no words: the model reads text only.
-FILES_ONLY_NOTICE = ("Thanks for the file! I can only read text for now - "
-                     "could you tell me in words what you would like?")
+#: The answer to a message of files Slack no longer lets the bot download, and no words.
+FILES_UNAVAILABLE_NOTICE = ("I can't open that file: Slack doesn't let me download it (it was deleted, is hidden "
+                            "by the workspace's plan, or is a link to another service). Could you send it again, "
+                            "or tell me in words what you would like?")
 #: How many (channel, ts) pairs are remembered to pair a message with its app_mention.
 PAIR_MEMORY = 2048
 THREAD_MEMORY = 10000
@@ -46,8 +53,10 @@ KINDS = {"im": "im", "mpim": "group", "group": "group", "channel": "channel", "a
 class EventReader:
     """Turns event payloads into ``Incoming`` values; remembers the threads the bot is part of."""
 
-    def __init__(self, platform: str = "slack") -> None:
+    def __init__(self, downloads: Downloads, platform: str = "slack") -> None:
+        """``downloads`` fetches the files of the messages the core keeps."""
         self.platform = platform
+        self.downloads = downloads
         self.bot_user_id: str | None = None
         self.bot_id: str | None = None
         self.team_id: str | None = None
@@ -115,7 +124,8 @@ class EventReader:
                      or (channel, thread_ts) in self._joined)
         if mention:
             text = re.sub(rf"^\s*{re.escape(mention)}[\s:,]*", "", text)
-        notice = FILES_ONLY_NOTICE if not text.strip() and event.get("files") else None
+        attachments = attachments_of(event, self.downloads)
+        notice = FILES_UNAVAILABLE_NOTICE if not text.strip() and unusable_only(event) else None
         return Incoming(
             platform=self.platform,
             chat_id=channel,
@@ -128,6 +138,7 @@ class EventReader:
             mentioned=mentioned,
             bot_name=self.bot_user_id,
             notice=notice,
+            attachments=attachments,
         )
 
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 from hermes_gateway import ConfigError, Incoming, PlatformContext
 
 from .inbound import EventReader
+from .inbound_files import needs_lookup
 from .redaction import scrub
 from .settings import SlackSettings
 
@@ -149,12 +150,33 @@ class Receiver:
         conversation there: the bot may have replied before a restart, and
         then the thread needs no mention.
         """
-        incoming = self.events.to_incoming(body)
+        if self._bolt is None:
+            return
+        incoming = self.events.to_incoming(await self._with_file_details(body))
         if incoming is None or self._bolt is None:
             return
         if self.events.to_look_up(incoming) and await self._replied_before(incoming):
             incoming = dataclasses.replace(incoming, mentioned=True)
         self.context.receive(incoming)
+
+    async def _with_file_details(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``body`` with each held-back Slack Connect file (``file_access: check_file_info``) replaced by
+        what ``files.info`` says of it: its name, type, size and URL (metadata only; nothing is downloaded).
+        A file ``files.info`` will not describe stays held back, and is left out of the attachments."""
+        event = body.get("event") or {}
+        files = event.get("files") if isinstance(event, Mapping) else None
+        if not isinstance(files, list) or not any(isinstance(f, Mapping) and needs_lookup(f) for f in files):
+            return body
+        detailed = []
+        for file in files:
+            if isinstance(file, Mapping) and needs_lookup(file):
+                try:
+                    file = (await self._web().files_info(file=file["id"]))["file"]
+                except Exception as exc:
+                    log.warning("slack: files.info for a shared file failed (%s); it is left out",
+                                scrub(f"{type(exc).__name__}: {exc}"))
+            detailed.append(file)
+        return {**body, "event": {**event, "files": detailed}}
 
     async def _replied_before(self, incoming: Incoming) -> bool:
         """Whether the core keeps a conversation of this thread (the bot answered in it, in any run)."""

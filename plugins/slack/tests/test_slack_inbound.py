@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from hermes_slack.download import Downloads
+from hermes_slack.emulator import BOT_TOKEN
 from hermes_slack.inbound import EventReader
 
 
 def reader():
-    r = EventReader()
+    r = EventReader(Downloads(BOT_TOKEN, "https://slack.com/api/"))
     r.bot_user_id, r.bot_id, r.team_id = "U0BOT", "B0BOT", "T0HERMES"
     return r
 
@@ -93,12 +95,30 @@ def test_the_recipient_of_a_thread_is_the_person_who_wrote():
     assert r.recipient("C1", "99.9") == (None, "T0HERMES")
 
 
-def test_files_without_words_get_the_notice_and_files_with_words_are_read():
+def test_shared_files_become_attachments_with_the_words_as_their_caption():
     r = reader()
-    files = [{"id": "F1", "name": "photo.png"}]
+    photo = {"id": "F1", "name": "photo.png", "mimetype": "image/png", "size": 2048, "mode": "hosted",
+             "url_private": "https://files.slack.com/files-pri/T0HERMES-F1/photo.png"}
+    clip = {"id": "F2", "name": "audio_message.webm", "mimetype": "audio/webm", "size": 900, "mode": "hosted",
+            "subtype": "slack_audio", "url_private": "https://files.slack.com/files-pri/T0HERMES-F2/audio_message.webm"}
     only_files = r.to_incoming(body("Ev1", type="message", subtype="file_share", channel="D1", user="U1", text="",
-                                    ts="13.1", channel_type="im", files=files))
-    assert only_files.text == "" and "I can only read text" in only_files.notice
+                                    ts="13.1", channel_type="im", files=[photo, clip]))
+    assert only_files.text == "" and only_files.notice is None
+    assert [(a.kind, a.mime, a.size, a.filename) for a in only_files.attachments] == \
+        [("image", "image/png", 2048, "photo.png"), ("voice", "audio/webm", 900, "audio_message.webm")]
     captioned = r.to_incoming(body("Ev2", type="message", subtype="file_share", channel="D1", user="U1",
-                                   text="echo: what is this?", ts="13.2", channel_type="im", files=files))
-    assert captioned.text == "echo: what is this?" and captioned.notice is None
+                                   text="echo: what is this?", ts="13.2", channel_type="im", files=[photo]))
+    assert captioned.text == "echo: what is this?" and [a.filename for a in captioned.attachments] == ["photo.png"]
+
+
+def test_files_with_nothing_to_download_are_left_out_and_alone_get_the_notice():
+    r = reader()
+    gone = [{"id": "F1", "mode": "tombstone"}, {"id": "F2", "name": "old.png", "mode": "hidden_by_limit"},
+            {"id": "F3", "name": "Plan", "mode": "external", "url_private": "https://docs.google.com/document/d/x"},
+            {"id": "F4", "mode": "file_access", "file_access": "check_file_info"}]
+    alone = r.to_incoming(body("Ev1", type="message", subtype="file_share", channel="D1", user="U1", text="",
+                               ts="14.1", channel_type="im", files=gone))
+    assert alone.attachments == () and alone.text == "" and "can't open that file" in alone.notice
+    with_words = r.to_incoming(body("Ev2", type="message", subtype="file_share", channel="D1", user="U1",
+                                    text="see the plan", ts="14.2", channel_type="im", files=gone))
+    assert with_words.attachments == () and with_words.notice is None and with_words.text == "see the plan"

@@ -249,13 +249,13 @@ async def test_a_long_reply_in_a_channel_thread_is_exact_once_natively(api):
     assert not api.violations
 
 
-async def test_a_file_without_words_is_answered_with_a_notice_in_its_thread(api):
+async def test_a_deleted_file_without_words_is_answered_with_a_notice_in_its_thread(api):
     async with gateway(api):
         await api.wait_connected()
         api.channel("D0FILE", "im")
         await api.push_event({"type": "message", "subtype": "file_share", "channel": "D0FILE", "user": "U0ALICE",
                               "text": "", "ts": "1800000999.000001", "channel_type": "im",
-                              "files": [{"id": "F0PHOTO", "name": "photo.png"}]})
+                              "files": [{"id": "F0PHOTO", "mode": "tombstone"}]})
         await eventually(lambda: api.screen("D0FILE", "1800000999.000001") != [], lambda: api.screen("D0FILE"))
     [notice] = api.screen("D0FILE", "1800000999.000001")
-    assert "I can only read text" in notice
+    assert "can't open that file" in notice

@@ -27,6 +27,7 @@ from hermes_gateway import (ConfigError, DeliveryError, Incoming, Media, Message
                             PlatformContext, RateLimited, Stream, split_markdown, utf16_length)
 
 from . import drafts, media as attachments
+from .inbound_media import FileDownloads
 from .errors import is_gone, is_not_modified, is_too_long, message_vanished, translate
 from .measure import keep_whole_ranges
 from .polling import Poller
@@ -57,6 +58,9 @@ class TelegramClient(PlatformClient):
         #: Seconds one upload may take (on_media); tests shorten it to meet a timeout quickly.
         self.upload_timeout = attachments.UPLOAD_TIMEOUT
         self._bot: Any = None
+        self._http: Any = None
+        #: The files people send, as attachments downloaded on the core's demand (:mod:`.inbound_media`).
+        self.files = FileDownloads(lambda: self.bot, self._file_session)
         self._poller: Poller | None = None
         #: Groups that became supergroups: old chat id -> new chat id (Telegram's ChatMigrated).
         self.migrated: dict[str, str] = {}
@@ -64,7 +68,8 @@ class TelegramClient(PlatformClient):
             from .webhook import PATH, make_handler
 
             context.add_route("POST", PATH, make_handler(lambda: settings.webhook_secret, lambda: self.bot,
-                                                         self._receive, lambda: self.context.accepting))
+                                                         self._receive, lambda: self.context.accepting,
+                                                         self.files.attachments))
 
     # ---------------------------------------------------------------- the bot
 
@@ -77,8 +82,18 @@ class TelegramClient(PlatformClient):
             except ImportError:
                 raise DeliveryError("telegram needs python-telegram-bot: pip install hermes-telegram",
                                     retryable=False) from None
-            self._bot = Bot(self.settings.token, base_url=self.settings.base_url)
+            self._bot = Bot(self.settings.token, base_url=self.settings.base_url,
+                            base_file_url=self.settings.file_url)
         return self._bot
+
+    def _file_session(self) -> Any:
+        """The aiohttp session files are downloaded with (PTB's would read each file whole into memory)."""
+        if self._http is None or self._http.closed:
+            import aiohttp
+
+            # no total timeout: a 20 MB file on a slow link may take minutes; a stalled one ends after 60 s
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, connect=10, sock_read=60))
+        return self._http
 
     def _receive(self, incoming: Incoming) -> Any:
         """A received message to the core (looked up per message: the context is the gateway's word)."""
@@ -111,7 +126,8 @@ class TelegramClient(PlatformClient):
             await bot.delete_webhook(drop_pending_updates=False)
         except tg.TelegramError as exc:
             log.warning("telegram: deleteWebhook failed (%s); polling anyway", scrub(f"{type(exc).__name__}: {exc}"))
-        self._poller = Poller(bot, self._receive, poll_timeout=self.settings.poll_timeout)
+        self._poller = Poller(bot, self._receive, poll_timeout=self.settings.poll_timeout,
+                              attach=self.files.attachments)
         self._poller.start()
 
     async def _set_webhook(self, bot: Any, source: str) -> None:
@@ -138,6 +154,9 @@ class TelegramClient(PlatformClient):
 
     async def close(self) -> None:
         """Close the bot's connections (after the last reply)."""
+        http, self._http = self._http, None
+        if http is not None and not http.closed:
+            await http.close()
         bot, self._bot = self._bot, None
         if bot is not None:
             try:

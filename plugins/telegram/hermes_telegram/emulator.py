@@ -19,6 +19,10 @@ Tests push user messages with :meth:`BotApiEmulator.push_message`; the bot
 receives them from ``getUpdates``, or, once ``setWebhook`` was called, as
 POSTs to the webhook with the secret header (``getUpdates`` then answers
 409, as on Telegram; :meth:`~BotApiEmulator.deliver_again` redelivers).
+People send files too (:meth:`~BotApiEmulator.push_photo`, ``push_document``,
+``push_voice``, ``push_audio``, ``push_video``): the bot gets them with
+``getFile`` and the file server (:mod:`.emulator_files`), and every lookup
+and download is logged in :attr:`~BotApiEmulator.files`.
 
 Formatting is checked as Telegram checks it: ``entities`` must lie inside
 the text (UTF-16) and not split a character, or the call is a 400; each
@@ -44,6 +48,7 @@ from aiohttp import web
 from hermes_gateway import RateBudget
 from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
 
+from .emulator_files import FileStore
 from .emulator_media import MAX_UPLOAD_BYTES, TOO_LARGE_HTML, UPLOAD_METHODS, UploadRules, read_files
 
 MAX_TEXT_UNITS = 4096
@@ -184,6 +189,8 @@ class BotApiEmulator:
         self._delivered: dict[int, dict[str, Any]] = {}
         #: sendPhoto/sendDocument/sendVideo/sendAudio (:mod:`.emulator_media`): limits, stalls.
         self.uploads = UploadRules(self)
+        #: Files people send (:mod:`.emulator_files`): getFile, the file server, the download log.
+        self.files = FileStore(token)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -197,6 +204,7 @@ class BotApiEmulator:
     async def start(self) -> str:
         app = web.Application(client_max_size=MAX_UPLOAD_BYTES + 1024 * 1024)  # multipart overhead
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self.files.serve)
         self._runner = await serve_locally(app, shutdown_timeout=0.5)
         self.port = self._runner.addresses[0][1]
         return self.base_url
@@ -238,6 +246,89 @@ class BotApiEmulator:
 
         ``reply_to``: the id of a message in the chat this one replies to (the bot's, or a person's).
         """
+        message = self._person_message(chat_id, text, chat_type=chat_type, thread_id=thread_id, user_id=user_id,
+                                       first_name=first_name, reply_to=reply_to)
+        message["text"] = text
+        entities = _entities_telegram_finds(text)
+        if entities:
+            message["entities"] = entities
+        return await self.push_update({"message": message})
+
+    async def push_photo(self, chat_id: int, data: bytes, *, caption: str = "", **person: Any) -> int:
+        """A person sends a photo (``data``: PNG or JPEG bytes) with a caption; Telegram lists it in two sizes.
+
+        The largest size serves ``data``; a 90-pixel thumbnail (a real JPEG when Pillow is installed) comes first.
+        """
+        from .emulator_media import image_size
+
+        width, height = image_size(data) or (0, 0)
+        sizes = []
+        thumbnail = _thumbnail(data)
+        if thumbnail is not None:
+            stored = self.files.add("photo", thumbnail[0])
+            sizes.append({**self.files.json(stored), "width": thumbnail[1], "height": thumbnail[2]})
+        stored = self.files.add("photo", data)
+        sizes.append({**self.files.json(stored), "width": width, "height": height})
+        return await self.push_content(chat_id, "photo", sizes, caption, person)
+
+    async def push_document(self, chat_id: int, data: bytes | None, *, filename: str = "file.pdf",
+                            mime: str = "application/pdf", size: int | None = None, caption: str = "",
+                            **person: Any) -> int:
+        """A person sends a file. ``data=None`` with ``size``: a file declared that large, never held here."""
+        extension = filename.rsplit(".", 1)[-1] if "." in filename else ""
+        stored = self.files.add("document", data, size=size, extension=extension)
+        return await self.push_content(chat_id, "document", {**self.files.json(stored), "file_name": filename,
+                                                           "mime_type": mime}, caption, person)
+
+    async def push_voice(self, chat_id: int, data: bytes | None = None, *, duration: int = 1,
+                         mime: str = "audio/ogg", **person: Any) -> int:
+        """A person records a voice note (default: half a second of real OGG/Opus silence)."""
+        from .emulator_samples import ogg_opus_silence
+
+        stored = self.files.add("voice", data if data is not None else ogg_opus_silence(0.5))
+        return await self.push_content(chat_id, "voice", {**self.files.json(stored), "duration": duration,
+                                                        "mime_type": mime}, "", person)
+
+    async def push_audio(self, chat_id: int, data: bytes, *, filename: str = "song.mp3", mime: str = "audio/mpeg",
+                         duration: int = 1, caption: str = "", **person: Any) -> int:
+        """A person sends a music file."""
+        stored = self.files.add("audio", data, extension=filename.rsplit(".", 1)[-1])
+        return await self.push_content(chat_id, "audio", {**self.files.json(stored), "duration": duration,
+                                                        "file_name": filename, "mime_type": mime}, caption, person)
+
+    async def push_video(self, chat_id: int, data: bytes, *, filename: str = "clip.mp4", mime: str = "video/mp4",
+                         note: bool = False, caption: str = "", **person: Any) -> int:
+        """A person sends a video, or (``note=True``) records a round video note (no name, no mime type)."""
+        if note:
+            stored = self.files.add("video_note", data)
+            return await self.push_content(chat_id, "video_note", {**self.files.json(stored), "length": 240,
+                                                                 "duration": 1}, "", person)
+        stored = self.files.add("video", data)
+        return await self.push_content(chat_id, "video", {**self.files.json(stored), "width": 320, "height": 240,
+                                                        "duration": 1, "file_name": filename, "mime_type": mime},
+                                     caption, person)
+
+    async def push_content(self, chat_id: int, field: str, value: Any, caption: str = "",
+                           person: dict[str, Any] | None = None) -> int:
+        """A person's message whose content is ``field: value`` as given: a sticker, a location, a file by hand.
+
+        ``person``: :meth:`push_message`'s keywords (``chat_type``, ``user_id`` ...).
+        """
+        person = person or {}
+        shown = f"[{field}]" + (f" {caption}" if caption else "")
+        message = self._person_message(chat_id, shown, **person)
+        message[field] = value
+        if caption:
+            message["caption"] = caption
+            entities = _entities_telegram_finds(caption)
+            if entities:
+                message["caption_entities"] = entities
+        return await self.push_update({"message": message})
+
+    def _person_message(self, chat_id: int, said: str, *, chat_type: str = "private", thread_id: int | None = None,
+                        user_id: int = 1001, first_name: str = "Ada",
+                        reply_to: str | int | None = None) -> dict[str, Any]:
+        """A message from a person, without its content: the chat, the sender, the topic, the reply."""
         chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
         if chat_type == "private":
             chat["first_name"] = first_name
@@ -249,28 +340,25 @@ class BotApiEmulator:
         emulated.kind = chat_type
         message_id = emulated.next_message_id  # one sequence per chat, people's and the bot's messages alike
         emulated.next_message_id += 1
-        emulated.said.append((message_id, text))
+        emulated.said.append((message_id, said))
         message: dict[str, Any] = {
-            "message_id": message_id, "date": int(time.time()), "chat": chat, "text": text,
+            "message_id": message_id, "date": int(time.time()), "chat": chat,
             "from": {"id": user_id, "is_bot": False, "first_name": first_name},
         }
         if thread_id is not None:
             message["message_thread_id"] = thread_id
             message["is_topic_message"] = True
-        entities = _entities_telegram_finds(text)
-        if entities:
-            message["entities"] = entities
         if reply_to is not None:
             bots = {m.id: m for m in emulated.messages}
             if str(reply_to) in bots:
                 message["reply_to_message"] = self._message_json(emulated, bots[str(reply_to)])
             else:
-                said = dict(emulated.said)
+                said_before = dict(emulated.said)
                 message["reply_to_message"] = {
                     "message_id": int(reply_to), "date": int(time.time()), "chat": chat,
-                    "text": said.get(int(reply_to), ""), "from": {"id": user_id, "is_bot": False,
-                                                                  "first_name": first_name}}
-        return await self.push_update({"message": message})
+                    "text": said_before.get(int(reply_to), ""), "from": {"id": user_id, "is_bot": False,
+                                                                         "first_name": first_name}}
+        return message
 
     async def push_update(self, body: dict[str, Any]) -> int:
         """Queue any update object (``message``, ``edited_message``, ``channel_post``...)."""
@@ -366,6 +454,7 @@ class BotApiEmulator:
             "sendchataction": self._send_chat_action, "getupdates": self._get_updates,
             "deletewebhook": self._delete_webhook, "setwebhook": self._set_webhook,
             "getwebhookinfo": self._get_webhook_info, "close": self._true, "logout": self._true,
+            "getfile": self._get_file,
             **({"sendmessagedraft": self._send_message_draft} if self.supports_drafts else {}),
         }.get(method.lower())
         if handler is None:
@@ -383,6 +472,9 @@ class BotApiEmulator:
 
     async def _true(self, params: dict[str, Any]) -> Any:
         return True
+
+    async def _get_file(self, params: dict[str, Any]) -> Any:
+        return self.files.get_file(params)
 
     async def _delete_webhook(self, params: dict[str, Any]) -> Any:
         if params.get("drop_pending_updates") in (True, "true", "True"):
@@ -686,6 +778,24 @@ def _chat_id_json(chat_id: str) -> int | str:
         return int(chat_id)
     except ValueError:
         return chat_id
+
+
+def _thumbnail(data: bytes) -> tuple[bytes, int, int] | None:
+    """A 90-pixel JPEG of an image (Telegram's smallest photo size), when Pillow can read it."""
+    try:
+        import io
+
+        from PIL import Image
+    except ImportError:
+        return None
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.thumbnail((90, 90))
+            out = io.BytesIO()
+            image.convert("RGB").save(out, format="JPEG")
+            return out.getvalue(), image.width, image.height
+    except Exception:
+        return None
 
 
 def _error(exc: ApiError) -> web.Response:

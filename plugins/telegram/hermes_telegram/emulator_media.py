@@ -1,4 +1,4 @@
-"""The Bot API emulator's upload methods: ``sendPhoto``, ``sendDocument``, ``sendVideo``, ``sendAudio``.
+"""The Bot API emulator's upload methods: ``sendPhoto``, ``sendDocument``, ``sendVideo``, ``sendAudio``, ``sendVoice``.
 
 Kept apart from :mod:`.emulator` (which owns text, drafts and updates) so
 each stays one job. The rules are Telegram's, as strict as the plugin
@@ -47,6 +47,7 @@ UPLOAD_METHODS: dict[str, tuple[str, str, str]] = {
     "senddocument": ("sendDocument", "document", "document"),
     "sendvideo": ("sendVideo", "video", "video"),
     "sendaudio": ("sendAudio", "audio", "audio"),
+    "sendvoice": ("sendVoice", "voice", "voice"),
 }
 #: The standard Bot API's limits (a local Bot API server allows 2000 MB).
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024

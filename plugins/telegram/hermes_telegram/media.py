@@ -56,12 +56,20 @@ UPLOAD_TIMEOUT = 60.0
 #: What sendVideo / sendAudio take; other videos and sounds go as files.
 VIDEO_MIMES = frozenset({"video/mp4"})
 AUDIO_MIMES = frozenset({"audio/mpeg", "audio/mp3", "audio/mp4", "audio/x-m4a", "audio/m4a", "audio/aac"})
+#: What sendVoice takes: OGG encoded with Opus.
+VOICE_MIMES = frozenset({"audio/ogg", "audio/opus"})
 #: A photo refused as a photo that Telegram takes as a file.
 NOT_A_PHOTO = ("photo_invalid_dimensions", "image_process_failed", "photo_save_file_invalid")
 
 
 def method_for(media: Media) -> str:
-    """The Bot API method that shows ``media`` best: sendPhoto, sendVideo, sendAudio or sendDocument."""
+    """The Bot API method that shows ``media`` best: sendPhoto, sendVideo, sendVoice, sendAudio or sendDocument.
+
+    A voice note (``media.voice``: OGG/Opus the core made of a reply) goes as ``sendVoice``, shown with a
+    play button and a waveform like one a person recorded.
+    """
+    if media.kind == "audio" and media.voice and media.mime in VOICE_MIMES:
+        return "sendVoice"
     if media.kind == "image":
         return "sendPhoto"
     if media.kind == "video" and media.mime in VIDEO_MIMES:
@@ -109,7 +117,8 @@ async def _call(client: "TelegramClient", method: str, chat_id: str, data: bytes
                 thread: int | None, reply: Any, timeout: float) -> Any:
     bot = client.bot
     send_file = {"sendPhoto": (bot.send_photo, "photo"), "sendVideo": (bot.send_video, "video"),
-                 "sendAudio": (bot.send_audio, "audio"), "sendDocument": (bot.send_document, "document")}
+                 "sendAudio": (bot.send_audio, "audio"), "sendVoice": (bot.send_voice, "voice"),
+                 "sendDocument": (bot.send_document, "document")}
     call, field = send_file[method]
     return await call(chat_id, **{field: data}, filename=media.filename, caption=media.caption or None,
                       message_thread_id=thread, reply_parameters=reply,

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from typing import Any, Callable
 
-from hermes_gateway import Incoming
+from hermes_gateway import Attachment, Incoming
 
 from .errors import retry_after_seconds
 from .redaction import scrub
@@ -20,6 +20,8 @@ from .redaction import scrub
 log = logging.getLogger(__name__)
 
 Receive = Callable[[Incoming], Any]
+#: A message's files as the core's attachments (:meth:`.inbound_media.FileDownloads.attachments`).
+Attach = Callable[[Any], tuple[Attachment, ...]]
 
 #: Seconds between polls after a network failure: doubles up to the cap, resets after a success.
 BACKOFF_FIRST = 1.0
@@ -29,9 +31,10 @@ BACKOFF_CAP = 30.0
 class Poller:
     """One long-polling loop for one bot."""
 
-    def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30) -> None:
+    def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30, attach: Attach | None = None) -> None:
         self.bot = bot
         self.receive = receive
+        self.attach = attach
         self.poll_timeout = poll_timeout
         self.offset: int | None = None
         self._acked: int | None = None
@@ -75,7 +78,7 @@ class Poller:
             self._acked = self.offset
             for update in updates:
                 self.offset = update.update_id + 1
-                incoming = to_incoming(update, self.bot)
+                incoming = to_incoming(update, self.bot, self.attach)
                 if incoming is not None:
                     self.receive(incoming)
 
@@ -90,17 +93,26 @@ class Poller:
             log.warning("telegram: could not confirm received updates: %s", scrub(f"{type(exc).__name__}: {exc}"))
 
 
-def to_incoming(update: Any, bot: Any) -> Incoming | None:
-    """A Telegram ``Update`` as the core's ``Incoming``; None for what is not a text message."""
+def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming | None:
+    """A Telegram ``Update`` as the core's ``Incoming``; None for what carries neither text nor a file.
+
+    A photo, document, voice note, audio or video comes with its files as
+    attachments (``attach``; fetched later, only if the core keeps the
+    message) and its caption as the text. Stickers, joins and locations
+    carry nothing to answer.
+    """
     message = update.message
-    if message is None or message.text is None or message.chat is None:
-        return None  # photos, joins, edits: nothing to answer
+    if message is None or message.chat is None:
+        return None
+    attachments = attach(message) if attach is not None and message.text is None else ()
+    if message.text is None and not attachments:
+        return None  # stickers, joins, locations: nothing to answer
     username = _username(bot)
     thread_id = str(message.message_thread_id) if message.is_topic_message and message.message_thread_id else None
     return Incoming(
         platform="telegram",
         chat_id=str(message.chat.id),
-        text=message.text,
+        text=message.text if message.text is not None else (message.caption or ""),
         sender_id=str(message.from_user.id) if message.from_user else None,
         update_id=str(update.update_id),
         message_id=str(message.message_id),
@@ -108,6 +120,7 @@ def to_incoming(update: Any, bot: Any) -> Incoming | None:
         chat_kind=str(getattr(message.chat.type, "value", message.chat.type)),  # PTB's ChatType enum -> "group"
         mentioned=_mentions_bot(message, bot, username),
         bot_name=username,
+        attachments=attachments,
     )
 
 
@@ -127,7 +140,9 @@ def _mentions_bot(message: Any, bot: Any, username: str | None) -> bool:
     if username is None:
         return False
     wanted = "@" + username.lower()
-    for entity, text in message.parse_entities(["mention", "text_mention"]).items():
+    kinds = ["mention", "text_mention"]
+    found = message.parse_entities(kinds) if message.text is not None else message.parse_caption_entities(kinds)
+    for entity, text in found.items():
         if entity.type == "mention" and text.lower() == wanted:
             return True
         if entity.type == "text_mention" and entity.user is not None and entity.user.id == bot_id:

@@ -37,6 +37,8 @@ class TelegramSettings:
 
     token: str = secret(hint=_TOKEN_HINT)           # from @BotFather; in every Bot API URL
     base_url: str = DEFAULT_BASE_URL                # a Bot API server, ending in /bot (the plugin adds the token)
+    base_file_url: str | None = None                # where files people send are downloaded, ending in /file/bot;
+                                                    # default: /file/bot on base_url's host (the Bot API's layout)
     poll_timeout: int = 30                          # seconds one getUpdates long poll may wait
     mode: Literal["polling", "webhook"] = "polling"  # or updates arrive at POST /webhooks/telegram
     webhook_url: str | None = None                  # the public URL Telegram posts to (setWebhook)
@@ -57,6 +59,12 @@ class TelegramSettings:
                                 f"an http(s) URL of a Bot API server ending in /bot, e.g. {DEFAULT_BASE_URL}")
         if token in self.base_url:
             raise SettingsError("base_url", "the server's URL without the token (the plugin adds it)")
+        if self.base_file_url is not None:
+            if not re.match(r"^https?://[^/\s]+", self.base_file_url):
+                raise SettingsError("base_file_url", "an http(s) URL of the Bot API's file server ending in "
+                                                     "/file/bot, e.g. https://api.telegram.org/file/bot")
+            if token in self.base_file_url:
+                raise SettingsError("base_file_url", "the server's URL without the token (the plugin adds it)")
         if not 0 <= self.poll_timeout <= 300:
             raise SettingsError("poll_timeout", "whole seconds from 0 to 300")
         if self.webhook:
@@ -79,6 +87,19 @@ class TelegramSettings:
                                 "1 to 256 characters A-Z, a-z, 0-9, _ or -, "
                                 "e.g. webhook_secret: \"${TELEGRAM_WEBHOOK_SECRET}\" "
                                 "(the value given is not shown: it is a secret)")
+
+    @property
+    def file_url(self) -> str:
+        """Where files are downloaded from (the token follows it): ``base_file_url``, else ``/file/bot`` beside
+        ``base_url`` — ``https://api.telegram.org/bot`` downloads from ``https://api.telegram.org/file/bot``."""
+        if self.base_file_url is not None:
+            return self.base_file_url
+        base = self.base_url.rstrip("/")
+        if base.endswith("/bot"):
+            return base[: -len("/bot")] + "/file/bot"
+        match = re.match(r"^https?://[^/\s]+", base)
+        assert match is not None  # checked in __post_init__
+        return match.group(0) + "/file/bot"
 
     @property
     def webhook(self) -> bool:

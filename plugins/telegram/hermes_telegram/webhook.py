@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from .polling import to_incoming
+from .polling import Attach, to_incoming
 from .redaction import scrub
 
 log = logging.getLogger(__name__)
@@ -32,12 +32,13 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
 def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any], receive: Callable[[Any], Any],
-                 accepting: Callable[[], bool]) -> Callable[[web.Request], Any]:
+                 accepting: Callable[[], bool], attach: Attach | None = None) -> Callable[[web.Request], Any]:
     """The aiohttp handler, mounted by the client (``PlatformContext.add_route``).
 
     ``secret``/``bot`` are read per request (the bot is built on first use);
     ``receive``/``accepting`` are the context's: hand over a message, and
-    whether the gateway still takes messages.
+    whether the gateway still takes messages; ``attach`` turns a message's
+    files into attachments (as for polling).
     """
 
     async def receive_update(request: web.Request) -> web.Response:
@@ -55,7 +56,7 @@ def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any], recei
 
             the_bot = bot()
             update = Update.de_json(data, the_bot)
-            incoming = to_incoming(update, the_bot)
+            incoming = to_incoming(update, the_bot, attach)
         except Exception as exc:  # a malformed body: say so once, never 5xx
             log.warning("telegram webhook: ignored a body that is not an update (%s)",
                         scrub(f"{type(exc).__name__}: {exc}")[:200])

@@ -258,3 +258,31 @@ def test_a_timeout_while_writing_the_upload_did_not_land_but_one_while_waiting_m
     too_large = tg.NetworkError("Request Entity Too Large (413). Parsing the server response b'<html>' failed")
     assert not _upload_error(too_large, "sendDocument").retryable
     assert _upload_error(tg.NetworkError("Bad Gateway"), "sendDocument") is None, "a 502 stays retryable"
+
+
+# -- voice replies: voice.reply sends the final text as a voice note (sendVoice) -------------------------------
+
+async def test_a_voice_reply_arrives_as_a_voice_note_that_decodes(api, tmp_path):
+    """``voice.reply: always``: the text streams as usual, then a voice note (OGG/Opus, sendVoice) follows it."""
+    av = pytest.importorskip("av", reason="PyAV decodes the voice note")
+
+    data = {**config(api.base_url), "media": {"directory": str(tmp_path / "media")}, "voice": {"reply": "always"}}
+    try:
+        gateway = TestGateway(data, plugin, limits=FAST_LIMITS, shutdown_grace=0.5)
+    except Exception as exc:  # no built-in speech engine on this machine and no endpoint: a config error
+        pytest.skip(f"no speech engine: {exc}")
+    async with gateway:
+        await api.push_message(47, "echo: the kettle is on")
+        await eventually(lambda: len(api.chat(47).uploads) == 1, lambda: api.chat(47).calls, timeout=60)
+    chat = api.chat(47)
+    assert chat.screen[0] == "the kettle is on", "the text comes first, as usual"
+    [voice] = chat.uploads
+    assert voice.kind == "voice" and voice.mime in ("audio/ogg", "audio/opus"), voice
+    assert [c.method for c in chat.calls if c.method.startswith("send")][-1] == "sendVoice"
+    import io
+
+    with av.open(io.BytesIO(voice.data)) as container:
+        stream = container.streams.audio[0]
+        assert stream.codec_context.name == "opus"
+        samples = sum(frame.samples for frame in container.decode(stream))
+    assert samples > 4800, "a voice note with sound in it, not an empty file"

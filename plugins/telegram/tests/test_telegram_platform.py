@@ -44,12 +44,25 @@ def test_settings_from_a_full_section():
     assert not hasattr(settings, "allowed_chats")
 
 
+@pytest.mark.parametrize("extra, file_url", [
+    ({}, "https://api.telegram.org/file/bot"),                                        # the Bot API's layout
+    ({"base_url": "http://127.0.0.1:8081/bot"}, "http://127.0.0.1:8081/file/bot"),    # a local server: same host
+    ({"base_url": "http://127.0.0.1:8081/api"}, "http://127.0.0.1:8081/file/bot"),
+    ({"base_file_url": "https://files.example.com/file/bot"}, "https://files.example.com/file/bot"),
+])
+def test_files_are_downloaded_beside_base_url_unless_base_file_url_says_otherwise(extra, file_url):
+    assert settings_from({"token": TOKEN, **extra}).file_url == file_url
+
+
 @pytest.mark.parametrize("section, key, words", [
     ({}, "token", "@BotFather"),
     ({"token": ""}, "token", "@BotFather"),
     ({"token": "hunter2hunter2"}, "token", "not shown"),
     ({"token": 12345678}, "token", "not shown"),
     ({"token": TOKEN, "base_url": f"https://api.telegram.org/bot{TOKEN}"}, "base_url", "without the token"),
+    ({"token": TOKEN, "base_file_url": f"https://api.telegram.org/file/bot{TOKEN}"}, "base_file_url",
+     "without the token"),
+    ({"token": TOKEN, "base_file_url": "files.example.com"}, "base_file_url", "/file/bot"),
     ({"token": TOKEN, "poll_timeout": 1000}, "poll_timeout", "0 to 300"),
     ({"token": TOKEN, "poll_timeout": "30"}, "poll_timeout", "a whole number"),
     ({"token": TOKEN, "tokn": "x"}, "tokn", "unknown key"),

@@ -23,7 +23,10 @@ The other half of Meta is the webhook: :meth:`text_message`,
 :meth:`signed` signs them with the app secret as Meta does, and
 :meth:`deliver` POSTs them to the gateway. With :meth:`send_statuses_to`
 the emulator also reports ``sent``/``delivered`` for every message the bot
-sends, as Meta does.
+sends, as Meta does. A :meth:`media_message` carries a real file (a photo,
+a PDF, an OGG/Opus voice note, or one declared too large and never held),
+which the plugin looks up and downloads with its token
+(:mod:`.emulator_files`); every lookup and download is logged in :attr:`files`.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from aiohttp import web
 from hermes_gateway import RateBudget
 from hermes_gateway.testing import serve_locally
 
+from .emulator_files import DOWNLOAD_PATH, MediaStore
+from .emulator_samples import ogg_opus_silence
 from .errors import PAIR_RATE, THROUGHPUT, TOKEN_INVALID, UNDELIVERABLE, UNKNOWN_OBJECT, WINDOW_CLOSED
 from .media import NATIVE, UPLOADABLE
 from .webhook import SIGNATURE_HEADER, signature
@@ -53,6 +58,17 @@ MEDIA_TYPE_LIMITS = {"image": 5 * 1024 * 1024, "video": 16 * 1024 * 1024, "audio
                      "document": 100 * 1024 * 1024}
 MAX_UPLOAD_BYTES = max(MEDIA_TYPE_LIMITS.values())
 MEDIA_TYPES = tuple(MEDIA_TYPE_LIMITS)
+#: A 1x1 PNG: the default picture a user sends.
+PNG_1x1 = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+                        "0000000b49444154789c6360000200000500017a5eab3f0000000049454e44ae426082")
+#: What a user sends of each media type unless a test gives the bytes: (mime type, bytes or a maker).
+SAMPLE_FILES: dict[str, tuple[str, Any]] = {
+    "image": ("image/png", PNG_1x1),
+    "audio": ("audio/ogg; codecs=opus", ogg_opus_silence),
+    "video": ("video/mp4", b"\0\0\0\x18ftypmp42\0\0\0\0mp42isom"),
+    "document": ("application/pdf", b"%PDF-1.4\n% a one-line document\n%%EOF\n"),
+    "sticker": ("image/webp", b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0\x2f\0\0\0\x10\x07\x10\x11\x11\x88\x88\xfe\x07\0"),
+}
 #: After a pair rate limit, a send to the same user sooner than this is recorded as a violation.
 PAIR_PENALTY = 4.0
 
@@ -171,6 +187,8 @@ class GraphApiEmulator:
         self.deliveries: list[tuple[int, bytes]] = []   # webhook POSTs made by deliver(): (status, body)
         self._any_call_errors: list[GraphError] = []
         self.media: dict[str, UploadedMedia] = {}      # uploads by media id
+        #: Files users send (:mod:`.emulator_files`): the lookup, the media server, the download log.
+        self.files = MediaStore(access_token)
         self._upload_errors: list[GraphError] = []
         self.upload_attempts = 0                        # POSTs to /media, answered or not
         self._ids = itertools.count(1)
@@ -191,11 +209,13 @@ class GraphApiEmulator:
 
     async def start(self) -> str:
         app = web.Application()
+        app.router.add_get(DOWNLOAD_PATH, self.files.serve)
         app.router.add_route("*", "/{version}/{object_id}/messages", self._messages)
         app.router.add_route("*", "/{version}/{object_id}/media", self._upload)
         app.router.add_route("*", "/{version}/{object_id}", self._lookup)
         self._runner = await serve_locally(app, shutdown_timeout=0.5)
         self.port = self._runner.addresses[0][1]
+        self.files.base = f"http://127.0.0.1:{self.port}"
         return self.base_url
 
     async def stop(self) -> None:
@@ -296,16 +316,32 @@ class GraphApiEmulator:
         return self._payload(sender, {"from": sender, "id": wamid, "timestamp": str(int(time.time())),
                                       "type": "text", "text": {"body": text}}, name)
 
-    def media_message(self, sender: str, kind: str = "image", *, wamid: str | None = None,
-                      name: str = "Ada") -> dict[str, Any]:
-        """A message without text: ``image``, ``audio`` (a voice note), ``sticker``, ``location``..."""
+    def media_message(self, sender: str, kind: str = "image", data: bytes | None = None, *, mime: str | None = None,
+                      caption: str | None = None, filename: str | None = None, voice: bool = True,
+                      size: int | None = None, wamid: str | None = None, name: str = "Ada") -> dict[str, Any]:
+        """A message that is not text: ``image``, ``audio`` (a voice note unless ``voice=False``), ``video``,
+        ``document``, ``sticker`` (kept as a file users sent, :attr:`files`), ``location``, ``reaction``...
+
+        ``data``: the file's bytes (default: a small real file of the kind — a 1x1 PNG, half a second of
+        OGG/Opus, a one-line PDF); ``size`` instead: a file declared that large, never held here.
+        """
         wamid = wamid or self._wamid()
-        self.user(sender).said.append((wamid, f"<{kind}>"))
+        self.user(sender).said.append((wamid, f"<{kind}>" + (f" {caption}" if caption else "")))
         body: dict[str, Any] = {"from": sender, "id": wamid, "timestamp": str(int(time.time())), "type": kind}
-        if kind in ("image", "audio", "video", "document", "sticker"):
-            body[kind] = {"id": f"media-{wamid}", "mime_type": "application/octet-stream", "sha256": "0" * 64}
+        if kind in SAMPLE_FILES:
+            sample_mime, sample = SAMPLE_FILES[kind]
+            if data is None and size is None:
+                data = sample() if callable(sample) else sample
+            stored = self.files.add(data, mime or sample_mime, size=size)
+            body[kind] = {"id": stored.media_id, "mime_type": stored.mime, "sha256": stored.sha256}
             if kind == "audio":
-                body[kind]["voice"] = True
+                body[kind]["voice"] = voice
+            if kind == "sticker":
+                body[kind]["animated"] = False
+            if caption is not None and kind in ("image", "video", "document"):
+                body[kind]["caption"] = caption
+            if kind == "document":
+                body[kind]["filename"] = filename or "file.pdf"
         elif kind == "location":
             body[kind] = {"latitude": 52.52, "longitude": 13.405}
         elif kind == "reaction":
@@ -369,6 +405,10 @@ class GraphApiEmulator:
     async def _lookup(self, request: web.Request) -> web.Response:
         error = self._check_auth(request)
         path = request.path
+        if error is None and request.method == "GET" and request.match_info["object_id"] in self.files.files:
+            answer = self.files.lookup(request.match_info["object_id"])
+            self.calls.append(GraphCall(time.monotonic(), request.method, path, None, 200, "media lookup"))
+            return web.json_response(answer)
         if error is None and request.match_info["object_id"] != self.phone_number_id:
             error = GraphError(UNKNOWN_OBJECT, 400, f"Unsupported get request. Object with ID "
                                                     f"'{request.match_info['object_id']}' does not exist")

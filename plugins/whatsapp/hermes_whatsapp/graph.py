@@ -1,5 +1,5 @@
 """The Graph API calls the plugin makes, over aiohttp: send a text or a media message, upload media, show
-typing, look up the number.
+typing, look up the number, look up and download a file a user sent.
 
 One ``aiohttp.ClientSession`` per plugin, opened on first use on the running
 loop and closed at shutdown. The token goes only into the ``Authorization``
@@ -20,6 +20,10 @@ from hermes_gateway import DeliveryError
 from .errors import GraphError, PairBackoff, translate
 from .redaction import scrub
 from .settings import WhatsAppSettings
+
+
+#: Seconds a download may go without a byte before it is given up.
+DOWNLOAD_STALL = 60.0
 
 
 class GraphClient:
@@ -117,6 +121,16 @@ class GraphClient:
         """``GET /{phone_number_id}``: checks the token and the id at start-up."""
         url = f"{self.settings.api_base_url}/{self.settings.phone_number_id}"
         return await self._request("GET", url, None, "phone number lookup", "")
+
+    async def media_info(self, media_id: str) -> dict[str, Any]:
+        """``GET /{media-id}``: ``{url, mime_type, sha256, file_size, id}`` of a file a user sent (url valid 5 min)."""
+        return await self._request("GET", f"{self.settings.api_base_url}/{media_id}", None, "media lookup", "")
+
+    def download(self, url: str) -> Any:
+        """``GET url`` with the token, for ``async with``: the response streams (no total timeout: a 100 MB
+        document may take minutes; a stalled one ends after ``DOWNLOAD_STALL`` seconds without a byte)."""
+        timeout = aiohttp.ClientTimeout(total=None, connect=min(10.0, self.settings.timeout), sock_read=DOWNLOAD_STALL)
+        return self._http().get(url, timeout=timeout)
 
     async def _post(self, payload: dict[str, Any], what: str, to: str) -> dict[str, Any]:
         return await self._request("POST", self.messages_url, payload, what, to)

@@ -1,4 +1,7 @@
-"""The answer to a message the model cannot read (a photo, a voice note, a sticker).
+"""The answer to a message the model cannot use (a location, a contact card, a type WhatsApp calls unsupported).
+
+Photos, documents, voice notes, audio, video and stickers are not among
+them: they reach the core as attachments (:mod:`.inbound_media`).
 
 Silence would leave the person wondering whether the bot is there at all.
 The plugin hands such a message to the core as an ``Incoming`` with no text
@@ -7,4 +10,5 @@ id (Meta redelivers), checked against the access lists, in its place in the
 chat's queue, through the chat's budget.
 """
 
-NOTICE = "Sorry, I can only read text messages. Please type your question."
+NOTICE = ("Sorry, I cannot read this kind of message. Please type your question, or send a photo, a document "
+          "or a voice note.")

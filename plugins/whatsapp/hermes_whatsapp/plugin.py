@@ -33,7 +33,9 @@ from .graph import GraphClient
 from .notices import NOTICE
 from .redaction import scrub
 from .settings import WhatsAppSettings
-from .webhook import NOTICE_TYPES, QUIET_TYPES, SIGNATURE_HEADER, Delivery, handshake, parse, verify_signature
+from .inbound_media import MediaDownloads
+from .webhook import (MEDIA_TYPES, NOTICE_TYPES, QUIET_TYPES, SIGNATURE_HEADER, Delivery, handshake, parse,
+                      verify_signature)
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,8 @@ class WhatsAppClient(PlatformClient):
         self.pairs = PairBackoff(first=PAIR_WAIT)
         self.events: Counter[str] = Counter()   # webhook events by kind, also in /metrics
         self._graph: GraphClient | None = None
+        #: The files users send, as attachments downloaded on the core's demand (:mod:`.inbound_media`).
+        self.media = MediaDownloads(lambda: self.graph)
         context.add_route("GET", ROUTE, self._handshake)
         context.add_route("POST", ROUTE, self._webhook)
 
@@ -150,7 +154,11 @@ class WhatsAppClient(PlatformClient):
             if message.kind in TEXT_TYPES:
                 self._count("message_text")
                 self.context.receive(incoming)
-            elif message.kind in NOTICE_TYPES:  # the core answers it with the notice, like any message
+            elif message.kind in MEDIA_TYPES and message.media is not None:  # the caption is the text
+                self._count("message_media")
+                self.context.receive(replace(incoming, attachments=(self.media.attachment(message),)))
+            elif message.kind in NOTICE_TYPES or message.kind in MEDIA_TYPES:  # a media message without its id too
+                # the core answers it with the notice, like any message
                 self._count("message_not_text")
                 self.context.receive(replace(incoming, text="", notice=NOTICE))
             elif message.kind in QUIET_TYPES:

@@ -3,9 +3,10 @@
 Nothing here touches the network or the core: :func:`verify_signature`
 checks ``X-Hub-Signature-256`` against the raw body (before anything parses
 it), :func:`handshake` answers the subscription check, and :func:`parse`
-turns a verified body into what the plugin acts on: text messages, other
-messages (answered with a notice), statuses, and the problems found (for one
-log line). A malformed payload is never an exception: Meta would retry a
+turns a verified body into what the plugin acts on: text messages, media
+messages (a photo, a document, a voice note...: their media id, type and
+caption), other messages (answered with a notice), statuses, and the
+problems found (for one log line). A malformed payload is never an exception: Meta would retry a
 5xx for days.
 """
 
@@ -18,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
-#: Message types that carry no text for the model: answered with a short notice rather than silence.
-NOTICE_TYPES = frozenset({"image", "audio", "voice", "video", "document", "sticker", "location", "contacts",
-                          "unsupported", "order"})
+#: Message types that carry a file (a media id to download), handed to the core as an attachment.
+MEDIA_TYPES = frozenset({"image", "audio", "video", "document", "sticker"})
+#: Message types that carry nothing the model can use: answered with a short notice rather than silence.
+NOTICE_TYPES = frozenset({"location", "contacts", "unsupported", "order"})
 #: Message types that need no answer at all (a reaction, a changed number, a deleted message).
 QUIET_TYPES = frozenset({"reaction", "system", "request_welcome", "ephemeral", "revoked"})
 
@@ -50,14 +52,26 @@ def handshake(query: Mapping[str, str], verify_token: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class MediaRef:
+    """The file a media message carries, as the webhook describes it (the bytes are fetched by id, later)."""
+
+    media_id: str
+    mime: str | None = None
+    sha256: str | None = None   # hex or base64, as Meta sends it: the downloaded bytes are checked against it
+    filename: str | None = None  # documents only
+    voice: bool = False          # an audio message recorded as a voice note
+
+
+@dataclass(frozen=True)
 class Message:
     """One message a user sent to our number."""
 
     wamid: str
     sender: str                 # the user's wa_id: where the reply goes
     kind: str                   # "text", "image", ...
-    text: str = ""              # the text, for text-like messages
+    text: str = ""              # the text, for text-like messages; the caption of a photo, video or document
     name: str | None = None     # the user's profile name, if Meta sent it
+    media: MediaRef | None = None  # the file of an image/audio/video/document/sticker message
 
 
 #: The statuses Meta documents; any other is counted as "other" (one metric each, not one per odd value).
@@ -141,7 +155,28 @@ def _message(raw: Any, names: dict[str, str], found: Delivery) -> Message | None
     if kind in ("text", "button", "interactive") and text is None:
         found.problems.append(f"a {kind} message without its text")
         return None
-    return Message(wamid=wamid, sender=sender, kind=kind, text=text or "", name=names.get(sender))
+    media = None
+    if kind in MEDIA_TYPES:
+        media = _media_of(raw.get(kind))
+        if media is None:  # still answered (with the notice): the person sent something
+            found.problems.append(f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} message without its media id")
+        caption = _get(raw.get(kind), "caption")
+        text = caption if isinstance(caption, str) else ""
+    return Message(wamid=wamid, sender=sender, kind=kind, text=text or "", name=names.get(sender), media=media)
+
+
+def _media_of(body: Any) -> MediaRef | None:
+    """``{"id", "mime_type", "sha256", "filename"?, "voice"?}`` of a media message; None without an id."""
+    media_id = _get(body, "id")
+    if not isinstance(media_id, str) or not media_id.strip():
+        return None
+
+    def text(key: str) -> str | None:
+        value = _get(body, key)
+        return value[:200] if isinstance(value, str) and value else None
+
+    return MediaRef(media_id.strip()[:200], mime=text("mime_type"), sha256=text("sha256"), filename=text("filename"),
+                    voice=_get(body, "voice") is True)
 
 
 def _text_of(raw: dict[str, Any], kind: str) -> str | None:

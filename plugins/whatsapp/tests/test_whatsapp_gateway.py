@@ -210,16 +210,18 @@ async def test_statuses_are_counted_in_metrics_and_never_answered(meta, caplog):
     assert reply in line and "131047" in line
 
 
-async def test_an_image_gets_a_short_text_answer_once(meta):
+async def test_a_location_gets_a_short_text_answer_once(meta):
+    """What carries nothing the model can use (a location, a contact card) is answered with the notice, not silence;
+    photos, documents and voice notes are attachments (test_whatsapp_inbound_media)."""
     gateway = gateway_for(meta)
     async with gateway:
         url = webhook_url(gateway)
-        photo = meta.media_message(USER, "image")
-        assert await meta.deliver(url, photo) == 200
-        assert await meta.deliver(url, photo) == 200  # redelivered
+        pin = meta.media_message(USER, "location")
+        assert await meta.deliver(url, pin) == 200
+        assert await meta.deliver(url, pin) == 200  # redelivered
         assert await meta.deliver(url, meta.media_message(USER, "reaction")) == 200  # a 👍 needs no answer
         await eventually(lambda: meta.screen(USER) == [NOTICE], lambda: meta.calls)
-        assert await meta.deliver(url, meta.media_message(USER, "audio")) == 200
+        assert await meta.deliver(url, meta.media_message(USER, "contacts")) == 200
         await eventually(lambda: meta.screen(USER) == [NOTICE, NOTICE], lambda: meta.calls)
         await asyncio.sleep(0.1)
     assert meta.screen(USER) == [NOTICE, NOTICE]

@@ -11,10 +11,11 @@ import aiohttp
 import pytest
 
 from hermes_gateway import Media
-from hermes_gateway.testing import PlatformRunner, builtin_tool
+from hermes_gateway.testing import PlatformRunner, TestGateway, builtin_tool
 from hermes_whatsapp.errors import PAIR_RATE
 from hermes_whatsapp.media import LIMITS, message_type
-from whatsapp_test_support import FAST, PHONE_ID, TOKEN, USER, eventually, gateway_for, runner_for, webhook_url
+from whatsapp_test_support import (FAST, PHONE_ID, TOKEN, USER, config, eventually, gateway_for, plugin, runner_for,
+                                   webhook_url)
 
 QR_REPLY = "The tool qr_code returned: A QR code for 5 characters of text.\n[image: qr.png attached]"
 PNG = builtin_tool("qr_code").function("hello").media[0].data
@@ -205,3 +206,28 @@ async def test_a_media_message_must_fit_its_type(meta):
     assert status == 200 and body["messages"][0]["id"].startswith("wamid.")
     assert meta.screen(USER) == ["[document: report.pdf] Q3"]
     assert meta.attachments(USER) == [("report.pdf", b"%PDF")]
+
+
+# ---------------------------------------------------------------- voice replies (voice.reply)
+
+async def test_a_voice_reply_arrives_as_an_audio_message_that_decodes(meta, tmp_path):
+    """``voice.reply: always``: the text first, then OGG/Opus as an audio message, which WhatsApp plays as a voice note."""
+    import io
+
+    av = pytest.importorskip("av", reason="PyAV decodes the voice note")
+    data = {**config(meta, timeout=1.0), "voice": {"reply": "always"}, "media": {"directory": str(tmp_path / "media")}}
+    try:
+        gateway = TestGateway(data, plugin, limits={"budgets": FAST}, shutdown_grace=1.0)
+    except Exception as exc:  # no built-in speech engine on this machine and no endpoint: a config error
+        pytest.skip(f"no speech engine: {exc}")
+    async with gateway:
+        assert await meta.deliver(webhook_url(gateway), meta.text_message(USER, "echo: the kettle is on")) == 200
+        await eventually(lambda: any(m.kind == "audio" for m in meta.user(USER).messages), lambda: meta.calls,
+                         timeout=60)
+    messages = meta.user(USER).messages
+    assert messages[0].text == "the kettle is on" and messages[-1].kind == "audio", "the text comes first"
+    [(name, data)] = meta.attachments(USER)
+    with av.open(io.BytesIO(data)) as container:
+        stream = container.streams.audio[0]
+        assert stream.codec_context.name == "opus"
+        assert sum(frame.samples for frame in container.decode(stream)) > 4800

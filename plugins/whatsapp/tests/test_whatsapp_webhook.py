@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_whatsapp.emulator import GraphApiEmulator
-from hermes_whatsapp.webhook import handshake, parse, signature, verify_signature
+from hermes_whatsapp.webhook import MediaRef, handshake, parse, signature, verify_signature
 from whatsapp_test_support import APP_SECRET, PHONE_ID, TOKEN, USER, VERIFY_TOKEN
 
 META = GraphApiEmulator(TOKEN, PHONE_ID, APP_SECRET)  # only its payload builders: not started
@@ -48,6 +48,26 @@ def test_a_text_message_is_read_with_its_sender_and_id():
     [message] = found.messages
     assert (message.sender, message.kind, message.text, message.name) == (USER, "text", "Hallo!", "Grace")
     assert message.wamid.startswith("wamid.") and not found.problems and not found.statuses
+
+
+def test_a_media_message_is_read_with_its_media_id_type_hash_and_caption():
+    payload = META.media_message(USER, "document", b"%PDF-1.4 x", caption="the contract", filename="c.pdf")
+    [message] = parse(encode(payload), PHONE_ID).messages
+    stored = META.files.files[message.media.media_id]
+    assert (message.kind, message.text) == ("document", "the contract")
+    assert message.media == MediaRef(stored.media_id, "application/pdf", stored.sha256, "c.pdf", voice=False)
+    voice = parse(encode(META.media_message(USER, "audio")), PHONE_ID).messages[0]
+    music = parse(encode(META.media_message(USER, "audio", b"ID3", voice=False)), PHONE_ID).messages[0]
+    assert (voice.media.voice, voice.text, music.media.voice) == (True, "", False)
+
+
+def test_a_media_message_without_its_media_id_is_a_problem_but_still_a_message():
+    payload = META.media_message(USER, "image", caption="look")
+    del payload["entry"][0]["changes"][0]["value"]["messages"][0]["image"]["id"]
+    found = parse(encode(payload), PHONE_ID)
+    [message] = found.messages
+    assert (message.kind, message.media, message.text) == ("image", None, "look")
+    assert found.problems == ["an image message without its media id"]
 
 
 def test_buttons_and_list_replies_are_text():

@@ -1,0 +1,115 @@
+"""An image a person sent, made ready for a vision model: downscaled, encoded, a data URL.
+
+Vision models look at a bounded number of pixels anyway (about 1568 px on
+the longest side for the common ones), and a phone photo is 4000 px and
+several MB: sending it whole costs upload time and tokens for nothing. So
+the image is turned upright (its EXIF orientation), scaled down to
+``media.image_max_side`` and re-encoded (JPEG, or PNG when it has
+transparency); one that already fits, in a format every vision API takes,
+is sent as it came. The part is the Chat Completions shape
+(``{"type": "image_url", "image_url": {"url": "data:..."}}``), the same the
+API server passes on; the Responses client turns it into ``input_image``.
+
+Pillow decodes in a thread (:func:`image_part` is blocking: call it with
+``asyncio.to_thread``). A file that is not an image, is truncated, or has
+more pixels than :data:`MAX_PIXELS` (a decompression bomb) raises
+:class:`ImageError` with a reason for the person.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Images with more pixels than this are refused unread (a 20 MB PNG can otherwise decode to gigabytes).
+MAX_PIXELS = 80_000_000
+#: Formats every vision API accepts as they are.
+PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
+JPEG_QUALITY = 85
+
+
+class ImageError(Exception):
+    """The file cannot be shown to the model; the message is the reason the person is told."""
+
+
+@dataclass(frozen=True)
+class PreparedImage:
+    """What the model is sent: ``data`` in ``mime``, ``width`` x ``height`` after downscaling."""
+
+    data: bytes
+    mime: str
+    width: int
+    height: int
+    source_format: str
+
+    @property
+    def data_url(self) -> str:
+        return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
+
+    def part(self) -> dict[str, Any]:
+        """The Chat Completions content part."""
+        return {"type": "image_url", "image_url": {"url": self.data_url, "detail": "auto"}}
+
+    @property
+    def summary(self) -> str:
+        """``JPEG 1568x1176`` (as sent)."""
+        return f"{self.mime.split('/', 1)[1].upper()} {self.width}x{self.height}"
+
+
+def prepare_image(path: str | Path, max_side: int) -> PreparedImage:
+    """Read, orient and downscale the image at ``path`` (blocking)."""
+    try:
+        from PIL import Image, ImageOps, UnidentifiedImageError
+    except ImportError as exc:  # a dependency of the gateway; only a broken install lacks it
+        raise ImageError("images cannot be read here (Pillow is not installed)") from exc
+    try:
+        with Image.open(path) as image:
+            if image.width * image.height > MAX_PIXELS:
+                raise ImageError(f"the image is too large to look at ({image.width}x{image.height} pixels)")
+            source = image.format or "image"
+            fits = max(image.width, image.height) <= max_side
+            turned = _orientation(image) not in (0, 1)
+            if fits and not turned and source in PASS_THROUGH and not getattr(image, "is_animated", False):
+                image.load()  # decoded whole once: a truncated file is refused here, not by the model
+                return PreparedImage(Path(path).read_bytes(), PASS_THROUGH[source], image.width, image.height,
+                                     source)
+            if not fits and source == "JPEG":
+                image.draft(None, (max_side, max_side))  # decode at a fraction of the size: less memory
+            image.load()
+            frame = image
+            if not fits:  # scaled in place first (the decoded pixels are held once), then turned
+                frame.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
+            if turned:
+                frame = ImageOps.exif_transpose(frame)
+            return _encode(frame, source)
+    except ImageError:
+        raise
+    except Image.DecompressionBombError as exc:
+        raise ImageError("the image is too large to look at") from exc
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise ImageError("not an image I can read (corrupt or of an unknown format)") from exc
+
+
+def _orientation(image: Any) -> int:
+    try:
+        return int(image.getexif().get(0x0112, 1))
+    except Exception:
+        return 1
+
+
+def _encode(image: Any, source: str) -> PreparedImage:
+    out = io.BytesIO()
+    has_alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
+    if has_alpha:
+        image = image.convert("RGBA")
+        image.save(out, "PNG", optimize=True)
+        mime = "image/png"
+    else:
+        if image.mode != "RGB":
+            image = image.convert("RGB")
+        image.save(out, "JPEG", quality=JPEG_QUALITY)
+        mime = "image/jpeg"
+    return PreparedImage(out.getvalue(), mime, image.width, image.height, source)

@@ -1,0 +1,108 @@
+"""Before and after one chat turn: the chat's profile and agent; afterwards, its usage recorded.
+
+One agent per distinct profile (model and system prompt), built on first
+use and kept for the gateway's run, so each provider's connections are
+pooled as the default agent's are. The profiles come from the config (a
+finite set), so the cache is bounded by it. The default profile is served
+by the gateway's own shared agent, exactly as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..inbound.incoming import Incoming
+from ..store import ConversationKey, StoreError
+from ..store.outage import report as report_store_failure
+from .overrides import for_incoming
+from .profile import TurnProfile, is_default, resolve, tool_allowed
+
+log = logging.getLogger(__name__)
+
+_CACHE = "_hermes_profile_agents"
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """What :func:`prepare_turn` decided for one turn."""
+
+    profile: TurnProfile
+    agent: Any
+    stream_settings: Any = None  # StreamSettings when an override changes streaming; None: the config's
+    config: Any = None
+
+    def footer(self, end: Any) -> str | None:
+        """``usage.footer``'s line for the turn that ended with ``end``."""
+        from .usage import footer
+
+        return footer(self.config, self.profile.model_name, end.usage)
+
+    async def record_usage(self, gateway: Any, incoming: Incoming, end: Any) -> None:
+        """Keep the turn's usage, per conversation, user and model."""
+        from .usage import record_turn_usage
+
+        await record_turn_usage(gateway, incoming, self.profile.model_name, end.usage)
+
+
+def chat_key(incoming: Incoming) -> ConversationKey:
+    return ConversationKey(incoming.platform, incoming.chat_id, incoming.thread_id)
+
+
+async def chat_choices(gateway: Any, key: ConversationKey) -> dict[str, str]:
+    """The chat's stored choices; with the store down, none (the chat is answered with the config's)."""
+    try:
+        return await gateway.store.chat_settings(key)
+    except StoreError as exc:
+        report_store_failure(gateway.store, log, "chat choices not read", exc)
+        return {}
+
+
+async def profile_for(gateway: Any, incoming: Incoming) -> TurnProfile:
+    config = gateway.config
+    return resolve(config, await chat_choices(gateway, chat_key(incoming)), for_incoming(config, incoming))
+
+
+async def prepare_turn(gateway: Any, incoming: Incoming) -> TurnPlan:
+    """The profile of ``incoming``'s chat, the agent that runs it, and its streaming settings."""
+    profile = await profile_for(gateway, incoming)
+    return TurnPlan(profile, agent_for(gateway, profile), stream_settings(gateway, incoming), gateway.config)
+
+
+def stream_settings(gateway: Any, incoming: Incoming) -> Any:
+    """The chat's streaming settings when an override sets some (``overrides[i].streaming``); else None."""
+    over = for_incoming(gateway.config, incoming)
+    changes = {name.split(".", 1)[1]: value for name, value in over.values.items() if name.startswith("streaming.")}
+    if not changes:
+        return None
+    config = gateway.config
+    platform = gateway.delivery.hooks(incoming.platform).platform
+    base = replace(config.streaming_for(incoming.platform),
+                   typing_interval=max(config.conversation.typing_interval, platform.typing_interval))
+    return replace(base, **changes)
+
+
+def agent_for(gateway: Any, profile: TurnProfile) -> Any:
+    """The gateway's shared agent for the default profile; otherwise one kept per profile."""
+    if is_default(gateway.config, profile):
+        return gateway.agent
+    agents: dict[Any, Any] = gateway.__dict__.setdefault(_CACHE, {})
+    key = (profile.model_name, profile.model, profile.tools_allow, profile.tools_deny)
+    agent = agents.get(key)
+    if agent is None:
+        from ..agent import AIAgent
+
+        tools = [tool for tool in gateway.tools if tool_allowed(profile, tool.name)]
+        agent = agents[key] = AIAgent.from_config(replace(gateway.config, model=profile.model), tools=tools)
+    return agent
+
+
+async def close_agents(gateway: Any) -> None:
+    """Close every per-profile agent's connections (the gateway stops)."""
+    agents = gateway.__dict__.pop(_CACHE, {})
+    for agent in agents.values():
+        try:
+            await agent.aclose()
+        except Exception:
+            log.exception("closing a model's upstream connections failed")
