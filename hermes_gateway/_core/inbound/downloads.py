@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .attachments import Attachment, FetchError
+from ..errors import HermesError
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +140,7 @@ async def download(attachment: Attachment, directory: str | os.PathLike[str], li
                 pass
 
 
-class _TooLarge(Exception):
+class _TooLarge(HermesError):
     pass
 
 
