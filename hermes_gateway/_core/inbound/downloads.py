@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .attachments import Attachment, FetchError
 from ..errors import HermesError
+from .attachments import Attachment, FetchError
 
 log = logging.getLogger(__name__)
 
