@@ -22,6 +22,8 @@ from ..store.base import StoreError
 COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("hermes_gateway._core.cli.chat", "talk to the agent in this terminal (the default)"),
     "ask": ("hermes_gateway._core.cli.ask", "one turn: stream the model's reply into a chat through a platform plugin"),
+    "send": ("hermes_gateway._core.cli.send_cmd", "send text and files into a chat (scripts, alerts; --chat home)"),
+    "schedules": ("hermes_gateway._core.cli.schedules_cmd", "list the configured schedules with their next run"),
     "run": ("hermes_gateway._core.cli.run", "start the gateway: the API server and every enabled platform"),
     "plugins": ("hermes_gateway._core.cli.plugins_cmd", "list plugins and platforms, their origin and limits"),
     "config": ("hermes_gateway._core.cli.config_cmd", "show the effective configuration and where each value came from"),
