@@ -74,3 +74,54 @@ def test_a_missing_file_fails_before_anything_is_sent(tmp_path):
     with pytest.raises(FileUnreadable) as caught:
         read_files([tmp_path / "nope.pdf"])
     assert "nope.pdf" in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    from hermes_gateway.testing.redis import RedisServer
+
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_two_replicas_sharing_redis_send_within_the_chats_budget(redis_server):
+    import asyncio
+
+    redis_server.flush()
+    strict = RateBudget(rate=4.0, burst=1)   # what the platform declares, and enforces to the call
+    platform = ReferencePlatform(budgets={"default": strict})
+    coordination = {"coordination": {"url": redis_server.url}}
+    replicas = [gateway_with(platform, **coordination), gateway_with(platform, **coordination)]
+    for replica in replicas:
+        await replica.start()
+    try:
+        reports = await asyncio.gather(*(send_to_chat(replica, "reference", "team", f"alert {i} from {n}")
+                                         for i in range(4) for n, replica in enumerate(replicas)))
+    finally:
+        for replica in replicas:
+            await replica.stop()
+    chat = platform.chat("team")
+    assert all(r.delivered for r in reports)
+    assert sorted(chat.screen) == sorted(f"alert {i} from {n}" for i in range(4) for n in range(2))
+    assert chat.throttled == 0 and chat.violations == []
+
+
+async def test_alone_the_same_sends_would_meet_429s():
+    """The check above can fail: two replicas with budgets of their own flood the chat."""
+    import asyncio
+
+    strict = RateBudget(rate=4.0, burst=1)
+    platform = ReferencePlatform(budgets={"default": strict})
+    replicas = [gateway_with(platform), gateway_with(platform)]
+    for replica in replicas:
+        await replica.start()
+    try:
+        await asyncio.gather(*(send_to_chat(replica, "reference", "team", f"alert {i} from {n}")
+                               for i in range(4) for n, replica in enumerate(replicas)))
+    finally:
+        for replica in replicas:
+            await replica.stop()
+    assert platform.chat("team").throttled > 0
