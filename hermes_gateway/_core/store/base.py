@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .operator_records import OperatorRecords
+from .outbound_records import OutboundRecords
 
 
 class StoreError(Exception):
@@ -70,7 +71,7 @@ class StoredResponse:
     owner: str | None = None            # which API key made it (a fingerprint, never the key); None = no keys
 
 
-class ConversationStore(OperatorRecords, abc.ABC):
+class ConversationStore(OperatorRecords, OutboundRecords, abc.ABC):
     """Where conversations live. Never blocks the event loop; every write is one transaction."""
 
     @abc.abstractmethod
