@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .inbound.incoming import Incoming
     from .inbound.runtime import InboundRuntime
     from .metrics import GatewayMetrics
+    from .outbound.scheduler import Scheduler
     from .store import ConversationStore
     from .tools import Tool
 
@@ -97,6 +98,7 @@ class Gateway:
         self._coordination: Coordination | None = None
         self._inbound: InboundRuntime | None = None
         self._metrics: GatewayMetrics | None = None
+        self._scheduler: Scheduler | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -157,6 +159,7 @@ class Gateway:
                                      f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)
             log.info("platform %s started", name)
+        self.scheduler.start()  # schedules and reminders (issue 24): only once the platforms send
 
     def enabled_platforms(self) -> list[str]:
         """The registered platforms the config enables, in registration order."""
@@ -209,6 +212,9 @@ class Gateway:
         if not self._started:
             return
         self._started = False
+        if self._scheduler is not None:  # no new occurrences; those being sent get the shutdown grace
+            await self._scheduler.stop(self.shutdown_grace)
+            self._scheduler = None
         for name in reversed(self.started_platforms):  # first no new messages ...
             client = self.clients.get(name)
             if client is None:
@@ -359,6 +365,19 @@ class Gateway:
     @coordination.setter
     def coordination(self, value: "Coordination") -> None:
         self._coordination = value
+
+    @property
+    def scheduler(self) -> "Scheduler":
+        """Schedules and reminders (:mod:`.outbound.scheduler`); built on first use, fresh after a stop."""
+        if self._scheduler is None:
+            from .outbound.scheduler import Scheduler
+
+            self._scheduler = Scheduler(self)
+        return self._scheduler
+
+    @scheduler.setter
+    def scheduler(self, value: "Scheduler") -> None:
+        self._scheduler = value
 
     @property
     def inbound(self) -> "InboundRuntime":
