@@ -159,6 +159,7 @@ class Gateway:
                                      f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)
             log.info("platform %s started", name)
+        self.scheduler.check(self.started_platforms)  # a schedule into a platform that is not running: one line
         self.scheduler.start()  # schedules and reminders (issue 24): only once the platforms send
 
     def enabled_platforms(self) -> list[str]:

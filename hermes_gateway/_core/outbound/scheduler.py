@@ -55,6 +55,18 @@ class Scheduler:
         """Whether there is anything to fire: schedules configured, or reminders on."""
         return bool(self.schedules) or self.reminders
 
+    def check(self, platforms: list[str]) -> None:
+        """Refuse to start with a schedule whose platform is not running, or whose ``home`` chat is unset."""
+        from ..errors import StartError
+        from .home import resolve_chat
+
+        for i, schedule in enumerate(self.schedules):
+            if schedule.platform not in platforms:
+                running = ", ".join(platforms) or "none"
+                raise StartError(f"schedules[{i}].platform: {schedule.platform} is not an enabled platform "
+                                 f"(running: {running}); schedule {schedule.name} could never be delivered")
+            resolve_chat(self.gateway.config, schedule.platform, schedule.chat)
+
     def start(self) -> None:
         if self._task is None and self.needed:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="hermes-scheduler")
