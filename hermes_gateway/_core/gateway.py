@@ -289,7 +289,9 @@ class Gateway:
         if self._tools is None:
             from .tools import collect_tools
 
-            self._tools = collect_tools(self.plugins)
+            from .outbound.reminders import reminder_tools
+
+            self._tools = collect_tools(self.plugins) + reminder_tools(self.config.outbound.reminders)
         return self._tools
 
     @property

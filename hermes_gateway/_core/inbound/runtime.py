@@ -360,7 +360,10 @@ def collect_commands(gateway: Any) -> dict[str, Command]:
     """
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
 
-    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands())}
+    from ..outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders (issue 24)
+
+    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
+                                                      *reminder_commands(gateway.config.outbound.reminders))}
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)
