@@ -18,7 +18,7 @@ from hermes_gateway import RateBudget
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.gateway import Gateway
 from hermes_gateway._core.plugins import make_plugins
-from hermes_gateway._core.store import MemoryStore
+from hermes_gateway._core.store import ConversationKey, MemoryStore
 from hermes_gateway.testing import ReferencePlatform
 
 
@@ -80,3 +80,31 @@ async def test_without_a_shared_claim_the_same_replicas_would_deliver_twice():
     sent, _, _ = await run_two_replicas_with_a_restart(None)
     occurrences = [math.floor(at) for at in sent]
     assert len(occurrences) > len(set(occurrences))
+
+
+async def test_a_reminder_on_two_replicas_sharing_a_database_and_redis_fires_once(redis_server, tmp_path):
+    from hermes_gateway._core.store import SQLiteStore
+
+    redis_server.flush()
+    platform = ReferencePlatform(budgets={"default": RateBudget(rate=20.0, burst=5)})
+    setup = SQLiteStore(tmp_path / "state.db")
+    now = time.time()
+    await setup.add_reminder("reference", "ops", None, "rotate the keys", now + 1.5, 1.0 * 60, now, 5)
+    await setup.add_reminder("reference", "ops", None, "stretch", now + 1.5, None, now, 5)
+    await setup.close()
+
+    def reminders_replica() -> Gateway:
+        config = parse_config({"platforms": {"reference": {"enabled": True}}, "tools": {"reminders": True},
+                               "store": {"path": str(tmp_path / "state.db")},
+                               "coordination": {"url": redis_server.url}}, source="config.yaml", env={})
+        return Gateway(config, make_plugins(builtins=(), load_entry_points=False, extra=[platform]))
+
+    replicas = [reminders_replica(), reminders_replica()]
+    for gateway in replicas:
+        await gateway.start()
+    await asyncio.sleep(3.5)
+    left = await replicas[0].store.reminders(ConversationKey("reference", "ops"))
+    for gateway in replicas:
+        await gateway.stop()
+    assert sorted(platform.chat("ops").screen) == ["⏰ Reminder: rotate the keys", "⏰ Reminder: stretch"]
+    assert [(r.text, r.next_at) for r in left] == [("rotate the keys", pytest.approx(now + 1.5 + 60))]
