@@ -22,3 +22,15 @@ async def test_send_delivers_text_and_a_file_once(api, tmp_path):
     assert texts == ["Latency report"]
     assert api.attachments("C0OPS") == [("chart.txt", b"p99 = 120 ms\n")]
     assert not api.violations and leaked(out + err) == []
+
+
+async def test_send_into_a_thread_stays_in_it(api, tmp_path):
+    api.channel("C0OPS", "channel")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hermes_gateway", "send", "--config", str(write_config(tmp_path, api.base_url)),
+        "--platform", "slack", "--chat", "C0OPS", "--thread", "1700000000.000100", "deploy finished",
+        env=environment(tmp_path), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    assert api.screen("C0OPS", "1700000000.000100") == ["deploy finished"]
+    assert not api.violations
