@@ -125,3 +125,15 @@ async def test_alone_the_same_sends_would_meet_429s():
         for replica in replicas:
             await replica.stop()
     assert platform.chat("team").throttled > 0
+
+
+async def test_files_alone_are_sent_without_an_empty_message(tmp_path):
+    platform = ReferencePlatform(media=MediaLimits())
+    (tmp_path / "a.txt").write_bytes(b"a")
+    media = read_files([tmp_path / "a.txt"])
+    async with gateway_with(platform) as gateway:
+        report = await send_to_chat(gateway, "reference", "f", "", media=media)
+    chat = platform.chat("f")
+    assert delivered_all(report, media) is None
+    assert [m.media.filename for m in chat.messages if m.media] == ["a.txt"]
+    assert [m.text for m in chat.messages if m.media is None] == []
