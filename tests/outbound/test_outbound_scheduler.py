@@ -132,3 +132,26 @@ def test_two_schedulers_sharing_a_store_run_each_occurrence_once():
 
     sent, screen = run_virtual(main())
     assert sent == [10, 20, 30, 40, 50] and screen == ["tick"] * 5
+
+
+async def test_an_occurrence_waits_for_the_reply_being_written_in_its_chat():
+    """Delivered through the chat's lane: never streamed beside a reply, right after it instead."""
+    from hermes_gateway import Incoming
+    from hermes_gateway.testing import TestGateway, eventually
+
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=100.0, burst=20)})
+    calls: list[tuple[str, str]] = []
+    ref.on_call = lambda chat, call: calls.append((call.kind, call.text)) if call.outcome == "ok" else None
+    words = " ".join(f"w{i}" for i in range(60))
+    config = {"model": {"demo": {"tokens_per_second": 25}},
+              "streaming": {"enabled": True, "edit_interval": 0.2, "min_tokens": 2},
+              "platforms": {"reference": {"enabled": True}},
+              "schedules": [{"name": "pulse", "every": "1s", "platform": "reference", "chat": "a", "text": "pulse"}]}
+    async with TestGateway(config, ref) as gw:
+        await gw.receive(Incoming("reference", "a", f"echo: {words}", sender_id="u", update_id="1", message_id="1"))
+        await eventually(lambda: ref.chat("a").screen.count("pulse") >= 1, lambda: ref.chat("a").screen)
+    texts = [text for kind, text in calls if kind in ("send", "edit")]
+    reply = [i for i, text in enumerate(texts) if text.startswith("w0")]
+    between = texts[reply[0]:reply[-1]]
+    assert "pulse" not in between, "a pulse was sent while the reply was being written"
+    assert texts[reply[-1]] == words and reply[-1] - reply[0] >= 2, "the reply streamed"

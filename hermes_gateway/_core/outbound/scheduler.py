@@ -4,7 +4,9 @@ It sleeps until the soonest of: the next occurrence of any schedule, the
 next reminder (read from the store), or ``POLL`` seconds (a reminder another
 replica added, a clock that jumped). At each instant it claims the
 occurrence (:mod:`.claim`) and, if this replica won it, delivers it in a
-task of its own, so a slow agent turn never holds the next occurrence up.
+task of its own, so a slow agent turn never holds the next occurrence up,
+through the chat's lane (:func:`~..inbound.runtime.run_in_lane`): never
+beside a reply being written there, and under the chat's lease with replicas.
 
 At start, each schedule's last recorded run is read: with ``catch_up: once``
 the latest occurrence missed while the gateway was down runs now (once,
@@ -26,6 +28,7 @@ from ..store import StoreError
 from ..store.outage import report as report_store_failure
 from .claim import claim_reminder, claim_schedule
 from .deliver import deliver_reminder, deliver_schedule
+from .home import resolve_chat
 from .settings import Schedule
 from .timing import latest_between, next_after
 
@@ -127,7 +130,9 @@ class Scheduler:
             if at <= now:
                 self.next_run[schedule.name] = next_after(schedule, max(at, now))
                 if await claim_schedule(self.gateway, schedule.name, at):
-                    self._spawn(deliver_schedule(self.gateway, schedule), f"schedule {schedule.name}")
+                    chat = resolve_chat(self.gateway.config, schedule.platform, schedule.chat)
+                    self._spawn(schedule.platform, chat, schedule.thread,
+                                lambda s=schedule: deliver_schedule(self.gateway, s), f"schedule {schedule.name}")
         wake_at = min([now + self.poll, *self.next_run.values()])
         if self.reminders:
             wake_at = min(wake_at, await self._reminders(now))
@@ -147,7 +152,8 @@ class Scheduler:
                     while following <= now:  # down for a while: one firing now, the next in the future
                         following += reminder.every
                 if await claim_reminder(self.gateway, reminder, following):
-                    self._spawn(deliver_reminder(self.gateway, reminder), f"reminder {reminder.id}")
+                    self._spawn(reminder.platform, reminder.chat_id, reminder.thread_id,
+                                lambda r=reminder: deliver_reminder(self.gateway, r), f"reminder {reminder.id}")
             soonest = await store.next_reminder_at()
         except StoreError as exc:
             report_store_failure(store, log, "reminders not read", exc)
@@ -156,16 +162,21 @@ class Scheduler:
             self._tried.clear()
         return now + self.poll if soonest is None or soonest <= now else soonest
 
-    def _spawn(self, delivery: Any, what: str) -> None:
+    def _spawn(self, platform: str, chat: str, thread: str | None, delivery: Callable[[], Any], what: str) -> None:
+        """Deliver in the chat's lane (after a reply being written there; with replicas, under its lease)."""
+        from ..inbound.runtime import run_in_lane
+
         async def run() -> None:
             try:
-                report = await delivery
+                report = await run_in_lane(self.gateway.inbound, platform, chat, thread, delivery)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("%s: delivery failed", what)
                 return
-            if not report.delivered:
+            if report is None:
+                log.warning("%s: not delivered (see the error above)", what)
+            elif not report.delivered:
                 log.warning("%s: not delivered: %s", what, report.error)
 
         task = asyncio.get_running_loop().create_task(run(), name=f"hermes-{what}")
