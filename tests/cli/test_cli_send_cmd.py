@@ -46,3 +46,11 @@ def test_nothing_to_send_and_a_missing_file_are_refused(tmp_path):
     missing = send(tmp_path, "--platform", "reference", "--chat", "1", "--file", str(tmp_path / "nope.pdf"), "x")
     assert missing.returncode == 2
     assert missing.stderr.startswith("hermes-gateway: cannot read ") and "nope.pdf" in missing.stderr
+
+
+def test_an_unreachable_redis_is_one_line(tmp_path):
+    result = send(tmp_path, "--platform", "reference", "--chat", "1", "hi",
+                  config='coordination: {url: "redis://127.0.0.1:1/0"}\n')
+    assert result.returncode == 1
+    assert result.stderr.startswith("hermes-gateway: coordination: cannot reach Redis at 127.0.0.1:1 (")
+    assert len(result.stderr.splitlines()) == 1

@@ -15,7 +15,7 @@ import sys
 from typing import Sequence
 
 from ... import __version__
-from ..errors import ConfigError
+from ..errors import ConfigError, StartError
 from ..store.base import StoreError
 
 #: name -> (module, one-line help). The default command (no arguments) is ``chat``.
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for error in getattr(exc, "all", (exc,)):  # several independent mistakes: one line each
             print(f"hermes-gateway: config error: {error}", file=sys.stderr)
         return 2
-    except StoreError as exc:
+    except (StoreError, StartError) as exc:  # a store, a Redis or a plugin that cannot start: one line
         print(f"hermes-gateway: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
