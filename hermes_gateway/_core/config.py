@@ -33,6 +33,7 @@ import yaml
 
 from .errors import ConfigError
 from .masking import mask_url, url_secrets
+from .mcp.settings import MCP_KEY, McpServerSettings, parse_mcp_servers
 from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
 from .outbound.settings import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
 from .platform import StreamSettings
@@ -43,7 +44,7 @@ TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", *OPERATOR_KEYS, *OUTBOUND_KEYS)
+                  "voice", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -277,6 +278,8 @@ class Config:
     #: ``models``, ``personas``, ``access``, ``commands``: one bot for many people (:mod:`.operator`).
     operator: OperatorSettings = field(default_factory=OperatorSettings)
     voice: VoiceConfig = field(default_factory=VoiceConfig)
+    #: ``mcp_servers``: where tools from MCP servers come from (:mod:`.mcp`).
+    mcp_servers: tuple[McpServerSettings, ...] = ()
     #: ``schedules``, ``tools.reminders``, ``reminders``: the gateway speaking first (:mod:`.outbound`).
     outbound: OutboundSettings = field(default_factory=OutboundSettings)
     source: str = "(defaults)"
@@ -514,6 +517,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     operator = parse_operator_sections(p, data)
     outbound = parse_outbound_sections(p, data)
     voice = p.voice(data.get("voice"))
+    mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -526,7 +530,8 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice, outbound=outbound, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
+                    mcp_servers=mcp_servers, outbound=outbound, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
