@@ -71,6 +71,7 @@ def effective(config: Config, plugins: Any = None) -> dict:
                   "transcription": {**asdict(config.voice.transcription),
                                     "base_url": config.voice.transcription.display_url},
                   "speech": {**asdict(config.voice.speech), "base_url": config.voice.speech.display_url}},
+        "reactions": asdict(config.reactions),
     }
     if config.mcp_servers:
         data["mcp_servers"] = _mcp_servers(config)
