@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 from zoneinfo import ZoneInfo
 
+from ..errors import HermesError
 from ..inbound.commands import Command, CommandContext
 from ..inbound.incoming import Incoming
 from ..store import ConversationKey, StoreError
@@ -41,7 +42,7 @@ PARAMETERS = {
 }
 
 
-class ReminderRefused(ValueError):
+class ReminderRefused(HermesError, ValueError):
     """What the model is told instead of a reminder (a time it cannot read, the chat's limit)."""
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import HermesError
 from ..delivery import DeliveryReport
 from ..media import Media
 
 
-class FileUnreadable(Exception):
+class FileUnreadable(HermesError):
     """A file named for sending cannot be read: one line naming it."""
 
 
