@@ -7,7 +7,8 @@ import pytest
 from hermes_gateway import Attachment, Incoming, MediaLimits
 from hermes_gateway._core.voice import pipeline, transcribe
 from hermes_gateway.testing import ReferencePlatform
-from voice_helpers import AudioServer, Served, gateway_on, voice_note
+from hermes_gateway.testing.audio import AudioApiServer, voice_note
+from voice_helpers import Served, gateway_on
 
 
 def say(gateway, served: Served, text: str = "", update: str = "u1"):
@@ -26,14 +27,14 @@ def test_the_converter_is_registered_for_voice_and_audio():
 async def test_a_voice_note_is_heard_through_the_pipeline_with_the_quote_before_the_reply(tmp_path):
     ref, note = ReferencePlatform("reference", media=MediaLimits()), voice_note(1.0)
     served = Served(note)
-    async with AudioServer() as server:
+    async with AudioApiServer() as server:
         server.hears(note, "add milk eggs and bread to my shopping list")
         voice = {"transcription": {"base_url": server.base_url}, "show_transcript": True}
         async with gateway_on(ref, tmp_path, voice=voice) as gateway:
             await say(gateway, served)
     assert ref.chat("1").screen == ['> 🎤 add milk eggs and bread to my shopping list\n\n'
                                     'I heard: "add milk eggs and bread to my shopping list".']
-    assert served.downloads == 1 and server.uploads[0]["bytes"] == note
+    assert served.downloads == 1 and server.uploads[0].data == note
 
 
 async def test_without_transcription_the_line_leads_the_reply_to_the_caption(tmp_path):
