@@ -8,7 +8,8 @@ from hermes_gateway import Attachment, Incoming, MediaLimits
 from hermes_gateway._core.voice import pipeline, transcribe
 from hermes_gateway.testing import ReferencePlatform
 from hermes_gateway.testing.audio import AudioApiServer, voice_note
-from voice_helpers import Served, gateway_on
+from voice_helpers import Served, gateway_on, reference
+from hermes_gateway._core.store import ConversationKey
 
 
 def say(gateway, served: Served, text: str = "", update: str = "u1"):
@@ -43,3 +44,14 @@ async def test_without_transcription_the_line_leads_the_reply_to_the_caption(tmp
         await say(gateway, Served(voice_note()), text="echo: the caption")
     screen = ref.chat("1").screen
     assert len(screen) == 1 and screen[0].startswith(transcribe.NOT_SET_UP + "\n\n")
+
+
+async def test_a_voice_note_alone_without_transcription_is_one_line_and_no_model_turn(tmp_path, caplog):
+    ref = reference()
+    async with gateway_on(ref, tmp_path) as gateway:
+        with caplog.at_level("WARNING"):
+            await say(gateway, Served(voice_note()))
+        history = await gateway.store.history(ConversationKey("reference", "1", None))
+    assert ref.chat("1").screen == [transcribe.NOT_SET_UP], "the line alone: the model was not asked"
+    assert history == [], "nothing the model said is recorded"
+    assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator's log line"

@@ -54,11 +54,15 @@ class MediaSettings:
 
 @dataclass
 class FileContent:
-    """One file as the model sees it now, as history keeps it, and a line the person is shown before the reply."""
+    """One file as the model sees it now, as history keeps it, and a line the person is shown before the reply.
+
+    ``unused``: the model gets only a stand-in (the file could not be used), so a message of such files and
+    no words has nothing to answer: the person gets the lines, and no model turn runs."""
 
     model: list[dict[str, Any]] = field(default_factory=list)
     stored: list[dict[str, Any]] = field(default_factory=list)
     line: str | None = None
+    unused: bool = False
 
 
 Converter = Callable[[Received, MediaSettings], Awaitable[FileContent]]
@@ -73,7 +77,7 @@ def failed(name: str, kind: str, why: str) -> FileContent:
     word = KIND_WORDS.get(kind, "file")
     named = word if name == word else f"{word}: {name}"
     stand_in = text_part(f"[{named}: the person sent it, but it could not be used: {why}]\n")
-    return FileContent([stand_in], [stand_in], f"📎 {name}: {why}")
+    return FileContent([stand_in], [stand_in], f"📎 {name}: {why}", unused=True)
 
 
 async def image_content(received: Received, settings: MediaSettings) -> FileContent:

@@ -33,7 +33,7 @@ async def voice_content(received: Any, settings: Any) -> Any:
         return FileContent([part], [part], result.quoted() if voice.show_transcript else None)
     word = "voice note" if received.attachment.kind == "voice" else f"audio file {received.name}"
     stand_in = text_part(f"[{word}: the person sent it, but it could not be heard]\n")
-    return FileContent([stand_in], [stand_in], result.line)
+    return FileContent([stand_in], [stand_in], result.line, unused=True)
 
 
 def register() -> bool:
