@@ -11,6 +11,7 @@ the emulator's channel.
 
 from __future__ import annotations
 
+import io
 import logging
 
 import pytest
@@ -66,3 +67,24 @@ async def test_without_transcription_a_voice_message_gets_one_clear_line_and_no_
     assert "voice transcription is not set up" in line and "\n" not in line
     assert after == "and in writing", "nothing of a model turn came between the line and the next reply"
     assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator is told the key"
+
+
+async def test_a_voice_message_is_answered_with_the_text_then_an_audio_file_that_decodes(loose_api, tmp_path):
+    """``voice.reply: when_voice``: the answer as text, then its spoken form attached as an OGG/Opus file."""
+    av = pytest.importorskip("av", reason="PyAV decodes the voice note")
+    api, note = loose_api, voice_note(1.0)
+    dm = api.dm()
+    async with AudioApiServer(transcripts={note.data: WORDS}) as server:
+        async with gateway(api, tmp_path, transcription={"base_url": server.base_url}, reply="when_voice",
+                           speech={"base_url": server.base_url, "voice": "alloy"}):
+            await api.push_message(dm, "", attachments=(note,))
+            await eventually(lambda: len(api.channel(dm).uploads) == 1, lambda: api.channel(dm).calls, timeout=30)
+    reply = f'I heard: "{WORDS}".'
+    assert api.screen(dm)[0] == reply, "the text comes first"
+    assert [r["input"] for r in server.speech_requests] == [reply], "the final text is what is spoken"
+    [spoken] = api.channel(dm).uploads
+    assert spoken.filename.endswith(".ogg")
+    with av.open(io.BytesIO(spoken.data)) as container:
+        stream = container.streams.audio[0]
+        assert stream.codec_context.name == "opus"
+        assert sum(frame.samples for frame in container.decode(stream)) / 48000 > 0.3

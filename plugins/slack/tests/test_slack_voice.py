@@ -10,6 +10,7 @@ answer lands in the clip's thread on the emulator.
 
 from __future__ import annotations
 
+import io
 import logging
 
 import pytest
@@ -64,3 +65,24 @@ async def test_without_transcription_an_audio_clip_gets_one_clear_line_and_no_mo
     assert "voice transcription is not set up" in line and "\n" not in line
     assert after == "and in writing", "nothing of a model turn came between the line and the next reply"
     assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator is told the key"
+
+
+async def test_an_audio_clip_is_answered_with_the_text_then_an_audio_file_that_decodes(api, tmp_path):
+    """``voice.reply: when_voice``: the answer as text in the thread, then its spoken form shared as a file."""
+    av = pytest.importorskip("av", reason="PyAV decodes the voice note")
+    clip = voice_note(1.0)
+    async with AudioApiServer(transcripts={clip.data: WORDS}) as server:
+        async with gateway(api, tmp_path, transcription={"base_url": server.base_url}, reply="when_voice",
+                           speech={"base_url": server.base_url, "voice": "alloy"}):
+            await api.wait_connected()
+            ts = await api.push_message("D0DM", "", files=(clip,), kind="im")
+            await eventually(lambda: api.attachments("D0DM", ts) != [], lambda: api.screen("D0DM"), timeout=30)
+    reply = f'I heard: "{WORDS}".'
+    assert api.screen("D0DM", ts)[0] == reply, "the text comes first"
+    assert [r["input"] for r in server.speech_requests] == [reply], "the final text is what is spoken"
+    [(name, spoken)] = api.attachments("D0DM", ts)
+    assert name.endswith(".ogg")
+    with av.open(io.BytesIO(spoken)) as container:
+        stream = container.streams.audio[0]
+        assert stream.codec_context.name == "opus"
+        assert sum(frame.samples for frame in container.decode(stream)) / 48000 > 0.3

@@ -9,6 +9,7 @@ answer lands on the emulator's chat screen.
 
 from __future__ import annotations
 
+import io
 import logging
 
 import pytest
@@ -61,3 +62,24 @@ async def test_without_transcription_a_voice_note_gets_one_clear_line_and_no_mod
     assert "voice transcription is not set up" in line and "\n" not in line
     assert after == "and in writing", "nothing of a model turn came between the line and the next reply"
     assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator is told the key"
+
+
+async def test_a_voice_note_is_answered_with_the_text_then_a_voice_note_that_decodes(api, tmp_path):
+    """``voice.reply: when_voice``: the answer streams as text, then its spoken form follows through sendVoice."""
+    av = pytest.importorskip("av", reason="PyAV decodes the voice note")
+    note = voice_note(1.0, freq=392.0)
+    async with AudioApiServer(transcripts={note: WORDS}) as server:
+        async with gateway(api, tmp_path, transcription={"base_url": server.base_url}, reply="when_voice",
+                           speech={"base_url": server.base_url, "voice": "alloy"}):
+            await api.push_voice(42, note)
+            await eventually(lambda: len(api.chat(42).uploads) == 1, lambda: api.chat(42).calls, timeout=30)
+    reply = f'I heard: "{WORDS}".'
+    assert api.screen(42)[0] == reply, "the text comes first"
+    assert [r["input"] for r in server.speech_requests] == [reply], "the final text is what is spoken"
+    [spoken] = api.chat(42).uploads
+    assert spoken.kind == "voice" and [c.method for c in api.chat(42).calls if c.method.startswith("send")][-1] \
+        == "sendVoice"
+    with av.open(io.BytesIO(spoken.data)) as container:
+        stream = container.streams.audio[0]
+        assert stream.codec_context.name == "opus"
+        assert sum(frame.samples for frame in container.decode(stream)) / 48000 > 0.3

@@ -10,6 +10,7 @@ answer lands on the user's phone in the emulator.
 
 from __future__ import annotations
 
+import io
 import logging
 
 import pytest
@@ -60,3 +61,23 @@ async def test_without_transcription_a_voice_note_gets_one_clear_line_and_no_mod
     assert "voice transcription is not set up" in line and "\n" not in line
     assert after == "and in writing", "nothing of a model turn came between the line and the next reply"
     assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator is told the key"
+
+
+async def test_a_voice_note_is_answered_with_the_text_then_a_voice_note_that_decodes(meta, tmp_path):
+    """``voice.reply: when_voice``: the answer as text, then its spoken form as an OGG/Opus audio message."""
+    av = pytest.importorskip("av", reason="PyAV decodes the voice note")
+    note = voice_note(1.0, freq=392.0)
+    async with AudioApiServer(transcripts={note: WORDS}) as server:
+        async with gateway(meta, tmp_path, transcription={"base_url": server.base_url}, reply="when_voice",
+                           speech={"base_url": server.base_url, "voice": "alloy"}) as running:
+            assert await meta.deliver(webhook_url(running), meta.media_message(USER, "audio", note)) == 200
+            await eventually(lambda: meta.attachments(USER) != [], lambda: meta.user(USER).calls, timeout=30)
+    reply = f'I heard: "{WORDS}".'
+    messages = meta.user(USER).messages
+    assert messages[0].text == reply and messages[-1].kind == "audio", "the text comes first"
+    assert [r["input"] for r in server.speech_requests] == [reply], "the final text is what is spoken"
+    [(_, spoken)] = meta.attachments(USER)
+    with av.open(io.BytesIO(spoken)) as container:
+        stream = container.streams.audio[0]
+        assert stream.codec_context.name == "opus"
+        assert sum(frame.samples for frame in container.decode(stream)) / 48000 > 0.3
