@@ -110,13 +110,29 @@ UNSUPPORTED = {"voice": "I cannot listen to voice notes here yet", "audio": "I c
                "video": "I cannot watch videos yet"}
 
 
-def register_converter(kind: str, converter: Converter) -> None:
-    """Make files of ``kind`` usable (e.g. ``voice`` → a transcript): the one hook point per kind."""
+#: Asked before a file of its kind is downloaded: content that stands for a file that cannot be used
+#: whatever its bytes (voice with no transcription set up), or None to go on with the download.
+Gate = Callable[[Any, MediaSettings], "FileContent | None"]
+_GATES: dict[str, Gate] = {}
+
+
+def register_converter(kind: str, converter: Converter, gate: Gate | None = None) -> None:
+    """Make files of ``kind`` usable (e.g. ``voice`` → a transcript): the one hook point per kind.
+
+    ``gate``: checked before the download, so a file the converter could never use is not fetched."""
     _CONVERTERS[kind] = converter
+    if gate is None:
+        _GATES.pop(kind, None)
+    else:
+        _GATES[kind] = gate
 
 
 def converter_for(kind: str) -> Converter | None:
     return _CONVERTERS.get(kind)
+
+
+def gate_for(kind: str) -> Gate | None:
+    return _GATES.get(kind)
 
 
 def unsupported(kind: str) -> str:

@@ -53,7 +53,7 @@ async def test_a_voice_message_is_transcribed_and_the_model_answers_its_words(lo
         "Discord shows a line starting with '> ' as a quote, before the reply"
 
 
-async def test_without_transcription_a_voice_message_gets_one_clear_line_and_no_model_turn(loose_api, tmp_path,
+async def test_without_transcription_a_voice_message_gets_one_clear_line_no_model_turn_and_no_download(loose_api, tmp_path,
                                                                                            caplog):
     api = loose_api
     dm = api.dm()
@@ -66,6 +66,7 @@ async def test_without_transcription_a_voice_message_gets_one_clear_line_and_no_
     line, after = api.screen(dm)
     assert "voice transcription is not set up" in line and "\n" not in line
     assert after == "and in writing", "nothing of a model turn came between the line and the next reply"
+    assert api.cdn.downloads == [], "nothing could hear it: never fetched"
     assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator is told the key"
 
 

@@ -53,7 +53,7 @@ async def test_an_audio_clip_is_transcribed_and_the_model_answers_its_words(api,
         "Slack shows a line starting with '> ' as a quote, before the reply"
 
 
-async def test_without_transcription_an_audio_clip_gets_one_clear_line_and_no_model_turn(api, tmp_path, caplog):
+async def test_without_transcription_an_audio_clip_gets_one_clear_line_no_model_turn_and_no_download(api, tmp_path, caplog):
     async with gateway(api, tmp_path):
         await api.wait_connected()
         with caplog.at_level(logging.WARNING):
@@ -64,6 +64,7 @@ async def test_without_transcription_an_audio_clip_gets_one_clear_line_and_no_mo
     line, after = api.screen("D0DM", ts)
     assert "voice transcription is not set up" in line and "\n" not in line
     assert after == "and in writing", "nothing of a model turn came between the line and the next reply"
+    assert api.shared.downloads == [], "nothing could hear it: never fetched"
     assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator is told the key"
 
 

@@ -51,7 +51,7 @@ async def test_a_voice_note_is_transcribed_and_the_model_answers_its_words(api, 
         assert ("blockquote", f"🎤 {WORDS}") in api.chat(42).formatted(0), "the transcript is shown quoted, first"
 
 
-async def test_without_transcription_a_voice_note_gets_one_clear_line_and_no_model_turn(api, tmp_path, caplog):
+async def test_without_transcription_a_voice_note_gets_one_clear_line_no_model_turn_and_no_download(api, tmp_path, caplog):
     async with gateway(api, tmp_path):
         with caplog.at_level(logging.WARNING):
             await api.push_voice(42, voice_note(0.8))
@@ -61,6 +61,7 @@ async def test_without_transcription_a_voice_note_gets_one_clear_line_and_no_mod
     line, after = api.screen(42)
     assert "voice transcription is not set up" in line and "\n" not in line
     assert after == "and in writing", "nothing of a model turn came between the line and the next reply"
+    assert api.files.lookups == [] and api.files.downloads == [], "nothing could hear it: never fetched"
     assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator is told the key"
 
 

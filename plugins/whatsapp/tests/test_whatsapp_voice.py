@@ -50,7 +50,7 @@ async def test_a_voice_note_is_transcribed_and_the_model_answers_its_words(meta,
         "WhatsApp shows a line starting with '> ' as a quote, before the reply"
 
 
-async def test_without_transcription_a_voice_note_gets_one_clear_line_and_no_model_turn(meta, tmp_path, caplog):
+async def test_without_transcription_a_voice_note_gets_one_clear_line_no_model_turn_and_no_download(meta, tmp_path, caplog):
     async with gateway(meta, tmp_path) as running:
         with caplog.at_level(logging.WARNING):
             assert await meta.deliver(webhook_url(running), meta.media_message(USER, "audio", voice_note(0.8))) == 200
@@ -60,6 +60,7 @@ async def test_without_transcription_a_voice_note_gets_one_clear_line_and_no_mod
     line, after = meta.screen(USER)
     assert "voice transcription is not set up" in line and "\n" not in line
     assert after == "and in writing", "nothing of a model turn came between the line and the next reply"
+    assert meta.files.lookups == [] and meta.files.downloads == [], "nothing could hear it: never fetched"
     assert any("voice.transcription" in r.getMessage() for r in caplog.records), "the operator is told the key"
 
 
