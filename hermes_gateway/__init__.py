@@ -12,6 +12,7 @@ from ._core.hookspecs import hookimpl
 from ._core.inbound.commands import Command, CommandContext
 from ._core.inbound.attachments import Attachment, FetchError
 from ._core.inbound.incoming import Incoming
+from ._core.markdown_spans import markdown_keep_whole
 from ._core.media import Media, MediaLimits
 from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings, appended
 from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
@@ -19,6 +20,7 @@ from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_s
 from ._core.platform_context import PlatformClient, PlatformContext
 from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
+from ._core.tables import TableLayout, has_table, layout_table, render_table, rewrite_tables
 from ._core.tools import Tool, ToolResult
 
 __version__ = "0.2.0"
@@ -48,6 +50,7 @@ __all__ = [
     "StreamEvent",
     "StreamReset",
     "StreamSettings",
+    "TableLayout",
     "TextDelta",
     "Tool",
     "ToolCallFinished",
@@ -57,11 +60,16 @@ __all__ = [
     "UsageReport",
     "appended",
     "hookimpl",
+    "has_table",
     "installed_plugins",
+    "layout_table",
     "load_config",
     "make_plugins",
+    "markdown_keep_whole",
     "protect_secret",
     "protect_secret_shape",
+    "render_table",
+    "rewrite_tables",
     "scrub_secrets",
     "secret",
     "setting",

@@ -88,7 +88,10 @@ class Platform:
 
     ``rendered_length(text)``: the length the platform counts for a message
     once the plugin has rendered ``text`` (Markdown markers and link targets
-    removed), in ``length_unit``; it must never exceed the text's own length.
+    removed), in ``length_unit``; it must never exceed the text's own length,
+    except where the plugin lays out a Markdown table (a padded grid,
+    repeated headers: see :func:`hermes_gateway.rewrite_tables`); the core
+    measures any text with a table as rendered.
     The core then fills a message up to the limit of what the platform
     counts, not of the Markdown. It is only called for a text near or past
     the limit (see ``delivery.measure.RenderedMeasure``).

@@ -24,7 +24,7 @@ from typing import Any
 
 from hermes_gateway import ConfigError, DeliveryError, Media, MessageRef, PlatformClient, PlatformContext, Stream
 
-from . import files
+from . import files, formatting
 from .download import Downloads
 from .errors import translate
 from .inbound import EventReader
@@ -108,6 +108,14 @@ class SlackClient(PlatformClient):
         if session is not None and not session.closed:
             await session.close()
 
+    # ---------------------------------------------------------------- status reactions (issue 24)
+
+    async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
+        """``reactions.add`` on the person's message (``message_id`` is its ts; see :mod:`.reactions`)."""
+        from .reactions import add_reaction
+
+        await add_reaction(self.web, chat_id, message_id, emoji)
+
     # ---------------------------------------------------------------- stream methods
 
     def supports_edit(self, stream: Stream) -> bool:
@@ -123,7 +131,7 @@ class SlackClient(PlatformClient):
 
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         try:
-            return await self.outbound.final(stream, message, text)
+            return await self.outbound.final(stream, message, formatting.render(text))  # tables laid out
         except DeliveryError:
             raise
         except Exception as exc:

@@ -23,6 +23,9 @@ Receive = Callable[[Incoming], Any]
 #: A message's files as the core's attachments (:meth:`.inbound_media.FileDownloads.attachments`).
 Attach = Callable[[Any], tuple[Attachment, ...]]
 
+#: The updates the bot asks for: messages, and people's edits of them (the core answers an edited text).
+ALLOWED_UPDATES = ["message", "edited_message"]
+
 #: Seconds between polls after a network failure: doubles up to the cap, resets after a success.
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 30.0
@@ -58,7 +61,7 @@ class Poller:
         while True:
             try:
                 updates = await self.bot.get_updates(offset=self.offset, timeout=self.poll_timeout,
-                                                     allowed_updates=["message"])
+                                                     allowed_updates=ALLOWED_UPDATES)
             except asyncio.CancelledError:
                 raise
             except tg.RetryAfter as exc:
@@ -87,7 +90,7 @@ class Poller:
         if self.offset is None or self.offset == self._acked:
             return
         try:
-            await self.bot.get_updates(offset=self.offset, timeout=0, limit=1, allowed_updates=["message"])
+            await self.bot.get_updates(offset=self.offset, timeout=0, limit=1, allowed_updates=ALLOWED_UPDATES)
             self._acked = self.offset
         except Exception as exc:
             log.warning("telegram: could not confirm received updates: %s", scrub(f"{type(exc).__name__}: {exc}"))
@@ -102,6 +105,9 @@ def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming
     carry nothing to answer.
     """
     message = update.message
+    edited = update.edited_message if message is None else None
+    if edited is not None:  # a person's edit: the same message id, its new text (the core decides what to do)
+        message = edited
     if message is None or message.chat is None:
         return None
     attachments = attach(message) if attach is not None and message.text is None else ()
@@ -121,6 +127,7 @@ def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming
         mentioned=_mentions_bot(message, bot, username),
         bot_name=username,
         attachments=attachments,
+        edit_of=str(message.message_id) if edited is not None else None,
     )
 
 

@@ -25,9 +25,10 @@ from aiohttp import web
 
 import hermes_gateway
 from hermes_gateway import (ConfigError, DeliveryError, Incoming, Media, MessageRef, Platform, PlatformClient,
-                            PlatformContext, RateBudget, Stream)
+                            PlatformContext, RateBudget, Stream, markdown_keep_whole)
 
 from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
+from . import formatting
 from . import media as attachments
 from .graph import GraphClient
 from .notices import NOTICE
@@ -178,6 +179,13 @@ class WhatsAppClient(PlatformClient):
 
     # ---------------------------------------------------------------- stream methods (called by the core)
 
+    async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
+        """Status reactions (issue 24): a reaction message on the user's message; a new one replaces the last.
+
+        WhatsApp reports no edits of the person's messages to a Cloud API number: there are none to handle.
+        """
+        await self.graph.react(chat_id, message_id, emoji)
+
     def supports_edit(self, stream: Stream) -> bool:
         return False  # WhatsApp cannot edit what the business sent: one final send per message
 
@@ -207,6 +215,7 @@ class WhatsAppClient(PlatformClient):
         if message is not None:
             raise DeliveryError("whatsapp cannot edit a message it sent", retryable=False)
         quote = stream.reply_to if not stream.state.get("quoted") else None
+        text = formatting.render(text)  # tables laid out for a phone (the core measured this rendering)
         wamid = await self.graph.send_text(stream.chat_id, text.strip() or text, quote=quote)
         stream.state["quoted"] = True
         return MessageRef(stream.chat_id, wamid, stream.thread_id)
@@ -218,6 +227,7 @@ PLATFORM = Platform(
     budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, typing_interval=TYPING_REFRESH,
     description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
     media=attachments.LIMITS, settings=WhatsAppSettings, client=WhatsAppClient,
+    rendered_length=formatting.rendered_length, keep_whole=markdown_keep_whole,
 )
 
 
