@@ -5,7 +5,7 @@ The public API for plugin authors and embedders. Everything not named in
 """
 
 from ._core.config import Config, load_config
-from ._core.errors import ConfigError, DeliveryError, RateLimited, StartError
+from ._core.errors import ConfigError, DeliveryError, HermesError, RateLimited, StartError
 from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                      UsageReport)
 from ._core.hookspecs import hookimpl
@@ -34,6 +34,7 @@ __all__ = [
     "ConfigError",
     "DeliveryError",
     "FetchError",
+    "HermesError",
     "Incoming",
     "Media",
     "MediaLimits",

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from .errors import ConfigError
+from .errors import ConfigError, HermesError
 from .masking import mask_url, url_secrets
 from .mcp.settings import MCP_KEY, McpServerSettings, parse_mcp_servers
 from .reactions.settings import ReactionSettings, parse_reactions
@@ -411,7 +411,7 @@ def decode_config_bytes(raw: bytes, source: str) -> str:
 MAX_YAML_VALUES = 100_000
 
 
-class _TooManyValues(yaml.YAMLError):
+class _TooManyValues(HermesError, yaml.YAMLError):
     def __init__(self, limit: int) -> None:
         super().__init__(f"more than {limit} values")
         self.limit = limit
@@ -462,7 +462,7 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-class _DuplicateKey(yaml.YAMLError):
+class _DuplicateKey(HermesError, yaml.YAMLError):
     def __init__(self, key: Any, line: int, first_line: int) -> None:
         super().__init__(f"duplicate key {key!r}")
         self.key, self.line, self.first_line = key, line, first_line

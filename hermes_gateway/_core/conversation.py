@@ -25,7 +25,6 @@ from .voice.pipeline import VOICE_KINDS, register as register_voice
 from .voice.reply import follow_with_voice_note
 from .voice.speech import sends_audio, wants_voice_reply
 from .store import ConversationKey, StoreError
-
 from .store.outage import report as report_store_failure
 
 log = logging.getLogger(__name__)

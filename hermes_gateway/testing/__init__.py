@@ -27,7 +27,7 @@ from .audio import AudioApiServer, AudioUpload, voice_note
 from .local import eventually, serve_locally
 from .platforms import PlatformRunner, TestGateway, plugins_for, with_limits
 from .tools import builtin_tool
-from .reference import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
+from .._core.builtin.reference_platform import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
 from .virtual_time import VirtualTimeLoop, run_virtual
 
 __all__ = ["AudioApiServer", "AudioUpload", "Call", "Fault", "PlatformRunner", "ReferenceChat", "ReferencePlatform",

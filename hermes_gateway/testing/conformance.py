@@ -40,7 +40,7 @@ from .._core.delivery.final import MOVED
 from .._core.delivery.hooks import PlatformHooks
 from .._core.delivery.measure import measure_for
 from .._core.delivery.split import reassemble
-from .._core.errors import RateLimited
+from .._core.errors import HermesError, RateLimited
 from .._core.media import Media
 from .._core.platform import MessageRef, Stream, StreamSettings
 from .._core.plugins import implemented_hooks, missing_stream_hook, make_plugins
@@ -48,7 +48,7 @@ from .._core.plugins import implemented_hooks, missing_stream_hook, make_plugins
 Check = Callable[["Harness"], Awaitable[None]]
 
 
-class NotApplicable(Exception):
+class NotApplicable(HermesError):
     """This check does not apply to this platform."""
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Protocol, Sequence
 
-from ..delivery.budget import ChatBudgets
 from ..platform import RateBudget
 
 #: A chat lane's key: (platform, chat id, thread id).
@@ -77,17 +76,18 @@ class ChatLease(Protocol):
 class Coordination:
     """One replica's view of what it shares. The base is one replica alone: nothing is shared.
 
-    ``budgets`` are the in-process token buckets every backend keeps: they pace
-    this replica's own calls (and are all there is while a shared backend is
-    unreachable). ``lease_takeovers`` counts leases taken over from a replica
-    that stopped renewing them (it died): the metrics expose it.
+    The in-process token buckets that pace this replica's own calls (all there
+    is while a shared backend is unreachable) are the delivery core's
+    (:class:`~hermes_gateway._core.delivery.budget.ChatBudgets`); a backend
+    adds only what replicas share. ``lease_takeovers`` counts leases taken
+    over from a replica that stopped renewing them (it died): the metrics
+    expose it.
     """
 
     #: True when another replica may exist: the inbound runtime then asks before it answers.
     shared: bool = False
 
     def __init__(self) -> None:
-        self.budgets = ChatBudgets()
         self.lease_takeovers = 0
         self.dedupe_hits = 0  # updates another replica had already received
         self.on_stop: Callable[[LaneKey, StopKind], None] | None = None

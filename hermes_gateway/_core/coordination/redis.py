@@ -39,6 +39,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..errors import StartError
 from ..platform import RateBudget
 from .base import NO_TICKET, Coordination, Grant, LaneKey, StopKind
 from .outage import Outage
@@ -92,8 +93,6 @@ class RedisCoordination(Coordination):
     # ---------------------------------------------------------------- connecting
 
     async def start(self) -> None:
-        from ..gateway import StartError
-
         if self.client is not None:
             return
         client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,

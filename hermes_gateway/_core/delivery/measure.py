@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from ..plugin_helpers import utf16_length  # public and re-exported; defined once
+from ..length import utf16_length  # public too (hermes_gateway.utf16_length); defined once
 from ..tables import has_table
 
 if TYPE_CHECKING:

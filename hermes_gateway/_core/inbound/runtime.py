@@ -30,15 +30,17 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..conversation import answer_turn, send_text
+from ..coordination.base import NO_TICKET, LaneKey, StopKind
+from ..store import ConversationKey
+from ..store.base import StoreError
+from ..store.outage import report as report_store_failure
 from .access import AccessPolicy
 from ..operator.gate import CHECK as GATE_CHECK, Gate
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
-from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from .dedupe import SeenUpdates
 from .incoming import Incoming
 from .lane import ChatLane, CommandTurn, Item, TextTurn
-from ..store.base import StoreError
-from ..store.outage import report as report_store_failure
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -336,8 +338,6 @@ class InboundRuntime:
     # ---------------------------------------------------------------- answering
 
     async def _answer(self, item: Item) -> Any:
-        from ..conversation import answer_turn, send_text
-
         try:
             if isinstance(item, TextTurn):
                 report = await answer_turn(self.gateway, item.messages, superseded=lambda: item.superseded)
@@ -369,8 +369,6 @@ class InboundRuntime:
         return await command.run(context)
 
     async def new_conversation(self, incoming: Incoming) -> None:
-        from ..store import ConversationKey
-
         await self.gateway.store.new_conversation(ConversationKey(incoming.platform, incoming.chat_id,
                                                                   incoming.thread_id))
 

@@ -20,10 +20,11 @@ import abc
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..errors import HermesError
 from .operator_records import OperatorRecords
 
 
-class StoreError(Exception):
+class StoreError(HermesError):
     """The store cannot be used: always one line that names the file (``main`` prints it as is).
 
     Raised for a locked, unreadable, read-only, corrupt or not-a-database
