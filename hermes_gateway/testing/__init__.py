@@ -22,14 +22,14 @@
   run against your plugin and your emulator of its platform.
 """
 
+from .._core.builtin.reference_platform import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
 from .._core.delivery.split import reassemble
 from .audio import AudioApiServer, AudioUpload, voice_note
 from .local import eventually, serve_locally
 from .platforms import PlatformRunner, TestGateway, plugins_for, with_limits
 from .tools import builtin_tool
-from .._core.builtin.reference_platform import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
 from .virtual_time import VirtualTimeLoop, run_virtual
 
 __all__ = ["AudioApiServer", "AudioUpload", "Call", "Fault", "PlatformRunner", "ReferenceChat", "ReferencePlatform",
-           "ScreenMessage", "SentMedia", "TestGateway", "VirtualTimeLoop", "builtin_tool", "eventually", "plugins_for", "reassemble", "run_virtual",
-           "serve_locally", "voice_note", "with_limits"]
+           "ScreenMessage", "SentMedia", "TestGateway", "VirtualTimeLoop", "builtin_tool", "eventually",
+           "plugins_for", "reassemble", "run_virtual", "serve_locally", "voice_note", "with_limits"]

@@ -73,4 +73,4 @@ async def test_a_failing_server_fails_both_routes():
 
 def test_the_base_url_needs_a_running_server():
     with pytest.raises(RuntimeError, match="async with"):
-        AudioApiServer().base_url
+        _ = AudioApiServer().base_url

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from voice_helpers import Served, gateway_on, reference
 
 from hermes_gateway import Attachment, Incoming, MediaLimits
+from hermes_gateway._core.store import ConversationKey
 from hermes_gateway._core.voice import pipeline, transcribe
 from hermes_gateway.testing import ReferencePlatform
 from hermes_gateway.testing.audio import AudioApiServer, voice_note
-from voice_helpers import Served, gateway_on, reference
-from hermes_gateway._core.store import ConversationKey
 
 
 def say(gateway, served: Served, text: str = "", update: str = "u1"):
@@ -19,9 +18,7 @@ def say(gateway, served: Served, text: str = "", update: str = "u1"):
 
 
 def test_the_converter_is_registered_for_voice_and_audio():
-    from hermes_gateway._core.inbound.file_content import converter_for
-
-    from hermes_gateway._core.inbound.file_content import gate_for
+    from hermes_gateway._core.inbound.file_content import converter_for, gate_for
 
     assert pipeline.register()
     assert converter_for("voice") is pipeline.voice_content is converter_for("audio")

@@ -6,11 +6,12 @@ server speaking OpenAI's ``/v1/audio/speech`` or the built-in eSpeak NG.
 
 from __future__ import annotations
 
+from voice_helpers import Served, gateway_on, reference, said, transcription, voice
+
 from hermes_gateway import MediaLimits
 from hermes_gateway._core.voice import audio
 from hermes_gateway.testing import ReferencePlatform
 from hermes_gateway.testing.audio import AudioApiServer, voice_note
-from voice_helpers import Served, gateway_on, reference, said, transcription, voice
 
 
 async def test_when_voice_a_spoken_message_is_answered_with_text_then_a_voice_note_that_decodes(tmp_path):

@@ -110,9 +110,10 @@ UNSUPPORTED = {"voice": "I cannot listen to voice notes here yet", "audio": "I c
                "video": "I cannot watch videos yet"}
 
 
-#: Asked before a file of its kind is downloaded: content that stands for a file that cannot be used
-#: whatever its bytes (voice with no transcription set up), or None to go on with the download.
-Gate = Callable[[Any, MediaSettings], "FileContent | None"]
+#: Asked before a file of its kind is downloaded, with the attachment and its display name: content that
+#: stands for a file that cannot be used whatever its bytes (voice with no transcription set up), or None
+#: to go on with the download.
+Gate = Callable[[Any, str, MediaSettings], "FileContent | None"]
 _GATES: dict[str, Gate] = {}
 
 

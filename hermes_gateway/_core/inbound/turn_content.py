@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .downloads import Refused, display_name, download
-from .file_content import (FILE_KEY, FileContent, MediaSettings, converter_for, failed, gate_for, text_part,
-                           unsupported)
+from .file_content import FILE_KEY, FileContent, MediaSettings, converter_for, failed, gate_for, text_part, unsupported
 from .incoming import Incoming
 
 IMAGE_KINDS = ("image", "sticker")
@@ -107,7 +106,7 @@ async def _one_file(attachment: Any, settings: MediaSettings, unseen: list[str])
     if converter is None:
         return failed(name, kind, unsupported(kind))
     gate = gate_for(kind)
-    refused = gate(attachment, settings) if gate is not None else None
+    refused = gate(attachment, name, settings) if gate is not None else None
     if refused is not None:  # it could not be used whatever its bytes: not downloaded
         return refused
     limit = settings.limits.get(attachment.kind, settings.limits.get("document", 20 * 1024 * 1024))

@@ -36,14 +36,12 @@ async def voice_content(received: Any, settings: Any) -> Any:
     return _unheard(received.attachment.kind, received.name, result.line)
 
 
-def voice_gate(attachment: Any, settings: Any) -> Any:
+def voice_gate(attachment: Any, name: str, settings: Any) -> Any:
     """Before the download: with no ``voice.transcription`` nothing could hear the file, so it is not fetched."""
     voice = getattr(settings.config, "voice", None)
     if voice is None or voice.transcription.configured:
         return None
-    from ..inbound.downloads import display_name
-
-    return _unheard(attachment.kind, display_name(attachment), not_set_up().line)
+    return _unheard(attachment.kind, name, not_set_up().line)
 
 
 def _unheard(kind: str, name: str, line: str) -> Any:

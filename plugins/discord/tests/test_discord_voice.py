@@ -15,10 +15,10 @@ import io
 import logging
 
 import pytest
-
 from discord_test_support import CURSOR, gateway_config, gateway_for
-from hermes_gateway.testing import AudioApiServer, eventually
+
 from hermes_discord.emulator_files import voice_note
+from hermes_gateway.testing import AudioApiServer, eventually
 
 WORDS = "what is the weather like in lisbon tomorrow"
 
@@ -53,8 +53,7 @@ async def test_a_voice_message_is_transcribed_and_the_model_answers_its_words(lo
         "Discord shows a line starting with '> ' as a quote, before the reply"
 
 
-async def test_without_transcription_a_voice_message_gets_one_clear_line_no_model_turn_and_no_download(loose_api, tmp_path,
-                                                                                           caplog):
+async def test_without_transcription_a_voice_message_is_one_line_no_turn_no_download(loose_api, tmp_path, caplog):
     api = loose_api
     dm = api.dm()
     async with gateway(api, tmp_path):

@@ -14,11 +14,11 @@ import io
 import logging
 
 import pytest
+from slack_test_support import LIMITS, config
 
 from hermes_gateway.testing import AudioApiServer, TestGateway, eventually
 from hermes_slack import plugin
 from hermes_slack.emulator_files import voice_note
-from slack_test_support import LIMITS, config
 
 WORDS = "move my three o clock meeting to thursday"
 
@@ -53,7 +53,7 @@ async def test_an_audio_clip_is_transcribed_and_the_model_answers_its_words(api,
         "Slack shows a line starting with '> ' as a quote, before the reply"
 
 
-async def test_without_transcription_an_audio_clip_gets_one_clear_line_no_model_turn_and_no_download(api, tmp_path, caplog):
+async def test_without_transcription_an_audio_clip_is_one_line_no_turn_no_download(api, tmp_path, caplog):
     async with gateway(api, tmp_path):
         await api.wait_connected()
         with caplog.at_level(logging.WARNING):

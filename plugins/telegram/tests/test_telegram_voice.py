@@ -13,10 +13,10 @@ import io
 import logging
 
 import pytest
+from telegram_test_support import FAST_LIMITS, config
 
 from hermes_gateway.testing import AudioApiServer, TestGateway, eventually, voice_note
 from hermes_telegram import plugin
-from telegram_test_support import FAST_LIMITS, config
 
 WORDS = "remind me to water the plants on friday"
 
@@ -51,7 +51,7 @@ async def test_a_voice_note_is_transcribed_and_the_model_answers_its_words(api, 
         assert ("blockquote", f"🎤 {WORDS}") in api.chat(42).formatted(0), "the transcript is shown quoted, first"
 
 
-async def test_without_transcription_a_voice_note_gets_one_clear_line_no_model_turn_and_no_download(api, tmp_path, caplog):
+async def test_without_transcription_a_voice_note_is_one_line_no_turn_no_download(api, tmp_path, caplog):
     async with gateway(api, tmp_path):
         with caplog.at_level(logging.WARNING):
             await api.push_voice(42, voice_note(0.8))

@@ -14,10 +14,10 @@ import io
 import logging
 
 import pytest
+from whatsapp_test_support import USER, config, webhook_url
 
 from hermes_gateway.testing import AudioApiServer, TestGateway, eventually, voice_note
 from hermes_whatsapp import plugin
-from whatsapp_test_support import USER, config, webhook_url
 
 WORDS = "book a table for two at eight tonight"
 
@@ -50,7 +50,7 @@ async def test_a_voice_note_is_transcribed_and_the_model_answers_its_words(meta,
         "WhatsApp shows a line starting with '> ' as a quote, before the reply"
 
 
-async def test_without_transcription_a_voice_note_gets_one_clear_line_no_model_turn_and_no_download(meta, tmp_path, caplog):
+async def test_without_transcription_a_voice_note_is_one_line_no_turn_no_download(meta, tmp_path, caplog):
     async with gateway(meta, tmp_path) as running:
         with caplog.at_level(logging.WARNING):
             assert await meta.deliver(webhook_url(running), meta.media_message(USER, "audio", voice_note(0.8))) == 200
