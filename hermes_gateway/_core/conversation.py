@@ -35,7 +35,9 @@ FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just no
 
 
 #: What a turn's ``prepare`` step gives: the user content, the history for the model, the reply's preface.
-Prepared = tuple[str | list[dict[str, Any]], Sequence[dict[str, Any]], str]
+#: Content None: the message had nothing the model could answer (no words, no usable file); the preface is the
+#: reply, no model turn runs and nothing is recorded.
+Prepared = tuple[str | list[dict[str, Any]] | None, Sequence[dict[str, Any]], str]
 
 
 @dataclass
@@ -74,6 +76,9 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
 
     async def events():
         content, past, preface = (text, history, "") if prepare is None else await prepare()
+        if content is None:  # nothing the model could answer (see Prepared): the preface is the whole reply
+            yield TurnEnd(reply=preface)
+            return
         lead = preface + "\n\n" if preface else ""
         if lead:
             yield TextDelta(lead)
@@ -140,6 +145,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
             nonlocal text
             content = await turn_content(messages, settings)
             text = content.stored
+            if not content.answerable:
+                return None, [], content.preface
             return content.model, await history_for_model(history, settings), content.preface
     progress = TurnProgress()
     if superseded is not None:
