@@ -117,6 +117,7 @@ class Gateway:
         await self._run_startup_hooks()
         self._build_clients(app)
         if not self.serve:
+            await self._warm_up_clients()
             return
         await self.inbound.restore()
         if len(app.router.resources()) > 0:
@@ -144,6 +145,24 @@ class Gateway:
             log.info("platform %s started", name)
         self.scheduler.check(self.started_platforms)  # a schedule into a platform that is not running: one line
         self.scheduler.start()  # schedules and reminders (issue 24): only once the platforms send
+
+    async def _warm_up_clients(self) -> None:
+        """One-shot commands (``ask``, ``send``) never start a client; its optional ``warm_up()`` readies it instead.
+
+        A client's first call otherwise pays for importing its SDK and opening its connection after the
+        delivery core charged the chat's budget for it, so it lands late at the platform and the next call,
+        charged on time, lands too soon after it (a 429 on a strict 1/s chat). A failure here is logged: the
+        sends that follow report it properly.
+        """
+        for name, client in self.clients.items():
+            warm_up = getattr(client, "warm_up", None)
+            if not callable(warm_up):
+                continue
+            try:
+                await _maybe_await(warm_up())
+            except Exception as exc:
+                log.warning("platform %s: warming up failed (%s: %s); sending anyway", name, type(exc).__name__,
+                            exc)
 
     def enabled_platforms(self) -> list[str]:
         """The registered platforms the config enables, in registration order."""

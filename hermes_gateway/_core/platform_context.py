@@ -120,3 +120,7 @@ class PlatformClient:
 
     async def close(self) -> None:
         """Release connections, after the last reply. Called once for every built client, started or not."""
+
+    # Optional, not defined here: ``async def warm_up(self)`` — a one-shot command (``ask``, ``send``) builds
+    # the client without starting it and calls this first, so the SDK is imported and its connections opened
+    # before the first call the core charges to a chat's budget.

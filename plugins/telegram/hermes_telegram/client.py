@@ -86,6 +86,11 @@ class TelegramClient(PlatformClient):
                             base_file_url=self.settings.file_url)
         return self._bot
 
+    async def warm_up(self) -> None:
+        """For a one-shot command (``ask``, ``send``): import python-telegram-bot and open the bot's connections now,
+        so the first budgeted call reaches Telegram when the core charged the chat for it."""
+        await self.bot.initialize()
+
     def _file_session(self) -> Any:
         """The aiohttp session files are downloaded with (PTB's would read each file whole into memory)."""
         if self._http is None or self._http.closed:
