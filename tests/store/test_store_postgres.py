@@ -46,8 +46,8 @@ async def test_replicas_starting_together_on_an_empty_database_create_the_schema
         await asyncio.gather(*(s.open() for s in stores))  # each would race to CREATE the tables without the lock
         assert rows(postgres_url, "SELECT version FROM hermes_schema_version") == [(SCHEMA_VERSION,)]
         tables = rows(postgres_url, "SELECT tablename FROM pg_tables WHERE tablename LIKE 'hermes_%' ORDER BY 1")
-        assert [t for (t,) in tables] == ["hermes_conversations", "hermes_messages", "hermes_responses",
-                                          "hermes_schema_version", "hermes_updates"]
+        assert [t for (t,) in tables] == ["hermes_conversations", "hermes_messages", "hermes_replies_in_flight",
+                                          "hermes_responses", "hermes_schema_version", "hermes_updates"]
         await stores[0].record_turn(CHAT, [user("hi"), assistant("hello")])
         assert [m["content"] for m in await stores[-1].history(CHAT)] == ["hi", "hello"]
     finally:
