@@ -136,6 +136,7 @@ class ConversationConfig:
     shutdown_grace: float = 5.0    # seconds running replies get to finish when the gateway stops
     typing_interval: float = 4.5   # seconds between typing indicators while nothing visible happens
     dedupe_window: int = 10_000    # how many recent update ids are remembered per platform
+    after_crash: str = "note"      # a reply a crash cut: "note" (say so, once) or "retry" (answer again, once)
 
 
 @dataclass(frozen=True)
@@ -618,7 +619,7 @@ class _Parser:
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
-        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window")
+        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window", "after_crash")
         sec = self.section(value, "conversation", allowed)
         d = ConversationConfig()
         return ConversationConfig(
@@ -627,6 +628,7 @@ class _Parser:
             typing_interval=self.get(sec, "conversation", "typing_interval", "number", d.typing_interval,
                                      minimum=0.5),
             dedupe_window=self.get(sec, "conversation", "dedupe_window", "int", d.dedupe_window, minimum=1),
+            after_crash=self.get(sec, "conversation", "after_crash", "str", d.after_crash, choices=("note", "retry")),
         )
 
     def store(self, value: Any) -> StoreConfig:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
@@ -21,6 +21,9 @@ from .inbound.incoming import Incoming
 from .store import ConversationKey, StoreError
 
 from .store.outage import report as report_store_failure
+
+if TYPE_CHECKING:
+    from .recovery.journal import InFlightJournal
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +42,8 @@ class TurnProgress:
 async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str, text: str, *,
                         history: Sequence[dict[str, Any]] | None = None, thread_id: str | None = None,
                         chat_kind: str | None = None, reply_to: str | None = None,
-                        agent: Any = None, progress: TurnProgress | None = None) -> tuple[DeliveryReport, TurnEnd | None]:
+                        agent: Any = None, progress: TurnProgress | None = None,
+                        on_shown: Any = None) -> tuple[DeliveryReport, TurnEnd | None]:
     """Run one agent turn for ``text`` and deliver it into the chat."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
@@ -56,7 +60,8 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                     event = replace(event, reply=FAILURE_NOTICE)
             yield event
 
-    session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to)
+    session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
+                               on_shown=on_shown)
     progress.session = session
     try:
         report = await deliver_events(events(), session)
@@ -86,31 +91,69 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         report_store_failure(store, log, "history not read", exc)
         history = []
     progress = TurnProgress()
+    journal = _journal(gateway, messages, text)
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
-                                          reply_to=last.message_id, agent=gateway.agent, progress=progress)
+                                          reply_to=last.message_id, agent=gateway.agent, progress=progress,
+                                          on_shown=journal.shown if journal is not None else None)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end
         report = DeliveryReport(interrupted=True)
         if progress.session is not None:
             report = await asyncio.shield(progress.session.interrupt())
-        await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text)))
+        if journal is not None:
+            await journal.settle()
+        await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text), journal))
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
         return report
+    except Exception:
+        if journal is not None:
+            await journal.end()
+        raise
+    if journal is not None:
+        await journal.settle()
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
-        await _record(store, key, turn)
+        await _record(store, key, turn, journal)
+    elif journal is not None:
+        await journal.end()
     return report
 
 
-async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) -> None:
-    """Record the turn; a store that fails costs a log line (the reply already went out), not the turn's report."""
+def _journal(gateway: Any, messages: Sequence[Incoming], text: str) -> "InFlightJournal | None":
+    """Record the reply as in flight (crash recovery), unless this gateway cannot say who it is."""
+    from uuid import uuid4
+
+    from .recovery.journal import InFlightJournal
+    from .store.base import ReplyInFlight
+
+    owner = getattr(getattr(gateway, "coordination", None), "replica_id", None)
+    if owner is None:
+        return None
+    last = messages[-1]
+    retries = getattr(getattr(gateway, "_inbound", None), "retries", set())
+    attempt = 0
+    for m in messages:
+        if (m.platform, m.chat_id, m.message_id) in retries:
+            retries.discard((m.platform, m.chat_id, m.message_id))
+            attempt = 1
+    reply = ReplyInFlight(uuid4().hex, last.platform, last.chat_id, last.thread_id, last.chat_kind, last.message_id,
+                          text, owner, attempt=attempt)
+    return InFlightJournal(gateway.store, reply)
+
+
+async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]], journal: Any = None) -> None:
+    """Record the turn (clearing its reply in flight in the same write); a store that fails costs a log line
+    (the reply already went out), not the turn's report."""
     try:
-        await store.record_turn(key, turn)
+        if journal is not None:
+            await store.record_turn(key, turn, in_flight=journal.id)
+        else:
+            await store.record_turn(key, turn)
     except StoreError as exc:
         report_store_failure(store, log, "turn not recorded", exc)
 

@@ -96,6 +96,7 @@ class Gateway:
         self._store: ConversationStore | None = None
         self._coordination: Coordination | None = None
         self._inbound: InboundRuntime | None = None
+        self._recovery: Any = None  # crash recovery (hermes_gateway._core.recovery.Recovery), while started
         self._metrics: GatewayMetrics | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -155,6 +156,11 @@ class Gateway:
                                      f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)
             log.info("platform %s started", name)
+        # replies a crash left: queued in their chats now that the platforms can be called
+        from .recovery import Recovery
+
+        self._recovery = Recovery(self)
+        await self._recovery.start()
 
     async def _run_startup_hooks(self) -> None:
         """Each plugin's ``startup``, skipping plugins whose every platform is disabled.
@@ -188,6 +194,9 @@ class Gateway:
         if not self._started:
             return
         self._started = False
+        recovery, self._recovery = self._recovery, None
+        if recovery is not None:
+            await recovery.stop()
         platforms = self.plugins.platforms()
         for name in reversed(self.started_platforms):
             stop = platforms[name].platform.stop

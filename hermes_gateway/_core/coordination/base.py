@@ -21,6 +21,7 @@ across replicas), :class:`~hermes_gateway._core.inbound.lane.ChatLane` (the leas
 
 from __future__ import annotations
 
+import secrets
 from typing import Callable, NamedTuple, Protocol, Sequence
 
 from ..delivery.budget import ChatBudgets
@@ -87,6 +88,8 @@ class Coordination:
     shared: bool = False
 
     def __init__(self) -> None:
+        #: this process among the replicas: the owner of its replies in flight (crash recovery)
+        self.replica_id = secrets.token_hex(8)
         self.budgets = ChatBudgets()
         self.lease_takeovers = 0
         self.dedupe_hits = 0  # updates another replica had already received
@@ -108,6 +111,10 @@ class Coordination:
 
     def lease(self, key: LaneKey) -> ChatLease | None:
         """The chat's lease; None when this replica is alone (its lane is the only one)."""
+        return None
+
+    async def lease_holder(self, key: LaneKey) -> str | None:
+        """The replica holding the chat's lease now, None when nobody does ("?" when it cannot be known)."""
         return None
 
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:

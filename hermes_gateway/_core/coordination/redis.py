@@ -190,6 +190,17 @@ class RedisCoordination(Coordination):
     def lease(self, key: LaneKey) -> "RedisLease":
         return RedisLease(self, key)
 
+    async def lease_holder(self, key: LaneKey) -> str | None:
+        if self._abandoned or self.client is None or not self.outage.available():
+            return "?"
+        try:
+            holder = await self.client.get(self.lease_keys(key)[0])
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return "?"
+        self.outage.succeeded()
+        return holder
+
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         message = json.dumps({"op": "stop", "kind": kind, "from": self.replica_id, "lane": list(key)})
         told = await self.run("stop", self.lease_keys(key)[:1], [self.replica_id, self.channel, message], 0)

@@ -54,7 +54,16 @@ class CommandTurn:
     ticket: int = NO_TICKET
 
 
-Item = TextTurn | CommandTurn
+@dataclass
+class RecoveryTurn:
+    """Finish a reply a crash cut in this chat (:mod:`hermes_gateway._core.recovery`), in its place in the queue."""
+
+    record: Any  # ReplyInFlight
+    future: asyncio.Future[Any]
+    ticket: int = NO_TICKET
+
+
+Item = TextTurn | CommandTurn | RecoveryTurn
 
 
 @dataclass
@@ -79,6 +88,10 @@ class ChatLane:
             self.items.append(TextTurn([incoming], [future], ticket))
         if busy == "interrupt" and isinstance(self.running, TextTurn):
             self.cancel_running()
+
+    def add_recovery(self, turn: RecoveryTurn) -> None:
+        """Queue finishing a cut reply before anything that arrives later (it is not merged, not interrupted)."""
+        self.items.append(turn)
 
     def add_command(self, turn: CommandTurn) -> None:
         if turn.command.stops_reply:

@@ -33,7 +33,7 @@ from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_f
 from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from .dedupe import SeenUpdates
 from .incoming import Incoming
-from .lane import ChatLane, CommandTurn, Item, TextTurn
+from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
 from ..store.base import StoreError
 from ..store.outage import report as report_store_failure
 
@@ -60,6 +60,8 @@ class InboundRuntime:
         self.coordination.on_stop = self._stopped_elsewhere
         self._admitting: list[tuple[Incoming, asyncio.Future[Any]]] = []
         self._admitter: asyncio.Task[None] | None = None
+        #: (platform, chat, message id) of messages answered again after a crash (their retry is the only one)
+        self.retries: set[tuple[str, str, str | None]] = set()
 
     # ---------------------------------------------------------------- receiving
 
@@ -83,6 +85,33 @@ class InboundRuntime:
             return future
         self._enqueue(incoming, future)
         return future
+
+    def recover(self, record: Any, *, done: Any = None) -> asyncio.Future[Any]:
+        """Queue finishing a reply a crash cut (a ``ReplyInFlight``) in its chat's lane."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if done is not None:
+            future.add_done_callback(done)
+        lane = self._lane_for((record.platform, record.chat_id, record.thread_id))
+        lane.add_recovery(RecoveryTurn(record, future))
+        self._start_lane(lane, record.platform, record.chat_id)
+        return future
+
+    def answer_again(self, record: Any) -> asyncio.Future[Any]:
+        """``after_crash: retry``: answer the message of a reply a crash cut, once more, next in its chat."""
+        incoming = Incoming(platform=record.platform, chat_id=record.chat_id, text=record.text,
+                            message_id=record.message_id, thread_id=record.thread_id,
+                            chat_kind=record.chat_kind or "private")
+        self.retries.add((record.platform, record.chat_id, record.message_id))
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        lane = self._lane(incoming)
+        lane.items.insert(0, TextTurn([incoming], [future]))
+        self._start_lane(lane, record.platform, record.chat_id)
+        return future
+
+    def _start_lane(self, lane: ChatLane, platform: str, chat_id: str) -> None:
+        if lane.worker is None:
+            lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
+                                                                 name=f"chat:{platform}:{chat_id}")
 
     def _enqueue(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int = NO_TICKET,
                  stopped_elsewhere: bool = False) -> None:
@@ -169,7 +198,9 @@ class InboundRuntime:
         return self._access[platform]
 
     def _lane(self, incoming: Incoming) -> ChatLane:
-        key = (incoming.platform, incoming.chat_id, incoming.thread_id)
+        return self._lane_for((incoming.platform, incoming.chat_id, incoming.thread_id))
+
+    def _lane_for(self, key: tuple[str, str, str | None]) -> ChatLane:
         lane = self.lanes.get(key)
         if lane is None:
             lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key))
@@ -207,6 +238,10 @@ class InboundRuntime:
         try:
             if isinstance(item, TextTurn):
                 return await answer_turn(self.gateway, item.messages)
+            if isinstance(item, RecoveryTurn):
+                from ..recovery.recover import finish_cut_reply
+
+                return await finish_cut_reply(self.gateway, item.record)
             context = CommandContext(item.incoming, item.args, self, stopped_reply=item.stopped_reply)
             text = await item.command.run(context)
             if text:
@@ -215,6 +250,10 @@ class InboundRuntime:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # one chat's failure is logged, never the gateway's
+            if isinstance(item, RecoveryTurn):
+                log.error("%s: finishing a reply cut by a crash in chat %s failed: %s: %s", item.record.platform,
+                          item.record.chat_id, type(exc).__name__, exc)
+                return None
             first = item.messages[0] if isinstance(item, TextTurn) else item.incoming
             log.error("%s: answering in chat %s failed: %s: %s", first.platform, first.chat_id,
                       type(exc).__name__, exc)
