@@ -319,18 +319,46 @@ class RedisLease:
                 coord._waiting.pop(self.keys[0], None)
 
     async def _renew(self, ttl_ms: int, on_lost: Callable[[], None]) -> None:
+        """Renew every ttl/3; the lease is held only while a renewal was confirmed within the last ttl.
+
+        When Redis cannot be asked (an outage, or its back-off), the lease
+        runs out on the server after ``lease_ttl`` whatever this replica
+        believes: from then on it is not held (the reply goes on alone, as
+        every reply does during an outage), and when Redis answers again the
+        chat is taken back if it is free, or the reply stops if another
+        replica took it meanwhile. (Counting a fallback as a renewal kept a
+        lapsed lease "held" and cut a reply nobody else wanted once Redis was back.)
+        """
         coord = self.coordination
+        loop = asyncio.get_running_loop()
+        confirmed = loop.time()
+        held_ttl = ttl_ms * 20 + 3_600_000
         while True:
             await asyncio.sleep(coord.lease_ttl / 3)
             still = await coord.run("lease_renew", [self.keys[0], self.keys[2]],
-                                    [coord.replica_id, ttl_ms, ttl_ms * 20 + 3_600_000], 1)
-            if not still:
-                self.held = False
-                coord._leases.discard(self)
-                log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
-                            self.key[0], self.key[1])
-                on_lost()
-                return
+                                    [coord.replica_id, ttl_ms, held_ttl], None)
+            if still is None:  # unreachable: nothing was renewed
+                if self.held and loop.time() - confirmed >= coord.lease_ttl:
+                    self.held = False
+                    log.warning("coordination: the lease of chat %s/%s ran out while Redis was unreachable; "
+                                "the reply goes on alone", self.key[0], self.key[1])
+                continue
+            if not still and not self.held:  # it lapsed during an outage: take the chat back if nobody has
+                taken = await coord.run("lease_acquire", self.keys,
+                                        [coord.replica_id, ttl_ms, 0, max(4 * int(MAX_POLL * 1000), 1000),
+                                         held_ttl], None)
+                if taken is None:
+                    continue
+                still = 1 if taken else 0
+            if still:
+                self.held, confirmed = True, loop.time()
+                continue
+            self.held = False
+            coord._leases.discard(self)
+            log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
+                        self.key[0], self.key[1])
+            on_lost()
+            return
 
     def stop_renewing(self) -> None:
         if self._renewer is not None:
