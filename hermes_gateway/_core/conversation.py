@@ -105,7 +105,13 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
             report = await asyncio.shield(progress.session.interrupt())
         if journal is not None:
             await journal.settle()
-        await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text), journal))
+        if journal is not None and not journal.failed and _stopping(gateway):
+            # cut by shutdown: the person has not been told, and nobody will answer it here; the record stays
+            # for crash recovery (the next start, or another replica once this one let the chat go), which
+            # adds the note (or answers again) and records the turn
+            pass
+        else:
+            await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text), journal))
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
@@ -114,6 +120,13 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         if journal is not None:
             await journal.end()
         raise
+    await _unstoppable(_bookkeeping(store, key, text, report, end, journal))
+    return report
+
+
+async def _bookkeeping(store: Any, key: ConversationKey, text: str, report: DeliveryReport, end: TurnEnd | None,
+                       journal: "InFlightJournal | None") -> None:
+    """After the final reply: record the turn and clear its reply in flight."""
     if journal is not None:
         await journal.settle()
     if end is not None and not (end.error and not end.reply):
@@ -121,7 +134,28 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         await _record(store, key, turn, journal)
     elif journal is not None:
         await journal.end()
-    return report
+
+
+async def _unstoppable(work: Any) -> None:
+    """Run ``work`` to its end even if this task is cancelled meanwhile (a stop arriving after the reply was
+    final must not leave the turn unrecorded, nor its reply in flight for crash recovery to note)."""
+    task = asyncio.ensure_future(work)
+    while True:
+        try:
+            await asyncio.shield(task)
+            return
+        except asyncio.CancelledError:
+            if task.done():
+                return
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+
+
+def _stopping(gateway: Any) -> bool:
+    """Whether shutdown is cutting the replies still running (not a /stop or an interrupting message)."""
+    inbound = getattr(gateway, "_inbound", None)
+    return inbound is not None and bool(getattr(inbound, "cutting", False))
 
 
 def _journal(gateway: Any, messages: Sequence[Incoming], text: str) -> "InFlightJournal | None":

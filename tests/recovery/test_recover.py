@@ -163,3 +163,26 @@ async def test_with_replicas_the_chat_of_a_dead_replica_is_finished_once_after_i
     assert ends(ref) == [f"first part\n\n{CRASH_NOTE}"]
     assert await store.replies_in_flight() == []
     assert len(await store.history(CHAT)) == 2
+
+
+async def test_a_reply_cut_by_shutdown_and_a_message_dropped_by_it_are_told_at_the_next_start():
+    ref, store = reference(), MemoryStore()
+    g = gateway(ref, store)
+    g.shutdown_grace = 0.2
+    await g.start()
+    long = " ".join(f"w{i}" for i in range(200))
+    running = asyncio.ensure_future(g.handle_incoming("reference", "1", f"echo: {long}", message_id="m1"))
+    await eventually(lambda: ref.chat("1").screen and "w3" in ref.chat("1").screen[0], lambda: ref.chat("1").screen)
+    waiting = g.receive(__import__("hermes_gateway").Incoming("reference", "1", "echo: queued behind", message_id="m2",
+                                                              update_id="u2"))
+    await g.stop()
+    await asyncio.gather(running, waiting, return_exceptions=True)
+    [cut] = ref.chat("1").screen
+    assert CURSOR.strip() not in cut and long.startswith(cut)  # the stop cut it cleanly; nobody told the person yet
+    assert len(await store.replies_in_flight()) == 2
+    async with gateway(ref, store):
+        await eventually(lambda: ref.chat("1").screen == [f"{cut}\n\n{CRASH_NOTE}", CRASH_NOTE],
+                         lambda: ref.chat("1").screen)
+    users = [m["content"] for m in await store.history(CHAT) if m["role"] == "user"]
+    assert users == [f"echo: {long}", "echo: queued behind"]
+    assert await store.replies_in_flight() == []

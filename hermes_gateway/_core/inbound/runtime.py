@@ -62,6 +62,8 @@ class InboundRuntime:
         self._admitter: asyncio.Task[None] | None = None
         #: (platform, chat, message id) of messages answered again after a crash (their retry is the only one)
         self.retries: set[tuple[str, str, str | None]] = set()
+        #: set when shutdown cuts the replies still running after the grace
+        self.cutting = False
 
     # ---------------------------------------------------------------- receiving
 
@@ -285,6 +287,11 @@ class InboundRuntime:
         _, late = await asyncio.wait(workers, timeout=grace)
         if late:
             log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
+            from ..recovery.recover import keep_unanswered  # messages still queued: told (or answered) later
+
+            await keep_unanswered(self.gateway, [i.messages for lane in self.lanes.values() for i in lane.items
+                                                 if isinstance(i, TextTurn)])
+            self.cutting = True  # the replies cancelled now are cut by shutdown (answer_turn leaves them to recovery)
             for lane in list(self.lanes.values()):
                 lane.drop_queued()
                 lane.cancel_running(any_kind=True)

@@ -54,7 +54,7 @@ class Recovery:
 
     async def start(self) -> None:
         """Queue what a crash left now; with replicas, look again every half lease for replicas that die."""
-        await self.sweep()
+        await self.sweep(at_start=True)
         coordination = self.gateway.coordination
         if coordination.shared and self._sweeper is None:
             every = max(getattr(coordination, "lease_ttl", 15.0) / 2, 0.5)
@@ -74,8 +74,12 @@ class Recovery:
             except Exception as exc:  # the next sweep tries again
                 log.warning("looking for replies a crash left failed: %s: %s", type(exc).__name__, exc)
 
-    async def sweep(self) -> int:
-        """Queue each record this replica is responsible for; returns how many were queued."""
+    async def sweep(self, *, at_start: bool = False) -> int:
+        """Queue each record this replica is responsible for; returns how many were queued.
+
+        ``at_start``: records owned by this replica id are stale too (a gateway
+        object started again keeps its id; nothing of it runs yet).
+        """
         store = self.gateway.store
         try:
             records = await store.replies_in_flight()
@@ -85,7 +89,7 @@ class Recovery:
         coordination = self.gateway.coordination
         queued = 0
         for record in records:
-            if record.owner == self.owner or record.id in self._queued:
+            if (record.owner == self.owner and not at_start) or record.id in self._queued:
                 continue  # running here (or already waiting for its chat here)
             key = (record.platform, record.chat_id, record.thread_id)
             if coordination.shared:
@@ -100,6 +104,25 @@ class Recovery:
         if queued:
             log.info("found %d repl%s cut by a crash; finishing them", queued, "y" if queued == 1 else "ies")
         return queued
+
+
+async def keep_unanswered(gateway: Any, turns: list[list[Any]]) -> None:
+    """Shutdown drops these queued turns (lists of ``Incoming``): record each as a reply in flight that showed
+    nothing, so the next start (or another replica) tells the person, or answers it (``after_crash: retry``)."""
+    if not turns:
+        return
+    from uuid import uuid4
+
+    owner = gateway.coordination.replica_id
+    for messages in turns:
+        last = messages[-1]
+        record = ReplyInFlight(uuid4().hex, last.platform, last.chat_id, last.thread_id, last.chat_kind,
+                               last.message_id, "\n\n".join(m.text for m in messages), owner)
+        try:
+            await gateway.store.begin_reply(record)
+        except StoreError as exc:
+            report_store_failure(gateway.store, log, "a message dropped at shutdown not kept for later", exc)
+            return
 
 
 async def finish_cut_reply(gateway: Any, record: ReplyInFlight) -> Any:
