@@ -561,6 +561,7 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
             problems.append(f"duplicate: {turn.surface}/{turn.chat} {turn.tag} shown {full} times")
         if full and any(t.endswith(CRASH_NOTE) for t in mine):
             counts["answered_and_noted"] += 1
+            problems.append(f"answered and noted: {turn.surface}/{turn.chat} {turn.tag} (sent {turn.sent_at})")
         if final == "lost":
             problems.append(f"lost: {turn.surface}/{turn.chat} {turn.tag} (sent {turn.sent_at}): "
                             f"{mine or 'nothing on screen'}")
@@ -571,7 +572,7 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
         for text in screen:
             if CURSOR in text:
                 counts["cursors_left"] += 1
-                problems.append(f"cursor left: {surface}/{chat}: ...{text[-60:]!r}")
+                problems.append(f"cursor left: {surface}/{chat}: {text[:24]!r}...{text[-40:]!r}")
             if text.strip() == CRASH_NOTE:
                 counts["bare_notes"] += 1
             if FAILURE_NOTICE in text:

@@ -186,3 +186,15 @@ async def test_a_reply_cut_by_shutdown_and_a_message_dropped_by_it_are_told_at_t
     users = [m["content"] for m in await store.history(CHAT) if m["role"] == "user"]
     assert users == [f"echo: {long}", "echo: queued behind"]
     assert await store.replies_in_flight() == []
+
+
+async def test_on_a_platform_that_cannot_edit_the_shown_messages_stay_and_the_note_is_a_message_of_its_own():
+    ref = ReferencePlatform("reference", budgets={"default": RateBudget(rate=50, burst=10)}, supports_edit=False)
+    store = MemoryStore()
+    probe = gateway(ref, MemoryStore())
+    first = await ref.on_stream_end(probe.delivery.session("reference", "1").stream, None, "a final part")
+    await store.begin_reply(ReplyInFlight("r1", "reference", "1", None, "private", "m7", "echo: hi", "dead-replica",
+                                          (ShownMessage(first.message_id, "1", None, "a final part", ended=True),)))
+    async with gateway(ref, store):
+        await eventually(lambda: ref.chat("1").screen == ["a final part", CRASH_NOTE], lambda: ref.chat("1").screen)
+    assert [c.hook for c in ref.chat("1").calls if c.kind != "typing"] == ["on_stream_end", "on_stream_end"]

@@ -165,28 +165,32 @@ async def _end_messages(gateway: Any, record: ReplyInFlight, *, note: bool) -> A
 
     The session's ledger is loaded with the messages as they stand: each one
     not ended yet is edited (its text is uncertain: it shows a cursor); the
-    last stays open, so the note is appended to it when it fits.
+    last stays open, so the note is appended to it when it fits. On a
+    platform that cannot edit, every shown message is final already: the
+    note is a message of its own.
     """
     session = gateway.delivery.session(record.platform, record.chat_id, thread_id=record.thread_id,
                                        chat_kind=record.chat_kind, reply_to=record.message_id)
+    editable = bool(await session.hooks.supports_edit(session.stream))
+    if not editable:  # what it sent is final (no previews, no cursor): the note alone, as a new message
+        return await session.finish(CRASH_NOTE) if note else None
     doc = ""
     entries: list[LedgerEntry] = []
     shown = [m for m in record.shown if m.text]
     for i, message in enumerate(shown):
-        text = message.text if i == 0 else message.text
         start = len(doc)
-        doc += text
-        last = i == len(shown) - 1
-        entry = LedgerEntry(Piece(start, len(doc), None), frozen=not last, text=text if not last else None,
+        doc += message.text
+        live = i == len(shown) - 1
+        entry = LedgerEntry(Piece(start, len(doc), None), frozen=not live, text=None if live else message.text,
                             ref=MessageRef(message.chat_id, message.message_id, message.thread_id))
-        if message.ended and not last:
-            entry.shown, entry.ended = text, True
+        if message.ended and not live:
+            entry.shown, entry.ended = message.text, True
         else:
-            entry.shown, entry.uncertain = text, True  # it showed a cursor: always edited
+            entry.shown, entry.uncertain = message.text, True  # it showed a cursor: always edited
         entries.append(entry)
     if note:
         doc = f"{doc}\n\n{CRASH_NOTE}" if doc else CRASH_NOTE
     session._ledger.entries = entries
-    if not doc:
+    if not doc or (not note and all(e.ended for e in entries)):
         return None
     return await session.finish(doc)
