@@ -83,6 +83,7 @@ class Surface:
     async def send(self, chat: str, text: str) -> None: ...
     def screen(self, chat: str) -> list[str]: return []
     async def fault(self, chat: str) -> str: return ""
+    def calls(self, chat: str) -> list[str]: return []
 
 
 class Telegram(Surface):
@@ -143,6 +144,10 @@ class Discord(Surface):
 
     def screen(self, chat: str) -> list[str]:
         return self.api.screen(chat)
+
+    def calls(self, chat: str) -> list[str]:
+        return [f"{c.at:.2f} {c.method} {c.params.get('message_id', '')} {c.outcome} "
+                f"{str(c.params.get('content', ''))[-30:]!r}" for c in self.api.channel(chat).calls]
 
     async def fault(self, chat: str) -> str:
         kind = self.rng.choice(["429", "5xx", "slow", "drop"])
@@ -549,6 +554,7 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
            history: dict[tuple[str, str], list[str]], elapsed: float, tmp: Path) -> int:
     counts: Counter[str] = Counter()
     problems: list[str] = []
+    details: list[str] = []
     for turn in soak.turns:
         screen = screens[(turn.surface, turn.chat)]
         final = judge(turn, screen, final=True)
@@ -567,12 +573,16 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
                             f"{mine or 'nothing on screen'}")
         if final in ("answered", "noted") and turn.text not in " \n".join(history[(turn.surface, turn.chat)]):
             counts["history_lost"] += 1
-            problems.append(f"not in history: {turn.surface}/{turn.chat} {turn.tag}")
+            problems.append(f"not in history: {turn.surface}/{turn.chat} {turn.tag} ({final}, sent {turn.sent_at}, "
+                            f"seen {turn.outcome}): {[t[:30] for t in mine]}")
     for (surface, chat), screen in screens.items():
         for text in screen:
             if CURSOR in text:
                 counts["cursors_left"] += 1
                 problems.append(f"cursor left: {surface}/{chat}: {text[:24]!r}...{text[-40:]!r}")
+                calls = next(s for s in soak.surfaces if s.name == surface).calls(chat)
+                details.append(f"calls into {surface}/{chat} (the last 40):")
+                details.extend("     " + c for c in calls[-40:])
             if text.strip() == CRASH_NOTE:
                 counts["bare_notes"] += 1
             if FAILURE_NOTICE in text:
@@ -593,6 +603,8 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
         print("  " + line, flush=True)
     if len(problems) > 40:
         print(f"  ... and {len(problems) - 40} more", flush=True)
+    for line in details:
+        print(line, flush=True)
     failed = any(figures[k] for k in ("lost", "duplicates", "cursors_left", "history_lost", "stalls", "stop_hung"))
     print("invariants:", "FAILED" if failed else "all held", flush=True)
     if failed and args.keep_logs:
