@@ -18,6 +18,7 @@ from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
 from .events import TurnEnd
 from .inbound.incoming import Incoming
+from .inbound.lane import cut_here
 from .store import ConversationKey, StoreError
 
 from .store.outage import report as report_store_failure
@@ -105,10 +106,10 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
             report = await asyncio.shield(progress.session.interrupt())
         if journal is not None:
             await journal.settle()
-        if journal is not None and not journal.failed and _stopping(gateway):
-            # cut by shutdown: the person has not been told, and nobody will answer it here; the record stays
-            # for crash recovery (the next start, or another replica once this one let the chat go), which
-            # adds the note (or answers again) and records the turn
+        if journal is not None and not journal.failed and cut_here():
+            # cut by shutdown or a lost lease, not by the person: they have not been told, and nobody will answer
+            # here; the record stays for crash recovery (the next start, or the replica that has the chat once
+            # it is free), which adds the note (or answers again) and records the turn
             pass
         else:
             await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text), journal))
@@ -150,12 +151,6 @@ async def _unstoppable(work: Any) -> None:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
-
-
-def _stopping(gateway: Any) -> bool:
-    """Whether shutdown is cutting the replies still running (not a /stop or an interrupting message)."""
-    inbound = getattr(gateway, "_inbound", None)
-    return inbound is not None and bool(getattr(inbound, "cutting", False))
 
 
 def _journal(gateway: Any, messages: Sequence[Incoming], text: str) -> "InFlightJournal | None":

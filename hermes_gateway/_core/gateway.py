@@ -134,6 +134,8 @@ class Gateway:
         if not self.serve:
             return
         await self.inbound.restore()
+        from . import agent  # noqa: F401  (the openai SDK: imported now, not in the first reply, where seconds of
+        # import would hold the event loop while the chat's lease waits to be renewed)
         if len(app.router.resources()) > 0:
             _mount_metrics(app, self)  # a listener always serves /metrics (the API server's, or this one)
             from .api_server.listener import hardened_site, runner_options  # idle timeouts, a connection cap

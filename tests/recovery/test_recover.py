@@ -198,3 +198,28 @@ async def test_on_a_platform_that_cannot_edit_the_shown_messages_stay_and_the_no
     async with gateway(ref, store):
         await eventually(lambda: ref.chat("1").screen == ["a final part", CRASH_NOTE], lambda: ref.chat("1").screen)
     assert [c.hook for c in ref.chat("1").calls if c.kind != "typing"] == ["on_stream_end", "on_stream_end"]
+
+
+async def test_a_reply_cut_because_its_replica_lost_the_lease_is_noted_once_the_chat_is_free(redis_server, redis_url):
+    from hermes_gateway import Incoming
+
+    ref, store = reference(), MemoryStore()
+    a, b = gateway(ref, store, redis_url=redis_url), gateway(ref, store, redis_url=redis_url)
+    await asyncio.gather(a.start(), b.start())
+    try:
+        long = " ".join(f"w{i}" for i in range(200))
+        stalled = a.receive(Incoming("reference", "1", f"echo: {long}", update_id="u1", message_id="m1"))
+        await eventually(lambda: ref.chat("1").screen and "w5" in ref.chat("1").screen[0], lambda: ref.chat("1").screen)
+        with redis_server.client() as client:
+            client.delete(a.coordination.lease_keys(("reference", "1", None))[0])  # a stalled past its lease
+        answer = b.receive(Incoming("reference", "1", "echo: taken over", update_id="u2", message_id="m2"))
+        assert (await stalled).interrupted and (await answer).delivered
+        await eventually(lambda: ref.chat("1").screen[0].endswith(CRASH_NOTE), lambda: ref.chat("1").screen,
+                         timeout=10)
+        await asyncio.sleep(1.2)
+    finally:
+        await asyncio.gather(a.stop(), b.stop())
+    cut, taken = ref.chat("1").screen
+    assert long.startswith(cut[: -len(CRASH_NOTE)].strip()) and taken == "taken over"
+    assert sum(t.endswith(CRASH_NOTE) for t in ends(ref)) == 1
+    assert await store.replies_in_flight() == []

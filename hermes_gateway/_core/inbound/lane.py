@@ -23,12 +23,24 @@ arriving meanwhile queue up and merge here as they do on one replica.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from ..coordination.base import NO_TICKET, ChatLease
 from .commands import Command
 from .incoming import Incoming
+
+
+#: Reply tasks cut by something other than the person (shutdown, the chat's lease lost to another replica): the
+#: person was not told, so the turn leaves its reply in flight to crash recovery instead of recording it.
+CUT_TASKS: "weakref.WeakSet[asyncio.Task[Any]]" = weakref.WeakSet()
+
+
+def cut_here() -> bool:
+    """Whether the running reply task was cut by shutdown or a lost lease (see :data:`CUT_TASKS`)."""
+    task = asyncio.current_task()
+    return task is not None and task in CUT_TASKS
 
 
 @dataclass
@@ -99,14 +111,17 @@ class ChatLane:
             self.drop_queued()
         self.items.append(turn)
 
-    def cancel_running(self, *, any_kind: bool = False) -> bool:
+    def cancel_running(self, *, any_kind: bool = False, cut: bool = False) -> bool:
         """Stop the running text reply (it keeps what was shown). True if there was one to stop.
 
         ``any_kind`` also stops a command's answer (shutdown stops everything).
+        ``cut``: nobody asked for the stop (shutdown, a lost lease): the person is told later (recovery).
         """
         task = self.running_task
         if task is None or task.done() or not (any_kind or isinstance(self.running, TextTurn)):
             return False
+        if cut:
+            CUT_TASKS.add(task)
         task.cancel()
         return True
 
@@ -157,7 +172,7 @@ class ChatLane:
 
     def _lease_lost(self) -> None:
         """Another replica took the chat (this one stalled past the lease): stop what runs here."""
-        self.cancel_running(any_kind=True)
+        self.cancel_running(any_kind=True, cut=True)
 
 
 def _futures(item: Item) -> list[asyncio.Future[Any]]:

@@ -62,8 +62,6 @@ class InboundRuntime:
         self._admitter: asyncio.Task[None] | None = None
         #: (platform, chat, message id) of messages answered again after a crash (their retry is the only one)
         self.retries: set[tuple[str, str, str | None]] = set()
-        #: set when shutdown cuts the replies still running after the grace
-        self.cutting = False
 
     # ---------------------------------------------------------------- receiving
 
@@ -291,10 +289,9 @@ class InboundRuntime:
 
             await keep_unanswered(self.gateway, [i.messages for lane in self.lanes.values() for i in lane.items
                                                  if isinstance(i, TextTurn)])
-            self.cutting = True  # the replies cancelled now are cut by shutdown (answer_turn leaves them to recovery)
             for lane in list(self.lanes.values()):
                 lane.drop_queued()
-                lane.cancel_running(any_kind=True)
+                lane.cancel_running(any_kind=True, cut=True)  # (the person is told later: crash recovery)
                 if lane.running_task is None and lane.worker is not None:
                     lane.worker.cancel()  # waiting for a chat another replica holds: nothing here to finish
             await asyncio.wait(late)
