@@ -279,6 +279,7 @@ class RedisLease:
         self.key = key
         self.keys = coordination.lease_keys(key)
         self.held = False
+        self.took_over = False  # the last acquire took the chat from a replica that stopped renewing it (died)
         self._renewer: asyncio.Task[None] | None = None
 
     async def acquire(self, ticket: Callable[[], int], on_lost: Callable[[], None]) -> None:
@@ -300,6 +301,7 @@ class RedisLease:
                     return
                 if taken:
                     self.held = True
+                    self.took_over = taken == 2
                     if taken == 2:
                         coord.lease_takeovers += 1
                         log.info("coordination: took over chat %s/%s from a replica that stopped renewing it",

@@ -88,6 +88,8 @@ class ChatLane:
     running: Item | None = None
     running_task: asyncio.Task[Any] | None = None
     lease: ChatLease | None = None  # the chat across replicas (None: this replica is alone)
+    #: called (awaited) right after the lease was taken over from a replica that died: its cut reply first
+    on_takeover: Callable[["ChatLane"], Awaitable[None]] | None = None
 
     def add_text(self, incoming: Incoming, future: asyncio.Future[Any], *, busy: str,
                  ticket: int = NO_TICKET) -> None:
@@ -143,6 +145,8 @@ class ChatLane:
             while self.items:
                 if lease is not None:
                     await lease.acquire(self._oldest_ticket, self._lease_lost)
+                    if getattr(lease, "took_over", False) and self.on_takeover is not None:
+                        await self.on_takeover(self)
                     if not self.items:  # dropped while waiting (/stop on another replica)
                         await lease.release()
                         continue  # (something may have arrived meanwhile)

@@ -203,8 +203,24 @@ class InboundRuntime:
     def _lane_for(self, key: tuple[str, str, str | None]) -> ChatLane:
         lane = self.lanes.get(key)
         if lane is None:
-            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key))
+            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key), on_takeover=self._took_over)
         return lane
+
+    async def _took_over(self, lane: ChatLane) -> None:
+        """This replica took the chat from one that died: finish the reply it left before anything else."""
+        from ..recovery.recover import finish_cut_reply
+
+        key = lane.key
+        try:
+            records = [r for r in await self.gateway.store.replies_in_flight()
+                       if (r.platform, r.chat_id, r.thread_id) == key and r.owner != self.coordination.replica_id]
+            for record in records:
+                await finish_cut_reply(self.gateway, record)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the periodic sweep tries again
+            log.warning("%s: finishing the reply a dead replica left in chat %s failed: %s: %s", key[0], key[1],
+                        type(exc).__name__, exc)
 
     def _forget(self, lane: ChatLane) -> None:
         if self.lanes.get(lane.key) is lane:
