@@ -107,6 +107,10 @@ class Telegram(Surface):
     def screen(self, chat: str) -> list[str]:
         return self.api.screen(chat)
 
+    def calls(self, chat: str) -> list[str]:
+        return [f"{c.at:.2f} {c.method} {c.params.get('message_id', '')} {c.outcome} "
+                f"{str(c.params.get('text', ''))[-30:]!r}" for c in self.api.chat(chat).calls]
+
     async def fault(self, chat: str) -> str:
         kind = self.rng.choice(["429", "5xx", "5xx-getUpdates"])
         if kind == "429":
@@ -302,6 +306,8 @@ class Gateways:
         self.stop_seconds: list[float] = []
         self.stop_hung = 0
         self.up = asyncio.Event()
+        self.kills_started = 0
+        self.restarting = False
 
     def write_config(self, index: int, port: int) -> Path:
         data: dict[str, Any] = {
@@ -363,6 +369,8 @@ class Gateways:
         process = replica.process
         assert process is not None
         how = rng.choice(["SIGKILL", "SIGTERM"])
+        self.kills_started += 1
+        self.restarting = True
         if len(self.replicas) == 1:
             self.up.clear()
         started = time.monotonic()
@@ -380,6 +388,7 @@ class Gateways:
             self.stop_seconds.append(time.monotonic() - started)
         self.kills[how] += 1
         await self.start(replica)
+        self.restarting = False
         self.up.set()
 
     async def stop_all(self) -> None:
@@ -408,6 +417,7 @@ class Turn:
     outcome: str = "waiting"  # answered, noted, failed, stalled
     sent_at: str = ""
     baseline: int = 0  # messages on the chat's screen when it was sent (a bare note after it is this turn's)
+    down: bool = False  # sent while the gateway process it would reach was being killed or restarted
 
 
 @dataclass
@@ -431,11 +441,15 @@ class Soak:
             self.turns.append(item)
             item.sent_at = time.strftime("%H:%M:%S")
             item.baseline = len(surface.screen(chat))
+            kills = self.gateways.kills_started
             await surface.send(chat, item.text)
+            await asyncio.sleep(0.3)  # (a kill this soon after the send may have caught it on the wire)
+            item.down = self.gateways.kills_started != kills or not self.gateways.up.is_set() \
+                or self.gateways.restarting
             deadline = time.monotonic() + self.args.patience
             while time.monotonic() < deadline:
                 outcome = judge(item, surface.screen(chat), final=False)
-                if outcome != "waiting":
+                if outcome not in ("waiting", "sent-while-down"):
                     item.outcome = outcome
                     break
                 await asyncio.sleep(0.2)
@@ -467,8 +481,12 @@ def judge(turn: Turn, screen: list[str], *, final: bool) -> str:
     mine = attributed(turn, screen)
     if any(t == turn.expected for t in mine):
         return "answered"
-    if any(t.endswith(CRASH_NOTE) for t in mine) or CRASH_NOTE in screen[turn.baseline:]:
-        return "noted"  # (a reply cut before it showed anything is the note alone, answering the message)
+    if any(t.endswith(CRASH_NOTE) for t in mine):
+        return "noted"
+    if CRASH_NOTE in screen[turn.baseline:]:
+        return "noted-bare"  # a reply cut before it showed anything is the note alone, answering the message
+    if turn.down and final:
+        return "sent-while-down"
     if final:
         return "lost"
     return "waiting"
@@ -571,6 +589,9 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
         if final == "lost":
             problems.append(f"lost: {turn.surface}/{turn.chat} {turn.tag} (sent {turn.sent_at}): "
                             f"{mine or 'nothing on screen'}")
+        if final == "sent-while-down" and turn.surface != "discord":
+            counts["outcome:lost"] += 1  # only Discord forgets what was sent while nobody was connected
+            problems.append(f"lost (sent while down): {turn.surface}/{turn.chat} {turn.tag} (sent {turn.sent_at})")
         if final in ("answered", "noted") and turn.text not in " \n".join(history[(turn.surface, turn.chat)]):
             counts["history_lost"] += 1
             problems.append(f"not in history: {turn.surface}/{turn.chat} {turn.tag} ({final}, sent {turn.sent_at}, "
@@ -591,7 +612,10 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
     figures = {
         "minutes": round(elapsed / 60, 1), "replicas": args.replicas, "platforms": len(soak.surfaces),
         "chats": sum(len(s.chats) for s in soak.surfaces), "messages": len(soak.turns),
-        "answered": counts["outcome:answered"], "noted": counts["outcome:noted"], "lost": counts["outcome:lost"],
+        "answered": counts["outcome:answered"], "noted": counts["outcome:noted"],
+        "noted_by_a_bare_note": counts["outcome:noted-bare"], "lost": counts["outcome:lost"],
+        "discord_sent_while_down": counts["outcome:sent-while-down"] - sum(
+            1 for p in problems if p.startswith("lost (sent while down)")),
         "duplicates": counts["duplicates"], "answered_and_noted": counts["answered_and_noted"],
         "cursors_left": counts["cursors_left"], "history_lost": counts["history_lost"], "stalls": counts["stalls"],
         "failure_notices": counts["failure_notices"], "faults": sum(soak.faults.values()),
