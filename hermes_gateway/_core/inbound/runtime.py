@@ -214,6 +214,9 @@ class InboundRuntime:
         from ..recovery.recover import finish_cut_reply
 
         key = lane.key
+        # the replica that had it may be alive but stalled: it stops its reply at its next renewal (a third
+        # of the lease) and cuts it cleanly; finishing the reply before then would race its last edit
+        await asyncio.sleep(getattr(self.coordination, "lease_ttl", 0.0) / 3 + 1.0)
         try:
             records = [r for r in await self.gateway.store.replies_in_flight()
                        if (r.platform, r.chat_id, r.thread_id) == key and r.owner != self.coordination.replica_id]
