@@ -127,10 +127,14 @@ class ChatLane:
         task.cancel()
         return True
 
-    def drop_queued(self) -> None:
+    def drop_queued(self, *, everything: bool = False) -> None:
+        """Drop what waits (``/stop``, ``/new``): the person's messages, not the finishing of a cut reply
+        (:class:`RecoveryTurn`), which only ``everything`` (shutdown, the worker ending) drops too."""
+        kept = [] if everything else [item for item in self.items if isinstance(item, RecoveryTurn)]
         for item in self.items:
-            _finish(item, None)
-        self.items.clear()
+            if item not in kept:
+                _finish(item, None)
+        self.items[:] = kept
 
     async def run(self, answer: Callable[[Item], Awaitable[Any]], on_idle: Callable[["ChatLane"], None]) -> None:
         """The worker: run items in order until none is left, then forget the lane.
@@ -167,7 +171,7 @@ class ChatLane:
         finally:
             if lease is not None and lease.held:  # stopped while holding it (shutdown, a dead worker)
                 await asyncio.shield(lease.release())
-            self.drop_queued()
+            self.drop_queued(everything=True)
             self.running = self.running_task = None
             on_idle(self)
 

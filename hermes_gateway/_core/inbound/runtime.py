@@ -326,7 +326,7 @@ class InboundRuntime:
         cut = delivery.policy.cut_deadline
         delivery.cut_all(cut)
         for lane in list(self.lanes.values()):
-            lane.drop_queued()
+            lane.drop_queued(everything=True)
             lane.cancel_running(any_kind=True, cut=True)  # (the person is told later: crash recovery)
             if lane.running_task is None and lane.worker is not None:
                 lane.worker.cancel()  # waiting for a chat another replica holds: nothing here to finish
