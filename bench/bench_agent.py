@@ -8,11 +8,12 @@ process and rotating order, measures ``time.process_time`` for
 
 (a) the baseline: iterating the SDK's stream (``chat.completions.create(stream=True)``,
     a pydantic ``ChatCompletionChunk`` per chunk) — how the agent used to read;
-(b) the agent's reading path alone: the SDK makes the same request
-    (``with_streaming_response``) and ``SSEPayloads`` parses the body to dicts;
-(c) the same reply through ``AIAgent.astream`` (path (b) plus the agent).
+(b) the agent's reading path alone: the fast transport (``agent/transport_fast.py``:
+    the request on aiohttp, ``SSEPayloads`` parsing the body to dicts);
+(c) the same reply through ``AIAgent.astream`` (path (b) plus the agent);
+(d) through ``AIAgent.astream`` with ``model.transport: sdk`` (the SDK's public API).
 
-The same for the Responses API (``model.api_mode: responses``): (a) and (c).
+The same for the Responses API (``model.api_mode: responses``): (a), (c) and (d).
 
 Medians per delta. A second, socket-free measurement feeds the same SSE
 bytes from memory (one network read per chunk) to the SDK's ``AsyncStream``,
@@ -34,11 +35,11 @@ from types import SimpleNamespace
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 import openai
-from openai._streaming import AsyncStream
+from openai._streaming import AsyncStream  # the baseline of the socket-free measurement only
 
 from hermes_gateway._core.agent import AIAgent
-from hermes_gateway._core.agent.chat_completions import open_stream
 from hermes_gateway._core.agent.sse import SSEPayloads
+from hermes_gateway._core.agent.transport import UpstreamTransport
 from hermes_gateway._core.agent.upstream import Upstream
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.demo.transport import httpx
@@ -61,15 +62,14 @@ async def sdk_stream(client: openai.AsyncOpenAI, message: str) -> tuple[float, i
     return time.process_time() - start, count
 
 
-async def reader_path(client: openai.AsyncOpenAI, message: str) -> tuple[float, int]:
-    """(b) the agent's reading path alone: SDK request, body parsed by SSEPayloads."""
+async def reader_path(transport: UpstreamTransport, message: str) -> tuple[float, int]:
+    """(b) the agent's reading path alone: the fast transport's request, body parsed by SSEPayloads."""
     start = time.process_time()
-    response = await open_stream(client, "/chat/completions", _request(message))
-    count = await _count_payloads(SSEPayloads(response))
+    count = await _count_payloads(await transport.open_stream("/chat/completions", _request(message)))
     return time.process_time() - start, count
 
 
-async def _count_payloads(payloads: SSEPayloads) -> int:
+async def _count_payloads(payloads: Any) -> int:
     count = 0
     try:
         while True:
@@ -115,7 +115,11 @@ async def over_socket(chunks: int, runs: int, base_url: str, api_mode: str) -> N
     message = "echo: " + " ".join(f"w{i}" for i in range(chunks))
     config = parse_config({"model": {"base_url": base_url, "name": "demo", "api_mode": api_mode}})
     agent = AIAgent.from_config(config, tools=[])
-    client = agent._pool.all()[0].client  # the very client the agent uses: same HTTP settings
+    sdk_config = parse_config({"model": {"base_url": base_url, "name": "demo", "api_mode": api_mode,
+                                         "transport": "sdk"}})
+    sdk_agent = AIAgent.from_config(sdk_config, tools=[])
+    upstream = agent._pool.all()[0]
+    client = sdk_agent._pool.all()[0].client  # the very client the sdk transport uses: same HTTP settings
     if api_mode == "responses":
         cases: list[tuple[str, Callable[[], Awaitable[tuple[float, int]]]]] = [
             ("(a) SDK stream, pydantic events (baseline)", lambda: sdk_responses_stream(client, message)),
@@ -124,19 +128,24 @@ async def over_socket(chunks: int, runs: int, base_url: str, api_mode: str) -> N
     else:
         cases = [
             ("(a) SDK stream, pydantic chunks (baseline)", lambda: sdk_stream(client, message)),
-            ("(b) SDK request + SSEPayloads (agent's reader)", lambda: reader_path(client, message)),
+            ("(b) fast transport (aiohttp + SSEPayloads)", lambda: reader_path(upstream.transport, message)),
             ("(c) through AIAgent.astream", lambda: through_agent(agent, message)),
         ]
-    times: dict[str, list[float]] = {name: [] for name, _ in cases}
-    for _, case in cases:  # warm up (imports, connection pools)
-        await case()
-    for i in range(runs):
-        shift = i % len(cases)
-        for name, case in cases[shift:] + cases[:shift]:  # rotate the order each run
-            seconds, count = await case()
-            assert count == chunks, (name, count)
-            times[name].append(seconds)
+    # (d) in a phase of its own, after (a)-(c): rotated in with them, its allocations (a pydantic model per
+    # chunk, twice the baseline's garbage) made (c) look ~10 % slower than it is alone (bench/README.md).
+    later = [("(d) AIAgent.astream, transport: sdk", lambda: through_agent(sdk_agent, message))]
+    times: dict[str, list[float]] = {name: [] for name, _ in cases + later}
+    for group in (cases, later):
+        for _, case in group:  # warm up (imports, connection pools)
+            await case()
+        for i in range(runs):
+            shift = i % len(group)
+            for name, case in group[shift:] + group[:shift]:  # rotate the order each run
+                seconds, count = await case()
+                assert count == chunks, (name, count)
+                times[name].append(seconds)
     await agent.aclose()
+    await sdk_agent.aclose()
     medians = {name: statistics.median(t) for name, t in times.items()}
     baseline = medians[cases[0][0]]
     api = "Responses API" if api_mode == "responses" else "Chat Completions"
@@ -191,12 +200,12 @@ async def in_memory(chunks: int, runs: int) -> None:
         await _count_payloads(SSEPayloads(_response(reads)))
         return time.process_time() - start
 
-    async def post(*_: object, **__: object) -> Any:  # what the agent calls: client.post(path, ...)
-        return SimpleNamespace(http_response=_response(reads))
+    async def open_stream(*_: object, **__: object) -> Any:  # what the agent calls: transport.open_stream(...)
+        return SSEPayloads(_response(reads))
 
-    fake = SimpleNamespace(post=post)
+    fake = SimpleNamespace(kind="fast", open_stream=open_stream)
     agent = AIAgent.from_config(parse_config({"model": {"base_url": "http://unused/v1", "name": "m"}}), tools=[])
-    upstream = Upstream(agent.model.endpoint, fake)  # type: ignore[arg-type]
+    upstream = Upstream(agent.model.endpoint, sdk_client, fake)  # type: ignore[arg-type]
     agent._pool.all = lambda: [upstream]  # type: ignore[method-assign]
 
     async def agent_path() -> float:
@@ -222,10 +231,26 @@ async def in_memory(chunks: int, runs: int) -> None:
     print(f"\nagent machinery alone (agent − reader): {agent_alone:.2f} µs/delta")
 
 
+async def alone(chunks: int, runs: int, base_url: str, api_mode: str) -> None:
+    """(c) with nothing else in the process: 5 replies to warm up, then the median of ``runs``."""
+    message = "echo: " + " ".join(f"w{i}" for i in range(chunks))
+    agent = AIAgent.from_config(parse_config({"model": {"base_url": base_url, "name": "demo", "api_mode": api_mode}}),
+                                tools=[])
+    times = []
+    for i in range(runs + 5):
+        seconds, count = await through_agent(agent, message)
+        assert count == chunks, count
+        if i >= 5:
+            times.append(seconds)
+    await agent.aclose()
+    print(f"{api_mode}: (c) alone, {chunks} chunks x {runs} runs: {statistics.median(times) * 1e3:.3f} ms per reply")
+
+
 def run() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--alone", action="store_true", help="only (c), with nothing else in the process")
     args = parser.parse_args()
     server = subprocess.Popen([sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0",
                                "--tokens-per-second", "0"], stdout=subprocess.PIPE, text=True)
@@ -234,6 +259,10 @@ def run() -> None:
         match = re.search(r"(http://\S+/v1)", line)
         if not match:
             sys.exit(f"demo-llm did not start: {line!r}")
+        if args.alone:
+            for mode in ("chat_completions", "responses"):
+                asyncio.run(alone(args.chunks, args.runs, match.group(1), mode))
+            return
         asyncio.run(over_socket(args.chunks, args.runs, match.group(1), "chat_completions"))
         asyncio.run(over_socket(args.chunks, args.runs, match.group(1), "responses"))
         asyncio.run(in_memory(args.chunks, args.runs))

@@ -162,7 +162,7 @@ class InstantAgent:
     main table always runs the real AIAgent against demo-llm.
     """
 
-    async def astream(self, message: str, history: object = None):
+    async def astream(self, message: str, history: object = None, options: object = None):
         from hermes_gateway._core.events import TextDelta, TurnEnd, UsageReport
 
         words = message.split(" ")[1:]

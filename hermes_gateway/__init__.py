@@ -5,14 +5,19 @@ The public API for plugin authors and embedders. Everything not named in
 """
 
 from ._core.config import Config, load_config
-from ._core.errors import ConfigError, DeliveryError, RateLimited
+from ._core.errors import ConfigError, DeliveryError, RateLimited, StartError
 from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                      UsageReport)
 from ._core.hookspecs import hookimpl
 from ._core.inbound.commands import Command, CommandContext
+from ._core.inbound.attachments import Attachment, FetchError
 from ._core.inbound.incoming import Incoming
 from ._core.media import Media, MediaLimits
-from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings
+from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings, appended
+from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
+                                  utf16_length)
+from ._core.platform_context import PlatformClient, PlatformContext
+from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
 from ._core.tools import Tool, ToolResult
 
@@ -20,19 +25,25 @@ __version__ = "0.2.0"
 
 __all__ = [
     "AIAgent",
+    "Attachment",
     "Command",
     "CommandContext",
     "Config",
     "ConfigError",
     "DeliveryError",
+    "FetchError",
     "Incoming",
     "Media",
     "MediaLimits",
     "MessageRef",
     "Platform",
+    "PlatformClient",
+    "PlatformContext",
     "Plugins",
     "RateBudget",
     "RateLimited",
+    "SettingsError",
+    "StartError",
     "Stream",
     "StreamEvent",
     "StreamReset",
@@ -44,10 +55,18 @@ __all__ = [
     "ToolResult",
     "TurnEnd",
     "UsageReport",
+    "appended",
     "hookimpl",
     "installed_plugins",
     "load_config",
     "make_plugins",
+    "protect_secret",
+    "protect_secret_shape",
+    "scrub_secrets",
+    "secret",
+    "setting",
+    "split_markdown",
+    "utf16_length",
 ]
 
 

@@ -19,6 +19,11 @@ def test_defaults_use_the_demo_model_and_streaming_off():
     assert config.streaming_for("telegram").min_tokens == 20
 
 
+def test_model_transport_defaults_to_fast_and_takes_sdk():
+    assert parse_config({}, env={}).model.transport == "fast"
+    assert parse_config({"model": {"transport": "sdk"}}, env={}).model.transport == "sdk"
+
+
 def test_per_platform_keys_beat_the_master_switch_and_the_env_var():
     data = {"streaming": {"enabled": False, "telegram": True, "discord": {"enabled": False, "edit_interval": 3}}}
     config = parse_config(data, env={"HERMES_STREAMING_ENABLED": "yes"})
@@ -54,6 +59,8 @@ BAD = [
     ("model:\n  base_url: http://127.0.0.1:9/v1\n  name: m\n  api_key: ${HG_TEST_UNSET_KEY}\n", "model.api_key",
      "environment variable HG_TEST_UNSET_KEY to be set"),
     ("model:\n  api_mode: completions\n", "model.api_mode", "one of chat_completions, responses"),
+    ("model:\n  transport: httpx\n", "model.transport", "one of fast, sdk"),
+    ("model:\n  vision: sometimes\n", "model.vision", "true or false, got 'sometimes'"),
     ("platforms:\n  telegram: 5\n", "platforms.telegram", "a mapping"),
     ("- just\n- a list\n", "(top level)", "a mapping of model, streaming, platforms, api_server"),
 ]
@@ -332,3 +339,30 @@ def test_a_bad_after_crash_is_one_line_naming_file_key_and_expectation(tmp_path,
     message = str(info.value)
     assert message.startswith(f"{path}: conversation.after_crash: ") and expected in message
     assert "\n" not in message
+
+
+BILLION_LAUGHS = "\n".join(
+    ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    + [f"{x}: &{x} [{', '.join([f'*{p}'] * 9)}]" for p, x in zip("abcdefgh", "bcdefghi")]) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_one_line_at_once_not_a_hang(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(BILLION_LAUGHS)  # nine lines for 9**9 (387 million) strings
+    for command in ("config", "run"):
+        done = subprocess.run([sys.executable, "-m", "hermes_gateway", command, "--config", str(path)],
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2, done.stderr[-500:]
+        [line] = done.stderr.strip().splitlines()
+        assert str(path) in line and "(yaml)" in line and "aliases" in line
+
+
+def test_aliases_within_reason_are_still_expanded(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("x-defaults: &fast {edit_interval: 0.5, min_tokens: 3}\n"
+                    "streaming: {telegram: *fast, discord: *fast}\n")
+    with pytest.raises(ConfigError, match="x-defaults"):  # unknown top-level key: the aliases themselves loaded
+        load_config(path, env={})
+    path.write_text("streaming:\n  telegram: &fast {edit_interval: 0.5, min_tokens: 3}\n  discord: *fast\n")
+    config = load_config(path, env={})
+    assert config.streaming_for("discord").edit_interval == 0.5

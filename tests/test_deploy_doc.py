@@ -41,9 +41,10 @@ def test_each_config_block_is_accepted_by_the_gateway_and_its_plugins(index):
     plugins = installed_plugins()
     assert check_names(config, plugins) == []
     if "telegram" in config.platforms:
-        from hermes_telegram.settings import parse_settings
+        from hermes_gateway._core.platform_settings import parse_settings
 
-        settings = parse_settings(config.platforms["telegram"], "deploy.md")
+        settings_type = plugins.platform("telegram").platform.settings
+        settings = parse_settings(settings_type, config.platforms["telegram"], platform="telegram", source="deploy.md")
         if index == 1:
             assert settings.webhook, "replicas take webhooks: Telegram allows one poller per bot"
             assert settings.webhook_url.endswith("/webhooks/telegram")

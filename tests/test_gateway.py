@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 import aiohttp
 import pytest
 from aiohttp import web
 
-from hermes_gateway import Platform, hookimpl
+from hermes_gateway import Platform, PlatformClient, PlatformContext, hookimpl, secret
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.errors import ConfigError
 from hermes_gateway._core.gateway import GATEWAY_KEY, Gateway
@@ -23,14 +24,28 @@ class Recorder:
 
     @hookimpl
     def register_platforms(self, register):
-        async def start(gateway):
-            assert isinstance(gateway, Gateway)
-            self.calls.append("start:chatty")
+        calls = self.calls
 
-        def stop():
-            self.calls.append("stop:chatty")
-        register(Platform(name="chatty", start=start, stop=stop))
-        register(Platform(name="dormant", start=lambda gw: self.calls.append("start:dormant")))
+        @dataclass
+        class ChattySettings:
+            token: str = secret()
+
+        class Chatty(PlatformClient):
+            def __init__(self, settings, context):
+                assert isinstance(context, PlatformContext) and settings.token == "t"
+                calls.append("client:chatty")
+
+            async def start(self):
+                calls.append("start:chatty")
+
+            def stop(self):
+                calls.append("stop:chatty")
+
+            async def close(self):
+                calls.append("close:chatty")
+
+        register(Platform(name="chatty", settings=ChattySettings, client=Chatty))
+        register(Platform(name="dormant", client=lambda settings, context: calls.append("client:dormant")))
 
     @hookimpl
     def on_stream_end(self, stream, message, text):  # a platform plugin must show final texts
@@ -65,14 +80,14 @@ async def test_start_order_routes_served_and_stop_in_reverse():
     rec = Recorder()
     plugins = make_plugins(load_entry_points=False, extra=[rec])
     async with Gateway(config(), plugins) as gw:
-        assert rec.calls == ["routes", "startup", "start:chatty"]
+        assert rec.calls == ["routes", "startup", "client:chatty", "start:chatty"]
         assert gw.started_platforms == ["chatty"]
         async with aiohttp.ClientSession() as s:
             async with s.post(f"{gw.url}/webhooks/chatty", json={"x": 7}) as r:
                 assert (await r.json()) == {"got": 7}
             async with s.get(f"{gw.url}/health") as r:  # the API server plugin shares the same app
                 assert r.status == 200
-    assert rec.calls[3:] == ["stop:chatty", "shutdown"]
+    assert rec.calls[4:] == ["stop:chatty", "shutdown", "close:chatty"]
     assert gw.url is None
 
 
@@ -147,11 +162,16 @@ async def test_a_platform_that_cannot_start_stops_what_started_and_says_which():
     class Broken:
         @hookimpl
         def register_platforms(self, register):
-            register(Platform(name="first", start=lambda gw: None, stop=lambda: stopped.append("first")))
+            class First(PlatformClient):
+                async def stop(self):
+                    stopped.append("first")
 
-            async def fail(gateway):
-                raise RuntimeError("bad token")
-            register(Platform(name="second", start=fail))
+            class Second(PlatformClient):
+                async def start(self):
+                    raise RuntimeError("bad token")
+
+            register(Platform(name="first", client=First))
+            register(Platform(name="second", client=Second))
 
         @hookimpl
         def on_stream_end(self, stream, message, text):

@@ -21,12 +21,10 @@ import pytest
 import plugin_guide_sdk as sdk
 import hermes_gateway
 from hermes_gateway import ConfigError, Platform, Stream, StreamSettings, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.delivery import Delivery
 from hermes_gateway._core.delivery.budget import ALL_CHATS
-from hermes_gateway._core.gateway import Gateway
 from hermes_gateway._core.inbound.commands import Command
-from hermes_gateway.testing import run_virtual
+from hermes_gateway.testing import PlatformRunner, TestGateway, run_virtual
+from hermes_gateway.testing.conformance import CHECKS
 
 GUIDE = Path(__file__).parents[1] / "docs" / "plugins.md"
 
@@ -47,15 +45,6 @@ def guide(monkeypatch):
     return module
 
 
-def config(tmp_path, **platform):
-    return parse_config({
-        "model": {"demo": {"tokens_per_second": 200}},
-        "platforms": {"myplatform": platform} if platform else {},
-        "store": {"path": str(tmp_path / "state.db")},
-        "api_server": {"enabled": False},
-    }, env={})
-
-
 async def until(condition, what: str):
     """Wait (a bounded number of loop turns) for something the gateway does in the background."""
     for _ in range(1000):
@@ -65,11 +54,18 @@ async def until(condition, what: str):
     raise AssertionError(f"never happened: {what}")
 
 
-def test_the_conformance_example_runs_against_the_guide_plugin(guide):
+def conformance_module(guide) -> dict:
     namespace: dict = {}
     exec(compile(python_blocks()[-1], str(GUIDE), "exec"), namespace)
-    assert namespace["MyHarness"].plugin is guide and namespace["MyHarness"].platform == "myplatform"
+    return namespace
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+def test_the_conformance_example_passes_against_the_guide_plugin(guide, check, run_conformance):
+    """The guide's last block is a real conformance test: every check runs and passes (or does not apply)."""
+    namespace = conformance_module(guide)
     assert callable(namespace["test_conformance"])
+    run_conformance(check, namespace["MyHarness"]())
 
 
 def test_the_guide_plugin_loads_with_every_hook_it_needs(guide):
@@ -77,55 +73,58 @@ def test_the_guide_plugin_loads_with_every_hook_it_needs(guide):
     assert plugins.problems == []
     platform = plugins.platform("myplatform").platform
     assert platform.max_message_length == 4096 and platform.bot_budget is not None
-    assert [tool.name for tool, _ in plugins.collect("register_tools", __import__("hermes_gateway").Tool, "tool")] \
+    assert platform.settings is guide.MySettings and platform.client is guide.MyClient
+    assert [tool.name for tool, _ in plugins.collect("register_tools", hermes_gateway.Tool, "tool")] \
         == ["weather", "chart"]
     assert [c.name for c, _ in plugins.collect("register_commands", Command, "command")] == ["ping"]
 
 
-async def test_startup_of_an_unconfigured_platform_does_nothing(guide, tmp_path):
-    gateway = Gateway(config(tmp_path), make_plugins(builtins=(), load_entry_points=False, extra=[guide]),
-                      serve=False)
-    await guide.startup(gateway)  # the old example raised KeyError here and stopped the gateway
-    await guide.shutdown(gateway)
-    assert guide.client is None and sdk.CLIENTS == []
+def test_an_unconfigured_platform_builds_no_client(guide):
+    """Not enabled: the gateway never calls the factory, so the SDK is not even imported."""
+    async def main():
+        async with TestGateway({"platforms": {"myplatform": {"enabled": False, "token": "t0ken"}}}, guide) as gw:
+            assert gw.started_platforms == [] and gw.client("myplatform") is None
+    asyncio.run(main())
+    assert sdk.CLIENTS == []
 
 
-async def test_a_missing_token_is_one_clear_line(guide, tmp_path):
-    gateway = Gateway(config(tmp_path, enabled=True), make_plugins(builtins=(), load_entry_points=False,
-                                                                    extra=[guide]), serve=False)
+@pytest.mark.parametrize("section, key", [({}, "token"), ({"token": "two words"}, "token"),
+                                          ({"token": "t0ken", "pol": False}, "pol"),
+                                          ({"token": "t0ken", "poll": "yes"}, "poll")])
+def test_a_bad_section_is_one_clear_line(guide, section, key):
     with pytest.raises(ConfigError) as caught:
-        await guide.startup(gateway)
-    assert "platforms.myplatform.token" in str(caught.value) and "\n" not in str(caught.value)
+        PlatformRunner(guide, section, source="config.yaml").build()
+    message = str(caught.value)
+    assert message.startswith(f"config.yaml: platforms.myplatform.{key}: ") and "\n" not in message
+    assert "two words" not in message, "a secret is never part of an error"
 
 
-async def test_messages_come_in_by_polling_and_by_webhook_and_replies_go_out(guide, tmp_path):
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[guide])
-    cfg = parse_config({
-        "model": {"demo": {"tokens_per_second": 200}},
-        "platforms": {"myplatform": {"token": "t0ken"}},
-        "store": {"path": str(tmp_path / "state.db")},
-        "api_server": {"enabled": False, "port": 0},
-    }, env={})
-    async with Gateway(cfg, plugins) as gateway:  # startup, register_routes(app, gateway), start_receiving
-        client = guide.client
+async def test_messages_come_in_by_polling_and_by_webhook_and_replies_go_out(guide):
+    config = {"model": {"demo": {"tokens_per_second": 200}},
+              "platforms": {"myplatform": {"token": "t0ken", "webhook_secret": "hook-secret-1"}}}
+    async with TestGateway(config, guide) as gateway:  # the factory, the listener, start()
+        client = gateway.client("myplatform").sdk
         assert client.token == "t0ken" and gateway.started_platforms == ["myplatform"]
         client.inbox.put_nowait(sdk.Update(1, chat_id=7, user_id=70, message_id=1, text="echo: hello from polling"))
         await until(lambda: client.screen("7") == ["hello from polling"], "the polled message's reply")
         client.inbox.put_nowait(sdk.Update(2, chat_id=7, user_id=70, message_id=2, text="/ping"))
         await until(lambda: client.screen("7")[-1:] == ["pong (myplatform)"], "the plugin's /ping command")
         async with aiohttp.ClientSession() as http:
-            async with http.post(f"{gateway.url}/webhooks/myplatform", json={
-                    "chat_id": 8, "user_id": 80, "event_id": "e1", "text": "echo: hi by webhook"}) as response:
+            event = {"chat_id": 8, "user_id": 80, "event_id": "e1", "text": "echo: hi by webhook"}
+            async with http.post(f"{gateway.url}/webhooks/myplatform", json=event) as response:
+                assert response.status == 401, "no secret: refused before parsing"
+            async with http.post(f"{gateway.url}/webhooks/myplatform", json=event,
+                                 headers={"X-Myplatform-Secret": "hook-secret-1"}) as response:
                 assert response.status == 200 and await response.text() == "ok"
         await until(lambda: client.screen("8") == ["hi by webhook"], "the webhook message's reply")
-    assert client.closed  # shutdown(gateway)
+    assert client.closed  # close() after the replies
 
 
 def test_the_guide_plugin_translates_failures_and_the_reply_still_lands(guide):
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[guide])
-    guide.client = client = sdk.Client("t0ken")
+    runner = PlatformRunner(guide, {"token": "t0ken", "poll": False})
+    client = runner.build().sdk
     client.failures = [sdk.TooManyRequests(3, is_global=True), sdk.Timeout(), sdk.ApiError(502)]
-    delivery = Delivery(plugins)
+    delivery = runner.delivery()
     reply = "One two three four five six seven eight nine ten."
 
     async def main():
@@ -143,15 +142,15 @@ def test_the_guide_plugin_translates_failures_and_the_reply_still_lands(guide):
 
 
 def test_the_append_only_example_appends_and_repairs(guide):
-    guide.client = client = sdk.Client("t0ken")
+    client = sdk.Client("t0ken")
     stream = Stream(platform=Platform(name="myplatform", append_only=True), chat_id="5")
 
     async def main():
-        ref = await guide.show_appending(stream, None, "Hello", final=False)
-        await guide.show_appending(stream, ref, "Hello wor", final=False)
-        await guide.show_appending(stream, ref, "Hello world.", final=True)
+        ref = await guide.show_appending(client, stream, None, "Hello", final=False)
+        await guide.show_appending(client, stream, ref, "Hello wor", final=False)
+        await guide.show_appending(client, stream, ref, "Hello world.", final=True)
         shown = client.screen("5")
-        await guide.show_appending(stream, ref, "Goodbye.", final=True)  # the text was replaced: a repair
+        await guide.show_appending(client, stream, ref, "Goodbye.", final=True)  # the text was replaced: a repair
         return shown
 
     first = run_virtual(main())
@@ -159,9 +158,9 @@ def test_the_append_only_example_appends_and_repairs(guide):
 
 
 def test_the_guide_plugin_sends_a_tools_media_after_the_text_once_each(guide, tmp_path):
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[guide])
-    guide.client = client = sdk.Client("t0ken")
-    delivery = Delivery(plugins, parse_config({"media": {"directory": str(tmp_path / "media")}}, env={}))
+    runner = PlatformRunner(guide, {"token": "t0ken", "poll": False})
+    client = runner.build().sdk
+    delivery = runner.delivery({"media": {"directory": str(tmp_path / "media")}})
     (tmp_path / "media").mkdir()
     with open(tmp_path / "media" / "huge.pdf", "wb") as huge:
         huge.truncate(50_000_001)  # one byte over the guide's document limit (a sparse file)

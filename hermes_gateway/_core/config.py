@@ -47,6 +47,8 @@ _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _VAR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 #: ``fallback: [demo]``: the one way to name the built-in demo model as a fallback.
 DEMO_WORD = "demo"
+#: ``model.transport`` values (agent/transport.py), the default first.
+TRANSPORTS = ("fast", "sdk")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,9 @@ class ModelConfig:
     demo_tokens_per_second: float = 30.0
     system_prompt: str | None = None
     reasoning_starts_open: bool = False  # the chat template opens <think> in the prompt: text starts as reasoning
+    #: How requests reach the upstream: ``fast`` (aiohttp, our SSE reader) or ``sdk`` (the openai SDK's public API).
+    transport: str = "fast"
+    vision: bool = True  # the model takes images (API image parts); false: such a request is a 400
 
     @property
     def is_demo(self) -> bool:
@@ -278,7 +283,10 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         raise ConfigError(source, "(file)", f"cannot be read ({exc.strerror})") from None
     text = decode_config_bytes(raw, source)
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader that refuses duplicate keys)
+        data = _load_yaml(text)
+    except _TooManyValues as exc:
+        raise ConfigError(source, "(yaml)", f"at most {exc.limit:,} values once aliases (*name) are expanded "
+                                            "(an alias bomb?)") from None
     except _DuplicateKey as exc:
         raise ConfigError(source, f"line {exc.line}", f"each key once; {exc.key!r} is already set at line "
                                                       f"{exc.first_line} (a duplicate would silently win)") from None
@@ -319,6 +327,61 @@ def decode_config_bytes(raw: bytes, source: str) -> str:
         raise ConfigError(source, f"line {line}, column {column}",
                           f"UTF-8 text; byte 0x{raw[exc.start]:02x} is not UTF-8 (Latin-1 or Windows-1252?): "
                           "save the file as UTF-8") from None
+
+
+#: A config file never holds this many values; past it, aliases are being used to multiply the document.
+MAX_YAML_VALUES = 100_000
+
+
+class _TooManyValues(yaml.YAMLError):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit} values")
+        self.limit = limit
+
+
+def _load_yaml(text: str) -> Any:
+    """``yaml.load`` with the document's size bounded *as expanded*.
+
+    Aliases let a few lines stand for billions of values ("billion laughs"):
+    PyYAML composes them as shared nodes in no time, but building and then
+    walking the config would not end. So the node graph is measured first,
+    each alias counted in full, and refused past :data:`MAX_YAML_VALUES`.
+    """
+    loader = _UniqueKeyLoader(text)  # noqa: S506 (a SafeLoader that refuses duplicate keys)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, MAX_YAML_VALUES) > MAX_YAML_VALUES:
+            raise _TooManyValues(MAX_YAML_VALUES)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(root: yaml.Node, limit: int) -> int:
+    """How many nodes ``root`` stands for with every alias expanded (counting stops just past ``limit``)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if not children_done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        sizes[id(node)] = min(limit + 1, 1 + sum(sizes[id(child)] for child in children))
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 class _DuplicateKey(yaml.YAMLError):
@@ -591,7 +654,8 @@ class _Parser:
 
     def model(self, value: Any) -> ModelConfig:
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
-                   "system_prompt", "reasoning_starts_open")
+                   "system_prompt", "reasoning_starts_open", "transport",
+                   "vision")
         sec = self.section(value, "model", allowed)
         endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, "model")
         if endpoint.base_url and "name" not in sec:
@@ -616,6 +680,8 @@ class _Parser:
             demo_tokens_per_second=self.get(demo, "model.demo", "tokens_per_second", "number", 30.0, minimum=0),
             system_prompt=self.get(sec, "model", "system_prompt", "str", None),
             reasoning_starts_open=self.get(sec, "model", "reasoning_starts_open", "bool", False),
+            transport=self.get(sec, "model", "transport", "str", "fast", choices=TRANSPORTS),
+            vision=self.get(sec, "model", "vision", "bool", True),
         )
 
     def conversation(self, value: Any) -> ConversationConfig:

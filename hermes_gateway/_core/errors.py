@@ -54,3 +54,7 @@ class ConfigError(Exception):
         self.key = key
         self.expected = expected
         super().__init__(f"{source}: {key}: {expected}")
+
+
+class StartError(Exception):
+    """Something enabled in the config could not start; one line, shown by ``hermes-gateway run``."""

@@ -66,7 +66,11 @@ class TurnEnd:
     """The turn is over. ``reply`` is post-processed (think blocks stripped,
     trailing whitespace trimmed); ``raw`` is everything the model said.
     ``media``: the attachments the turn's tools returned, in order, to be
-    delivered after ``reply`` (the model saw only their stand-ins)."""
+    delivered after ``reply`` (the model saw only their stand-ins).
+    ``tool_calls``: calls of an API client's own tools (Chat Completions
+    ``tool_calls`` entries) that end the turn for the client to run;
+    ``finish_reason``: ``stop``, ``length`` (cut by a token limit),
+    ``tool_calls`` or the upstream's own reason."""
 
     reply: str
     raw: str = ""
@@ -75,6 +79,8 @@ class TurnEnd:
     usage: UsageReport | None = None
     messages: list[dict] = field(default_factory=list)
     media: tuple[Media, ...] = ()
+    tool_calls: tuple[dict, ...] = ()
+    finish_reason: str = "stop"
 
 
 StreamEvent = Union[TextDelta, ToolCallStarted, ToolCallFinished, UsageReport, StreamReset, TurnEnd]

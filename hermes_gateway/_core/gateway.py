@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from aiohttp import web
 
 from .config import Config
-from .errors import ConfigError
+from .errors import ConfigError, StartError
 from .plugins import Plugins, installed_plugins
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
@@ -46,8 +46,6 @@ log = logging.getLogger(__name__)
 CANCEL_ON_DISCONNECT = "_hermes_cancel_on_disconnect"
 
 
-class StartError(Exception):
-    """Something enabled in the config could not start; one line, shown by ``hermes-gateway run``."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -88,6 +86,8 @@ class Gateway:
         self.runner: web.AppRunner | None = None
         self.site: web.TCPSite | None = None
         self.started_platforms: list[str] = []
+        #: The running client of each enabled platform that declares one (``Platform.client``), fresh per start.
+        self.clients: dict[str, Any] = {}
         self._started = False
         self._startup_ran = False
         self._tools: list[Tool] | None = None
@@ -131,6 +131,7 @@ class Gateway:
         hook.register_routes(app=app, gateway=self)
         self._startup_ran = True
         await self._run_startup_hooks()
+        self._build_clients(app)
         if not self.serve:
             return
         await self.inbound.restore()
@@ -145,14 +146,15 @@ class Gateway:
             await self.runner.setup()
             self.site = hardened_site(self.runner, self.config.api_server.host, self.config.api_server.port)
             await self.site.start()
-        for name, registered in self.plugins.platforms().items():
-            if not self.config.platform_enabled(name):
-                continue
+        for name in self.enabled_platforms():
             self.inbound.access(name)  # a bad allowed_chats/allowed_users/require_mention stops start-up here
-            start = registered.platform.start
-            if start is not None:
+            client = self.clients.get(name)
+            if client is not None:
+                registered = self.plugins.platform(name)
                 try:
-                    await _maybe_await(start(self))
+                    await _maybe_await(client.start())
+                except StartError:
+                    raise
                 except Exception as exc:
                     raise StartError(f"platform {name} (plugin {registered.plugin_name}) failed to start: "
                                      f"{type(exc).__name__}: {exc}") from exc
@@ -163,6 +165,25 @@ class Gateway:
 
         self._recovery = Recovery(self)
         await self._recovery.start()
+
+    def enabled_platforms(self) -> list[str]:
+        """The registered platforms the config enables, in registration order."""
+        return [name for name in self.plugins.platforms() if self.config.platform_enabled(name)]
+
+    def _build_clients(self, app: web.Application) -> None:
+        """One fresh client per enabled platform that declares a factory: settings parsed, context handed over.
+
+        Built before the listener starts, since that is the only moment a
+        client may mount its webhook routes; ``ask`` builds them too (and
+        never starts them), so a plugin is set up the same way everywhere.
+        """
+        from .platform_clients import build_client
+
+        for name in self.enabled_platforms():
+            registered = self.plugins.platform(name)
+            if registered.platform.client is None:
+                continue
+            self.clients[name] = build_client(registered, self.config, host=self, app=app)
 
     async def _run_startup_hooks(self) -> None:
         """Each plugin's ``startup``, skipping plugins whose every platform is disabled.
@@ -199,13 +220,12 @@ class Gateway:
         recovery, self._recovery = self._recovery, None
         if recovery is not None:
             await recovery.stop()
-        platforms = self.plugins.platforms()
-        for name in reversed(self.started_platforms):
-            stop = platforms[name].platform.stop
-            if stop is None:
+        for name in reversed(self.started_platforms):  # first no new messages ...
+            client = self.clients.get(name)
+            if client is None:
                 continue
             try:
-                await _maybe_await(stop())
+                await _maybe_await(client.stop())
             except Exception:
                 log.exception("platform %s failed to stop cleanly", name)
         self.started_platforms.clear()
@@ -221,6 +241,15 @@ class Gateway:
                     await _maybe_await(impl.function(gateway=self))
                 except Exception:
                     log.exception("the shutdown hook of plugin %s failed", impl.plugin_name)
+        clients, self.clients = self.clients, {}
+        for name, client in reversed(list(clients.items())):  # ... then, replies done, connections closed
+            close = getattr(client, "close", None)
+            if close is None:
+                continue
+            try:
+                await _maybe_await(close())
+            except Exception:
+                log.exception("platform %s failed to close cleanly", name)
         if self.runner is not None:
             await self.runner.cleanup()
         self.runner = self.site = None
@@ -285,7 +314,7 @@ class Gateway:
             from .delivery import Delivery
 
             self._delivery = Delivery(self.plugins, self.config, coordination=self.coordination,
-                                      observer=self.metrics)
+                                      observer=self.metrics, clients=self.clients_view)
         return self._delivery
 
     @delivery.setter
@@ -347,6 +376,10 @@ class Gateway:
 
             self._inbound = InboundRuntime(self)
         return self._inbound
+
+    def clients_view(self, platform: str) -> Any:
+        """The running client of ``platform`` (None before start, after stop, or for a hook-only platform)."""
+        return self.clients.get(platform)
 
     @property
     def accepting(self) -> bool:

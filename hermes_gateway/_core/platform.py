@@ -7,8 +7,9 @@ know how pacing works.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from .media import MediaLimits
 
@@ -95,10 +96,25 @@ class Platform:
     ``free_previews(stream)``: True when this stream's previews (``on_delta``)
     cost the chat nothing (a native draft a platform does not count): they
     take no token from the chat's budget and do not wait for one, though a
-    429 still blocks them. The bot-wide budget is still charged.
+    429 still blocks them. The bot-wide budget is still charged. A client
+    may define a ``free_previews(stream)`` method instead (an answer that
+    depends on its settings); it wins over this field.
 
-    ``start(gateway)``/``stop()`` begin and end receiving messages (polling,
-    a websocket); they may be None for send-only platforms.
+    ``settings``: the dataclass type of the platform's ``platforms.<name>``
+    section (see :func:`hermes_gateway.secret`); the core parses the section
+    into it, names unknown keys, and masks every secret field. None: the
+    section holds only the core's keys (``enabled``, ``allowed_chats``,
+    ``allowed_users``, ``require_mention``).
+
+    ``client``: the platform's one lifecycle, ``client(settings, context)``
+    → the running client (see :class:`hermes_gateway.PlatformClient`), built
+    once per gateway for an enabled platform, before the listener starts
+    (the only moment it may mount routes with ``context.add_route``); its
+    ``start()`` begins receiving once the listener is up, its ``stop()``
+    ends it. The client's stream methods (``on_delta`` ...) serve this
+    platform's replies; a stream hook the client does not define is
+    taken from the plugin object. None: a send-only platform whose plugin
+    implements the stream hooks itself.
     """
 
     name: str
@@ -114,8 +130,8 @@ class Platform:
     free_previews: Callable[["Stream"], bool] | None = None
     description: str = ""
     media: MediaLimits | None = None
-    start: Callable[[Any], Awaitable[None] | None] | None = None
-    stop: Callable[[], Awaitable[None] | None] | None = None
+    settings: type | None = None
+    client: Callable[[Any, Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
@@ -128,6 +144,8 @@ class Platform:
             raise ValueError(f"Platform {self.name}: typing_interval must be >= 0")
         if self.edit_interval < 0:
             raise ValueError(f"Platform {self.name}: edit_interval must be >= 0")
+        if self.settings is not None:
+            _check_settings_type(self.settings, self.name)
 
     def budget_for(self, chat_kind: str | None) -> RateBudget:
         """The per-chat budget for this kind of chat (falls back to ``default``)."""
@@ -168,6 +186,20 @@ class Stream:
     settings: StreamSettings = field(default_factory=StreamSettings)
     reply_to: str | None = None
     state: dict[str, Any] = field(default_factory=dict)
+
+
+#: Keys the core itself reads in every platform's section (who may talk, group mention gating).
+CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention")
+
+
+def _check_settings_type(settings_type: Any, platform: str) -> None:
+    """Refuse a ``Platform(settings=...)`` that is not a dataclass type (a plugin bug, found at registration)."""
+    if not (isinstance(settings_type, type) and dataclasses.is_dataclass(settings_type)):
+        raise ValueError(f"Platform {platform}: settings must be a dataclass type, got {settings_type!r}")
+    clash = [f.name for f in dataclasses.fields(settings_type) if f.name in CORE_KEYS]
+    if clash:
+        raise ValueError(f"Platform {platform}: settings field(s) {', '.join(clash)} are read by the core; "
+                         f"rename them")
 
 
 def appended(shown: str, text: str) -> str | None:

@@ -83,7 +83,7 @@ class Plugins:
             return False
         implemented = set(implemented_hooks(plugin))
         missing = missing_stream_hook(implemented)
-        if missing:
+        if missing and not _declares_clients(plugin):
             self._problem(name, f"registers a platform but does not implement {missing} "
                                 f"({REQUIRED_STREAM_HOOKS[missing]})")
             return False
@@ -101,12 +101,18 @@ class Plugins:
         if self._platforms is None:
             found: dict[str, RegisteredPlatform] = {}
             for platform, impl in self.collect("register_platforms", Platform, "platform"):
-                if platform.append_only and not _implements(impl.plugin, "on_delta"):
+                if platform.client is None and not _implements(impl.plugin, "on_stream_end"):
+                    why = REQUIRED_STREAM_HOOKS["on_stream_end"]
+                    self._problem(impl.plugin_name, f"platform {platform.name!r} has no client and the plugin does "
+                                                    f"not implement on_stream_end ({why})")
+                    continue
+                hook_only = platform.client is None  # a client's methods are checked when it is built
+                if hook_only and platform.append_only and not _implements(impl.plugin, "on_delta"):
                     why = REQUIRED_STREAM_HOOKS["on_delta"]
                     self._problem(impl.plugin_name, f"platform {platform.name!r} is append_only but the plugin "
                                                     f"does not implement on_delta ({why})")
                     continue
-                if platform.media is not None and not _implements(impl.plugin, "on_media"):
+                if hook_only and platform.media is not None and not _implements(impl.plugin, "on_media"):
                     why = REQUIRED_STREAM_HOOKS["on_media"]
                     self._problem(impl.plugin_name, f"platform {platform.name!r} declares media but the plugin "
                                                     f"does not implement on_media ({why})")
@@ -238,6 +244,19 @@ def _implements(plugin: Any, hook_name: str) -> bool:
 def _unknown_hooks(plugin: Any) -> list[str]:
     known = set(_spec_names())
     return [name for name in implemented_hooks(plugin) if name not in known]
+
+
+def _declares_clients(plugin: Any) -> bool:
+    """Whether every platform the plugin registers brings its own client (its stream methods are checked later)."""
+    hook = getattr(plugin, "register_platforms", None)
+    if hook is None:
+        return False
+    found: list[Any] = []
+    try:
+        hook(found.append)
+    except Exception:
+        return False  # reported when the platforms are collected
+    return bool(found) and all(getattr(p, "client", None) is not None for p in found)
 
 
 def missing_stream_hook(implemented: set[str]) -> str | None:

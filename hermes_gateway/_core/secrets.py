@@ -35,12 +35,16 @@ def protect(*secrets: str | None, mask: str = MASK) -> None:
     """Register secrets: from now on no log record and no :func:`scrub` output carries them.
 
     Matching ignores case: some SDKs capitalise error descriptions, which
-    lower-cases a token quoted inside them.
+    lower-cases a token quoted inside them. A secret registered again with
+    another ``mask`` is shown as that one from then on (a plugin naming its
+    token after the core registered it as a settings secret).
     """
     with _lock:
         added = False
         for secret in secrets:
-            if secret and len(secret) >= MIN_LENGTH and secret.lower() not in _masks:
+            if secret and len(secret) >= MIN_LENGTH and _masks.get(secret.lower()) != mask:
+                if secret.lower() in _masks and mask == MASK:
+                    continue  # the generic mask never replaces a named one
                 _masks[secret.lower()] = mask
                 added = True
         if added:

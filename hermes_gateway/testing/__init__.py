@@ -9,14 +9,23 @@
 * :func:`reassemble` — join a screen's messages back into the reply.
 * :func:`serve_locally` — serve an emulator's aiohttp app on 127.0.0.1;
   :func:`eventually` — wait for a screen to show what it should.
+* :class:`PlatformRunner` — build and start one platform plugin's client as
+  the gateway does (settings parsed, a context, routes served on 127.0.0.1),
+  and stream replies into it through the real delivery core;
+  :class:`TestGateway` — the whole gateway from a config mapping, with only
+  the plugins you give it.
+* :class:`SentMedia` — an attachment an emulator received (what tests compare).
 * :mod:`.conformance` — the checks every platform plugin should pass,
   run against your plugin and your emulator of its platform.
 """
 
 from .._core.delivery.split import reassemble
 from .local import eventually, serve_locally
-from .reference import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage
+from .platforms import PlatformRunner, TestGateway, plugins_for, with_limits
+from .tools import builtin_tool
+from .reference import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
 from .virtual_time import VirtualTimeLoop, run_virtual
 
-__all__ = ["Call", "Fault", "ReferenceChat", "ReferencePlatform", "ScreenMessage", "VirtualTimeLoop",
-           "eventually", "reassemble", "run_virtual", "serve_locally"]
+__all__ = ["Call", "Fault", "PlatformRunner", "ReferenceChat", "ReferencePlatform", "ScreenMessage", "SentMedia",
+           "TestGateway", "VirtualTimeLoop", "builtin_tool", "eventually", "plugins_for", "reassemble", "run_virtual",
+           "serve_locally", "with_limits"]

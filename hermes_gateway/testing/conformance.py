@@ -71,6 +71,9 @@ class Harness:
     """
 
     plugin: Any = None
+    #: A started :class:`~hermes_gateway.testing.PlatformRunner` of a plugin whose platform has a client
+    #: (``Platform(client=...)``); the checks then send through that client, built as the gateway builds it.
+    runner: Any = None
     platform: str = ""
     chat_id: str = "conformance-1"
     settings = StreamSettings(enabled=True, edit_interval=0.05, min_tokens=2)
@@ -113,6 +116,8 @@ class Harness:
     # -- helpers the checks use ---------------------------------------------------------------
 
     def delivery(self) -> Delivery:
+        if self.runner is not None:
+            return self.runner.delivery(Config(media=MediaConfig(directory=self.media_directory())))
         plugins = make_plugins(builtins=(), load_entry_points=False, extra=[self.plugin])
         if plugins.problems:
             raise AssertionError(f"the plugin does not load: {plugins.problems[0]}")
@@ -240,6 +245,11 @@ async def check_a_429_becomes_rate_limited(h: Harness) -> None:
 
 async def check_the_plugin_implements_the_stream_hooks_it_needs(h: Harness) -> None:
     """on_stream_end always; on_delta when it can edit or appends: else the core refuses to load it."""
+    if h.runner is not None:  # the client was built: the core checked its methods then
+        assert h.runner.client is not None, "the platform's factory returned no client"
+        assert callable(getattr(h.runner.client, "on_stream_end", None)) or \
+            "on_stream_end" in implemented_hooks(h.runner.registered.plugin), "no on_stream_end"
+        return
     missing = missing_stream_hook(set(implemented_hooks(h.plugin)))
     assert missing is None, f"the plugin registers a platform but does not implement {missing}"
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[h.plugin])

@@ -207,7 +207,7 @@ class ReferencePlatform:
             bot_budget=bot_budget, append_only=append_only, media=media, keep_whole=keep_whole,
             free_previews=free_previews, rendered_length=rendered_length,
             description="in-memory reference platform (hermes_gateway.testing)",
-            start=self._start, stop=self._stop,
+            client=self._connect,
         )
         self.enforced = dict(enforce or self.platform.budgets)
         self.bot_bucket: ChatBudget | None = None  # the limit across all chats, enforced like the per-chat one
@@ -219,7 +219,7 @@ class ReferencePlatform:
         self.on_call = on_call
         self._measure = rendered_length or measure_for(length_unit)
         self._next_id = 0
-        self._gateway: Any = None
+        self._context: Any = None
         self._hook: Hook = "on_delta"   # the hook of the call being handled, for the call log
         self.__name__ = f"reference:{name}"
 
@@ -235,20 +235,21 @@ class ReferencePlatform:
 
     # ---------------------------------------------------------------- the inbound side
 
-    async def _start(self, gateway: Any) -> None:
-        self._gateway = gateway
-
-    async def _stop(self) -> None:
-        self._gateway = None
+    def _connect(self, settings: Any, context: Any) -> "_Receiving":
+        """``Platform.client``: the gateway hands over its context; the stream hooks stay on this object."""
+        return _Receiving(self, context)
 
     async def say(self, chat_id: str, text: str, *, chat_kind: str | None = None,
                   thread_id: str | None = None) -> Any:
         """A person types ``text`` into the chat; returns when the bot's reply is delivered."""
-        if self._gateway is None:
+        if self._context is None:
             raise RuntimeError(f"platform {self.platform.name!r} is not started: run it inside a Gateway")
+        from .._core.inbound.incoming import Incoming
+
         self.chat(chat_id).said.append(text)
-        return await self._gateway.handle_incoming(self.platform.name, str(chat_id), text,
-                                                   chat_kind=chat_kind, thread_id=thread_id)
+        kind = {} if chat_kind is None else {"chat_kind": chat_kind}
+        return await self._context.receive(Incoming(self.platform.name, str(chat_id), text, **kind,
+                                                    thread_id=None if thread_id is None else str(thread_id)))
 
     # ---------------------------------------------------------------- the plugin hooks
 
@@ -451,3 +452,18 @@ class ReferencePlatform:
         chat.calls.append(call)
         if self.on_call is not None:
             self.on_call(chat, call)
+
+
+class _Receiving:
+    """The reference platform's running client: it only lets :meth:`ReferencePlatform.say` reach the gateway."""
+
+    def __init__(self, platform: ReferencePlatform, context: Any) -> None:
+        self.platform = platform
+        self.context = context
+
+    async def start(self) -> None:
+        self.platform._context = self.context
+
+    async def stop(self) -> None:
+        if self.platform._context is self.context:
+            self.platform._context = None

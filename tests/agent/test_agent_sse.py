@@ -2,7 +2,9 @@
 
 The SDK itself is the oracle: the same bytes, cut into the same network
 reads, go through ``openai._streaming.AsyncStream`` and through
-``SSEPayloads``, and the payloads and the error at the end must be equal.
+``SSEPayloads``, and the payloads and the error at the end must be equal
+(the SDK's exception as the ``sdk`` transport translates it: both transports
+raise the same project errors).
 The bodies are real ``httpx`` responses over an in-memory byte stream, so
 that where the reads are cut is chosen by the test (a socket would merge
 or split them at will); the end-to-end tests in
@@ -21,7 +23,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from openai._streaming import AsyncStream
 
+from hermes_gateway._core.agent.errors import ReportedError, UpstreamConnectionError
 from hermes_gateway._core.agent.sse import SSEPayloads
+from hermes_gateway._core.agent.transport_sdk import raise_mapped
 from hermes_gateway._core.demo.transport import httpx
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
@@ -67,6 +71,11 @@ async def sdks(parts: list[bytes], **headers: str) -> tuple[list[Any], Any]:
     try:
         async for payload in stream:
             payloads.append(payload)
+    except openai.APIError as exc:
+        try:
+            raise_mapped(exc, mid_stream=True)
+        except Exception as mapped:
+            return _outcome(payloads, mapped)
     except Exception as exc:
         return _outcome(payloads, exc)
     finally:
@@ -117,17 +126,17 @@ async def test_multi_line_data_is_joined_with_newlines() -> None:
     assert await same_as_sdk([body]) == ([{"a": [1, 2]}], None)
 
 
-async def test_error_payload_mid_stream_raises_the_sdk_error_after_the_chunks_before_it() -> None:
+async def test_error_payload_mid_stream_raises_the_reported_error_after_the_chunks_before_it() -> None:
     body = b'data: {"n": 1}\n\ndata: {"error": {"message": "overloaded", "type": "server_error"}}\n\n' \
            b'data: {"n": 2}\n\ndata: [DONE]\n\n'
     payloads, error = await same_as_sdk([body])
     assert payloads == [{"n": 1}]
-    assert error == (openai.APIError, "overloaded", {"message": "overloaded", "type": "server_error"})
+    assert error == (ReportedError, "overloaded", {"message": "overloaded", "type": "server_error"})
 
 
 async def test_error_payload_without_a_message_gets_the_sdk_default() -> None:
     body = b'data: {"error": "busy"}\n\n'
-    assert await same_as_sdk([body]) == ([], (openai.APIError, "An error occurred during streaming", "busy"))
+    assert await same_as_sdk([body]) == ([], (ReportedError, "An error occurred during streaming", "busy"))
 
 
 async def test_malformed_json_is_a_json_decode_error() -> None:
@@ -151,14 +160,14 @@ async def test_a_gzip_encoded_body_is_decoded() -> None:
     assert result == await sdks(parts, **{"content-encoding": "gzip"}) == ([{"n": 1}], None)
 
 
-async def test_transport_errors_become_sdk_connection_errors() -> None:
+async def test_transport_errors_become_connection_errors() -> None:
     async def dropped() -> AsyncIterator[bytes]:
         yield b'data: {"n": 1}\n\n'
         raise httpx.ReadError("connection reset")
 
     reader = SSEPayloads(httpx.Response(200, content=dropped(), request=httpx.Request("POST", URL)))
     assert await reader.next() == {"n": 1}
-    with pytest.raises(openai.APIConnectionError) as caught:
+    with pytest.raises(UpstreamConnectionError) as caught:
         await reader.next()
     assert isinstance(caught.value.__cause__, httpx.ReadError)
     await reader.aclose()

@@ -1,4 +1,4 @@
-"""The streamed request on plain aiohttp sends what the openai SDK would, and fails and retries as it would."""
+"""The requests on plain aiohttp send what the openai SDK would, and fail and retry as it would."""
 
 from __future__ import annotations
 
@@ -12,19 +12,28 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hermes_gateway._core.agent import AIAgent, stream_request
-from hermes_gateway._core.agent.chat_completions import open_stream
+from hermes_gateway._core.agent.errors import UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
+from hermes_gateway._core.agent.transport_sdk import SdkTransport
+from hermes_gateway._core.demo.transport import httpx
 from hermes_gateway._core.events import TextDelta
 
-from scripted_upstream import ScriptedUpstream, model_config, text_stream
+from scripted_upstream import ScriptedUpstream, completion, model_config, text_stream
 
 SECRET = "sk-stream-request-secret"
-#: Set by the HTTP library itself (not by the SDK): they may differ between httpx and aiohttp.
-TRANSPORT_HEADERS = {"accept-encoding", "connection", "content-length", "host"}
+#: Set by the HTTP library itself (not by the SDK): they may differ between httpx and aiohttp. And
+#: ``X-Stainless-Raw-Response``: it tells the SDK how to hand back the answer (``with_raw_response``: "true",
+#: ``with_streaming_response``: "stream", plain ``create``: absent); servers ignore it.
+TRANSPORT_HEADERS = {"accept-encoding", "connection", "content-length", "host", "x-stainless-raw-response"}
 
 
 def agent_for(url: str, **model: object) -> AIAgent:
     model = {"timeouts": {"first_token": 2, "stall": 2, "connect": 2}, **model}
     return AIAgent.from_config(model_config(url, api_key=SECRET, **model), tools=[])
+
+
+def sending(client: openai.AsyncOpenAI) -> SdkTransport:
+    """The sdk transport on a copy of a fast upstream's SDK client (same settings) that really sends."""
+    return SdkTransport(client.copy(http_client=httpx.AsyncClient()))
 
 
 def sdk_headers(seen: dict[str, str]) -> dict[str, str]:
@@ -36,19 +45,35 @@ async def test_the_streamed_request_carries_the_sdks_headers_and_body(fake: Scri
     fake.add(*text_stream("again"))
     agent = agent_for(fake.url)
     upstream = agent._pool.all()[0]
-    assert upstream.poster is not None  # an http:// URL and no proxy: the aiohttp path
+    assert upstream.transport.kind == "fast"  # an http:// URL and no proxy: the aiohttp path
     text = "".join([e.text async for e in agent.astream("hi") if isinstance(e, TextDelta)])
     assert text == "hello there"
     body = fake.requests[0].body
-    # The same request made by the SDK itself (client.post), for comparison.
-    response = await open_stream(upstream.client, "/chat/completions", body)
-    await response.aclose()
+    # The same request made by the SDK itself (its public create()), for comparison.
+    stream = await sending(upstream.client).open_stream("/chat/completions", body)
+    await stream.aclose()
     ours, sdks = fake.requests[0], fake.requests[1]
     assert ours.path == sdks.path == "/v1/chat/completions"
     assert ours.body == sdks.body and ours.body["stream"] is True
     assert sdk_headers(ours.headers) == sdk_headers(sdks.headers)
     assert sdk_headers(ours.headers)["authorization"] == f"Bearer {SECRET}"
     assert sdk_headers(ours.headers)["x-stainless-retry-count"] == "0"
+    await agent.aclose()
+
+
+async def test_a_non_streamed_call_carries_the_sdks_headers_and_body(fake: ScriptedUpstream) -> None:
+    fake.add(("json", completion("one")))
+    fake.add(("json", completion("two")))
+    agent = agent_for(fake.url)
+    upstream = agent._pool.all()[0]
+    body = {"model": "test-model", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.5}
+    ours = await upstream.transport.call("/chat/completions", body)
+    sdks = await sending(upstream.client).call("/chat/completions", body)
+    assert ours["choices"][0]["message"]["content"] == "one" and sdks["choices"][0]["message"]["content"] == "two"
+    mine, theirs = fake.requests
+    assert mine.path == theirs.path == "/v1/chat/completions" and mine.body == theirs.body == body
+    assert sdk_headers(mine.headers) == sdk_headers(theirs.headers)
+    assert "X-Stainless-Raw-Response" not in mine.headers  # as a plain create() sends it
     await agent.aclose()
 
 
@@ -63,46 +88,48 @@ async def test_retryable_statuses_are_retried_as_the_sdk_does_then_stream(fake: 
     await agent.aclose()
 
 
-async def test_a_client_error_is_the_sdks_exception_and_is_not_retried(fake: ScriptedUpstream) -> None:
+async def test_a_client_error_carries_the_sdks_message_and_body_and_is_not_retried(fake: ScriptedUpstream) -> None:
     fake.add(("status", 400, {"error": {"message": "bad temperature", "type": "invalid_request_error"}}))
     fake.add(("status", 500, {"error": {"message": "no"}}, {"x-should-retry": "false"}))
     agent = agent_for(fake.url)
     upstream = agent._pool.all()[0]
-    with pytest.raises(openai.BadRequestError) as caught:
-        await upstream.open_stream("/chat/completions", {"model": "m", "messages": []})
+    with pytest.raises(UpstreamStatusError) as caught:
+        await upstream.transport.open_stream("/chat/completions", {"model": "m", "messages": []})
     assert caught.value.status_code == 400 and caught.value.body["message"] == "bad temperature"
-    assert "bad temperature" in str(caught.value)
-    with pytest.raises(openai.InternalServerError):  # x-should-retry: false is obeyed
-        await upstream.open_stream("/chat/completions", {"model": "m", "messages": []})
+    assert str(caught.value) == "Error code: 400 - bad temperature"
+    with pytest.raises(UpstreamStatusError) as caught:  # x-should-retry: false is obeyed
+        await upstream.transport.open_stream("/chat/completions", {"model": "m", "messages": []})
+    assert caught.value.status_code == 500
     assert len(fake.requests) == 2
     await agent.aclose()
 
 
-async def test_a_refused_connection_is_the_sdks_connection_error_after_its_retries() -> None:
+async def test_a_refused_connection_is_a_connection_error_after_the_retries() -> None:
     agent = AIAgent(model_config("http://127.0.0.1:9/v1").model, tools=[], max_retries=1)
     upstream = agent._pool.all()[0]
-    with pytest.raises(openai.APIConnectionError) as caught:
-        await upstream.open_stream("/chat/completions", {"model": "m", "messages": []})
-    assert not isinstance(caught.value, openai.APITimeoutError)
-    assert caught.value.request.url.path == "/v1/chat/completions"
+    with pytest.raises(UpstreamConnectionError) as caught:
+        await upstream.transport.open_stream("/chat/completions", {"model": "m", "messages": []})
+    assert not isinstance(caught.value, UpstreamTimedOut) and not caught.value.mid_stream
+    assert isinstance(caught.value.__cause__, aiohttp.ClientConnectorError)
     await agent.aclose()
 
 
-def test_the_poster_is_used_only_where_the_sdk_would_run_on_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fast_transport_is_used_only_where_aiohttp_suits(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
 
-    async def posters(url: str | None) -> bool:
-        agent = AIAgent(model_config(url).model, tools=[])
-        found = agent._pool.all()[0].poster is not None
+    async def kind(url: str | None, **model: object) -> str:
+        agent = AIAgent(model_config(url, **model).model, tools=[])
+        found = agent._pool.all()[0].transport.kind
         await agent.aclose()
         return found
 
-    assert asyncio.run(posters("http://127.0.0.1:8000/v1"))
-    assert not asyncio.run(posters("http://alice:secret@127.0.0.1:8000/v1"))
-    assert not asyncio.run(posters(None))  # the demo model stays in-process, through the SDK
+    assert asyncio.run(kind("http://127.0.0.1:8000/v1")) == "fast"
+    assert asyncio.run(kind("http://127.0.0.1:8000/v1", transport="sdk")) == "sdk"
+    assert asyncio.run(kind("http://alice:secret@127.0.0.1:8000/v1")) == "sdk"
+    assert asyncio.run(kind(None)) == "sdk"  # the demo model stays in-process, through the SDK
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.lan:3128")
-    assert not asyncio.run(posters("https://api.example/v1"))
+    assert asyncio.run(kind("https://api.example/v1")) == "sdk"
 
 
 async def test_turns_that_start_together_share_one_connection_pool(fake: ScriptedUpstream,

@@ -133,8 +133,11 @@ async def test_multi_paragraph_reply_streams_identically_to_the_non_streaming_re
 
 
 @pytest.mark.parametrize("config_streaming, body_stream, expect_sse", [
-    (True, None, True), (False, None, False), (True, False, False), (False, True, True)])
-async def test_client_stream_field_wins_else_the_config_decides(config_streaming, body_stream, expect_sse):
+    (True, None, False), (False, None, False), (True, False, False), (False, True, True), (True, True, True)])
+async def test_stream_is_the_clients_choice_absent_means_plain_json(config_streaming, body_stream, expect_sse,
+                                                                    monkeypatch):
+    """OpenAI's default: no ``stream`` = not streamed, whatever the streaming config says for chats."""
+    monkeypatch.setenv("HERMES_STREAMING_ENABLED", "true" if config_streaming else "false")
     cfg = gateway_config({"streaming": {"enabled": config_streaming}})
     async with running_gateway(cfg) as gw:
         body = {"model": MODEL, "messages": echo("ok")}
@@ -146,13 +149,18 @@ async def test_client_stream_field_wins_else_the_config_decides(config_streaming
             status, headers, raw = await post_raw(f"{gw.url}{path}", body)
             assert status == 200
             assert headers["Content-Type"].startswith("text/event-stream") is expect_sse, path
+            if not expect_sse:
+                reply = json.loads(raw)
+                text = reply["choices"][0]["message"]["content"] if "choices" in reply else reply["output"][0][
+                    "content"][0]["text"]
+                assert text == "ok"
 
 
-async def test_per_platform_streaming_key_for_api_server_applies():
+async def test_per_platform_streaming_key_for_api_server_does_not_stream_a_request_without_stream():
     cfg = gateway_config({"streaming": {"enabled": False, "api_server": {"enabled": True}}})
     async with running_gateway(cfg) as gw:
         _, headers, _ = await post_raw(f"{gw.url}/v1/chat/completions", {"model": MODEL, "messages": echo("ok")})
-        assert headers["Content-Type"].startswith("text/event-stream")
+        assert headers["Content-Type"].startswith("application/json")
 
 
 async def test_history_from_the_client_reaches_the_model(gateway, client):

@@ -60,6 +60,13 @@ HOSTILE = {
                                     b'"content": "hi \\ud800 there"}]}', {}, 400, "invalid_unicode"),
     "a lone surrogate in a key": (b'{"model": "' + MODEL.encode() + b'", "\\udc00": 1, "messages": [{"role": '
                                   b'"user", "content": "hi"}]}', {}, 400, "invalid_unicode"),
+    "a lone surrogate as raw UTF-8 bytes": (b'{"model": "' + MODEL.encode() + b'", "messages": [{"role": "user", '
+                                            b'"content": "hi \xed\xa0\x80 there"}]}', {}, 400, "invalid_unicode"),
+    "a stray byte that is not UTF-8": (b'{"model": "' + MODEL.encode() + b'", "messages": [{"role": "user", '
+                                       b'"content": "hi \xff there"}]}', {}, 400, "invalid_unicode"),
+    **{f"temperature: {number}": (b'{"model": "' + MODEL.encode() + b'", "temperature": ' + number.encode()
+                                  + b', "messages": [{"role": "user", "content": "hi"}]}', {}, 400, "invalid_json")
+       for number in ("NaN", "-Infinity", "Infinity", "1e999", "-1e999")},
     "Content-Type: text/plain": (tiny_messages(2), {"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
     "no Content-Type": (tiny_messages(2), {"Content-Type": ""}, 415, "unsupported_media_type"),
 }
@@ -127,3 +134,19 @@ def test_an_oversized_header_line_and_a_garbage_request_line_answer_json(gw):
     answer = closed_by_peer(sock, 5)
     sock.close()
     assert answer is not None and b" 400 " in answer.split(b"\r\n")[0] and b'"code": "bad_http_request"' in answer
+
+
+@pytest.mark.parametrize("method, path, body", [
+    ("POST", "/v1/responses", {"model": MODEL, "input": "hi", "previous_response_id": "resp_" + "x" * 900_000}),
+    ("POST", CHAT, {"model": "m" * 900_000, "messages": [{"role": "user", "content": "hi"}]}),
+    ("GET", "/v1/models/" + "m" * 7000, None),
+    ("GET", "/v1/responses/resp_" + "x" * 7000, None),
+    ("DELETE", "/v1/responses/resp_" + "x" * 7000, None),
+], ids=["previous_response_id", "model", "GET model", "GET response", "DELETE response"])
+def test_a_404_repeats_only_a_short_prefix_of_the_id(gw, method, path, body):
+    raw = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    answer = request(gw, method, path, raw, headers)
+    error = assert_openai_error(answer, 404)
+    assert len(answer.body) < 1000, f"a {len(answer.body):,}-byte error body"
+    assert "xxxxxxxx" in error["message"] or "mmmmmmmm" in error["message"], "a prefix is still shown"

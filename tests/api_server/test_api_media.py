@@ -159,3 +159,32 @@ async def test_behind_a_proxy_links_are_built_on_media_public_url(tmp_path):
         assert match, line
         status, _, body = await fetch(f"{gateway.url}/v1/media/{match.group(1)}")  # what the proxy forwards
     assert status == 200 and body == qr_file(tmp_path)
+
+
+BAD_HOSTS = ["::1", "localhost:abc", "[::1]:99999", "localhost:-1"]
+
+
+@pytest.mark.parametrize("host", BAD_HOSTS)
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])
+async def test_a_host_header_that_does_not_parse_costs_no_reply(tmp_path, host, path):
+    """The model already ran: the reply is answered, its link on the address the client connected to."""
+    body = ({"model": MODEL, "messages": [{"role": "user", "content": ASK}]} if path.endswith("completions")
+            else {"model": MODEL, "input": ASK})
+    async with running_gateway(config(tmp_path)) as gateway:
+        status, _, raw = await post_raw(gateway.url + path, body, headers={"Host": host})
+        assert status == 200, raw[:300]
+        urls = re.findall(rb"http://[^)\s\"]+/v1/media/[A-Za-z0-9_-]{43}", raw)
+        assert urls and all(url.startswith(gateway.url.encode()) for url in urls), raw[-300:]
+        fetched, _, png = await fetch(urls[0].decode())
+    assert fetched == 200 and png == qr_file(tmp_path)
+
+
+@pytest.mark.parametrize("host", BAD_HOSTS)
+async def test_a_streamed_reply_with_media_and_a_bad_host_ends_normally(tmp_path, host):
+    async with running_gateway(config(tmp_path)) as gateway:
+        status, _, raw = await post_raw(gateway.url + "/v1/chat/completions",
+                                        {"model": MODEL, "stream": True,
+                                         "messages": [{"role": "user", "content": ASK}]}, headers={"Host": host})
+    assert status == 200
+    assert b"internal_error" not in raw and raw.rstrip().endswith(b"data: [DONE]"), raw[-300:]
+    assert re.search(rb"http://127\.0\.0\.1:\d+/v1/media/[A-Za-z0-9_-]{43}", raw)

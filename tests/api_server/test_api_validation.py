@@ -55,6 +55,8 @@ def test_client_stream_field_wins_over_the_config(body_stream, default, expected
     ({"model": "hermes-gateway", "messages": [{"role": "user", "content": 5}]}, 400, "messages[0].content"),
     ({"model": "hermes-gateway", "messages": [{"role": "user"}]}, 400, "messages[0].content"),
     ({"model": "hermes-gateway", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, 400,
+     "messages[0].content[0].image_url"),  # no image_url object at all
+    ({"model": "hermes-gateway", "messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}, 400,
      "messages[0].content[0].type"),
     ({"model": "hermes-gateway", "messages": [{"role": "assistant", "content": "x"}]}, 400, "messages[0].role"),
     ({"model": "hermes-gateway", "messages": [{"role": "user", "content": "  "}]}, 400, "messages[0].content"),
@@ -95,8 +97,12 @@ def test_responses_previous_response_id_brings_the_earlier_conversation():
     ({"model": "hermes-gateway", "input": ""}, 400, "input"),
     ({"model": "hermes-gateway", "input": []}, 400, "input"),
     ({"model": "hermes-gateway", "input": 7}, 400, "input"),
-    ({"model": "hermes-gateway", "input": [{"type": "function_call_output", "output": "x"}]}, 400, "input[0].type"),
+    ({"model": "hermes-gateway", "input": [{"type": "function_call_output", "output": "x"}]}, 400,
+     "input[0].call_id"),
+    ({"model": "hermes-gateway", "input": [{"type": "web_search_call"}]}, 400, "input[0].type"),
     ({"model": "hermes-gateway", "input": [{"role": "user", "content": [{"type": "input_image"}]}]}, 400,
+     "input[0].content[0].image_url"),
+    ({"model": "hermes-gateway", "input": [{"role": "user", "content": [{"type": "input_file"}]}]}, 400,
      "input[0].content[0].type"),
     ({"model": "hermes-gateway", "input": "x", "previous_response_id": "resp_nope"}, 404, "previous_response_id"),
     ({"model": "hermes-gateway", "input": "x", "instructions": 5}, 400, "instructions"),
@@ -118,3 +124,39 @@ def test_model_ids_are_the_api_name_then_real_endpoint_names_once_each():
                                                   {"base_url": "http://127.0.0.1:3/v1", "name": "qwen3"}, "demo"]},
                            "api_server": {"model_name": "my-bot"}}, env={})
     assert model_ids(config) == ("my-bot", "gpt-4o-mini", "qwen3")
+
+
+def test_a_conversation_may_end_with_tool_results_and_keeps_its_calls():
+    turn = chat({"model": "hermes-gateway", "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "no"}], "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}, "extra": 1}]},
+        {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "r"}]}]})
+    assert turn.message is None
+    assert turn.history[1] == {"role": "assistant", "content": "no", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    assert turn.history[2] == {"role": "tool", "content": "r", "tool_call_id": "c1"}
+
+
+def test_responses_items_become_messages_with_calls_merged():
+    turn = responses({"model": "hermes-gateway", "input": [
+        {"role": "user", "content": "q"}, {"role": "assistant", "content": "let me look"},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "1"},
+        {"type": "function_call_output", "call_id": "b", "output": "2"}]})
+    assert turn.message is None
+    assert [m["role"] for m in turn.history] == ["user", "assistant", "tool", "tool"]
+    assert [c["id"] for c in turn.history[1]["tool_calls"]] == ["a", "b"]
+    assert [i["type"] for i in turn.input_items] == ["message", "message", "function_call", "function_call",
+                                                     "function_call_output", "function_call_output"]
+    assert all(i["id"] for i in turn.input_items)
+
+
+def test_vision_off_refuses_images_but_not_text():
+    body = {"model": "hermes-gateway", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    assert parse_chat_request(body, models=MODELS, vision=False).message == "hi"
+    body["messages"][0]["content"].append({"type": "image_url", "image_url": {"url": "https://x/a.png"}})
+    with pytest.raises(ApiError) as err:
+        parse_chat_request(body, models=MODELS, vision=False)
+    assert err.value.code == "images_not_supported"

@@ -165,7 +165,7 @@ class RecordedUpstream:
             except (ConnectionResetError, asyncio.CancelledError):
                 entry["outcome"] = "client went away"
                 raise
-            entry["outcome"] = "completed"
+            entry["outcome"] = "client went away" if request.get("client_went_away") else "completed"
             return response
 
         async def main() -> None:

@@ -102,3 +102,26 @@ def test_ask_shows_a_tools_image_after_the_text_as_the_reference_chat_received_i
                              "[image: qr.png attached]\n---\n[image: qr.png] hi\n")
     assert "[upload ok] '[image: qr.png] hi'" in result.stderr
     assert len(list(media.iterdir())) == 1
+
+
+def test_the_readme_command_to_watch_pacing_shows_each_edit(tmp_path):
+    """The README's own command line, run as written with no config file: the calls it prints include edits."""
+    import os
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"`([^`]*ask --platform reference[^`]*--show-calls[^`]*)`", readme)
+    words = shlex.split(command.replace('"..."', shlex.quote(f"echo: {ECHO}")))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+    env["HERMES_HOME"] = str(tmp_path / "home")
+    while "=" in words[0]:
+        name, value = words.pop(0).split("=", 1)
+        env[name] = value
+    assert words[0] == "hermes-gateway"
+    result = subprocess.run([sys.executable, "-m", "hermes_gateway", *words[1:]], capture_output=True, text=True,
+                            timeout=120, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    edits = [line for line in result.stderr.splitlines() if line.startswith("[edit ok]")]
+    assert len(edits) >= 2, result.stderr[-1000:]

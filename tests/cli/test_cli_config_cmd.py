@@ -193,3 +193,41 @@ def test_verbose_log_lines_mask_credentials_in_base_url(tmp_path, demo_upstream)
     masked = upstream.base_url.replace("http://", "http://***@")
     assert f"HTTP Request: POST {masked}/chat/completions" in result.stderr
     assert "url-secret" not in result.stderr
+
+
+# -- an enabled platform without its token ------------------------------------------------------------------
+
+def tokened_platform_site(tmp_path: Path) -> dict[str, str]:
+    """An installed third-party plugin whose platform ``tokened`` needs a ``token`` (a secret, required)."""
+    site = tmp_path / "site"
+    info = site / "hg_tokened-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hg_tokened\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[hermes_gateway]\ntokened = hg_tokened\n")
+    (site / "hg_tokened.py").write_text(
+        "import dataclasses\n"
+        "import hermes_gateway\n"
+        "@dataclasses.dataclass\n"
+        "class Settings:\n"
+        "    token: str = hermes_gateway.secret()\n"
+        "@hermes_gateway.hookimpl\n"
+        "def register_platforms(register):\n"
+        "    register(hermes_gateway.Platform(name='tokened', settings=Settings))\n"
+        "@hermes_gateway.hookimpl\n"
+        "async def on_stream_end(stream, message, text):\n"
+        "    if stream.platform.name == 'tokened':\n"
+        "        return hermes_gateway.MessageRef(stream.chat_id, '1')\n")
+    return {"PYTHONPATH": str(site)}
+
+
+def test_config_exits_2_like_run_when_an_enabled_platform_lacks_its_token(tmp_path):
+    env = tokened_platform_site(tmp_path)
+    path = config_file(tmp_path, "platforms:\n  tokened:\n    enabled: true\n")
+    shown = hermes(tmp_path, "config", "--config", path, env=env)
+    assert shown.returncode == 2, shown.stderr
+    assert f"{PREFIX}{path}: platforms.tokened.token: " in shown.stderr
+    assert "platforms:\n  tokened:\n    enabled: true" in shown.stdout, "the rest is still shown"
+    path = config_file(tmp_path, "platforms:\n  tokened:\n    enabled: true\n    token: abc123\n")
+    fine = hermes(tmp_path, "config", "--config", path, env=env)
+    assert fine.returncode == 0, fine.stderr
+    assert "abc123" not in fine.stdout

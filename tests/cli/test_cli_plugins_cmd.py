@@ -43,3 +43,14 @@ def test_version_and_help_list_every_command():
                                timeout=60).stdout
     for command in ("chat", "ask", "run", "plugins", "config", "demo-llm"):
         assert f"    {command} " in help_text
+
+
+def test_binary_limits_show_in_mib_and_decimal_ones_in_mb():
+    """Discord states 10 MiB, Telegram 10 MB, Slack 1 GiB: each shown as stated, never "10.4858 MB"."""
+    from hermes_gateway import MediaLimits
+    from hermes_gateway._core.cli.plugins_cmd import describe_media, size
+
+    assert [size(n) for n in (10 * 2**20, 10_000_000, 2**30, 5 * 10**9, 512 * 2**10, 1_500_000, 12_345)] == \
+        ["10 MiB", "10 MB", "1 GiB", "5 GB", "512 KiB", "1500 kB", "12,345 bytes"]
+    limits = MediaLimits(kinds={"image", "document"}, max_bytes={"image": 10 * 2**20, "document": 50_000_000})
+    assert describe_media(limits).startswith("image ≤10 MiB, document ≤50 MB; ")

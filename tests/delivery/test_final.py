@@ -7,7 +7,7 @@ import asyncio
 from delivery_helpers import feed_over, make_delivery, streaming, words
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from hermes_gateway import RateBudget
+from hermes_gateway import RateBudget, StreamSettings
 from hermes_gateway._core.delivery import DeliveryPolicy
 from hermes_gateway._core.delivery.final import MOVED
 from hermes_gateway.testing import Fault, ReferencePlatform, reassemble, run_virtual
@@ -172,7 +172,8 @@ def test_a_message_that_refuses_every_edit_is_reported_and_the_reply_still_arriv
 fault = st.one_of(
     st.builds(Fault.rate_limited, st.floats(min_value=0.05, max_value=20)),
     st.builds(Fault.error, st.just(True)),  # a send refused for good loses the reply: not this test
-    st.builds(Fault.timeout, st.just(False)),
+    # a send that times out is never made again (test_a_send_that_timed_out_...): not this test
+    st.builds(Fault.timeout, st.just(False), st.sampled_from(["edit", "typing"])),
     st.builds(lambda: Fault.timeout(True, on="edit")),
 )
 
@@ -241,3 +242,37 @@ def test_a_final_edit_that_outlives_its_deadline_still_loses_its_cursor():
     assert report.delivered, report.error
     assert not any(t.endswith(CURSOR) for t in screen)
     assert "".join(screen) == LONG[:120]
+
+
+# -- a send whose outcome is unknown is never sent again ---------------------------------------------------
+
+NO_PREVIEWS = StreamSettings(enabled=False)
+
+def test_a_final_send_that_timed_out_after_landing_is_not_sent_again():
+    """The platform took the message but the answer never came: a second send would show it twice."""
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50.0, burst=10)})
+    ref.chat("c").fail_next(Fault.timeout(landed=True, on="send"))
+    report = run_reply(ref, words(LONG[:300]), seconds=3, settings=NO_PREVIEWS)
+    chat = ref.chat("c")
+    assert chat.screen == [LONG[:300].strip()], "shown once"
+    assert [c.outcome for c in chat.calls if c.kind == "send"] == ["timeout_landed"]
+    assert report.text_uncertain == 1, "the report says one message may or may not have arrived"
+
+
+def test_each_piece_of_a_long_reply_is_sent_once_even_when_one_send_times_out():
+    ref = ReferencePlatform(max_message_length=120, budgets={"default": RateBudget(rate=50.0, burst=10)})
+    chat = ref.chat("c")
+    chat.schedule[2] = Fault.timeout(landed=True, on="send")  # the third call: a later piece of the split
+    report = run_reply(ref, words(LONG), seconds=5, settings=NO_PREVIEWS)
+    assert "".join(chat.screen) == LONG, "every piece once, in order"
+    assert len(set(chat.screen)) == len(chat.screen)
+    assert report.text_uncertain == 1 and report.delivered
+
+
+def test_a_send_that_timed_out_without_landing_is_reported_not_guessed():
+    """The core cannot tell the two timeouts apart: the piece is not sent twice, and the report says so."""
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50.0, burst=10)})
+    ref.chat("c").fail_next(Fault.timeout(landed=False, on="send"))
+    report = run_reply(ref, words("a short answer"), seconds=1, settings=NO_PREVIEWS)
+    assert ref.chat("c").screen == [] and report.text_uncertain == 1
+    assert [c.kind for c in ref.chat("c").calls if c.kind == "send"] == ["send"]

@@ -224,3 +224,15 @@ def test_a_plugin_adds_a_command_but_cannot_replace_a_built_in():
         assert (pong_text, stop_text) == ("pong twice", "Nothing to stop.")
         assert "/ping — check that the bot is alive" in help_text and "not the core's stop" not in help_text
     run_virtual(main())
+
+
+def test_a_message_with_a_lone_surrogate_is_answered_not_sent_upstream_broken():
+    """A platform's JSON may carry "\\ud800": the model gets U+FFFD there, and the person an answer."""
+    ref = reference()
+
+    async def main():
+        async with make_gateway(ref, tokens_per_second=0) as gateway:
+            report = await People(gateway).say("1", "echo: before \ud800 after")
+        assert report.delivered and report.error is None
+        assert ref.chat("1").screen == ["before \ufffd after"]
+    run_virtual(main())

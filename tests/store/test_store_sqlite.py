@@ -203,3 +203,22 @@ async def test_every_statement_runs_on_the_stores_own_thread_never_the_event_loo
     await store.close()
     assert threads and all(name.startswith("hermes-store") for name in threads), threads
     assert threading.current_thread().name not in threads
+
+
+async def test_the_database_and_its_wal_are_readable_by_their_owner_only(tmp_path):
+    """Every conversation is in it: 0600 like chat_history, whatever the umask; the directory 0700."""
+    import os
+    import stat
+
+    path = tmp_path / "home" / "state.db"
+    old = os.umask(0o022)
+    try:
+        store = SQLiteStore(path)
+        await store.record_turn(CHAT, [user("my secret plans"), assistant("noted")])
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in path.parent.iterdir()}
+        await store.close()
+    finally:
+        os.umask(old)
+    assert modes["state.db"] == 0o600 and modes.get("state.db-wal", 0o600) == 0o600, modes
+    assert all(mode == 0o600 for mode in modes.values()), modes
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700

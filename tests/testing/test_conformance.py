@@ -17,6 +17,7 @@ from hermes_gateway.testing.conformance import (CHECKS, Harness, check_an_attach
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "plugins" / "notebook"))
 import hermes_notebook  # noqa: E402
+from hermes_gateway.testing import PlatformRunner  # noqa: E402
 
 
 class ReferenceHarness(Harness):
@@ -43,14 +44,19 @@ class ReferenceHarness(Harness):
 
 
 class NotebookHarness(Harness):
-    plugin = hermes_notebook
+    """A plugin with a client: the checks send through the client the kit builds, as the gateway would."""
+
     platform = "notebook"
 
     async def start(self):
-        hermes_notebook.PAGES.clear()
+        self.runner = PlatformRunner(hermes_notebook, {"title": "conformance"})
+        await self.runner.__aenter__()
+
+    async def stop(self):
+        await self.runner.__aexit__(None, None, None)
 
     def screen(self, chat_id):
-        return list(hermes_notebook.PAGES.get(chat_id, []))
+        return list(self.runner.client.pages.get(chat_id, []))
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)

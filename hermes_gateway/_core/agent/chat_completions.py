@@ -5,8 +5,8 @@ starts) so the tool loop has one path whichever way the answer came.
 Streaming asks for ``stream_options.include_usage`` and reassembles tool
 calls by ``index``; a stream that ends without a ``finish_reason`` (dropped
 connection, no ``[DONE]``) is an :class:`IncompleteStream`, not an answer.
-The SDK makes the streamed request; its body is read by :mod:`.sse` as
-plain JSON (the SDK's pydantic chunks cost ~95 us of CPU per delta).
+The upstream's transport (:mod:`.transport`) makes the request and hands
+back plain JSON, whichever transport it is.
 """
 
 from __future__ import annotations
@@ -14,15 +14,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-import openai
-from openai._constants import RAW_RESPONSE_HEADER
-from openai.types.chat import ChatCompletion
-
 from ..events import StreamEvent, TextDelta
-from .errors import IncompleteStream, MalformedChunk, NotStreaming
+from .errors import IncompleteStream, MalformedChunk, MalformedResponse, NotStreaming, UpstreamConnectionError
 from .guard import ReadGuard, UpstreamTimeout
-from .results import ModelCall, ToolCall, usage_from
-from .sse import SSEPayloads
+from .results import ModelCall, ToolCall, text_field, usage_from
+from .transport import CHAT_PATH, UpstreamTransport
 
 if TYPE_CHECKING:
     from .upstream import Upstream
@@ -32,45 +28,16 @@ TAIL_TIMEOUT = 1.0
 TAIL_WHAT = "end of stream after the finish"
 
 
-#: What ``with_streaming_response.create`` asks of the SDK: the raw response, the bearer key.
-_STREAM_OPTIONS: Any = {"headers": {RAW_RESPONSE_HEADER: "stream"}, "security": {"bearer_auth": True}}
-_CALL_OPTIONS: Any = {"security": {"bearer_auth": True}}
-
-
-async def open_stream(client: openai.AsyncOpenAI, path: str, body: dict[str, Any]) -> Any:
-    """Make a streamed request through the SDK's client (retries, auth, error mapping); the raw HTTP response.
-
-    ``client.post`` rather than ``client.chat.completions.create``: the typed
-    method first converts the body element by element against its TypedDicts
-    (``openai._utils._transform``), ~140 us per message, which froze the event
-    loop for seconds on a request of 20,000 tiny messages (issue 13) and is
-    most of the SDK's ~1.3 ms per request. The body the agent builds is
-    already plain JSON. A coroutine of its own so that a request never
-    started (interrupted before it) leaves no un-awaited SDK coroutine behind.
-    """
-    api_response = await client.post(path, body=body, cast_to=object, options=_STREAM_OPTIONS, stream=True,
-                                     stream_cls=openai.AsyncStream[Any])
-    return api_response.http_response
-
-
-async def post_call(client: openai.AsyncOpenAI, path: str, body: dict[str, Any], cast_to: Any) -> Any:
-    """A non-streaming call, parsed into ``cast_to`` by the SDK (without the per-element transform)."""
-    return await client.post(path, body=body, cast_to=cast_to, options=_CALL_OPTIONS)
-
-
 async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                       first_token: float, stall: float, include_usage: bool = True) -> AsyncIterator[StreamEvent]:
-    """Stream one answer. ``upstream.open_stream`` makes the request with the SDK's headers, retries and
-    errors (:mod:`.stream_request`); the body is read as plain JSON by :class:`SSEPayloads`, not as
-    pydantic chunks, which is most of the CPU per delta."""
+    """Stream one answer; ``upstream.transport`` makes the request (with retries) and yields plain JSON chunks."""
     loop = guard.loop
     first_deadline = loop.time() + first_token
     options = {"stream_options": {"include_usage": True}} if include_usage else {}
-    response = await guard.wait(upstream.open_stream("/chat/completions", {**request, "stream": True, **options}),
+    payloads = await guard.wait(upstream.transport.open_stream(CHAT_PATH, {**request, "stream": True, **options}),
                                 first_deadline, f"first token within {first_token:g} s")
-    payloads = SSEPayloads(response)
     try:
-        content_type = payloads.response.headers.get("content-type", "")
+        content_type = payloads.content_type
         if "event-stream" not in content_type:
             raise NotStreaming(f"asked for a stream, got {content_type or 'no content type'}")
         next_chunk = payloads.next
@@ -101,7 +68,7 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
                 if isinstance(error, UpstreamTimeout) and call.finish_reason is not None:
                     break  # the answer is complete; only the tail (usage, [DONE]) went missing
                 raise error from None
-            except openai.APIConnectionError:
+            except UpstreamConnectionError:
                 guard.active = False
                 if call.finish_reason is not None:
                     break
@@ -137,8 +104,8 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
                     call.finish_reason = finish_reason
             except (AttributeError, TypeError, KeyError, ValueError) as exc:
                 raise MalformedChunk(f"a chunk of unexpected shape ({type(exc).__name__}: {exc})") from None
-    except openai.APIConnectionError as exc:
-        exc._hermes_mid_stream = True  # type: ignore[attr-defined]
+    except UpstreamConnectionError as exc:
+        exc.mid_stream = True
         raise
     finally:
         await payloads.aclose()
@@ -146,28 +113,37 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
         raise IncompleteStream("the stream ended before the model finished (no finish_reason)")
 
 
-async def complete_chat(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
+async def complete_chat(transport: UpstreamTransport, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                         first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
     deadline = guard.loop.time() + first_token + stall
-    response = await guard.wait(post_call(client, "/chat/completions", request, ChatCompletion), deadline,
+    response = await guard.wait(transport.call(CHAT_PATH, request), deadline,
                                 f"response within {first_token + stall:g} s")
-    if not response.choices:
-        raise IncompleteStream("the upstream answered with no choices")
-    choice = response.choices[0]
-    message = choice.message
-    call.usage = usage_from(response.usage)
-    call.finish_reason = choice.finish_reason or "stop"
-    calls = []
-    for index, tc in enumerate(message.tool_calls or ()):
-        function = getattr(tc, "function", None)
-        if function is None or not function.name:
-            continue
-        calls.append(ToolCall(tc.id or f"call_{index}", function.name, function.arguments or "", index))
+    try:
+        choices = response.get("choices")
+        if not choices:
+            raise IncompleteStream("the upstream answered with no choices")
+        choice = choices[0]
+        message = choice.get("message") or {}
+        call.usage = usage_from(response.get("usage"))
+        call.finish_reason = choice.get("finish_reason") or "stop"
+        calls = []
+        for index, tc in enumerate(message.get("tool_calls") or ()):
+            function = tc.get("function")
+            if not function or not function.get("name"):
+                continue
+            calls.append(ToolCall(text_field(tc.get("id") or f"call_{index}", "tool call id"),
+                                  text_field(function["name"], "tool name"),
+                                  text_field(function.get("arguments") or "", "tool arguments"), index))
+        content = message.get("content")
+        if content:
+            text_field(content, "content")
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        raise MalformedResponse(f"an answer of unexpected shape ({type(exc).__name__}: {exc})") from None
     call.tool_calls = calls
-    if message.content:
+    if content:
         call.got_content = True
-        call.text_parts.append(message.content)
-        yield TextDelta(message.content)
+        call.text_parts.append(content)
+        yield TextDelta(content)
     for tc in calls:
         slot = call.tools.slot(tc.index)
         slot.call_id, slot.name = tc.call_id, tc.name

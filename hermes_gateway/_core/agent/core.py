@@ -42,6 +42,7 @@ from .chat_completions import complete_chat, stream_chat
 from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
                      streaming_unsupported)
 from .guard import Interrupted, ReadGuard
+from .options import NO_OPTIONS, TurnOptions, chat_body, responses_body
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
 from .tool_runner import ToolOutcome, run_tool
@@ -60,9 +61,10 @@ class _Turn:
     """The state of one turn: what has been shown, and how to stop it."""
 
     __slots__ = ("committed", "has_content", "orphan", "pending", "guard", "interrupted", "usage", "separator",
-                 "__weakref__")
+                 "options", "__weakref__")
 
-    def __init__(self, separator: str = SEPARATOR) -> None:
+    def __init__(self, separator: str = SEPARATOR, options: TurnOptions = NO_OPTIONS) -> None:
+        self.options = options               # an API client's parameters and tools (none for chats)
         self.separator = separator           # between the text of successive model calls
         self.committed: list[str] = []       # text of finished model calls, separators included
         self.has_content = False             # committed holds something other than whitespace
@@ -105,10 +107,12 @@ class AIAgent:
     :meth:`astream` always streams and yields typed events.
 
     ``tools=None`` collects the tools plugins register (pass ``plugins`` to
-    reuse an already loaded plugin manager). ``max_retries`` is the SDK's
-    own retry budget per request (429/5xx/connection errors) before the
-    next endpoint is tried; ``tool_timeout`` bounds each tool call. ``media_directory`` is where a tool's media is
-    kept (default ``$HERMES_HOME/media``): bytes are written there, paths outside it refused.
+    reuse an already loaded plugin manager). ``max_retries`` is the retry
+    budget per request (429/5xx/connection errors, the SDK's policy whichever
+    ``model.transport`` sends it) before the next endpoint is tried;
+    ``tool_timeout`` bounds each tool call. ``media_directory`` is where a
+    tool's media is kept (default ``$HERMES_HOME/media``): bytes are written
+    there, paths outside it refused.
     """
 
     def __init__(self, model: ModelConfig | str | None = None, *, base_url: str | None = None,
@@ -140,7 +144,8 @@ class AIAgent:
         self._responses_tools = [t.responses_schema() for t in tools]
         self.stream_callback = stream_callback
         self._pool = UpstreamPool((self.model.endpoint, *self.model.fallback), self.model.timeouts,
-                                  max_retries=max_retries, demo_tokens_per_second=self.model.demo_tokens_per_second)
+                                  max_retries=max_retries, demo_tokens_per_second=self.model.demo_tokens_per_second,
+                                  transport=self.model.transport)
         self._turns: weakref.WeakSet[_Turn] = weakref.WeakSet()
 
     @property
@@ -148,8 +153,9 @@ class AIAgent:
         """``model.reasoning_starts_open``: consumers of :meth:`astream` filter reasoning with it."""
         return self.model.reasoning_starts_open
 
-    def _new_turn(self) -> _Turn:
-        return _Turn(SEPARATOR_STARTS_OPEN if self.model.reasoning_starts_open else SEPARATOR)
+    def _new_turn(self, options: TurnOptions | None = None) -> _Turn:
+        return _Turn(SEPARATOR_STARTS_OPEN if self.model.reasoning_starts_open else SEPARATOR,
+                     options or NO_OPTIONS)
 
     @classmethod
     def from_config(cls, config: Config, tools: Sequence[Tool] | None = None,
@@ -160,13 +166,17 @@ class AIAgent:
 
     # -- public entry points -------------------------------------------------------------------
 
-    def astream(self, message: str, history: Sequence[dict[str, Any]] | None = None) -> AsyncIterator[StreamEvent]:
+    def astream(self, message: str | list[dict[str, Any]] | None, history: Sequence[dict[str, Any]] | None = None,
+                options: TurnOptions | None = None) -> AsyncIterator[StreamEvent]:
         """Stream one turn as events; always ends with exactly one :class:`TurnEnd`.
 
+        ``message`` is the user's content (text, or content parts with images);
+        None continues ``history`` as it is (it ends with an API client's tool
+        results). ``options``: an API client's parameters and tools.
         Cancelling the task that iterates it (or ``aclose()`` on it) closes
         the upstream connection.
         """
-        turn = self._new_turn()
+        turn = self._new_turn(options)
         self._turns.add(turn)
         return self._run_turn(turn, message, history, stream=True)
 
@@ -220,16 +230,21 @@ class AIAgent:
 
     # -- the turn ------------------------------------------------------------------------------
 
-    async def _run_turn(self, turn: _Turn, message: str, history: Sequence[dict[str, Any]] | None,
-                        stream: bool) -> AsyncIterator[StreamEvent]:
+    async def _run_turn(self, turn: _Turn, message: str | list[dict[str, Any]] | None,
+                        history: Sequence[dict[str, Any]] | None, stream: bool) -> AsyncIterator[StreamEvent]:
         guard = ReadGuard()
         turn.guard = guard
         if turn.interrupted:
             guard.interrupted = True
         messages = self._initial_messages(history)
-        user = {"role": "user", "content": message}
-        messages.append(user)
-        new_messages: list[dict[str, Any]] = [user]
+        new_messages: list[dict[str, Any]] = []
+        if message is not None:
+            user = {"role": "user", "content": message}
+            messages.append(user)
+            new_messages.append(user)
+        client_tools = turn.options.client_tool_names
+        client_calls: list[ToolCall] = []
+        finish_reason = "stop"
         media: list[Media] = []
         starts_open = self.model.reasoning_starts_open
         error: str | None = None
@@ -251,13 +266,24 @@ class AIAgent:
                 turn.usage = add_usage(turn.usage, usage)
                 yield usage
                 tool_calls = call.final_tool_calls()
+                reason = call.finish_reason
+                if reason == "length" or reason == "content_filter":
+                    finish_reason = reason
+                    tool_calls = []  # cut short: arguments may be incomplete, nothing is run
+                if client_tools:
+                    # A call of the client's own tool ends the turn: the client runs it and sends the result.
+                    # The gateway's calls of the same answer are dropped; the model asks again next turn.
+                    client_calls = [c for c in tool_calls if c.name in client_tools]
+                    if client_calls:
+                        tool_calls = client_calls
+                        finish_reason = "tool_calls"
                 content = strip_thinking(call.text, starts_open=starts_open) or None
                 assistant: dict[str, Any] = {"role": "assistant", "content": content}
                 if tool_calls:
                     assistant["tool_calls"] = [c.as_message() for c in tool_calls]
                 messages.append(assistant)
                 new_messages.append(assistant)
-                if not tool_calls:
+                if not tool_calls or client_calls or finish_reason == "length":
                     break
                 if round_number == max_turns:
                     error = (f"stopped after {max_turns} model calls (model.max_turns): "
@@ -284,7 +310,9 @@ class AIAgent:
             self._turns.discard(turn)
         raw = turn.raw()
         yield TurnEnd(reply=postprocess_reply(raw, starts_open=starts_open), raw=raw, interrupted=interrupted,
-                      error=error, usage=turn.usage, messages=new_messages, media=tuple(media))
+                      error=error, usage=turn.usage, messages=new_messages, media=tuple(media),
+                      tool_calls=tuple(c.as_message() for c in client_calls) if client_calls else (),
+                      finish_reason=finish_reason)
 
     def _initial_messages(self, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
         messages = [dict(m) for m in history or ()]
@@ -293,12 +321,20 @@ class AIAgent:
             messages.insert(0, {"role": "system", "content": prompt})
         return messages
 
-    def _request(self, upstream: Upstream, messages: list[dict[str, Any]]) -> tuple[dict[str, Any], Any, Any]:
+    def _request(self, upstream: Upstream, messages: list[dict[str, Any]],
+                 options: TurnOptions = NO_OPTIONS) -> tuple[dict[str, Any], Any, Any]:
         endpoint = upstream.endpoint
         if endpoint.api_mode == "responses":
-            return build_request(endpoint.name, messages, self._responses_tools), stream_responses, complete_responses
+            if options is NO_OPTIONS:
+                request = build_request(endpoint.name, messages, self._responses_tools)
+            else:
+                request = {**build_request(endpoint.name, messages, []),
+                           **responses_body(options, self._responses_tools)}
+            return request, stream_responses, complete_responses
         request: dict[str, Any] = {"model": endpoint.name, "messages": list(messages)}
-        if self._chat_tools:
+        if options is not NO_OPTIONS:
+            request.update(chat_body(options, self._chat_tools))
+        elif self._chat_tools:
             request["tools"] = self._chat_tools
         return request, stream_chat, complete_chat
 
@@ -310,7 +346,7 @@ class AIAgent:
         timeouts = self.model.timeouts
         failures: list[str] = []
         for upstream in self._pool.all():
-            request, streamer, completer = self._request(upstream, messages)
+            request, streamer, completer = self._request(upstream, messages, turn.options)
             key = upstream.key
             # (stream?, ask for usage with stream_options?) in the order to try them on this upstream
             paths = [(True, STREAM_SUPPORT.takes_usage_option(key)), (False, False)] \
@@ -323,7 +359,7 @@ class AIAgent:
                     source = streamer(upstream, request, guard, call, timeouts.first_token, timeouts.stall,
                                       include_usage=include_usage)
                 else:
-                    source = completer(upstream.client, request, guard, call, timeouts.first_token, timeouts.stall)
+                    source = completer(upstream.transport, request, guard, call, timeouts.first_token, timeouts.stall)
                 fresh = True
                 need_separator = turn.has_content
                 try:

@@ -2,15 +2,86 @@
 
 Messages are one line and never contain the API key (the SDK never puts it
 in error text; we add only the endpoint's URL and model name).
+
+The transports (:mod:`.transport`) raise only the exceptions defined here,
+whichever of them made the request, so the rest of the agent never sees an
+``openai`` exception: :class:`UpstreamStatusError` (a non-2xx answer, after
+the retries), :class:`UpstreamConnectionError` / :class:`UpstreamTimedOut`
+(no answer, or the connection lost mid-body) and :class:`ReportedError` (an
+``{"error": ...}`` payload inside the stream).
 """
 
 from __future__ import annotations
 
 import json
-
-import openai
+from typing import Any, Mapping
 
 from .guard import UpstreamTimeout
+
+
+class UpstreamStatusError(Exception):
+    """The upstream answered with a non-2xx status (after any retries).
+
+    ``message`` is ``Error code: <status>`` plus `` - <message>`` when the body
+    is JSON with an error message (the SDK's wording); ``body`` is the
+    decoded JSON's ``error`` member (or the whole JSON, or the text when it is
+    not JSON, or None when it could not be read).
+    """
+
+    def __init__(self, status_code: int, message: str, body: object = None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+        self.body = body
+        self.headers: Mapping[str, str] = headers or {}
+
+    @classmethod
+    def from_response(cls, status_code: int, headers: Mapping[str, str],
+                      content: bytes | None) -> "UpstreamStatusError":
+        """The error for an answer with ``status_code``, ``headers`` and body ``content`` (None: unreadable)."""
+        message = f"Error code: {status_code}"
+        body: Any = None
+        if content is not None:
+            text = content.decode("utf-8", errors="replace").strip()
+            body = text
+            try:
+                body = json.loads(text)
+            except ValueError:
+                pass
+            else:
+                error = body.get("error", body) if isinstance(body, dict) else None
+                detail = error.get("message") if isinstance(error, dict) else None
+                if isinstance(detail, str) and detail:
+                    message += f" - {detail}"
+                if isinstance(body, dict):
+                    body = body.get("error", body)
+        return cls(status_code, message, body, headers)
+
+
+class UpstreamConnectionError(Exception):
+    """No answer (refused, reset, DNS), or the connection lost while reading the body (``mid_stream``)."""
+
+    def __init__(self, message: str = "Connection error.", *, mid_stream: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mid_stream = mid_stream
+
+
+class UpstreamTimedOut(UpstreamConnectionError):
+    """Connecting (or an HTTP-level read) timed out."""
+
+    def __init__(self, message: str = "Request timed out.", *, mid_stream: bool = False) -> None:
+        super().__init__(message, mid_stream=mid_stream)
+
+
+class ReportedError(Exception):
+    """A ``data: {"error": {...}}`` payload in the stream: the upstream's own message and error body."""
+
+    def __init__(self, message: str, body: object = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.body = body
 
 
 class IncompleteStream(Exception):
@@ -23,6 +94,10 @@ class NotStreaming(Exception):
 
 class MalformedChunk(Exception):
     """A streamed chunk that is valid JSON but not shaped like a chunk (say, ``choices`` not a list)."""
+
+
+class MalformedResponse(Exception):
+    """A non-streamed 2xx answer that is not a JSON object."""
 
 
 class UpstreamError(Exception):
@@ -43,10 +118,10 @@ _ENDPOINT_DOWN_STATUSES = {401, 403, 404, 408, 409, 429}
 
 def endpoint_is_down(exc: BaseException) -> bool:
     """True when retrying the same endpoint without streaming is pointless; go to the next one."""
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, UpstreamStatusError):
         return exc.status_code in _ENDPOINT_DOWN_STATUSES or exc.status_code >= 500
     # Connection refused or a connect timeout (reads have no HTTP timeout; the guard handles them).
-    return isinstance(exc, openai.APIConnectionError) and not _after_headers(exc)
+    return isinstance(exc, UpstreamConnectionError) and not exc.mid_stream
 
 
 def streaming_unsupported(exc: BaseException) -> bool:
@@ -61,7 +136,7 @@ def streaming_unsupported(exc: BaseException) -> bool:
     """
     if isinstance(exc, NotStreaming):
         return True
-    if not isinstance(exc, openai.APIStatusError):
+    if not isinstance(exc, UpstreamStatusError):
         return False
     if exc.status_code in (405, 415, 501):
         return True
@@ -70,33 +145,27 @@ def streaming_unsupported(exc: BaseException) -> bool:
 
 def rejects_usage_option(exc: BaseException) -> bool:
     """The upstream refused ``stream_options`` (older servers and proxies): stream without it."""
-    return isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 422) \
+    return isinstance(exc, UpstreamStatusError) and exc.status_code in (400, 422) \
         and "stream_options" in str(exc.body or exc.message)
-
-
-def _after_headers(exc: BaseException) -> bool:
-    # A connection error raised while reading the body (the peer dropped mid-stream) is marked by
-    # the stream reader; see ``describe``. Connection errors before headers mean the host is down.
-    return bool(getattr(exc, "_hermes_mid_stream", False))
 
 
 def describe(exc: BaseException) -> str:
     """A short, secret-free, one-line reason."""
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, UpstreamStatusError):
         message = _status_message(exc)
         return f"HTTP {exc.status_code}" + (f": {message}" if message else "")
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, UpstreamTimedOut):
         return "timed out connecting or reading"
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, UpstreamConnectionError):
         cause = exc.__cause__
         detail = f" ({type(cause).__name__}: {cause})" if cause and str(cause) else ""
-        where = "connection lost mid-stream" if _after_headers(exc) else "cannot connect"
+        where = "connection lost mid-stream" if exc.mid_stream else "cannot connect"
         return _one_line(where + detail)
     if isinstance(exc, UpstreamTimeout):
         return f"no {exc.args[0]}" if exc.args else "timed out"
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed JSON in the stream ({exc.msg})"
-    if isinstance(exc, openai.APIError):
+    if isinstance(exc, ReportedError):
         return _one_line(f"upstream error: {exc.message}")
     return _one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
@@ -108,7 +177,7 @@ def redact(text: str, secret: str | None) -> str:
     return text
 
 
-def _status_message(exc: openai.APIStatusError) -> str:
+def _status_message(exc: UpstreamStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):
         error = body.get("error", body)

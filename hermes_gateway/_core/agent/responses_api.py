@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
 
-import openai
-from openai.types.responses import Response
-
 from ..events import StreamEvent, TextDelta
-from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT, post_call
-from .errors import IncompleteStream, MalformedChunk, NotStreaming, UpstreamError
+from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT
+from .errors import (IncompleteStream, MalformedChunk, MalformedResponse, NotStreaming, UpstreamConnectionError,
+                     UpstreamError)
 from .guard import ReadGuard, UpstreamTimeout
 from .results import ModelCall, ToolCall, text_field, usage_from
-from .sse import SSEPayloads
+from .transport import RESPONSES_PATH, UpstreamTransport
 
 if TYPE_CHECKING:
     from .upstream import Upstream
@@ -38,12 +36,31 @@ def to_responses_input(messages: Sequence[dict[str, Any]]) -> tuple[str | None, 
                           "output": content if isinstance(content, str) else str(content)})
         else:
             if content:
-                items.append({"role": role, "content": content})
+                items.append({"role": role, "content": responses_content(content, role)})
             for tc in message.get("tool_calls") or ():
                 function = tc.get("function") or {}
                 items.append({"type": "function_call", "call_id": tc.get("id"), "name": function.get("name"),
                               "arguments": function.get("arguments", "")})
     return ("\n\n".join(instructions) or None), items
+
+
+def responses_content(content: Any, role: Any) -> Any:
+    """Chat Completions content as Responses content: text as is, parts as ``input_text`` /
+    ``output_text`` and ``input_image`` parts."""
+    if not isinstance(content, list):
+        return content
+    text_type = "output_text" if role == "assistant" else "input_text"
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            parts.append({"type": text_type, "text": part.get("text", "")})
+        elif kind == "image_url":
+            image = part.get("image_url") or {}
+            parts.append({"type": "input_image", "image_url": image.get("url"), "detail": image.get("detail", "auto")})
+        else:
+            parts.append(part)
+    return parts
 
 
 def build_request(model: str, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -58,16 +75,15 @@ def build_request(model: str, messages: Sequence[dict[str, Any]], tools: list[di
 
 async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard: ReadGuard, call: ModelCall,
                            first_token: float, stall: float, include_usage: bool = True) -> AsyncIterator[StreamEvent]:
-    """Stream one answer; as in ``stream_chat`` ``upstream.open_stream`` makes the request and the
-    events are read as plain JSON (:class:`SSEPayloads`) rather than as pydantic models."""
+    """Stream one answer; as in ``stream_chat`` ``upstream.transport`` makes the request and yields the
+    events as plain JSON."""
     # include_usage is a Chat Completions option; the Responses API always reports usage at the end.
     loop = guard.loop
     first_deadline = loop.time() + first_token
-    response = await guard.wait(upstream.open_stream("/responses", {**request, "stream": True}),
+    payloads = await guard.wait(upstream.transport.open_stream(RESPONSES_PATH, {**request, "stream": True}),
                                 first_deadline, f"first token within {first_token:g} s")
-    payloads = SSEPayloads(response)
     try:
-        content_type = payloads.response.headers.get("content-type", "")
+        content_type = payloads.content_type
         if "event-stream" not in content_type:
             raise NotStreaming(f"asked for a stream, got {content_type or 'no content type'}")
         next_event = payloads.next
@@ -87,7 +103,7 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
                 event = await wait(next_event(), deadline, what)
             except StopAsyncIteration:
                 break
-            except (UpstreamTimeout, openai.APIConnectionError):
+            except (UpstreamTimeout, UpstreamConnectionError):
                 if call.finish_reason is not None:
                     break
                 raise
@@ -131,8 +147,8 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
                     raise UpstreamError(_event_error(event))
             except (AttributeError, TypeError, KeyError, ValueError) as exc:
                 raise MalformedChunk(f"an event of unexpected shape ({type(exc).__name__}: {exc})") from None
-    except openai.APIConnectionError as exc:
-        exc._hermes_mid_stream = True  # type: ignore[attr-defined]
+    except UpstreamConnectionError as exc:
+        exc.mid_stream = True
         raise
     finally:
         await payloads.aclose()
@@ -140,25 +156,33 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
         raise IncompleteStream("the stream ended before response.completed")
 
 
-async def complete_responses(client: openai.AsyncOpenAI, request: dict[str, Any], guard: ReadGuard, call: ModelCall,
-                             first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
+async def complete_responses(transport: UpstreamTransport, request: dict[str, Any], guard: ReadGuard,
+                             call: ModelCall, first_token: float, stall: float) -> AsyncIterator[StreamEvent]:
     deadline = guard.loop.time() + first_token + stall
-    response = await guard.wait(post_call(client, "/responses", request, Response), deadline,
+    response = await guard.wait(transport.call(RESPONSES_PATH, request), deadline,
                                 f"response within {first_token + stall:g} s")
-    if getattr(response, "status", "completed") == "failed":
+    if response.get("status", "completed") == "failed":
         raise UpstreamError(_event_error(response))
-    call.usage = usage_from(response.usage)
     text: list[str] = []
     calls: list[ToolCall] = []
-    for item in response.output or ():
-        if item.type == "message":
-            for part in item.content or ():
-                if getattr(part, "type", None) == "output_text":
-                    text.append(part.text)
-        elif item.type == "function_call":
-            calls.append(ToolCall(item.call_id, item.name, item.arguments or "", len(calls)))
+    try:
+        call.usage = usage_from(response.get("usage"))
+        for item in response.get("output") or ():
+            kind = item.get("type")
+            if kind == "message":
+                for part in item.get("content") or ():
+                    if part.get("type") == "output_text":
+                        text.append(text_field(part.get("text"), "output text"))
+            elif kind == "function_call":
+                calls.append(ToolCall(text_field(item.get("call_id") or f"call_{len(calls)}", "tool call id"),
+                                      text_field(item.get("name"), "tool name"),
+                                      text_field(item.get("arguments") or "", "tool arguments"), len(calls)))
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        raise MalformedResponse(f"an answer of unexpected shape ({type(exc).__name__}: {exc})") from None
     call.tool_calls = calls
     call.finish_reason = "tool_calls" if calls else "stop"
+    if getattr(response, "status", None) == "incomplete":
+        call.finish_reason = "length"
     joined = "".join(text)
     if joined:
         call.got_content = True

@@ -3,9 +3,9 @@
 Why not the SDK's own ``AsyncStream``: it builds a pydantic model of every
 chunk (``construct_type``), about 95 us of CPU per streamed delta — most of
 what the gateway spends per delta. The agent only needs a few fields of
-each chunk, so it lets the SDK make the request (URL, auth, retries,
-timeouts, HTTP errors mapped to ``openai.APIStatusError``) and reads the
-body here with ``json.loads``.
+each chunk, so the fast transport (:mod:`.transport_fast`) makes the
+request and reads the body here with ``json.loads``; ``model.transport:
+sdk`` keeps the SDK's own stream (:mod:`.transport_sdk`).
 
 Behaviour follows ``openai/_streaming.py`` (``AsyncStream`` with its
 ``SSEDecoder``) line for line where it matters:
@@ -18,10 +18,11 @@ Behaviour follows ``openai/_streaming.py`` (``AsyncStream`` with its
 - a payload starting with ``[DONE]`` ends the stream (and on HTTP/1.1 the
   rest of the body is drained for at most 0.1 s so the connection can be
   reused); every other payload must be JSON (else ``json.JSONDecodeError``);
-- a JSON object with a truthy ``error`` raises ``openai.APIError`` with the
-  same message and body the SDK would;
+- a JSON object with a truthy ``error`` raises :class:`~.errors.ReportedError`
+  with the message and body the SDK's ``APIError`` would carry;
 - HTTP timeouts and transport errors while reading become
-  ``openai.APITimeoutError`` / ``openai.APIConnectionError``;
+  :class:`~.errors.UpstreamTimedOut` / :class:`~.errors.UpstreamConnectionError`
+  (the transport's own read errors pass through as they are);
 - bad UTF-8 on any line raises ``UnicodeDecodeError`` at that line.
 
 Payloads decoded before an error in the same network read are handed out
@@ -49,19 +50,8 @@ import re
 from collections import deque
 from typing import Any
 
-import openai
-
 from ..demo.transport import httpx
-
-try:  # the SDK's own lists (they include the legacy httpx's errors when that is in use)
-    from openai._httpx2 import request_exceptions as _request_errors
-    from openai._httpx2 import timeout_exceptions as _timeout_errors
-except ImportError:  # older SDKs, on plain httpx
-    def _timeout_errors() -> tuple[type[BaseException], ...]:
-        return (httpx.TimeoutException,)
-
-    def _request_errors() -> tuple[type[BaseException], ...]:
-        return (httpx.RequestError,)
+from .errors import ReportedError, UpstreamConnectionError, UpstreamTimedOut
 
 _scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 
@@ -161,7 +151,7 @@ class SSEPayloads:
     __slots__ = ("response", "_read", "_chunks", "_pending", "_error", "_ended", "_saw_done", "_tail",
                  "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry", "_template", "_attempts")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: Any) -> None:
         self.response = response
         # Unencoded bodies (nearly all SSE) skip the content-decoding layer: a generator less per read.
         encoded = response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity")
@@ -179,6 +169,11 @@ class SSEPayloads:
         self._has_retry = False
         self._template: _ContentTemplate | None = None  # learned from the first plain content chunk
         self._attempts = LEARN_ATTEMPTS  # payloads still to try it on (a shape that never fits costs nothing)
+
+    @property
+    def content_type(self) -> str:
+        """The answer's ``Content-Type`` ("" when absent): a stream is ``text/event-stream``."""
+        return self.response.headers.get("content-type", "")
 
     async def next(self) -> Any:
         pending = self._pending
@@ -319,7 +314,7 @@ class SSEPayloads:
             message = error.get("message") if isinstance(error, dict) else None
             if not message or not isinstance(message, str):
                 message = _DEFAULT_ERROR
-            self._fail(openai.APIError(message=message, request=self.response.request, body=error))
+            self._fail(ReportedError(message, error))
             return
         if template is None and self._attempts:
             self._template = _ContentTemplate.learn(data, payload)
@@ -334,11 +329,10 @@ class SSEPayloads:
 
     def _transport_error(self, exc: Exception) -> Exception:
         self._ended = True
-        request = self.response.request
-        if isinstance(exc, _timeout_errors()):
-            return openai.APITimeoutError(request=request)
-        if isinstance(exc, _request_errors()):
-            return openai.APIConnectionError(request=request)
+        if isinstance(exc, httpx.TimeoutException):
+            return UpstreamTimedOut()
+        if isinstance(exc, httpx.RequestError):
+            return UpstreamConnectionError()
         return exc
 
     async def _drain(self) -> None:

@@ -1,72 +1,64 @@
-"""The streamed upstream request on plain aiohttp, with the openai SDK's headers, auth, retries and errors.
+"""Upstream requests on plain aiohttp, with the openai SDK's headers and auth, its retry policy and its errors.
 
-Why not ``client.post(..., stream=True)``: profiled under the API server's
-one-request-at-a-time load (bench/README.md), the SDK's request path was a
-third of the gateway's CPU per request (~0.45 ms): options copied with
-pydantic, the URL parsed and re-merged by httpx2, headers merged three
-times, then the httpx-to-aiohttp adapter and its response wrappers, and one
-more generator layer per streamed chunk. The agent's body is already
-plain JSON and its URL is fixed, so this posts it with an
-``aiohttp.ClientSession`` of its own and hands :class:`~.sse.SSEPayloads`
-the aiohttp response, while keeping what the SDK guarantees:
+Why not the SDK's own request path: profiled under the API server's
+one-request-at-a-time load (bench/README.md), it was a third of the
+gateway's CPU per request (~0.45 ms): options copied with pydantic, the URL
+parsed and re-merged by httpx2, headers merged three times, then the
+httpx-to-aiohttp adapter and its response wrappers, and one more generator
+layer per streamed chunk. The agent's body is already plain JSON and its
+URL is fixed, so this posts it with an ``aiohttp.ClientSession`` of its own
+and hands :class:`~.sse.SSEPayloads` the aiohttp response, while keeping
+what the SDK guarantees — through its public surface only:
 
 - the same request: URL ``base_url + path``, the SDK client's own headers
-  (``Authorization: Bearer``, ``User-Agent``, ``X-Stainless-*``,
-  organization/project, custom headers) read from it once, the same JSON,
-  and ``x-stainless-retry-count`` per attempt;
+  (``auth_headers`` and ``default_headers``: ``Authorization: Bearer``,
+  ``User-Agent``, ``X-Stainless-*``, organization/project, custom headers)
+  read from it once, the same JSON, and ``x-stainless-retry-count`` per
+  attempt;
 - the same retries: ``max_retries`` attempts more on connection errors,
-  timeouts and the statuses the SDK retries (its own ``_should_retry``:
-  408/409/429/5xx, ``x-should-retry``, a ``Retry-After`` over its maximum),
-  waiting what its own ``_calculate_retry_timeout`` says;
-- the same errors: a non-2xx answer becomes the SDK's ``APIStatusError``
-  subclass built by the SDK (``_make_status_error_from_response``), a
-  connection failure ``APIConnectionError`` and a timeout
-  ``APITimeoutError``, each with the aiohttp error as its cause; read errors
-  mid-body become httpx's ``ReadError``, which ``SSEPayloads`` maps as before;
+  timeouts and the statuses the SDK retries, waiting what it would
+  (:mod:`.retry_policy`, the SDK's policy written out);
+- errors of the project's own (:mod:`.errors`): a non-2xx answer is
+  :class:`~.errors.UpstreamStatusError` with the SDK's message and body, a
+  connection failure :class:`~.errors.UpstreamConnectionError` and a timeout
+  :class:`~.errors.UpstreamTimedOut`, each with the aiohttp error as its
+  cause; read errors mid-body are the same, marked ``mid_stream``;
 - the same timeouts: connect (and waiting for a pooled connection) bounded
   by ``model.timeouts.connect``; reads unbounded here (the agent's
   first-token and stall deadlines govern them).
 
-Only for the streamed call, and only where the SDK itself would run on
-aiohttp (:func:`.upstream.aiohttp_suits`: no proxy variables, no
-credentials in the URL); non-streaming calls and the demo model keep the SDK.
+Only where the SDK would run on aiohttp itself (:func:`.upstream.aiohttp_suits`:
+no proxy variables, no credentials in the URL); elsewhere, and for the demo
+model, the ``sdk`` transport makes the requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Mapping
+from typing import Any
 
 import aiohttp
 import openai
 from multidict import CIMultiDict
 from yarl import URL
-from openai._constants import RAW_RESPONSE_HEADER
 
 from ..config import Timeouts
 from ..demo.transport import httpx
+from .errors import UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
+from .retry_policy import retry_delay, should_retry
 
 #: Connections per upstream at most (the SDK's default limit).
 MAX_CONNECTIONS = 1000
 #: How long an idle pooled connection is kept (the SDK's default keep-alive expiry).
 KEEPALIVE_EXPIRY = 5.0
-
-
-class _RetryOptions:
-    """What the SDK's ``_calculate_retry_timeout`` reads of its request options."""
-
-    @staticmethod
-    def get_max_retries(default: int) -> int:
-        return default
+#: What the SDK's ``with_streaming_response`` / ``with_raw_response`` send (its ``RAW_RESPONSE_HEADER``).
+RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 
 
 def _sdk_headers(client: openai.AsyncOpenAI) -> dict[str, str]:
-    """The headers the SDK sends on a streamed request of ``client`` (auth included), without omitted ones.
-
-    ``X-Stainless-Raw-Response: stream`` is what ``with_streaming_response`` (and ``open_stream``) send.
-    """
-    merged: dict[str, Any] = {**client.auth_headers, **client.default_headers, RAW_RESPONSE_HEADER: "stream"}
+    """The headers the SDK sends on a request of ``client`` (auth included), without omitted ones."""
+    merged: dict[str, Any] = {**client.auth_headers, **client.default_headers}
     return {name: value for name, value in merged.items() if isinstance(value, str)}
 
 
@@ -100,7 +92,7 @@ class BodyEncoder:
 
 
 class StreamPoster:
-    """POSTs streamed requests for one upstream (one SDK client) on an aiohttp session of its own."""
+    """POSTs requests for one upstream (one SDK client's settings) on an aiohttp session of its own."""
 
     def __init__(self, client: openai.AsyncOpenAI, timeouts: Timeouts) -> None:
         self.client = client
@@ -108,7 +100,8 @@ class StreamPoster:
         self.max_retries = client.max_retries
         self.timeout = aiohttp.ClientTimeout(total=None, connect=timeouts.connect, sock_connect=timeouts.connect,
                                              sock_read=None)
-        self._first_attempt: CIMultiDict[str] = CIMultiDict()  # the SDK's headers with retry count 0, built once
+        self._first_attempt: CIMultiDict[str] = CIMultiDict()  # streamed: the SDK's headers, retry count 0
+        self._first_call: CIMultiDict[str] = CIMultiDict()     # the same, for a non-streamed call
         self._urls: dict[str, URL] = {}
         self._body = BodyEncoder()
         self._session: aiohttp.ClientSession | None = None
@@ -120,17 +113,27 @@ class StreamPoster:
         await asyncio.to_thread(client.platform_headers)
         if self._session is not None:  # the first turns start together: one of them set up while we waited
             return
-        self._first_attempt = CIMultiDict({**_sdk_headers(client), "x-stainless-retry-count": "0"})
+        headers = _sdk_headers(client)
+        self._first_call = CIMultiDict({**headers, "x-stainless-retry-count": "0"})
+        self._first_attempt = CIMultiDict({**headers, RAW_RESPONSE_HEADER: "stream", "x-stainless-retry-count": "0"})
         ssl: Any = httpx.create_ssl_context() if self.base_url.startswith("https:") else True  # as the SDK's
         connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY, ssl=ssl)
         self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False,
                                               skip_auto_headers=("User-Agent",))
 
-    async def open(self, path: str, body: dict[str, Any]) -> "StreamBody":
-        """Send ``body`` to ``base_url + path``; the response once its headers are in (2xx only).
+    async def call(self, path: str, body: dict[str, Any]) -> bytes:
+        """Send the non-streamed request ``body``; the 2xx answer's bytes, after the SDK's retries."""
+        response = await self.post(path, body, stream=False)
+        try:
+            return await response.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            raise UpstreamConnectionError(mid_stream=True) from exc
+        finally:
+            response.release()
 
-        Raises the SDK's exceptions, after the SDK's retries.
-        """
+    async def post(self, path: str, body: dict[str, Any], *, stream: bool) -> aiohttp.ClientResponse:
+        """Send ``body`` to ``base_url + path`` (``stream``: as a streamed request, the SDK's raw-response
+        header); the response once a 2xx answer's headers are in, after the SDK's retries."""
         if self._session is None:
             await self._setup()
         session = self._session
@@ -140,35 +143,33 @@ class StreamPoster:
             url = self._urls[path] = URL(self.base_url + path.lstrip("/"))  # parsed once, not per request
         data = self._body.encode(body)
         max_retries = self.max_retries
+        first = self._first_attempt if stream else self._first_call
         for retries_taken in range(max_retries + 1):
             remaining = max_retries - retries_taken
-            attempt_headers = self._first_attempt
+            attempt_headers = first
             if retries_taken:
-                attempt_headers = attempt_headers.copy()
+                attempt_headers = first.copy()
                 attempt_headers["x-stainless-retry-count"] = str(retries_taken)
             try:
                 response = await session.post(url, data=data, headers=attempt_headers)
             except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
                 if remaining > 0:
-                    await self._sleep(remaining, None)
+                    await asyncio.sleep(retry_delay(remaining, max_retries))
                     continue
-                raise openai.APITimeoutError(request=_httpx_request(url, attempt_headers, data)) from exc
+                raise UpstreamTimedOut() from exc
             except aiohttp.ClientError as exc:
                 if remaining > 0:
-                    await self._sleep(remaining, None)
+                    await asyncio.sleep(retry_delay(remaining, max_retries))
                     continue
-                raise openai.APIConnectionError(request=_httpx_request(url, attempt_headers, data)) from exc
+                raise UpstreamConnectionError() from exc
             if 200 <= response.status < 300:
-                return StreamBody(response, url, attempt_headers, data)
-            failed = await _read_failure(response, url, attempt_headers, data)
-            if remaining > 0 and self.client._should_retry(failed):
-                await self._sleep(remaining, failed.headers)
+                return response
+            failed = await _read_failure(response)
+            if remaining > 0 and should_retry(failed.status_code, failed.headers):
+                await asyncio.sleep(retry_delay(remaining, max_retries, failed.headers))
                 continue
-            raise self.client._make_status_error_from_response(failed) from None
+            raise failed
         raise AssertionError("unreachable: the last attempt returns or raises")
-
-    async def _sleep(self, remaining: int, headers: Any) -> None:
-        await asyncio.sleep(self.client._calculate_retry_timeout(remaining, _RetryOptions(), headers))
 
     async def aclose(self) -> None:
         session, self._session = self._session, None
@@ -176,49 +177,36 @@ class StreamPoster:
             await session.close()
 
 
-def _httpx_request(url: URL, headers: Mapping[str, str], data: bytes) -> Any:
-    """The request as the SDK's exceptions carry it (built only when something failed)."""
-    return httpx.Request("POST", str(url), headers=list(headers.items()), content=data)
-
-
-async def _read_failure(response: aiohttp.ClientResponse, url: URL, headers: Mapping[str, str], data: bytes) -> Any:
-    """A non-2xx answer, read whole and released, as the httpx response the SDK's error helpers take."""
+async def _read_failure(response: aiohttp.ClientResponse) -> UpstreamStatusError:
+    """A non-2xx answer, read whole and released, as the error it stands for."""
+    content: bytes | None
     try:
         content = await response.read()
     except (aiohttp.ClientError, asyncio.TimeoutError):
-        content = b""
+        content = None
     finally:
         response.release()
-    return httpx.Response(response.status, headers=list(response.raw_headers), content=content,
-                          request=_httpx_request(url, headers, data))
+    return UpstreamStatusError.from_response(response.status, response.headers, content)
 
 
 class StreamBody:
-    """An aiohttp response in the shape :class:`~.sse.SSEPayloads` reads (the parts of ``httpx.Response``
-    it uses): ``headers``, ``aiter_raw()``, ``aclose()``, ``request``, ``is_closed``, ``http_version``.
+    """An aiohttp response in the shape :class:`~.sse.SSEPayloads` reads: ``headers``, ``aiter_raw()``,
+    ``aclose()``, ``is_closed``, ``http_version``.
 
-    Reading it is one ``readany()`` per network read; aiohttp's read errors become httpx's (``ReadError``,
-    ``ReadTimeout``), which ``SSEPayloads`` turns into the SDK's exceptions as it does for the SDK's
-    own responses. Closing it before the body's end closes the connection (the upstream sees the
+    Reading it is one ``readany()`` per network read; aiohttp's read errors become
+    :class:`~.errors.UpstreamConnectionError` / :class:`~.errors.UpstreamTimedOut` (marked
+    ``mid_stream``). Closing it before the body's end closes the connection (the upstream sees the
     client go, which stops the model); after the end, the connection goes back to the pool.
     """
 
-    __slots__ = ("raw", "headers", "_readany", "_url", "_request_headers", "_data", "_request")
+    __slots__ = ("raw", "headers", "_readany")
 
     http_version = "HTTP/1.1"
 
-    def __init__(self, response: aiohttp.ClientResponse, url: URL, headers: Mapping[str, str], data: bytes) -> None:
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
         self.raw = response
         self.headers = response.headers
         self._readany = response.content.readany
-        self._url, self._request_headers, self._data = url, headers, data
-        self._request: Any = None
-
-    @property
-    def request(self) -> Any:
-        if self._request is None:
-            self._request = _httpx_request(self._url, self._request_headers, self._data)
-        return self._request
 
     @property
     def is_closed(self) -> bool:
@@ -236,9 +224,9 @@ class StreamBody:
         try:
             chunk = await self._readany()
         except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
-            raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+            raise UpstreamConnectionError(mid_stream=True) from exc
         except asyncio.TimeoutError as exc:
-            raise httpx.ReadTimeout(str(exc) or "read timed out") from exc
+            raise UpstreamTimedOut(mid_stream=True) from exc
         if chunk:
             return chunk
         raise StopAsyncIteration

@@ -1,9 +1,12 @@
-"""The upstreams an agent talks to: one ``AsyncOpenAI`` client per endpoint.
+"""The upstreams an agent talks to: one transport (and ``AsyncOpenAI`` client) per endpoint.
 
-Demo endpoints (no ``base_url``) get a client whose HTTP transport is the
-in-process demo model, so they go through exactly the same SDK code as a
-real upstream. Which upstreams do not stream is remembered per upstream
-(and forgotten after a while, in case it was a passing problem).
+Which transport (:mod:`.transport`) is ``model.transport``: ``fast`` where
+it suits (:func:`aiohttp_suits`), else ``sdk``. Demo endpoints (no
+``base_url``) get a client whose HTTP transport is the in-process demo
+model, always through the ``sdk`` transport, so they go through exactly the
+same SDK code as a real upstream. Which upstreams do not stream is
+remembered per upstream (and forgotten after a while, in case it was a
+passing problem).
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ import openai
 
 from ..config import Endpoint, Timeouts
 from ..demo.transport import DEMO_BASE_URL, demo_http_client, httpx
-from .chat_completions import open_stream as sdk_open_stream
-from .stream_request import StreamPoster
+from .transport import UpstreamTransport
+from .transport_fast import FastTransport
+from .transport_sdk import SdkTransport
 
 NO_KEY = "no-key-configured"
 
@@ -29,15 +33,8 @@ NO_KEY = "no-key-configured"
 class Upstream:
     endpoint: Endpoint
     client: openai.AsyncOpenAI
-    #: Posts streamed requests without the SDK's per-request machinery (None: the SDK posts them).
-    poster: StreamPoster | None = None
-
-    async def open_stream(self, path: str, body: dict[str, Any]) -> Any:
-        """A streamed request's response, once its headers are in: on :attr:`poster` when there is one, else
-        through the SDK (``client.post``); either way with the SDK's headers, retries and exceptions."""
-        if self.poster is not None:
-            return await self.poster.open(path, body)
-        return await sdk_open_stream(self.client, path, body)
+    #: How requests to it travel: ``fast`` or ``sdk`` (:mod:`.transport`).
+    transport: UpstreamTransport
 
     @property
     def key(self) -> tuple[str, str]:
@@ -88,24 +85,11 @@ class StreamSupport:
 STREAM_SUPPORT = StreamSupport()
 
 
-def aiohttp_http_client(timeout: Any) -> Any:
-    """The SDK's own aiohttp transport (``openai.DefaultAioHttpClient``), with its errors named right.
-
-    Measured against the SDK's default httpx transport (bench/README.md, API section):
-    ~1.3 instead of ~2.1 ms of CPU per request and ~13 instead of ~20 us per streamed
-    chunk. Its error mapping turns every ``aiohttp.ClientConnectionError`` into
-    ``ConnectTimeout``, so a refused connection or a peer that hung up would be
-    reported (and retried) as a timeout; :class:`_NamedErrors` restores
-    ``ConnectError`` and ``ReadError`` for those.
-    """
-    return openai.DefaultAioHttpClient(timeout=timeout, transport=_NamedErrors(_aiohttp_transport()))
-
-
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 
 
 def aiohttp_suits(base_url: str) -> bool:
-    """The aiohttp transport, unless the SDK's httpx default does something it does not.
+    """The fast transport (aiohttp), unless the SDK's httpx default does something it does not.
 
     It refuses credentials in the URL next to the bearer key
     (``http://user:pass@host``), and it ignores proxy environment variables;
@@ -117,68 +101,23 @@ def aiohttp_suits(base_url: str) -> bool:
                    ((k.lower(), v) for k, v in os.environ.items()))
 
 
-def _aiohttp_transport() -> Any:
-    from openai._base_client import DEFAULT_CONNECTION_LIMITS
-    from openai._vendor.httpx_aiohttp.transport import AiohttpTransport
-
-    return AiohttpTransport(limits=DEFAULT_CONNECTION_LIMITS)
-
-
-def _renamed(exc: Exception) -> Exception | None:
-    """``ConnectTimeout`` raised for a connection error that was no timeout: the right httpx error."""
-    import aiohttp
-
-    cause = exc.__cause__
-    if not isinstance(exc, httpx.ConnectTimeout) or cause is None or isinstance(cause, asyncio.TimeoutError):
-        return None
-    if isinstance(cause, aiohttp.ClientConnectorError):
-        return httpx.ConnectError(str(exc))
-    return httpx.ReadError(str(exc))  # the peer closed or reset the connection
-
-
-class _NamedErrors(httpx.AsyncBaseTransport):
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
+class _NeverSends(httpx.AsyncBaseTransport):
+    """The HTTP transport of an SDK client whose requests the fast transport makes (see ``_make_client``)."""
 
     async def handle_async_request(self, request: Any) -> Any:
-        try:
-            response = await self.inner.handle_async_request(request)
-        except Exception as exc:
-            renamed = _renamed(exc)
-            if renamed is None:
-                raise
-            raise renamed from exc.__cause__
-        response.stream = _NamedErrorsStream(response.stream)
-        return response
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-class _NamedErrorsStream(httpx.AsyncByteStream):
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    async def __aiter__(self) -> Any:
-        try:
-            async for chunk in self.inner:
-                yield chunk
-        except Exception as exc:
-            renamed = _renamed(exc)
-            if renamed is None:
-                raise
-            raise renamed from exc.__cause__
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+        raise RuntimeError("this upstream's requests go through the fast transport, not its SDK client")
 
 
 class UpstreamPool:
-    """Clients for the primary endpoint and its fallbacks, made lazily on the running loop."""
+    """Clients for the primary endpoint and its fallbacks, made lazily on the running loop.
+
+    ``transport`` is ``model.transport``: ``fast`` (where :func:`aiohttp_suits`) or ``sdk``.
+    """
 
     def __init__(self, endpoints: tuple[Endpoint, ...], timeouts: Timeouts, *, max_retries: int = 2,
-                 demo_tokens_per_second: float = 30.0) -> None:
+                 demo_tokens_per_second: float = 30.0, transport: str = "fast") -> None:
         self.endpoints = endpoints
+        self.transport = transport
         self.timeouts = timeouts
         self.max_retries = max_retries
         self.demo_tokens_per_second = demo_tokens_per_second
@@ -195,20 +134,22 @@ class UpstreamPool:
     def _get(self, index: int, endpoint: Endpoint) -> Upstream:
         upstream = self._clients.get(index)
         if upstream is None:
-            client = self._make_client(endpoint)
-            # Streamed requests skip the SDK where it would run on aiohttp anyway (stream_request.py).
-            poster = StreamPoster(client, self.timeouts) \
-                if endpoint.base_url and aiohttp_suits(endpoint.base_url) else None
-            upstream = self._clients[index] = Upstream(endpoint, client, poster)
+            fast = self.transport == "fast" and endpoint.base_url is not None and aiohttp_suits(endpoint.base_url)
+            client = self._make_client(endpoint, sends=not fast)
+            transport: UpstreamTransport = FastTransport(client, self.timeouts) if fast else SdkTransport(client)
+            upstream = self._clients[index] = Upstream(endpoint, client, transport)
         return upstream
 
-    def _make_client(self, endpoint: Endpoint) -> openai.AsyncOpenAI:
+    def _make_client(self, endpoint: Endpoint, *, sends: bool) -> openai.AsyncOpenAI:
+        """The endpoint's SDK client. ``sends``: the sdk transport sends through it; otherwise (the fast
+        transport) it only lends its headers and settings, and gets an HTTP client that never sends (the
+        SDK's default one would load the system's CA certificates, ~30 ms on the first request's loop)."""
         t = self.timeouts
         # read=None: the agent's own first-token and stall deadlines govern reads (see guard.py).
         timeout = httpx.Timeout(connect=t.connect, read=None, write=max(t.connect, 30.0), pool=t.connect)
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": self.max_retries}
-        if endpoint.base_url:
-            http_client = aiohttp_http_client(timeout) if aiohttp_suits(endpoint.base_url) else None
+        if endpoint.base_url:  # sends: the SDK's own HTTP client (httpx), which honours proxy variables
+            http_client = None if sends else httpx.AsyncClient(transport=_NeverSends())
             return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY,
                                       http_client=http_client, **kwargs)
         return openai.AsyncOpenAI(base_url=DEMO_BASE_URL, api_key="demo",
@@ -218,8 +159,7 @@ class UpstreamPool:
         clients, self._clients = self._clients, {}
         for upstream in clients.values():
             try:
-                if upstream.poster is not None:
-                    await upstream.poster.aclose()
+                await upstream.transport.aclose()
                 await upstream.client.close()
             except Exception:  # closing is best effort
                 pass

@@ -4,7 +4,10 @@ Order on the wire: one role chunk; content (and ``reasoning_content``)
 chunks, one per agent delta, written before the agent next waits for
 anything (deltas that were ready together share one write, see
 :mod:`.coalesce`; none waits for a later token); one chunk
-with ``finish_reason``; a usage chunk with ``"choices": []`` when the client
+with ``finish_reason`` (``tool_calls`` after the client's own tool calls,
+streamed as ``delta.tool_calls`` pieces: ``index``, ``id``, ``type`` and
+``function.name`` once, then the arguments; ``length`` after a cut by a
+token limit); a usage chunk with ``"choices": []`` when the client
 asked for ``stream_options.include_usage``; then ``data: [DONE]`` exactly
 once, last. A failure after the stream started is ``data: {"error": ...}``
 followed by ``[DONE]`` (the SDK raises ``APIError`` on it).
@@ -27,7 +30,7 @@ from ..media import Media
 from .errors import SERVER_ERROR, error_body
 from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
-from .progress import tool_progress_frame
+from .progress import chat_progress_frame
 from .reply_text import Diverged, ReplyText
 from .coalesce import next_event
 from .sse import DONE, SSEWriter, data_frame, dumps, json_string
@@ -64,6 +67,28 @@ class ChatChunks:
     def reasoning(self, text: str) -> str:
         return self._reasoning[0] + json_string(text) + self._reasoning[1]
 
+    def tool_calls(self, calls: Sequence[dict]) -> bytes:
+        """The client's tool calls as OpenAI streams them: per call, a first delta with its index, id, type and
+        name (arguments ""), then one with the arguments."""
+        frames = []
+        for index, call in enumerate(calls):
+            function = call["function"]
+            first = {"index": index, "id": call["id"], "type": "function",
+                     "function": {"name": function["name"], "arguments": ""}}
+            frames.append(self._delta({"tool_calls": [first]}))
+            if function["arguments"]:
+                frames.append(self._delta({"tool_calls": [{"index": index,
+                                                           "function": {"arguments": function["arguments"]}}]}))
+        return b"".join(frames)
+
+    def _delta(self, delta: dict) -> bytes:
+        return (self._base + '"choices":[{"index":0,"delta":' + dumps(delta)
+                + ',"logprobs":null,"finish_reason":null}]}\n\n').encode()
+
+    def progress(self, event: ToolCallStarted | ToolCallFinished) -> bytes:
+        return chat_progress_frame(event, {"id": self.completion_id, "object": "chat.completion.chunk",
+                                           "created": self.created, "model": self.model})
+
     def finish(self, reason: str = "stop") -> bytes:
         return (self._base + '"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":'
                 + dumps(reason) + '}]}\n\n').encode()
@@ -78,8 +103,8 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                             include_usage: bool, tool_progress: bool,
                             on_text: Callable[[int], None], shutting_down: Callable[[], bool],
                             starts_open: bool = False, expose_reasoning: bool = False,
-                            render_media: Callable[[Sequence[Media]], Awaitable[RenderedMedia]] | None = None
-                            ) -> Outcome:
+                            render_media: Callable[[Sequence[Media]], Awaitable[RenderedMedia]] | None = None,
+                            verbatim: bool = False, client_tools: frozenset[str] = frozenset()) -> Outcome:
     """Relay ``events`` to ``sse`` until the turn ends; return what the client got.
 
     ``on_text(n)`` is called after each write that carried text (``n`` events),
@@ -89,10 +114,11 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     closes the upstream request.
     ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
     ``render_media`` turns the turn's media into Markdown lines, sent as one
-    last content chunk after the reply's text.
+    last content chunk after the reply's text. ``verbatim``: the client asked for JSON; the text goes out
+    unfiltered. ``client_tools``: the client's own tools, whose calls are not the gateway's progress.
     """
     outcome = Outcome()
-    reply = ReplyText(starts_open=starts_open)
+    reply = ReplyText(starts_open=starts_open, verbatim=verbatim)
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
     out = _Frames(sse, on_text)
@@ -123,8 +149,8 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                 elif isinstance(event, StreamReset):
                     reply.reset()
                 elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
-                    if tool_progress:
-                        out.add(tool_progress_frame(event).decode())
+                    if tool_progress and event.name not in client_tools:
+                        out.add(chunks.progress(event))
         code, message = classify_end(end, shutting_down())
         if code is None:
             reasoning, visible = reply.finish()
@@ -146,7 +172,10 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     outcome.text, outcome.reasoning, outcome.end = reply.sent, reply.reasoning_sent, end
     outcome.usage = total_usage(reports, end)
     if outcome.ok:
-        tail = chunks.finish("stop")
+        assert end is not None
+        tail = chunks.finish(end.finish_reason)
+        if end.tool_calls:
+            tail = chunks.tool_calls(end.tool_calls) + tail
         if include_usage:
             tail += chunks.usage(outcome.usage)
     else:

@@ -45,5 +45,14 @@ def error_body(message: str, *, type: str = SERVER_ERROR, param: str | None = No
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
 
+#: How much of a client's own value (an id, a model name, a path) an error message repeats.
+ECHO_LIMIT = 64
+
+
+def echo(value: str, limit: int = ECHO_LIMIT) -> str:
+    """A short prefix of what the client sent, for an error message: a 900 KB id must not come back whole."""
+    return value if len(value) <= limit else value[:limit] + f"... ({len(value):,} characters)"
+
+
 def bad_request(message: str, param: str | None = None, code: str | None = None) -> ApiError:
     return ApiError(400, message, param=param, code=code)

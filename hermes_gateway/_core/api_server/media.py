@@ -149,6 +149,36 @@ class RenderedMedia:
         return found
 
 
+_HOST = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
+def link_base(request: Any, public_url: str | None) -> str:
+    """Where this client fetches media links: ``media.public_url``, else this server as the client reached it.
+
+    The ``Host`` header is the client's to write: one that does not parse
+    as a host and port (``::1``, ``localhost:abc``, ``[::1]:99999``) must
+    not cost the reply it arrives with (the model already ran). Then the
+    links point at the address the connection was accepted on, which this
+    client can reach.
+    """
+    if public_url:
+        return public_url
+    host = request.headers.get("Host", "")
+    if _HOST.fullmatch(host):
+        try:
+            origin = request.url.origin()
+            if origin.port is None or 0 < origin.port < 65536:
+                return str(origin)
+        except ValueError:
+            pass
+    sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
+    if not sockname:
+        return f"{request.scheme}://127.0.0.1"
+    address, port = sockname[0], sockname[1]
+    address = f"[{address}]" if ":" in address else address
+    return f"{request.scheme}://{address}:{port}"
+
+
 async def render_media(items: Sequence[Media], links: MediaLinks, base_url: str) -> RenderedMedia:
     """Each item as a Markdown line with a URL the client can fetch (file checks and reads in a thread)."""
     if not items:

@@ -59,11 +59,27 @@ class _Sent:
         return self._text
 
 
-class ReplyText:
-    """The visible reply and reasoning as they may be sent, given raw deltas and resets."""
+class _Verbatim:
+    """A filter that passes everything through: a structured-output reply (JSON) goes out as the model wrote it."""
 
-    def __init__(self, *, starts_open: bool = False) -> None:
+    @staticmethod
+    def split(raw: str) -> tuple[str, str]:
+        return "", raw
+
+    @staticmethod
+    def finish() -> tuple[str, str]:
+        return "", ""
+
+
+class ReplyText:
+    """The visible reply and reasoning as they may be sent, given raw deltas and resets.
+
+    ``verbatim``: no reasoning filter (the client asked for JSON: the reply is the model's text unaltered).
+    """
+
+    def __init__(self, *, starts_open: bool = False, verbatim: bool = False) -> None:
         self.starts_open = starts_open
+        self.verbatim = verbatim
         self.filter = self._new_filter()
         self._sent = _Sent()            # visible text the client already has
         self._reasoning_sent = _Sent()  # reasoning text the client already has
@@ -81,7 +97,9 @@ class ReplyText:
         """The reasoning text the client already has."""
         return self._reasoning_sent.text
 
-    def _new_filter(self) -> ReasoningFilter:
+    def _new_filter(self) -> ReasoningFilter | _Verbatim:
+        if self.verbatim:
+            return _Verbatim()
         return ReasoningFilter(starts_open=self.starts_open, on_retract=self._retracted)
 
     def _retracted(self) -> None:

@@ -4,7 +4,12 @@ Order on the wire: ``response.created``, ``response.in_progress``; at the
 first text ``response.output_item.added`` (a message) and
 ``response.content_part.added``; one ``response.output_text.delta`` per
 agent delta; then ``output_text.done``, ``content_part.done``,
-``output_item.done``, ``response.completed``. A failure after the stream
+``output_item.done``; then, for each call of the client's own tools, a
+``function_call`` item (``output_item.added``,
+``function_call_arguments.delta``/``.done``, ``output_item.done``); then
+``response.completed`` (``response.incomplete`` with
+``incomplete_details.reason: "max_output_tokens"`` after a cut by the
+token limit). A failure after the stream
 started closes the open item as ``incomplete`` and ends with
 ``response.failed`` (the SDK's ``get_final_response()`` then raises).
 Reasoning (``<think>`` blocks) is not sent here: the gateway has no
@@ -17,7 +22,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+
+from ..agent.options import NO_OPTIONS, TurnOptions, flat_tool
 
 from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                       UsageReport)
@@ -35,7 +42,9 @@ class ResponseShape:
     """The Response object and its one output message, as JSON-ready dicts."""
 
     def __init__(self, response_id: str, message_id: str, model: str, *, instructions: str | None,
-                 previous_response_id: str | None, store: bool, created_at: int | None = None) -> None:
+                 previous_response_id: str | None, store: bool, created_at: int | None = None,
+                 options: TurnOptions = NO_OPTIONS) -> None:
+        self.options = options  # echoed in the Response object, as OpenAI does
         self.response_id = response_id
         self.message_id = message_id
         self.model = model
@@ -46,15 +55,28 @@ class ResponseShape:
 
     def response(self, status: str, output: list[dict], *, usage: UsageReport | None = None,
                  error: dict | None = None) -> dict[str, Any]:
+        options = self.options
+        body = options.body
         return {
             "id": self.response_id, "object": "response", "created_at": self.created_at, "status": status,
-            "error": error, "incomplete_details": None, "instructions": self.instructions, "model": self.model,
-            "output": output, "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
-            "previous_response_id": self.previous_response_id, "store": self.store, "metadata": {},
-            "temperature": None, "top_p": None, "max_output_tokens": None, "truncation": "disabled",
-            "text": {"format": {"type": "text"}},
+            "error": error,
+            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "instructions": self.instructions, "model": self.model,
+            "output": output, "parallel_tool_calls": options.parallel_tool_calls is not False,
+            "tool_choice": _tool_choice(options.tool_choice), "tools": [flat_tool(t) for t in options.client_tools],
+            "previous_response_id": self.previous_response_id, "store": self.store,
+            "metadata": dict(body.get("metadata") or {}),
+            "temperature": body.get("temperature"), "top_p": body.get("top_p"),
+            "max_output_tokens": body.get("max_completion_tokens"), "truncation": "disabled",
+            "text": {"format": _text_format(body.get("response_format"))},
             "usage": _usage(usage) if usage is not None else None,
         }
+
+    def function_call(self, call: Mapping[str, Any], status: str = "completed") -> dict[str, Any]:
+        """A call of the client's own tool (a Chat Completions ``tool_calls`` entry) as an output item."""
+        function = call["function"]
+        return {"id": f"fc_{call['id']}", "type": "function_call", "status": status, "call_id": call["id"],
+                "name": function["name"], "arguments": function["arguments"] if status == "completed" else ""}
 
     def part(self, text: str, annotations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         return {"type": "output_text", "text": text, "annotations": annotations or [], "logprobs": []}
@@ -63,6 +85,26 @@ class ResponseShape:
                 annotations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         content = [] if text is None else [self.part(text, annotations)]
         return {"id": self.message_id, "type": "message", "role": "assistant", "status": status, "content": content}
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, Mapping):
+        return {"type": "function", "name": choice["function"]["name"]}
+    return choice or "auto"
+
+
+def _text_format(fmt: Any) -> dict[str, Any]:
+    """``text.format`` as echoed: a Chat Completions ``response_format`` in Responses shape."""
+    if not isinstance(fmt, Mapping):
+        return {"type": "text"}
+    if fmt.get("type") == "json_schema":
+        return {"type": "json_schema", **fmt["json_schema"]}
+    return {"type": fmt.get("type")}
+
+
+def final_status(end: TurnEnd | None) -> str:
+    """``incomplete`` for a reply cut by the token limit, else ``completed``."""
+    return "incomplete" if end is not None and end.finish_reason == "length" else "completed"
 
 
 def _usage(usage: UsageReport) -> dict[str, Any]:
@@ -99,8 +141,8 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                                  tool_progress: bool, on_text: Callable[[int], None],
                                  shutting_down: Callable[[], bool],
                                  starts_open: bool = False,
-                                 render_media: Callable[[Sequence[Media]], Awaitable[RenderedMedia]] | None = None
-                                 ) -> tuple[Outcome, dict[str, Any]]:
+                                 render_media: Callable[[Sequence[Media]], Awaitable[RenderedMedia]] | None = None,
+                                 verbatim: bool = False) -> tuple[Outcome, dict[str, Any]]:
     """Relay ``events`` as Responses events; return the outcome and the final Response object.
 
     ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
@@ -110,7 +152,8 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
     """
     ev = ResponseEvents(shape)
     outcome = Outcome()
-    reply = ReplyText(starts_open=starts_open)
+    reply = ReplyText(starts_open=starts_open, verbatim=verbatim)
+    client_tools = shape.options.client_tool_names
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
     media: RenderedMedia | None = None
@@ -141,7 +184,7 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                 elif isinstance(event, StreamReset):
                     reply.reset()
                 elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
-                    if tool_progress:
+                    if tool_progress and event.name not in client_tools:
                         await sse.write(tool_progress_frame(event))
         code, message = classify_end(end, shutting_down())
         if code is None:
@@ -166,25 +209,43 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
     outcome.usage = total_usage(reports, end)
     text = outcome.text
     if outcome.ok:
+        assert end is not None
         text = text + (media.tail(text) if media is not None else "")
         notes = media.annotations(text) if media is not None else []
-        tail = b"" if opened else open_item()
-        for i, note in enumerate(notes):
-            tail += ev.frame("response.output_text.annotation.added",
-                             {**ev.item_location(), "annotation_index": i, "annotation": note})
-        item = shape.message("completed", text, notes)
-        tail += ev.frame("response.output_text.done", {**ev.item_location(), "text": text, "logprobs": []})
-        tail += ev.frame("response.content_part.done", {**ev.item_location(), "part": shape.part(text, notes)})
-        tail += ev.frame("response.output_item.done", {"output_index": 0, "item": item})
-        output = [item]
+        output: list[dict[str, Any]] = []
+        tail = b""
+        if opened or not end.tool_calls:  # a turn that only calls the client's tools has no message
+            tail += b"" if opened else open_item()
+            for i, note in enumerate(notes):
+                tail += ev.frame("response.output_text.annotation.added",
+                                 {**ev.item_location(), "annotation_index": i, "annotation": note})
+            item = shape.message("completed", text, notes)
+            tail += ev.frame("response.output_text.done", {**ev.item_location(), "text": text, "logprobs": []})
+            tail += ev.frame("response.content_part.done", {**ev.item_location(), "part": shape.part(text, notes)})
+            tail += ev.frame("response.output_item.done", {"output_index": 0, "item": item})
+            output.append(item)
+        for call in end.tool_calls:
+            index = len(output)
+            done = shape.function_call(call)
+            tail += ev.frame("response.output_item.added", {"output_index": index,
+                                                            "item": shape.function_call(call, "in_progress")})
+            if done["arguments"]:
+                tail += ev.frame("response.function_call_arguments.delta",
+                                 {"item_id": done["id"], "output_index": index, "delta": done["arguments"]})
+            tail += ev.frame("response.function_call_arguments.done",
+                             {"item_id": done["id"], "output_index": index, "name": done["name"],
+                              "arguments": done["arguments"]})
+            tail += ev.frame("response.output_item.done", {"output_index": index, "item": done})
+            output.append(done)
         for image in media.images if media is not None else ():
             index = len(output)
             tail += ev.frame("response.output_item.added", {"output_index": index,
                                                             "item": {**image, "status": "generating", "result": None}})
             tail += ev.frame("response.output_item.done", {"output_index": index, "item": image})
             output.append(image)
-        final = shape.response("completed", output, usage=outcome.usage)
-        tail += ev.frame("response.completed", {"response": final})
+        status = final_status(end)
+        final = shape.response(status, output, usage=outcome.usage)
+        tail += ev.frame(f"response.{status}", {"response": final})
     else:
         output = [shape.message("incomplete", text)] if opened else []
         error = {"code": "server_error", "message": outcome.error_message or ""}

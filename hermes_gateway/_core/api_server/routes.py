@@ -30,15 +30,18 @@ from .access_log import FIRST_TOKEN_AT
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
 from .cors import Cors
-from .errors import SERVER_ERROR, ApiError
+from .errors import SERVER_ERROR, ApiError, echo
 from .guards import RequestGuard
-from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, render_media
+from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, link_base, render_media
 from .metrics import Metrics
 from .outcome import classify_end, total_usage
-from .responses_stream import ResponseShape, write_responses_stream
+from .progress import FIELD as PROGRESS_FIELD, HEADER as PROGRESS_HEADER, wants_progress
+from .replies import PLATFORM, chat_message, input_items_page, record_key
+from .responses_stream import ResponseShape, final_status, write_responses_stream
 from .sse import SSEWriter
-from ..store.base import StoreError
-from .store import ResponseStore, owner_fingerprint
+from ..store.base import ConversationKey, StoreError
+from .store import ResponseStore, StoredResponse, owner_fingerprint
+from ..agent.options import NO_OPTIONS
 from .validation import TurnInput, model_ids, parse_chat_request, parse_responses_request, read_json_body
 
 log = logging.getLogger(__name__)
@@ -51,7 +54,8 @@ KEY_INDEX: Any = web.RequestKey("hermes_api_key_index", object) if hasattr(web, 
 class Agent(Protocol):
     """The part of ``hermes_gateway._core.agent.AIAgent`` the API server uses."""
 
-    def astream(self, message: str, history: list[dict] | None = ...) -> Any: ...
+    def astream(self, message: Any, history: list[dict] | None = ..., options: Any = ...) -> Any:
+        """One turn's events; ``options``: the request's ``TurnOptions`` (model parameters, client tools)."""
 
     def interrupt(self) -> None: ...
 
@@ -93,7 +97,7 @@ class ApiServer:
         self.keys = tuple(k.encode("utf-8", "surrogatepass") for k in self.cfg.api_keys)
         self.owners = tuple(owner_fingerprint(k) for k in self.cfg.api_keys)  # who owns a stored response
         self.models = model_ids(config)  # api_server.model_name, then the configured models' names
-        self.default_stream = config.streaming_for("api_server").enabled
+        self.vision = config.model.vision  # image parts accepted (model.vision)
         self.ping_interval = self.cfg.keepalive_interval
         self.cors = Cors(self.cfg.cors_origins)
         self.guard = RequestGuard(self.cfg, self.cors)
@@ -112,6 +116,8 @@ class ApiServer:
         r.add_post("/v1/chat/completions", self._endpoint("chat_completions", self.chat_completions))
         r.add_post("/v1/responses", self._endpoint("responses", self.responses))
         r.add_get("/v1/responses/{response_id}", self._endpoint("responses_get", self.get_response))
+        r.add_get("/v1/responses/{response_id}/input_items", self._endpoint("responses_input_items",
+                                                                           self.get_input_items))
         r.add_delete("/v1/responses/{response_id}", self._endpoint("responses_delete", self.delete_response))
         r.add_get("/v1/models", self._endpoint("models", self.list_models))
         r.add_get("/v1/models/{model}", self._endpoint("models_get", self.get_model))
@@ -165,7 +171,7 @@ class ApiServer:
     async def get_model(self, request: web.Request) -> web.Response:
         name = request.match_info["model"]
         if name not in self.models:
-            raise ApiError(404, f"The model '{name}' does not exist.", param="model", code="model_not_found")
+            raise ApiError(404, f"The model '{echo(name)}' does not exist.", param="model", code="model_not_found")
         return web.json_response(self._model(name))
 
     def _model(self, name: str) -> dict[str, Any]:
@@ -186,7 +192,7 @@ class ApiServer:
         if request.path in known:
             raise ApiError(405, f"{request.method} is not allowed on {request.path}; use {known[request.path]}.",
                            code="method_not_allowed", headers={"Allow": known[request.path]})
-        raise ApiError(404, f"Unknown endpoint {request.method} {request.path}.", code="unknown_url")
+        raise ApiError(404, f"Unknown endpoint {request.method} {echo(request.path, 200)}.", code="unknown_url")
 
     async def get_response(self, request: web.Request) -> web.Response:
         try:
@@ -195,7 +201,18 @@ class ApiServer:
             raise _store_unavailable(exc) from None
         if item is None:
             raise self._no_response(request.match_info["response_id"])
-        return web.json_response(item.response)
+        return web.json_response(_public(item.response))
+
+    async def get_input_items(self, request: web.Request) -> web.Response:
+        """``GET /v1/responses/{id}/input_items``: the items the request that made the response sent."""
+        response_id = request.match_info["response_id"]
+        try:
+            item = await self.store.get(response_id, self._owner(request))
+        except StoreError as exc:
+            raise _store_unavailable(exc) from None
+        if item is None:
+            raise self._no_response(response_id)
+        return web.json_response(input_items_page(item.response.get(INPUT_ITEMS) or [], request.query))
 
     async def delete_response(self, request: web.Request) -> web.Response:
         response_id = request.match_info["response_id"]
@@ -213,7 +230,7 @@ class ApiServer:
         return None if index is None else self.owners[index]
 
     def _no_response(self, response_id: str) -> ApiError:
-        return ApiError(404, f"No response with id '{response_id}' (it was not stored, or was evicted).",
+        return ApiError(404, f"No response with id '{echo(response_id)}' (it was not stored, or was evicted).",
                         param="response_id", code="response_not_found")
 
     # -- the two model endpoints -----------------------------------------------------------------------------
@@ -221,36 +238,45 @@ class ApiServer:
     async def chat_completions(self, request: web.Request) -> web.StreamResponse:
         started = asyncio.get_running_loop().time()
         body = await read_json_body(request, self.cfg.max_body_bytes)
-        turn = parse_chat_request(body, models=self.models, default_stream=self.default_stream)
+        agent = self.agent_factory()
+        turn = parse_chat_request(body, models=self.models, vision=self.vision,
+                                  gateway_tools=_tool_names(agent) if "tools" in body else NO_TOOLS)
+        progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
+            request.headers else wants_progress(body, request.headers, self.cfg.tool_progress_events)
         self._refuse_while_closing()
         if turn.stream:
             self._refuse_over_stream_cap()
-        agent = self.agent_factory()
         chunks = ChatChunks(f"chatcmpl-{uuid.uuid4().hex}", turn.model)
+        verbatim = turn.options is not NO_OPTIONS and turn.options.structured
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
             reasoning = split_reasoning(end.raw, starts_open=_starts_open(agent))[0] \
-                if self.cfg.expose_reasoning else ""
+                if self.cfg.expose_reasoning and not verbatim else ""
             media = await self._render_media(request, end.media)
-            message: dict[str, Any] = {"role": "assistant", "content": end.reply + media.tail(end.reply),
-                                       "refusal": None}
-            if reasoning:
-                message["reasoning_content"] = reasoning
+            text = end.raw if verbatim else end.reply
+            message = chat_message(text + media.tail(text), end.tool_calls, reasoning)
+            if turn.record:
+                await self._record_chat(turn, end, text, self._owner(request))
             return web.json_response({
                 "id": chunks.completion_id, "object": "chat.completion", "created": chunks.created,
                 "model": turn.model,
-                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": end.finish_reason}],
                 "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
                           "total_tokens": usage.total_tokens},
             })
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
-            outcome = await write_chat_stream(sse, agent.astream(turn.message, history=turn.history), chunks,
-                                    include_usage=turn.include_usage, tool_progress=self.cfg.tool_progress_events,
+            events = agent.astream(turn.message, history=turn.history, options=turn.options)
+            outcome = await write_chat_stream(sse, events, chunks,
+                                    include_usage=turn.include_usage, tool_progress=progress,
                                     starts_open=_starts_open(agent), expose_reasoning=self.cfg.expose_reasoning,
                                     on_text=self._text_counter(started, request), shutting_down=lambda: self.closing,
-                                    render_media=lambda items: self._render_media(request, items))
-            if not outcome.ok:
+                                    render_media=lambda items: self._render_media(request, items),
+                                    verbatim=verbatim, client_tools=turn.options.client_tool_names)
+            if outcome.ok and outcome.end is not None:
+                if turn.record:
+                    await self._record_chat(turn, outcome.end, outcome.text, self._owner(request))
+            else:
                 self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
 
@@ -258,33 +284,45 @@ class ApiServer:
         started = asyncio.get_running_loop().time()
         body = await read_json_body(request, self.cfg.max_body_bytes)
         owner = self._owner(request)
-        earlier = await self._conversation_of(body.get("previous_response_id"), owner)
-        turn = parse_responses_request(body, models=self.models, default_stream=self.default_stream,
-                                       conversation_of=lambda response_id: earlier)
+        earlier_id = body.get("previous_response_id")
+        earlier = await self._stored(earlier_id, owner)
+        agent = self.agent_factory()
+        turn = parse_responses_request(body, models=self.models,
+                                       gateway_tools=_tool_names(agent) if "tools" in body else NO_TOOLS,
+                                       vision=self.vision, conversation_of=lambda response_id: None if earlier is None
+                                       else list(earlier.conversation))
+        progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
+            request.headers else wants_progress(body, request.headers, self.cfg.tool_progress_events)
         self._refuse_while_closing()
         if turn.stream:
             self._refuse_over_stream_cap()
-        agent = self.agent_factory()
         shape = ResponseShape(f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}", turn.model,
                               instructions=turn.instructions, previous_response_id=turn.previous_response_id,
-                              store=turn.store)
+                              store=turn.store, options=turn.options)
+        # the conversation-store key: the chain's, else one a client resending the whole input keeps hitting
+        chain = (earlier.response.get(CHAIN) or turn.previous_response_id) if earlier is not None \
+            else record_key(turn.history, turn.message, owner).chat_id
+        verbatim = turn.options is not NO_OPTIONS and turn.options.structured
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
             media = await self._render_media(request, end.media)
-            text = end.reply + media.tail(end.reply)
-            item = shape.message("completed", text, media.annotations(text))
-            final = shape.response("completed", [item, *media.images], usage=usage)
-            await self._remember(turn, shape, final, end, owner)
+            reply = end.raw if verbatim else end.reply
+            text = reply + media.tail(reply)
+            items = [shape.function_call(call) for call in end.tool_calls]
+            if text or not items:
+                items.insert(0, shape.message("completed", text, media.annotations(text)))
+            final = shape.response(final_status(end), [*items, *media.images], usage=usage)
+            await self._remember(turn, shape, final, end, owner, reply, chain=chain)
             return web.json_response(final)
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
             outcome, final = await write_responses_stream(
-                sse, agent.astream(turn.message, history=turn.history), shape,
-                tool_progress=self.cfg.tool_progress_events, on_text=self._text_counter(started, request),
+                sse, agent.astream(turn.message, history=turn.history, options=turn.options), shape,
+                tool_progress=progress, on_text=self._text_counter(started, request),
                 shutting_down=lambda: self.closing, starts_open=_starts_open(agent),
-                render_media=lambda items: self._render_media(request, items))
+                render_media=lambda items: self._render_media(request, items), verbatim=verbatim)
             if outcome.ok:
-                await self._remember(turn, shape, final, outcome.end, owner, outcome.text)
+                await self._remember(turn, shape, final, outcome.end, owner, outcome.text, chain=chain)
             else:
                 self.metrics.error(outcome.error_code or "internal_error")
         return await self._stream(request, agent, relay)
@@ -294,8 +332,7 @@ class ApiServer:
     async def _render_media(self, request: web.Request, items: tuple[Media, ...]) -> RenderedMedia:
         """The turn's media as links this client can fetch: on ``media.public_url`` (a TLS-terminating proxy in
         front), else on this server's address as the client reached it."""
-        base = self.config.media.public_url or str(request.url.origin())
-        return await render_media(items, self.media, base)
+        return await render_media(items, self.media, link_base(request, self.config.media.public_url))
 
     def _refuse_while_closing(self) -> None:
         if self.closing:
@@ -310,34 +347,42 @@ class ApiServer:
                                 "(api_server.max_concurrent_streams); retry shortly.", type=SERVER_ERROR,
                            code="too_many_streams", headers={"Retry-After": "1"})
 
-    async def _conversation_of(self, response_id: Any, owner: str | None) -> list[dict[str, Any]] | None:
-        """The stored conversation ``previous_response_id`` continues (read before validation, which is sync)."""
+    async def _stored(self, response_id: Any, owner: str | None) -> StoredResponse | None:
+        """The stored response ``previous_response_id`` continues (read before validation, which is sync)."""
         if not isinstance(response_id, str) or not response_id:
             return None  # absent or malformed: validation says so
         try:
-            item = await self.store.get(response_id, owner)
+            return await self.store.get(response_id, owner)
         except StoreError as exc:
             raise _store_unavailable(exc) from None
-        return None if item is None else list(item.conversation)
 
     async def _remember(self, turn: TurnInput, shape: ResponseShape, final: dict[str, Any], end: TurnEnd | None,
-                        owner: str | None, reply: str | None = None) -> None:
+                        owner: str | None, reply: str | None = None, *, chain: str | None = None) -> None:
         """Store the response and its conversation: what came before, then the turn as the agent recorded it
-        (the user message, tool calls and results, the reply). The reply already went out: a store that
-        fails costs a warning in the log, not the reply."""
+        (the user message, tool calls and results, the reply), and the turn in the conversation store under
+        the chain's key (``hermes-gateway history`` lists it). The reply already went out: a
+        store that fails costs a warning in the log, not the reply."""
         if not turn.store:
             return
-        seen = reply if reply is not None else (end.reply if end is not None else "")
-        this_turn = [dict(m) for m in (end.messages if end is not None else ())] \
-            or [{"role": "user", "content": turn.message}]
-        if this_turn[-1].get("role") == "assistant" and not this_turn[-1].get("tool_calls"):
-            this_turn[-1]["content"] = seen  # exactly the text the client received
-        else:
-            this_turn.append({"role": "assistant", "content": seen})
+        this_turn = _this_turn(turn, end, reply)
+        kept = {**final, INPUT_ITEMS: turn.input_items, CHAIN: chain or shape.response_id}
         try:
-            await self.store.put(shape.response_id, final, [*turn.conversation, *this_turn], owner)
+            await self.store.put(shape.response_id, kept, [*turn.conversation, *this_turn], owner)
+            await self.store.backend.record_turn(ConversationKey(PLATFORM, chain or shape.response_id),
+                                                 _with_input(turn, this_turn))
         except StoreError as exc:
             log.warning("response %s was not stored: %s", shape.response_id, exc)
+
+    async def _record_chat(self, turn: TurnInput, end: TurnEnd, reply: str, owner: str | None) -> None:
+        """A Chat Completions turn with ``store: true``, kept in the conversation store under the
+        conversation's first message (a client resending the growing conversation adds to the same one)."""
+        if not turn.record:
+            return
+        try:
+            await self.store.backend.record_turn(record_key(turn.history, turn.message, owner),
+                                                 _with_input(turn, _this_turn(turn, end, reply)))
+        except StoreError as exc:
+            log.warning("a chat completion was not recorded: %s", exc)
 
     def _text_counter(self, started: float, request: web.Request) -> Callable[[int], None]:
         """Counts text events for /metrics and records time to first token on the first one."""
@@ -360,7 +405,8 @@ class ApiServer:
         reports: list[UsageReport] = []
         end: TurnEnd | None = None
         try:
-            async with contextlib.aclosing(agent.astream(turn.message, history=turn.history)) as events:
+            events = agent.astream(turn.message, history=turn.history, options=turn.options)
+            async with contextlib.aclosing(events) as events:
                 async for event in events:
                     if isinstance(event, TurnEnd):
                         end = event
@@ -438,6 +484,49 @@ class ApiServer:
             if not turn.done.is_set() and turn.task is not None:
                 log.warning("a turn ignored the interrupt for %.1fs; cancelling it", grace)
                 turn.task.cancel()
+
+
+#: Kept beside a stored Response object, never shown with it: the request's input items and the chain's first id.
+INPUT_ITEMS = "_hermes_input_items"
+CHAIN = "_hermes_chain"
+
+
+def _public(response: dict[str, Any]) -> dict[str, Any]:
+    """A stored Response object without the gateway's own bookkeeping."""
+    return {k: v for k, v in response.items() if k not in (INPUT_ITEMS, CHAIN)}
+
+
+NO_TOOLS: frozenset[str] = frozenset()
+
+
+def _tool_names(agent: Agent) -> frozenset[str]:
+    """The gateway's own tools, which a client's tool may not be named like (looked up only when it sends tools)."""
+    return frozenset(getattr(agent, "tools", None) or ())
+
+
+def _this_turn(turn: TurnInput, end: TurnEnd | None, reply: str | None) -> list[dict[str, Any]]:
+    """The turn's messages as the agent recorded them, the last assistant text as the client received it."""
+    seen = reply if reply is not None else (end.reply if end is not None else "")
+    this_turn = [dict(m) for m in (end.messages if end is not None else ())]
+    if not this_turn and turn.message is not None:
+        this_turn = [{"role": "user", "content": turn.message}]
+    if this_turn and this_turn[-1].get("role") == "assistant" and not this_turn[-1].get("tool_calls"):
+        this_turn[-1]["content"] = seen  # exactly the text the client received
+    elif not (this_turn and this_turn[-1].get("tool_calls")):
+        this_turn.append({"role": "assistant", "content": seen})
+    return this_turn
+
+
+def _with_input(turn: TurnInput, this_turn: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For the conversation store: a turn that continues from the client's tool results starts with them."""
+    if turn.message is not None:
+        return this_turn
+    results = []
+    for message in reversed(turn.history):
+        if message.get("role") != "tool":
+            break
+        results.insert(0, message)
+    return [*results, *this_turn]
 
 
 def _store_unavailable(exc: StoreError) -> ApiError:

@@ -30,8 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="config file (default: $HERMES_CONFIG, ./config.yaml, ~/.hermes/config.yaml)")
 
 
-def effective(config: Config) -> dict:
-    """The configuration as a plain mapping, secrets and credentials in URLs masked, unset values marked."""
+def effective(config: Config, plugins: Any = None) -> dict:
+    """The configuration as a plain mapping, secrets and credentials in URLs masked, unset values marked.
+
+    A platform's section is masked by its settings type: every field marked
+    secret (``hermes_gateway.secret``). A section no loaded plugin declares
+    settings for shows only the core's keys; its other values are masked, since
+    nothing says which of them are secrets.
+    """
     model = config.model
     streaming_enabled = config.streaming.enabled if config.env_streaming is None else config.env_streaming
     data = {
@@ -43,11 +49,12 @@ def effective(config: Config) -> dict:
                          if f.base_url or f"model.fallback[{i}].base_url" in config.missing_env else "demo"
                          for i, f in enumerate(model.fallback)],
             "system_prompt": model.system_prompt, "reasoning_starts_open": model.reasoning_starts_open,
+            "vision": model.vision,
         },
         "streaming": {"enabled": streaming_enabled, "edit_interval": config.streaming.edit_interval,
                       "min_tokens": config.streaming.min_tokens, "cursor": config.streaming.cursor,
                       **{k: dict(v) for k, v in config.streaming.overrides.items()}},
-        "platforms": {k: dict(v) for k, v in config.platforms.items()},
+        "platforms": {k: _platform_section(k, v, plugins) for k, v in config.platforms.items()},
         "api_server": {**asdict(config.api_server), "api_keys": list(config.api_server.api_keys),
                        "cors_origins": list(config.api_server.cors_origins)},
         "conversation": asdict(config.conversation),
@@ -59,6 +66,37 @@ def effective(config: Config) -> dict:
     for key, names in config.missing_env.items():
         _put(data, key, f"<unset: {', '.join(names)}>")
     return data
+
+
+def _platform_errors(config: Config, plugins: Any) -> list[Any]:
+    """Each enabled platform's section parsed by its settings type, as ``run`` would: one error per platform."""
+    from ..errors import ConfigError
+    from ..platform_settings import parse_settings
+
+    errors = []
+    for name, registered in plugins.platforms().items():
+        settings_type = registered.platform.settings
+        if settings_type is None or not config.platform_enabled(name):
+            continue
+        try:
+            parse_settings(settings_type, config.platforms.get(name), platform=name, source=config.source)
+        except ConfigError as exc:
+            errors.append(exc)
+    return errors
+
+
+def _platform_section(name: str, section: Any, plugins: Any) -> dict:
+    """``platforms.<name>`` with the settings type's secret fields masked (all but the core's keys if unknown)."""
+    from ..platform import CORE_KEYS
+    from ..platform_settings import secret_fields
+
+    registered = plugins.platforms().get(name) if plugins is not None else None
+    settings_type = registered.platform.settings if registered is not None else None
+    if settings_type is None:  # no declared settings (or no plugin): none of its values is known to be safe
+        hidden = {k for k in section if k not in CORE_KEYS}
+    else:
+        hidden = set(secret_fields(settings_type))
+    return {k: ("***" if k in hidden and v not in (None, "") else v) for k, v in dict(section).items()}
 
 
 def mask(value: Any, key: str = "") -> Any:
@@ -96,6 +134,7 @@ def _put(data: dict, key: str, value: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config, plugins, errors = load_for_display(args.config)
+    errors = [*errors, *_platform_errors(config, plugins)]
     code = print_errors(errors)
     print(f"# source: {config.source}")
     if config.missing_env:
@@ -108,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
             if "streaming.enabled" in config.origins else "default false"
         print(f"# streaming.enabled: {'true' if config.env_streaming else 'false'} from env {ENV_STREAMING} "
               f"({in_file})")
-    print(yaml.safe_dump(effective(config), sort_keys=False, allow_unicode=True).rstrip())
+    print(yaml.safe_dump(effective(config, plugins), sort_keys=False, allow_unicode=True).rstrip())
     platforms = {name: reg.platform for name, reg in plugins.platforms().items()}
     known = sorted(set(platforms) | set(STREAMING_ONLY_NAMES))
     print("\n# streaming decision per platform (an API client's own `stream` field wins over all of these)")

@@ -2,6 +2,8 @@
 
 Point any OpenAI client (or ``model.base_url`` of another gateway) at the
 printed URL. Tests and benchmarks use it as a real upstream over a socket.
+Its pace is ``--tokens-per-second``, else ``model.demo.tokens_per_second``
+of the config (found as ``run`` finds it), else 30.
 """
 
 from __future__ import annotations
@@ -17,11 +19,18 @@ from ..demo.server import serve
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8000, help="TCP port (0 = any free port; default 8000)")
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    parser.add_argument("--tokens-per-second", type=float, default=30.0, metavar="N",
-                        help="pace of the streamed tokens (0 = as fast as possible; default 30)")
+    parser.add_argument("--tokens-per-second", type=float, default=None, metavar="N",
+                        help="pace of the streamed tokens (0 = as fast as possible; default: the config's "
+                             "model.demo.tokens_per_second, else 30)")
+    parser.add_argument("--config", metavar="FILE", help="config file for model.demo.tokens_per_second (default: "
+                                                        "$HERMES_CONFIG, ./config.yaml, ~/.hermes/config.yaml)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.tokens_per_second is None:
+        from ..config import load_config  # a ConfigError is one line and exit 2, as for every command
+
+        args.tokens_per_second = load_config(args.config, allow_unset_env=True).model.demo_tokens_per_second
     if args.tokens_per_second < 0:
         print("hermes-gateway demo-llm: --tokens-per-second must be >= 0", file=sys.stderr)
         return 2

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plugins": ("hermes_gateway._core.cli.plugins_cmd", "list plugins and platforms, their origin and limits"),
     "config": ("hermes_gateway._core.cli.config_cmd", "show the effective configuration and where each value came from"),
     "history": ("hermes_gateway._core.cli.history_cmd", "list stored conversations, or show one (history ID)"),
+    "new-plugin": ("hermes_gateway._core.cli.new_plugin", "scaffold a platform plugin: package, emulator, tests"),
     "demo-llm": ("hermes_gateway._core.cli.demo_llm", "serve the built-in demo model as an OpenAI-compatible endpoint"),
 }
 DEFAULT_COMMAND = "chat"

@@ -36,11 +36,47 @@ def run(args: argparse.Namespace) -> int:
         print(f"    max {p.max_message_length} {p.length_unit} per message, edit interval >= {p.edit_interval:g}s, "
               f"budget {budgets}")
         print(f"    media: {describe_media(p.media)}")
+        print(f"    settings (platforms.{name}): {describe_settings(p.settings)}")
     if plugins.problems:
         print("Problems:")
         for problem in plugins.problems:
             print(f"  {problem}")
     return code
+
+
+def describe_settings(settings_type: Any) -> str:
+    """``token (secret, required), base_url = 'https://…'`` — the keys a platform's section takes."""
+    import dataclasses
+
+    from ..platform import CORE_KEYS
+    from ..platform_settings import secret_fields
+
+    if settings_type is None:
+        return f"only the core's keys ({', '.join(CORE_KEYS)})"
+    secrets = set(secret_fields(settings_type))
+    keys = []
+    for f in dataclasses.fields(settings_type):
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        notes = [n for n, on in (("secret", f.name in secrets), ("required", required)) if on]
+        shown = f" = {f.default!r}" if not required and f.name not in secrets and f.default is not dataclasses.MISSING \
+            else ""
+        keys.append(f"{f.name}{shown}" + (f" ({', '.join(notes)})" if notes else ""))
+    return ", ".join(keys) + f"; and the core's {', '.join(CORE_KEYS)}"
+
+
+def size(limit: int) -> str:
+    """A byte limit in the unit the platform states it in: ``10 MiB`` for 10 × 2²⁰, ``10 MB`` for 10⁷.
+
+    A limit is declared as the platform documents it; shown in the other
+    unit it reads "10.4858 MB" and the operator cannot tell it is Discord's
+    round 10 MiB. So the largest unit that divides it exactly is used
+    (binary or decimal), else the exact number of bytes.
+    """
+    for unit, factor in (("GiB", 1 << 30), ("GB", 10 ** 9), ("MiB", 1 << 20), ("MB", 10 ** 6), ("KiB", 1 << 10),
+                         ("kB", 10 ** 3)):
+        if limit % factor == 0:
+            return f"{limit // factor} {unit}"
+    return f"{limit:,} bytes"
 
 
 def describe_media(limits: Any) -> str:
@@ -51,6 +87,6 @@ def describe_media(limits: Any) -> str:
     for kind in ("image", "video", "audio", "document"):
         if kind in limits.kinds:
             limit = limits.limit_for(kind)
-            kinds.append(f"{kind} ≤{limit / 1_000_000:g} MB" if limit else kind)
+            kinds.append(f"{kind} ≤{size(limit)}" if limit else kind)
     urls = ", links fetched by the platform" if limits.urls else ""
     return f"{', '.join(kinds)}; captions {limits.caption_length}{urls}"

@@ -9,8 +9,9 @@ has one.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, AsyncIterable
+from typing import TYPE_CHECKING, Any, AsyncIterable, Callable
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
@@ -32,20 +33,24 @@ class Delivery:
 
     def __init__(self, plugins: Plugins, config: Config | None = None, *, budgets: ChatBudgets | None = None,
                  policy: DeliveryPolicy | None = None, coordination: "Coordination | None" = None,
-                 observer: DeliveryObserver | None = None) -> None:
+                 observer: DeliveryObserver | None = None, clients: Callable[[str], Any] | None = None) -> None:
+        """``clients(platform)``: that platform's running client (the gateway's), or None."""
         self.plugins = plugins
+        self.clients = clients or (lambda platform: None)
         self.observer = observer  # the gateway's metrics (one ReplyObserver per reply), or None
         self.config = config or Config()
         self.coordination = coordination  # replicas' shared budgets (None or local: this process's only)
         self.budgets = budgets or (coordination.budgets if coordination is not None else ChatBudgets())
         self.policy = policy or DeliveryPolicy()
         self._hooks: dict[str, PlatformHooks] = {}
+        self._live: weakref.WeakSet[StreamSession] = weakref.WeakSet()  # the replies being delivered (cut_all)
         self.media_directory = MediaDirectory(self.config.media.path(), keep=self.config.media.keep_seconds)
 
     def hooks(self, platform: str) -> PlatformHooks:
         """The stream hooks of ``platform``'s plugin (KeyError names the known platforms)."""
         if platform not in self._hooks:
-            self._hooks[platform] = PlatformHooks(self.plugins.pm, self.plugins.platform(platform))
+            self._hooks[platform] = PlatformHooks(self.plugins.pm, self.plugins.platform(platform),
+                                                  client=lambda: self.clients(platform))
         return self._hooks[platform]
 
     def session(self, platform: str, chat_id: str, *, thread_id: str | None = None, chat_kind: str | None = None,
@@ -71,10 +76,23 @@ class Delivery:
         shared = None
         if self.coordination is not None and self.coordination.shared:
             shared = self.coordination.shared_budget(platform, stream.chat_id, budget.budget, bot.budget)
-        return StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
-                             reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared,
-                             observer=self.observer.reply(platform) if self.observer is not None else None,
-                             media_directory=self.media_directory, on_shown=on_shown)
+        session = StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
+                                reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared,
+                                observer=self.observer.reply(platform) if self.observer is not None else None,
+                                media_directory=self.media_directory, on_shown=on_shown)
+        self._live.add(session)
+        return session
+
+    def cut_all(self, within: float | None = None) -> int:
+        """Cut every reply still being delivered (the gateway stops): each is over within ``within`` seconds.
+
+        See :meth:`StreamSession.cut`: nothing new is sent, the messages on
+        screen lose their cursor while time is left. Returns how many were cut.
+        """
+        live = [session for session in self._live if not session.done]
+        for session in live:
+            session.cut(within)
+        return len(live)
 
 
 async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSession) -> DeliveryReport:

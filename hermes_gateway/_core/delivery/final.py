@@ -18,6 +18,18 @@ for good), two promises still hold:
   a row is gone (deleted) or can never be edited again: its whole text is
   sent anew, and the report lists it in ``stuck`` (a cursor may stay on a
   message nothing can edit).
+
+A **send that may have landed** (a timeout after the request went out:
+``maybe_delivered``) is never made again: the message may be on screen
+already, under an id the core will never learn, so a second send could
+show the text twice. Like an attachment in that case (:mod:`.media`), the
+piece is marked (``LedgerEntry.maybe_sent``, counted in
+``DeliveryReport.text_uncertain``) and the reply goes on with the next piece. If it did not land, that piece is
+missing: the report and the log say so.
+
+A reply **cut** at shutdown (:meth:`Finisher.cut`) sends no new message
+from then on: the messages already on screen still get their last edit
+while time is left, and no deadline reaches past the cut's.
 """
 
 from __future__ import annotations
@@ -59,6 +71,14 @@ class Finisher:
         self.done: Plan = []    # messages ended (or cleaned up), in screen order
         self.todo: Plan = []    # messages still to end
         self.stuck: list = []   # refs of messages that could not be ended (a cursor may stay)
+        self.cut_at: float | None = None  # cut(): nothing new is sent; every deadline ends by then
+
+    def cut(self, at: float) -> None:
+        """The gateway stops: send nothing new, only end the messages on screen, and be done by ``at``."""
+        self.cut_at = at if self.cut_at is None else min(self.cut_at, at)
+
+    def _bound(self, deadline: float) -> float:
+        return deadline if self.cut_at is None else min(deadline, self.cut_at)
 
     async def run(self, doc: str, plan: Plan, *, deadline: float, cleanup_grace: float,
                   interrupted: bool) -> Plan:
@@ -69,6 +89,11 @@ class Finisher:
         self.done, self.todo = done, todo
         try:
             while todo:
+                if self.cut_at is not None:  # cut: the messages not sent yet never will be
+                    todo[:] = [(entry, text) for entry, text in todo if entry.ref is not None]
+                    interrupted = True
+                    if not todo:
+                        break
                 entry, text = todo.pop(0)
                 done.append((entry, text))
                 if not entry.needs_end(text) or await self._final_call(entry, text, deadline):
@@ -81,9 +106,9 @@ class Finisher:
                 # the text must not be lost: sending it anew gets the clean-up's time, past the deadline
                 deadline = max(deadline, self.pacer.now() + cleanup_grace)
         except DeliveryError:
-            await self._clean_up(max(deadline, self.pacer.now() + cleanup_grace))
+            await self._clean_up(self._bound(max(deadline, self.pacer.now() + cleanup_grace)))
             raise
-        await self._clean_up(max(deadline, self.pacer.now() + cleanup_grace))
+        await self._clean_up(self._bound(max(deadline, self.pacer.now() + cleanup_grace)))
         return done
 
     # ------------------------------------------------------------------ one final call
@@ -92,8 +117,8 @@ class Finisher:
         """Show ``text`` in ``entry`` for good. False: an existing message that cannot be edited."""
         failures = rate_limits = 0
         while True:
-            # time spent waiting out 429s does not count: a known wait is not a failure
-            if self.pacer.now() > deadline + self.pacer.rate_limit_waits:
+            # time spent waiting out 429s does not count: a known wait is not a failure (unless cut)
+            if self.pacer.now() > self._bound(deadline + self.pacer.rate_limit_waits):
                 if entry.ref is not None:
                     return False
                 raise DeliveryError("gave up delivering the final text (deadline passed)", retryable=False)
@@ -110,6 +135,12 @@ class Finisher:
                         return False
                     raise
             except DeliveryError as exc:
+                if entry.ref is None and exc.maybe_delivered:
+                    # on screen or not, nobody can say; sent again it could show twice: never sent again
+                    entry.maybe_sent = text
+                    log.warning("a message of %s may not have arrived (%s after sending); not sent again, "
+                                "so it cannot show twice", self.label, exc)
+                    return True
                 failures += 1
                 if exc.retryable and failures <= self.max_retries:
                     self.pacer.back_off(failures)
@@ -207,7 +238,7 @@ class Finisher:
         for entry, text, refusals in cleanups:
             failures = rate_limits = 0
             while entry.needs_end(text):
-                if self.pacer.now() > deadline + self.pacer.rate_limit_waits:
+                if self.pacer.now() > self._bound(deadline + self.pacer.rate_limit_waits):
                     log.warning("a message of %s could not be ended in time (its cursor may stay)", self.label)
                     self.stuck.append(entry.ref)
                     break

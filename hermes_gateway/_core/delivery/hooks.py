@@ -1,14 +1,16 @@
-"""Calling the stream hooks of exactly one plugin, awaiting what needs awaiting.
+"""Calling the stream hooks of exactly one platform, awaiting what needs awaiting.
 
-pluggy hooks are sync: an ``async def`` hookimpl returns a coroutine. This
-is the one small helper that calls a hook on the stream's own platform
-plugin and awaits the result when it is awaitable.
+A platform's stream calls go to its running client's method of the same
+name when the client defines one (``Platform(client=...)``, one client per
+gateway), else to the hook its plugin implements. pluggy hooks are sync:
+an ``async def`` hookimpl returns a coroutine. This is the one small helper
+that calls either and awaits the result when it is awaitable.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Callable
 
 import pluggy
 
@@ -18,30 +20,64 @@ from ..plugins import STREAM_HOOKS, RegisteredPlatform
 class PlatformHooks:
     """The stream hooks of the plugin that registered one platform."""
 
-    def __init__(self, pm: pluggy.PluginManager, registered: RegisteredPlatform) -> None:
+    def __init__(self, pm: pluggy.PluginManager, registered: RegisteredPlatform,
+                 client: Callable[[], Any] | None = None) -> None:
+        """``client()``: the platform's running client now, or None (looked up per call: a restarted
+        gateway builds a fresh one)."""
         self.registered = registered
         self.platform = registered.platform
+        self._client = client or (lambda: None)
         others = [p for p in pm.get_plugins() if p is not registered.plugin]
         self._callers = {
             name: pm.subset_hook_caller(name, remove_plugins=others)
             for name in STREAM_HOOKS
         }
-        self.implements = {name: bool(caller.get_hookimpls()) for name, caller in self._callers.items()}
+        plugin_has = {name: bool(caller.get_hookimpls()) for name, caller in self._callers.items()}
+        self._plugin_has = plugin_has
+        self.implements = dict(plugin_has)
+        if self.platform.client is not None:  # the client's methods count; checked again when it is built
+            self.implements = {name: True for name in STREAM_HOOKS}
+            self._refine(self._client())
         if not self.implements["on_stream_end"]:  # make_plugins refuses such a plugin; a hand-built manager may not
             raise TypeError(f"plugin {registered.plugin_name!r} registers platform {self.platform.name!r} but does "
                             f"not implement on_stream_end: the final text of its messages could not be shown")
 
+    def _refine(self, client: Any) -> None:
+        """With a running client known: a method counts when the client or the plugin has it."""
+        if client is not None:
+            self.implements = {name: callable(getattr(client, name, None)) or self._plugin_has[name]
+                               for name in STREAM_HOOKS}
+
     async def call(self, name: str, **kwargs: Any) -> Any:
-        """Call hook ``name`` on this platform's plugin; None when it does not implement it."""
-        if not self.implements[name]:
+        """Call ``name`` on this platform's client or plugin; None when neither implements it."""
+        client = self._client()
+        method = getattr(client, name, None) if client is not None else None
+        if callable(method):
+            result = method(**kwargs)
+        elif not self._plugin_has[name]:
+            if self.platform.client is not None and client is None and name == "on_stream_end":
+                from ..errors import DeliveryError
+
+                raise DeliveryError(f"platform {self.platform.name} is not running (its client is built when "
+                                    f"the gateway starts)", retryable=False)
             return None
-        results = self._callers[name](**kwargs)
-        result = results[0] if results else None
+        else:
+            results = self._callers[name](**kwargs)
+            result = results[0] if results else None
         if inspect.isawaitable(result):
             result = await result
         return result
 
+    def free_previews(self) -> Callable[[Any], bool] | None:
+        """``free_previews(stream)`` of the running client when it defines one, else ``Platform.free_previews``.
+
+        A client's answer may depend on its settings (Telegram's drafts are free with ``charge_drafts: false``).
+        """
+        method = getattr(self._client(), "free_previews", None)
+        return method if callable(method) else self.platform.free_previews
+
     async def supports_edit(self, stream: Any) -> bool:
+        self._refine(self._client())
         if not self.implements["on_delta"]:
             return False
         answer = await self.call("supports_edit", stream=stream)

@@ -3,7 +3,9 @@
 Exactly-once delivery rests on this ledger: a message is sent only while
 it has no ref, edited only when what it should show differs from what it
 is believed to show, and re-edited at the end when an ambiguous failure
-(a timeout that may have landed) left its content uncertain.
+(a timeout that may have landed) left its content uncertain. A final text
+whose *send* may have landed is never sent again (``maybe_sent``): the
+message may be on screen under an id the core never learnt.
 """
 
 from __future__ import annotations
@@ -32,13 +34,18 @@ class LedgerEntry:
     seen: tuple[Piece, str] | None = None          # the part of the reply it shows, and that text
     pending_end: int = 0          # where the text of the preview being planned ends in the reply
     last_call: float = float("-inf")
+    maybe_sent: str | None = None  # a send of this final text may have landed (a timeout): never sent again
 
     def needs(self, text: str) -> bool:
         """Whether showing ``text`` here takes a call (never for identical, certain text)."""
+        if self.ref is None and self.maybe_sent == text:
+            return False  # it may be on screen under an id we never learnt: a second send could show it twice
         return self.ref is None or self.uncertain or self.shown != text
 
     def needs_end(self, text: str) -> bool:
         """Whether ending this message with ``text`` takes a call: every message ends with on_stream_end."""
+        if self.ref is None and self.maybe_sent == text:
+            return False
         return self.needs(text) or not self.ended
 
 

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from ..plugin_helpers import utf16_length  # public and re-exported; defined once
+
 if TYPE_CHECKING:
     from ..platform import Platform
 
 Measure = Callable[[str], int]
-
-
-def utf16_length(text: str) -> int:
-    if text.isascii():
-        return len(text)
-    # encoding runs in C: a preview with a cursor is never ASCII, and this runs on every one
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def measure_for(unit: str) -> Measure:

@@ -62,6 +62,7 @@ class DeliveryPolicy:
     preview_failures_before_fallback: int = 3
     final_deadline: float = 900.0        # give up on the final text after this long
     interrupt_deadline: float = 10.0     # a cancelled reply's clean-up gives up sooner
+    cut_deadline: float = 2.5            # a reply cut at shutdown is over within this, whatever the platform does
     cleanup_deadline: float = 60.0       # removing a cursor gets this long after the text is safe, past any deadline
     typing_delay: float = 1.0            # the first typing call waits this long: text that comes sooner needs none
 
@@ -81,6 +82,7 @@ class DeliveryReport:
     media: list[MessageRef] = field(default_factory=list)  # the reply's attachments (and fallback lines sent alone)
     media_notes: list[str] = field(default_factory=list)   # one line per item shown as text instead of attached
     media_uncertain: int = 0  # items whose upload may have landed (a timeout): never sent again
+    text_uncertain: int = 0   # messages of the text whose send may have landed (a timeout): never sent again
 
 
 class StreamSession:
@@ -102,7 +104,7 @@ class StreamSession:
         settings = stream.settings
         self._limit = platform.max_message_length
         self._measure = measure_for_platform(platform)
-        self._free = platform.free_previews  # Platform.free_previews, or None (looked up once: it runs per preview)
+        self._free = hooks.free_previews()  # the client's or Platform.free_previews, or None (looked up once: it runs per preview)
         self._interval = max(settings.edit_interval, platform.edit_interval)
         self._min_tokens = settings.min_tokens
         self._previews_wanted = settings.enabled
@@ -128,6 +130,9 @@ class StreamSession:
                                          label=f"{platform.name}/{stream.chat_id}", observer=self._observer)
         self._interrupted = False
         self._task: asyncio.Task[DeliveryReport] | None = None
+        self._finisher: Finisher | None = None
+        self._cut_at: float | None = None    # cut(): the reply is over by then, whatever it is doing
+        self._abandoned = False              # cut(): the bound passed and the worker was stopped mid-call
 
     @property
     def budget(self) -> ChatBudget:
@@ -210,6 +215,51 @@ class StreamSession:
         self._interrupted = True
         return await self.finish(None)
 
+    def cut(self, within: float | None = None) -> None:
+        """End this reply the way an interrupt does, and be done within ``within`` seconds (the gateway stops).
+
+        Whatever the worker is doing — previewing, sending the pieces of a
+        long final text, waiting out a 429, or stuck in a platform call that
+        does not answer — no new message is sent from now on; the messages
+        already on screen get their last edit (no cursor) while time is
+        left. When ``within`` (default ``policy.cut_deadline``) has passed,
+        the worker is stopped where it is: a call still in progress is
+        abandoned and the report lists the messages not ended in ``stuck``.
+        Returns at once; ``interrupt()``/``finish()`` return the report.
+        """
+        if self._task is not None and self._task.done():
+            return
+        within = self.policy.cut_deadline if within is None else within
+        loop = asyncio.get_running_loop()
+        at = loop.time() + max(within, 0.0)
+        if self._cut_at is not None and self._cut_at <= at:
+            return
+        self._cut_at = at
+        self._interrupted = True
+        if self._finisher is not None:
+            self._finisher.cut(at)
+        if self._task is None:
+            self.start()
+        if not self._pacer.ending:
+            self._final = None
+            self._media = ()
+            self._pacer.ending = True
+            self._observer.finishing()
+        self._pacer.wake()
+        loop.call_at(at, self._abandon)
+
+    def _abandon(self) -> None:
+        """The cut's bound passed: stop the worker where it is (a platform call that never answers)."""
+        task = self._task
+        if task is not None and not task.done():
+            self._abandoned = True
+            task.cancel()
+
+    @property
+    def done(self) -> bool:
+        """Whether the reply's delivery is over (its report is final)."""
+        return self._task is not None and self._task.done()
+
     @property
     def text(self) -> str:
         """The visible text fed so far (think blocks scrubbed)."""
@@ -236,11 +286,20 @@ class StreamSession:
                     await self._idle()
             now = pacer.now()
             limit = self.policy.interrupt_deadline if self._interrupted else self.policy.final_deadline
-            await self._deliver_final(now + limit)
+            deadline = now + limit if self._cut_at is None else min(now + limit, self._cut_at)
+            await self._deliver_final(deadline)
             self._report.delivered = True
         except asyncio.CancelledError:
-            self._report.error = "cancelled"
-            raise
+            task = asyncio.current_task()
+            if not self._abandoned or task is None or task.cancelling() > 1:
+                self._report.error = "cancelled"
+                raise
+            task.uncancel()  # cut at shutdown: the bound passed; this is the reply's end, not a failure
+            self._report.error = "cut: the platform did not answer in time"
+            self._report.stuck = [e.ref for e in self._ledger.entries
+                                  if e.ref is not None and (e.uncertain or not e.ended)]
+            log.warning("a reply to %s/%s was cut at shutdown with a platform call still unanswered "
+                        "(a cursor may stay)", self.hooks.platform.name, self.stream.chat_id)
         except DeliveryError as exc:
             self._report.error = str(exc) or type(exc).__name__
             log.warning("delivery to %s/%s failed: %s", self.hooks.platform.name, self.stream.chat_id,
@@ -386,13 +445,20 @@ class StreamSession:
                             edit_floor=self.hooks.platform.edit_interval,
                             label=f"{self.hooks.platform.name}/{self.stream.chat_id}",
                             keep=self.hooks.platform.keep_whole)
+        if self._cut_at is not None:
+            finisher.cut(self._cut_at)
+        self._finisher = finisher
         try:
             await finisher.run(doc, plan, deadline=deadline, cleanup_grace=self.policy.cleanup_deadline,
                                interrupted=self._interrupted)
         finally:  # the ledger lists the messages as they now stand on screen, in order
+            self._finisher = None
             self._ledger.entries = [entry for entry, _ in finisher.done + finisher.todo]
             self._report.stuck = [ref for ref in finisher.stuck if ref is not None]
-        await self._media_sender.send(media, deadline=deadline)  # after the text, each item once
+            self._report.text_uncertain = sum(e.ref is None and e.maybe_sent is not None
+                                              for e in self._ledger.entries)
+        if self._cut_at is None:
+            await self._media_sender.send(media, deadline=deadline)  # after the text, each item once
 
     def _append_min_end(self, doc: str) -> int | None:
         """Append-only: the live message keeps at least what it shows, when that is still the reply's text."""
@@ -422,6 +488,8 @@ class StreamSession:
         except DeliveryError as exc:
             if exc.maybe_delivered and entry.ref is not None:
                 entry.shown, entry.uncertain = text, True
+            elif exc.maybe_delivered and final:  # a message's final text may be on screen: never sent again
+                entry.maybe_sent = text
             raise
         except asyncio.CancelledError:
             raise

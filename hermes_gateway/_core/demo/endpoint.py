@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Iterator, Mapping
 
-from .model import MODEL_NAME, plan_reply, responses_input_to_messages
+from .model import MODEL_NAME, DemoOptions, plan_reply, responses_input_to_messages
 from .wire import chat_chunks, chat_completion, response_object, responses_events, sse
 
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -78,7 +78,7 @@ class DemoEndpoint:
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             return error_response(400, "messages must be a list of message objects", param="messages")
         model = str(request.get("model") or MODEL_NAME)
-        reply = plan_reply(messages)
+        reply = plan_reply(messages, DemoOptions.from_chat(request))
         completion_id = f"chatcmpl-demo-{next(self._ids)}"
         if not request.get("stream"):
             return DemoResponse(200, dict(JSON_HEADERS),
@@ -94,7 +94,7 @@ class DemoEndpoint:
             return error_response(400, "input must be a string or a list of items", param="input")
         messages = responses_input_to_messages(input_value, request.get("instructions"))
         model = str(request.get("model") or MODEL_NAME)
-        reply = plan_reply(messages)
+        reply = plan_reply(messages, DemoOptions.from_responses(request))
         response_id = f"resp_demo_{next(self._ids)}"
         if not request.get("stream"):
             return DemoResponse(200, dict(JSON_HEADERS),

@@ -7,15 +7,29 @@ real upstream whose answers are known in advance:
 - ``think: TEXT`` -> a ``<think>…</think>`` block, then TEXT
 - ``tool: NAME {json}`` -> a call to tool NAME with those arguments; once the
   tool result comes back, an answer quoting it
+- ``describe`` (or any message with an image) -> what the images are
+  (format and size, read with Pillow)
 - anything else  -> a few paragraphs saying this is the demo model and how
   to configure a real one.
+
+It also plays along with what API clients ask (:class:`DemoOptions`): it
+calls an offered tool when ``tool_choice`` requires it or names it, or when
+the prompt says "use NAME" / "call NAME", with arguments built from the
+tool's JSON schema (:mod:`.schema`); it answers with the tool result it is
+given back; with a ``json_schema`` / ``json_object`` response format it
+answers JSON that satisfies it; and it stops at ``max_tokens`` with
+``finish_reason: "length"``.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+
+from .image import describe_image
+from .schema import example_value
 
 MODEL_NAME = "demo"
 _TOKEN = re.compile(r"\s*\S+|\s+")
@@ -36,10 +50,11 @@ class DemoReply:
     text: str = ""
     tool_calls: tuple[DemoToolCall, ...] = ()
     prompt_tokens: int = 0
+    cut: bool = False  # stopped at max_tokens
 
     @property
     def finish_reason(self) -> str:
-        return "tool_calls" if self.tool_calls else "stop"
+        return "length" if self.cut else "tool_calls" if self.tool_calls else "stop"
 
     @property
     def text_tokens(self) -> list[str]:
@@ -78,14 +93,93 @@ def content_text(content: Any) -> str:
     return str(content)
 
 
-def plan_reply(messages: Sequence[Mapping[str, Any]]) -> DemoReply:
+@dataclass(frozen=True)
+class DemoOptions:
+    """What a request asks beyond its messages, read leniently from either API's body.
+
+    ``tools``: name -> JSON schema of the parameters, in the order offered.
+    ``tool_choice``: "auto", "none", "required" or a tool's name.
+    ``response_format``: None, ``{"type": "json_object"}`` or ``{"type": "json_schema", "schema": ...}``.
+    """
+
+    tools: Mapping[str, Any] = field(default_factory=dict)
+    tool_choice: str = "auto"
+    parallel: bool = True
+    response_format: Mapping[str, Any] | None = None
+    max_tokens: int | None = None
+
+    @classmethod
+    def from_chat(cls, request: Mapping[str, Any]) -> "DemoOptions":
+        tools: dict[str, Any] = {}
+        for tool in _list(request.get("tools")):
+            function = tool.get("function") if isinstance(tool, Mapping) else None
+            if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+                tools[function["name"]] = function.get("parameters")
+        fmt = request.get("response_format")
+        if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+            inner = fmt.get("json_schema")
+            fmt = {"type": "json_schema", "schema": inner.get("schema") if isinstance(inner, Mapping) else None}
+        return cls(tools, _choice(request.get("tool_choice")), request.get("parallel_tool_calls") is not False,
+                   fmt if isinstance(fmt, Mapping) and fmt.get("type") != "text" else None,
+                   _limit(request.get("max_completion_tokens", request.get("max_tokens"))))
+
+    @classmethod
+    def from_responses(cls, request: Mapping[str, Any]) -> "DemoOptions":
+        tools = {t["name"]: t.get("parameters") for t in _list(request.get("tools"))
+                 if isinstance(t, Mapping) and t.get("type") == "function" and isinstance(t.get("name"), str)}
+        text = request.get("text")
+        fmt = text.get("format") if isinstance(text, Mapping) else None
+        return cls(tools, _choice(request.get("tool_choice")), request.get("parallel_tool_calls") is not False,
+                   fmt if isinstance(fmt, Mapping) and fmt.get("type") != "text" else None,
+                   _limit(request.get("max_output_tokens")))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _choice(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        function = value.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else value.get("name")
+        if isinstance(name, str):
+            return name
+    return "auto"
+
+
+def _limit(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+NO_OPTIONS = DemoOptions()
+
+
+def plan_reply(messages: Sequence[Mapping[str, Any]], options: DemoOptions = NO_OPTIONS) -> DemoReply:
     """Decide the demo model's next assistant turn from a Chat Completions message list."""
+    reply = _plan(messages, options)
+    limit = options.max_tokens
+    if limit is not None and not reply.tool_calls:
+        tokens = reply.text_tokens
+        if len(tokens) > limit:
+            return DemoReply(text="".join(tokens[:limit]), prompt_tokens=reply.prompt_tokens, cut=True)
+    return reply
+
+
+def _plan(messages: Sequence[Mapping[str, Any]], options: DemoOptions) -> DemoReply:
     prompt_tokens = sum(len(split_tokens(content_text(m.get("content")))) + 3 for m in messages)
     tool_results = _trailing_tool_results(messages)
     if tool_results:
         text = "\n".join(f"The tool {name} returned: {result}" for name, result in tool_results)
+        if options.response_format is not None:
+            text = _json_answer(options.response_format, "; ".join(result for _, result in tool_results))
         return DemoReply(text=text, prompt_tokens=prompt_tokens)
-    user = next((content_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+    last_user = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
+    user = content_text(last_user)
+    calls = _client_tool_calls(user, options, len(messages))
+    if calls:
+        return DemoReply(tool_calls=calls, prompt_tokens=prompt_tokens)
     command, _, rest = user.partition(":")
     command = command.strip().lower()
     rest = rest[1:] if rest.startswith(" ") else rest
@@ -100,7 +194,65 @@ def plan_reply(messages: Sequence[Mapping[str, Any]]) -> DemoReply:
         arguments = arguments.strip() or "{}"
         call = DemoToolCall(call_id=f"call_demo_{len(messages)}", name=name, arguments=arguments)
         return DemoReply(tool_calls=(call,), prompt_tokens=prompt_tokens)
+    images = image_urls(last_user)
+    if images or (command == "describe" and ":" in user):
+        seen = [describe_image(url) for url in images] or ["no image at all"]
+        text = "I see " + "; ".join(seen) + "."
+        if options.response_format is not None:
+            text = _json_answer(options.response_format, text)
+        return DemoReply(text=text, prompt_tokens=prompt_tokens)
+    if options.response_format is not None:
+        return DemoReply(text=_json_answer(options.response_format, " ".join(user.split())[:200]),
+                         prompt_tokens=prompt_tokens)
     return DemoReply(text=_introduction(user), prompt_tokens=prompt_tokens)
+
+
+def _client_tool_calls(user: str, options: DemoOptions, n: int) -> tuple[DemoToolCall, ...]:
+    """Calls of offered tools: the one ``tool_choice`` names, those the prompt asks for ("use NAME"),
+    or with ``tool_choice: required`` the first offered."""
+    tools, choice = options.tools, options.tool_choice
+    if not tools or choice == "none":
+        return ()
+    if choice not in ("auto", "required"):
+        names = [choice] if choice in tools else []
+    else:
+        asked = [(m.start(), name) for name in tools
+                 for m in [re.search(rf"\b(?:call|use|run|invoke)\s+(?:the\s+)?(?:tool\s+)?[`'\"]?"
+                                     rf"{re.escape(name)}\b", user, re.IGNORECASE)] if m]
+        names = [name for _, name in sorted(asked)]
+        if not names and choice == "required":
+            names = [next(iter(tools))]
+    if not options.parallel:
+        names = names[:1]
+    said = " ".join(user.split())[:100] or "example"
+    return tuple(DemoToolCall(f"call_demo_{n}_{i}", name,
+                              json.dumps(example_value(tools[name] or {"type": "object"}, said), ensure_ascii=False))
+                 for i, name in enumerate(names))
+
+
+def _json_answer(fmt: Mapping[str, Any], text: str) -> str:
+    """The reply as JSON: valid against the ``json_schema`` format's schema, or ``{"answer": text}``."""
+    if fmt.get("type") == "json_schema":
+        return json.dumps(example_value(fmt.get("schema") or {"type": "object"}, text), ensure_ascii=False)
+    return json.dumps({"answer": text}, ensure_ascii=False)
+
+
+def image_urls(content: Any) -> list[str]:
+    """The URLs of the image parts of a message's content (``image_url`` or ``input_image``)."""
+    urls = []
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, Mapping) else image
+        elif part.get("type") == "input_image":
+            url = part.get("image_url")
+        else:
+            continue
+        if isinstance(url, str):
+            urls.append(url)
+    return urls
 
 
 def _trailing_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -151,7 +303,10 @@ def responses_input_to_messages(input_value: Any, instructions: str | None = Non
             continue
         kind = item.get("type", "message")
         if kind == "message":
-            messages.append({"role": item.get("role", "user"), "content": _responses_content(item.get("content"))})
+            content = item.get("content")
+            if not image_urls(content):
+                content = _responses_content(content)
+            messages.append({"role": item.get("role", "user"), "content": content})
         elif kind == "function_call":
             call = {"id": item.get("call_id"), "type": "function",
                     "function": {"name": item.get("name"), "arguments": item.get("arguments", "")}}
@@ -174,5 +329,5 @@ def tool_call_json(call: DemoToolCall) -> dict[str, Any]:
     return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
 
 
-__all__ = ["DemoReply", "DemoToolCall", "MODEL_NAME", "plan_reply", "split_tokens", "argument_pieces",
+__all__ = ["DemoOptions", "DemoReply", "DemoToolCall", "MODEL_NAME", "plan_reply", "split_tokens", "argument_pieces",
            "responses_input_to_messages"]

@@ -81,16 +81,20 @@ def _call_item(call: Any, status: str, arguments: str) -> dict[str, Any]:
             "name": call.name, "arguments": arguments}
 
 
-def response_object(reply: DemoReply, model: str, response_id: str, status: str = "completed") -> dict[str, Any]:
-    """The ``response`` object (non-streaming, and inside created/completed events)."""
+def response_object(reply: DemoReply, model: str, response_id: str, status: str | None = None) -> dict[str, Any]:
+    """The ``response`` object (non-streaming, and inside created/completed events); finished, it is
+    ``incomplete`` when the reply stopped at ``max_output_tokens``."""
     output: list[dict[str, Any]] = []
-    if status == "completed":
+    if status is None:
+        status = "incomplete" if reply.cut else "completed"
+    if status != "in_progress":
         if reply.text or not reply.tool_calls:
             output.append(_message_item(f"msg_{response_id}", reply.text, "completed"))
         output.extend(_call_item(c, "completed", c.arguments) for c in reply.tool_calls)
     return {"id": response_id, "object": "response", "created_at": int(time.time()), "model": model,
             "status": status, "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-            "usage": responses_usage(reply) if status == "completed" else None}
+            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "usage": responses_usage(reply) if status != "in_progress" else None}
 
 
 def responses_events(reply: DemoReply, model: str, response_id: str) -> Iterator[Paced]:
@@ -135,4 +139,5 @@ def responses_events(reply: DemoReply, model: str, response_id: str) -> Iterator
                     name=call.name, arguments=call.arguments), False
         yield event("response.output_item.done", output_index=index,
                     item=_call_item(call, "completed", call.arguments)), False
-    yield event("response.completed", response=response_object(reply, model, response_id)), False
+    final = response_object(reply, model, response_id)
+    yield event("response.incomplete" if reply.cut else "response.completed", response=final), False

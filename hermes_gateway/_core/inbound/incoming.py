@@ -8,7 +8,13 @@ shutdown) is the core's, and the same on every platform.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from .attachments import Attachment
+
+#: A UTF-16 surrogate on its own: a platform's JSON can carry one (``"\\ud800"``), no upstream can be sent it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: Chat kinds with one person in them: always answered, never mention-gated.
 DIRECT_KINDS = frozenset({"private", "dm", "im", "direct"})
@@ -29,6 +35,9 @@ class Incoming:
     a voice note, a sticker): with no ``text``, the core answers it with that
     notice instead of a model turn, in its place in the chat's queue, deduped
     and access-checked like any message, so the person is never met with silence.
+
+    ``attachments``: the files the person sent with the message (``text`` is
+    then their caption, possibly empty); see :class:`Attachment`.
     """
 
     platform: str
@@ -42,6 +51,13 @@ class Incoming:
     mentioned: bool = False
     bot_name: str | None = None
     notice: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+
+    def __post_init__(self) -> None:
+        # the text goes to the model as UTF-8: a lone surrogate would fail every upstream call, and the person
+        # would be told "could not get an answer" for one odd character; it becomes U+FFFD instead
+        if not self.text.isascii() and _LONE_SURROGATE.search(self.text):
+            object.__setattr__(self, "text", _LONE_SURROGATE.sub("\ufffd", self.text))
 
     @property
     def is_direct(self) -> bool:

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Seconds a cut turn gets past the delivery's own bound (recording what was shown), and again after that.
+STOP_MARGIN = 0.5
+
 
 class InboundRuntime:
     """The inbound side of one gateway: one per ``Gateway``, built on first use."""
@@ -292,28 +295,48 @@ class InboundRuntime:
         return len(self.lanes)
 
     async def stop(self, grace: float) -> None:
-        """Stop receiving; running replies get ``grace`` seconds, then stop cleanly (no cursor left)."""
+        """Stop receiving; running replies get ``grace`` seconds, then are cut, all over within a bound.
+
+        A reply still running after ``grace`` is cut the way ``/stop`` cuts
+        it (what was shown stays, without cursor), whatever it is doing: the
+        delivery core sends nothing new and is done within
+        ``DeliveryPolicy.cut_deadline`` (:meth:`Delivery.cut_all`), and a
+        turn still not over :data:`STOP_MARGIN` later (a store that does not
+        answer) is abandoned. So stopping takes at most
+        ``grace + cut_deadline + 2 * STOP_MARGIN`` seconds.
+        """
         self.accepting = False
-        if self._admitter is not None:
-            await asyncio.gather(self._admitter, return_exceptions=True)
-        if self._saving is not None:
-            await asyncio.gather(self._saving, return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        grace_ends = loop.time() + grace
+        pending = {task for task in (self._admitter, self._saving) if task is not None and not task.done()}
+        if pending:  # admitting what arrived, saving update ids: part of the grace, not on top of it
+            await asyncio.wait(pending, timeout=max(grace, STOP_MARGIN))
         workers = {lane.worker for lane in self.lanes.values() if lane.worker is not None}
         if not workers:
             return
-        _, late = await asyncio.wait(workers, timeout=grace)
-        if late:
-            log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
-            from ..recovery.recover import keep_unanswered  # messages still queued: told (or answered) later
+        _, late = await asyncio.wait(workers, timeout=max(grace_ends - loop.time(), 0.0))
+        if not late:
+            return
+        log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
+        from ..recovery.recover import keep_unanswered  # messages still queued: told (or answered) later
 
-            await keep_unanswered(self.gateway, [i.messages for lane in self.lanes.values() for i in lane.items
-                                                 if isinstance(i, TextTurn)])
-            for lane in list(self.lanes.values()):
-                lane.drop_queued(everything=True)
-                lane.cancel_running(any_kind=True, cut=True)  # (the person is told later: crash recovery)
-                if lane.running_task is None and lane.worker is not None:
-                    lane.worker.cancel()  # waiting for a chat another replica holds: nothing here to finish
-            await asyncio.wait(late)
+        await keep_unanswered(self.gateway, [i.messages for lane in self.lanes.values() for i in lane.items
+                                             if isinstance(i, TextTurn)])
+        delivery = self.gateway.delivery
+        cut = delivery.policy.cut_deadline
+        delivery.cut_all(cut)
+        for lane in list(self.lanes.values()):
+            lane.drop_queued(everything=True)
+            lane.cancel_running(any_kind=True, cut=True)  # (the person is told later: crash recovery)
+            if lane.running_task is None and lane.worker is not None:
+                lane.worker.cancel()  # waiting for a chat another replica holds: nothing here to finish
+        _, stuck = await asyncio.wait(late, timeout=cut + STOP_MARGIN)
+        if stuck:
+            log.warning("stopping: %d chat%s still busy %gs after the cut (the store?); abandoned", len(stuck),
+                        "" if len(stuck) == 1 else "s", cut + STOP_MARGIN)
+            for task in stuck:
+                task.cancel()
+            await asyncio.wait(stuck, timeout=STOP_MARGIN)
 
 
 def collect_commands(gateway: Any) -> dict[str, Command]:

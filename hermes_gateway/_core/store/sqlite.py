@@ -19,6 +19,7 @@ or corrupt database stays exactly as it was for its owner to look at.
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 import time
@@ -132,11 +133,12 @@ class SQLiteStore(ConversationStore):
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"{self.location}: cannot create its directory: {exc.strerror or exc}") from None
         if self.path.is_dir():
             raise StoreError(f"{self.location}: is a directory, not a database file")
+        _create_private(self.path)
         db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         try:
             mode = self._switch_to_wal(db)
@@ -449,6 +451,16 @@ class _transaction:
                 self.db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass  # the error already ended the transaction
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file readable by its owner only (0600), as ``chat_history`` is: it holds every
+    conversation. SQLite gives its ``-wal`` and ``-shm`` files the database file's mode. An existing file
+    keeps the mode its owner chose."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError:  # it exists (its mode stays), or sqlite3.connect reports what is wrong, in its own words
+        pass
 
 
 def _statements(script: str) -> list[str]:

@@ -17,8 +17,8 @@ import asyncio
 import statistics
 import time
 
-from hermes_gateway import StreamSettings, make_plugins
-from hermes_gateway._core.delivery import Delivery
+from hermes_gateway import RateBudget, Stream, StreamSettings
+from hermes_gateway.testing import PlatformRunner
 from hermes_discord import DiscordPlugin
 from hermes_discord.emulator import DiscordEmulator
 
@@ -35,11 +35,15 @@ def reply_of(chars: int) -> str:
     return " ".join(words)
 
 
+def section(api: DiscordEmulator) -> dict[str, str]:
+    return {"token": TOKEN, "api_base_url": api.api_base_url, "gateway_url": api.gateway_url}
+
+
 async def one_reply(chars: int, tokens_per_second: float) -> None:
-    async with DiscordEmulator(TOKEN) as api:
-        plugin = DiscordPlugin(TOKEN, api_base_url=api.api_base_url, gateway_url=api.gateway_url)
-        delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[plugin]))
-        await plugin.client()  # log in first: a running gateway is logged in before anyone writes
+    async with DiscordEmulator(TOKEN) as api, PlatformRunner(DiscordPlugin(), settings=section(api),
+                                                             start=False) as runner:
+        delivery = runner.delivery()
+        await runner.client.discord_client()  # log in first: a running gateway is logged in before anyone writes
         reply = reply_of(chars)
         tokens = reply.split(" ")
         session = delivery.session("discord", api.general, chat_kind="guild",
@@ -52,7 +56,6 @@ async def one_reply(chars: int, tokens_per_second: float) -> None:
         fed = time.monotonic() - started
         report = await session.finish()
         done = time.monotonic() - started
-        await plugin.close()
         channel = api.channel(api.general)
         visible = [c.at - started for c in channel.calls if c.method == "create" and c.outcome == "ok"]
         print(f"reply: {len(reply)} characters in {len(tokens)} tokens at {tokens_per_second:g}/s "
@@ -69,12 +72,11 @@ async def one_reply(chars: int, tokens_per_second: float) -> None:
 
 async def per_call(calls: int) -> None:
     """The plugin's own overhead per REST call (no pacing, loose buckets)."""
-    from hermes_gateway import RateBudget, Stream
-
-    async with DiscordEmulator(TOKEN, bucket_limit=10**9, global_limit=10**9) as api:
-        plugin = DiscordPlugin(TOKEN, api_base_url=api.api_base_url, gateway_url=api.gateway_url,
-                               budgets={"default": RateBudget(rate=1e6, burst=10**6)}, bot_budget=None)
-        stream = Stream(platform=plugin.platform, chat_id=api.general)
+    unpaced = {"budgets": {"default": RateBudget(rate=1e6, burst=10**6)}, "bot_budget": None}
+    async with DiscordEmulator(TOKEN, bucket_limit=10**9, global_limit=10**9) as api, \
+            PlatformRunner(DiscordPlugin(), settings=section(api), limits=unpaced, start=False) as runner:
+        plugin = runner.client
+        stream = Stream(platform=runner.platform, chat_id=api.general)
         ref = await plugin.on_delta(stream, None, "warm-up")
         timings: dict[str, list[float]] = {"typing": [], "create": [], "edit": []}
         for i in range(calls):
@@ -84,7 +86,6 @@ async def per_call(calls: int) -> None:
                 t = time.perf_counter()
                 await call()
                 timings[name].append(time.perf_counter() - t)
-        await plugin.close()
     for name, values in timings.items():
         values.sort()
         print(f"{name:8s} median {statistics.median(values) * 1000:6.2f} ms   "

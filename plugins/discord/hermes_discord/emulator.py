@@ -1,12 +1,12 @@
 """A small emulator of Discord (REST API + gateway websocket), for tests that run without a network.
 
 The real discord.py client talks to it with only its two base URLs
-pointed here (``Route.BASE`` = :attr:`DiscordEmulator.api_base_url`,
-``DiscordWebSocket.DEFAULT_GATEWAY`` = :attr:`DiscordEmulator.gateway_url`)::
+pointed here (``platforms.discord.api_base_url`` = :attr:`DiscordEmulator.api_base_url`,
+``gateway_url`` = :attr:`DiscordEmulator.gateway_url`)::
 
     async with DiscordEmulator(token) as discord_api:
         channel = discord_api.text_channel()
-        ...                                     # a DiscordPlugin pointed at it answers
+        ...                                     # a discord client pointed at it answers
         await discord_api.push_message(channel, "hello", mention=True)
         assert discord_api.screen(channel) == ["Hello!"]
 
@@ -41,8 +41,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from hermes_gateway.testing import ScreenMessage, serve_locally
-from hermes_gateway.testing.reference import SentMedia
+from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
 
 from .emulator_media import MAX_REQUEST_BYTES, UploadRules
 
@@ -202,14 +201,14 @@ class DiscordEmulator:
 
     @property
     def api_base_url(self) -> str:
-        """What ``platforms.discord.api_base_url`` (discord.py's ``Route.BASE``) points at."""
+        """What ``platforms.discord.api_base_url`` points at."""
         if self.port is None:
             raise RuntimeError("the emulator is not started")
         return f"http://127.0.0.1:{self.port}/api/v10"
 
     @property
     def gateway_url(self) -> str:
-        """What ``platforms.discord.gateway_url`` (discord.py's ``DEFAULT_GATEWAY``) points at."""
+        """What ``platforms.discord.gateway_url`` points at."""
         if self.port is None:
             raise RuntimeError("the emulator is not started")
         return f"ws://127.0.0.1:{self.port}/ws"

@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from hermes_gateway.testing import ScreenMessage
-from hermes_gateway.testing.reference import SentMedia
+from hermes_gateway.testing import ScreenMessage, SentMedia
 
 if TYPE_CHECKING:
     from .emulator import DiscordEmulator, EmulatedChannel
@@ -144,7 +143,7 @@ class UploadRules:
                     params = json.loads(value)
                 except ValueError:
                     problem = problem or "payload_json is not JSON"
-            elif hasattr(value, "file") and key.startswith("files[") and key.endswith("]") \
+            elif isinstance(value, web.FileField) and key.startswith("files[") and key.endswith("]") \
                     and key[6:-1].isdigit():
                 files[int(key[6:-1])] = (value.filename or "", value.file.read())
             else:

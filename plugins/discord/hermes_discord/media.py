@@ -16,7 +16,7 @@ caption) is 2000 characters.
 Failures are the plugin's usual translation (:func:`.errors.translate`):
 413 (code 40005, too large after all) and 400 fail for good, and the core
 shows the item's line; 429 and 5xx reach the core unslept (:mod:`.ratelimit`);
-no answer within :attr:`DiscordPlugin.upload_timeout` may have landed.
+no answer within :attr:`DiscordClient.upload_timeout` may have landed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from hermes_gateway import DeliveryError, Media, MediaLimits, MessageRef, Stream
 
 if TYPE_CHECKING:
-    from .plugin import DiscordPlugin
+    from .client import DiscordClient
 
 #: Discord's default upload limit per file (10 MiB since 2024, for bots and servers without boosts).
 UPLOAD_LIMIT = 10 * 1024 * 1024
@@ -46,20 +46,21 @@ def limits(upload_limit: int = UPLOAD_LIMIT) -> MediaLimits:
 LIMITS = limits()
 
 
-async def send(plugin: "DiscordPlugin", stream: Stream, media: Media) -> MessageRef:
+async def send(client: "DiscordClient", stream: Stream, media: Media) -> MessageRef:
     """Post ``media`` into the stream's channel as one message with the file attached; its ref."""
-    from .plugin import _quote, _sdk
+    from .client import quote
+    from .sdk import sdk
 
     if media.path is None:  # the core hands over files only (urls=False)
         raise DeliveryError(f"discord: {media.filename} has no file to upload", retryable=False)
-    discord = _sdk()
+    discord = sdk()
     data = await asyncio.to_thread(media.read)
     none = discord.AllowedMentions.none()
-    reference = _quote(stream)
-    sent = await plugin._call(
+    reference = quote(stream)
+    sent = await client.call(
         stream, "messages", "upload file",
         lambda channel: channel.send(media.caption or None, file=discord.File(io.BytesIO(data), filename=media.filename),
                                      allowed_mentions=none, reference=reference),
-        timeout=plugin.upload_timeout)
+        timeout=client.upload_timeout)
     stream.state["quoted"] = True
     return MessageRef(stream.chat_id, str(sent.id), stream.thread_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from discord_test_support import TOKEN, fast_plugin
+from discord_test_support import TOKEN, runner_for
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
 from hermes_discord.emulator import DiscordEmulator
 
@@ -32,10 +32,11 @@ class DiscordHarness(Harness):
         await self.api.start()
         self.chat_id = ChannelId(self.api.general)
         self.chat_id.api = self.api
-        self.plugin = fast_plugin(self.api)
+        self.runner = runner_for(self.api, start=True)  # built and started as the gateway does
+        await self.runner.__aenter__()
 
     async def stop(self):
-        await self.plugin.close()
+        await self.runner.__aexit__(None, None, None)
         await self.api.stop()
 
     def screen(self, chat_id):
@@ -44,12 +45,16 @@ class DiscordHarness(Harness):
     async def inject_rate_limit(self, chat_id, retry_after):
         self.api.inject_rate_limit(chat_id, retry_after)
 
+    async def inject_edit_failure(self, chat_id):
+        """The next call into the channel (the final edit) meets Discord's edit limit: refused for good."""
+        self.api.fail_next(chat_id, 400, 30046, "Maximum number of edits to messages older than 1 hour reached.")
+
     def attachments(self, chat_id):
         return [(sent.filename, sent.data) for sent in self.api.channel(chat_id).uploads]
 
     async def inject_upload_timeout(self, chat_id, landed):
         """The upload answers later than the plugin waits for it."""
-        self.plugin.upload_timeout = 0.3
+        self.runner.client.upload_timeout = 0.3
         self.api.uploads.stall(chat_id, 1.0, landed=landed)
 
 

@@ -7,38 +7,42 @@ import asyncio
 import aiohttp
 import pytest
 
-from discord_test_support import fast_plugin
+from discord_test_support import OFFLINE, runner_for
 from hermes_gateway import DeliveryError, MessageRef, RateLimited, Stream
 from hermes_discord.errors import translate
 from hermes_discord.ratelimit import Refused
 
 
 @pytest.fixture
-async def plugin(loose_api):
-    plugin = fast_plugin(loose_api)
-    yield plugin
-    await plugin.close()
+async def runner(loose_api):
+    async with runner_for(loose_api) as runner:
+        yield runner
 
 
-def stream_in(plugin, channel):
-    return Stream(platform=plugin.platform, chat_id=channel)
+@pytest.fixture
+def client(runner):
+    return runner.client
 
 
-async def test_a_429_in_typing_is_rate_limited_too(loose_api, plugin):
+def stream_in(runner, channel):
+    return Stream(platform=runner.platform, chat_id=channel)
+
+
+async def test_a_429_in_typing_is_rate_limited_too(loose_api, runner, client):
     loose_api.inject_rate_limit(loose_api.general, 2.5)
     with pytest.raises(RateLimited) as caught:
-        await plugin.on_stream_start(stream_in(plugin, loose_api.general))
+        await client.on_stream_start(stream_in(runner, loose_api.general))
     assert caught.value.retry_after == 2.5
 
 
-async def test_a_global_429_is_the_bots_limit(loose_api, plugin):
+async def test_a_global_429_is_the_bots_limit(loose_api, runner, client):
     loose_api.inject_rate_limit(loose_api.general, 3.0, is_global=True)
     with pytest.raises(RateLimited, match="bot limit") as caught:
-        await plugin.on_delta(stream_in(plugin, loose_api.general), None, "hi")
+        await client.on_delta(stream_in(runner, loose_api.general), None, "hi")
     assert caught.value.retry_after == 3.0
     other = loose_api.text_channel()
     with pytest.raises(RateLimited):  # every channel waits: Discord is not asked during the window
-        await plugin.on_delta(stream_in(plugin, other), None, "elsewhere")
+        await client.on_delta(stream_in(runner, other), None, "elsewhere")
     assert loose_api.channel(other).calls == []
     if hasattr(caught.value, "scope"):
         assert caught.value.scope == "bot"
@@ -52,26 +56,26 @@ async def test_a_global_429_is_the_bots_limit(loose_api, plugin):
     (500, 0, "Internal Server Error", True),
     (503, 0, "Service Unavailable", True),
 ])
-async def test_other_errors_say_whether_a_retry_can_help(loose_api, plugin, status, code, message, retryable):
+async def test_other_errors_say_whether_a_retry_can_help(loose_api, runner, client, status, code, message, retryable):
     loose_api.fail_next(loose_api.general, status, code, message)
     with pytest.raises(DeliveryError) as caught:
-        await plugin.on_delta(stream_in(plugin, loose_api.general), None, "hello")
+        await client.on_delta(stream_in(runner, loose_api.general), None, "hello")
     assert type(caught.value) is not RateLimited
     assert caught.value.retryable is retryable and caught.value.maybe_delivered is False
     assert len(loose_api.channel(loose_api.general).calls) == 1, "discord.py did not retry it by itself"
     assert loose_api.screen(loose_api.general) == []
 
 
-async def test_a_502_may_have_landed(loose_api, plugin):
+async def test_a_502_may_have_landed(loose_api, runner, client):
     loose_api.fail_next(loose_api.general, 502, 0, "Bad Gateway")
     with pytest.raises(DeliveryError) as caught:
-        await plugin.on_delta(stream_in(plugin, loose_api.general), MessageRef(loose_api.general, "1"), "hello")
+        await client.on_delta(stream_in(runner, loose_api.general), MessageRef(loose_api.general, "1"), "hello")
     assert caught.value.retryable and caught.value.maybe_delivered
 
 
-async def test_an_edit_of_a_vanished_message_is_not_retried(loose_api, plugin):
+async def test_an_edit_of_a_vanished_message_is_not_retried(loose_api, runner, client):
     with pytest.raises(DeliveryError, match="10008") as caught:
-        await plugin.on_delta(stream_in(plugin, loose_api.general), MessageRef(loose_api.general, "999"), "x")
+        await client.on_delta(stream_in(runner, loose_api.general), MessageRef(loose_api.general, "999"), "x")
     assert not caught.value.retryable
 
 
@@ -89,23 +93,10 @@ def test_a_refused_answer_keeps_its_retry_after():
 
 
 async def test_a_server_that_is_down_is_retryable():
-    from hermes_discord import DiscordPlugin
-    from discord_test_support import TOKEN
-
-    plugin = DiscordPlugin(TOKEN, api_base_url="http://127.0.0.1:9/api/v10", gateway_url="ws://127.0.0.1:9/ws")
-    with pytest.raises(DeliveryError) as caught:
-        await plugin.on_delta(Stream(platform=plugin.platform, chat_id="1"), None, "hello")
-    await plugin.close()
+    async with runner_for(None, settings=OFFLINE) as runner:
+        with pytest.raises(DeliveryError) as caught:
+            await runner.client.on_delta(Stream(platform=runner.platform, chat_id="1"), None, "hello")
     assert caught.value.retryable and not isinstance(caught.value, RateLimited)
-
-
-async def test_without_a_token_the_hooks_say_so():
-    from hermes_discord import DiscordPlugin
-
-    plugin = DiscordPlugin()
-    with pytest.raises(DeliveryError, match="platforms.discord.token") as caught:
-        await plugin.on_delta(Stream(platform=plugin.platform, chat_id="1"), None, "hello")
-    assert not caught.value.retryable
 
 
 class _Key:
@@ -116,13 +107,10 @@ class _Key:
 
 async def test_a_call_answered_too_late_may_have_landed(loose_api):
     """Discord carries out the send but answers after the plugin's call timeout: the core must reconcile."""
-    plugin = fast_plugin(loose_api, call_timeout=0.3)
-    await plugin.client()  # logged in: only the send itself is slow
-    loose_api.delay_next(loose_api.general, 1.0)
-    try:
+    async with runner_for(loose_api, call_timeout=0.3) as runner:
+        await runner.client.discord_client()  # logged in: only the send itself is slow
+        loose_api.delay_next(loose_api.general, 1.0)
         with pytest.raises(DeliveryError) as caught:
-            await plugin.on_delta(stream_in(plugin, loose_api.general), None, "slow")
-    finally:
-        await plugin.close()
+            await runner.client.on_delta(stream_in(runner, loose_api.general), None, "slow")
     assert caught.value.retryable and caught.value.maybe_delivered
     assert loose_api.screen(loose_api.general) == ["slow"], "it landed: resending blindly would duplicate it"

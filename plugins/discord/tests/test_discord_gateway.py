@@ -6,27 +6,12 @@ import logging
 
 import pytest
 
-from discord_test_support import BOT_ID, CURSOR, SECRET_PART, TOKEN, eventually, fast_plugin
-from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.gateway import Gateway, StartError
+from discord_test_support import (BOT_ID, CURSOR, SECRET_PART, TOKEN, eventually, gateway_config, gateway_for,
+                                  plugin_for_tests, runner_for)
+from hermes_gateway import ConfigError, StartError, make_plugins
+from hermes_gateway.testing import TestGateway
 from hermes_discord.emulator import DiscordEmulator
 from hermes_discord.receiving import ATTACHMENTS_ONLY_REPLY
-
-
-def config(api, tokens_per_second=300, **discord):
-    return parse_config({
-        "model": {"demo": {"tokens_per_second": tokens_per_second}},
-        "streaming": {"discord": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},
-        "platforms": {"discord": {"enabled": True, "token": TOKEN, "api_base_url": api.api_base_url,
-                                  "gateway_url": api.gateway_url, **discord}},
-    }, env={})
-
-
-def fast_gateway(api, plugin=None, **cfg):
-    plugin = plugin or fast_plugin(api)
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
-    return Gateway(config(api, **cfg), plugins, shutdown_grace=0.5), plugin
 
 
 SENTENCE = "Every word of this reply travels from the model into the Discord channel."
@@ -34,11 +19,12 @@ SENTENCE = "Every word of this reply travels from the model into the Discord cha
 
 async def test_the_installed_plugin_answers_a_dm_with_a_streamed_reply(api):
     """The entry point, Discord's real limits, config from platforms.discord: the whole path."""
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",))
-    assert plugins.platform("discord").origin == "entry point of hermes-discord"
+    installed = make_plugins(builtins=())
+    assert installed.platform("discord").origin == "entry point of hermes-discord"
     dm = api.dm()
     reply = f"{SENTENCE} {SENTENCE}"
-    async with Gateway(config(api, tokens_per_second=12), plugins) as gateway:  # about two seconds of words
+    gateway = TestGateway(gateway_config(api, tokens_per_second=12), installed.platform("discord").plugin)
+    async with gateway:  # about two seconds of words
         assert gateway.started_platforms == ["discord"]
         await api.push_message(dm, f"echo: {reply}")
         await eventually(lambda: api.screen(dm) == [reply], lambda: api.channel(dm).messages)
@@ -55,8 +41,7 @@ async def test_the_installed_plugin_answers_a_dm_with_a_streamed_reply(api):
 
 async def test_a_mentioned_server_message_is_answered_in_its_channel_quoting_it(loose_api):
     api = loose_api
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway_for(api):
         question = await api.push_message(api.general, "echo: hello everyone", mention=True)
         await eventually(lambda: api.screen(api.general) == ["hello everyone"], lambda: api.channel(api.general).calls)
     channel = api.channel(api.general)
@@ -66,8 +51,7 @@ async def test_a_mentioned_server_message_is_answered_in_its_channel_quoting_it(
 
 async def test_a_server_message_without_a_mention_gets_nothing(loose_api):
     api = loose_api
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway_for(api):
         await api.push_message(api.general, "echo: chatting among ourselves")
         await api.push_message(api.general, "echo: now for you", mention=True)
         await eventually(lambda: api.screen(api.general) != [], lambda: api.channel(api.general).calls)
@@ -76,8 +60,7 @@ async def test_a_server_message_without_a_mention_gets_nothing(loose_api):
 
 async def test_a_reply_to_the_bot_counts_as_a_mention(loose_api):
     api = loose_api
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway_for(api):
         await api.push_message(api.general, "echo: first", mention=True)
         await eventually(lambda: api.screen(api.general) == ["first"], lambda: api.channel(api.general).calls)
         bot_message = api.channel(api.general).messages[0].id
@@ -89,19 +72,22 @@ async def test_a_reply_to_the_bot_counts_as_a_mention(loose_api):
 async def test_a_thread_message_is_answered_in_the_thread(loose_api):
     api = loose_api
     thread = api.thread(api.general, "help")
-    gateway, plugin = fast_gateway(api, allowed_channels=[int(api.general)])  # the parent covers its threads
-    seen = []
+    gateway = gateway_for(api, allowed_channels=[int(api.general)])  # the parent covers its threads
     async with gateway:
-        original = gateway.receive
-
-        def spy(incoming):
-            seen.append(incoming)
-            return original(incoming)
-        gateway.receive = spy
         await api.push_message(thread, "echo: in the thread", mention=True)
         await eventually(lambda: api.screen(thread) == ["in the thread"], lambda: api.channel(thread).calls)
+        history = await gateway.history("discord", api.general, thread)
     assert api.screen(api.general) == []
-    [incoming] = seen
+    assert [m["content"] for m in history] == ["echo: in the thread", "in the thread"], "one conversation per thread"
+
+
+async def test_a_thread_message_reaches_the_core_as_the_thread_of_its_channel(loose_api):
+    api = loose_api
+    thread = api.thread(api.general, "help")
+    async with runner_for(api, start=True) as runner:
+        await api.push_message(thread, "echo: in the thread", mention=True)
+        await eventually(lambda: runner.received != [], lambda: runner.received)
+    [incoming] = runner.received
     assert (incoming.chat_id, incoming.thread_id, incoming.chat_kind, incoming.mentioned) == \
         (api.general, thread, "thread", True)
     assert incoming.bot_name == "hermes" and incoming.sender_id == "2001" and incoming.text == "echo: in the thread"
@@ -110,8 +96,7 @@ async def test_a_thread_message_is_answered_in_the_thread(loose_api):
 async def test_only_allowed_channels_are_answered(loose_api):
     api = loose_api
     other = api.text_channel("other")
-    gateway, _ = fast_gateway(api, allowed_channels=[str(other)], require_mention=False)
-    async with gateway:
+    async with gateway_for(api, allowed_channels=[str(other)], require_mention=False):
         await api.push_message(api.general, "echo: let me in")
         await api.push_message(other, "echo: welcome")
         await eventually(lambda: api.screen(other) == ["welcome"], lambda: api.channel(other).calls)
@@ -121,8 +106,7 @@ async def test_only_allowed_channels_are_answered(loose_api):
 async def test_messages_from_bots_and_edits_are_never_answered(loose_api):
     api = loose_api
     dm = api.dm()
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway_for(api):
         await api.push_message(dm, "echo: I am another bot", author_id="3003", bot=True)
         await api.push_message(dm, "echo: I am this bot", author_id=BOT_ID, bot=True)
         first = await api.push_message(dm, "echo: original")
@@ -136,8 +120,7 @@ async def test_messages_from_bots_and_edits_are_never_answered(loose_api):
 async def test_attachments_without_text_get_a_short_polite_answer(loose_api):
     api = loose_api
     dm = api.dm()
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway_for(api):
         await api.push_message(dm, "", attachments=("cat.png",))
         await api.push_message(api.general, "", attachments=("dog.png",))  # a server channel, no mention
         await eventually(lambda: api.screen(dm) != [], lambda: api.channel(dm).calls)
@@ -150,8 +133,7 @@ async def test_attachments_without_text_get_a_short_polite_answer(loose_api):
 async def test_events_replayed_after_a_resume_are_answered_once():
     async with DiscordEmulator(TOKEN, bucket_limit=10_000, resume_replays=3) as api:
         dm = api.dm()
-        gateway, _ = fast_gateway(api)
-        async with gateway:
+        async with gateway_for(api):
             await api.push_message(dm, "echo: before the drop")
             await eventually(lambda: api.screen(dm) == ["before the drop"], lambda: api.channel(dm).calls)
             await api.drop_connection()
@@ -166,10 +148,11 @@ async def test_a_token_discord_rejects_stops_start_up_with_one_line(caplog):
     caplog.set_level(logging.DEBUG)
     other = "OTg3NjU0MzIxMDk4NzY1NDMy.GzZzZz.Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
     async with DiscordEmulator(other) as elsewhere:
-        gateway, _ = fast_gateway(elsewhere)  # our TOKEN, a server that knows another bot
+        gateway = gateway_for(elsewhere)  # our TOKEN, a server that knows another bot
         with pytest.raises(StartError, match="platforms.discord.token: a token Discord accepts") as caught:
             async with gateway:
                 pass
+        assert gateway.started_platforms == [] and not gateway.accepting
     assert SECRET_PART not in str(caught.value) and SECRET_PART not in caplog.text
 
 
@@ -181,17 +164,44 @@ async def test_a_token_discord_rejects_stops_start_up_with_one_line(caplog):
     ({"enabled": True, "token": TOKEN, "gateway_url": "http://x"}, "platforms.discord.gateway_url"),
 ])
 async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
-    plugin = fast_plugin_offline()
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    cfg = parse_config({"platforms": {"discord": section}}, env={})
     with pytest.raises(ConfigError) as caught:
-        async with Gateway(cfg, plugins):
+        async with TestGateway({"platforms": {"discord": section}}, plugin_for_tests()):
             pass
-    assert str(caught.value).startswith(f"(inline): {key}: ")
+    assert str(caught.value).startswith(f"(test config): {key}: ")
     assert "\n" not in str(caught.value) and "not-a-token-value" not in str(caught.value)
 
 
-def fast_plugin_offline():
-    from hermes_discord import DiscordPlugin
+async def test_a_stopped_client_hears_nothing_more_but_finishes_its_reply(loose_api):
+    """stop(): the gateway websocket closes (nothing more comes in); REST stays open for replies still going out."""
+    api = loose_api
+    dm = api.dm()
+    async with runner_for(api, start=True) as runner:
+        await api.push_message(dm, "before the stop")
+        await eventually(lambda: len(runner.received) == 1, lambda: runner.received)
+        await runner.client.stop()
+        await eventually(lambda: all(s.ws is None for s in api.sessions.values()), lambda: api.sessions)
+        await api.push_message(dm, "after the stop")
+        report = await runner.delivery().session("discord", dm).finish("The reply still arrives.")
+    assert [i.text for i in runner.received] == ["before the stop"]
+    assert report.delivered and api.screen(dm) == ["The reply still arrives."]
+    assert api.identifies == 1 and api.resumes == 0, "no reconnect after the stop"
 
-    return DiscordPlugin(TOKEN, api_base_url="http://127.0.0.1:9/api/v10", gateway_url="ws://127.0.0.1:9/ws")
+
+async def test_two_gateways_in_one_process_share_no_client():
+    """One fresh client per gateway, each with its own URLs: two bots on two Discords, side by side."""
+    async with DiscordEmulator(TOKEN, bucket_limit=10_000) as one, DiscordEmulator(TOKEN, bucket_limit=10_000) as two:
+        first, second = gateway_for(one), gateway_for(two)
+        async with first, second:
+            assert first.client("discord") is not second.client("discord")
+            dm_one, dm_two = one.dm(), two.dm()
+            await one.push_message(dm_one, "echo: to the first")
+            await two.push_message(dm_two, "echo: to the second")
+            await eventually(lambda: one.screen(dm_one) == ["to the first"], lambda: one.channel(dm_one).calls)
+            await eventually(lambda: two.screen(dm_two) == ["to the second"], lambda: two.channel(dm_two).calls)
+        assert (one.identifies, two.identifies) == (1, 1), "each gateway connected to its own Discord"
+        restarted = first.client("discord")
+        async with first:
+            assert first.client("discord") is not restarted, "a restarted gateway builds its client anew"
+            await one.push_message(dm_one, "echo: again")
+            await eventually(lambda: one.screen(dm_one) == ["to the first", "again"], lambda: one.channel(dm_one).calls)
+        assert two.screen(dm_two) == ["to the second"], "nothing of the first gateway's went to the second Discord"

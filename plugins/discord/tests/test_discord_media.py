@@ -13,11 +13,11 @@ import logging
 import aiohttp
 import pytest
 
-from discord_test_support import SETTINGS, TOKEN, eventually, fast_plugin
-from hermes_gateway import Media, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.delivery import Delivery
-from hermes_gateway._core.gateway import Gateway
+from discord_test_support import (SETTINGS, TOKEN, eventually, gateway_config, gateway_for, plugin_for_tests,
+                                  runner_for)
+from hermes_gateway import Media
+from hermes_gateway.testing import plugins_for
+from hermes_discord import DiscordPlugin
 from hermes_discord.media import LIMITS, UPLOAD_LIMIT
 
 QR_REPLY = "The tool qr_code returned: A QR code for 5 characters of text.\n[image: qr.png attached]"
@@ -25,21 +25,19 @@ PNG_1x1 = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000
                         "0000000b49444154789c6360000200000500017a5eab3f0000000049454e44ae426082")
 
 
-def gateway_for(api, plugin, tmp_path) -> Gateway:
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
-    config = parse_config({
-        "model": {"demo": {"tokens_per_second": 300}},
-        "streaming": {"discord": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},
-        "platforms": {"discord": {"enabled": True, "token": TOKEN, "api_base_url": api.api_base_url,
-                                  "gateway_url": api.gateway_url}},
-        "media": {"directory": str(tmp_path / "media")},
-    }, env={})
-    return Gateway(config, plugins, shutdown_grace=0.5)
+def media_gateway(api, tmp_path, **tuning):
+    """The whole gateway (its built-in tools included) on the emulator, media kept under ``tmp_path``."""
+    config = {**gateway_config(api), "media": {"directory": str(tmp_path / "media")}}
+    return gateway_for(api, config=config, plugin=plugin_for_tests(**tuning))
 
 
-def delivery_with_media(plugin, tmp_path) -> Delivery:
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    return Delivery(plugins, parse_config({"media": {"directory": str(tmp_path / "media")}}, env={}))
+def media_runner(api, **tuning):
+    """A sending client pointed at the emulator; ``delivery_with_media`` streams through it."""
+    return runner_for(api, **tuning)
+
+
+def delivery_with_media(runner, tmp_path):
+    return runner.delivery({"media": {"directory": str(tmp_path / "media")}})
 
 
 def media_file(tmp_path, name: str, data: bytes = b"", size: int | None = None) -> str:
@@ -53,8 +51,8 @@ def media_file(tmp_path, name: str, data: bytes = b"", size: int | None = None) 
     return str(path)
 
 
-async def ask_for_a_qr_code(api, plugin, tmp_path, channel: str) -> None:
-    async with gateway_for(api, plugin, tmp_path):
+async def ask_for_a_qr_code(api, tmp_path, channel: str, **tuning) -> None:
+    async with media_gateway(api, tmp_path, **tuning):
         await api.push_message(channel, 'tool: qr_code {"text": "hello"}')
         await eventually(lambda: len(api.screen(channel)) == 2, lambda: api.channel(channel).calls)
 
@@ -67,7 +65,7 @@ def uploads(api, channel: str) -> list[str]:
 
 async def test_the_qr_code_is_attached_after_the_reply_text(loose_api, tmp_path):
     api, dm = loose_api, loose_api.dm()
-    await ask_for_a_qr_code(api, fast_plugin(api), tmp_path, dm)
+    await ask_for_a_qr_code(api, tmp_path, dm)
     channel = api.channel(dm)
     assert channel.screen == [QR_REPLY, "[image: qr.png] hello"]
     [image] = channel.uploads
@@ -78,7 +76,7 @@ async def test_the_qr_code_is_attached_after_the_reply_text(loose_api, tmp_path)
 async def test_the_qr_code_after_a_429_on_the_upload_is_attached_once(loose_api, tmp_path):
     api, dm = loose_api, loose_api.dm()
     api.uploads.rate_limit_next(dm, 0.5)
-    await ask_for_a_qr_code(api, fast_plugin(api), tmp_path, dm)
+    await ask_for_a_qr_code(api, tmp_path, dm)
     assert api.screen(dm) == [QR_REPLY, "[image: qr.png] hello"]
     assert uploads(api, dm) == ["rate_limited", "ok"]
     assert not api.violations, "the second upload came inside the 429's window"
@@ -88,7 +86,7 @@ async def test_the_qr_code_after_a_timeout_that_landed_is_not_attached_again(loo
     api, dm = loose_api, loose_api.dm()
     api.uploads.stall(dm, 1.0, landed=True)
     with caplog.at_level(logging.INFO, logger="hermes_gateway"):
-        await ask_for_a_qr_code(api, fast_plugin(api, upload_timeout=0.3), tmp_path, dm)
+        await ask_for_a_qr_code(api, tmp_path, dm, upload_timeout=0.3)
     assert api.screen(dm) == [QR_REPLY, "[image: qr.png] hello"]
     assert uploads(api, dm) == ["ok"], "a timeout after the upload: never again"
     assert "may have been sent" in caplog.text
@@ -98,21 +96,19 @@ async def test_the_qr_code_after_a_timeout_that_landed_is_not_attached_again(loo
 
 async def test_a_timeout_that_did_not_land_leaves_nothing_and_counts_as_uncertain(loose_api, tmp_path):
     api, dm = loose_api, loose_api.dm()
-    plugin = fast_plugin(api, upload_timeout=0.3)
-    api.uploads.stall(dm, 1.0, landed=False)
-    report = await delivery_with_media(plugin, tmp_path).session("discord", dm, settings=SETTINGS).finish(
-        "A picture:", [Media(data=PNG_1x1, filename="dot.png")])
-    await plugin.close()
+    async with media_runner(api, upload_timeout=0.3) as runner:
+        api.uploads.stall(dm, 1.0, landed=False)
+        report = await delivery_with_media(runner, tmp_path).session("discord", dm, settings=SETTINGS).finish(
+            "A picture:", [Media(data=PNG_1x1, filename="dot.png")])
     assert api.screen(dm) == ["A picture:"] and report.media_uncertain == 1
 
 
 async def test_a_file_over_the_upload_limit_is_a_line_in_the_text(loose_api, tmp_path):
     api, dm = loose_api, loose_api.dm()
-    plugin = fast_plugin(api)
-    big = media_file(tmp_path, "dump.zip", size=UPLOAD_LIMIT + 1)
-    report = await delivery_with_media(plugin, tmp_path).session("discord", dm, settings=SETTINGS).finish(
-        "The export:", [Media(path=big, caption="All rows")])
-    await plugin.close()
+    async with media_runner(api) as runner:
+        big = media_file(tmp_path, "dump.zip", size=UPLOAD_LIMIT + 1)
+        report = await delivery_with_media(runner, tmp_path).session("discord", dm, settings=SETTINGS).finish(
+            "The export:", [Media(path=big, caption="All rows")])
     assert api.screen(dm) == ["The export:\n\n📎 dump.zip — All rows (too large for discord)"]
     assert api.channel(dm).uploads == [] and uploads(api, dm) == []
     assert report.media_notes == ["📎 dump.zip — All rows (too large for discord)"]
@@ -121,24 +117,22 @@ async def test_a_file_over_the_upload_limit_is_a_line_in_the_text(loose_api, tmp
 async def test_a_413_from_discord_is_final_and_the_line_follows(loose_api, tmp_path):
     """A channel whose limit is lower than declared: 413 code 40005, not retried, the item's line instead."""
     api, dm = loose_api, loose_api.dm()
-    plugin = fast_plugin(api)
-    api.uploads.upload_limit = 4096
-    path = media_file(tmp_path, "notes.txt", b"x" * 10_000)
-    await delivery_with_media(plugin, tmp_path).session("discord", dm, settings=SETTINGS).finish(
-        "Notes:", [Media(path=path, caption="Meeting notes")])
-    await plugin.close()
+    async with media_runner(api) as runner:
+        api.uploads.upload_limit = 4096
+        path = media_file(tmp_path, "notes.txt", b"x" * 10_000)
+        await delivery_with_media(runner, tmp_path).session("discord", dm, settings=SETTINGS).finish(
+            "Notes:", [Media(path=path, caption="Meeting notes")])
     assert api.screen(dm) == ["Notes:", "📎 notes.txt — Meeting notes (could not be sent)"]
     assert uploads(api, dm) == ["Request entity too large"]
 
 
 async def test_every_kind_is_a_file_in_order_with_its_bytes(loose_api, tmp_path):
     api, dm = loose_api, loose_api.dm()
-    plugin = fast_plugin(api)
-    items = [Media(data=PNG_1x1, filename="a.png"), Media(data=b"\x00" * 64, filename="b.mp4", caption="Clip"),
-             Media(data=b"ID3" + b"\x00" * 61, filename="c.mp3"), Media(data=b"%PDF-1.4", filename="d.pdf")]
-    report = await delivery_with_media(plugin, tmp_path).session("discord", dm, settings=SETTINGS).finish(
-        "Four files:", items)
-    await plugin.close()
+    async with media_runner(api) as runner:
+        items = [Media(data=PNG_1x1, filename="a.png"), Media(data=b"\x00" * 64, filename="b.mp4", caption="Clip"),
+                 Media(data=b"ID3" + b"\x00" * 61, filename="c.mp3"), Media(data=b"%PDF-1.4", filename="d.pdf")]
+        report = await delivery_with_media(runner, tmp_path).session("discord", dm, settings=SETTINGS).finish(
+            "Four files:", items)
     assert api.screen(dm) == ["Four files:", "[image: a.png]", "[video: b.mp4] Clip", "[audio: c.mp3]",
                               "[file: d.pdf]"]
     assert [(u.filename, u.data) for u in api.channel(dm).uploads] == [(m.filename, m.data) for m in items]
@@ -148,11 +142,10 @@ async def test_every_kind_is_a_file_in_order_with_its_bytes(loose_api, tmp_path)
 
 async def test_a_long_caption_is_cut_to_2000_characters(loose_api, tmp_path):
     api, dm = loose_api, loose_api.dm()
-    plugin = fast_plugin(api)
-    caption = "word " * 500
-    await delivery_with_media(plugin, tmp_path).session("discord", dm, settings=SETTINGS).finish(
-        "", [Media(data=PNG_1x1, filename="a.png", caption=caption)])
-    await plugin.close()
+    async with media_runner(api) as runner:
+        caption = "word " * 500
+        await delivery_with_media(runner, tmp_path).session("discord", dm, settings=SETTINGS).finish(
+            "", [Media(data=PNG_1x1, filename="a.png", caption=caption)])
     [sent] = api.channel(dm).uploads
     assert len(sent.caption) <= 2000 and sent.caption.endswith("…") and caption.startswith(sent.caption[:-1])
     assert not api.violations
@@ -160,17 +153,16 @@ async def test_a_long_caption_is_cut_to_2000_characters(loose_api, tmp_path):
 
 async def test_a_caption_that_mentions_everyone_pings_nobody(loose_api, tmp_path):
     api = loose_api
-    plugin = fast_plugin(api)
-    await delivery_with_media(plugin, tmp_path).session("discord", api.general, settings=SETTINGS).finish(
-        "", [Media(data=PNG_1x1, filename="a.png", caption="@everyone look <@2001>")])
-    await plugin.close()
+    async with media_runner(api) as runner:
+        await delivery_with_media(runner, tmp_path).session("discord", api.general, settings=SETTINGS).finish(
+            "", [Media(data=PNG_1x1, filename="a.png", caption="@everyone look <@2001>")])
     assert api.screen(api.general) == ["[image: a.png] @everyone look <@2001>"] and not api.violations
 
 
 def test_a_bot_in_boosted_servers_can_declare_a_higher_limit(loose_api):
     assert LIMITS.limit_for("image") == 10 * 1024 * 1024 and LIMITS.caption_length == 2000
-    plugin = fast_plugin(loose_api, upload_limit=50 * 1024 * 1024)
-    assert plugin.platform.media.limit_for("document") == 50 * 1024 * 1024
+    platform = plugins_for(DiscordPlugin(upload_limit=50 * 1024 * 1024)).platform("discord").platform
+    assert platform.media.limit_for("document") == 50 * 1024 * 1024
 
 
 # -- the emulator reads uploads as strictly as Discord -------------------------------------------------------

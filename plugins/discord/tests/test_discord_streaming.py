@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from discord_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, eventually, fast_plugin, plugin_for
+from discord_test_support import CURSOR, SETTINGS, TOKEN, eventually, runner_for
 from hermes_gateway import StreamSettings
 from hermes_gateway.testing.conformance import same_text
 from hermes_discord.emulator import DiscordEmulator
@@ -26,10 +26,10 @@ async def stream(delivery, chat_id, reply, *, pieces=30, thread_id=None, chat_ki
 
 
 @pytest.fixture
-async def plugin(loose_api):
-    plugin = fast_plugin(loose_api)
-    yield plugin
-    await plugin.close()
+async def runner(loose_api):
+    """A client pointed at the emulator, sending only (as ``ask`` runs it), no pacing."""
+    async with runner_for(loose_api) as runner:
+        yield runner
 
 
 PARAGRAPHS = ("Streaming into Discord means one message that grows. " * 4 + "\n\n"
@@ -48,12 +48,9 @@ async def test_a_5000_character_reply_with_code_ends_as_three_messages_within_di
     """Discord's own budgets against the emulator's real buckets: three messages, no 429, exact text."""
     reply = long_reply_with_code()
     assert 4800 <= len(reply) <= 5200 and reply.count("```") == 2
-    plugin = plugin_for(api)  # the declared per-channel and bot budgets, Discord's edit interval
-    try:
-        report = await stream(delivery_for(plugin), api.general, reply, pieces=60, gap=0.08,  # ~5 s of tokens
+    async with runner_for(api, fast=False) as runner:  # the declared per-channel and bot budgets, Discord's edit interval
+        report = await stream(runner.delivery(), api.general, reply, pieces=60, gap=0.08,  # ~5 s of tokens
                               settings=StreamSettings(enabled=True, edit_interval=1.25, min_tokens=5))
-    finally:
-        await plugin.close()
     channel = api.channel(api.general)
     assert report.delivered, report.error
     screen = channel.screen
@@ -69,9 +66,9 @@ async def test_a_5000_character_reply_with_code_ends_as_three_messages_within_di
     assert len(channel.messages[0].history) >= 2, "the first message grew by edits before it was final"
 
 
-async def test_previews_grow_in_one_message_then_the_exact_final_text(loose_api, plugin):
+async def test_previews_grow_in_one_message_then_the_exact_final_text(loose_api, runner):
     api = loose_api
-    report = await stream(delivery_for(plugin), api.general, PARAGRAPHS)
+    report = await stream(runner.delivery(), api.general, PARAGRAPHS)
     channel = api.channel(api.general)
     assert report.delivered, report.error
     assert channel.screen == [PARAGRAPHS.strip()]
@@ -86,11 +83,11 @@ async def test_previews_grow_in_one_message_then_the_exact_final_text(loose_api,
     assert not api.violations
 
 
-async def test_a_channel_429_is_honoured_to_the_millisecond_and_the_final_text_arrives_once(loose_api, plugin):
+async def test_a_channel_429_is_honoured_to_the_millisecond_and_the_final_text_arrives_once(loose_api, runner):
     api = loose_api
     calls = api.channel(api.general).calls
     api.inject_rate_limit(api.general, 1.25, at_call=2)  # after the typing indicator and the first preview
-    report = await stream(delivery_for(plugin), api.general, PARAGRAPHS)
+    report = await stream(runner.delivery(), api.general, PARAGRAPHS)
     assert report.delivered, report.error
     assert api.screen(api.general) == [PARAGRAPHS.strip()]
     [limited] = [i for i, c in enumerate(calls) if c.outcome == "rate_limited"]
@@ -100,11 +97,11 @@ async def test_a_channel_429_is_honoured_to_the_millisecond_and_the_final_text_a
     assert not api.violations
 
 
-async def test_a_global_429_is_honoured_to_the_millisecond_in_every_channel(loose_api, plugin):
+async def test_a_global_429_is_honoured_to_the_millisecond_in_every_channel(loose_api, runner):
     api = loose_api
     other = api.text_channel("other")
     api.inject_rate_limit(api.general, 1.5, is_global=True, at_call=2)
-    delivery = delivery_for(plugin)
+    delivery = runner.delivery()
     first = asyncio.create_task(stream(delivery, api.general, PARAGRAPHS))
     await asyncio.sleep(0.3)
     second = await stream(delivery, other, "Meanwhile, in another channel. " * 5)
@@ -119,18 +116,18 @@ async def test_a_global_429_is_honoured_to_the_millisecond_in_every_channel(loos
     assert not api.violations
 
 
-async def test_discord_py_never_sleeps_on_a_429(loose_api, plugin):
+async def test_discord_py_never_sleeps_on_a_429(loose_api, runner):
     """A long 429 ends the call at once, one request, as RateLimited: the library's retry loop never ran."""
     from hermes_gateway import RateLimited, Stream
 
     api = loose_api
     api.inject_rate_limit(api.general, 25.0)
     with pytest.raises(RateLimited) as caught:
-        await asyncio.wait_for(plugin.on_delta(Stream(platform=plugin.platform, chat_id=api.general), None, "hi"), 5)
+        await asyncio.wait_for(runner.client.on_delta(Stream(platform=runner.platform, chat_id=api.general), None, "hi"), 5)
     assert caught.value.retry_after == 25.0
     assert [c.outcome for c in api.channel(api.general).calls] == ["rate_limited"]
     with pytest.raises(RateLimited) as again:  # the window is known: Discord is not asked during it
-        await plugin.on_delta(Stream(platform=plugin.platform, chat_id=api.general), None, "hi")
+        await runner.client.on_delta(Stream(platform=runner.platform, chat_id=api.general), None, "hi")
     assert 20 < again.value.retry_after <= 25.0
     assert len(api.channel(api.general).calls) == 1 and api.screen(api.general) == []
 
@@ -139,11 +136,8 @@ async def test_a_server_stricter_than_the_budget_is_not_hit():
     """Buckets tighter than the declared budget: discord.py waits for the reset after the answer that
     emptied the bucket (see hermes_discord.ratelimit), so Discord still never answers 429."""
     async with DiscordEmulator(TOKEN, bucket_limit=2, bucket_window=1.0) as api:
-        plugin = fast_plugin(api)
-        try:
-            report = await stream(delivery_for(plugin), api.general, PARAGRAPHS, pieces=30, gap=0.05)
-        finally:
-            await plugin.close()
+        async with runner_for(api) as runner:
+            report = await stream(runner.delivery(), api.general, PARAGRAPHS, pieces=30, gap=0.05)
         channel = api.channel(api.general)
         assert report.delivered, report.error
         assert channel.screen == [PARAGRAPHS.strip()]
@@ -151,48 +145,48 @@ async def test_a_server_stricter_than_the_budget_is_not_hit():
         assert channel.rate_limited == [] and not api.violations
 
 
-async def test_a_thread_reply_goes_into_the_thread(loose_api, plugin):
+async def test_a_thread_reply_goes_into_the_thread(loose_api, runner):
     api = loose_api
     thread = api.thread(api.general)
-    report = await stream(delivery_for(plugin), api.general, "In the thread. " * 10, thread_id=thread,
+    report = await stream(runner.delivery(), api.general, "In the thread. " * 10, thread_id=thread,
                           chat_kind="thread")
     assert report.delivered, report.error
     assert api.screen(thread) == [("In the thread. " * 10).strip()]
     assert api.screen(api.general) == []
 
 
-async def test_streaming_off_sends_the_reply_once(loose_api, plugin):
+async def test_streaming_off_sends_the_reply_once(loose_api, runner):
     api = loose_api
-    report = await stream(delivery_for(plugin), api.general, PARAGRAPHS, settings=StreamSettings(enabled=False))
+    report = await stream(runner.delivery(), api.general, PARAGRAPHS, settings=StreamSettings(enabled=False))
     channel = api.channel(api.general)
     assert report.delivered, report.error
     assert channel.screen == [PARAGRAPHS.strip()] and channel.messages[0].history == [PARAGRAPHS.strip()]
     assert [c.method for c in channel.calls if c.method != "typing"] == ["create"]
 
 
-async def test_in_a_server_channel_only_the_first_message_replies_to_the_question(loose_api, plugin):
+async def test_in_a_server_channel_only_the_first_message_replies_to_the_question(loose_api, runner):
     api = loose_api
     question = await api.push_message(api.general, "a long question")
     reply = "\n\n".join(f"Paragraph {i}. " + "words " * 60 for i in range(12))
-    report = await stream(delivery_for(plugin), api.general, reply, chat_kind="guild", reply_to=question)
+    report = await stream(runner.delivery(), api.general, reply, chat_kind="guild", reply_to=question)
     channel = api.channel(api.general)
     assert report.delivered, report.error
     assert len(channel.screen) >= 2
     assert channel.references == {channel.messages[0].id: question}
 
 
-async def test_a_dm_reply_does_not_quote(loose_api, plugin):
+async def test_a_dm_reply_does_not_quote(loose_api, runner):
     api = loose_api
     dm = api.dm()
     question = await api.push_message(dm, "just us")
-    report = await stream(delivery_for(plugin), dm, "Hello there.", chat_kind="dm", reply_to=question)
+    report = await stream(runner.delivery(), dm, "Hello there.", chat_kind="dm", reply_to=question)
     assert report.delivered and api.screen(dm) == ["Hello there."]
     assert api.channel(dm).references == {}
 
 
-async def test_a_message_deleted_mid_stream_is_sent_anew(loose_api, plugin):
+async def test_a_message_deleted_mid_stream_is_sent_anew(loose_api, runner):
     api = loose_api
-    delivery = delivery_for(plugin)
+    delivery = runner.delivery()
     session = delivery.session("discord", api.general, settings=SETTINGS)
     session.start()
     session.feed("The first part ")
@@ -207,11 +201,11 @@ async def test_a_message_deleted_mid_stream_is_sent_anew(loose_api, plugin):
     assert any(c.outcome == "Unknown Message" for c in api.channel(api.general).calls)
 
 
-async def test_missing_permissions_stop_the_reply_with_one_log_line(loose_api, plugin, caplog):
+async def test_missing_permissions_stop_the_reply_with_one_log_line(loose_api, runner, caplog):
     api = loose_api
     api.deny_permissions(api.general)
     caplog.set_level(logging.INFO, logger="hermes_discord")
-    report = await stream(delivery_for(plugin), api.general, PARAGRAPHS)
+    report = await stream(runner.delivery(), api.general, PARAGRAPHS)
     assert not report.delivered
     calls = api.channel(api.general).calls
     assert [c.outcome for c in calls] == ["Missing Permissions"], "one refused call, then Discord is left alone"
@@ -219,11 +213,11 @@ async def test_missing_permissions_stop_the_reply_with_one_log_line(loose_api, p
     assert len(lines) == 1 and "50013" in lines[0].getMessage()
 
 
-async def test_an_over_long_text_is_a_clear_error_not_a_retry(loose_api, plugin):
+async def test_an_over_long_text_is_a_clear_error_not_a_retry(loose_api, runner):
     from hermes_gateway import DeliveryError, Stream
 
     api = loose_api
     with pytest.raises(DeliveryError) as caught:
-        await plugin.on_stream_end(Stream(platform=plugin.platform, chat_id=api.general), None, "x" * 2001)
+        await runner.client.on_stream_end(Stream(platform=runner.platform, chat_id=api.general), None, "x" * 2001)
     assert not caught.value.retryable and "50035" in str(caught.value) and "2000" in str(caught.value)
     assert api.screen(api.general) == []

@@ -19,33 +19,34 @@ import time
 from pathlib import Path
 
 from hermes_gateway import Media, RateBudget, Stream
-from hermes_gateway._core.builtin.tools import qr_code
-from hermes_slack import SlackPlugin
+from hermes_gateway.testing import PlatformRunner, builtin_tool
+from hermes_slack import plugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, SlackEmulator
 
 CHANNEL = "D0BENCH"
+UNPACED = {"budgets": {"default": RateBudget(rate=1e6, burst=10**6)}, "bot_budget": None}
 
 
 async def main(calls: int) -> None:
-    png = qr_code("hello").media[0].data
+    png = builtin_tool("qr_code").function("hello").media[0].data
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "qr.png"
         path.write_bytes(png)
         item = Media(path=str(path), caption="hello", size=len(png))
         async with SlackEmulator(echo=False) as api:
             api.channel(CHANNEL, "im")
-            plugin = SlackPlugin(BOT_TOKEN, app_token=APP_TOKEN, api_base_url=api.base_url,
-                                 budgets={"default": RateBudget(rate=1e6, burst=10**6)}, bot_budget=None)
+            settings = {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "api_base_url": api.base_url}
             timings: dict[str, list[float]] = {"text message (baseline)": [], "qr.png: files_upload_v2": []}
-            await plugin.on_stream_end(Stream(platform=plugin.platform, chat_id=CHANNEL), None, "warm-up")
-            for _ in range(calls):
-                started = time.perf_counter()
-                await plugin.on_stream_end(Stream(platform=plugin.platform, chat_id=CHANNEL), None, "Here you go.")
-                timings["text message (baseline)"].append(time.perf_counter() - started)
-                started = time.perf_counter()
-                await plugin.on_media(Stream(platform=plugin.platform, chat_id=CHANNEL), item)
-                timings["qr.png: files_upload_v2"].append(time.perf_counter() - started)
-            await plugin.close()
+            async with PlatformRunner(plugin, settings=settings, limits=UNPACED, start=False) as slack:
+                client, platform = slack.client, slack.platform
+                await client.on_stream_end(Stream(platform=platform, chat_id=CHANNEL), None, "warm-up")
+                for _ in range(calls):
+                    started = time.perf_counter()
+                    await client.on_stream_end(Stream(platform=platform, chat_id=CHANNEL), None, "Here you go.")
+                    timings["text message (baseline)"].append(time.perf_counter() - started)
+                    started = time.perf_counter()
+                    await client.on_media(Stream(platform=platform, chat_id=CHANNEL), item)
+                    timings["qr.png: files_upload_v2"].append(time.perf_counter() - started)
             assert len(api.attachments(CHANNEL)) == calls
     base = statistics.median(timings["text message (baseline)"])
     print(f"{calls} of each, {len(png)} byte PNG, medians:")

@@ -20,13 +20,15 @@ import json
 import statistics
 import time
 
-from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway._core.delivery import Delivery
-from hermes_slack import SlackPlugin
+from typing import Any
+
+from hermes_gateway import RateBudget, StreamSettings
+from hermes_gateway.testing import PlatformRunner
+from hermes_slack import plugin
 from hermes_slack.emulator import APP_TOKEN, BOT_TOKEN, START_STREAM_PER_MINUTE, SlackEmulator
 
 
-async def one_reply(api: SlackEmulator, delivery: Delivery, channel: str, thread: str, words: int,
+async def one_reply(api: SlackEmulator, delivery: Any, channel: str, thread: str, words: int,
                     tps: float, interval: float) -> tuple[int, int, float]:
     reply = " ".join(f"word{i}" + ("." if i % 12 == 11 else "") for i in range(words))
     settings = StreamSettings(enabled=True, edit_interval=interval, min_tokens=5)
@@ -46,22 +48,22 @@ async def one_reply(api: SlackEmulator, delivery: Delivery, channel: str, thread
 
 
 async def main(words: int, tps: float, replies: int, fast: bool) -> None:
-    limits = dict(budgets={"default": RateBudget(rate=1e6, burst=10**6)}, bot_budget=None, edit_interval=0.0,
-                  start_streams_per_minute=10**6) if fast else {}
+    unpaced = {"budgets": {"default": RateBudget(rate=1e6, burst=10**6)}, "bot_budget": None, "edit_interval": 0.0}
     for transport in ("native", "edit"):
         async with SlackEmulator(start_stream_per_minute=None if fast else START_STREAM_PER_MINUTE) as api:
-            plugin = SlackPlugin(BOT_TOKEN, app_token=APP_TOKEN, api_base_url=api.base_url, **limits)
+            settings = {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "api_base_url": api.base_url,
+                        **({"start_streams_per_minute": 10**6} if fast else {})}
             if transport == "edit":
                 api.start_stream_error = "missing_scope"
-            plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-            delivery = Delivery(plugins)
-            results = []
-            for n in range(replies):
-                channel = f"D{transport}{n}"
-                api.channel(channel, "im")
-                results.append(await one_reply(api, delivery, channel, f"1700000000.{n:06d}", words, tps,
-                                               interval=0.05 if fast else 1.0))
-            await plugin.close()
+            async with PlatformRunner(plugin, settings=settings, limits=unpaced if fast else None,
+                                      start=False) as slack:
+                delivery = slack.delivery()
+                results = []
+                for n in range(replies):
+                    channel = f"D{transport}{n}"
+                    api.channel(channel, "im")
+                    results.append(await one_reply(api, delivery, channel, f"1700000000.{n:06d}", words, tps,
+                                                   interval=0.05 if fast else 1.0))
         calls = statistics.median(r[0] for r in results)
         sent = statistics.median(r[1] for r in results)
         latency = statistics.median(r[2] for r in results)

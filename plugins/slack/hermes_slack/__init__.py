@@ -11,16 +11,20 @@ Install it next to hermes-gateway and enable it in config.yaml::
         signing_secret: "${SLACK_SIGNING_SECRET}"   # http mode
         native_streaming: auto                 # auto | off
 
-The entry point (group ``hermes_gateway``) registers :data:`plugin`, one
-:class:`SlackPlugin` configured from that section at start-up. Tests make
-their own instances and point them at :class:`~hermes_slack.emulator.SlackEmulator`.
+The entry point (group ``hermes_gateway``) registers :data:`plugin`, which
+declares the platform (:data:`~.plugin.PLATFORM`): the core parses the
+section into :class:`SlackSettings` and builds one :class:`SlackClient` per
+gateway. Tests run it with ``hermes_gateway.testing.PlatformRunner`` and
+:class:`~hermes_slack.emulator.SlackEmulator` as Slack.
 """
 
-from .plugin import BOT_BUDGET, BUDGETS, EVENTS_PATH, MAX_MESSAGE_CHARS, NAME, SlackPlugin
-from .settings import SlackSettings, parse_settings
+from .client import SlackClient
+from .plugin import BOT_BUDGET, BUDGETS, MAX_MESSAGE_CHARS, NAME, PLATFORM, SlackPlugin
+from .receiving import EVENTS_PATH
+from .settings import SlackSettings
 
-#: The instance the ``hermes_gateway`` entry point registers.
+#: The object the ``hermes_gateway`` entry point registers.
 plugin = SlackPlugin()
 
-__all__ = ["BOT_BUDGET", "BUDGETS", "EVENTS_PATH", "MAX_MESSAGE_CHARS", "NAME", "SlackPlugin", "SlackSettings",
-           "parse_settings", "plugin"]
+__all__ = ["BOT_BUDGET", "BUDGETS", "EVENTS_PATH", "MAX_MESSAGE_CHARS", "NAME", "PLATFORM", "SlackClient",
+           "SlackPlugin", "SlackSettings", "plugin"]

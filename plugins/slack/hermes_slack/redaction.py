@@ -1,26 +1,22 @@
-"""Keep Slack tokens and the signing secret out of logs and error messages, with :mod:`hermes_gateway._core.secrets`.
+"""Mask anything shaped like a Slack token, known or not: what the core's scrubber cannot know by itself.
 
-slack_sdk redacts the Authorization header in its own debug log, but error
-texts, bolt's debug dumps of requests and our own messages could still
-carry a token: the core rewrites every log record of the process without
-any known secret (or anything shaped like a Slack token), and :func:`scrub`
-does the same for text we put into exceptions.
+The core registers the values of ``bot_token``, ``app_token`` and
+``signing_secret`` (secret fields of :class:`~.settings.SlackSettings`)
+with its log scrubber when it parses the settings. A Slack token that is not
+in the config (another app's, one quoted back in an SDK error, bolt's debug
+dump of a request) is only recognisable by its shape, registered here once
+when the plugin is imported. :func:`scrub` is the core's public scrubber,
+for text the plugin puts into exceptions.
 """
 
 from __future__ import annotations
 
-from hermes_gateway._core.secrets import protect as _protect
-from hermes_gateway._core.secrets import protect_shape, scrub
+from hermes_gateway import protect_secret_shape
+from hermes_gateway import scrub_secrets as scrub
 
-__all__ = ["MASK", "TOKEN_SHAPE", "protect", "scrub"]
+__all__ = ["TOKEN_SHAPE", "scrub"]
 
-MASK = "<slack-secret>"
 #: Anything shaped like a Slack token, known or not.
 TOKEN_SHAPE = r"xox[abposr]-[0-9A-Za-z-]{8,}|xapp-[0-9A-Za-z-]{8,}"
 
-protect_shape(TOKEN_SHAPE, MASK)
-
-
-def protect(*secrets: str | None) -> None:
-    """Register the bot token, the app token and the signing secret."""
-    _protect(*secrets, mask=MASK)
+protect_secret_shape(TOKEN_SHAPE)

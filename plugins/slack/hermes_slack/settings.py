@@ -1,87 +1,96 @@
-"""The ``platforms.slack`` section of config.yaml, validated into :class:`SlackSettings`.
+"""The ``platforms.slack`` section of config.yaml, declared as :class:`SlackSettings`.
 
-Every mistake is one line naming the file and the key; tokens and the
-signing secret never appear in an error or a repr. The core's access keys
-(``allowed_chats``, ``allowed_users``, ``require_mention``) are accepted
-here and left to the core.
+The core parses the section into it (types, ``${ENV}``, unknown keys with a
+did-you-mean, one line naming the file and the key) and masks the three
+secrets everywhere: ``bot_token``, ``app_token`` and ``signing_secret`` are
+:func:`~hermes_gateway.secret` fields. What the types cannot say is checked
+in ``__post_init__``: a token's prefix, the app token that Socket Mode needs,
+the signing secret that the Events API needs, and the Web API's URL. Each
+check raises :class:`~hermes_gateway.SettingsError`, which never quotes a
+secret. The core's own keys (``enabled``, ``allowed_chats``,
+``allowed_users``, ``require_mention``) are not fields: the core reads them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Literal
 
-from hermes_gateway import ConfigError
+from hermes_gateway import SettingsError, secret
 
-KEYS = ("enabled", "bot_token", "mode", "app_token", "signing_secret", "native_streaming", "api_base_url",
-        "allowed_chats", "allowed_users", "require_mention")
-MODES = ("socket", "http")
-NATIVE = ("auto", "off")
+from .starts import START_STREAMS_PER_MINUTE
+
 DEFAULT_API_BASE_URL = "https://slack.com/api/"
 
 
 @dataclass(frozen=True)
 class SlackSettings:
-    """What the plugin needs to reach one Slack app."""
+    """What the plugin needs to reach one Slack app (one workspace).
 
-    bot_token: str = field(repr=False)
-    mode: str = "socket"
-    app_token: str | None = field(default=None, repr=False)
-    signing_secret: str | None = field(default=None, repr=False)
-    native_streaming: str = "auto"
+    ``mode``: ``socket`` (Socket Mode, no public URL; needs ``app_token``) or
+    ``http`` (the Events API on the gateway's listener; needs
+    ``signing_secret``). ``native_streaming``: ``auto`` streams replies in
+    threads with Slack's AI streaming when the workspace allows it, ``off``
+    always posts and edits (YAML's bare ``off`` arrives as false and means
+    the same). ``api_timeout``: seconds one Web API call may take (default:
+    aiohttp's five minutes, which a large upload may need).
+    ``start_streams_per_minute``: how many native streams this process may
+    start in a minute (Slack's limit is about 20 per workspace; with several
+    replicas on one app, give each its share).
+    """
+
+    bot_token: str = secret(hint='the bot token (xoxb-...) from the app\'s OAuth page, e.g. bot_token: "${SLACK_BOT_TOKEN}"')
+    mode: Literal["socket", "http"] = "socket"
+    app_token: str | None = secret(None)
+    signing_secret: str | None = secret(None)
+    native_streaming: Literal["auto", "off", False] = "auto"
     api_base_url: str = DEFAULT_API_BASE_URL
+    api_timeout: float | None = None
+    start_streams_per_minute: int = START_STREAMS_PER_MINUTE
+
+    def __post_init__(self) -> None:
+        # surrounding spaces (an env file's) are not part of a token: dropped before anything is checked
+        self._set("bot_token", _token(self.bot_token, "bot_token", "xoxb-"))
+        if self.app_token is None and self.mode == "socket":
+            raise SettingsError("app_token", 'a xapp-… token, e.g. app_token: "${SLACK_APP_TOKEN}"')
+        if self.app_token is not None:
+            self._set("app_token", _token(self.app_token, "app_token", "xapp-"))
+        if self.signing_secret is None and self.mode == "http":
+            raise SettingsError("signing_secret", 'the app\'s signing secret (http mode), '
+                                                  'e.g. signing_secret: "${SLACK_SIGNING_SECRET}"')
+        if self.signing_secret is not None:
+            if not re.fullmatch(r"[0-9A-Za-z]{16,}", self.signing_secret.strip()):
+                raise SettingsError("signing_secret", "the signing secret from the app's Basic Information page "
+                                                      "(letters and digits); the value given is not "
+                                                      "(not shown: it is a secret)")
+            self._set("signing_secret", self.signing_secret.strip())
+        native = "off" if self.native_streaming is False or self.native_streaming == 0 else self.native_streaming
+        if native not in ("auto", "off"):
+            raise SettingsError("native_streaming", f"auto or off, got {native!r}")
+        self._set("native_streaming", native)
+        if not re.match(r"^https?://[^/\s]+", self.api_base_url):
+            raise SettingsError("api_base_url", f"an http(s) URL of the Web API, e.g. {DEFAULT_API_BASE_URL}")
+        if not self.api_base_url.endswith("/"):
+            self._set("api_base_url", self.api_base_url + "/")
+        if self.api_timeout is not None and not self.api_timeout > 0:
+            raise SettingsError("api_timeout", f"a number of seconds above 0, got {self.api_timeout!r}")
+        if self.start_streams_per_minute < 1:
+            raise SettingsError("start_streams_per_minute",
+                                f"a whole number of at least 1, got {self.start_streams_per_minute!r}")
 
     @property
-    def secrets(self) -> tuple[str, ...]:
-        return tuple(s for s in (self.bot_token, self.app_token, self.signing_secret) if s)
+    def native(self) -> bool:
+        """Whether native streaming may be tried (``native_streaming: auto``)."""
+        return self.native_streaming == "auto"
+
+    def _set(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)  # a frozen dataclass normalising its own fields
 
 
-def parse_settings(section: Mapping[str, Any], source: str = "(config)") -> SlackSettings:
-    """Validate ``platforms.slack``; raises ConfigError (one line, never a secret)."""
-    key = "platforms.slack"
-    if not isinstance(section, Mapping):
-        raise ConfigError(source, key, "a mapping with bot_token and app_token (socket mode) or signing_secret (http)")
-    unknown = sorted(str(k) for k in section if k not in KEYS)
-    if unknown:
-        raise ConfigError(source, f"{key}.{unknown[0]}", f"unknown key; expected one of {', '.join(KEYS)}")
-    mode = section.get("mode", "socket")
-    if mode not in MODES:
-        raise ConfigError(source, f"{key}.mode", f"socket or http, got {mode!r}")
-    bot_token = _token(section, "bot_token", "xoxb-", source, required=True)
-    app_token = _token(section, "app_token", "xapp-", source, required=mode == "socket")
-    secret = section.get("signing_secret")
-    if mode == "http" and secret is None:
-        raise ConfigError(source, f"{key}.signing_secret",
-                          'the app\'s signing secret (http mode), e.g. signing_secret: "${SLACK_SIGNING_SECRET}"')
-    if secret is not None and (not isinstance(secret, str) or not re.fullmatch(r"[0-9A-Za-z]{16,}", secret.strip())):
-        raise ConfigError(source, f"{key}.signing_secret",
-                          "the signing secret from the app's Basic Information page (letters and digits); "
-                          "the value given is not (not shown: it is a secret)")
-    native = section.get("native_streaming", "auto")
-    if native is False:
-        native = "off"
-    if native not in NATIVE:
-        raise ConfigError(source, f"{key}.native_streaming", f"auto or off, got {native!r}")
-    base = section.get("api_base_url", DEFAULT_API_BASE_URL)
-    if not isinstance(base, str) or not re.match(r"^https?://[^/\s]+", base):
-        raise ConfigError(source, f"{key}.api_base_url", f"an http(s) URL of the Web API, e.g. {DEFAULT_API_BASE_URL}")
-    if not base.endswith("/"):
-        base += "/"
-    return SlackSettings(bot_token=bot_token, mode=mode, app_token=app_token,
-                         signing_secret=secret.strip() if isinstance(secret, str) else None,
-                         native_streaming=native, api_base_url=base)
-
-
-def _token(section: Mapping[str, Any], name: str, prefix: str, source: str, *, required: bool) -> Any:
-    value = section.get(name)
-    key = f"platforms.slack.{name}"
-    if value is None:
-        if required:
-            env = "SLACK_BOT_TOKEN" if name == "bot_token" else "SLACK_APP_TOKEN"
-            raise ConfigError(source, key, f'a {prefix}… token, e.g. {name}: "${{{env}}}"')
-        return None
-    if not isinstance(value, str) or not value.strip().startswith(prefix) or len(value.strip()) < len(prefix) + 8:
-        raise ConfigError(source, key, f"a token starting with {prefix}; the value given is not "
-                                       "(not shown: it is a secret)")
-    return value.strip()
+def _token(value: str, key: str, prefix: str) -> str:
+    value = value.strip()
+    if not value.startswith(prefix) or len(value) < len(prefix) + 8:
+        raise SettingsError(key, f"a token starting with {prefix}; the value given is not "
+                                 "(not shown: it is a secret)")
+    return value

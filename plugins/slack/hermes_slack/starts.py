@@ -9,7 +9,7 @@ stream cannot start now without going over the limit uses the edit
 transport (``chat.postMessage`` then ``chat.update``): the same text, only
 without the streaming animation.
 
-One plugin serves one app in one workspace, so one window per plugin is
+One client serves one app in one workspace, so one window per client is
 one window per workspace.
 """
 

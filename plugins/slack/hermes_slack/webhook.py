@@ -3,7 +3,9 @@
 The signature is checked on the raw bytes before anything is parsed
 (slack_sdk's ``SignatureVerifier``: v0 HMAC-SHA256 of
 ``v0:{timestamp}:{body}``, timestamps more than 5 minutes off refused):
-a bad or stale request gets 401 and nothing else happens. A good one goes
+a bad or stale request gets 401 and nothing else happens; headers that
+cannot even be checked (no timestamp, thousands of digits, a signature
+that is not ASCII) get 401 too, and a body that is not UTF-8 gets 400. A good one goes
 to the bolt app, which answers ``url_verification`` and acknowledges every
 event with 200 before the listener hands the message to the core, so the
 model never delays the answer. Slack's retries (``X-Slack-Retry-Num``)
@@ -16,6 +18,7 @@ being acknowledged and lost; otherwise never: a retry cannot fix a bug.
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -23,15 +26,15 @@ from aiohttp import web
 from .redaction import scrub
 
 if TYPE_CHECKING:
-    from .plugin import SlackPlugin
+    from .client import SlackClient
 
 log = logging.getLogger(__name__)
 
 
 class EventsEndpoint:
-    """The route handler of one plugin."""
+    """The route handler of one client (``plugin``: the :class:`~.client.SlackClient` it hands events to)."""
 
-    def __init__(self, plugin: "SlackPlugin") -> None:
+    def __init__(self, plugin: "SlackClient") -> None:
         self.plugin = plugin
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -43,12 +46,20 @@ class EventsEndpoint:
         if settings is None or not settings.signing_secret:
             return web.Response(status=404, text="slack is not receiving events")
         raw = await request.read()
-        verifier = SignatureVerifier(settings.signing_secret)
-        if not verifier.is_valid(raw, request.headers.get("X-Slack-Request-Timestamp", ""),
-                                 request.headers.get("X-Slack-Signature", "")):
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        signature = request.headers.get("X-Slack-Signature", "")
+        if not _well_formed(timestamp, signature):
+            log.info("slack: refused an events request with a missing or malformed signature")
+            return web.Response(status=401, text="invalid signature")
+        try:
+            valid = SignatureVerifier(settings.signing_secret).is_valid(raw, timestamp, signature)
+        except UnicodeDecodeError:  # slack_sdk signs the decoded text: a body that is not UTF-8 is no event
+            log.info("slack: refused an events request whose body is not UTF-8")
+            return web.Response(status=400, text="the body is not UTF-8")
+        if not valid:
             log.info("slack: refused an events request with a bad or stale signature")
             return web.Response(status=401, text="invalid signature")
-        if not _accepting(request):
+        if not self.plugin.context.accepting:
             log.info("slack: the gateway is stopping; Slack will deliver the event again")
             return web.Response(status=503, text="stopping", headers={"Retry-After": "5"})
         if app is None:
@@ -69,9 +80,12 @@ class EventsEndpoint:
                             headers=headers)
 
 
-def _accepting(request: web.Request) -> bool:
-    """Whether the core still takes messages (it refuses them once the gateway is stopping)."""
-    from hermes_gateway._core.gateway import GATEWAY_KEY
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 
-    gateway = request.app.get(GATEWAY_KEY)
-    return gateway is None or gateway.accepting
+
+def _well_formed(timestamp: str, signature: str) -> bool:
+    """Whether the headers can be checked at all: slack_sdk raises (a 500) on a timestamp that is empty, not a
+    number or thousands of digits long, and on a signature that is not ASCII; each is simply not Slack."""
+    return bool(_TIMESTAMP.fullmatch(timestamp)) and bool(_SIGNATURE.fullmatch(signature))
+

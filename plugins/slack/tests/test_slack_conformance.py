@@ -2,7 +2,8 @@
 
 The suite streams without a thread, so it exercises the edit transport
 (chat.postMessage + chat.update); native streaming has its own screen
-tests in test_slack_streaming.py.
+tests in test_slack_streaming.py. The client is built and started as the
+gateway does it (``PlatformRunner``): auth.test, then Socket Mode.
 """
 
 from __future__ import annotations
@@ -11,22 +12,25 @@ import pytest
 
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
 from hermes_slack.emulator import SlackEmulator
-from slack_test_support import fast_plugin
+from hermes_slack import plugin
+from slack_test_support import runner
 
 
 class SlackHarness(Harness):
     platform = "slack"
     chat_id = "C0CONFORM"
+    plugin = plugin
 
     async def start(self):
         self.api = SlackEmulator()
         await self.api.start()
         for suffix in ("", "-edit", "-long", "-same", "-429", "-media"):
             self.api.channel(self.chat_id + suffix, "channel")
-        self.plugin = fast_plugin(self.api, timeout=1.0)  # the upload timeout check hangs a call for 1.5 s
+        # the upload timeout check hangs a call for 1.5 s
+        self.runner = await runner(self.api, start=True, api_timeout=1.0).__aenter__()
 
     async def stop(self):
-        await self.plugin.close()
+        await self.runner.__aexit__(None, None, None)
         await self.api.stop()
 
     def screen(self, chat_id):
@@ -39,7 +43,7 @@ class SlackHarness(Harness):
         return self.api.attachments(chat_id)
 
     async def inject_upload_timeout(self, chat_id, landed):
-        """files.completeUploadExternal (the call that shares the file) answers after the plugin's 1 s timeout."""
+        """files.completeUploadExternal (the call that shares the file) answers after the client's 1 s timeout."""
         self.api.hang("files.completeUploadExternal", 1.5, landed=landed, channel=chat_id)
 
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import time
 
+import aiohttp
+import pytest
+
 from hermes_slack import EVENTS_PATH
-from slack_test_support import CURSOR, eventually, fast_gateway
+from slack_test_support import CURSOR, eventually
+from slack_test_support import gateway as make_gateway
 
 SENTENCE = "Signed and delivered over HTTP, this reply streams into the thread word by word."
 
@@ -18,8 +24,7 @@ def settled(api, channel, thread):
 
 
 def http_gateway(api, **cfg):
-    gateway, plugin = fast_gateway(api, mode="http", **cfg)
-    return gateway, plugin
+    return make_gateway(api, mode="http", **cfg)
 
 
 async def started(gateway, api):
@@ -28,7 +33,7 @@ async def started(gateway, api):
 
 
 async def test_url_verification_is_answered_with_the_challenge(api):
-    gateway, _ = http_gateway(api)
+    gateway = http_gateway(api)
     try:
         await started(gateway, api)
         status, text = await api.url_verification("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")
@@ -39,7 +44,7 @@ async def test_url_verification_is_answered_with_the_challenge(api):
 
 async def test_a_signed_dm_is_answered_in_its_thread(api):
     reply = " ".join([SENTENCE] * 4)
-    gateway, _ = http_gateway(api, tokens_per_second=150)
+    gateway = http_gateway(api, tokens_per_second=150)
     try:
         await started(gateway, api)
         ts = await api.push_message("D0HTTP", f"echo: {reply}", kind="im")
@@ -54,7 +59,7 @@ async def test_a_signed_dm_is_answered_in_its_thread(api):
 
 
 async def test_a_badly_signed_or_stale_request_gets_401_and_no_reply(api):
-    gateway, _ = http_gateway(api)
+    gateway = http_gateway(api)
     try:
         await started(gateway, api)
         channel = api.channel("D0FORGED", "im")
@@ -75,7 +80,7 @@ async def test_a_badly_signed_or_stale_request_gets_401_and_no_reply(api):
 
 
 async def test_slacks_retry_of_an_event_gets_no_second_reply(api):
-    gateway, _ = http_gateway(api)
+    gateway = http_gateway(api)
     try:
         await started(gateway, api)
         ts = await api.push_message("D0RETRY", "echo: answered once over http", kind="im")
@@ -93,7 +98,7 @@ async def test_slacks_retry_of_an_event_gets_no_second_reply(api):
 
 async def test_the_request_is_answered_before_the_model_runs(api):
     reply = "one two three four five six seven eight nine ten"
-    gateway, _ = http_gateway(api, tokens_per_second=3)
+    gateway = http_gateway(api, tokens_per_second=3)
     try:
         await started(gateway, api)
         ts = await api.push_message("D0QUICK", f"echo: {reply}", kind="im")  # returns when the POST is answered
@@ -107,8 +112,7 @@ async def test_the_request_is_answered_before_the_model_runs(api):
 
 
 async def test_the_route_is_only_mounted_in_http_mode(api):
-    gateway, _ = fast_gateway(api)  # socket mode
-    async with gateway:
+    async with make_gateway(api) as gateway:  # socket mode
         await api.wait_connected()
         assert gateway.url is None, "socket mode needs no listener"
 
@@ -116,7 +120,7 @@ async def test_the_route_is_only_mounted_in_http_mode(api):
 async def test_with_native_streaming_refused_a_long_reply_is_exact_once_through_edits(api):
     api.start_stream_error = "feature_not_enabled"
     reply = " ".join([SENTENCE] * 80)  # about 6,700 characters: two messages
-    gateway, _ = http_gateway(api, tokens_per_second=2000)
+    gateway = http_gateway(api, tokens_per_second=2000)
     try:
         await started(gateway, api)
         ts = await api.push_message("C0HTTP", f"<@U0BOT> echo: {reply}", kind="channel", user="U0DAN")
@@ -133,7 +137,7 @@ async def test_with_native_streaming_refused_a_long_reply_is_exact_once_through_
 
 
 async def test_an_oversized_request_gets_413_and_no_reply(api):
-    gateway, _ = http_gateway(api)
+    gateway = http_gateway(api)
     try:
         await started(gateway, api)
         channel = api.channel("D0HUGE", "im")
@@ -150,7 +154,7 @@ async def test_an_oversized_request_gets_413_and_no_reply(api):
 
 async def test_an_event_arriving_while_the_gateway_stops_gets_503_and_its_retry_is_answered(api):
     """Acknowledging it would lose it: the stopping gateway no longer answers, so Slack must retry."""
-    gateway, _ = http_gateway(api, tokens_per_second=20)
+    gateway = http_gateway(api, tokens_per_second=20)
     await started(gateway, api)
     busy = await api.push_message("D0BUSY", "echo: " + " ".join(f"w{i}" for i in range(60)), kind="im")
     await eventually(lambda: api.screen("D0BUSY", busy), lambda: api.calls)
@@ -160,7 +164,7 @@ async def test_an_event_arriving_while_the_gateway_stops_gets_503_and_its_retry_
     await stopping
     [event_id] = [d.event_id for d in api.deliveries if api._payloads[d.event_id]["event"].get("ts") == ts]
     assert [d.status for d in api.deliveries if d.event_id == event_id] == [503]
-    restarted, _ = http_gateway(api)
+    restarted = http_gateway(api)
     try:
         await started(restarted, api)
         await api.redeliver(event_id)  # Slack's retry (X-Slack-Retry-Num: 1), to the restarted gateway
@@ -168,3 +172,47 @@ async def test_an_event_arriving_while_the_gateway_stops_gets_503_and_its_retry_
     finally:
         await restarted.stop()
     assert api.screen("D0LATE") == ["late but answered"]
+
+
+@pytest.mark.parametrize("headers", [
+    {},                                                                         # no timestamp, no signature
+    {"X-Slack-Request-Timestamp": "", "X-Slack-Signature": "v0=" + "0" * 64},    # empty timestamp
+    {"X-Slack-Request-Timestamp": "yesterday", "X-Slack-Signature": "v0=" + "0" * 64},
+    {"X-Slack-Request-Timestamp": "9" * 5000, "X-Slack-Signature": "v0=" + "0" * 64},
+    {"X-Slack-Request-Timestamp": "NOW", "X-Slack-Signature": "v0=ä".encode().decode("latin-1")},
+    {"X-Slack-Signature": "v0=é" + "0" * 63},                                    # non-ASCII, timestamp fresh
+], ids=["missing", "empty", "non-numeric", "5000-digits", "non-ascii-sig", "non-ascii-sig-fresh"])
+async def test_headers_that_cannot_be_checked_get_401_never_500(api, headers):
+    gateway = http_gateway(api)
+    try:
+        await started(gateway, api)
+        body = json.dumps(api.event_payload({"type": "message", "channel": "D0ODD", "user": "U0EVE",
+                                             "text": "echo: odd", "ts": "1800009999.000002", "channel_type": "im"}))
+        sent = {"Content-Type": "application/json", **headers}
+        if sent.get("X-Slack-Request-Timestamp") == "NOW" or "X-Slack-Request-Timestamp" not in sent and headers:
+            sent["X-Slack-Request-Timestamp"] = str(int(time.time()))
+        async with aiohttp.ClientSession() as http:
+            async with http.post(api.events_url, data=body.encode(), headers=sent) as response:
+                status = response.status
+    finally:
+        await gateway.stop()
+    assert status == 401
+    assert api.screen("D0ODD") == []
+
+
+async def test_a_signed_body_that_is_not_utf8_gets_400_never_500(api):
+    gateway = http_gateway(api)
+    try:
+        await started(gateway, api)
+        raw = b'{"type": "event_callback", "text": "\xff\xfe"}'
+        timestamp = str(int(time.time()))
+        digest = hmac.new(api.signing_secret.encode(), b"v0:" + timestamp.encode() + b":" + raw,
+                          hashlib.sha256).hexdigest()
+        async with aiohttp.ClientSession() as http:
+            async with http.post(api.events_url, data=raw, headers={
+                    "Content-Type": "application/json", "X-Slack-Request-Timestamp": timestamp,
+                    "X-Slack-Signature": f"v0={digest}"}) as response:
+                status = response.status
+    finally:
+        await gateway.stop()
+    assert status == 400

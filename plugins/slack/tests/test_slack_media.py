@@ -8,21 +8,20 @@ received, bytes included.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 
 import aiohttp
 import pytest
 
-from hermes_gateway import Media, make_plugins
-from hermes_gateway._core.builtin.tools import qr_code
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.delivery import Delivery
+from hermes_gateway import Config, Media
+from hermes_gateway.testing import builtin_tool
 from hermes_slack.emulator import BOT_TOKEN
 from hermes_slack.files import LIMITS, MAX_FILE_BYTES
-from slack_test_support import CURSOR, eventually, fast_gateway, fast_plugin
+from slack_test_support import CURSOR, eventually, gateway, runner
 
 QR_REPLY = "The tool qr_code returned: A QR code for 5 characters of text.\n[image: qr.png attached]"
-PNG = qr_code("hello").media[0].data
+PNG = builtin_tool("qr_code").function("hello").media[0].data
 SHARE = "files.completeUploadExternal"
 
 
@@ -32,8 +31,7 @@ def settled(api, channel, thread, count):
 
 
 async def ask_for_a_qr_code(api, channel="C0TEAM"):
-    gateway, _ = fast_gateway(api, plugin=fast_plugin(api, timeout=1.0))
-    async with gateway:
+    async with gateway(api, api_timeout=1.0):
         await api.wait_connected()
         ts = await api.push_message(channel, '<@U0BOT> tool: qr_code {"text": "hello"}', kind="channel",
                                     user="U0BOB")
@@ -42,11 +40,12 @@ async def ask_for_a_qr_code(api, channel="C0TEAM"):
     return ts
 
 
-def delivery(plugin, media_dir) -> Delivery:
+def delivery(slack, media_dir):
+    """The delivery core sending through the runner's client, tools' files kept in ``media_dir``."""
     media_dir.mkdir(exist_ok=True)
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    assert not plugins.problems, plugins.problems
-    return Delivery(plugins, parse_config({"media": {"directory": str(media_dir)}}, env={}))
+    config = Config()
+    return slack.delivery(dataclasses.replace(config, media=dataclasses.replace(config.media,
+                                                                               directory=str(media_dir))))
 
 
 # ---------------------------------------------------------------- end to end: the qr_code tool through the gateway
@@ -89,10 +88,9 @@ async def test_trouble_before_the_share_is_retried_and_shows_the_file_once(api, 
         api.hang("files.getUploadURLExternal", 1.5, landed=True)
     else:
         api.upload_failures.append(500)
-    plugin = fast_plugin(api, timeout=1.0)
-    report = await delivery(plugin, tmp_path / "media").session("slack", "C0FILES").finish(
-        "Your code:", [Media(data=PNG, filename="qr.png", caption="hello")])
-    await plugin.close()
+    async with runner(api, api_timeout=1.0) as slack:
+        report = await delivery(slack, tmp_path / "media").session("slack", "C0FILES").finish(
+            "Your code:", [Media(data=PNG, filename="qr.png", caption="hello")])
     assert api.screen("C0FILES") == ["Your code:", "[image: qr.png] hello"]
     assert api.attachments("C0FILES") == [("qr.png", PNG)]
     assert len(api.calls_to("files.getUploadURLExternal")) == 2, "the whole upload started again"
@@ -104,12 +102,11 @@ async def test_trouble_before_the_share_is_retried_and_shows_the_file_once(api, 
 
 async def test_any_file_is_shared_with_its_caption_and_a_long_caption_is_cut(api, tmp_path):
     api.channel("D0DM", "im")
-    plugin = fast_plugin(api)
     caption = "word " * 1000   # 5,000 characters: over the 4,000 the comment may have
-    report = await delivery(plugin, tmp_path / "media").session("slack", "D0DM").finish("", [
-        Media(data=b"%PDF-1.4", filename="report.pdf", caption="Q3"),
-        Media(data=b"ID3", filename="song.mp3", caption=caption)])
-    await plugin.close()
+    async with runner(api) as slack:
+        report = await delivery(slack, tmp_path / "media").session("slack", "D0DM").finish("", [
+            Media(data=b"%PDF-1.4", filename="report.pdf", caption="Q3"),
+            Media(data=b"ID3", filename="song.mp3", caption=caption)])
     screen = api.screen("D0DM")
     assert screen[0] == "[file: report.pdf] Q3"
     assert screen[1].startswith("[audio: song.mp3] word word") and screen[1].endswith("…")
@@ -124,10 +121,9 @@ async def test_a_file_over_1_gb_is_one_line_after_the_text_and_never_uploaded(ap
     huge = tmp_path / "media" / "disk.img"
     with open(huge, "wb") as out:
         out.truncate(MAX_FILE_BYTES + 1)  # sparse
-    plugin = fast_plugin(api)
-    report = await delivery(plugin, tmp_path / "media").session("slack", "D0DM").finish(
-        "The image:", [Media(path=str(huge))])
-    await plugin.close()
+    async with runner(api) as slack:
+        report = await delivery(slack, tmp_path / "media").session("slack", "D0DM").finish(
+            "The image:", [Media(path=str(huge))])
     assert api.screen("D0DM") == ["The image:\n\n📎 disk.img (too large for slack)"]
     assert api.calls_to("files.getUploadURLExternal") == [] and api.attachments("D0DM") == []
     assert report.media_notes == ["📎 disk.img (too large for slack)"]

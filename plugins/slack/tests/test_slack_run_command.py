@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 
 import yaml
@@ -80,3 +81,17 @@ async def test_ask_streams_one_reply_into_a_slack_channel(api, tmp_path):
     assert process.returncode == 0, err.decode()
     assert api.screen("D0ASK") == ["straight into Slack"]
     assert leaked(out + err) == []
+
+
+def test_config_shows_no_secret_of_the_platform(tmp_path):
+    """`hermes-gateway config` masks every secret field of SlackSettings, whatever the key is called."""
+    path = write_config(tmp_path, "http://127.0.0.1:9/api/", mode="http",
+                        signing_secret="${SLACK_SIGNING_SECRET}")
+    done = subprocess.run([sys.executable, "-m", "hermes_gateway", "config", "--config", str(path)],
+                          env=environment(tmp_path), capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    shown = done.stdout.decode()
+    assert "platforms:" in shown and "slack:" in shown and "http://127.0.0.1:9/api/" in shown, shown
+    for key in ("bot_token", "app_token", "signing_secret"):
+        assert f"    {key}: " in shown, f"{key} is listed (masked)"
+    assert leaked(done.stdout + done.stderr) == []

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.gateway import Gateway, StartError
-from hermes_gateway._core.store import store_location
+from hermes_gateway import ConfigError, StartError, make_plugins
+from hermes_gateway.testing import TestGateway
 from hermes_slack.emulator import SlackEmulator
-from slack_test_support import CURSOR, SECRETS, eventually, fast_gateway
+from hermes_slack import plugin
+from slack_test_support import CURSOR, SECRETS, config, eventually, gateway
 
 SENTENCE = "Every word of this reply travels from the model into the Slack thread."
 
@@ -27,8 +26,7 @@ def settled(api, channel, thread):
 
 async def test_a_dm_is_answered_in_its_thread_by_native_streaming_exactly_once(api):
     reply = " ".join([SENTENCE] * 6)
-    gateway, _ = fast_gateway(api, tokens_per_second=150)
-    async with gateway:
+    async with gateway(api, tokens_per_second=150):
         await api.wait_connected()
         ts = await api.push_message("D0DM", f"echo: {reply}", kind="im")
         await eventually(lambda: settled(api, "D0DM", ts), lambda: api.screen("D0DM"))
@@ -45,8 +43,7 @@ async def test_a_dm_is_answered_in_its_thread_by_native_streaming_exactly_once(a
 
 
 async def test_an_app_mention_in_a_channel_is_answered_in_its_thread_for_that_person(api):
-    gateway, _ = fast_gateway(api, tokens_per_second=100)
-    async with gateway:
+    async with gateway(api, tokens_per_second=100):
         await api.wait_connected()
         ts = await api.push_message("C0GENERAL", f"<@U0BOT> echo: {SENTENCE}", kind="channel", user="U0BOB")
         await eventually(lambda: settled(api, "C0GENERAL", ts), lambda: api.screen("C0GENERAL"))
@@ -61,8 +58,7 @@ async def test_an_app_mention_in_a_channel_is_answered_in_its_thread_for_that_pe
 
 
 async def test_in_a_channel_only_mentions_and_the_bots_threads_are_answered(api):
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway(api):
         await api.wait_connected()
         chatter = await api.push_message("C0TEAM", "echo: just talking among ourselves", kind="channel")
         asked = await api.push_message("C0TEAM", "<@U0BOT> echo: first answer", kind="channel")
@@ -75,18 +71,17 @@ async def test_in_a_channel_only_mentions_and_the_bots_threads_are_answered(api)
     assert api.screen("C0TEAM", asked) == ["first answer", "second answer"], "a thread the bot is part of"
 
 
-async def test_after_a_restart_a_follow_up_in_the_bots_old_thread_is_answered_without_a_mention(api, caplog):
+async def test_after_a_restart_a_follow_up_in_the_bots_old_thread_is_answered_without_a_mention(api, caplog, tmp_path):
     caplog.set_level(logging.WARNING)
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    store = {"path": str(tmp_path / "state.db")}
+    async with gateway(api, store=store):
         await api.wait_connected()
         asked = await api.push_message("C0KEEP", "<@U0BOT> echo: before the restart", kind="channel")
         chatter = await api.push_message("C0KEEP", "echo: people talking", kind="channel")
         await eventually(lambda: settled(api, "C0KEEP", asked), lambda: api.screen("C0KEEP"))
-    assert Path(store_location(gateway.config)).is_file(), "the default store: a file under HERMES_HOME"
+    assert Path(store["path"]).is_file(), "the store is a file that outlives the gateway"
 
-    restarted, _ = fast_gateway(api)   # a new process: a new plugin, nothing remembered but the store
-    async with restarted:
+    async with gateway(api, store=store):   # a new process: a new client, nothing remembered but the store
         await api.wait_connected(count=2)
         await api.push_message("C0KEEP", "echo: not for the bot", kind="channel", thread_ts=chatter)
         await api.push_message("C0KEEP", "echo: after the restart", kind="channel", thread_ts=asked)
@@ -102,8 +97,7 @@ async def test_after_a_restart_a_follow_up_in_the_bots_old_thread_is_answered_wi
 
 
 async def test_edits_joins_deletions_and_other_bots_get_no_reply_but_are_acknowledged(api):
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway(api):
         await api.wait_connected()
         ids = [
             await api.push_event({"type": "message", "subtype": "message_changed", "channel": "D0QUIET",
@@ -123,8 +117,7 @@ async def test_edits_joins_deletions_and_other_bots_get_no_reply_but_are_acknowl
 
 
 async def test_a_redelivered_event_gets_no_second_reply(api):
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway(api):
         await api.wait_connected()
         ts = await api.push_message("D0AGAIN", "echo: only once", kind="im")
         await eventually(lambda: settled(api, "D0AGAIN", ts), lambda: api.screen("D0AGAIN"))
@@ -141,8 +134,7 @@ async def test_a_redelivered_event_gets_no_second_reply(api):
 async def test_the_envelope_is_acknowledged_before_the_model_answers(api):
     """A slow model (about 3 words a second) must not hold up the ack, or Slack redelivers after 3 s."""
     reply = "one two three four five six seven eight nine ten"
-    gateway, _ = fast_gateway(api, tokens_per_second=3)
-    async with gateway:
+    async with gateway(api, tokens_per_second=3):
         await api.wait_connected()
         ts = await api.push_message("D0SLOW", f"echo: {reply}", kind="im")
         [delivery] = [d for d in api.deliveries if api._payloads[d.event_id]["event"].get("ts") == ts]
@@ -154,8 +146,7 @@ async def test_the_envelope_is_acknowledged_before_the_model_answers(api):
 
 
 async def test_a_disconnect_message_makes_it_reconnect_and_carry_on(api):
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway(api):
         await api.wait_connected()
         await api.send_disconnect()
         await api.wait_connected(count=2)
@@ -167,14 +158,13 @@ async def test_a_disconnect_message_makes_it_reconnect_and_carry_on(api):
 
 
 async def test_the_installed_plugin_is_found_by_its_entry_point(api):
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",))
+    plugins = make_plugins(builtins=())
     registered = plugins.platform("slack")
     assert registered.origin == "entry point of hermes-slack"
     assert registered.platform.max_message_length == 4000
-    from slack_test_support import config
 
-    async with Gateway(config(api), plugins, shutdown_grace=0.5) as gateway:
-        assert "slack" in gateway.started_platforms
+    async with TestGateway(config(api), registered.plugin, shutdown_grace=0.5) as running:
+        assert "slack" in running.started_platforms
         await api.wait_connected()
         ts = await api.push_message("D0REAL", "echo: through the entry point", kind="im")
         await eventually(lambda: settled(api, "D0REAL", ts), lambda: api.screen("D0REAL"), timeout=30)
@@ -182,8 +172,7 @@ async def test_the_installed_plugin_is_found_by_its_entry_point(api):
 
 
 async def test_only_allowed_users_are_answered(api):
-    gateway, _ = fast_gateway(api, allowed_users=["U0ALICE"])
-    async with gateway:
+    async with gateway(api, allowed_users=["U0ALICE"]):
         await api.wait_connected()
         await api.push_message("D0MALLORY", "echo: let me in", kind="im", user="U0MALLORY")
         ts = await api.push_message("D0ALICE", "echo: welcome", kind="im", user="U0ALICE")
@@ -194,14 +183,12 @@ async def test_only_allowed_users_are_answered(api):
 async def test_tokens_slack_rejects_stop_start_up_with_one_line(caplog):
     caplog.set_level(logging.DEBUG)
     async with SlackEmulator(bot_token="xoxb-9999999999-other-bot-entirely") as elsewhere:
-        gateway, _ = fast_gateway(elsewhere)
         with pytest.raises(StartError, match="platforms.slack.bot_token: a bot token Slack accepts") as caught:
-            async with gateway:
+            async with gateway(elsewhere):
                 pass
     async with SlackEmulator(app_token="xapp-1-A0OTHER-0000000-other-app-token") as elsewhere:
-        gateway, _ = fast_gateway(elsewhere)
         with pytest.raises(StartError, match="platforms.slack.app_token") as caught_app:
-            async with gateway:
+            async with gateway(elsewhere):
                 pass
     for secret in SECRETS:
         assert secret not in str(caught.value) + str(caught_app.value)
@@ -222,33 +209,22 @@ async def test_tokens_slack_rejects_stop_start_up_with_one_line(caplog):
       "allowed_users": {"a": 1}}, "platforms.slack.allowed_users"),
 ])
 async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
-    from slack_test_support import fast_plugin
-
-    class Nowhere:
-        base_url = "http://127.0.0.1:9/api/"
-
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[fast_plugin(Nowhere)])
-    cfg = parse_config({"platforms": {"slack": section}}, env={})
     with pytest.raises(ConfigError) as caught:
-        async with Gateway(cfg, plugins):
+        async with TestGateway({"platforms": {"slack": section}}, plugin):
             pass
-    assert str(caught.value).startswith(f"(inline): {key}: ")
+    assert str(caught.value).startswith(f"(test config): {key}: ")
     assert "\n" not in str(caught.value) and "not-a-token-value" not in str(caught.value)
 
 
 async def test_a_disabled_platform_is_left_alone(api):
-    from slack_test_support import fast_plugin
-
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[fast_plugin(api)])
-    cfg = parse_config({"platforms": {"slack": {"enabled": False, "bot_token": "whatever"}}}, env={})
-    async with Gateway(cfg, plugins) as gateway:
-        assert gateway.started_platforms == [] and gateway.url is None
+    async with TestGateway({"platforms": {"slack": {"enabled": False, "bot_token": "whatever"}}},
+                           plugin) as running:
+        assert running.started_platforms == [] and running.url is None and running.client("slack") is None
     assert api.calls == []
 
 
 async def test_a_broken_connection_is_reopened_by_the_client(api):
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway(api):
         await api.wait_connected()
         await api.drop_connection()
         await api.wait_connected(count=2, timeout=30)
@@ -259,8 +235,7 @@ async def test_a_broken_connection_is_reopened_by_the_client(api):
 
 async def test_a_long_reply_in_a_channel_thread_is_exact_once_natively(api):
     reply = " ".join([SENTENCE] * 90)  # about 6,500 characters: two messages
-    gateway, _ = fast_gateway(api, tokens_per_second=2000)
-    async with gateway:
+    async with gateway(api, tokens_per_second=2000):
         await api.wait_connected()
         ts = await api.push_message("C0LONG", f"<@U0BOT> echo: {reply}", kind="channel", user="U0ERIN")
         await eventually(lambda: len(api.screen("C0LONG", ts)) == 2 and settled(api, "C0LONG", ts),
@@ -275,8 +250,7 @@ async def test_a_long_reply_in_a_channel_thread_is_exact_once_natively(api):
 
 
 async def test_a_file_without_words_is_answered_with_a_notice_in_its_thread(api):
-    gateway, _ = fast_gateway(api)
-    async with gateway:
+    async with gateway(api):
         await api.wait_connected()
         api.channel("D0FILE", "im")
         await api.push_event({"type": "message", "subtype": "file_share", "channel": "D0FILE", "user": "U0ALICE",

@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from hermes_gateway import MessageRef, RateLimited, Stream
-from slack_test_support import CURSOR, SETTINGS, delivery_for, fast_plugin
+from slack_test_support import CURSOR, SETTINGS, runner
 
 THREAD = "1700000000.000100"
 
@@ -40,16 +40,16 @@ def clean(api, channel, thread=THREAD):
 
 
 @pytest.fixture
-async def plugin(api):
-    plugin = fast_plugin(api)
-    yield plugin
-    await plugin.close()
+async def slack(api):
+    """Slack's client, built as the gateway builds it (not receiving: these tests only send)."""
+    async with runner(api) as slack:
+        yield slack
 
 
-async def test_a_long_reply_streams_natively_across_messages_exactly_once(api, plugin):
+async def test_a_long_reply_streams_natively_across_messages_exactly_once(api, slack):
     api.channel("D0LONG", "im")
     reply = words(1500)  # about 13,000 characters: four messages of at most 4,000
-    report = await stream(delivery_for(plugin), "D0LONG", reply, pieces=150)
+    report = await stream(slack.delivery(), "D0LONG", reply, pieces=150)
     assert report.delivered, report.error
     screen = clean(api, "D0LONG")
     assert len(screen) >= 4 and all(len(text) <= 4000 for text in screen)
@@ -65,11 +65,11 @@ async def test_a_long_reply_streams_natively_across_messages_exactly_once(api, p
     assert not api.violations
 
 
-async def test_refused_native_streaming_falls_back_to_edits_exactly_once_and_is_remembered(api, plugin, caplog):
+async def test_refused_native_streaming_falls_back_to_edits_exactly_once_and_is_remembered(api, slack, caplog):
     caplog.set_level(logging.INFO)
     api.channel("D0EDIT", "im")
     api.start_stream_error = "missing_scope"
-    delivery = delivery_for(plugin)
+    delivery = slack.delivery()
     reply = words(120)
     report = await stream(delivery, "D0EDIT", reply)
     assert report.delivered, report.error
@@ -84,14 +84,14 @@ async def test_refused_native_streaming_falls_back_to_edits_exactly_once_and_is_
     assert len(api.calls_to("chat.startStream")) == 1, "native_streaming: auto remembers the refusal"
 
 
-async def test_25_replies_in_a_minute_keep_within_20_stream_starts_the_rest_edit_exactly_once(api, plugin, caplog):
+async def test_25_replies_in_a_minute_keep_within_20_stream_starts_the_rest_edit_exactly_once(api, slack, caplog):
     """Slack allows about 20 chat.startStream a minute per workspace (the emulator answers the 21st with 429):
     the plugin never meets that 429; replies past the limit use chat.postMessage + chat.update."""
     caplog.set_level(logging.DEBUG, logger="hermes_slack")
     chats = [f"D0BUSY{n:02d}" for n in range(25)]   # 25 people asking at once, each in their DM
     for chat in chats:
         api.channel(chat, "im")
-    delivery = delivery_for(plugin)
+    delivery = slack.delivery()
     replies = {chat: f"Reply {n}: " + words(60) for n, chat in enumerate(chats)}
     reports = await asyncio.gather(*(stream(delivery, chat, replies[chat], pieces=12) for chat in chats))
     assert all(r.delivered for r in reports), [r.error for r in reports if not r.delivered]
@@ -110,16 +110,15 @@ async def test_25_replies_in_a_minute_keep_within_20_stream_starts_the_rest_edit
 
 
 async def test_native_streaming_off_uses_post_and_update(api):
-    plugin = fast_plugin(api, native_streaming="off")
     api.channel("D0OFF", "im")
     reply = words(80)
-    report = await stream(delivery_for(plugin), "D0OFF", reply)
-    await plugin.close()
+    async with runner(api, native_streaming="off") as slack:
+        report = await stream(slack.delivery(), "D0OFF", reply)
     assert report.delivered and clean(api, "D0OFF") == [reply]
     assert api.calls_to("chat.startStream") == [] and len(api.calls_to("chat.update")) >= 2
 
 
-async def test_a_stream_slack_expired_is_finished_with_chat_update(api, plugin, caplog):
+async def test_a_stream_slack_expired_is_finished_with_chat_update(api, slack, caplog):
     caplog.set_level(logging.INFO)
     api.channel("D0OLD", "im")
     reply = words(200)
@@ -128,7 +127,7 @@ async def test_a_stream_slack_expired_is_finished_with_chat_update(api, plugin, 
         if n == 20:
             api.expire_streams()  # what Slack does to a stream older than about five minutes
 
-    report = await stream(delivery_for(plugin), "D0OLD", reply, between=expire_midway)
+    report = await stream(slack.delivery(), "D0OLD", reply, between=expire_midway)
     assert report.delivered, report.error
     assert clean(api, "D0OLD") == [reply]
     [message] = api.bot_messages("D0OLD")
@@ -139,11 +138,11 @@ async def test_a_stream_slack_expired_is_finished_with_chat_update(api, plugin, 
 
 @pytest.mark.parametrize("shape", ["http429", "ok_false"])
 @pytest.mark.parametrize("method", ["chat.startStream", "chat.appendStream", "chat.stopStream"])
-async def test_both_rate_limit_answers_are_honoured_mid_stream(api, plugin, shape, method):
+async def test_both_rate_limit_answers_are_honoured_mid_stream(api, slack, shape, method):
     api.channel("D0SLOW", "im")
     api.inject_rate_limit(1, method=method, shape=shape, times=1)
     reply = words(100)
-    report = await stream(delivery_for(plugin), "D0SLOW", reply)
+    report = await stream(slack.delivery(), "D0SLOW", reply)
     assert report.delivered, report.error
     assert report.rate_limited == 1
     assert clean(api, "D0SLOW") == [reply], "exact and once after the wait"
@@ -156,30 +155,30 @@ async def test_both_rate_limit_answers_are_honoured_mid_stream(api, plugin, shap
 
 
 @pytest.mark.parametrize("shape, seconds", [("http429", 7), ("ok_false", 1)])
-async def test_a_rate_limit_becomes_rate_limited_with_its_wait(api, plugin, shape, seconds):
+async def test_a_rate_limit_becomes_rate_limited_with_its_wait(api, slack, shape, seconds):
     api.channel("D0RL", "im")
     api.inject_rate_limit(seconds, method="chat.postMessage", shape=shape)
-    stream_ = Stream(platform=plugin.platform, chat_id="D0RL", thread_id=THREAD, chat_kind="im")
+    stream_ = Stream(platform=slack.platform, chat_id="D0RL", thread_id=THREAD, chat_kind="im")
     with pytest.raises(RateLimited) as caught:
-        await plugin.on_stream_end(stream_, None, "too soon")
+        await slack.client.on_stream_end(stream_, None, "too soon")
     assert caught.value.retry_after == seconds
     assert api.screen("D0RL") == []
 
 
-async def test_editing_a_message_that_is_still_streaming_stops_it_first(api, plugin):
+async def test_editing_a_message_that_is_still_streaming_stops_it_first(api, slack):
     """A message left streaming (an earlier run crashed): chat.update answers streaming_state_conflict."""
     api.channel("D0STUCK", "im")
-    first = Stream(platform=plugin.platform, chat_id="D0STUCK", thread_id=THREAD, chat_kind="im",
+    first = Stream(platform=slack.platform, chat_id="D0STUCK", thread_id=THREAD, chat_kind="im",
                    settings=SETTINGS)
-    ref = await plugin.on_delta(first, None, "half a" + CURSOR)
-    later = Stream(platform=plugin.platform, chat_id="D0STUCK", thread_id=THREAD, chat_kind="im")
-    again = await plugin.on_stream_end(later, MessageRef("D0STUCK", ref.message_id, THREAD), "the whole answer")
+    ref = await slack.client.on_delta(first, None, "half a" + CURSOR)
+    later = Stream(platform=slack.platform, chat_id="D0STUCK", thread_id=THREAD, chat_kind="im")
+    again = await slack.client.on_stream_end(later, MessageRef("D0STUCK", ref.message_id, THREAD), "the whole answer")
     assert again.message_id == ref.message_id
     assert clean(api, "D0STUCK") == ["the whole answer"]
     assert [c.answer.get("error") for c in api.calls_to("chat.update")] == ["streaming_state_conflict", None]
 
 
-async def test_a_deleted_message_is_sent_anew(api, plugin):
+async def test_a_deleted_message_is_sent_anew(api, slack):
     api.channel("D0GONE", "im")
     reply = words(120)
 
@@ -188,20 +187,20 @@ async def test_a_deleted_message_is_sent_anew(api, plugin):
             for message in api.bot_messages("D0GONE"):
                 api.delete("D0GONE", message.ts)
 
-    report = await stream(delivery_for(plugin), "D0GONE", reply, between=delete_midway)
+    report = await stream(slack.delivery(), "D0GONE", reply, between=delete_midway)
     assert report.delivered, report.error
     assert clean(api, "D0GONE") == [reply]
 
 
-async def test_a_channel_the_bot_is_not_in_stops_the_reply_with_one_clear_line(api, plugin, caplog):
+async def test_a_channel_the_bot_is_not_in_stops_the_reply_with_one_clear_line(api, slack, caplog):
     caplog.set_level(logging.WARNING)
     api.channel("C0PRIVATE", "channel")
     api.fail_method("chat.postMessage", "not_in_channel", times=10)
-    stream_ = Stream(platform=plugin.platform, chat_id="C0PRIVATE", thread_id=THREAD, chat_kind="channel")
-    plugin.events.to_incoming({"event_id": "Ev1", "team_id": "T0HERMES", "event": {
+    stream_ = Stream(platform=slack.platform, chat_id="C0PRIVATE", thread_id=THREAD, chat_kind="channel")
+    slack.client.events.to_incoming({"event_id": "Ev1", "team_id": "T0HERMES", "event": {
         "type": "app_mention", "channel": "C0PRIVATE", "user": "U0BOB", "text": "hi", "ts": THREAD}})
     api.start_stream_error = "not_in_channel"
-    session = delivery_for(plugin).session("slack", "C0PRIVATE", settings=SETTINGS, thread_id=THREAD,
+    session = slack.delivery().session("slack", "C0PRIVATE", settings=SETTINGS, thread_id=THREAD,
                                            chat_kind="channel")
     session.feed("one ")
     session.feed("two ")
@@ -214,24 +213,24 @@ async def test_a_channel_the_bot_is_not_in_stops_the_reply_with_one_clear_line(a
     assert api.screen("C0PRIVATE") == [] and stream_ is not None
 
 
-async def test_a_channel_stream_names_its_recipient_and_never_disappears(api, plugin):
+async def test_a_channel_stream_names_its_recipient_and_never_disappears(api, slack):
     api.channel("C0ROOM", "channel")
-    plugin.events.team_id = "T0HERMES"
-    plugin.events.to_incoming({"event_id": "Ev9", "team_id": "T0HERMES", "event": {
+    slack.client.events.team_id = "T0HERMES"
+    slack.client.events.to_incoming({"event_id": "Ev9", "team_id": "T0HERMES", "event": {
         "type": "app_mention", "channel": "C0ROOM", "user": "U0CAROL", "text": "hi", "ts": THREAD}})
     reply = words(90)
-    report = await stream(delivery_for(plugin), "C0ROOM", reply, kind="channel")
+    report = await stream(slack.delivery(), "C0ROOM", reply, kind="channel")
     assert report.delivered and clean(api, "C0ROOM") == [reply]
     [start] = api.calls_to("chat.startStream")
     assert start.params["recipient_user_id"] == "U0CAROL" and start.params["recipient_team_id"] == "T0HERMES"
 
-    unknown = await stream(delivery_for(plugin), "C0ROOM", reply, kind="channel", thread="1700000000.000999")
+    unknown = await stream(slack.delivery(), "C0ROOM", reply, kind="channel", thread="1700000000.000999")
     assert unknown.delivered and api.screen("C0ROOM", "1700000000.000999") == [reply]
     assert len(api.calls_to("chat.startStream")) == 1, "no recipient known: edits, not a stream that vanishes"
     assert not api.violations
 
 
-async def test_tool_progress_is_shown_in_previews_but_never_streamed(api, plugin):
+async def test_tool_progress_is_shown_in_previews_but_never_streamed(api, slack):
     api.channel("D0TOOL", "im")
     reply = words(100)
 
@@ -242,18 +241,18 @@ async def test_tool_progress_is_shown_in_previews_but_never_streamed(api, plugin
         if n == 14:
             session.tool_finished("calculate")
 
-    report = await stream(delivery_for(plugin), "D0TOOL", reply, between=use_a_tool)
+    report = await stream(slack.delivery(), "D0TOOL", reply, between=use_a_tool)
     assert report.delivered and clean(api, "D0TOOL") == [reply]
     assert not any("🔧" in c.params.get("markdown_text", "") for c in api.calls)
 
 
-async def test_a_final_text_slack_finds_too_long_is_split_in_the_thread_not_lost(api, plugin, caplog):
+async def test_a_final_text_slack_finds_too_long_is_split_in_the_thread_not_lost(api, slack, caplog):
     caplog.set_level(logging.INFO)
     api.channel("D0BIG", "im")
     api.start_stream_error = "missing_scope"   # the edit transport: the final text is a chat.update
     api.update_limit = 3000                     # Slack counts some text longer than we do
     reply = words(500)                          # one message of about 3,900 characters
-    report = await stream(delivery_for(plugin), "D0BIG", reply)
+    report = await stream(slack.delivery(), "D0BIG", reply)
     assert report.delivered, report.error
     screen = clean(api, "D0BIG")
     assert len(screen) == 2 and all(len(t) <= 2000 for t in screen)
@@ -262,12 +261,12 @@ async def test_a_final_text_slack_finds_too_long_is_split_in_the_thread_not_lost
 
 
 @pytest.mark.parametrize("method", ["chat.stopStream", "chat.startStream"])
-async def test_a_429_while_moving_to_the_next_message_loses_nothing(api, plugin, method):
+async def test_a_429_while_moving_to_the_next_message_loses_nothing(api, slack, method):
     """Starting message n+1 stops message n (and may cut it back): a 429 half-way is retried to the end."""
     api.channel("D0NEXT", "im")
     api.inject_rate_limit(1, method=method, times=2)
     reply = words(900)  # about 7,800 characters: two or three messages
-    report = await stream(delivery_for(plugin), "D0NEXT", reply, pieces=120)
+    report = await stream(slack.delivery(), "D0NEXT", reply, pieces=120)
     assert report.delivered, report.error
     screen = clean(api, "D0NEXT")
     assert len(screen) >= 2 and all(len(t) <= 4000 for t in screen)
@@ -275,7 +274,7 @@ async def test_a_429_while_moving_to_the_next_message_loses_nothing(api, plugin,
     assert report.rate_limited >= 1
 
 
-async def test_a_long_reply_whose_first_stream_expires_is_still_exact(api, plugin):
+async def test_a_long_reply_whose_first_stream_expires_is_still_exact(api, slack):
     api.channel("D0LATE", "im")
     reply = words(900)
 
@@ -283,25 +282,25 @@ async def test_a_long_reply_whose_first_stream_expires_is_still_exact(api, plugi
         if n == 15:
             api.expire_streams()
 
-    report = await stream(delivery_for(plugin), "D0LATE", reply, pieces=120, between=expire_early)
+    report = await stream(slack.delivery(), "D0LATE", reply, pieces=120, between=expire_early)
     assert report.delivered, report.error
     screen = clean(api, "D0LATE")
     assert " ".join(screen).split() == reply.split() and all(len(t) <= 4000 for t in screen)
 
 
-async def test_a_message_the_core_cuts_back_is_stopped_then_edited_even_after_a_429(api, plugin):
+async def test_a_message_the_core_cuts_back_is_stopped_then_edited_even_after_a_429(api, slack):
     """The core may freeze a full message at an earlier cut than what was already streamed into it."""
     api.channel("D0CUT", "im")
-    stream_ = Stream(platform=plugin.platform, chat_id="D0CUT", thread_id=THREAD, chat_kind="im", settings=SETTINGS)
-    first = await plugin.on_delta(stream_, None, "Hello wor" + CURSOR)
-    await plugin.on_delta(stream_, first, "Hello world, how are" + CURSOR)
-    await plugin.on_delta(stream_, first, "Hello world,")          # frozen here: not an extension
+    stream_ = Stream(platform=slack.platform, chat_id="D0CUT", thread_id=THREAD, chat_kind="im", settings=SETTINGS)
+    first = await slack.client.on_delta(stream_, None, "Hello wor" + CURSOR)
+    await slack.client.on_delta(stream_, first, "Hello world, how are" + CURSOR)
+    await slack.client.on_delta(stream_, first, "Hello world,")          # frozen here: not an extension
     assert api.screen("D0CUT") == ["Hello world, how are"], "nothing is appended that is not in the text"
     api.inject_rate_limit(3, method="chat.update")
     with pytest.raises(RateLimited):
-        await plugin.on_delta(stream_, None, "how are you" + CURSOR)
-    second = await plugin.on_delta(stream_, None, "how are you" + CURSOR)  # the core's retry
-    await plugin.on_stream_end(stream_, second, "how are you?")
+        await slack.client.on_delta(stream_, None, "how are you" + CURSOR)
+    second = await slack.client.on_delta(stream_, None, "how are you" + CURSOR)  # the core's retry
+    await slack.client.on_stream_end(stream_, second, "how are you?")
     assert clean(api, "D0CUT") == ["Hello world,", "how are you?"]
     assert [c.method for c in api.calls if c.method.startswith("chat.")] == [
         "chat.startStream", "chat.appendStream", "chat.stopStream", "chat.update", "chat.update",

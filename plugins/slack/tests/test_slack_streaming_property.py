@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_slack.emulator import SlackEmulator
-from slack_test_support import CURSOR, SETTINGS, delivery_for, fast_plugin
+from slack_test_support import CURSOR, SETTINGS, runner
 
 word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé語😀", min_size=1, max_size=10)
 gap = st.sampled_from([" ", " ", " ", "\n", "\n\n", ". ", ", "])
@@ -24,10 +24,9 @@ trouble = st.lists(st.tuples(st.integers(min_value=0, max_value=30),
 async def deliver(reply: str, pieces: int, events: list[tuple[int, str, str]]) -> tuple[list[str], list[str], bool]:
     async with SlackEmulator() as api:
         api.channel("D0PROP", "im")
-        plugin = fast_plugin(api)
-        try:
-            session = delivery_for(plugin).session("slack", "D0PROP", settings=SETTINGS, thread_id="1.0",
-                                                   chat_kind="im")
+        async with runner(api) as slack:
+            session = slack.delivery().session("slack", "D0PROP", settings=SETTINGS, thread_id="1.0",
+                                               chat_kind="im")
             session.start()
             step = max(1, len(reply) // pieces)
             for n, start in enumerate(range(0, len(reply), step)):
@@ -43,8 +42,6 @@ async def deliver(reply: str, pieces: int, events: list[tuple[int, str, str]]) -
                 session.feed(reply[start:start + step])
                 await asyncio.sleep(0.005)
             report = await session.finish()
-        finally:
-            await plugin.close()
         return api.screen("D0PROP"), api.still_streaming() + api.violations, report.delivered
 
 

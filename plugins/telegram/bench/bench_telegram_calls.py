@@ -14,7 +14,8 @@ import statistics
 import time
 
 from hermes_gateway import RateBudget, Stream
-from hermes_telegram import TelegramPlugin
+from hermes_gateway.testing import PlatformRunner
+from hermes_telegram import PLATFORM, plugin
 from hermes_telegram.emulator import BotApiEmulator
 
 TOKEN = "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0"
@@ -22,25 +23,26 @@ TOKEN = "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0"
 
 async def main(calls: int) -> None:
     async with BotApiEmulator(TOKEN) as api:
-        plugin = TelegramPlugin(TOKEN, base_url=api.base_url, budgets={"default": RateBudget(rate=1e6, burst=10**6)})
-        stream = Stream(platform=plugin.platform, chat_id="1")
+        client = PlatformRunner(plugin, {"token": TOKEN, "base_url": api.base_url}, start=False,
+                                limits={"budgets": {"default": RateBudget(rate=1e6, burst=10**6)}}).build()
+        stream = Stream(platform=PLATFORM, chat_id="1")
         timings: dict[str, list[float]] = {"sendChatAction": [], "sendMessage": [], "editMessageText": [],
                                            "editMessageText (not modified)": []}
-        ref = await plugin.on_delta(stream, None, "warm-up")
+        ref = await client.on_delta(stream, None, "warm-up")
         for i in range(calls):
             t = time.perf_counter()
-            await plugin.on_stream_start(stream)
+            await client.on_stream_start(stream)
             timings["sendChatAction"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            ref = await plugin.on_delta(stream, None, f"message {i}")
+            ref = await client.on_delta(stream, None, f"message {i}")
             timings["sendMessage"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            await plugin.on_delta(stream, ref, f"message {i} edited")
+            await client.on_delta(stream, ref, f"message {i} edited")
             timings["editMessageText"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            await plugin.on_stream_end(stream, ref, f"message {i} edited")
+            await client.on_stream_end(stream, ref, f"message {i} edited")
             timings["editMessageText (not modified)"].append(time.perf_counter() - t)
-        await plugin.close()
+        await client.close()
     for name, values in timings.items():
         values.sort()
         print(f"{name:32s} median {statistics.median(values) * 1000:6.2f} ms   "

@@ -23,9 +23,9 @@ import statistics
 import time
 from typing import Any, Iterator
 
-from hermes_gateway import RateBudget, StreamSettings, make_plugins
-from hermes_gateway._core.delivery import Delivery, pacing
-from hermes_telegram import TelegramPlugin, formatting
+from hermes_gateway import RateBudget, StreamSettings
+from hermes_gateway.testing import PlatformRunner
+from hermes_telegram import formatting, plugin
 from hermes_telegram.emulator import BotApiEmulator
 
 TOKEN = "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0"
@@ -44,15 +44,11 @@ def reply_text(size: int = 5454) -> str:
     return text[:size].rsplit(" ", 1)[0] + " end."
 
 
-@contextlib.contextmanager
-def no_reserve() -> Iterator[None]:
-    """The core as it was before previews kept ``min(burst - 1, 2)`` tokens for the end of a reply."""
-    original = pacing.PREVIEW_RESERVE
-    pacing.PREVIEW_RESERVE = 0
-    try:
-        yield
-    finally:
-        pacing.PREVIEW_RESERVE = original
+def telegram(base_url: str, **settings: Any) -> PlatformRunner:
+    """The plugin's client with Telegram's real budgets, built as the gateway builds it (not started: no polling)."""
+    runner = PlatformRunner(plugin, {"token": TOKEN, "base_url": base_url, **settings}, start=False)
+    runner.build()
+    return runner
 
 
 @contextlib.contextmanager
@@ -71,9 +67,8 @@ async def one_reply(kind: str, seconds: float, transport: str = "edit", charge_d
     words = reply.split(" ")
     # uncharged drafts: the emulator does not count them either (Telegram does not document it)
     async with BotApiEmulator(TOKEN, rate_limit=LIMITS[kind], drafts_rate_limited=charge_drafts) as api:
-        plugin = TelegramPlugin(TOKEN, base_url=api.base_url, transport=transport,
-                                charge_drafts=charge_drafts)  # Telegram's real budgets
-        delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[plugin]))
+        runner = telegram(api.base_url, transport=transport, charge_drafts=charge_drafts)
+        delivery = runner.delivery()
         chat_id = "42" if kind == "private" else "-10042"
         session = delivery.session("telegram", chat_id, settings=SETTINGS,
                                    chat_kind="private" if kind == "private" else "supergroup")
@@ -87,7 +82,7 @@ async def one_reply(kind: str, seconds: float, transport: str = "edit", charge_d
             await asyncio.sleep(pause)
         last_chunk = time.monotonic()
         report = await session.finish()
-        await plugin.close()
+        await runner.client.close()
     chat = api.chat(chat_id)
     texts = [c for c in chat.calls if c.method in ("sendMessage", "editMessageText", "sendMessageDraft")]
     first = next(c.at for c in texts if c.outcome == "ok")
@@ -132,8 +127,8 @@ async def first_text_after_silence(silence: float, streamed: bool) -> tuple[floa
     """
     settings = StreamSettings(enabled=True, edit_interval=1.5, min_tokens=20 if streamed else 5)
     async with BotApiEmulator(TOKEN, rate_limit=LIMITS["private"]) as api:
-        plugin = TelegramPlugin(TOKEN, base_url=api.base_url)
-        delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[plugin]))
+        runner = telegram(api.base_url)
+        delivery = runner.delivery()
         session = delivery.session("telegram", "42", settings=settings, chat_kind="private")
         started = time.monotonic()
         session.start()
@@ -147,7 +142,7 @@ async def first_text_after_silence(silence: float, streamed: bool) -> tuple[floa
             await asyncio.sleep(0.05)
             session.feed(f"more{index} ")
         await session.finish()
-        await plugin.close()
+        await runner.client.close()
     calls = api.chat(42).calls
     first = next(c.at for c in calls if c.method == "sendMessage" and c.outcome == "ok")
     shown, until = 0.0, started
@@ -165,11 +160,9 @@ async def main(seconds: float) -> None:
           f"{'first text after min_tokens':>28s} {'final after last chunk':>23s}")
     cases = [("private", "plain", "edit", True), ("private", "entities", "edit", True),
              ("private", "entities", "draft", True), ("private", "entities", "draft", False),
-             ("group", "plain", "edit", True), ("group", "entities", "edit", True),
-             ("private", "entities, no reserve", "edit", True), ("group", "entities, no reserve", "edit", True)]
+             ("group", "plain", "edit", True), ("group", "entities", "edit", True)]
     for kind, name, transport, charged in cases:
-        before = no_reserve() if "no reserve" in name else contextlib.nullcontext()
-        with plain_text() if name == "plain" else contextlib.nullcontext(), before:
+        with plain_text() if name == "plain" else contextlib.nullcontext():
             r = await one_reply(kind, seconds, transport, charged)
         assert r["delivered"], r
         label = f"{name}, {transport}s" + ("" if charged else " free")

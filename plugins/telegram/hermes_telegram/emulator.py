@@ -42,8 +42,7 @@ from typing import Any
 from aiohttp import web
 
 from hermes_gateway import RateBudget
-from hermes_gateway.testing import ScreenMessage, serve_locally
-from hermes_gateway.testing.reference import SentMedia
+from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
 
 from .emulator_media import MAX_UPLOAD_BYTES, TOO_LARGE_HTML, UPLOAD_METHODS, UploadRules, read_files
 

@@ -36,8 +36,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_gateway.testing import ScreenMessage
-from hermes_gateway.testing.reference import SentMedia
+from hermes_gateway.testing import ScreenMessage, SentMedia
 
 if TYPE_CHECKING:
     from .emulator import BotApiEmulator, EmulatedChat

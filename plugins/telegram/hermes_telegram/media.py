@@ -35,7 +35,7 @@ from hermes_gateway import DeliveryError, Media, MediaLimits, MessageRef, Stream
 from .redaction import scrub
 
 if TYPE_CHECKING:
-    from .plugin import TelegramPlugin
+    from .client import TelegramClient
 
 log = logging.getLogger(__name__)
 
@@ -71,20 +71,20 @@ def method_for(media: Media) -> str:
     return "sendDocument"
 
 
-async def send(plugin: "TelegramPlugin", stream: Stream, media: Media) -> MessageRef:
+async def send(client: "TelegramClient", stream: Stream, media: Media) -> MessageRef:
     """Upload ``media`` into the stream's chat as one message; its ref, or the core's kind of error."""
-    from .plugin import _quote, _thread
+    from .client import _quote, _thread
 
     if media.path is None:  # the core hands over files only (LIMITS.urls is False)
         raise DeliveryError(f"telegram: {media.filename} has no file to upload", retryable=False)
     data = await asyncio.to_thread(media.read)
     method = method_for(media)
-    timeout = plugin.upload_timeout
+    timeout = client.upload_timeout
 
     async def upload(chat_id: str) -> Any:
         nonlocal method
         try:
-            return await _call(plugin, method, chat_id, data, media, thread=_thread(stream),
+            return await _call(client, method, chat_id, data, media, thread=_thread(stream),
                                reply=_quote(stream), timeout=timeout)
         except Exception as exc:
             if method == "sendPhoto" and _not_a_photo(exc):
@@ -92,7 +92,7 @@ async def send(plugin: "TelegramPlugin", stream: Stream, media: Media) -> Messag
                          stream.chat_id, media.filename, scrub(str(exc))[:120])
                 method = "sendDocument"
                 try:
-                    return await _call(plugin, method, chat_id, data, media, thread=_thread(stream),
+                    return await _call(client, method, chat_id, data, media, thread=_thread(stream),
                                        reply=_quote(stream), timeout=timeout)
                 except Exception as again:
                     _raise_corrected(again, method)
@@ -100,14 +100,14 @@ async def send(plugin: "TelegramPlugin", stream: Stream, media: Media) -> Messag
             _raise_corrected(exc, method)
             raise
 
-    chat_id, message = await plugin._into_chat(stream, method, upload)
+    chat_id, message = await client._into_chat(stream, method, upload)
     stream.state["quoted"] = True
     return MessageRef(str(chat_id), str(message.message_id), stream.thread_id)
 
 
-async def _call(plugin: "TelegramPlugin", method: str, chat_id: str, data: bytes, media: Media, *,
+async def _call(client: "TelegramClient", method: str, chat_id: str, data: bytes, media: Media, *,
                 thread: int | None, reply: Any, timeout: float) -> Any:
-    bot = plugin.bot
+    bot = client.bot
     send_file = {"sendPhoto": (bot.send_photo, "photo"), "sendVideo": (bot.send_video, "video"),
                  "sendAudio": (bot.send_audio, "audio"), "sendDocument": (bot.send_document, "document")}
     call, field = send_file[method]

@@ -1,25 +1,27 @@
-"""Keep the bot token (and the webhook secret) out of logs and error messages.
+"""Keep the bot token out of logs and error messages: the part the core cannot know.
 
 The Bot API puts the token in every URL (``/bot<token>/sendMessage``), so
 httpx logs it at INFO on every request, python-telegram-bot logs it at
 DEBUG when a ``Bot`` is built, and its ``InvalidToken`` error quotes it
-(capitalised, so in lower case). Anyone who can read the gateway's log
-could then drive the bot. The core (:mod:`hermes_gateway._core.secrets`) rewrites
-every log record of the process without it, whatever the case, and
-:func:`scrub` does the same for text we put into exceptions.
+(capitalised, so in lower case). The core masks every ``secret()`` field of
+:class:`~.settings.TelegramSettings` (the token, the webhook secret) in
+every log record of the process, whatever the case. What it cannot know is
+that the token's half after the colon is a secret on its own (some errors
+quote it alone): :func:`protect_token` registers that half. :func:`scrub`
+is the core's scrubber, for text we put into exceptions.
 """
 
 from __future__ import annotations
 
-from hermes_gateway._core.secrets import protect as _protect
-from hermes_gateway._core.secrets import scrub
+from hermes_gateway import protect_secret, scrub_secrets as scrub
 
-__all__ = ["MASK", "protect", "scrub"]
+__all__ = ["MASK", "protect_token", "scrub"]
 
-MASK = "<telegram-token>"
+#: What the core's scrubber shows in place of a secret.
+MASK = "<secret>"
 
 
-def protect(secret: str) -> None:
-    """Register a secret; for a bot token, also its secret half (quoted alone in some errors)."""
-    _, _, secret_half = secret.partition(":")
-    _protect(secret, secret_half or None, mask=MASK)
+def protect_token(token: str) -> None:
+    """Register a bot token's secret half (the whole token is a ``secret()`` field, registered by the core)."""
+    _, _, secret_half = token.partition(":")
+    protect_secret(token, secret_half or None)

@@ -22,8 +22,6 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from hermes_gateway._core.gateway import GATEWAY_KEY
-
 from .polling import to_incoming
 from .redaction import scrub
 
@@ -33,13 +31,20 @@ PATH = "/webhooks/telegram"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
-def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any]) -> Callable[[web.Request], Any]:
-    """The aiohttp handler. ``secret``/``bot`` are read per request: the settings arrive after routing."""
+def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any], receive: Callable[[Any], Any],
+                 accepting: Callable[[], bool]) -> Callable[[web.Request], Any]:
+    """The aiohttp handler, mounted by the client (``PlatformContext.add_route``).
+
+    ``secret``/``bot`` are read per request (the bot is built on first use);
+    ``receive``/``accepting`` are the context's: hand over a message, and
+    whether the gateway still takes messages.
+    """
 
     async def receive_update(request: web.Request) -> web.Response:
         expected = secret()
         given = request.headers.get(SECRET_HEADER, "")
-        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+        # aiohttp keeps bytes that are not UTF-8 as surrogates: compared as the bytes sent, never an error
+        if not expected or not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode()):
             return web.Response(status=401)
         body = await request.read()  # over the listener's body limit: aiohttp's 413, nothing else
         try:
@@ -55,13 +60,12 @@ def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any]) -> Ca
             log.warning("telegram webhook: ignored a body that is not an update (%s)",
                         scrub(f"{type(exc).__name__}: {exc}")[:200])
             return web.Response(status=200)
-        gateway = request.app[GATEWAY_KEY]
-        if incoming is not None and not gateway.accepting:
+        if incoming is not None and not accepting():
             log.info("telegram webhook: the gateway is stopping; Telegram will deliver update %s again",
                      data["update_id"])
             return web.Response(status=503, headers={"Retry-After": "5"})
         if incoming is not None:
-            gateway.receive(incoming)  # returns at once; the reply comes later
+            receive(incoming)  # returns at once; the reply comes later
         return web.Response(status=200)
 
     return receive_update

@@ -6,7 +6,9 @@ import pytest
 
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
 from hermes_telegram.emulator import BotApiEmulator
-from telegram_test_support import TOKEN, fast_plugin
+from hermes_gateway.testing import PlatformRunner
+from hermes_telegram import plugin
+from telegram_test_support import FAST_LIMITS, TOKEN, section
 
 
 class TelegramHarness(Harness):
@@ -15,10 +17,13 @@ class TelegramHarness(Harness):
     async def start(self):
         self.api = BotApiEmulator(TOKEN)
         await self.api.start()
-        self.plugin = fast_plugin(self.api.base_url)
+        # started as the gateway starts it: getMe, then long polling (nobody writes, so it only waits)
+        self.runner = PlatformRunner(plugin, section(self.api.base_url, poll_timeout=1), limits=FAST_LIMITS)
+        await self.runner.__aenter__()
+        self.client = self.runner.client
 
     async def stop(self):
-        await self.plugin.close()
+        await self.runner.__aexit__(None, None, None)
         await self.api.stop()
 
     def screen(self, chat_id):
@@ -36,7 +41,7 @@ class TelegramHarness(Harness):
 
     async def inject_upload_timeout(self, chat_id, landed):
         """The upload answers later than the plugin waits (a real read timeout in python-telegram-bot)."""
-        self.plugin.upload_timeout = 0.3
+        self.client.upload_timeout = 0.3
         self.api.uploads.stall(chat_id, 1.0, landed=landed)
 
 

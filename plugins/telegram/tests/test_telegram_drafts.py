@@ -7,16 +7,18 @@ import asyncio
 import pytest
 
 from hermes_gateway import ConfigError
-from hermes_gateway._core.delivery.measure import utf16_length
+from hermes_gateway import utf16_length
 from hermes_telegram.emulator import BotApiEmulator
-from telegram_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, fast_plugin
+from hermes_gateway.testing import PlatformRunner, TestGateway
+from hermes_telegram import plugin
+from telegram_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, fast_runner
 
 REPLY = ("Drafts let Telegram animate the reply as it grows, **without** editing a message. " * 3).strip()
 SHOWN = REPLY.replace("**", "")
 
 
-async def stream(plugin, chat_id, reply, *, pieces=20, chat_kind=None, pause=0.01):
-    session = delivery_for(plugin).session("telegram", str(chat_id), settings=SETTINGS, chat_kind=chat_kind)
+async def stream(tg, chat_id, reply, *, pieces=20, chat_kind=None, pause=0.01):
+    session = delivery_for(tg).session("telegram", str(chat_id), settings=SETTINGS, chat_kind=chat_kind)
     session.start()
     step = max(1, len(reply) // pieces)
     for start in range(0, len(reply), step):
@@ -27,9 +29,9 @@ async def stream(plugin, chat_id, reply, *, pieces=20, chat_kind=None, pause=0.0
 
 @pytest.fixture
 async def drafting(api):
-    plugin = fast_plugin(api.base_url, transport="draft")
-    yield plugin
-    await plugin.close()
+    tg = fast_runner(api.base_url, transport="draft")
+    yield tg
+    await tg.client.close()
 
 
 def text_calls(chat):
@@ -58,12 +60,12 @@ async def test_a_private_reply_grows_as_a_draft_and_lands_as_one_real_message(ap
 
 
 async def test_auto_uses_drafts_in_private_chats_and_edits_in_groups(api):
-    plugin = fast_plugin(api.base_url, transport="auto")
+    tg = fast_runner(api.base_url, transport="auto")
     try:
-        assert (await stream(plugin, 43, REPLY, chat_kind="private")).delivered
-        assert (await stream(plugin, -10043, REPLY, chat_kind="supergroup")).delivered
+        assert (await stream(tg, 43, REPLY, chat_kind="private")).delivered
+        assert (await stream(tg, -10043, REPLY, chat_kind="supergroup")).delivered
     finally:
-        await plugin.close()
+        await tg.client.close()
     assert "sendMessageDraft" in text_calls(api.chat(43))
     assert "sendMessageDraft" not in text_calls(api.chat(-10043)) and "editMessageText" in text_calls(api.chat(-10043))
     assert api.screen(43) == api.screen(-10043) == [SHOWN]
@@ -71,11 +73,11 @@ async def test_auto_uses_drafts_in_private_chats_and_edits_in_groups(api):
 
 async def test_a_server_without_drafts_gets_edits_and_shows_nothing_twice():
     async with BotApiEmulator(TOKEN, supports_drafts=False) as api:
-        plugin = fast_plugin(api.base_url, transport="draft")
+        tg = fast_runner(api.base_url, transport="draft")
         try:
-            report = await stream(plugin, 44, REPLY)
+            report = await stream(tg, 44, REPLY)
         finally:
-            await plugin.close()
+            await tg.client.close()
     chat = api.chat(44)
     assert report.delivered, report.error
     assert chat.screen == [SHOWN]
@@ -129,55 +131,43 @@ async def test_a_long_drafted_reply_ends_as_real_messages_each_within_the_limit(
 
 
 def test_a_bad_transport_is_one_line_naming_the_key():
-    from hermes_telegram.settings import parse_settings
-
-    with pytest.raises(ConfigError, match=r"^x.yaml: platforms.telegram.transport: edit .*draft or auto"):
-        parse_settings({"token": TOKEN, "transport": "carrier pigeon"}, source="x.yaml")
-
-
+    with pytest.raises(ConfigError, match=r"^x.yaml: platforms.telegram.transport: one of edit, draft, auto, "
+                                          r"got 'carrier pigeon'$"):
+        PlatformRunner(plugin, {"token": TOKEN, "transport": "carrier pigeon"}, source="x.yaml").build()
 
 
 async def test_streaming_telegram_transport_in_the_config_chooses_drafts(api):
     """``streaming.telegram.transport`` (where the issue and the README put it) wins over the plugin's own key."""
-    from hermes_gateway._core.config import parse_config
-    from hermes_gateway._core.delivery import Delivery
-    from telegram_test_support import delivery_for
-
-    plugin = fast_plugin(api.base_url)  # platforms.telegram.transport left at "edit"
-    config = parse_config({"streaming": {"telegram": {"enabled": True, "edit_interval": 0.02, "min_tokens": 2,
-                                                      "transport": "auto"}}}, env={})
-    delivery = Delivery(delivery_for(plugin).plugins, config)
+    tg = fast_runner(api.base_url)  # platforms.telegram.transport left at "edit"
+    delivery = delivery_for(tg, {"streaming": {"telegram": {"enabled": True, "edit_interval": 0.02, "min_tokens": 2,
+                                                            "transport": "auto"}}})
     session = delivery.session("telegram", "49", chat_kind="private")
     for word in REPLY.split(" "):
         session.feed(word + " ")
         await asyncio.sleep(0.01)
     report = await session.finish()
-    await plugin.close()
+    await tg.client.close()
     assert report.delivered and api.screen(49) == [SHOWN]
     assert "sendMessageDraft" in text_calls(api.chat(49))
 
 
 async def test_an_unknown_streaming_transport_stops_start_up_naming_the_key(api):
-    from hermes_gateway import make_plugins
-    from hermes_gateway._core.config import parse_config
-    from hermes_gateway._core.gateway import Gateway
-
-    config = parse_config({"streaming": {"telegram": {"transport": "pigeon"}},
-                           "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url}}},
-                          env={})
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[fast_plugin(api.base_url)])
-    with pytest.raises(ConfigError, match=r"^\(inline\): streaming.telegram.transport: one of edit, draft, auto"):
-        async with Gateway(config, plugins):
+    config = {"streaming": {"telegram": {"transport": "pigeon"}},
+              "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url}}}
+    with pytest.raises(ConfigError, match=r"^\(test config\): streaming.telegram.transport: one of edit, draft, auto"):
+        async with TestGateway(config, plugin):
             pass
+    assert api.requests == [], "refused before anything reached Telegram"
 
 
 def test_charge_drafts_must_be_true_or_false_in_one_line_naming_the_key():
-    from hermes_telegram.settings import parse_settings
+    def settings(**section):
+        return PlatformRunner(plugin, {"token": TOKEN, **section}, source="x.yaml").build().settings
 
-    assert parse_settings({"token": TOKEN}).charge_drafts is True, "drafts are charged unless told otherwise"
-    assert parse_settings({"token": TOKEN, "charge_drafts": False}).charge_drafts is False
-    with pytest.raises(ConfigError, match=r"^x.yaml: platforms.telegram.charge_drafts: true or false .*got 'no'$"):
-        parse_settings({"token": TOKEN, "charge_drafts": "no"}, source="x.yaml")
+    assert settings().charge_drafts is True, "drafts are charged unless told otherwise"
+    assert settings(charge_drafts=False).charge_drafts is False
+    with pytest.raises(ConfigError, match=r"^x.yaml: platforms.telegram.charge_drafts: true or false.*got 'no'$"):
+        settings(charge_drafts="no")
 
 
 async def draft_frames_at_telegram_pace(charge_drafts: bool) -> tuple[list[str], list[str], bool]:
@@ -190,15 +180,15 @@ async def draft_frames_at_telegram_pace(charge_drafts: bool) -> tuple[list[str],
 
     async with BotApiEmulator(TOKEN, rate_limit=RateBudget(rate=1.0, burst=1),
                               drafts_rate_limited=charge_drafts) as server:
-        plugin = TelegramPluginForPace(server.base_url, charge_drafts)
+        tg = TelegramPluginForPace(server.base_url, charge_drafts)
         settings = StreamSettings(enabled=True, edit_interval=0.25, min_tokens=2)
-        session = delivery_for(plugin).session("telegram", "77", settings=settings, chat_kind="private")
+        session = delivery_for(tg).session("telegram", "77", settings=settings, chat_kind="private")
         words = REPLY.split(" ")
         for word in words:
             session.feed(word + " ")
             await asyncio.sleep(3.0 / len(words))
         report = await session.finish()
-        await plugin.close()
+        await tg.client.close()
         chat = server.chat(77)
         return [c.method for c in chat.calls if c.outcome == "ok"], chat.violations, report.delivered and \
             chat.screen == [SHOWN] and not chat.rate_limited
@@ -206,11 +196,10 @@ async def draft_frames_at_telegram_pace(charge_drafts: bool) -> tuple[list[str],
 
 def TelegramPluginForPace(base_url: str, charge_drafts: bool):
     from hermes_gateway import RateBudget
-    from hermes_telegram import TelegramPlugin
 
     # 20% under the emulator's 1/s: the first call's connection set-up makes it land late, the next one not
-    return TelegramPlugin(TOKEN, base_url=base_url, transport="draft", budgets={"default": RateBudget(0.8, 1)},
-                          edit_interval=0.25, charge_drafts=charge_drafts)
+    return fast_runner(base_url, transport="draft", charge_drafts=charge_drafts,
+                       limits={"budgets": {"default": RateBudget(0.8, 1)}, "edit_interval": 0.25})
 
 
 async def test_drafts_are_charged_to_the_chat_by_default_and_flow_freely_with_charge_drafts_false():

@@ -7,28 +7,17 @@ import logging
 
 import pytest
 
-from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.gateway import Gateway, StartError
-from hermes_gateway._core.store.memory import MemoryStore
-from hermes_telegram import polling
+import hermes_telegram
+from hermes_gateway import ConfigError, StartError, make_plugins
+from hermes_gateway.testing import TestGateway
+from hermes_telegram import TelegramClient, plugin, polling
 from hermes_telegram.emulator import BotApiEmulator
-from telegram_test_support import CURSOR, TOKEN, eventually, fast_plugin
+from telegram_test_support import CURSOR, FAST_LIMITS, TOKEN, config, eventually, gateway_for, spy_on_receive
 
 
-def config(api, tokens_per_second=300, **telegram):
-    return parse_config({
-        "model": {"demo": {"tokens_per_second": tokens_per_second}},
-        "streaming": {"telegram": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},
-        "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url, "poll_timeout": 5,
-                                   **telegram}},
-    }, env={})
-
-
-def fast_gateway(api, plugin=None, **cfg):
-    plugin = plugin or fast_plugin(api.base_url)
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
-    return Gateway(config(api, **cfg), plugins, shutdown_grace=0.5), plugin
+def fast_gateway(api, **cfg):
+    """The gateway with Telegram's wire behaviour and no pacing worth waiting for."""
+    return gateway_for(api.base_url, **cfg)
 
 
 SENTENCE = "Every word of this reply travels from the model into the Telegram chat."
@@ -36,11 +25,10 @@ SENTENCE = "Every word of this reply travels from the model into the Telegram ch
 
 async def test_the_installed_plugin_answers_a_message_with_a_streamed_reply(api):
     """The entry point, Telegram's real limits, config from platforms.telegram: the whole path."""
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",))
-    registered = plugins.platform("telegram")
-    assert registered.origin == "entry point of hermes-telegram"
+    registered = make_plugins(builtins=()).platform("telegram")  # what `hermes-gateway run` loads
+    assert registered.origin == "entry point of hermes-telegram" and registered.plugin is hermes_telegram.plugin
     reply = f"{SENTENCE} {SENTENCE}"
-    async with Gateway(config(api, tokens_per_second=12), plugins) as gateway:  # about two seconds of words
+    async with TestGateway(config(api.base_url, tokens_per_second=12), registered.plugin) as gateway:  # ~2 s of words
         assert gateway.started_platforms == ["telegram"]
         await api.push_message(42, f"echo: {reply}")
         await eventually(lambda: api.screen(42) == [reply], lambda: api.chat(42).messages)
@@ -57,7 +45,7 @@ async def test_the_installed_plugin_answers_a_message_with_a_streamed_reply(api)
 
 
 async def test_a_slow_reply_does_not_hold_up_another_chat_and_stop_finalises_it(api):
-    gateway, _ = fast_gateway(api, tokens_per_second=30)
+    gateway = fast_gateway(api, tokens_per_second=30)
     long_text = " ".join(f"w{i}" for i in range(600))
     async with gateway:
         await api.push_message(1, f"echo: {long_text}")
@@ -72,7 +60,7 @@ async def test_a_slow_reply_does_not_hold_up_another_chat_and_stop_finalises_it(
 
 async def test_messages_in_one_chat_are_answered_in_order_once_each(api):
     """The core's queue policy: what arrives during a reply is answered together, after it, once."""
-    gateway, _ = fast_gateway(api)
+    gateway = fast_gateway(api)
     async with gateway:
         await api.push_message(5, "echo: first")
         await api.push_message(5, "echo: second")
@@ -85,15 +73,9 @@ async def test_messages_in_one_chat_are_answered_in_order_once_each(api):
 
 
 async def test_group_topics_and_chat_kinds_reach_the_core(api):
-    gateway, plugin = fast_gateway(api)
-    seen = []
+    gateway = fast_gateway(api)
     async with gateway:
-        original = gateway.receive
-
-        def spy(incoming):
-            seen.append(incoming)
-            return original(incoming)
-        plugin._poller.receive = spy
+        seen, _ = spy_on_receive(gateway)
         await api.push_message(-1001, "@hermes_test_bot echo: in the topic", chat_type="supergroup", thread_id=12)
         await eventually(lambda: api.chat(-1001).screen_in_thread("12") != [], lambda: api.chat(-1001).messages)
     [incoming] = seen
@@ -108,7 +90,7 @@ async def test_group_topics_and_chat_kinds_reach_the_core(api):
 
 async def test_in_a_group_only_messages_for_the_bot_are_answered(api):
     """Mentioned by @name, or a /command (not one addressed to another bot): the core's require_mention."""
-    gateway, _ = fast_gateway(api)
+    gateway = fast_gateway(api)
     async with gateway:
         await api.push_message(-2002, "echo: chatting among ourselves", chat_type="group")
         await api.push_message(-2002, "/help@other_bot", chat_type="group")
@@ -122,7 +104,7 @@ async def test_in_a_group_only_messages_for_the_bot_are_answered(api):
 
 
 async def test_in_a_group_a_reply_to_the_bot_is_answered_and_a_reply_to_someone_else_is_not(api):
-    gateway, _ = fast_gateway(api)
+    gateway = fast_gateway(api)
     async with gateway:
         await api.push_message(-2003, "echo: first answer @hermes_test_bot", chat_type="group")
         await eventually(lambda: api.screen(-2003) == ["first answer @hermes_test_bot"],
@@ -136,7 +118,7 @@ async def test_in_a_group_a_reply_to_the_bot_is_answered_and_a_reply_to_someone_
 
 
 async def test_a_private_reply_does_not_quote(api):
-    gateway, _ = fast_gateway(api)
+    gateway = fast_gateway(api)
     async with gateway:
         await api.push_message(8, "echo: just us")
         await eventually(lambda: api.screen(8) == ["just us"], lambda: api.chat(8).messages)
@@ -144,7 +126,7 @@ async def test_a_private_reply_does_not_quote(api):
 
 
 async def test_only_allowed_chats_are_answered(api):
-    gateway, _ = fast_gateway(api, allowed_chats=[7, "-100555"])
+    gateway = fast_gateway(api, allowed_chats=[7, "-100555"])
     async with gateway:
         await api.push_message(666, "echo: let me in")
         await api.push_message(7, "echo: welcome")
@@ -155,19 +137,20 @@ async def test_only_allowed_chats_are_answered(api):
 async def test_polling_survives_server_errors(api, monkeypatch):
     monkeypatch.setattr(polling, "BACKOFF_FIRST", 0.05)
     api.fail_method("getUpdates", 502, "Bad Gateway", times=2)
-    gateway, _ = fast_gateway(api)
+    gateway = fast_gateway(api)
     async with gateway:
         await api.push_message(3, "echo: still here")
         await eventually(lambda: api.screen(3) == ["still here"], lambda: api.chat(3).messages)
 
 
 async def test_stop_ends_polling_and_confirms_what_was_received(api):
-    gateway, plugin = fast_gateway(api)
+    gateway = fast_gateway(api)
     async with gateway:
         await api.push_message(4, "echo: once")
         await eventually(lambda: api.screen(4) == ["once"], lambda: api.chat(4).messages)
-        poller = plugin._poller
-    assert plugin._poller is None and poller._task is None
+        client = gateway.client("telegram")
+        poller = client._poller
+    assert client._poller is None and poller._task is None and client._bot is None, "stopped, then closed"
     assert api.pending_updates == 0, "a restart will not answer the same message twice"
     polls = sum(1 for method, _ in api.requests if method == "getUpdates")
     await asyncio.sleep(0.2)
@@ -178,7 +161,7 @@ async def test_a_token_telegram_rejects_stops_start_up_with_one_line(api, caplog
     caplog.set_level(logging.DEBUG)
     other = "987654321:" + "Z" * 35
     async with BotApiEmulator(other) as elsewhere:
-        gateway, _ = fast_gateway(elsewhere)  # our TOKEN, a server that knows another bot
+        gateway = fast_gateway(elsewhere)  # our TOKEN, a server that knows another bot
         with pytest.raises(StartError, match="platforms.telegram.token: a token Telegram accepts") as caught:
             async with gateway:
                 pass
@@ -194,35 +177,43 @@ async def test_a_token_telegram_rejects_stops_start_up_with_one_line(api, caplog
     ({"enabled": True, "token": TOKEN, "base_url": "ftp://x"}, "platforms.telegram.base_url"),
 ])
 async def test_a_bad_section_stops_start_up_naming_the_key(section, key):
-    plugin = fast_plugin("http://127.0.0.1:9/bot")
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    cfg = parse_config({"platforms": {"telegram": section}}, env={})
     with pytest.raises(ConfigError) as caught:
-        async with Gateway(cfg, plugins):
+        async with TestGateway({"platforms": {"telegram": section}}, plugin):
             pass
-    assert str(caught.value).startswith(f"(inline): {key}: ")
+    assert str(caught.value).startswith(f"(test config): {key}: ")
     assert "\n" not in str(caught.value) and "not-a-token-value" not in str(caught.value)
 
 
 async def test_a_disabled_platform_is_left_alone(api):
-    plugin = fast_plugin(api.base_url)
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    cfg = parse_config({"platforms": {"telegram": {"enabled": False, "token": "whatever"}}}, env={})
-    async with Gateway(cfg, plugins) as gateway:
-        assert gateway.started_platforms == []
+    async with TestGateway({"platforms": {"telegram": {"enabled": False, "token": "whatever"}}}, plugin) as gateway:
+        assert gateway.started_platforms == [] and gateway.client("telegram") is None
     assert api.requests == []
 
 
 async def test_a_restarted_gateway_uses_the_new_settings(api):
-    plugin = fast_plugin(api.base_url)
     async with BotApiEmulator(TOKEN) as moved:
-        for server in (api, moved):
-            gateway, _ = fast_gateway(server, plugin=plugin)
-            gateway.store = MemoryStore()  # each emulator numbers its updates from 1: not one bot's history
-            async with gateway:
+        for server in (api, moved):  # each gateway keeps its own in-memory store: not one bot's history
+            async with fast_gateway(server):
                 await server.push_message(6, "echo: here")
                 await eventually(lambda: server.screen(6) == ["here"], lambda: server.chat(6).messages)
     assert api.screen(6) == ["here"] and moved.screen(6) == ["here"]
+
+
+async def test_two_gateways_in_one_process_get_two_clients_that_share_nothing(api):
+    """One plugin object, two gateways at once, each on its own Telegram: two clients, two bots, no crossed wires."""
+    async with BotApiEmulator(TOKEN) as other:
+        async with fast_gateway(api) as first, fast_gateway(other) as second:
+            one, two = first.client("telegram"), second.client("telegram")
+            assert isinstance(one, TelegramClient) and isinstance(two, TelegramClient) and one is not two
+            assert one.bot is not two.bot and one.settings.base_url != two.settings.base_url
+            assert one.context is not two.context and one.migrated is not two.migrated
+            await api.push_message(21, "echo: to the first")
+            await other.push_message(21, "echo: to the second")
+            await eventually(lambda: api.screen(21) == ["to the first"], lambda: api.chat(21).messages)
+            await eventually(lambda: other.screen(21) == ["to the second"], lambda: other.chat(21).messages)
+            assert await first.history("telegram", "21") != await second.history("telegram", "21")
+        assert one._bot is None and two._bot is None, "each gateway closed its own bot"
+    assert api.screen(21) == ["to the first"] and other.screen(21) == ["to the second"]
 
 
 async def test_polling_waits_out_flood_control(api):
@@ -230,7 +221,7 @@ async def test_polling_waits_out_flood_control(api):
 
     api.fail_method("getUpdates", 429, "Too Many Requests: retry after 1", parameters={"retry_after": 1})
     started = time.monotonic()
-    gateway, _ = fast_gateway(api)
+    gateway = fast_gateway(api)
     async with gateway:
         await api.push_message(9, "echo: after the wait")
         await eventually(lambda: api.screen(9) == ["after the wait"], lambda: api.chat(9).messages)
@@ -239,16 +230,14 @@ async def test_polling_waits_out_flood_control(api):
 
 async def test_with_streaming_off_typing_is_refreshed_until_the_reply_comes(api):
     """Telegram drops "typing…" after ~5 s: a slow reply keeps it up (the core's typing_interval)."""
-    plugin = fast_plugin(api.base_url)
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
-    cfg = parse_config({
+    cfg = {
         "model": {"demo": {"tokens_per_second": 8}},  # ~3 s of words
         "streaming": {"telegram": {"enabled": False}},
         "conversation": {"typing_interval": 0.5},
         "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url, "poll_timeout": 5}},
-    }, env={})
+    }
     reply = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
-    async with Gateway(cfg, plugins, shutdown_grace=0.5):
+    async with TestGateway(cfg, plugin, limits=FAST_LIMITS, shutdown_grace=0.5):
         await api.push_message(15, f"echo: {reply}")
         await eventually(lambda: api.screen(15) == [reply], lambda: api.chat(15).messages)
     methods = [c.method for c in api.chat(15).calls]

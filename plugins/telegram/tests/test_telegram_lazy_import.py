@@ -7,11 +7,10 @@ import sys
 
 import pytest
 
-from hermes_gateway import DeliveryError, Stream, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.gateway import Gateway, StartError
-from hermes_telegram import TelegramPlugin
-from telegram_test_support import TOKEN
+from hermes_gateway import DeliveryError, StartError, Stream
+from hermes_gateway.testing import TestGateway
+from hermes_telegram import PLATFORM, plugin
+from telegram_test_support import TOKEN, fast_runner
 
 
 def test_importing_the_plugin_does_not_import_the_sdk():
@@ -23,17 +22,16 @@ def test_importing_the_plugin_does_not_import_the_sdk():
 
 async def test_without_the_sdk_a_send_fails_with_the_fix(monkeypatch):
     monkeypatch.setitem(sys.modules, "telegram", None)  # "import telegram" now raises ImportError
-    plugin = TelegramPlugin(TOKEN, base_url="http://127.0.0.1:9/bot")
+    client = fast_runner("http://127.0.0.1:9/bot").client  # building the client needs no SDK
     with pytest.raises(DeliveryError, match="pip install hermes-telegram") as caught:
-        await plugin.on_delta(Stream(platform=plugin.platform, chat_id="1"), None, "hi")
+        await client.on_delta(Stream(platform=PLATFORM, chat_id="1"), None, "hi")
     assert not caught.value.retryable
 
 
 async def test_without_the_sdk_an_enabled_platform_stops_start_up_in_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "telegram", None)
-    plugin = TelegramPlugin()
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    cfg = parse_config({"platforms": {"telegram": {"token": TOKEN, "base_url": "http://127.0.0.1:9/bot"}}}, env={})
-    with pytest.raises(StartError, match="platforms.telegram: telegram needs python-telegram-bot"):
-        async with Gateway(cfg, plugins):
+    gateway = TestGateway({"platforms": {"telegram": {"token": TOKEN, "base_url": "http://127.0.0.1:9/bot"}}}, plugin)
+    with pytest.raises(StartError, match="platforms.telegram: telegram needs python-telegram-bot") as caught:
+        async with gateway:
             pass
+    assert "\n" not in str(caught.value)

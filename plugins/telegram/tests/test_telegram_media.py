@@ -12,14 +12,12 @@ import logging
 import aiohttp
 import pytest
 
-from hermes_gateway import Media, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.delivery import Delivery
-from hermes_gateway._core.delivery.measure import utf16_length
-from hermes_gateway._core.gateway import Gateway
+from hermes_gateway import Media, utf16_length
+from hermes_gateway.testing import TestGateway
+from hermes_telegram import plugin
 from hermes_telegram.emulator_media import image_size
 from hermes_telegram.media import LIMITS, method_for
-from telegram_test_support import SETTINGS, TOKEN, eventually, fast_plugin
+from telegram_test_support import FAST_LIMITS, SETTINGS, TOKEN, config, eventually, fast_runner
 
 #: What the demo model says after `tool: qr_code {"text": "hello"}`: the tool's text and its stand-in.
 QR_REPLY = "The tool qr_code returned: A QR code for 5 characters of text.\n[image: qr.png attached]"
@@ -37,20 +35,14 @@ def png_header(width: int, height: int) -> bytes:
             + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)) + b"\x00" * 64)
 
 
-def gateway_for(api, plugin, tmp_path) -> Gateway:
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
-    config = parse_config({
-        "model": {"demo": {"tokens_per_second": 300}},
-        "streaming": {"telegram": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},
-        "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url, "poll_timeout": 5}},
-        "media": {"directory": str(tmp_path / "media")},
-    }, env={})
-    return Gateway(config, plugins, shutdown_grace=0.5)
+def gateway_for(api, tmp_path) -> TestGateway:
+    """The whole gateway (the demo model's qr_code tool included) with a media directory of the test's own."""
+    return TestGateway({**config(api.base_url), "media": {"directory": str(tmp_path / "media")}}, plugin,
+                       limits=FAST_LIMITS, shutdown_grace=0.5)
 
 
-def delivery_with_media(plugin, tmp_path) -> Delivery:
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    return Delivery(plugins, parse_config({"media": {"directory": str(tmp_path / "media")}}, env={}))
+def delivery_with_media(tg, tmp_path):
+    return tg.delivery({"media": {"directory": str(tmp_path / "media")}})
 
 
 def media_file(tmp_path, name: str, data: bytes = b"", size: int | None = None) -> str:
@@ -65,8 +57,10 @@ def media_file(tmp_path, name: str, data: bytes = b"", size: int | None = None) 
     return str(path)
 
 
-async def ask_for_a_qr_code(api, plugin, tmp_path, chat_id: int) -> None:
-    async with gateway_for(api, plugin, tmp_path):
+async def ask_for_a_qr_code(api, tmp_path, chat_id: int, upload_timeout: float | None = None) -> None:
+    async with gateway_for(api, tmp_path) as gateway:
+        if upload_timeout is not None:
+            gateway.client("telegram").upload_timeout = upload_timeout
         await api.push_message(chat_id, 'tool: qr_code {"text": "hello"}')
         await eventually(lambda: len(api.screen(chat_id)) == 2, lambda: api.chat(chat_id).calls)
 
@@ -74,8 +68,7 @@ async def ask_for_a_qr_code(api, plugin, tmp_path, chat_id: int) -> None:
 # -- through the gateway: the demo model's qr_code tool ------------------------------------------------------
 
 async def test_the_qr_code_shows_as_a_photo_after_the_reply_text(api, tmp_path):
-    plugin = fast_plugin(api.base_url)
-    await ask_for_a_qr_code(api, plugin, tmp_path, 41)
+    await ask_for_a_qr_code(api, tmp_path, 41)
     chat = api.chat(41)
     assert chat.screen == [QR_REPLY, "[photo: qr.png] hello"]
     [photo] = chat.uploads
@@ -85,9 +78,8 @@ async def test_the_qr_code_shows_as_a_photo_after_the_reply_text(api, tmp_path):
 
 
 async def test_the_qr_code_after_a_429_on_the_upload_is_shown_once(api, tmp_path):
-    plugin = fast_plugin(api.base_url)
     api.uploads.rate_limit_next(42, 1)
-    await ask_for_a_qr_code(api, plugin, tmp_path, 42)
+    await ask_for_a_qr_code(api, tmp_path, 42)
     chat = api.chat(42)
     assert chat.screen == [QR_REPLY, "[photo: qr.png] hello"]
     assert [c.outcome for c in chat.calls if c.method == "sendPhoto"] == ["rate_limited", "ok"]
@@ -95,11 +87,9 @@ async def test_the_qr_code_after_a_429_on_the_upload_is_shown_once(api, tmp_path
 
 
 async def test_the_qr_code_after_a_timeout_that_landed_is_not_sent_again(api, tmp_path, caplog):
-    plugin = fast_plugin(api.base_url)
-    plugin.upload_timeout = 0.3
     api.uploads.stall(43, 1.0, landed=True)
     with caplog.at_level(logging.INFO, logger="hermes_gateway"):
-        await ask_for_a_qr_code(api, plugin, tmp_path, 43)
+        await ask_for_a_qr_code(api, tmp_path, 43, upload_timeout=0.3)
     chat = api.chat(43)
     assert chat.screen == [QR_REPLY, "[photo: qr.png] hello"]
     assert [c.method for c in chat.calls].count("sendPhoto") == 1, "a timeout after the upload: never again"
@@ -109,22 +99,22 @@ async def test_the_qr_code_after_a_timeout_that_landed_is_not_sent_again(api, tm
 # -- through the delivery core: one item at a time ----------------------------------------------------------
 
 async def test_a_timeout_that_did_not_land_leaves_nothing_and_says_so(api, tmp_path):
-    plugin = fast_plugin(api.base_url)
-    plugin.upload_timeout = 0.3
+    tg = fast_runner(api.base_url)
+    tg.client.upload_timeout = 0.3
     api.uploads.stall(44, 1.0, landed=False)
-    report = await delivery_with_media(plugin, tmp_path).session("telegram", "44", settings=SETTINGS).finish(
+    report = await delivery_with_media(tg, tmp_path).session("telegram", "44", settings=SETTINGS).finish(
         "A picture:", [Media(data=PNG_1x1, filename="dot.png")])
-    await plugin.close()
+    await tg.client.close()
     assert api.screen(44) == ["A picture:"], "maybe delivered: no second upload, no fallback line"
     assert report.media_uncertain == 1
 
 
 async def test_an_image_over_the_photo_limit_goes_as_a_document(api, tmp_path):
-    plugin = fast_plugin(api.base_url)
+    tg = fast_runner(api.base_url)
     big = media_file(tmp_path, "chart.png", png_header(800, 600), size=LIMITS.max_bytes["image"] + 1)
-    report = await delivery_with_media(plugin, tmp_path).session("telegram", "45", settings=SETTINGS).finish(
+    report = await delivery_with_media(tg, tmp_path).session("telegram", "45", settings=SETTINGS).finish(
         "Here:", [Media(path=big, caption="The chart")])
-    await plugin.close()
+    await tg.client.close()
     chat = api.chat(45)
     assert chat.screen == ["Here:", "[document: chart.png] The chart"]
     assert len(chat.uploads[0].data) == LIMITS.max_bytes["image"] + 1 and len(report.media) == 1
@@ -132,44 +122,44 @@ async def test_an_image_over_the_photo_limit_goes_as_a_document(api, tmp_path):
 
 
 async def test_an_item_over_every_limit_is_a_line_in_the_text_and_never_uploaded(api, tmp_path):
-    plugin = fast_plugin(api.base_url)
+    tg = fast_runner(api.base_url)
     big = media_file(tmp_path, "dump.zip", size=LIMITS.max_bytes["default"] + 1)
-    report = await delivery_with_media(plugin, tmp_path).session("telegram", "46", settings=SETTINGS).finish(
+    report = await delivery_with_media(tg, tmp_path).session("telegram", "46", settings=SETTINGS).finish(
         "The export:", [Media(path=big, caption="All rows")])
-    await plugin.close()
+    await tg.client.close()
     assert api.screen(46) == ["The export:\n\n📎 dump.zip — All rows (too large for telegram)"]
     assert api.chat(46).uploads == [] and report.media_notes == ["📎 dump.zip — All rows (too large for telegram)"]
 
 
 async def test_a_413_from_the_bot_api_is_final_the_line_follows_and_nothing_is_retried(api, tmp_path):
     """A server with a lower limit (a proxy, a changed Bot API): nginx's HTML 413 is not worth retrying."""
-    plugin = fast_plugin(api.base_url)
+    tg = fast_runner(api.base_url)
     api.uploads.max_upload_bytes = 4096
     path = media_file(tmp_path, "notes.txt", b"x" * 10_000)
-    report = await delivery_with_media(plugin, tmp_path).session("telegram", "47", settings=SETTINGS).finish(
+    report = await delivery_with_media(tg, tmp_path).session("telegram", "47", settings=SETTINGS).finish(
         "Notes:", [Media(path=path, caption="Meeting notes")])
-    await plugin.close()
+    await tg.client.close()
     assert api.screen(47) == ["Notes:", "📎 notes.txt — Meeting notes (could not be sent)"]
     assert [m for m, _ in api.requests].count("sendDocument") == 1
 
 
 async def test_a_url_is_shown_as_its_link(api, tmp_path):
     """Telegram could fetch URLs itself, but the plugin does not declare it: the person gets the link."""
-    plugin = fast_plugin(api.base_url)
-    await delivery_with_media(plugin, tmp_path).session("telegram", "48", settings=SETTINGS).finish(
+    tg = fast_runner(api.base_url)
+    await delivery_with_media(tg, tmp_path).session("telegram", "48", settings=SETTINGS).finish(
         "See:", [Media(url="https://example.com/report.pdf", caption="The report")])
-    await plugin.close()
+    await tg.client.close()
     assert api.screen(48) == ["See:\n\n🔗 The report: https://example.com/report.pdf"]
     assert api.chat(48).uploads == []
 
 
 async def test_a_photo_telegram_refuses_as_a_photo_arrives_as_a_file(api, tmp_path):
     """Width + height over 10000 (a long screenshot): PHOTO_INVALID_DIMENSIONS, then sendDocument."""
-    plugin = fast_plugin(api.base_url)
+    tg = fast_runner(api.base_url)
     tall = png_header(1000, 12000)
-    await delivery_with_media(plugin, tmp_path).session("telegram", "49", settings=SETTINGS).finish(
+    await delivery_with_media(tg, tmp_path).session("telegram", "49", settings=SETTINGS).finish(
         "The page:", [Media(data=tall, filename="page.png", caption="Full page")])
-    await plugin.close()
+    await tg.client.close()
     chat = api.chat(49)
     assert chat.screen == ["The page:", "[document: page.png] Full page"]
     assert chat.uploads[0].data == tall
@@ -178,13 +168,13 @@ async def test_a_photo_telegram_refuses_as_a_photo_arrives_as_a_file(api, tmp_pa
 
 
 async def test_each_kind_goes_by_its_own_method_in_order(api, tmp_path):
-    plugin = fast_plugin(api.base_url)
+    tg = fast_runner(api.base_url)
     items = [Media(data=PNG_1x1, filename="a.png"), Media(data=b"\x00" * 64, filename="b.mp4"),
              Media(data=b"ID3" + b"\x00" * 61, filename="c.mp3"), Media(data=b"\x1aE" * 32, filename="d.webm"),
              Media(data=b"%PDF-1.4", filename="e.pdf", caption="The PDF")]
-    report = await delivery_with_media(plugin, tmp_path).session("telegram", "50", settings=SETTINGS).finish(
+    report = await delivery_with_media(tg, tmp_path).session("telegram", "50", settings=SETTINGS).finish(
         "Five files:", items)
-    await plugin.close()
+    await tg.client.close()
     assert api.screen(50) == ["Five files:", "[photo: a.png]", "[video: b.mp4]", "[audio: c.mp3]",
                               "[document: d.webm]", "[document: e.pdf] The PDF"]
     assert [(name, data) for name, data in ((u.filename, u.data) for u in api.chat(50).uploads)] == [
@@ -193,22 +183,22 @@ async def test_each_kind_goes_by_its_own_method_in_order(api, tmp_path):
 
 
 async def test_a_long_caption_is_cut_to_1024_utf16_units(api, tmp_path):
-    plugin = fast_plugin(api.base_url)
+    tg = fast_runner(api.base_url)
     caption = "🙂" * 600  # 1200 UTF-16 units
-    await delivery_with_media(plugin, tmp_path).session("telegram", "51", settings=SETTINGS).finish(
+    await delivery_with_media(tg, tmp_path).session("telegram", "51", settings=SETTINGS).finish(
         "", [Media(data=PNG_1x1, filename="smile.png", caption=caption)])
-    await plugin.close()
+    await tg.client.close()
     [photo] = api.chat(51).uploads
     assert photo.caption.endswith("…") and utf16_length(photo.caption) <= 1024
     assert caption.startswith(photo.caption[:-1]) and not api.chat(51).violations
 
 
 async def test_in_a_forum_topic_the_file_goes_to_the_topic(api, tmp_path):
-    plugin = fast_plugin(api.base_url)
-    session = delivery_with_media(plugin, tmp_path).session("telegram", "-100777", thread_id="12",
+    tg = fast_runner(api.base_url)
+    session = delivery_with_media(tg, tmp_path).session("telegram", "-100777", thread_id="12",
                                                             settings=SETTINGS)
     await session.finish("In the topic:", [Media(data=PNG_1x1, filename="t.png")])
-    await plugin.close()
+    await tg.client.close()
     assert api.chat(-100777).screen_in_thread("12") == ["In the topic:", "[photo: t.png]"]
 
 

@@ -7,9 +7,9 @@ import asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_gateway._core.delivery.measure import utf16_length
+from hermes_gateway import utf16_length
 from hermes_telegram.emulator import BotApiEmulator
-from telegram_test_support import SETTINGS, TOKEN, delivery_for, fast_plugin
+from telegram_test_support import SETTINGS, TOKEN, delivery_for, fast_runner
 
 ALPHABETS = ["abcdefghij", "語言模型回答你", "😀🎉🌈🚀👍🏽", "Привет", "é́ñ"]
 word = st.sampled_from(ALPHABETS).flatmap(lambda a: st.text(alphabet=a, min_size=1, max_size=12))
@@ -19,9 +19,9 @@ reply_parts = st.lists(st.tuples(word, gap), min_size=300, max_size=1000)
 
 async def deliver(reply: str, pieces: int) -> tuple[list[str], list[str], bool]:
     async with BotApiEmulator(TOKEN) as api:
-        plugin = fast_plugin(api.base_url)
+        tg = fast_runner(api.base_url)
         try:
-            session = delivery_for(plugin).session("telegram", "1", settings=SETTINGS)
+            session = delivery_for(tg).session("telegram", "1", settings=SETTINGS)
             session.start()
             step = max(1, len(reply) // pieces)
             for start in range(0, len(reply), step):
@@ -29,7 +29,7 @@ async def deliver(reply: str, pieces: int) -> tuple[list[str], list[str], bool]:
                 await asyncio.sleep(0)
             report = await session.finish()
         finally:
-            await plugin.close()
+            await tg.client.close()
         return api.chat(1).screen, api.chat(1).violations, report.delivered
 
 

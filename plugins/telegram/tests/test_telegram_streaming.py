@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from hermes_gateway import RateBudget
-from hermes_gateway._core.delivery.measure import utf16_length
+from hermes_gateway import utf16_length
 from hermes_telegram.emulator import BotApiEmulator
-from telegram_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, fast_plugin
+from telegram_test_support import CURSOR, SETTINGS, TOKEN, delivery_for, fast_runner
 
 
 async def stream(delivery, chat_id, reply, *, pieces=30, thread_id=None, chat_kind=None, settings=SETTINGS):
@@ -24,10 +24,10 @@ async def stream(delivery, chat_id, reply, *, pieces=30, thread_id=None, chat_ki
 
 
 @pytest.fixture
-async def plugin(api):
-    plugin = fast_plugin(api.base_url)
-    yield plugin
-    await plugin.close()
+async def tg(api):
+    tg = fast_runner(api.base_url)
+    yield tg
+    await tg.client.close()
 
 
 PARAGRAPHS = ("Streaming into Telegram means one message that grows. " * 4 + "\n\n"
@@ -36,8 +36,8 @@ PARAGRAPHS = ("Streaming into Telegram means one message that grows. " * 4 + "\n
 SHOWN = PARAGRAPHS.strip().replace("*", "").replace(" \n\n", "\n\n")  # and no space before a break
 
 
-async def test_previews_grow_in_one_message_then_the_exact_final_text(api, plugin):
-    report = await stream(delivery_for(plugin), 42, PARAGRAPHS)
+async def test_previews_grow_in_one_message_then_the_exact_final_text(api, tg):
+    report = await stream(delivery_for(tg), 42, PARAGRAPHS)
     chat = api.chat(42)
     assert report.delivered, report.error
     assert chat.screen == [SHOWN]
@@ -55,11 +55,11 @@ async def test_previews_grow_in_one_message_then_the_exact_final_text(api, plugi
     assert not chat.violations
 
 
-async def test_an_emoji_heavy_reply_splits_within_4096_utf16_units(api, plugin):
+async def test_an_emoji_heavy_reply_splits_within_4096_utf16_units(api, tg):
     line = "Sunny days ahead 🌞🌈 and more 🎉🎉 fun 😀\n"
     reply = (line * 260).strip()
     assert len(reply) < 4096 * 3 and utf16_length(reply) > 4096 * 2   # chars alone would undercount
-    report = await stream(delivery_for(plugin), 7, reply, pieces=40)
+    report = await stream(delivery_for(tg), 7, reply, pieces=40)
     screen = api.chat(7).screen
     assert report.delivered, report.error
     assert len(screen) == 3
@@ -68,17 +68,17 @@ async def test_an_emoji_heavy_reply_splits_within_4096_utf16_units(api, plugin):
     assert not api.chat(7).violations  # no 400 "message is too long" ever
 
 
-async def test_a_long_reply_split_at_spaces_keeps_every_word(api, plugin):
+async def test_a_long_reply_split_at_spaces_keeps_every_word(api, tg):
     reply = " ".join(f"word{i}" + ("." if i % 12 == 11 else "") for i in range(1500))
-    report = await stream(delivery_for(plugin), 8, reply, pieces=60)
+    report = await stream(delivery_for(tg), 8, reply, pieces=60)
     screen = api.chat(8).screen
     assert report.delivered, report.error
     assert len(screen) >= 3 and all(utf16_length(t) <= 4096 for t in screen)
     assert " ".join(screen).split() == reply.split(), "no word cut in half, lost or repeated"
 
 
-async def test_a_429_is_honoured_before_the_next_call_into_that_chat(api, plugin):
-    delivery = delivery_for(plugin)
+async def test_a_429_is_honoured_before_the_next_call_into_that_chat(api, tg):
+    delivery = delivery_for(tg)
     calls = api.chat(9).calls
     api.inject_rate_limit(9, 1, at_call=2)  # after the typing indicator and the first preview
     report = await stream(delivery, 9, PARAGRAPHS)
@@ -94,11 +94,11 @@ async def test_a_429_is_honoured_before_the_next_call_into_that_chat(api, plugin
 async def test_flood_control_from_telegram_is_waited_out_not_hammered():
     """A stricter server than the declared budget: every 429 is honoured and the reply still lands."""
     async with BotApiEmulator(TOKEN, rate_limit=RateBudget(rate=4, burst=2)) as api:
-        plugin = fast_plugin(api.base_url)
+        tg = fast_runner(api.base_url)
         try:
-            report = await stream(delivery_for(plugin), 11, PARAGRAPHS, pieces=20)
+            report = await stream(delivery_for(tg), 11, PARAGRAPHS, pieces=20)
         finally:
-            await plugin.close()
+            await tg.client.close()
     chat = api.chat(11)
     assert report.delivered, report.error
     assert chat.screen == [SHOWN]
@@ -106,26 +106,26 @@ async def test_flood_control_from_telegram_is_waited_out_not_hammered():
     assert not chat.violations, "no call arrived before its retry_after"
 
 
-async def test_a_forum_topic_reply_goes_to_its_thread(api, plugin):
-    report = await stream(delivery_for(plugin), -100123, "In the topic. " * 10, thread_id="77", chat_kind="supergroup")
+async def test_a_forum_topic_reply_goes_to_its_thread(api, tg):
+    report = await stream(delivery_for(tg), -100123, "In the topic. " * 10, thread_id="77", chat_kind="supergroup")
     chat = api.chat(-100123)
     assert report.delivered, report.error
     assert chat.screen_in_thread("77") == [("In the topic. " * 10).strip()]
     assert all(str(c.params.get("message_thread_id")) == "77" for c in chat.calls if c.method != "editMessageText")
 
 
-async def test_streaming_off_sends_the_reply_once(api, plugin):
+async def test_streaming_off_sends_the_reply_once(api, tg):
     from hermes_gateway import StreamSettings
 
-    report = await stream(delivery_for(plugin), 12, PARAGRAPHS, settings=StreamSettings(enabled=False))
+    report = await stream(delivery_for(tg), 12, PARAGRAPHS, settings=StreamSettings(enabled=False))
     chat = api.chat(12)
     assert report.delivered, report.error
     assert chat.screen == [SHOWN] and chat.messages[0].history == [SHOWN]
     assert [c.method for c in chat.calls if c.method != "sendChatAction"] == ["sendMessage"]
 
 
-async def test_in_a_group_only_the_first_message_of_a_long_reply_quotes_the_question(api, plugin):
-    session = delivery_for(plugin).session("telegram", "-100777", settings=SETTINGS, chat_kind="group",
+async def test_in_a_group_only_the_first_message_of_a_long_reply_quotes_the_question(api, tg):
+    session = delivery_for(tg).session("telegram", "-100777", settings=SETTINGS, chat_kind="group",
                                            reply_to="31")
     session.start()
     reply = "\n\n".join(f"Paragraph {i}. " + "words " * 150 for i in range(12))
@@ -137,8 +137,8 @@ async def test_in_a_group_only_the_first_message_of_a_long_reply_quotes_the_ques
     assert chat.quotes == {chat.messages[0].id: 31}
 
 
-async def test_a_reply_with_a_long_run_of_spaces_is_still_delivered(api, plugin):
+async def test_a_reply_with_a_long_run_of_spaces_is_still_delivered(api, tg):
     reply = "start" + " " * 9000 + "end"
-    report = await stream(delivery_for(plugin), 13, reply, pieces=3)
+    report = await stream(delivery_for(tg), 13, reply, pieces=3)
     assert report.delivered, report.error
     assert " ".join(api.chat(13).screen).split() == ["start", "end"]

@@ -9,10 +9,10 @@ import socket
 import aiohttp
 import pytest
 
-from hermes_gateway import ConfigError, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.gateway import Gateway
-from telegram_test_support import SECRET_HALF, TOKEN, eventually, fast_plugin
+from hermes_gateway import ConfigError
+from hermes_gateway.testing import PlatformRunner, TestGateway
+from hermes_telegram import plugin
+from telegram_test_support import FAST_LIMITS, SECRET_HALF, TOKEN, eventually, spy_on_receive
 
 SECRET = "s3cret-Webhook_token-0123456789"
 
@@ -23,36 +23,39 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class SpiedGateway(TestGateway):
+    """A gateway that records what its Telegram client hands the core (``seen``) and the reply futures."""
+
+    seen: list
+    replies: list
+
+    async def start(self):
+        await super().start()
+        self.seen, self.replies = spy_on_receive(self)  # what the webhook handler and the poller hand over
+
+
 def gateway_for(api, *, mode="webhook", port=None, **telegram):
-    """A gateway whose Telegram platform receives by webhook on 127.0.0.1:port (or polls)."""
+    """A gateway whose Telegram platform receives by webhook on 127.0.0.1:port (or polls).
+
+    The port is chosen up front: Telegram must be told the webhook's URL, which names it.
+    """
     port = port or free_port()
     section = {"enabled": True, "token": TOKEN, "base_url": api.base_url, "poll_timeout": 2, **telegram}
     if mode == "webhook":
         section.update(mode="webhook", webhook_url=f"http://127.0.0.1:{port}/webhooks/telegram",
                        webhook_secret=SECRET)
-    cfg = parse_config({
+    cfg = {
         "model": {"demo": {"tokens_per_second": 300}},
         "streaming": {"telegram": {"enabled": True, "edit_interval": 0.05, "min_tokens": 3}},
         "platforms": {"telegram": section},
         "api_server": {"enabled": False, "host": "127.0.0.1", "port": port},
-    }, env={})
-    plugin = fast_plugin(api.base_url)
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False, extra=[plugin])
-    gateway = Gateway(cfg, plugins, shutdown_grace=0.5)
-    seen: list = []
-    replies: list = []
-    original = gateway.receive
-
-    def spy(incoming):
-        seen.append(incoming)
-        replies.append(original(incoming))
-        return replies[-1]
-    gateway.receive = spy  # what the webhook handler and the poller hand to the core
-    return gateway, seen, replies
+    }
+    gateway = SpiedGateway(cfg, plugin, limits=FAST_LIMITS, shutdown_grace=0.5)
+    return gateway
 
 
 async def test_a_message_posted_to_the_webhook_is_answered_in_the_chat(api):
-    gateway, seen, _ = gateway_for(api)
+    gateway = gateway_for(api)
     async with gateway:
         assert api.webhook is not None and api.webhook["secret_token"] == SECRET
         assert api.webhook["url"].startswith("http://127.0.0.1:"), "an http:// URL is accepted"
@@ -60,19 +63,19 @@ async def test_a_message_posted_to_the_webhook_is_answered_in_the_chat(api):
         await eventually(lambda: api.screen(42) == ["delivered by webhook"], lambda: api.chat(42).messages)
     assert [status for _, status in api.webhook_deliveries] == [200]
     assert not any(method == "getUpdates" for method, _ in api.requests), "a webhook bot never polls"
-    assert seen[0].chat_id == "42" and seen[0].chat_kind == "private"
+    assert gateway.seen[0].chat_id == "42" and gateway.seen[0].chat_kind == "private"
 
 
 async def test_both_modes_hand_the_core_the_same_incoming(api):
     received = {}
     for mode in ("webhook", "polling"):
-        gateway, seen, _ = gateway_for(api, mode=mode)
+        gateway = gateway_for(api, mode=mode)
         async with gateway:
             await api.push_message(-100900, "@hermes_test_bot echo: same", chat_type="supergroup", thread_id=4)
-            await eventually(lambda: len(seen) == 1, lambda: seen)
+            await eventually(lambda: len(gateway.seen) == 1, lambda: gateway.seen)
             await eventually(lambda: len(api.chat(-100900).screen) == len(received) + 1,
                              lambda: api.chat(-100900).messages)
-        received[mode] = seen[0]
+        received[mode] = gateway.seen[0]
     webhook, polled = received["webhook"], received["polling"]
     assert webhook.update_id != polled.update_id  # two different updates...
     assert webhook.__class__(**{**vars_of(webhook), "update_id": polled.update_id,
@@ -85,13 +88,13 @@ def vars_of(incoming):
 
 
 async def test_a_redelivered_update_gets_no_second_reply(api):
-    gateway, seen, replies = gateway_for(api)
+    gateway = gateway_for(api)
     async with gateway:
         update_id = await api.push_message(7, "echo: only once")
         await eventually(lambda: api.screen(7) == ["only once"], lambda: api.chat(7).messages)
         assert await api.deliver_again(update_id) == 200, "a redelivery is acknowledged like any update"
-        await eventually(lambda: len(replies) == 2, lambda: replies)
-        first, second = await asyncio.gather(*replies)
+        await eventually(lambda: len(gateway.replies) == 2, lambda: gateway.replies)
+        first, second = await asyncio.gather(*gateway.replies)
     assert first.delivered and second is None, "the core recognised the update_id"
     assert api.screen(7) == ["only once"]
     assert [c.method for c in api.chat(7).calls if c.method == "sendMessage"] == ["sendMessage"]
@@ -100,7 +103,7 @@ async def test_a_redelivered_update_gets_no_second_reply(api):
 async def test_a_request_without_the_secret_gets_401_and_nothing_else(api, caplog):
     caplog.set_level(logging.DEBUG)
     port = free_port()
-    gateway, seen, _ = gateway_for(api, port=port)
+    gateway = gateway_for(api, port=port)
     update = {"update_id": 999, "message": {"message_id": 1, "date": 0, "text": "echo: sneaky",
                                             "chat": {"id": 5, "type": "private"}}}
     async with gateway:
@@ -111,7 +114,7 @@ async def test_a_request_without_the_secret_gets_401_and_nothing_else(api, caplo
                 async with http.post(url, json=update, headers=headers) as resp:
                     assert resp.status == 401 and await resp.read() == b""
             await asyncio.sleep(0.2)
-    assert seen == [] and api.chat(5).calls == []
+    assert gateway.seen == [] and api.chat(5).calls == []
     assert SECRET not in caplog.text
 
 
@@ -119,7 +122,7 @@ async def test_a_request_without_the_secret_gets_401_and_nothing_else(api, caplo
                                   b'{"update_id": 5, "message": "not a message"}', b""])
 async def test_a_malformed_body_is_acknowledged_logged_once_and_ignored(api, caplog, body):
     port = free_port()
-    gateway, seen, _ = gateway_for(api, port=port)
+    gateway = gateway_for(api, port=port)
     async with gateway:
         caplog.clear()
         caplog.set_level(logging.DEBUG)
@@ -132,13 +135,13 @@ async def test_a_malformed_body_is_acknowledged_logged_once_and_ignored(api, cap
         await eventually(lambda: api.screen(6) == ["still answering"], lambda: api.chat(6).messages)
     ignored = [r for r in caplog.records if "not an update" in r.getMessage()]
     assert len(ignored) == 1 and "\n" not in ignored[0].getMessage()
-    assert [i.chat_id for i in seen] == ["6"]
+    assert [i.chat_id for i in gateway.seen] == ["6"]
     assert SECRET not in caplog.text
 
 
 async def test_the_secret_and_token_never_reach_the_log(api, caplog):
     caplog.set_level(logging.DEBUG)
-    gateway, _, _ = gateway_for(api)
+    gateway = gateway_for(api)
     async with gateway:
         await api.push_message(8, "echo: quiet")
         await eventually(lambda: api.screen(8) == ["quiet"], lambda: api.chat(8).messages)
@@ -147,11 +150,11 @@ async def test_the_secret_and_token_never_reach_the_log(api, caplog):
 
 
 async def test_polling_mode_removes_a_stale_webhook(api):
-    stale, _, _ = gateway_for(api)
+    stale = gateway_for(api)
     async with stale:
         pass
     assert api.webhook is not None, "a webhook run leaves its webhook set (updates queue up while it is down)"
-    gateway, _, _ = gateway_for(api, mode="polling")
+    gateway = gateway_for(api, mode="polling")
     async with gateway:
         assert api.webhook is None
         await api.push_message(9, "echo: polled again")
@@ -159,7 +162,7 @@ async def test_polling_mode_removes_a_stale_webhook(api):
 
 
 async def test_a_polling_bot_opens_no_listener(api):
-    gateway, _, _ = gateway_for(api, mode="polling")
+    gateway = gateway_for(api, mode="polling")
     async with gateway:
         assert gateway.url is None, "polling mounts no route, so no port is opened for it"
 
@@ -175,16 +178,14 @@ async def test_a_polling_bot_opens_no_listener(api):
     ({"webhook_url": "https://example.org/webhooks/telegram"}, "platforms.telegram.webhook_url"),
 ])
 async def test_a_bad_webhook_setting_stops_start_up_naming_the_key(section, key):
-    from hermes_telegram.settings import parse_settings
-
     with pytest.raises(ConfigError) as caught:
-        parse_settings({"token": TOKEN, **section}, source="config.yaml")
+        PlatformRunner(plugin, {"token": TOKEN, **section}, source="config.yaml").build()
     assert str(caught.value).startswith(f"config.yaml: {key}: ")
     assert "\n" not in str(caught.value) and "has space" not in str(caught.value)
 
 
 async def test_a_webhook_url_telegram_refuses_stops_start_up_with_one_line(api):
-    gateway, _, _ = gateway_for(api)
+    gateway = gateway_for(api)
     api.fail_method("setWebhook", 400, "Bad Request: bad webhook: Failed to resolve host: Name or service not known")
     with pytest.raises(Exception, match="platforms.telegram.webhook_url: a URL Telegram accepts") as caught:
         async with gateway:
@@ -194,7 +195,7 @@ async def test_a_webhook_url_telegram_refuses_stops_start_up_with_one_line(api):
 
 async def test_an_oversized_body_gets_413_and_nothing_else(api):
     port = free_port()
-    gateway, seen, _ = gateway_for(api, port=port)
+    gateway = gateway_for(api, port=port)
     body = b'{"update_id": 1, "pad": "' + b"x" * (5 * 1024 * 1024) + b'"}'  # over api_server.max_body_bytes
     async with gateway:
         async with aiohttp.ClientSession() as http:
@@ -203,13 +204,13 @@ async def test_an_oversized_body_gets_413_and_nothing_else(api):
                                           "Content-Type": "application/json"}) as resp:
                 assert resp.status == 413
         await asyncio.sleep(0.2)
-    assert seen == []
+    assert gateway.seen == []
 
 
 async def test_a_message_arriving_while_the_gateway_stops_gets_503_and_is_answered_when_delivered_again(api):
     """Acknowledging it would lose it: the stopping gateway no longer answers, so Telegram must retry."""
     port = free_port()
-    gateway, seen, _ = gateway_for(api, port=port)
+    gateway = gateway_for(api, port=port)
     update = {"update_id": 4242, "message": {"message_id": 1, "date": 0, "text": "echo: late but answered",
                                              "chat": {"id": 11, "type": "private", "first_name": "Ada"},
                                              "from": {"id": 1001, "is_bot": False, "first_name": "Ada"}}}
@@ -225,9 +226,49 @@ async def test_a_message_arriving_while_the_gateway_stops_gets_503_and_is_answer
             assert resp.status == 503 and resp.headers.get("Retry-After")
     await stopping
     assert api.chat(11).calls == []
-    restarted, _, _ = gateway_for(api, port=port)
+    restarted = gateway_for(api, port=port)
     async with restarted:  # the update id was not taken as seen: its delivery again is answered
         async with aiohttp.ClientSession() as http:
             async with http.post(url, json=update, headers=headers) as resp:
                 assert resp.status == 200
         await eventually(lambda: api.screen(11) == ["late but answered"], lambda: api.chat(11).messages)
+
+
+async def test_the_client_mounts_its_route_only_in_webhook_mode_and_hands_updates_to_its_context(api):
+    """Built by the kit as the gateway builds it: the route is served at ``runner.url``, not started (no setWebhook)."""
+    update = {"update_id": 77, "message": {"message_id": 3, "date": 0, "text": "hello",
+                                           "chat": {"id": 12, "type": "private", "first_name": "Ada"},
+                                           "from": {"id": 1001, "is_bot": False, "first_name": "Ada"}}}
+    headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+    async with PlatformRunner(plugin, {"token": TOKEN, "base_url": api.base_url}, start=False) as polling:
+        assert polling.url is None, "a polling client mounts nothing"
+    section = {"token": TOKEN, "base_url": api.base_url, "mode": "webhook", "webhook_secret": SECRET,
+               "webhook_url": "https://bot.example.com/webhooks/telegram"}
+    async with PlatformRunner(plugin, section, start=False) as runner, aiohttp.ClientSession() as http:
+        url = f"{runner.url}/webhooks/telegram"
+        async with http.post(url, json=update) as resp:
+            assert resp.status == 401
+        async with http.post(url, json=update, headers=headers) as resp:
+            assert resp.status == 200
+        runner.accepting = False  # the gateway is stopping
+        async with http.post(url, json={**update, "update_id": 78}, headers=headers) as resp:
+            assert resp.status == 503
+    assert [(i.chat_id, i.text, i.update_id) for i in runner.received] == [("12", "hello", "77")]
+    assert api.webhook is None, "not started: Telegram was not told anything"
+
+
+async def test_a_secret_header_with_bytes_that_are_not_utf8_gets_401_never_500(api):
+    port = free_port()
+    gateway = gateway_for(api, port=port)
+    body = b'{"update_id": 998, "message": {"message_id": 1, "date": 0, "text": "echo: odd", "chat": {"id": 5, "type": "private"}}}'
+    async with gateway:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /webhooks/telegram HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"X-Telegram-Bot-Api-Secret-Token: \xff\xfe" + SECRET.encode() + b"\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), 10)
+        writer.close()
+        await asyncio.sleep(0.2)
+    assert status_line.split()[1] == b"401", status_line
+    assert gateway.seen == [] and api.chat(5).calls == []

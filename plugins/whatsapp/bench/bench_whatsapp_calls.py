@@ -14,13 +14,10 @@ import argparse
 import asyncio
 import statistics
 import time
-from typing import Any
 
-from aiohttp import web
-
-from hermes_gateway import RateBudget, Stream
-from hermes_gateway._core.gateway import GATEWAY_KEY
-from hermes_whatsapp import ROUTE, WhatsAppPlugin
+from hermes_gateway import Stream
+from hermes_gateway.testing import PlatformRunner
+from hermes_whatsapp import PLATFORM, ROUTE, plugin
 from hermes_whatsapp.emulator import GraphApiEmulator
 from hermes_whatsapp.webhook import parse, verify_signature
 
@@ -28,30 +25,20 @@ TOKEN, PHONE_ID, SECRET, VERIFY = "EAAbenchbenchbench", "106540352242922", "benc
 USER = "4915112345678"
 
 
-class QuietGateway:
-    """Takes every message and does nothing with it: only the webhook's own cost is left."""
-
-    def receive(self, incoming: Any) -> None:
-        return None
-
-
 async def main(calls: int) -> None:
     async with GraphApiEmulator(TOKEN, PHONE_ID, SECRET) as meta:
-        plugin = WhatsAppPlugin(access_token=TOKEN, phone_number_id=PHONE_ID, app_secret=SECRET, verify_token=VERIFY,
-                                api_base_url=meta.base_url, budgets={"default": RateBudget(rate=1e6, burst=10**6)})
-        app = web.Application()
-        app[GATEWAY_KEY] = QuietGateway()  # type: ignore[assignment]
-        app.router.add_post(ROUTE, plugin._webhook)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        url = f"http://127.0.0.1:{runner.addresses[0][1]}{ROUTE}"
-        stream = Stream(platform=plugin.platform, chat_id=USER)
+        # the kit's runner takes every message and does nothing with it: only the webhook's own cost is left
+        section = {"access_token": TOKEN, "phone_number_id": PHONE_ID, "app_secret": SECRET, "verify_token": VERIFY,
+                   "api_base_url": meta.base_url}
+        runner = PlatformRunner(plugin, section, start=False)
+        await runner.__aenter__()
+        client = runner.client
+        url = f"{runner.url}{ROUTE}"
+        stream = Stream(platform=PLATFORM, chat_id=USER)
         timings: dict[str, list[float]] = {"webhook POST (HTTP round trip)": [], "verify + parse only": [],
                                            "send (HTTP round trip)": []}
         await meta.deliver(url, meta.text_message(USER, "warm-up"))
-        await plugin.on_stream_end(stream, None, "warm-up")
+        await client.on_stream_end(stream, None, "warm-up")
         for i in range(calls):
             payload = meta.text_message(USER, f"message {i}")
             body, headers = meta.signed(payload)
@@ -63,10 +50,9 @@ async def main(calls: int) -> None:
             await meta.deliver(url, payload)
             timings["webhook POST (HTTP round trip)"].append(time.perf_counter() - started)
             started = time.perf_counter()
-            await plugin.on_stream_end(stream, None, f"reply {i}")
+            await client.on_stream_end(stream, None, f"reply {i}")
             timings["send (HTTP round trip)"].append(time.perf_counter() - started)
-        await plugin.close()
-        await runner.cleanup()
+        await runner.__aexit__(None, None, None)
     for name, values in timings.items():
         print(f"{name:34s} median {statistics.median(values) * 1000:7.3f} ms   "
               f"p95 {sorted(values)[int(len(values) * 0.95)] * 1000:7.3f} ms")

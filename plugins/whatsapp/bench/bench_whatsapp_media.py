@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from hermes_gateway import Media, RateBudget, Stream
-from hermes_gateway._core.builtin.tools import qr_code
-from hermes_whatsapp import WhatsAppPlugin
+from hermes_gateway import Media, Stream
+from hermes_gateway.testing import PlatformRunner, builtin_tool
+from hermes_whatsapp import PLATFORM, plugin
 from hermes_whatsapp.emulator import GraphApiEmulator
 
 TOKEN, PHONE_ID, SECRET, VERIFY = "EAAbenchbenchbench", "106540352242922", "benchsecret0123456789", "verify-bench"
@@ -27,25 +27,25 @@ USER = "4915112345678"
 
 
 async def main(calls: int) -> None:
-    png = qr_code("hello").media[0].data
+    png = builtin_tool("qr_code").function("hello").media[0].data
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "qr.png"
         path.write_bytes(png)
         item = Media(path=str(path), caption="hello", size=len(png))
         async with GraphApiEmulator(TOKEN, PHONE_ID, SECRET) as meta:
-            plugin = WhatsAppPlugin(access_token=TOKEN, phone_number_id=PHONE_ID, app_secret=SECRET,
-                                    verify_token=VERIFY, api_base_url=meta.base_url,
-                                    budgets={"default": RateBudget(rate=1e6, burst=10**6)})
+            section = {"access_token": TOKEN, "phone_number_id": PHONE_ID, "app_secret": SECRET,
+                       "verify_token": VERIFY, "api_base_url": meta.base_url}
+            client = PlatformRunner(plugin, section, start=False).build()
             timings: dict[str, list[float]] = {"text message (baseline)": [], "qr.png: upload + image message": []}
-            await plugin.on_stream_end(Stream(platform=plugin.platform, chat_id=USER), None, "warm-up")
+            await client.on_stream_end(Stream(platform=PLATFORM, chat_id=USER), None, "warm-up")
             for _ in range(calls):
                 started = time.perf_counter()
-                await plugin.on_stream_end(Stream(platform=plugin.platform, chat_id=USER), None, "Here you go.")
+                await client.on_stream_end(Stream(platform=PLATFORM, chat_id=USER), None, "Here you go.")
                 timings["text message (baseline)"].append(time.perf_counter() - started)
                 started = time.perf_counter()
-                await plugin.on_media(Stream(platform=plugin.platform, chat_id=USER), item)
+                await client.on_media(Stream(platform=PLATFORM, chat_id=USER), item)
                 timings["qr.png: upload + image message"].append(time.perf_counter() - started)
-            await plugin.close()
+            await client.close()
             assert len(meta.attachments(USER)) == calls
     base = statistics.median(timings["text message (baseline)"])
     print(f"{calls} of each, {len(png)} byte PNG, medians:")

@@ -10,17 +10,18 @@ Install it next to hermes-gateway and enable it in config.yaml::
         app_secret: "${WHATSAPP_APP_SECRET}"
         verify_token: "${WHATSAPP_VERIFY_TOKEN}"
 
-The entry point (group ``hermes_gateway``) registers :data:`plugin`, one
-:class:`WhatsAppPlugin` configured from that section at start-up. Tests
-make their own instances and point them at
+The entry point (group ``hermes_gateway``) registers :data:`plugin`, which
+declares the platform (:data:`PLATFORM`); the gateway builds one
+:class:`WhatsAppClient` from that section each time it starts. Tests build
+theirs with :class:`hermes_gateway.testing.PlatformRunner`, pointed at
 :class:`~hermes_whatsapp.emulator.GraphApiEmulator`.
 """
 
-from .plugin import BOT_BUDGET, BUDGETS, MAX_MESSAGE_CHARS, NAME, ROUTE, WhatsAppPlugin
-from .settings import WhatsAppSettings, parse_settings
+from .plugin import BOT_BUDGET, BUDGETS, MAX_MESSAGE_CHARS, NAME, PLATFORM, ROUTE, WhatsAppClient, WhatsAppPlugin
+from .settings import WhatsAppSettings
 
-#: The instance the ``hermes_gateway`` entry point registers.
+#: The object the ``hermes_gateway`` entry point registers.
 plugin = WhatsAppPlugin()
 
-__all__ = ["BOT_BUDGET", "BUDGETS", "MAX_MESSAGE_CHARS", "NAME", "ROUTE", "WhatsAppPlugin", "WhatsAppSettings",
-           "parse_settings", "plugin"]
+__all__ = ["BOT_BUDGET", "BUDGETS", "MAX_MESSAGE_CHARS", "NAME", "PLATFORM", "ROUTE", "WhatsAppClient",
+           "WhatsAppPlugin", "WhatsAppSettings", "plugin"]

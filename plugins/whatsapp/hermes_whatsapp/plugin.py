@@ -1,8 +1,10 @@
-"""The WhatsApp platform plugin: limits, the webhook route, and the stream hooks.
+"""The WhatsApp platform plugin: its declaration, and the client that serves one business number.
 
-:class:`WhatsAppPlugin` is an ordinary hermes-gateway plugin object. The
-entry point registers one instance configured from ``platforms.whatsapp``
-at gateway start-up; tests build their own and point ``api_base_url`` at
+:data:`PLATFORM` declares WhatsApp's limits, the settings type and the
+client factory; the gateway builds one :class:`WhatsAppClient` per run
+from ``platforms.whatsapp`` and a :class:`~hermes_gateway.PlatformContext`.
+Tests build theirs the same way with
+:class:`hermes_gateway.testing.PlatformRunner`, pointed at
 :class:`~hermes_whatsapp.emulator.GraphApiEmulator`.
 
 WhatsApp cannot edit a message the business sent, so ``supports_edit`` is
@@ -14,7 +16,6 @@ answered before the model runs.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import replace
 from collections import Counter
@@ -23,14 +24,15 @@ from typing import Any, Mapping
 from aiohttp import web
 
 import hermes_gateway
-from hermes_gateway import ConfigError, DeliveryError, Incoming, Media, MessageRef, Platform, RateBudget, Stream
+from hermes_gateway import (ConfigError, DeliveryError, Incoming, Media, MessageRef, Platform, PlatformClient,
+                            PlatformContext, RateBudget, Stream)
 
 from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
 from . import media as attachments
 from .graph import GraphClient
 from .notices import NOTICE
-from .redaction import protect, scrub
-from .settings import WhatsAppSettings, parse_settings
+from .redaction import scrub
+from .settings import WhatsAppSettings
 from .webhook import NOTICE_TYPES, QUIET_TYPES, SIGNATURE_HEADER, Delivery, handshake, parse, verify_signature
 
 log = logging.getLogger(__name__)
@@ -47,47 +49,27 @@ BOT_BUDGET = RateBudget(rate=80.0, burst=80)
 TYPING_REFRESH = 20.0
 #: Message kinds that carry words the model can answer.
 TEXT_TYPES = frozenset({"text", "button", "interactive"})
+#: How long a pair (the same user) that met WhatsApp's pair rate limit is left alone at first.
+PAIR_WAIT = 4.0
 
 
-class WhatsAppPlugin:
-    """Receives and sends WhatsApp messages for one business phone number."""
+class WhatsAppClient(PlatformClient):
+    """Receives and sends WhatsApp messages for one business phone number, for one gateway run."""
 
-    def __init__(self, *, access_token: str | None = None, phone_number_id: str | None = None,
-                 app_secret: str | None = None, verify_token: str | None = None, api_base_url: str | None = None,
-                 budgets: Mapping[str, RateBudget] | None = None, bot_budget: RateBudget | None = BOT_BUDGET,
-                 pair_wait: float = 4.0, typing_refresh: float = TYPING_REFRESH) -> None:
-        """Keys as in config.yaml (all four or none); ``budgets``, ``pair_wait`` and ``typing_refresh``
-        override WhatsApp's limits (fast tests)."""
-        self.settings: WhatsAppSettings | None = None
-        self.typing_refresh = typing_refresh
-        self.pairs = PairBackoff(first=pair_wait)
-        self.events: Counter[str] = Counter()   # webhook events by kind, also in /metrics when the API runs
+    settings: WhatsAppSettings
+
+    def __init__(self, settings: WhatsAppSettings, context: PlatformContext) -> None:
+        super().__init__(settings, context)
+        self.pairs = PairBackoff(first=PAIR_WAIT)
+        self.events: Counter[str] = Counter()   # webhook events by kind, also in /metrics
         self._graph: GraphClient | None = None
-        if access_token is not None:
-            section: dict[str, Any] = {"access_token": access_token, "phone_number_id": phone_number_id,
-                                       "app_secret": app_secret, "verify_token": verify_token}
-            if api_base_url is not None:
-                section["api_base_url"] = api_base_url
-            self.configure(parse_settings(section, source="WhatsAppPlugin()"))
-        self.platform = Platform(
-            name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=0.0,
-            budgets=dict(budgets or BUDGETS), bot_budget=bot_budget, typing_interval=typing_refresh,
-            description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
-            start=self.start_receiving, stop=self.stop_receiving, media=attachments.LIMITS,
-        )
-        self.__name__ = "hermes_whatsapp"
-
-    def configure(self, settings: WhatsAppSettings) -> None:
-        protect(*settings.secrets)
-        self.settings = settings
+        context.add_route("GET", ROUTE, self._handshake)
+        context.add_route("POST", ROUTE, self._webhook)
 
     @property
     def graph(self) -> GraphClient:
-        """The Graph API client, built on first use."""
+        """The Graph API client, built on first use (on the running loop)."""
         if self._graph is None:
-            if self.settings is None:
-                raise DeliveryError("whatsapp is not configured: set platforms.whatsapp (access_token, "
-                                    "phone_number_id, app_secret, verify_token) and enabled: true", retryable=False)
             self._graph = GraphClient(self.settings, self.pairs)
         return self._graph
 
@@ -96,44 +78,9 @@ class WhatsAppPlugin:
         if graph is not None:
             await graph.close()
 
-    # ---------------------------------------------------------------- lifecycle hooks
-
-    @hermes_gateway.hookimpl
-    def register_platforms(self, register: Any) -> None:
-        register(self.platform)
-
-    @hermes_gateway.hookimpl
-    def register_routes(self, app: web.Application) -> None:
-        """``GET``/``POST /webhooks/whatsapp``, only when the platform is enabled (no listener for nothing)."""
-        from hermes_gateway._core.gateway import GATEWAY_KEY
-
-        gateway = app.get(GATEWAY_KEY)
-        if gateway is None or not gateway.config.platform_enabled(NAME):
-            return
-        app.router.add_get(ROUTE, self._handshake)
-        app.router.add_post(ROUTE, self._webhook)
-
-    @hermes_gateway.hookimpl
-    async def startup(self, gateway: Any) -> None:
-        """Read ``platforms.whatsapp`` when it is enabled; a bad section stops start-up with one line."""
-        section = gateway.config.platforms.get(NAME)
-        if section is None or not gateway.config.platform_enabled(NAME):
-            return
-        settings = parse_settings(section, source=gateway.config.source)
-        if settings != self.settings:
-            await self.close()  # a client built for other settings must not be reused
-        self.configure(settings)
-
-    @hermes_gateway.hookimpl
-    async def shutdown(self, gateway: Any) -> None:
-        await self.close()
-
-    async def start_receiving(self, gateway: Any) -> None:
+    async def start(self) -> None:
         """Check the token and the number id once; the webhook route is already listening."""
-        source = getattr(getattr(gateway, "config", None), "source", "(config)")
-        if self.settings is None:
-            raise ConfigError(source, "platforms.whatsapp", "access_token, phone_number_id, app_secret and "
-                                                            "verify_token (the platform is enabled without them)")
+        source = self.context.source
         try:
             number = await self.graph.phone_number()
         except DeliveryError as exc:
@@ -148,18 +95,13 @@ class WhatsAppPlugin:
             log.warning("whatsapp: could not look up the phone number (%s); sending will keep trying", exc)
         else:
             shown = number.get("display_phone_number") or self.settings.phone_number_id
-            url = getattr(gateway, "url", None)
-            log.info("whatsapp: receiving webhooks for %s at %s%s", shown, url or "", ROUTE)
-
-    async def stop_receiving(self) -> None:
-        """The listener is the gateway's, and the core finishes the replies in flight: nothing to do."""
+            log.info("whatsapp: receiving webhooks for %s at %s", shown, ROUTE)
 
     # ---------------------------------------------------------------- the webhook
 
     async def _handshake(self, request: web.Request) -> web.Response:
         """Meta's subscription check: echo ``hub.challenge`` when ``hub.verify_token`` is ours, else 403."""
-        settings = self.settings
-        challenge = handshake(request.query, settings.verify_token) if settings is not None else None
+        challenge = handshake(request.query, self.settings.verify_token)
         if challenge is None:
             log.warning("whatsapp: refused a webhook verification request (wrong mode or verify token)")
             return web.Response(status=403, text="forbidden")
@@ -173,44 +115,32 @@ class WhatsAppPlugin:
         gateway stops (503), which Meta should indeed deliver again, to the restarted gateway.
         """
         settings = self.settings
-        if settings is None:
-            return web.Response(status=404, text="whatsapp is not configured")
         body = await request.read()
         header = request.headers.get(SIGNATURE_HEADER)
         if not verify_signature(settings.app_secret, body, header):
-            self._count(request.app, "bad_signature")
+            self._count("bad_signature")
             log.warning("whatsapp: refused a webhook POST with a %s %s header", "wrong" if header else "missing",
                         SIGNATURE_HEADER)
             return web.Response(status=403 if header else 401, text="bad signature")
         try:
             delivery = parse(body, settings.phone_number_id)
-            if delivery.messages and not self._accepting(request.app):
+            if delivery.messages and not self.context.accepting:
                 # the only 5xx: a stopping gateway would drop these messages; Meta delivers them again later
                 log.info("whatsapp: the gateway is stopping; asked Meta to deliver %d message(s) again later",
                          len(delivery.messages))
                 return web.Response(status=503, text="stopping", headers={"Retry-After": "30"})
-            self._take(request.app, delivery)
+            self._take(delivery)
         except Exception as exc:  # a bug here must not become a 500 that Meta retries for days
             log.error("whatsapp: a webhook delivery could not be handled: %s", scrub(f"{type(exc).__name__}: {exc}"))
         return web.Response(status=200, text="ok")
 
-    @staticmethod
-    def _accepting(app: web.Application) -> bool:
-        """Whether the core still takes messages (it refuses them once it is stopping)."""
-        from hermes_gateway._core.gateway import GATEWAY_KEY
-
-        return app[GATEWAY_KEY].accepting
-
-    def _take(self, app: web.Application, delivery: Delivery) -> None:
-        from hermes_gateway._core.gateway import GATEWAY_KEY
-
-        gateway = app[GATEWAY_KEY]
+    def _take(self, delivery: Delivery) -> None:
         problems = list(delivery.problems)
         if delivery.other_numbers:
             log.info("whatsapp: ignored a webhook for phone number id(s) %s (this gateway serves %s)",
-                     ", ".join(sorted(delivery.other_numbers)), self.settings.phone_number_id if self.settings else "")
+                     ", ".join(sorted(delivery.other_numbers)), self.settings.phone_number_id)
         for status in delivery.statuses:
-            self._count(app, f"status_{status.status}")
+            self._count(f"status_{status.status}")
             if status.status == "failed":
                 errors = "; ".join(f"{code} {title}".strip() for code, title in status.errors) or "no reason given"
                 log.warning("whatsapp: message %s to %s failed: %s", status.wamid, status.recipient, errors)
@@ -218,54 +148,44 @@ class WhatsAppPlugin:
             incoming = Incoming(NAME, message.sender, message.text, sender_id=message.sender,
                                 update_id=message.wamid, message_id=message.wamid, chat_kind="private")
             if message.kind in TEXT_TYPES:
-                self._count(app, "message_text")
-                gateway.receive(incoming)
+                self._count("message_text")
+                self.context.receive(incoming)
             elif message.kind in NOTICE_TYPES:  # the core answers it with the notice, like any message
-                self._count(app, "message_not_text")
-                gateway.receive(replace(incoming, text="", notice=NOTICE))
+                self._count("message_not_text")
+                self.context.receive(replace(incoming, text="", notice=NOTICE))
             elif message.kind in QUIET_TYPES:
-                self._count(app, f"message_{message.kind}")
+                self._count(f"message_{message.kind}")
             else:
                 problems.append(f"a message of unknown type {message.kind[:30]!r}")
         if problems:
-            self._count(app, "malformed")
+            self._count("malformed")
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             log.warning("whatsapp: ignored %s of a webhook delivery: %s%s",
                         "all" if delivery.empty else "part", problems[0], more)
 
-    def _count(self, app: web.Application, event: str) -> None:
-        """Count a webhook event here and, when the API server runs, in its ``/metrics``."""
+    def _count(self, event: str) -> None:
+        """Count a webhook event here and in ``/metrics`` (``hermes_platform_events_total``)."""
         self.events[event] += 1
-        from hermes_gateway._core.api_server.plugin import api_server_of
+        self.context.count(event)
 
-        server = api_server_of(app)
-        count = getattr(getattr(server, "metrics", None), "platform_event", None)
-        if count is not None:
-            count(NAME, event)
+    # ---------------------------------------------------------------- stream methods (called by the core)
 
-    # ---------------------------------------------------------------- stream hooks
-
-    @hermes_gateway.hookimpl
     def supports_edit(self, stream: Stream) -> bool:
         return False  # WhatsApp cannot edit what the business sent: one final send per message
 
-    @hermes_gateway.hookimpl
     async def on_stream_start(self, stream: Stream) -> None:
         """*typing…* (which also marks the question read); the core refreshes it every ``typing_refresh`` s."""
         if not stream.reply_to:
             return  # the indicator hangs on the user's message: without one there is nothing to show it on
         await self.graph.typing(stream.chat_id, stream.reply_to)
 
-    @hermes_gateway.hookimpl
     async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         """Not called while ``supports_edit`` is false; the contract wants it beside ``supports_edit``."""
         return await self._send(stream, message, text)
 
-    @hermes_gateway.hookimpl
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         return await self._send(stream, message, text)
 
-    @hermes_gateway.hookimpl
     async def on_media(self, stream: Stream, media: Media) -> MessageRef:
         """A tool's file: uploaded to ``/media``, then an image/video/audio/document message (:mod:`.media`)."""
         return await attachments.send(self.graph, stream, media)
@@ -282,3 +202,22 @@ class WhatsAppPlugin:
         wamid = await self.graph.send_text(stream.chat_id, text.strip() or text, quote=quote)
         stream.state["quoted"] = True
         return MessageRef(stream.chat_id, wamid, stream.thread_id)
+
+
+#: WhatsApp as the core sees it: limits, settings, and the client factory.
+PLATFORM = Platform(
+    name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=0.0,
+    budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, typing_interval=TYPING_REFRESH,
+    description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
+    media=attachments.LIMITS, settings=WhatsAppSettings, client=WhatsAppClient,
+)
+
+
+class WhatsAppPlugin:
+    """The plugin object the entry point registers: it declares the platform, nothing more."""
+
+    __name__ = "hermes_whatsapp"
+
+    @hermes_gateway.hookimpl
+    def register_platforms(self, register: Any) -> None:
+        register(PLATFORM)

@@ -60,6 +60,10 @@ class Message:
     name: str | None = None     # the user's profile name, if Meta sent it
 
 
+#: The statuses Meta documents; any other is counted as "other" (one metric each, not one per odd value).
+KNOWN_STATUSES = frozenset({"sent", "delivered", "read", "failed", "deleted", "warning"})
+
+
 @dataclass(frozen=True)
 class Status:
     """What happened to a message we sent: sent, delivered, read or failed."""
@@ -155,16 +159,23 @@ def _text_of(raw: dict[str, Any], kind: str) -> str | None:
 
 
 def _status(raw: Any, found: Delivery) -> Status | None:
+    """One status entry; whatever in it is malformed costs that entry (or its error list), never the delivery."""
     if not isinstance(raw, dict) or not isinstance(raw.get("status"), str) or not isinstance(raw.get("id"), str):
         found.problems.append("a status without id or status")
         return None
     errors = []
-    for error in raw.get("errors") or []:
+    listed = raw.get("errors")
+    if listed is not None and not isinstance(listed, list):
+        found.problems.append("a status whose errors are not a list")
+        listed = None
+    for error in listed or []:
         if isinstance(error, dict):
             code = error.get("code")
-            errors.append((code if isinstance(code, int) else None, str(error.get("title") or error.get("message")
-                                                                          or "")))
-    return Status(raw["id"], raw["status"], str(raw.get("recipient_id") or ""), tuple(errors))
+            title = error.get("title") or error.get("message") or ""
+            errors.append((code if isinstance(code, int) and not isinstance(code, bool) else None,
+                           title[:200] if isinstance(title, str) else ""))
+    status = raw["status"] if raw["status"] in KNOWN_STATUSES else "other"
+    return Status(raw["id"][:200], status, str(raw.get("recipient_id") or "")[:64], tuple(errors))
 
 
 def _profile_names(contacts: Any) -> dict[str, str]:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
 from hermes_whatsapp.emulator import GraphApiEmulator
-from whatsapp_test_support import APP_SECRET, FAST, PHONE_ID, TOKEN, plugin_for
+from whatsapp_test_support import APP_SECRET, FAST, PHONE_ID, TOKEN, runner_for
 
 
 class WhatsAppHarness(Harness):
@@ -18,12 +16,13 @@ class WhatsAppHarness(Harness):
     async def start(self):
         self.meta = GraphApiEmulator(TOKEN, PHONE_ID, APP_SECRET)
         await self.meta.start()
-        self.plugin = plugin_for(self.meta, budgets=FAST)
         # one Graph API call may take 1 s (the smallest timeout the config takes): the upload timeout check
-        self.plugin.configure(dataclasses.replace(self.plugin.settings, timeout=1.0))
+        self.runner = runner_for(self.meta, limits={"budgets": FAST}, timeout=1.0)
+        await self.runner.__aenter__()
+        self.plugin = self.runner.client
 
     async def stop(self):
-        await self.plugin.close()
+        await self.runner.__aexit__(None, None, None)
         await self.meta.stop()
 
     def screen(self, chat_id):

@@ -6,11 +6,12 @@ import pytest
 
 from hermes_gateway import DeliveryError, RateLimited, Stream
 from hermes_whatsapp.errors import GraphError, PairBackoff, translate
+from hermes_whatsapp import PLATFORM
 from whatsapp_test_support import USER, plugin_for
 
 
 async def send(plugin, text="hello", chat=USER):
-    return await plugin.on_stream_end(Stream(platform=plugin.platform, chat_id=chat), None, text)
+    return await plugin.on_stream_end(Stream(platform=PLATFORM, chat_id=chat), None, text)
 
 
 async def test_131056_waits_4s_then_doubles_and_resets_after_a_send(meta):
@@ -76,8 +77,7 @@ async def test_server_trouble_is_retryable_and_not_delivered(meta, status, code)
 
 
 async def test_a_timed_out_send_may_have_landed(meta):
-    plugin = plugin_for(meta)
-    plugin.graph.settings = plugin.settings.__class__(**{**plugin.settings.__dict__, "timeout": 1.0})
+    plugin = plugin_for(meta, timeout=1.0)
     meta.fail_next(USER, 131000, delay=1.5)  # Meta answers too late
     with pytest.raises(DeliveryError) as caught:
         await send(plugin)
@@ -95,9 +95,7 @@ async def test_an_unreachable_server_is_retryable_and_not_delivered(meta):
 
 
 async def test_a_rejected_token_says_which_key(meta):
-    plugin = plugin_for(meta)
-    plugin.graph.settings = plugin.settings.__class__(**{**plugin.settings.__dict__,
-                                                         "access_token": "EAAwrongwrongwrong"})
+    plugin = plugin_for(meta, access_token="EAAwrongwrongwrong")
     with pytest.raises(DeliveryError) as caught:
         await send(plugin)
     await plugin.close()
@@ -106,7 +104,7 @@ async def test_a_rejected_token_says_which_key(meta):
 
 async def test_an_edit_is_refused_so_the_core_sends_anew(meta):
     plugin = plugin_for(meta)
-    stream = Stream(platform=plugin.platform, chat_id=USER)
+    stream = Stream(platform=PLATFORM, chat_id=USER)
     ref = await plugin.on_stream_end(stream, None, "first")
     assert plugin.supports_edit(stream) is False
     with pytest.raises(DeliveryError) as caught:
@@ -118,9 +116,9 @@ async def test_an_edit_is_refused_so_the_core_sends_anew(meta):
 
 def test_the_platform_asks_for_no_typing_refresh_within_20s():
     """WhatsApp's indicator lasts 25 s: the core refreshes it no sooner than the platform declares."""
-    from hermes_whatsapp.plugin import TYPING_REFRESH, WhatsAppPlugin
+    from hermes_whatsapp.plugin import TYPING_REFRESH
 
-    assert WhatsAppPlugin().platform.typing_interval == TYPING_REFRESH == 20.0
+    assert PLATFORM.typing_interval == TYPING_REFRESH == 20.0
 
 
 def test_translation_without_an_error_body():

@@ -13,9 +13,8 @@ import time
 import aiohttp
 import pytest
 
-from hermes_gateway import StreamSettings, make_plugins
-from hermes_gateway._core.delivery.split import reassemble
-from hermes_gateway._core.gateway import Gateway
+from hermes_gateway import StreamSettings
+from hermes_gateway.testing import reassemble
 from hermes_whatsapp.errors import BOT_WAITS
 from hermes_whatsapp.notices import NOTICE
 from whatsapp_test_support import USER, VERIFY_TOKEN, config, eventually, gateway_for, webhook_url
@@ -36,7 +35,7 @@ def long_reply(chars: int) -> str:
 async def test_a_9000_character_reply_arrives_as_three_messages_in_order(meta):
     reply = long_reply(9000)
     assert len(reply) >= 8990
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         payload = meta.text_message(USER, f"echo: {reply}")
         question = payload["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
@@ -55,7 +54,7 @@ async def test_a_9000_character_reply_arrives_as_three_messages_in_order(meta):
 
 
 async def test_the_webhook_is_answered_before_the_reply_is_written(meta):
-    gateway, _ = gateway_for(meta, tokens_per_second=10)  # about a second of words
+    gateway = gateway_for(meta, tokens_per_second=10)  # about a second of words
     async with gateway:
         started = time.monotonic()
         assert await meta.deliver(webhook_url(gateway), meta.text_message(USER, "echo: one two three four five six "
@@ -73,7 +72,7 @@ async def test_the_webhook_is_answered_before_the_reply_is_written(meta):
     {"Content-Type": "application/json", "X-Hub-Signature-256": "md5=abc"},                # not even sha256
 ], ids=["missing", "wrong", "malformed"])
 async def test_a_bad_signature_is_refused_and_nothing_is_sent(meta, headers):
-    gateway, plugin = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         url = webhook_url(gateway)
         status = await meta.deliver(url, meta.text_message(USER, "echo: forged"), headers=headers)
@@ -84,12 +83,12 @@ async def test_a_bad_signature_is_refused_and_nothing_is_sent(meta, headers):
         await eventually(lambda: meta.screen(USER) == ["genuine"], lambda: meta.calls)
     assert meta.screen(USER) == ["genuine"]
     assert [c.outcome for c in meta.user(USER).calls] == ["typing", "sent"]
-    assert plugin.events["bad_signature"] == 2
+    assert gateway.client("whatsapp").events["bad_signature"] == 2
 
 
 async def test_a_signature_of_another_body_is_refused(meta):
     """The signature covers the raw bytes: a body changed on the way is refused, even as the same JSON."""
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         payload = meta.text_message(USER, "echo: tampered")
         body, headers = meta.signed(payload)
@@ -101,7 +100,7 @@ async def test_a_signature_of_another_body_is_refused(meta):
 
 
 async def test_a_redelivered_message_gets_one_reply(meta):
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         url = webhook_url(gateway)
         first = meta.text_message(USER, "echo: only once")
@@ -116,7 +115,7 @@ async def test_a_redelivered_message_gets_one_reply(meta):
 
 
 async def test_a_pair_rate_limit_once_still_delivers_the_reply_once_after_the_wait(meta):
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         payload = meta.text_message(USER, "echo: worth the wait")
         meta.inject_pair_rate_limit(USER)  # the next send to this user answers 131056
@@ -131,7 +130,7 @@ async def test_a_pair_rate_limit_once_still_delivers_the_reply_once_after_the_wa
 
 
 async def test_the_verification_handshake_both_ways(meta):
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         url = webhook_url(gateway)
         assert await meta.verify(url, VERIFY_TOKEN, challenge="8675309") == (200, "8675309")
@@ -169,7 +168,7 @@ MALFORMED = [
 
 
 async def test_malformed_payloads_get_200_nothing_done_and_one_log_line_each(meta, caplog):
-    gateway, plugin = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         url = webhook_url(gateway)
         for body in MALFORMED:
@@ -182,11 +181,11 @@ async def test_malformed_payloads_get_200_nothing_done_and_one_log_line_each(met
         assert await meta.deliver(url, meta.text_message(USER, "echo: still fine")) == 200
         await eventually(lambda: meta.screen(USER) == ["still fine"], lambda: meta.calls)
     assert [c.outcome for c in meta.calls] == ["lookup", "typing", "sent"], "the malformed ones did nothing"
-    assert plugin.events["malformed"] == len(MALFORMED)
+    assert gateway.client("whatsapp").events["malformed"] == len(MALFORMED)
 
 
 async def test_statuses_are_counted_in_metrics_and_never_answered(meta, caplog):
-    gateway, _ = gateway_for(meta, api_server=True)
+    gateway = gateway_for(meta, api_server=True)
     async with gateway:
         url = webhook_url(gateway)
         meta.send_statuses_to(url)  # Meta reports sent and delivered for every message the bot sends
@@ -212,7 +211,7 @@ async def test_statuses_are_counted_in_metrics_and_never_answered(meta, caplog):
 
 
 async def test_an_image_gets_a_short_text_answer_once(meta):
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         url = webhook_url(gateway)
         photo = meta.media_message(USER, "image")
@@ -228,7 +227,7 @@ async def test_an_image_gets_a_short_text_answer_once(meta):
 
 async def test_only_allowed_users_are_answered(meta):
     stranger = "447700900123"
-    gateway, _ = gateway_for(meta, allowed_users=[int(USER)])
+    gateway = gateway_for(meta, allowed_users=[int(USER)])
     async with gateway:
         url = webhook_url(gateway)
         assert await meta.deliver(url, meta.text_message(stranger, "echo: let me in")) == 200
@@ -240,7 +239,7 @@ async def test_only_allowed_users_are_answered(meta):
 
 
 async def test_a_closed_24_hour_window_is_one_log_line_and_no_retry(meta, caplog):
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         payload = meta.text_message(USER, "echo: too late")
         meta.close_window(USER)  # e.g. the reply took a day, or the message was replayed from the past
@@ -255,7 +254,7 @@ async def test_a_closed_24_hour_window_is_one_log_line_and_no_retry(meta, caplog
 
 
 async def test_a_message_for_another_number_is_left_alone(meta, caplog):
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         payload = meta.text_message(USER, "echo: not for us")
         payload["entry"][0]["changes"][0]["value"]["metadata"]["phone_number_id"] = "999000999000"
@@ -267,12 +266,7 @@ async def test_a_message_for_another_number_is_left_alone(meta, caplog):
 
 
 async def test_a_disabled_platform_mounts_no_route_and_calls_nothing(meta):
-    from whatsapp_test_support import plugin_for
-
-    plugin = plugin_for(meta)
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    cfg = config(meta, enabled=False)
-    async with Gateway(cfg, plugins) as gateway:
+    async with gateway_for(meta, enabled=False) as gateway:
         assert gateway.started_platforms == [] and gateway.url is None, "nothing to listen for"
     assert meta.calls == []
 
@@ -280,7 +274,7 @@ async def test_a_disabled_platform_mounts_no_route_and_calls_nothing(meta):
 async def test_the_numbers_throughput_limit_holds_back_every_chat(meta):
     """130429: the whole number is over its throughput, so another user's reply waits too (scope "bot")."""
     other = "447700900123"
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         url = webhook_url(gateway)
         meta.fail_next(USER, 130429)
@@ -297,25 +291,23 @@ async def test_the_numbers_throughput_limit_holds_back_every_chat(meta):
 
 async def test_a_message_that_arrives_while_the_gateway_stops_is_delivered_again_not_lost(meta):
     """The core refuses messages once it is stopping; a 200 would lose them, a 503 makes Meta deliver again."""
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         url = webhook_url(gateway)
         payload = meta.text_message(USER, "echo: just in time")
-        gateway.inbound.accepting = False  # what Gateway.stop does before the listener closes
+        gateway.accepting = False  # what Gateway.stop does before the listener closes
         assert await meta.deliver(url, payload) == 503
         assert await meta.deliver(url, meta.status_update("wamid.old", "read", USER)) == 200, "statuses are fine"
-        gateway.inbound.accepting = True   # the gateway is back (restarted): Meta's retry arrives
+        gateway.accepting = True   # the gateway is back (restarted): Meta's retry arrives
         assert await meta.deliver(url, payload) == 200
         await eventually(lambda: meta.screen(USER) == ["just in time"], lambda: meta.calls)
 
 
 async def test_typing_is_refreshed_while_the_model_thinks_but_not_more_often_than_the_platform_allows(meta):
     """The config asks for typing every 0.5 s here; the platform declares a longer interval, which wins."""
-    from whatsapp_test_support import plugin_for
-
-    plugin = plugin_for(meta, typing_refresh=1.0)  # 20 s in production; scaled down with the core's interval
-    gateway, _ = gateway_for(meta, plugin=plugin, tokens_per_second=12, streaming=False,
-                             conversation={"typing_interval": 0.5})
+    # 20 s in production; scaled down with the core's interval
+    gateway = gateway_for(meta, limits={"typing_interval": 1.0}, tokens_per_second=12, streaming=False,
+                          conversation={"typing_interval": 0.5})
     async with gateway:
         payload = meta.text_message(USER, "think: done thinking")
         question = payload["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
@@ -328,9 +320,20 @@ async def test_typing_is_refreshed_while_the_model_thinks_but_not_more_often_tha
 
 
 async def test_an_oversized_delivery_gets_413_and_nothing_is_sent(meta):
-    gateway, _ = gateway_for(meta)
+    gateway = gateway_for(meta)
     async with gateway:
         huge = meta.text_message(USER, "echo: " + "x" * (5 * 1024 * 1024))  # over api_server.max_body_bytes
         assert await meta.deliver(webhook_url(gateway), huge) == 413
         await asyncio.sleep(0.2)
     assert meta.screen(USER) == [] and meta.user(USER).calls == []
+
+
+async def test_a_malformed_status_in_the_same_webhook_does_not_drop_the_message(meta):
+    """Meta batches statuses with messages; answered 200, a dropped message would never come again."""
+    gateway = gateway_for(meta)
+    payload = meta.text_message(USER, "echo: answered anyway")
+    payload["entry"][0]["changes"][0]["value"]["statuses"] = [
+        {"id": "wamid.OUT1", "status": "failed", "recipient_id": USER, "errors": 5}]
+    async with gateway:
+        assert await meta.deliver(webhook_url(gateway), payload) == 200
+        await eventually(lambda: meta.screen(USER) == ["answered anyway"], lambda: meta.calls)

@@ -7,36 +7,30 @@ received, bytes included.
 
 from __future__ import annotations
 
-import dataclasses
-
 import aiohttp
 import pytest
 
-from hermes_gateway import Media, make_plugins
-from hermes_gateway._core.builtin.tools import qr_code
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.delivery import Delivery
+from hermes_gateway import Media
+from hermes_gateway.testing import PlatformRunner, builtin_tool
 from hermes_whatsapp.errors import PAIR_RATE
 from hermes_whatsapp.media import LIMITS, message_type
-from whatsapp_test_support import FAST, PHONE_ID, TOKEN, USER, eventually, gateway_for, plugin_for, webhook_url
+from whatsapp_test_support import FAST, PHONE_ID, TOKEN, USER, eventually, gateway_for, runner_for, webhook_url
 
 QR_REPLY = "The tool qr_code returned: A QR code for 5 characters of text.\n[image: qr.png attached]"
-PNG = qr_code("hello").media[0].data
+PNG = builtin_tool("qr_code").function("hello").media[0].data
 
 
-def quick(meta, **kw):
-    """A plugin without pacing worth waiting for, whose Graph API calls time out after 1 s."""
-    plugin = plugin_for(meta, budgets=FAST, pair_wait=0.2, **kw)
-    plugin.configure(dataclasses.replace(plugin.settings, timeout=1.0))
+def quick(meta, **kw) -> PlatformRunner:
+    """A client without pacing worth waiting for, whose Graph API calls time out after 1 s (built, not started)."""
+    runner = runner_for(meta, limits={"budgets": FAST}, timeout=1.0, **kw)
+    runner.build().pairs.first = 0.2
     meta.pair_penalty = 0.2
-    return plugin
+    return runner
 
 
-def delivery(plugin, media_dir) -> Delivery:
+def delivery(runner: PlatformRunner, media_dir):
     media_dir.mkdir(exist_ok=True)
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    assert not plugins.problems, plugins.problems
-    return Delivery(plugins, parse_config({"media": {"directory": str(media_dir)}}, env={}))
+    return runner.delivery({"media": {"directory": str(media_dir)}})
 
 
 def file_in(media_dir, name: str, data: bytes = b"", size: int | None = None) -> str:
@@ -52,8 +46,10 @@ def file_in(media_dir, name: str, data: bytes = b"", size: int | None = None) ->
 # ---------------------------------------------------------------- end to end: the qr_code tool through the gateway
 
 async def ask_for_a_qr_code(meta, **cfg):
-    gateway, plugin = gateway_for(meta, plugin=quick(meta), **cfg)
+    meta.pair_penalty = 0.2
+    gateway = gateway_for(meta, limits={"budgets": FAST}, timeout=1.0, **cfg)
     async with gateway:
+        gateway.client("whatsapp").pairs.first = 0.2
         payload = meta.text_message(USER, 'tool: qr_code {"text": "hello"}')
         assert await meta.deliver(webhook_url(gateway), payload) == 200
         await eventually(lambda: len(meta.screen(USER)) >= 2, lambda: meta.calls, timeout=30)
@@ -88,10 +84,10 @@ async def test_the_qr_code_is_not_sent_twice_when_the_answer_to_a_shown_image_is
 
 async def test_a_lost_upload_answer_is_uploaded_again_and_shown_once(meta, tmp_path):
     meta.fail_upload(131000, status=500, delay=1.5)   # the answer to the upload never comes in time
-    plugin = quick(meta)
-    report = await delivery(plugin, tmp_path / "media").session("whatsapp", USER).finish(
+    runner = quick(meta)
+    report = await delivery(runner, tmp_path / "media").session("whatsapp", USER).finish(
         "Your code:", [Media(data=PNG, filename="qr.png", caption="hello")])
-    await plugin.close()
+    await runner.client.close()
     assert meta.screen(USER) == ["Your code:", "[image: qr.png] hello"]
     assert meta.upload_attempts == 2 and len(meta.uploads) == 1, "the upload whose answer was lost, then again"
     assert report.media_uncertain == 0, "an upload shows nothing: safe to repeat"
@@ -108,11 +104,11 @@ async def test_a_lost_upload_answer_is_uploaded_again_and_shown_once(meta, tmp_p
     ("report.pdf", "application/pdf", "Q3", "[document: report.pdf] Q3"),
 ])
 async def test_each_kind_goes_as_the_message_type_whatsapp_shows_it_as(meta, tmp_path, name, mime, caption, shown):
-    plugin = quick(meta)
+    runner = quick(meta)
     data = b"\x00\x01" * 500
-    report = await delivery(plugin, tmp_path / "media").session("whatsapp", USER).finish(
+    report = await delivery(runner, tmp_path / "media").session("whatsapp", USER).finish(
         "", [Media(data=data, filename=name, mime=mime, caption=caption)])
-    await plugin.close()
+    await runner.client.close()
     assert meta.screen(USER) == [shown]
     assert meta.attachments(USER) == [(name, data)]
     assert len(report.media) == 1 and report.media_notes == []
@@ -120,30 +116,30 @@ async def test_each_kind_goes_as_the_message_type_whatsapp_shows_it_as(meta, tmp
 
 
 async def test_an_image_over_5_mb_arrives_as_a_document(meta, tmp_path):
-    plugin = quick(meta)
+    runner = quick(meta)
     big = file_in(tmp_path / "media", "scan.png", b"\x89PNG", size=6_000_000)
-    await delivery(plugin, tmp_path / "media").session("whatsapp", USER).finish("The scan:", [Media(path=big)])
-    await plugin.close()
+    await delivery(runner, tmp_path / "media").session("whatsapp", USER).finish("The scan:", [Media(path=big)])
+    await runner.client.close()
     assert meta.screen(USER) == ["The scan:", "[document: scan.png]"]
     assert [len(data) for _, data in meta.attachments(USER)] == [6_000_000]
 
 
 async def test_a_file_over_100_mb_is_one_line_after_the_text_and_never_uploaded(meta, tmp_path):
-    plugin = quick(meta)
+    runner = quick(meta)
     huge = file_in(tmp_path / "media", "dump.pdf", size=100_000_001)
-    report = await delivery(plugin, tmp_path / "media").session("whatsapp", USER).finish(
+    report = await delivery(runner, tmp_path / "media").session("whatsapp", USER).finish(
         "Here it is.", [Media(path=huge, caption="the dump")])
-    await plugin.close()
+    await runner.client.close()
     assert meta.screen(USER) == ["Here it is.\n\n📎 dump.pdf — the dump (too large for whatsapp)"]
     assert meta.uploads == [] and meta.attachments(USER) == []
     assert report.media_notes == ["📎 dump.pdf — the dump (too large for whatsapp)"]
 
 
 async def test_a_format_whatsapp_refuses_is_its_line_and_no_upload(meta, tmp_path):
-    plugin = quick(meta)
-    report = await delivery(plugin, tmp_path / "media").session("whatsapp", USER).finish(
+    runner = quick(meta)
+    report = await delivery(runner, tmp_path / "media").session("whatsapp", USER).finish(
         "An animation:", [Media(data=b"GIF89a...", filename="spin.gif", caption="spinning")])
-    await plugin.close()
+    await runner.client.close()
     assert meta.screen(USER) == ["An animation:", "📎 spin.gif — spinning (could not be sent)"]
     assert meta.uploads == [] and meta.attachments(USER) == []
     assert report.media_notes == ["📎 spin.gif — spinning (could not be sent)"]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from hermes_gateway import StreamSettings
 from hermes_whatsapp.emulator import GraphApiEmulator
-from whatsapp_test_support import APP_SECRET, FAST, PHONE_ID, TOKEN, USER, delivery_for, plugin_for
+from whatsapp_test_support import APP_SECRET, FAST, PHONE_ID, TOKEN, USER, runner_for
 
 ALPHABETS = ["abcdefghij", "語言模型回答你", "😀🎉🌈🚀👍🏽", "Привет", "é́ñ", "```"]
 word = st.sampled_from(ALPHABETS).flatmap(lambda a: st.text(alphabet=a, min_size=1, max_size=12))
@@ -19,9 +19,10 @@ reply_parts = st.lists(st.tuples(word, gap), min_size=300, max_size=1500)
 
 async def deliver(reply: str, streaming: bool) -> tuple[list[str], list[str], bool, list[str]]:
     async with GraphApiEmulator(TOKEN, PHONE_ID, APP_SECRET) as meta:
-        plugin = plugin_for(meta, budgets=FAST)
+        runner = runner_for(meta, limits={"budgets": FAST})
+        runner.build()
         try:
-            session = delivery_for(plugin).session("whatsapp", USER, settings=StreamSettings(
+            session = runner.delivery().session("whatsapp", USER, settings=StreamSettings(
                 enabled=streaming, edit_interval=0.01, min_tokens=1))
             session.start()
             for start in range(0, len(reply), 97):
@@ -29,7 +30,7 @@ async def deliver(reply: str, streaming: bool) -> tuple[list[str], list[str], bo
                 await asyncio.sleep(0)
             report = await session.finish()
         finally:
-            await plugin.close()
+            await runner.client.close()
         return meta.screen(USER), meta.user(USER).violations, report.delivered, \
             [c.outcome for c in meta.user(USER).calls]
 

@@ -97,3 +97,23 @@ def test_any_body_is_read_without_an_exception(value, as_bytes):
     found = parse(body, PHONE_ID)
     assert all(isinstance(p, str) and "\n" not in p for p in found.problems)
     assert all(m.sender and m.wamid for m in found.messages)
+
+
+def bundled(*statuses):
+    """One change carrying a valid text message and the given status entries (as Meta may batch them)."""
+    payload = META.text_message(USER, "echo: still here")
+    payload["entry"][0]["changes"][0]["value"]["statuses"] = list(statuses)
+    return payload
+
+
+def test_a_malformed_status_entry_costs_only_itself():
+    good = {"id": "wamid.OUT2", "status": "read", "recipient_id": USER}
+    for odd in ({"id": "wamid.OUT1", "status": "failed", "errors": 5},
+                {"id": "wamid.OUT1", "status": "failed", "errors": {"code": 1}},
+                {"id": "wamid.OUT1", "status": "failed", "errors": [{"code": 1, "title": {"nested": True}}]},
+                {"id": "wamid.OUT1", "status": "x" * 10_000},
+                {"id": 7, "status": "read"}, "not an object"):
+        found = parse(encode(bundled(odd, good)), PHONE_ID)
+        assert [m.text for m in found.messages] == ["echo: still here"], odd
+        assert found.statuses[-1] == parse(encode(bundled(good)), PHONE_ID).statuses[0]
+        assert all(s.status in ("failed", "read", "other") for s in found.statuses)

@@ -1,15 +1,16 @@
-"""Helpers shared by the whatsapp plugin's tests (a module with a unique name, not a conftest)."""
+"""Helpers shared by the whatsapp plugin's tests (a module with a unique name, not a conftest).
+
+Clients are built the way the gateway builds them, through the kit
+(:class:`hermes_gateway.testing.PlatformRunner`, :class:`~hermes_gateway.testing.TestGateway`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hermes_gateway.testing import eventually  # noqa: F401  (the tests import it from here)
-from hermes_gateway import RateBudget, make_plugins
-from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.delivery import Delivery
-from hermes_gateway._core.gateway import Gateway
-from hermes_whatsapp import ROUTE, WhatsAppPlugin
+from hermes_gateway import RateBudget
+from hermes_gateway.testing import PlatformRunner, TestGateway, eventually  # noqa: F401  (tests import it here)
+from hermes_whatsapp import ROUTE, WhatsAppClient, plugin
 
 TOKEN = "EAAGm0PX4ZCpsBAKZCZBq3w0ZCkWx8ZAXfrE7tG1nMeV0tQ"
 PHONE_ID = "106540352242922"
@@ -20,43 +21,45 @@ SECRETS = (TOKEN, APP_SECRET, VERIFY_TOKEN)
 FAST = {"default": RateBudget(rate=200, burst=50)}
 
 
-def plugin_for(meta: Any, **kw: Any) -> WhatsAppPlugin:
-    """A plugin pointed at the emulator, with WhatsApp's limits unless ``kw`` overrides them."""
-    return WhatsAppPlugin(access_token=TOKEN, phone_number_id=PHONE_ID, app_secret=APP_SECRET,
-                          verify_token=VERIFY_TOKEN, api_base_url=meta.base_url, **kw)
-
-
 def section(meta: Any, **extra: Any) -> dict[str, Any]:
+    """``platforms.whatsapp`` pointed at the emulator."""
     return {"enabled": True, "access_token": TOKEN, "phone_number_id": PHONE_ID, "app_secret": APP_SECRET,
             "verify_token": VERIFY_TOKEN, "api_base_url": meta.base_url, **extra}
 
 
+def runner_for(meta: Any, *, limits: dict[str, Any] | None = None, start: bool = False,
+               **settings: Any) -> PlatformRunner:
+    """A runner of the plugin pointed at the emulator (``limits`` override WhatsApp's, e.g. ``budgets=FAST``)."""
+    return PlatformRunner(plugin, section(meta, **settings), limits=limits, start=start)
+
+
+def plugin_for(meta: Any, *, limits: dict[str, Any] | None = None, pair_wait: float | None = None,
+               **settings: Any) -> WhatsAppClient:
+    """A client built as the gateway builds it, not started (tests call its stream methods; close it after)."""
+    client = runner_for(meta, limits=limits, **settings).build()
+    if pair_wait is not None:
+        client.pairs.first = pair_wait
+    return client
+
+
 def config(meta: Any, tokens_per_second: float = 0, api_server: bool = False, streaming: bool = True,
-           conversation: dict[str, Any] | None = None, **whatsapp: Any) -> Any:
-    return parse_config({
+           conversation: dict[str, Any] | None = None, **whatsapp: Any) -> dict[str, Any]:
+    return {
         "conversation": conversation or {},
         "model": {"demo": {"tokens_per_second": tokens_per_second}},
         "streaming": {"whatsapp": {"enabled": streaming, "edit_interval": 0.05, "min_tokens": 2}},
         "platforms": {"whatsapp": section(meta, **whatsapp)},
         "api_server": {"host": "127.0.0.1", "port": 0, "enabled": api_server},
-    }, env={})
+    }
 
 
-def gateway_for(meta: Any, plugin: WhatsAppPlugin | None = None, **cfg: Any) -> tuple[Gateway, WhatsAppPlugin]:
-    plugin = plugin or plugin_for(meta)
-    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools", "hermes_gateway._core.api_server.plugin"),
-                           load_entry_points=False, extra=[plugin])
-    assert not plugins.problems, plugins.problems
-    return Gateway(config(meta, **cfg), plugins, shutdown_grace=1.0), plugin
+def gateway_for(meta: Any, *, limits: dict[str, Any] | None = None, shutdown_grace: float = 1.0,
+                **cfg: Any) -> TestGateway:
+    """The whole gateway with this plugin on the emulator (``gateway.client("whatsapp")`` is its client)."""
+    return TestGateway(config(meta, **cfg), plugin, limits=limits, shutdown_grace=shutdown_grace,
+                       api_server=bool(cfg.get("api_server")))
 
 
-def webhook_url(gateway: Gateway) -> str:
+def webhook_url(gateway: TestGateway) -> str:
     assert gateway.url is not None, "the gateway is not listening"
     return gateway.url + ROUTE
-
-
-def delivery_for(plugin: WhatsAppPlugin) -> Delivery:
-    plugins = make_plugins(builtins=(), load_entry_points=False, extra=[plugin])
-    assert not plugins.problems, plugins.problems
-    return Delivery(plugins)
-

@@ -1,0 +1,135 @@
+"""``model.transport: sdk``: every request through the ``openai`` SDK's public API, nothing of ours on the wire.
+
+``client.chat.completions`` / ``client.responses``
+``.with_raw_response.create(...)``: the SDK builds and sends the request,
+retries it, decodes the SSE body into its pydantic models (turned back into
+plain JSON with their public ``to_dict()``), and raises its own exceptions,
+which are translated here into :mod:`.errors`' so the agent handles both
+transports alike. ``with_raw_response`` rather than a plain ``create`` only
+to see the answer's ``Content-Type`` (an upstream that answers a stream
+request with JSON does not stream).
+
+The body the agent builds is already the wire JSON, so it goes in
+``extra_body`` (the SDK's documented way to send fields as they are); only
+``model``, ``stream`` (it decides what ``create`` returns) and a placeholder
+for a required ``messages`` are passed by name. Passed by name, the SDK
+would first convert every message against its TypedDicts, ~140 us each:
+seconds of a frozen event loop for the API server's 4,096-message
+conversations (issue 13; ``tests/api_server/test_api_hostile_input.py``).
+
+What remains is the SDK's CPU per chunk (a pydantic model each, ~80 us,
+bench/README.md): this transport is the fallback that keeps working across
+SDK upgrades, and the reference the fast one is tested against.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, NoReturn
+
+import openai
+
+from .errors import MalformedResponse, ReportedError, UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
+from .transport import CHAT_PATH, RESPONSES_PATH
+
+#: ``create``'s required parameters besides ``model``, given a placeholder (``extra_body`` has the real value).
+_PLACEHOLDERS: dict[str, dict[str, Any]] = {CHAT_PATH: {"messages": []}, RESPONSES_PATH: {}}
+
+
+def raise_mapped(exc: openai.APIError, *, mid_stream: bool = False) -> NoReturn:
+    """Raise the :mod:`.errors` exception that stands for the SDK's ``exc``."""
+    if isinstance(exc, openai.APIStatusError):
+        raise UpstreamStatusError(exc.status_code, exc.message, exc.body, exc.response.headers) from None
+    if isinstance(exc, openai.APITimeoutError):
+        raise UpstreamTimedOut(mid_stream=mid_stream) from exc.__cause__
+    if isinstance(exc, openai.APIConnectionError):
+        raise UpstreamConnectionError(mid_stream=mid_stream) from exc.__cause__
+    if isinstance(exc, openai.APIResponseValidationError):
+        raise MalformedResponse(exc.message) from None
+    raise ReportedError(exc.message, exc.body) from None
+
+
+class SdkChunks:
+    """A streamed answer read by the SDK's own ``AsyncStream``: each model back to plain JSON."""
+
+    __slots__ = ("_raw", "_stream", "content_type")
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._stream: Any = None
+        self.content_type: str = raw.headers.get("content-type", "")
+
+    async def next(self) -> Any:
+        stream = self._stream
+        if stream is None:
+            stream = self._stream = self._raw.parse()
+        try:
+            item = await stream.__anext__()
+        except openai.APIError as exc:
+            raise_mapped(exc, mid_stream=True)
+        return item.to_dict(warnings=False)
+
+    async def aclose(self) -> None:
+        if self._stream is not None:
+            await self._stream.close()
+        else:
+            await self._raw.http_response.aclose()
+
+
+class SdkTransport:
+    """One upstream's requests through one ``openai.AsyncOpenAI`` client (which the caller owns)."""
+
+    kind = "sdk"
+
+    def __init__(self, client: openai.AsyncOpenAI) -> None:
+        self.client = client
+        self._resources: dict[str, Any] = {}
+
+    async def _resource(self, path: str) -> Any:
+        """``client.chat.completions`` or ``client.responses``, found the first time off the event loop: the
+        SDK imports a resource's modules on first access (~15 ms for chat, ~35 ms for responses), which
+        would stall every other stream of the first request's loop."""
+        resource = self._resources.get(path)
+        if resource is None:
+            if path == CHAT_PATH:
+                resource = await asyncio.to_thread(self._first_use, lambda: self.client.chat.completions)
+            elif path == RESPONSES_PATH:
+                resource = await asyncio.to_thread(self._first_use, lambda: self.client.responses)
+            else:
+                raise ValueError(f"no SDK method for {path!r}; expected {CHAT_PATH} or {RESPONSES_PATH}")
+            self._resources[path] = resource
+        return resource
+
+    def _first_use(self, resource: Any) -> Any:
+        """(In a worker thread.) The resource, with the SDK's other first-request work done beside it."""
+        self.client.platform_headers()  # cached by the SDK after the first call (``platform.platform()`` & co.)
+        return resource()
+
+    async def _create(self, path: str, body: dict[str, Any]) -> Any:
+        """``create``'s raw response for ``body``: ``model`` and ``stream`` by name, the rest as ``extra_body``."""
+        resource = self._resources.get(path) or await self._resource(path)
+        kwargs: dict[str, Any] = {**_PLACEHOLDERS[path], "model": body.get("model")}
+        if "stream" in body:
+            kwargs["stream"] = body["stream"]
+        kwargs["extra_body"] = {key: value for key, value in body.items() if key not in ("model", "stream")}
+        return await resource.with_raw_response.create(**kwargs)
+
+    async def open_stream(self, path: str, body: dict[str, Any]) -> SdkChunks:
+        try:
+            raw = await self._create(path, body)
+        except openai.APIError as exc:
+            raise_mapped(exc)
+        return SdkChunks(raw)
+
+    async def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            raw = await self._create(path, body)
+            parsed = raw.parse()
+        except openai.APIError as exc:
+            raise_mapped(exc)
+        if not isinstance(parsed, openai.BaseModel):
+            raise MalformedResponse(f"the answer is not a JSON object ({type(parsed).__name__})")
+        return parsed.to_dict(warnings=False)
+
+    async def aclose(self) -> None:
+        """Nothing of its own to close: the client is closed by its owner (:class:`.upstream.UpstreamPool`)."""

@@ -1,0 +1,100 @@
+"""Building a platform's running client: the one lifecycle the gateway, ``ask`` and the test kit share.
+
+``Platform(settings=S, client=factory)``: the core parses ``platforms.<name>``
+into ``S`` (:mod:`.platform_settings`), registers every secret field with
+the log scrubber, builds a :class:`~.platform_context.PlatformContext`,
+and calls ``factory(settings, context)``. Routes may be mounted only
+during that call. A client missing a stream method its platform needs
+(and whose plugin does not implement the hook either) is refused here,
+in one line, before anything is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from .errors import ConfigError
+from .platform import Platform
+from .platform_context import PlatformContext, RouteHandler
+from .platform_settings import parse_settings, secret_values
+from .secrets import protect
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from .config import Config
+    from .plugins import RegisteredPlatform
+
+
+def settings_for(platform: Platform, section: Any, *, source: str) -> Any:
+    """The parsed settings of ``platform`` (None when it declares no settings type), secrets registered."""
+    if platform.settings is None:
+        return None
+    settings = parse_settings(platform.settings, section, platform=platform.name, source=source)
+    protect(*secret_values(settings))
+    return settings
+
+
+def make_client(registered: "RegisteredPlatform", settings: Any, context: PlatformContext) -> Any:
+    """``factory(settings, context)``; afterwards the context mounts no more routes."""
+    from .errors import StartError
+    from .plugins import implemented_hooks
+
+    platform = registered.platform
+    assert platform.client is not None
+    try:
+        client = platform.client(settings, context)
+    except (ConfigError, StartError):
+        raise
+    except Exception as exc:
+        raise StartError(f"platform {platform.name} (plugin {registered.plugin_name}) could not be set up: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        context._add_route = None
+    hooks = set(implemented_hooks(registered.plugin))
+    needed = ["on_stream_end"]
+    if platform.append_only or callable(getattr(client, "supports_edit", None)):
+        needed.append("on_delta")
+    if platform.media is not None:
+        needed.append("on_media")
+    missing = [name for name in needed if not callable(getattr(client, name, None)) and name not in hooks]
+    if missing:
+        raise StartError(f"platform {platform.name} (plugin {registered.plugin_name}): its client has no "
+                         f"{missing[0]} method and the plugin no {missing[0]} hook")
+    return client
+
+
+def build_client(registered: "RegisteredPlatform", config: "Config", *, host: Any, app: "web.Application") -> Any:
+    """The client of one enabled platform of a gateway (``host``), its routes mounted on ``app``."""
+    name = registered.platform.name
+    settings = settings_for(registered.platform, config.platforms.get(name), source=config.source)
+
+    def add_route(method: str, path: str, handler: RouteHandler) -> None:
+        app.router.add_route(method, path, handler)
+
+    context = PlatformContext(
+        name, source=config.source, receive=host.receive, accepting=lambda: host.accepting,
+        add_route=add_route, count=_counter(host), has_conversation=_conversations(host, name),
+        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"))
+    return make_client(registered, settings, context)
+
+
+def _counter(host: Any) -> Callable[[str, str, int], None]:
+    def count(platform: str, event: str, n: int) -> None:
+        for _ in range(n):
+            host.metrics.api.platform_event(platform, event)
+    return count
+
+
+def _conversations(host: Any, platform: str) -> Callable[[str, str | None], Awaitable[bool]]:
+    async def has_conversation(chat_id: str, thread_id: str | None) -> bool:
+        from .store import ConversationKey
+
+        try:
+            return bool(await host.store.has_conversation(ConversationKey(platform, str(chat_id), thread_id)))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a failing store must not stop a platform from receiving
+            return False
+    return has_conversation

@@ -1,0 +1,120 @@
+"""What a running platform client may ask of the gateway that runs it — and nothing more.
+
+A platform plugin's client is built by its factory,
+``Platform(client=factory)``, as ``factory(settings, context)``: the parsed
+settings and one :class:`PlatformContext`. The context is the whole of
+what the gateway offers a platform: take a message, ask whether messages
+are still taken, mount a webhook route, count an event for ``/metrics``,
+and ask whether a conversation exists. A plugin never sees the gateway,
+its store, its API server or its aiohttp app, so the core may change
+behind this object without breaking third parties.
+
+:class:`PlatformClient` is a convenience base class: ``start``/``stop``
+that do nothing (a send-only platform needs no more). The stream methods
+(``supports_edit``, ``on_stream_start``, ``on_delta``, ``on_stream_end``,
+``on_media``) have the same names and arguments as the stream hooks and
+are called only for this platform's replies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from .inbound.incoming import Incoming
+
+RouteHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
+
+
+class PlatformContext:
+    """The gateway, as one running platform client sees it. Built by the core (or the test kit), never by a plugin.
+
+    ``platform``: the platform's name. ``source``: the config file it was
+    configured from (for one-line errors). ``streaming_transport``: the
+    value of ``streaming.<platform>.transport`` (how previews are shown, in
+    the platform's own words), or None.
+    """
+
+    def __init__(self, platform: str, *, source: str = "(config)",
+                 receive: Callable[["Incoming"], "asyncio.Future[Any]"],
+                 accepting: Callable[[], bool] = lambda: True,
+                 add_route: Callable[[str, str, RouteHandler], None] | None = None,
+                 count: Callable[[str, str, int], None] | None = None,
+                 has_conversation: Callable[[str, str | None], Awaitable[bool]] | None = None,
+                 streaming_transport: str | None = None) -> None:
+        self.platform = platform
+        self.source = source
+        self.streaming_transport = streaming_transport
+        self._receive = receive
+        self._accepting = accepting
+        self._add_route = add_route
+        self._count = count
+        self._has_conversation = has_conversation
+        #: The events counted so far by :meth:`count` (also in ``/metrics`` as ``hermes_platform_events_total``).
+        self.counts: dict[str, int] = {}
+
+    def receive(self, incoming: "Incoming") -> "asyncio.Future[Any]":
+        """Hand a received message to the core and return at once (a webhook answers before the model runs).
+
+        The core dedupes it, checks who may talk, runs commands, and answers
+        it one reply at a time per chat. The returned future completes when
+        the reply is delivered; nobody has to await it.
+        """
+        return self._receive(incoming)
+
+    @property
+    def accepting(self) -> bool:
+        """Whether messages are still taken. While the gateway stops they are not: a webhook then answers
+        503, so the platform delivers the message again (to another replica, or after the restart)."""
+        return self._accepting()
+
+    def add_route(self, method: str, path: str, handler: RouteHandler) -> None:
+        """Mount an HTTP route (a webhook) on the gateway's listener. Only while the client is being built.
+
+        The handler gets an ``aiohttp.web.Request``; it runs to completion even
+        if the sender hangs up. Verify the request's signature before parsing it.
+        """
+        if self._add_route is None:
+            raise RuntimeError(f"platform {self.platform}: routes can only be added while the client is built "
+                               f"(in the factory), not after the gateway started listening")
+        self._add_route(method.upper(), path, handler)
+
+    def count(self, event: str, n: int = 1) -> None:
+        """Count one of this platform's own events (``hermes_platform_events_total{platform, event}``)."""
+        self.counts[event] = self.counts.get(event, 0) + n
+        if self._count is not None:
+            self._count(self.platform, event, n)
+
+    async def has_conversation(self, chat_id: str, thread_id: str | None = None) -> bool:
+        """Whether the core keeps a conversation for this chat (and thread): e.g. a thread the bot is part of."""
+        if self._has_conversation is None:
+            return False
+        return await self._has_conversation(chat_id, thread_id)
+
+    def __repr__(self) -> str:
+        return f"PlatformContext(platform={self.platform!r})"
+
+
+class PlatformClient:
+    """A base for a platform's running client: ``start``/``stop`` that do nothing.
+
+    Subclass it and define the stream methods your platform needs
+    (``on_stream_end`` always; ``on_delta`` and ``supports_edit`` to edit;
+    ``on_stream_start`` for a typing indicator; ``on_media`` to send files).
+    """
+
+    def __init__(self, settings: Any, context: PlatformContext) -> None:
+        self.settings = settings
+        self.context = context
+
+    async def start(self) -> None:
+        """Begin receiving messages (a poller, a websocket, setting a webhook). Called once the listener is up."""
+
+    async def stop(self) -> None:
+        """Stop receiving (replies being written still go out). Called once for a started client."""
+
+    async def close(self) -> None:
+        """Release connections, after the last reply. Called once for every built client, started or not."""
