@@ -578,6 +578,8 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
         final = judge(turn, screen, final=True)
         counts[f"outcome:{final}"] += 1
         counts["stalls"] += turn.outcome == "stalled"
+        if turn.outcome == "stalled":
+            problems.append(f"stalled: {turn.surface}/{turn.chat} {turn.tag} (sent {turn.sent_at}), in the end {final}")
         mine = attributed(turn, screen)
         full = sum(t == turn.expected for t in mine)
         if full > 1:
