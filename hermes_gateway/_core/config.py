@@ -149,6 +149,7 @@ class ConversationConfig:
     typing_interval: float = 4.5   # seconds between typing indicators while nothing visible happens
     dedupe_window: int = 10_000    # how many recent update ids are remembered per platform
     on_edit: str = "answer"        # a person edits a message: "answer" the edited text, or "ignore" edits
+    after_crash: str = "note"      # a reply a crash cut: "note" (say so, once) or "retry" (answer again, once)
 
 
 @dataclass(frozen=True)
@@ -775,7 +776,7 @@ class _Parser:
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
-        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window", "on_edit")
+        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window", "on_edit", "after_crash")
         sec = self.section(value, "conversation", allowed)
         d = ConversationConfig()
         return ConversationConfig(
@@ -785,6 +786,7 @@ class _Parser:
                                      minimum=0.5),
             dedupe_window=self.get(sec, "conversation", "dedupe_window", "int", d.dedupe_window, minimum=1),
             on_edit=self.get(sec, "conversation", "on_edit", "str", d.on_edit, choices=("answer", "ignore")),
+            after_crash=self.get(sec, "conversation", "after_crash", "str", d.after_crash, choices=("note", "retry")),
         )
 
     def store(self, value: Any) -> StoreConfig:

@@ -78,6 +78,7 @@ class Gateway:
         self._store: ConversationStore | None = None
         self._coordination: Coordination | None = None
         self._inbound: InboundRuntime | None = None
+        self._recovery: Any = None  # crash recovery (hermes_gateway._core.recovery.Recovery), while started
         self._metrics: GatewayMetrics | None = None
         self._mcp: McpServers | None = None
         self._scheduler: Scheduler | None = None
@@ -120,6 +121,8 @@ class Gateway:
             await self._warm_up_clients()
             return
         await self.inbound.restore()
+        from . import agent  # noqa: F401  (the openai SDK: imported now, not in the first reply, where seconds of
+        # import would hold the event loop while the chat's lease waits to be renewed)
         if len(app.router.resources()) > 0:
             _mount_metrics(app, self)  # a listener always serves /metrics (the API server's, or this one)
             from .http.listener import hardened_site, runner_options  # idle timeouts, a connection cap
@@ -145,6 +148,12 @@ class Gateway:
             log.info("platform %s started", name)
         self.scheduler.check(self.started_platforms)  # a schedule into a platform that is not running: one line
         self.scheduler.start()  # schedules and reminders (issue 24): only once the platforms send
+
+        # replies a crash left: queued in their chats now that the platforms can be called
+        from .recovery import Recovery
+
+        self._recovery = Recovery(self)
+        await self._recovery.start()
 
     async def _warm_up_clients(self) -> None:
         """One-shot commands (``ask``, ``send``) never start a client; its optional ``warm_up()`` readies it instead.
@@ -218,6 +227,9 @@ class Gateway:
         if self._scheduler is not None:  # no new occurrences; those being sent get the shutdown grace
             await self._scheduler.stop(self.shutdown_grace)
             self._scheduler = None
+        recovery, self._recovery = self._recovery, None
+        if recovery is not None:
+            await recovery.stop()
         for name in reversed(self.started_platforms):  # first no new messages ...
             client = self.clients.get(name)
             if client is None:

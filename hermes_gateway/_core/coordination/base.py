@@ -23,6 +23,7 @@ across replicas), :class:`~hermes_gateway._core.inbound.lane.ChatLane` (the leas
 
 from __future__ import annotations
 
+import secrets
 from typing import Callable, NamedTuple, Protocol, Sequence
 
 from ..platform import RateBudget
@@ -90,6 +91,8 @@ class Coordination:
     shared: bool = False
 
     def __init__(self) -> None:
+        #: this process among the replicas: the owner of its replies in flight (crash recovery)
+        self.replica_id = secrets.token_hex(8)
         self.lease_takeovers = 0
         self.dedupe_hits = 0  # updates another replica had already received
         self.on_stop: Callable[[LaneKey, StopKind], None] | None = None
@@ -110,6 +113,10 @@ class Coordination:
 
     def lease(self, key: LaneKey) -> ChatLease | None:
         """The chat's lease; None when this replica is alone (its lane is the only one)."""
+        return None
+
+    async def lease_holder(self, key: LaneKey) -> str | None:
+        """The replica holding the chat's lease now, None when nobody does ("?" when it cannot be known)."""
         return None
 
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:

@@ -196,6 +196,17 @@ class RedisCoordination(Coordination):
     def lease(self, key: LaneKey) -> "RedisLease":
         return RedisLease(self, key)
 
+    async def lease_holder(self, key: LaneKey) -> str | None:
+        if self._abandoned or self.client is None or not self.outage.available():
+            return "?"
+        try:
+            holder = await self.client.get(self.lease_keys(key)[0])
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return "?"
+        self.outage.succeeded()
+        return holder
+
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         message = json.dumps({"op": "stop", "kind": kind, "from": self.replica_id, "lane": list(key)})
         told = await self.run("stop", self.lease_keys(key)[:1], [self.replica_id, self.channel, message], 0)
@@ -274,6 +285,7 @@ class RedisLease:
         self.key = key
         self.keys = coordination.lease_keys(key)
         self.held = False
+        self.took_over = False  # the last acquire took the chat from a replica that stopped renewing it (died)
         self._renewer: asyncio.Task[None] | None = None
 
     async def acquire(self, ticket: Callable[[], int], on_lost: Callable[[], None]) -> None:
@@ -295,6 +307,7 @@ class RedisLease:
                     return
                 if taken:
                     self.held = True
+                    self.took_over = taken == 2
                     if taken == 2:
                         coord.lease_takeovers += 1
                         log.info("coordination: took over chat %s/%s from a replica that stopped renewing it",
@@ -314,18 +327,46 @@ class RedisLease:
                 coord._waiting.pop(self.keys[0], None)
 
     async def _renew(self, ttl_ms: int, on_lost: Callable[[], None]) -> None:
+        """Renew every ttl/3; the lease is held only while a renewal was confirmed within the last ttl.
+
+        When Redis cannot be asked (an outage, or its back-off), the lease
+        runs out on the server after ``lease_ttl`` whatever this replica
+        believes: from then on it is not held (the reply goes on alone, as
+        every reply does during an outage), and when Redis answers again the
+        chat is taken back if it is free, or the reply stops if another
+        replica took it meanwhile. (Counting a fallback as a renewal kept a
+        lapsed lease "held" and cut a reply nobody else wanted once Redis was back.)
+        """
         coord = self.coordination
+        loop = asyncio.get_running_loop()
+        confirmed = loop.time()
+        held_ttl = ttl_ms * 20 + 3_600_000
         while True:
             await asyncio.sleep(coord.lease_ttl / 3)
             still = await coord.run("lease_renew", [self.keys[0], self.keys[2]],
-                                    [coord.replica_id, ttl_ms, ttl_ms * 20 + 3_600_000], 1)
-            if not still:
-                self.held = False
-                coord._leases.discard(self)
-                log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
-                            self.key[0], self.key[1])
-                on_lost()
-                return
+                                    [coord.replica_id, ttl_ms, held_ttl], None)
+            if still is None:  # unreachable: nothing was renewed
+                if self.held and loop.time() - confirmed >= coord.lease_ttl:
+                    self.held = False
+                    log.warning("coordination: the lease of chat %s/%s ran out while Redis was unreachable; "
+                                "the reply goes on alone", self.key[0], self.key[1])
+                continue
+            if not still and not self.held:  # it lapsed during an outage: take the chat back if nobody has
+                taken = await coord.run("lease_acquire", self.keys,
+                                        [coord.replica_id, ttl_ms, 0, max(4 * int(MAX_POLL * 1000), 1000),
+                                         held_ttl], None)
+                if taken is None:
+                    continue
+                still = 1 if taken else 0
+            if still:
+                self.held, confirmed = True, loop.time()
+                continue
+            self.held = False
+            coord._leases.discard(self)
+            log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
+                        self.key[0], self.key[1])
+            on_lost()
+            return
 
     def stop_renewing(self) -> None:
         if self._renewer is not None:

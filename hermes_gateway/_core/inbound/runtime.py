@@ -40,7 +40,9 @@ from ..operator.gate import CHECK as GATE_CHECK, Gate
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
 from .dedupe import SeenUpdates
 from .incoming import Incoming
-from .lane import ChatLane, CommandTurn, Item, TextTurn
+from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
+from ..store.base import StoreError
+from ..store.outage import report as report_store_failure
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -72,6 +74,8 @@ class InboundRuntime:
         self._gating: set[asyncio.Task[Any]] = set()
         self._gate_tails: dict[tuple[str, str], asyncio.Task[Any]] = {}
         self._reactor: Any = None  # status reactions (issue 24), made on first use when configured
+        #: (platform, chat, message id) of messages answered again after a crash (their retry is the only one)
+        self.retries: set[tuple[str, str, str | None]] = set()
 
     # ---------------------------------------------------------------- receiving
 
@@ -148,6 +152,33 @@ class InboundRuntime:
         task = asyncio.get_running_loop().create_task(send_text(self.gateway, incoming, notice), name="slow-down")
         self._gating.add(task)
         task.add_done_callback(self._gating.discard)
+
+    def recover(self, record: Any, *, done: Any = None) -> asyncio.Future[Any]:
+        """Queue finishing a reply a crash cut (a ``ReplyInFlight``) in its chat's lane."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if done is not None:
+            future.add_done_callback(done)
+        lane = self._lane_for((record.platform, record.chat_id, record.thread_id))
+        lane.add_recovery(RecoveryTurn(record, future))
+        self._start_lane(lane, record.platform, record.chat_id)
+        return future
+
+    def answer_again(self, record: Any) -> asyncio.Future[Any]:
+        """``after_crash: retry``: answer the message of a reply a crash cut, once more, next in its chat."""
+        incoming = Incoming(platform=record.platform, chat_id=record.chat_id, text=record.text,
+                            message_id=record.message_id, thread_id=record.thread_id,
+                            chat_kind=record.chat_kind or "private")
+        self.retries.add((record.platform, record.chat_id, record.message_id))
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        lane = self._lane(incoming)
+        lane.items.insert(0, TextTurn([incoming], [future]))
+        self._start_lane(lane, record.platform, record.chat_id)
+        return future
+
+    def _start_lane(self, lane: ChatLane, platform: str, chat_id: str) -> None:
+        if lane.worker is None:
+            lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
+                                                                 name=f"chat:{platform}:{chat_id}")
 
     def _enqueue(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int = NO_TICKET,
                  stopped_elsewhere: bool = False) -> None:
@@ -305,11 +336,32 @@ class InboundRuntime:
         return self._access[platform]
 
     def _lane(self, incoming: Incoming) -> ChatLane:
-        key = (incoming.platform, incoming.chat_id, incoming.thread_id)
+        return self._lane_for((incoming.platform, incoming.chat_id, incoming.thread_id))
+
+    def _lane_for(self, key: tuple[str, str, str | None]) -> ChatLane:
         lane = self.lanes.get(key)
         if lane is None:
-            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key))
+            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key), on_takeover=self._took_over)
         return lane
+
+    async def _took_over(self, lane: ChatLane) -> None:
+        """This replica took the chat from one that died: finish the reply it left before anything else."""
+        from ..recovery.recover import finish_cut_reply
+
+        key = lane.key
+        # the replica that had it may be alive but stalled: it stops its reply at its next renewal (a third
+        # of the lease) and cuts it cleanly; finishing the reply before then would race its last edit
+        await asyncio.sleep(getattr(self.coordination, "lease_ttl", 0.0) / 3 + 1.0)
+        try:
+            records = [r for r in await self.gateway.store.replies_in_flight()
+                       if (r.platform, r.chat_id, r.thread_id) == key and r.owner != self.coordination.replica_id]
+            for record in records:
+                await finish_cut_reply(self.gateway, record)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the periodic sweep tries again
+            log.warning("%s: finishing the reply a dead replica left in chat %s failed: %s: %s", key[0], key[1],
+                        type(exc).__name__, exc)
 
     def _forget(self, lane: ChatLane) -> None:
         if self.lanes.get(lane.key) is lane:
@@ -343,6 +395,10 @@ class InboundRuntime:
                 report = await answer_turn(self.gateway, item.messages, superseded=lambda: item.superseded)
                 self._react_after(item, report)
                 return report
+            if isinstance(item, RecoveryTurn):
+                from ..recovery.recover import finish_cut_reply
+
+                return await finish_cut_reply(self.gateway, item.record)
             context = CommandContext(item.incoming, item.args, self, stopped_reply=item.stopped_reply)
             text = await self._run_command(item.command, context)
             if text:
@@ -351,6 +407,10 @@ class InboundRuntime:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # one chat's failure is logged, never the gateway's
+            if isinstance(item, RecoveryTurn):
+                log.error("%s: finishing a reply cut by a crash in chat %s failed: %s: %s", item.record.platform,
+                          item.record.chat_id, type(exc).__name__, exc)
+                return None
             first = item.messages[0] if isinstance(item, TextTurn) else item.incoming
             if isinstance(item, TextTurn):
                 self._react_after(item, None, failed=True)
@@ -410,12 +470,16 @@ class InboundRuntime:
         if not late:
             return
         log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
+        from ..recovery.recover import keep_unanswered  # messages still queued: told (or answered) later
+
+        await keep_unanswered(self.gateway, [i.messages for lane in self.lanes.values() for i in lane.items
+                                             if isinstance(i, TextTurn)])
         delivery = self.gateway.delivery
         cut = delivery.policy.cut_deadline
         delivery.cut_all(cut)
         for lane in list(self.lanes.values()):
-            lane.drop_queued()
-            lane.cancel_running(any_kind=True)
+            lane.drop_queued(everything=True)
+            lane.cancel_running(any_kind=True, cut=True)  # (the person is told later: crash recovery)
             if lane.running_task is None and lane.worker is not None:
                 lane.worker.cancel()  # waiting for a chat another replica holds: nothing here to finish
         _, stuck = await asyncio.wait(late, timeout=cut + STOP_MARGIN)
