@@ -199,12 +199,7 @@ class InboundRuntime:
         else:
             lane.add_text(incoming, future, busy=self._busy_for(incoming), ticket=ticket)
             self._react(incoming, "received")
-        self._start_lane(lane, incoming)
-
-    def _start_lane(self, lane: ChatLane, incoming: Incoming) -> None:
-        if lane.worker is None:
-            lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
-                                                                 name=f"chat:{incoming.platform}:{incoming.chat_id}")
+        self._start_lane(lane, incoming.platform, incoming.chat_id)
 
     # ---------------------------------------------------------------- edits and reactions (issue 24)
 
@@ -222,7 +217,7 @@ class InboundRuntime:
             return
         log.info("%s: message %s in chat %s was edited: %s", incoming.platform, incoming.edit_of,
                  incoming.chat_id, "its reply is superseded" if outcome == "superseded" else "replaced in the queue")
-        self._start_lane(lane, incoming)
+        self._start_lane(lane, incoming.platform, incoming.chat_id)
 
     @property
     def reactor(self) -> Any:
