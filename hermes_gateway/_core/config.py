@@ -33,6 +33,7 @@ import yaml
 
 from .errors import ConfigError
 from .masking import mask_url, url_secrets
+from .approvals.policy import API_APPROVALS, ToolsConfig, parse_tools
 from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
 from .platform import StreamSettings
 
@@ -42,7 +43,7 @@ TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", *OPERATOR_KEYS)
+                  "voice", "tools", *OPERATOR_KEYS)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -135,6 +136,7 @@ class ApiServerConfig:
     cors_origins: tuple[str, ...] = ()  # browser origins allowed to call /v1 directly ("*" = any); none = no CORS
     expose_reasoning: bool = False  # send the model's reasoning as reasoning_content on Chat Completions
     max_concurrent_streams: int = 1000  # SSE streams open at once; beyond it a 429 with Retry-After
+    approvals: str = "deny"  # a tool under tools.approval.require, in an API turn: "deny" or "allow" (nobody to ask)
 
 
 @dataclass(frozen=True)
@@ -276,6 +278,7 @@ class Config:
     #: ``models``, ``personas``, ``access``, ``commands``: one bot for many people (:mod:`.operator`).
     operator: OperatorSettings = field(default_factory=OperatorSettings)
     voice: VoiceConfig = field(default_factory=VoiceConfig)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -510,6 +513,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     media = p.media(data.get("media"))
     operator = parse_operator_sections(p, data)
     voice = p.voice(data.get("voice"))
+    tools = parse_tools(p, data.get("tools"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -522,7 +526,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice, tools=tools, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -947,7 +951,7 @@ class _Parser:
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
                    "tool_progress_events", "model_name", "keepalive_interval", "cors_origins",
-                   "expose_reasoning", "max_concurrent_streams")
+                   "expose_reasoning", "max_concurrent_streams", "approvals")
         sec = self.section(value, "api_server", allowed)
         d = ApiServerConfig()
         return ApiServerConfig(
@@ -965,6 +969,7 @@ class _Parser:
             expose_reasoning=self.get(sec, "api_server", "expose_reasoning", "bool", d.expose_reasoning),
             max_concurrent_streams=self.get(sec, "api_server", "max_concurrent_streams", "int",
                                             d.max_concurrent_streams, minimum=1),
+            approvals=self.get(sec, "api_server", "approvals", "str", d.approvals, choices=API_APPROVALS),
         )
 
 

@@ -76,7 +76,7 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
     context = PlatformContext(
         name, source=config.source, receive=host.receive, accepting=lambda: host.accepting,
         add_route=add_route, count=_counter(host), has_conversation=_conversations(host, name),
-        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"))
+        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"), choose=_chooser(host))
     return make_client(registered, settings, context)
 
 
@@ -98,3 +98,12 @@ def _conversations(host: Any, platform: str) -> Callable[[str, str | None], Awai
         except Exception:  # a failing store must not stop a platform from receiving
             return False
     return has_conversation
+
+
+def _chooser(host: Any) -> Callable[[Any], str | None]:
+    """A button press goes to the gateway's approval desk (issue 25)."""
+    def choose(answer: Any) -> str | None:
+        from .approvals.chat import desk_of
+
+        return desk_of(host).answer(answer.platform, answer.chat_id, answer.user_id, answer.choice_id, answer.option)
+    return choose

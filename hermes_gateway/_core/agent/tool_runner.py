@@ -18,7 +18,7 @@ import inspect
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from ..media import Media
 from ..media_dir import MediaDirectory
@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 50_000
 SUMMARY_CHARS = 200
+#: What the model reads for a call a person did not approve (``tools.approval``).
+DENIED = "Error: denied by the user; the tool was not run."
+#: ``approver(tool_name, arguments_json) -> run it?``
+Approver = Callable[[str, str], Awaitable[bool]]
 MAX_MEDIA_PER_RESULT = 10   # a chat should not get a flood of attachments from one tool call
 
 
@@ -88,6 +92,27 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | N
         log.info("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
         return ToolOutcome(call, f"Error: {call.name} failed: {type(exc).__name__}: {_safe_str(exc)}", False)
     return ToolOutcome(call, text, True, media)
+
+
+async def run_approved(tools: Mapping[str, Tool], call: ToolCall, timeout: float | None = None,
+                       media_directory: MediaDirectory | None = None,
+                       approver: Approver | None = None) -> ToolOutcome:
+    """:func:`run_tool`, once ``approver`` said yes (an unknown tool is reported without asking anyone).
+
+    The wait for the answer is not part of the tool's ``timeout``; a no (a
+    deny, a timeout) gives the model :data:`DENIED` and the tool never runs.
+    """
+    if approver is not None and call.name in tools:
+        try:
+            approved = await approver(call.name, call.arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # nobody could be asked: the risky tool does not run
+            log.warning("asking approval for %s failed: %s: %s", call.name, type(exc).__name__, exc)
+            approved = False
+        if not approved:
+            return ToolOutcome(call, DENIED, False)
+    return await run_tool(tools, call, timeout, media_directory)
 
 
 async def _admit(tool: str, items: Sequence[Media], directory: MediaDirectory | None) -> tuple[Media, ...]:

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Commands run at once beside the chat's lane: they answer the reply that runs in it (issue 25's approvals).
+_BESIDE_LANE = frozenset({"allow", "deny"})
+
 #: Seconds a cut turn gets past the delivery's own bound (recording what was shown), and again after that.
 STOP_MARGIN = 0.5
 
@@ -154,6 +157,10 @@ class InboundRuntime:
         lane = self._lane(incoming)
         if not incoming.text.strip() and not incoming.attachments:  # only a notice: the fixed answer, in its place
             lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future, ticket=ticket))
+        elif command is not None and command.name in _BESIDE_LANE:
+            assert parsed is not None  # it answers the reply running in this lane: it must not wait behind it
+            self._beside_lane(CommandTurn(incoming, command, parsed.args, future, ticket=ticket))
+            return
         elif command is not None:
             assert parsed is not None
             turn = CommandTurn(incoming, command, parsed.args, future, ticket=ticket)
@@ -164,6 +171,17 @@ class InboundRuntime:
         if lane.worker is None:
             lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
                                                                  name=f"chat:{incoming.platform}:{incoming.chat_id}")
+
+    def _beside_lane(self, item: CommandTurn) -> None:
+        """Run a command at once, outside its chat's lane (``/allow``, ``/deny``: issue 25)."""
+        async def run() -> None:
+            result = await self._answer(item)
+            if not item.future.done():
+                item.future.set_result(result)
+
+        task = asyncio.get_running_loop().create_task(run(), name="beside-lane")
+        self._gating.add(task)
+        task.add_done_callback(self._gating.discard)
 
     async def _admit(self) -> None:
         """Admit waiting messages through the shared coordination, in arrival order, a batch per call."""
@@ -358,9 +376,11 @@ def collect_commands(gateway: Any) -> dict[str, Command]:
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
     """
+    from ..approvals.commands import APPROVAL_COMMANDS  # /allow ID, /deny ID (issue 25)
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
 
-    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands())}
+    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
+                                                       *APPROVAL_COMMANDS)}
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)

@@ -1,0 +1,10 @@
+"""Approval of risky tools from the chat (issue 25, items 2-3).
+
+- :mod:`.policy`: ``tools.approval`` (which tools, how long to wait, who may answer) and
+  ``api_server.approvals``;
+- :mod:`.choice`: the public contract pieces, :class:`Choice` (what a platform shows) and
+  :class:`ChoiceAnswer` (the click that comes back);
+- :mod:`.desk`: the open questions of one gateway, answered once, by the allowed person;
+- :mod:`.chat`: the approver of a chat turn (buttons, or ``/allow ID`` / ``/deny ID``);
+- :mod:`.commands`: those two commands.
+"""
