@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from hermes_gateway import Attachment, Incoming
 
+from .choices import ALLOWED_UPDATES
 from .errors import retry_after_seconds
 from .redaction import scrub
 
@@ -31,8 +32,11 @@ BACKOFF_CAP = 30.0
 class Poller:
     """One long-polling loop for one bot."""
 
-    def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30, attach: Attach | None = None) -> None:
+    def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30, attach: Attach | None = None,
+                 on_update: Callable[[Any], bool] | None = None) -> None:
+        """``on_update(update)``: a look at each update first; True means it took it (a button press)."""
         self.bot = bot
+        self.on_update = on_update
         self.receive = receive
         self.attach = attach
         self.poll_timeout = poll_timeout
@@ -58,7 +62,7 @@ class Poller:
         while True:
             try:
                 updates = await self.bot.get_updates(offset=self.offset, timeout=self.poll_timeout,
-                                                     allowed_updates=["message"])
+                                                     allowed_updates=ALLOWED_UPDATES)
             except asyncio.CancelledError:
                 raise
             except tg.RetryAfter as exc:
@@ -78,6 +82,8 @@ class Poller:
             self._acked = self.offset
             for update in updates:
                 self.offset = update.update_id + 1
+                if self.on_update is not None and self.on_update(update):
+                    continue
                 incoming = to_incoming(update, self.bot, self.attach)
                 if incoming is not None:
                     self.receive(incoming)
@@ -87,7 +93,7 @@ class Poller:
         if self.offset is None or self.offset == self._acked:
             return
         try:
-            await self.bot.get_updates(offset=self.offset, timeout=0, limit=1, allowed_updates=["message"])
+            await self.bot.get_updates(offset=self.offset, timeout=0, limit=1, allowed_updates=ALLOWED_UPDATES)
             self._acked = self.offset
         except Exception as exc:
             log.warning("telegram: could not confirm received updates: %s", scrub(f"{type(exc).__name__}: {exc}"))
