@@ -100,10 +100,11 @@ def _conversations(host: Any, platform: str) -> Callable[[str, str | None], Awai
     return has_conversation
 
 
-def _chooser(host: Any) -> Callable[[Any], str | None]:
-    """A button press goes to the gateway's approval desk (issue 25)."""
-    def choose(answer: Any) -> str | None:
-        from .approvals.chat import desk_of
+def _chooser(host: Any) -> Callable[[Any], Awaitable[str | None]]:
+    """A button press goes to the gateway's approval desk, or to the replica whose reply waits (issue 25)."""
+    async def choose(answer: Any) -> str | None:
+        from .approvals.answers import answer_choice
 
-        return desk_of(host).answer(answer.platform, answer.chat_id, answer.user_id, answer.choice_id, answer.option)
+        return await answer_choice(host, answer.platform, answer.chat_id, answer.user_id, answer.choice_id,
+                                   answer.option)
     return choose

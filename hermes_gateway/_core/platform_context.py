@@ -46,7 +46,7 @@ class PlatformContext:
                  count: Callable[[str, str, int], None] | None = None,
                  has_conversation: Callable[[str, str | None], Awaitable[bool]] | None = None,
                  streaming_transport: str | None = None,
-                 choose: Callable[["ChoiceAnswer"], str | None] | None = None) -> None:
+                 choose: Callable[["ChoiceAnswer"], Awaitable[str | None]] | None = None) -> None:
         self.platform = platform
         self.source = source
         self.streaming_transport = streaming_transport
@@ -97,9 +97,10 @@ class PlatformContext:
             return False
         return await self._has_conversation(chat_id, thread_id)
 
-    def choose(self, answer: "ChoiceAnswer") -> str | None:
-        """Hand the core a button press (an answer to a ``Choice`` the client showed); returns at once.
+    async def choose(self, answer: "ChoiceAnswer") -> str | None:
+        """Hand the core a button press (an answer to a ``Choice`` the client showed).
 
+        Quick (with several replicas, one round trip to the coordination layer).
         Returns the short line to show to the person who pressed (a toast, an
         ephemeral message): approved, denied, "only the person who asked can
         answer this", "no longer open". A second press of the same question,
@@ -107,7 +108,7 @@ class PlatformContext:
         """
         if self._choose is None:
             return None
-        return self._choose(answer)
+        return await self._choose(answer)
 
     def __repr__(self) -> str:
         return f"PlatformContext(platform={self.platform!r})"

@@ -162,7 +162,7 @@ class PlatformRunner:
     async def _has_conversation(self, chat_id: str, thread_id: str | None) -> bool:
         return (str(chat_id), thread_id) in self.conversations
 
-    def _choose(self, answer: Any) -> str | None:
+    async def _choose(self, answer: Any) -> str | None:
         self.choices.append(answer)
         return None
 

@@ -15,8 +15,9 @@ import logging
 from typing import Any, Awaitable, Callable
 
 from ..platform import MessageRef, Stream
+from .answers import desk_of, publish, settle
 from .choice import Choice, ChoiceOption
-from .desk import APPROVE, ApprovalDesk, Question
+from .desk import APPROVE, DENY, Question
 from .policy import ApprovalPolicy
 
 log = logging.getLogger(__name__)
@@ -25,14 +26,6 @@ log = logging.getLogger(__name__)
 Approver = Callable[[str, str], Awaitable[bool]]
 
 ARGUMENTS_CHARS = 300
-
-
-def desk_of(gateway: Any) -> ApprovalDesk:
-    """The gateway's desk of open questions (made on first use)."""
-    desk = getattr(gateway, "_approval_desk", None)
-    if desk is None:
-        desk = gateway._approval_desk = ApprovalDesk()
-    return desk
 
 
 def shorten_arguments(arguments: str, limit: int = ARGUMENTS_CHARS) -> str:
@@ -63,13 +56,12 @@ def chat_approver(gateway: Any, incoming: Any, progress: Any) -> Approver | None
     if not policy.require:
         return None
     access = gateway.config.operator.access
+    requester = str(incoming.sender_id or "")
     if policy.who == "admin":
         def may_answer(platform: str, user_id: str) -> bool:
             return access.is_admin(platform, user_id)
         who = "an admin"
     else:
-        requester = str(incoming.sender_id or "")
-
         def may_answer(platform: str, user_id: str) -> bool:
             return bool(requester) and platform == incoming.platform and user_id == requester
         who = "the person who asked"
@@ -87,12 +79,15 @@ def chat_approver(gateway: Any, incoming: Any, progress: Any) -> Approver | None
         ref: MessageRef | None = None
         outcome = "⌛ Not answered in time: {tool} was not run."
         try:
+            await publish(gateway, question, requester, policy.who, policy.timeout)  # answerable on any replica
             ref = await _ask(gateway, incoming, client, stream, question, arguments, policy.timeout)
             try:
                 option, user = await asyncio.wait_for(asyncio.shield(question.decided), policy.timeout)
             except TimeoutError:
-                log.info("%s: approval of %s in chat %s timed out", incoming.platform, tool, incoming.chat_id)
-                return False
+                option, user = await settle(gateway, question, DENY, "")  # unless a replica decided just now
+                if not user:
+                    log.info("%s: approval of %s in chat %s timed out", incoming.platform, tool, incoming.chat_id)
+                    return False
             approved = option == APPROVE
             outcome = ("✅ Approved: running {tool}." if approved else "❌ Denied: {tool} was not run.")
             log.info("%s: %s %s in chat %s (user %s)", incoming.platform, "approved" if approved else "denied",

@@ -8,7 +8,7 @@ running in that lane, waiting for them.
 from __future__ import annotations
 
 from ..inbound.commands import Command, CommandContext
-from .chat import desk_of
+from .answers import answer_choice
 from .desk import APPROVE, DENY
 
 NAMES = ("allow", "deny")
@@ -19,8 +19,8 @@ async def _answer(ctx: CommandContext, option: str) -> str:
     if not question_id:
         return f"Usage: /{'allow' if option == APPROVE else 'deny'} ID (the id the approval question shows)."
     incoming = ctx.incoming
-    return desk_of(ctx.gateway).answer(incoming.platform, incoming.chat_id, incoming.sender_id or "",
-                                       question_id, option)
+    return await answer_choice(ctx.gateway, incoming.platform, incoming.chat_id, incoming.sender_id or "",
+                               question_id, option)
 
 
 async def _allow(ctx: CommandContext) -> str:

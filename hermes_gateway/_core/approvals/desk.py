@@ -20,6 +20,11 @@ NOT_OPEN = "This question is no longer open."
 NOT_YOURS = "⛔ Only {who} can answer this."
 
 
+def outcome_line(option: str) -> str:
+    """What the person whose press decided is told."""
+    return "✅ Approved." if option == APPROVE else "❌ Denied."
+
+
 @dataclass
 class Question:
     """One tool call waiting for a yes or no."""
@@ -66,7 +71,17 @@ class ApprovalDesk:
         if not question.may_answer(platform, str(user_id)):
             return NOT_YOURS.format(who=question.who)
         question.decided.set_result((option, str(user_id)))
-        return "✅ Approved." if option == APPROVE else "❌ Denied."
+        return outcome_line(option)
+
+    def get(self, question_id: str) -> Question | None:
+        """The open question ``question_id`` of this gateway, if it waits here."""
+        return self._open.get(question_id)
+
+    def resolve(self, question_id: str, option: str, user_id: str) -> None:
+        """An answer decided elsewhere (another replica, already checked): wake the question if it waits here."""
+        question = self._open.get(question_id)
+        if question is not None and not question.decided.done():
+            question.decided.set_result((option, str(user_id)))
 
     def __len__(self) -> int:
         return len(self._open)

@@ -69,7 +69,7 @@ async def on_interaction(context: PlatformContext, http: Any, interaction: Any) 
     answer = answer_of(interaction)
     if answer is None:
         return
-    notice = context.choose(answer) or "OK"
+    notice = await context.choose(answer) or "OK"
     route = sdk().http.Route("POST", "/interactions/{interaction_id}/{interaction_token}/callback",
                              interaction_id=interaction.id, interaction_token=interaction.token)
     try:  # discord.py's own response helper ignores the configured api_base_url: the client's HTTP does not

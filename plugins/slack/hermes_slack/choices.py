@@ -69,7 +69,7 @@ def register(app: Any, context: PlatformContext, web: Callable[[], Any]) -> None
     async def pressed(ack: Any, body: dict[str, Any]) -> None:
         await ack()
         answer = answer_of(context.platform, body)
-        notice = context.choose(answer) if answer is not None else None
+        notice = await context.choose(answer) if answer is not None else None
         if not notice or answer is None:
             return
         args: dict[str, Any] = {"channel": answer.chat_id, "user": answer.user_id, "text": notice}

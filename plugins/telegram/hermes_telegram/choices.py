@@ -52,14 +52,14 @@ class CallbackAnswers:
         query = getattr(update, "callback_query", None)
         if query is None:
             return False
-        answer = answer_of(update)
-        notice = self.context.choose(answer) if answer is not None else None
-        task = asyncio.get_running_loop().create_task(self._answer(query, notice), name="telegram-callback")
+        task = asyncio.get_running_loop().create_task(self._answer(query, answer_of(update)),
+                                                      name="telegram-callback")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return True
 
-    async def _answer(self, query: Any, notice: str | None) -> None:
+    async def _answer(self, query: Any, answer: ChoiceAnswer | None) -> None:
+        notice = await self.context.choose(answer) if answer is not None else None
         try:  # Telegram shows a spinner on the button until the query is answered
             await query.answer(text=notice or None)
         except Exception as exc:
