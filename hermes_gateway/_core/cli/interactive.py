@@ -240,8 +240,12 @@ class ChatSession:
         return await renderer.render(agent.astream(content, history=history, approver=approver))
 
     async def _ask_yes_no(self, question: str) -> str:
-        """One line typed at the prompt (a tool waiting for approval)."""
-        return await self.prompt.prompt_async(question)
+        """One line typed at the prompt (a tool waiting for approval); the chat's own prompt comes back after."""
+        message = self.prompt.message  # prompt_async(question) would keep the question as the prompt
+        try:
+            return await self.prompt.prompt_async(question)
+        finally:
+            self.prompt.message = message
 
     async def agent(self) -> Any:
         """The agent built in the background at start (or now, if that failed: the error is shown)."""
