@@ -121,3 +121,22 @@ async def test_the_bot_asks_telegram_for_button_presses(api):
     async with approval_gateway(api, ShellTool()):
         await eventually(lambda: api.allowed_updates is not None, lambda: api.allowed_updates)
         assert set(api.allowed_updates or ()) == {"message", "callback_query"}
+
+
+async def test_by_webhook_the_press_arrives_as_a_callback_query_too(api):
+    from test_telegram_webhook import SECRET, free_port
+
+    tool, port = ShellTool(), free_port()
+    data = config(api.base_url)
+    data["platforms"]["telegram"].update(mode="webhook", webhook_url=f"http://127.0.0.1:{port}/webhooks/telegram",
+                                         webhook_secret=SECRET)
+    data["api_server"] = {"enabled": False, "host": "127.0.0.1", "port": port}
+    data["tools"] = {"approval": {"require": ["shell_*"]}}
+    async with TestGateway(data, plugin, tool, limits=FAST_LIMITS, shutdown_grace=0.5):
+        assert set(api.webhook["allowed_updates"]) == {"message", "callback_query"}
+        await api.push_message(42, CALL, user_id=ASKER)
+        asked = await question(api, 42)
+        await api.press_button(42, asked, "Approve", user_id=ASKER)
+        await reply_says(api, 42, asked, "a.txt b.txt")
+        assert [t[2] for t in api.buttons.toasts] == ["✅ Approved."]
+    assert tool.runs == ["ls /tmp"]
