@@ -45,7 +45,7 @@ from .guard import Interrupted, ReadGuard
 from .options import NO_OPTIONS, TurnOptions, chat_body, responses_body
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
-from .tool_runner import Approver, ToolOutcome, run_approved
+from .tool_runner import Approver, ToolOutcome, refusal, run_tool
 from .upstream import STREAM_SUPPORT, Upstream, UpstreamPool
 from .vision import without_images
 
@@ -430,9 +430,7 @@ class AIAgent:
                          new_messages: list[dict[str, Any]], media: list[Media],
                          approver: Approver | None = None) -> AsyncIterator[StreamEvent]:
         """Run the calls concurrently; report and record them (and collect their media) in call order."""
-        tasks = [asyncio.ensure_future(run_approved(self.tools, call, self.tool_timeout, self.media_directory,
-                                                    approver))
-                 for call in calls]
+        tasks = [asyncio.ensure_future(self._run_approved(call, approver)) for call in calls]
         done = 0
         try:
             for call, task in zip(calls, tasks):
@@ -451,6 +449,13 @@ class AIAgent:
             for task in tasks:
                 if not task.done():
                     task.cancel()
+
+    async def _run_approved(self, call: ToolCall, approver: Approver | None) -> ToolOutcome:
+        """One call, once a person approved it when ``tools.approval`` says so (else the refusal)."""
+        refused = await refusal(self.tools, call, approver)
+        if refused is not None:
+            return refused
+        return await run_tool(self.tools, call, self.tool_timeout, self.media_directory)
 
     @staticmethod
     def _skip_tools(calls: list[ToolCall], why: str, messages: list[dict[str, Any]],

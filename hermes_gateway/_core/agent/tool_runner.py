@@ -94,25 +94,24 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | N
     return ToolOutcome(call, text, True, media)
 
 
-async def run_approved(tools: Mapping[str, Tool], call: ToolCall, timeout: float | None = None,
-                       media_directory: MediaDirectory | None = None,
-                       approver: Approver | None = None) -> ToolOutcome:
-    """:func:`run_tool`, once ``approver`` said yes (an unknown tool is reported without asking anyone).
+async def refusal(tools: Mapping[str, Tool], call: ToolCall, approver: Approver | None) -> ToolOutcome | None:
+    """The outcome of a call a person did not approve (:data:`DENIED`); None when it may run.
 
-    The wait for the answer is not part of the tool's ``timeout``; a no (a
-    deny, a timeout) gives the model :data:`DENIED` and the tool never runs.
+    Only a known tool is asked about (an unknown one is reported by
+    :func:`run_tool` without asking anyone). The wait for the answer is not
+    part of the tool's own timeout; a no (a deny, a timeout, nobody to ask)
+    means the tool never runs.
     """
-    if approver is not None and call.name in tools:
-        try:
-            approved = await approver(call.name, call.arguments)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # nobody could be asked: the risky tool does not run
-            log.warning("asking approval for %s failed: %s: %s", call.name, type(exc).__name__, exc)
-            approved = False
-        if not approved:
-            return ToolOutcome(call, DENIED, False)
-    return await run_tool(tools, call, timeout, media_directory)
+    if approver is None or call.name not in tools:
+        return None
+    try:
+        approved = await approver(call.name, call.arguments)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # nobody could be asked: the risky tool does not run
+        log.warning("asking approval for %s failed: %s: %s", call.name, type(exc).__name__, exc)
+        approved = False
+    return None if approved else ToolOutcome(call, DENIED, False)
 
 
 async def _admit(tool: str, items: Sequence[Media], directory: MediaDirectory | None) -> tuple[Media, ...]:
