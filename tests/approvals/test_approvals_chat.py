@@ -90,3 +90,15 @@ async def test_deny_typed_never_runs_it_and_with_who_admin_only_an_admin_may_ans
         await asyncio.wait_for(reply, 20)
         assert any("denied by the user" in line for line in ref.chat("42").screen)
     assert tool.runs == []
+
+
+async def test_stop_while_waiting_ends_the_question_and_the_tool_never_runs():
+    ref, tool = reference(), ShellTool()
+    async with gateway(ref, tool) as gw:
+        reply = send(gw, 'tool: shell_run {"cmd": "rm"}', ASKER)
+        qid = await question_id(ref)
+        await send(gw, "/stop", ASKER)
+        await asyncio.wait_for(reply, 20)
+        await send(gw, f"/allow {qid}", ASKER)  # too late: the question went with the reply
+        assert ref.chat("42").screen[-1] == "This question is no longer open."
+    assert tool.runs == []

@@ -5,6 +5,8 @@
 - :mod:`.choice`: the public contract pieces, :class:`Choice` (what a platform shows) and
   :class:`ChoiceAnswer` (the click that comes back);
 - :mod:`.desk`: the open questions of one gateway, answered once, by the allowed person;
+- :mod:`.answers`: taking a press, alone or across replicas (the coordination layer records the first);
 - :mod:`.chat`: the approver of a chat turn (buttons, or ``/allow ID`` / ``/deny ID``);
-- :mod:`.commands`: those two commands.
+- :mod:`.commands`: those two commands;
+- :mod:`.local`: the API server's approver (``api_server.approvals``) and the terminal's (y/n).
 """
