@@ -106,3 +106,17 @@ async def test_no_answer_in_time_is_a_deny(api):
         assert text_of(api, channel, asked) == "⌛ Not answered in time: shell_run was not run."
         assert api.components.labels(asked) == []
     assert tool.runs == []
+
+
+async def test_in_a_thread_the_question_and_the_press_stay_in_the_thread(api):
+    tool = ShellTool()
+    thread = api.thread(api.general, "ops")
+    async with approval_gateway(api, tool):
+        await api.wait_connected()
+        await api.push_message(thread, CALL, mention=True, author_id=ASKER)
+        asked = await question(api, thread)
+        await api.press_button(thread, asked, "Approve", user_id=ASKER)
+        await reply_says(api, thread, asked, "a.txt b.txt")
+        assert api.components.toasts() == [(ASKER, "✅ Approved.")]
+        assert api.screen(api.general) == []
+    assert tool.runs == ["ls /tmp"]
