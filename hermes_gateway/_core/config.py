@@ -34,6 +34,8 @@ import yaml
 from .errors import ConfigError
 from .masking import mask_url, url_secrets
 from .approvals.policy import API_APPROVALS, ToolsConfig, parse_tools
+from .mcp.settings import MCP_KEY, McpServerSettings, parse_mcp_servers
+from .reactions.settings import ReactionSettings, parse_reactions
 from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
 from .platform import StreamSettings
 
@@ -43,7 +45,7 @@ TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", "tools", *OPERATOR_KEYS)
+                  "voice", "reactions", "tools", *OPERATOR_KEYS, MCP_KEY)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -147,6 +149,7 @@ class ConversationConfig:
     shutdown_grace: float = 5.0    # seconds running replies get to finish when the gateway stops
     typing_interval: float = 4.5   # seconds between typing indicators while nothing visible happens
     dedupe_window: int = 10_000    # how many recent update ids are remembered per platform
+    on_edit: str = "answer"        # a person edits a message: "answer" the edited text, or "ignore" edits
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,10 @@ class Config:
     #: ``models``, ``personas``, ``access``, ``commands``: one bot for many people (:mod:`.operator`).
     operator: OperatorSettings = field(default_factory=OperatorSettings)
     voice: VoiceConfig = field(default_factory=VoiceConfig)
+    #: ``mcp_servers``: where tools from MCP servers come from (:mod:`.mcp`).
+    mcp_servers: tuple[McpServerSettings, ...] = ()
+    #: ``reactions``: status reactions on the person's message (issue 24; :mod:`.reactions`).
+    reactions: ReactionSettings = field(default_factory=ReactionSettings)
     tools: ToolsConfig = field(default_factory=ToolsConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
@@ -513,6 +520,8 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     media = p.media(data.get("media"))
     operator = parse_operator_sections(p, data)
     voice = p.voice(data.get("voice"))
+    mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
+    reactions = parse_reactions(p, data.get("reactions"))
     tools = parse_tools(p, data.get("tools"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
@@ -526,7 +535,8 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
             raise ConfigError(f"env {ENV_STREAMING}", ENV_STREAMING,
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
-                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice, tools=tools, source=source, env_streaming=env_streaming,
+                    conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
+                    mcp_servers=mcp_servers, reactions=reactions, tools=tools, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -765,7 +775,7 @@ class _Parser:
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
-        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window")
+        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window", "on_edit")
         sec = self.section(value, "conversation", allowed)
         d = ConversationConfig()
         return ConversationConfig(
@@ -774,6 +784,7 @@ class _Parser:
             typing_interval=self.get(sec, "conversation", "typing_interval", "number", d.typing_interval,
                                      minimum=0.5),
             dedupe_window=self.get(sec, "conversation", "dedupe_window", "int", d.dedupe_window, minimum=1),
+            on_edit=self.get(sec, "conversation", "on_edit", "str", d.on_edit, choices=("answer", "ignore")),
         )
 
     def store(self, value: Any) -> StoreConfig:

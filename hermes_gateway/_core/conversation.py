@@ -45,6 +45,7 @@ class TurnProgress:
 
     session: StreamSession | None = None
     end: TurnEnd | None = None
+    interrupt_note: Callable[[], str | None] | None = None  # the line a stopped reply ends with (an edit)
 
 
 async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_id: str,
@@ -98,6 +99,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
                                settings=settings)
     progress.session = session
+    session.interrupt_note = progress.interrupt_note
     try:
         report = await deliver_events(events(), session)
     finally:
@@ -109,12 +111,16 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     return report, end
 
 
-async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryReport:
+async def answer_turn(gateway: Any, messages: Sequence[Incoming],
+                      superseded: Callable[[], bool] | None = None) -> DeliveryReport:
     """Answer one or more messages of one chat in one turn (the inbound runtime's worker calls this).
 
     Cancelling the task that runs it stops the reply: the report then says
     ``interrupted`` and is returned, not raised, since a stop is an ordinary
-    end of a turn.
+    end of a turn. ``superseded()`` true when it is stopped: an edit of one
+    of its messages stopped it; what was shown ends with one line saying so,
+    and the turn is not recorded (the history keeps the edited text, which
+    is answered next).
     """
     last = messages[-1]
     text: str | list[dict[str, Any]] = plain_text(messages)
@@ -139,6 +145,10 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
             text = content.stored
             return content.model, await history_for_model(history, settings), content.preface
     progress = TurnProgress()
+    if superseded is not None:
+        from .inbound.edits import SUPERSEDED_NOTE
+
+        progress.interrupt_note = lambda: SUPERSEDED_NOTE if superseded() else None
     from .operator.turns import prepare_turn
 
     plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
@@ -157,11 +167,14 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming]) -> DeliveryRep
         report = DeliveryReport(interrupted=True)
         if progress.session is not None:
             report = await asyncio.shield(progress.session.interrupt())
-        await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text)))
+        if superseded is None or not superseded():
+            await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text)))
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
         return report
+    if end is not None and end.error:
+        report.model_error = end.error
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
         await _record(store, key, with_stored_user(turn, text))

@@ -36,9 +36,10 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .delivery import Delivery, DeliveryReport
     from .inbound.incoming import Incoming
     from .inbound.runtime import InboundRuntime
+    from .mcp.servers import McpServers
     from .metrics import GatewayMetrics
     from .store import ConversationStore
-    from .tools import Tool
+    from .toolbox import ToolBox
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +91,14 @@ class Gateway:
         self.clients: dict[str, Any] = {}
         self._started = False
         self._startup_ran = False
-        self._tools: list[Tool] | None = None
+        self._tools: ToolBox | None = None
         self._agent: AIAgent | None = None
         self._delivery: Delivery | None = None
         self._store: ConversationStore | None = None
         self._coordination: Coordination | None = None
         self._inbound: InboundRuntime | None = None
         self._metrics: GatewayMetrics | None = None
+        self._mcp: McpServers | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -127,6 +129,7 @@ class Gateway:
         app[GATEWAY_KEY] = self
         self.app = app
         await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
+        await self.mcp.start()  # each server in its own task; one that fails is retried, never fatal
         hook.register_routes(app=app, gateway=self)
         self._startup_ran = True
         await self._run_startup_hooks()
@@ -253,6 +256,11 @@ class Gateway:
                 await store.close()
             except Exception:
                 log.exception("closing the conversation store failed")
+        if self._mcp is not None:  # after the replies: a tool call in flight keeps its server until then
+            try:
+                await self._mcp.stop()
+            except Exception:
+                log.exception("stopping the MCP servers failed")
         agent, self._agent = self._agent, None
         if agent is not None:
             try:
@@ -277,13 +285,23 @@ class Gateway:
         return None
 
     @property
-    def tools(self) -> list["Tool"]:
-        """The tools plugins registered, collected once."""
+    def tools(self) -> "ToolBox":
+        """The tools plugins registered (collected once) and those of the MCP servers that are up now: a live list."""
         if self._tools is None:
+            from .toolbox import ToolBox
             from .tools import collect_tools
 
-            self._tools = collect_tools(self.plugins)
+            self._tools = ToolBox(collect_tools(self.plugins), [self.mcp])
         return self._tools
+
+    @property
+    def mcp(self) -> "McpServers":
+        """The servers of ``mcp_servers`` (started with the gateway), a tool source of :attr:`tools`."""
+        if self._mcp is None:
+            from .mcp.servers import McpServers
+
+            self._mcp = McpServers(self.config.mcp_servers)
+        return self._mcp
 
     @property
     def agent(self) -> "AIAgent":

@@ -77,7 +77,11 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
         name, source=config.source, receive=host.receive, accepting=lambda: host.accepting,
         add_route=add_route, count=_counter(host), has_conversation=_conversations(host, name),
         streaming_transport=config.streaming.overrides.get(name, {}).get("transport"), choose=_chooser(host))
-    return make_client(registered, settings, context)
+    client = make_client(registered, settings, context)
+    from .reactions.settings import check_platform_emoji
+
+    check_platform_emoji(config.reactions, name, client, source=config.source)  # Telegram's fixed list
+    return client
 
 
 def _counter(host: Any) -> Callable[[str, str, int], None]:

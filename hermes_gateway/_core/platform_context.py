@@ -119,7 +119,9 @@ class PlatformClient:
 
     Subclass it and define the stream methods your platform needs
     (``on_stream_end`` always; ``on_delta`` and ``supports_edit`` to edit;
-    ``on_stream_start`` for a typing indicator; ``on_media`` to send files).
+    ``on_stream_start`` for a typing indicator; ``on_media`` to send files;
+    ``react(chat_id, message_id, emoji, thread_id=None)`` for status reactions,
+    with a ``reaction_emoji`` set when the platform accepts only a fixed list).
     """
 
     def __init__(self, settings: Any, context: PlatformContext) -> None:

@@ -10,7 +10,9 @@ when an edit fails. A plugin that sends media (``on_media``, with
 ``Platform(media=MediaLimits(...))``) also promises: an attachment arrives
 once, after the text, with its bytes intact, also when the upload first
 meets a 429 or times out after landing; and an item over its declared
-limit is never uploaded but shown as one line.
+limit is never uploaded but shown as one line. A client that can react
+(``react``) puts the emoji on the person's message and turns a 429 into
+``RateLimited``.
 Describe how to reach your plugin and read its screen in a
 :class:`Harness`, then run every check from your own tests::
 
@@ -59,7 +61,7 @@ class Harness:
     ``inject_rate_limit`` makes the next call into the chat answer 429;
     ``inject_edit_failure`` makes the next edit fail for good. The checks
     use the chats ``chat_id`` plus ``""``, ``-edit``, ``-long``, ``-same``,
-    ``-429``, ``-media`` and ``-choice``: an emulator that needs its channels created up
+    ``-429``, ``-media``, ``-react`` and ``-choice``: an emulator that needs its channels created up
     front creates those.
 
     For a plugin that sends media: ``attachments(chat_id)`` returns what
@@ -68,6 +70,12 @@ class Harness:
     ``media``); ``inject_upload_timeout(chat_id, landed)`` makes the next
     upload into the chat time out, after taking effect when ``landed``
     (optional). ``inject_rate_limit`` is reused for uploads.
+
+    For a platform whose client can react (a ``react`` method):
+    ``person_message(chat_id, text)`` makes a person write ``text`` in the
+    chat on the emulator and returns its message id (nothing needs to
+    receive it); ``reactions(chat_id)`` returns the bot's reactions the
+    emulator shows now, as ``{message_id: [emoji, ...]}``.
     """
 
     plugin: Any = None
@@ -112,6 +120,14 @@ class Harness:
     async def inject_upload_timeout(self, chat_id: str, landed: bool) -> None:
         """Optional: the next upload into the chat times out (having taken effect when ``landed``)."""
         raise NotApplicable("this harness cannot make an upload time out")
+
+    async def person_message(self, chat_id: str, text: str) -> str:
+        """A person's message in the chat (on the emulator); its id. Required when the client can react."""
+        raise NotImplementedError
+
+    def reactions(self, chat_id: str) -> dict[str, list[str]]:
+        """The bot's reactions the chat shows now: message id -> emoji. Required when the client can react."""
+        raise NotImplementedError
 
     # -- helpers the checks use ---------------------------------------------------------------
 
@@ -376,6 +392,32 @@ async def check_an_item_over_the_limit_is_a_line_not_an_upload(h: Harness) -> No
     assert any(line in text for text in h.screen(chat)), h.screen(chat)
 
 
+async def check_a_reaction_lands_on_the_persons_message(h: Harness) -> None:
+    """``react`` puts the emoji on the person's message; a second status is shown too; a 429 is RateLimited."""
+    client = h.runner.client if h.runner is not None else None
+    react = getattr(client, "react", None)
+    if not callable(react):
+        raise NotApplicable("the platform's client has no react method")
+    chat = h.chat_id + "-react"
+    message_id = await h.person_message(chat, "hello bot")
+    allowed = getattr(client, "reaction_emoji", None)
+    for emoji in ("👀", "👍"):
+        assert allowed is None or emoji in allowed, f"{emoji} is not in the client's reaction_emoji"
+        await react(chat_id=chat, message_id=message_id, emoji=emoji, thread_id=None)
+    shown = h.reactions(chat).get(message_id, [])
+    assert "👍" in shown, f"the chat shows {h.reactions(chat)!r} after react(👍) on message {message_id}"
+    try:
+        await h.inject_rate_limit(chat, 7)
+    except NotApplicable:
+        return
+    try:
+        await react(chat_id=chat, message_id=message_id, emoji="👀", thread_id=None)
+    except RateLimited as exc:
+        assert abs(exc.retry_after - 7) < 1.0, exc.retry_after
+    else:
+        raise AssertionError("a 429 on a reaction did not raise hermes_gateway.RateLimited")
+
+
 async def check_a_choice_is_shown_and_closed(h: Harness) -> None:
     """``offer_choice`` shows the question (a ``MessageRef`` back); ``close_choice`` turns it into the outcome
     (or, on a platform that cannot edit, sends the outcome after it)."""
@@ -410,6 +452,7 @@ CHECKS: tuple[Check, ...] = (
     check_an_upload_after_a_429_is_sent_once,
     check_an_upload_that_may_have_landed_is_not_repeated,
     check_an_item_over_the_limit_is_a_line_not_an_upload,
+    check_a_reaction_lands_on_the_persons_message,
     check_a_choice_is_shown_and_closed,
 )
 

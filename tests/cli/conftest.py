@@ -150,7 +150,7 @@ class RecordedUpstream:
 
         from aiohttp import web
 
-        from hermes_gateway._core.demo.server import make_app
+        from hermes_gateway._core.demo.server import CLIENT_WENT_AWAY, make_app
 
         requests = self.requests
 
@@ -165,7 +165,7 @@ class RecordedUpstream:
             except (ConnectionResetError, asyncio.CancelledError):
                 entry["outcome"] = "client went away"
                 raise
-            entry["outcome"] = "client went away" if request.get("client_went_away") else "completed"
+            entry["outcome"] = "client went away" if request.get(CLIENT_WENT_AWAY) else "completed"
             return response
 
         async def main() -> None:

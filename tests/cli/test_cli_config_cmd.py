@@ -231,3 +231,11 @@ def test_config_exits_2_like_run_when_an_enabled_platform_lacks_its_token(tmp_pa
     fine = hermes(tmp_path, "config", "--config", path, env=env)
     assert fine.returncode == 0, fine.stderr
     assert "abc123" not in fine.stdout
+
+
+def test_config_shows_the_reactions_and_on_edit(tmp_path):
+    path = config_file(tmp_path, "reactions:\n  received: \"👀\"\n  done: null\nconversation:\n  on_edit: ignore\n")
+    result = hermes(tmp_path, "config", "--config", path)
+    assert result.returncode == 0, result.stderr
+    assert "reactions:" in result.stdout and "received: 👀" in result.stdout and "failed: null" in result.stdout
+    assert "on_edit: ignore" in result.stdout

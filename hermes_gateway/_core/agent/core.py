@@ -37,6 +37,7 @@ from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, Turn
 from ..media import Media
 from ..media_dir import MediaDirectory
 from ..reasoning import postprocess_reply, strip_thinking
+from ..toolbox import ToolBox
 from ..tools import Tool, collect_tools
 from .chat_completions import complete_chat, stream_chat
 from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
@@ -141,14 +142,42 @@ class AIAgent:
                 from ..plugins import installed_plugins
                 plugins = installed_plugins()
             tools = collect_tools(plugins)
-        self.tools: dict[str, Tool] = {t.name: t for t in tools}
-        self._chat_tools = [t.chat_schema() for t in tools]
-        self._responses_tools = [t.responses_schema() for t in tools]
+        # A ToolBox (the gateway's: MCP tools come and go) is read again whenever it changed.
+        self._live_tools = tools if isinstance(tools, ToolBox) else None
+        self._tools_version: Any = None
+        self._set_tools(tools.snapshot() if isinstance(tools, ToolBox) else tuple(tools))
         self.stream_callback = stream_callback
         self._pool = UpstreamPool((self.model.endpoint, *self.model.fallback), self.model.timeouts,
                                   max_retries=max_retries, demo_tokens_per_second=self.model.demo_tokens_per_second,
                                   transport=self.model.transport)
         self._turns: weakref.WeakSet[_Turn] = weakref.WeakSet()
+
+    def _set_tools(self, tools: Sequence[Tool]) -> None:
+        self._tools: dict[str, Tool] = {t.name: t for t in tools}
+        self._chat_tool_schemas = [t.chat_schema() for t in tools]
+        self._responses_tool_schemas = [t.responses_schema() for t in tools]
+
+    def _refresh_tools(self) -> None:
+        live = self._live_tools
+        if live is not None and live.version != self._tools_version:
+            self._tools_version = live.version
+            self._set_tools(live.snapshot())
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """The tools the model is offered now, by name (an MCP server's only while it is up)."""
+        self._refresh_tools()
+        return self._tools
+
+    @property
+    def _chat_tools(self) -> list[dict[str, Any]]:
+        self._refresh_tools()
+        return self._chat_tool_schemas
+
+    @property
+    def _responses_tools(self) -> list[dict[str, Any]]:
+        self._refresh_tools()
+        return self._responses_tool_schemas
 
     @property
     def reasoning_starts_open(self) -> bool:

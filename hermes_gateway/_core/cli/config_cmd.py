@@ -70,11 +70,31 @@ def effective(config: Config, plugins: Any = None) -> dict:
                   "transcription": {**asdict(config.voice.transcription),
                                     "base_url": config.voice.transcription.display_url},
                   "speech": {**asdict(config.voice.speech), "base_url": config.voice.speech.display_url}},
+        "reactions": asdict(config.reactions),
     }
+    if config.mcp_servers:
+        data["mcp_servers"] = _mcp_servers(config)
     data = mask(data)
     for key, names in config.missing_env.items():
         _put(data, key, f"<unset: {', '.join(names)}>")
     return data
+
+
+def _mcp_servers(config: Config) -> list[dict]:
+    """``mcp_servers`` with every ``env`` and ``headers`` value masked (they carry tokens) and URL credentials."""
+    out = []
+    for server in config.mcp_servers:
+        item: dict[str, Any] = {"name": server.name, "transport": server.transport}
+        if server.transport == "stdio":
+            item.update(command=server.command, args=list(server.args), env={k: "***" for k in server.env},
+                        cwd=server.cwd)
+        else:
+            item.update(url=mask_url(server.url or ""), headers={k: "***" for k in server.headers})
+        item.update(enabled=server.enabled, timeout=server.timeout,
+                    tools={"allow": list(server.allow) if server.allow is not None else None,
+                           "deny": list(server.deny)})
+        out.append(item)
+    return out
 
 
 def _operator_sections(config: Config) -> dict:

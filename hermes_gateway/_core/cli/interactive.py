@@ -46,7 +46,7 @@ from .moment import when
 from .render import STYLE_ERROR, STYLE_LABEL, STYLE_NOTE, RenderOptions, ReplyRenderer
 from .sinks import TerminalSink
 from .terminal_mode import on_signals, quiet_keyboard
-from .turn import box_label, clip, close_agent, describe_model, make_agent, one_line
+from .turn import box_label, chat_mcp_servers, clip, close_agent, describe_model, make_agent, one_line
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,8 @@ class ChatSession:
         self._resumed = ""  # the "continuing ..." line, once resume() found a conversation
         self._agent: Any = None
         self._agent_future: asyncio.Future | None = None
+        self._mcp: Any = None  # the config's MCP servers, while the chat runs
+        self._mcp_start: asyncio.Future | None = None
         self.exit_code: int | None = None  # set when a signal says to leave
         self.prompt = PromptSession(
             PROMPT,
@@ -119,8 +121,12 @@ class ChatSession:
         self.banner()
         if self._resumed:
             self.say(self._resumed)
+        # MCP servers start in their own tasks (they do not hold up the prompt); their tools join when up.
+        self._mcp = chat_mcp_servers(self.config)
+        if self._mcp is not None:
+            self._mcp_start = asyncio.ensure_future(self._mcp.start())
         # Importing the model client takes most of a second: do it while the person types.
-        self._agent_future = asyncio.get_running_loop().run_in_executor(None, make_agent, self.config)
+        self._agent_future = asyncio.get_running_loop().run_in_executor(None, make_agent, self.config, self._mcp)
         try:
             while True:
                 try:
@@ -168,6 +174,12 @@ class ChatSession:
                 and not self._agent_future.cancelled() and self._agent_future.exception() is None:
             self._agent = self._agent_future.result()
         await close_agent(self._agent)
+        mcp, self._mcp = self._mcp, None
+        if self._mcp_start is not None and not self._mcp_start.done():
+            self._mcp_start.cancel()
+            await asyncio.gather(self._mcp_start, return_exceptions=True)
+        if mcp is not None:
+            await mcp.stop()
 
     def banner(self) -> None:
         """One line: who answers, and where to find help (a new user's first sight of the gateway)."""
@@ -249,9 +261,12 @@ class ChatSession:
 
     async def agent(self) -> Any:
         """The agent built in the background at start (or now, if that failed: the error is shown)."""
+        if self._mcp_start is not None:  # the first turn waits (bounded) for the MCP servers, as `run` does
+            start, self._mcp_start = self._mcp_start, None
+            await start
         if self._agent is None:
             future, self._agent_future = self._agent_future, None
-            self._agent = await future if future is not None else make_agent(self.config)
+            self._agent = await future if future is not None else make_agent(self.config, self._mcp)
         return self._agent
 
     async def _remember(self, text: str, final: TurnEnd | None) -> None:

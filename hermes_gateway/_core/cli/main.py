@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("hermes_gateway._core.cli.run", "start the gateway: the API server and every enabled platform"),
     "plugins": ("hermes_gateway._core.cli.plugins_cmd", "list plugins and platforms, their origin and limits"),
     "config": ("hermes_gateway._core.cli.config_cmd", "show the effective configuration and where each value came from"),
+    "tools": ("hermes_gateway._core.cli.tools_cmd", "list every tool (built-in, plugin, MCP server) and its state"),
     "history": ("hermes_gateway._core.cli.history_cmd", "list stored conversations, or show one (history ID)"),
     "pairing": ("hermes_gateway._core.cli.pairing_cmd", "pending pairing codes; approve CODE; revoke USER"),
     "usage": ("hermes_gateway._core.cli.usage_cmd", "tokens and cost per user, chat or model (--by, --since)"),

@@ -24,7 +24,7 @@ from typing import TextIO
 from ..config import Config
 from .render import RenderOptions, ReplyRenderer
 from .sinks import PlainSink
-from .turn import clip, close_agent, make_agent, one_line
+from .turn import chat_mcp_servers, clip, close_agent, make_agent, one_line
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +47,11 @@ async def run_oneshot(config: Config, message: str, *, streaming: bool,
                                                        media_paths_only=True),
                               same_sink=False)
     agent = None
+    mcp = chat_mcp_servers(config)
     try:
-        agent = make_agent(config)
+        if mcp is not None:
+            await mcp.start()  # waits (bounded) for the servers, so this one turn sees their tools
+        agent = make_agent(config, mcp)
         final = await renderer.render(agent.astream(message, history=[]))
     except BrokenPipeError:
         _silence_stdout()
@@ -59,6 +62,8 @@ async def run_oneshot(config: Config, message: str, *, streaming: bool,
         return EXIT_ERROR
     finally:
         await close_agent(agent)
+        if mcp is not None:
+            await mcp.stop()
     if final is None:
         print("hermes-gateway: the agent ended without a reply", file=stderr)
         return EXIT_ERROR

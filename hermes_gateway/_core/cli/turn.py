@@ -13,11 +13,34 @@ log = logging.getLogger(__name__)
 MAX_ERROR_CHARS = 300
 
 
-def make_agent(config: Config) -> Any:
-    """The real agent for this config (imported late so ``--help`` stays fast)."""
+def make_agent(config: Config, mcp: Any = None) -> Any:
+    """The real agent for this config (imported late so ``--help`` stays fast).
+
+    ``mcp``: the running :class:`~hermes_gateway._core.mcp.servers.McpServers`, whose tools the agent
+    offers while their servers are up (besides the tools plugins register).
+    """
     from ..agent import AIAgent
 
-    return AIAgent.from_config(config)
+    if mcp is None:
+        return AIAgent.from_config(config)
+    from ..plugins import installed_plugins
+    from ..toolbox import ToolBox
+    from ..tools import collect_tools
+
+    return AIAgent.from_config(config, tools=ToolBox(collect_tools(installed_plugins()), [mcp]))
+
+
+def chat_mcp_servers(config: Config) -> Any:
+    """The config's MCP servers for a terminal chat (None without any); their stderr stays off the screen."""
+    if not config.mcp_servers:
+        return None
+    import logging
+    import os
+
+    from ..mcp.servers import McpServers
+
+    verbose = logging.getLogger().isEnabledFor(logging.INFO)
+    return McpServers(config.mcp_servers, errlog=None if verbose else open(os.devnull, "w"))
 
 
 async def close_agent(agent: Any) -> None:

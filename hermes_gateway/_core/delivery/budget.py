@@ -26,6 +26,8 @@ class ChatBudget:
     blocked_until: float = 0.0
     calls: int = 0
     rate_limited: int = 0
+    #: Calls waiting for a token ahead of previews (status reactions): every other caller leaves them one each.
+    claims: int = 0
 
     def __post_init__(self) -> None:
         if self.tokens < 0:
@@ -41,9 +43,10 @@ class ChatBudget:
 
         ``reserve``: the call must also leave this many tokens in the bucket
         (previews keep them for the calls that end a reply; see ``Pacer.preview_reserve``).
+        Outstanding ``claims`` are left too; a claimant passes ``reserve=-claims`` (claimants take turns).
         """
         self._refill(now)
-        need = 1.0 + reserve
+        need = 1.0 + reserve + self.claims
         at = now if self.tokens >= need else now + (need - self.tokens) / self.budget.rate + SAFETY_MARGIN
         return max(at, self.blocked_until)
 

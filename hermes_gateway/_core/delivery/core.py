@@ -82,6 +82,11 @@ class Delivery:
         self._live.add(session)
         return session
 
+    def showing_text(self, platform: str, chat_id: str) -> bool:
+        """A reply being delivered into this chat has shown text already (status reactions wait for that)."""
+        return any(s.stream.chat_id == chat_id and s.hooks.platform.name == platform and s.shows_text
+                   for s in self._live if not s.done)
+
     def cut_all(self, within: float | None = None) -> int:
         """Cut every reply still being delivered (the gateway stops): each is over within ``within`` seconds.
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import DeliveryError, RateLimited
 from ..media import Media
@@ -82,6 +82,7 @@ class DeliveryReport:
     media_notes: list[str] = field(default_factory=list)   # one line per item shown as text instead of attached
     media_uncertain: int = 0  # items whose upload may have landed (a timeout): never sent again
     text_uncertain: int = 0   # messages of the text whose send may have landed (a timeout): never sent again
+    model_error: str | None = None  # the model failed (the chat was told so): a ``failed`` status reaction
 
 
 class StreamSession:
@@ -129,6 +130,8 @@ class StreamSession:
         self._finisher: Finisher | None = None
         self._cut_at: float | None = None    # cut(): the reply is over by then, whatever it is doing
         self._abandoned = False              # cut(): the bound passed and the worker was stopped mid-call
+        #: An interrupted reply ends with this line when it returns one (an edit superseded the reply).
+        self.interrupt_note: Callable[[], str | None] | None = None
 
     @property
     def budget(self) -> ChatBudget:
@@ -260,6 +263,11 @@ class StreamSession:
     def done(self) -> bool:
         """Whether the reply's delivery is over (its report is final)."""
         return self._task is not None and self._task.done()
+
+    @property
+    def shows_text(self) -> bool:
+        """Some of the reply's text is on screen (a preview or a message was shown)."""
+        return self._shown_version >= 0 or bool(self._ledger.refs)
 
     @property
     def text(self) -> str:
@@ -428,7 +436,9 @@ class StreamSession:
 
     def _final_document(self) -> str:
         if self._interrupted:
-            return self.text.strip()  # cut off: a held-back partial tag is not text yet
+            shown = self.text.strip()  # cut off: a held-back partial tag is not text yet
+            note = self.interrupt_note() if self.interrupt_note is not None and shown else None
+            return f"{shown}\n\n{note}" if note else shown
         if self._final is not None:
             return self._final.strip()
         return postprocess_reply("".join(self._draft.raw), starts_open=self._starts_open).strip()

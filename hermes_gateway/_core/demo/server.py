@@ -7,11 +7,15 @@ agent is exercised against a genuine socket, SSE framing and all.
 from __future__ import annotations
 
 import contextlib
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from aiohttp import web
 
 from .endpoint import DemoEndpoint
+
+
+#: Set on a request whose client hung up mid-stream (a test's recording middleware tells it from a completed one).
+CLIENT_WENT_AWAY: Any = web.RequestKey("client_went_away", bool) if hasattr(web, "RequestKey") else "client_went_away"
 
 
 def make_app(tokens_per_second: float = 30.0) -> web.Application:
@@ -31,7 +35,7 @@ def make_app(tokens_per_second: float = 30.0) -> web.Application:
                 await response.write(frame)
             await response.write_eof()
         except ConnectionResetError:  # the client went away: an ordinary end of a stream, not an error to log
-            request["client_went_away"] = True
+            request[CLIENT_WENT_AWAY] = True
         return response
 
     app = web.Application()

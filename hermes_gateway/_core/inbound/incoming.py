@@ -41,6 +41,13 @@ class Incoming:
     with attachments is answered by the model even without text (the
     ``notice`` is then not used); the files are fetched only when its turn
     runs, so a message the core drops costs no download.
+
+    ``edit_of``: this is the person's edit of a message they sent earlier,
+    the platform's id of that message (``message_id`` of the original; on
+    most platforms the same as this one's ``message_id``); ``text`` is the
+    new text. ``update_id`` must still differ from the original's (Discord:
+    the message id plus the edit's timestamp). What the core does with it:
+    ``conversation.on_edit`` (:mod:`hermes_gateway._core.inbound.edits`).
     """
 
     platform: str
@@ -55,6 +62,7 @@ class Incoming:
     bot_name: str | None = None
     notice: str | None = None
     attachments: tuple[Attachment, ...] = ()
+    edit_of: str | None = None
 
     def __post_init__(self) -> None:
         # the text goes to the model as UTF-8: a lone surrogate would fail every upstream call, and the person

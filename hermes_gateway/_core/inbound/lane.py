@@ -38,6 +38,7 @@ class TextTurn:
     messages: list[Incoming]
     futures: list[asyncio.Future[Any]]
     ticket: int = NO_TICKET  # the arrival number of its first message, across replicas
+    superseded: bool = False  # stopped by an edit of one of its messages (:mod:`.edits`)
 
     @property
     def text(self) -> str:

@@ -72,6 +72,7 @@ class InboundRuntime:
         self.gate = Gate(gateway)  # users: allowed_users, admins, pairing, max_messages_per_minute (issue 23)
         self._gating: set[asyncio.Task[Any]] = set()
         self._gate_tails: dict[tuple[str, str], asyncio.Task[Any]] = {}
+        self._reactor: Any = None  # status reactions (issue 24), made on first use when configured
 
     # ---------------------------------------------------------------- receiving
 
@@ -152,6 +153,9 @@ class InboundRuntime:
     def _enqueue(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int = NO_TICKET,
                  stopped_elsewhere: bool = False) -> None:
         """Put an admitted message in its chat's lane (starting the lane's worker)."""
+        if incoming.edit_of is not None:
+            self._edit(incoming, future, ticket)
+            return
         parsed = parse_command(incoming.text)
         command = self.commands.get(parsed.name) if parsed is not None else None
         lane = self._lane(incoming)
@@ -168,6 +172,10 @@ class InboundRuntime:
             turn.stopped_reply = turn.stopped_reply or stopped_elsewhere
         else:
             lane.add_text(incoming, future, busy=self._busy_for(incoming), ticket=ticket)
+            self._react(incoming, "received")
+        self._start_lane(lane, incoming)
+
+    def _start_lane(self, lane: ChatLane, incoming: Incoming) -> None:
         if lane.worker is None:
             lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
                                                                  name=f"chat:{incoming.platform}:{incoming.chat_id}")
@@ -182,6 +190,60 @@ class InboundRuntime:
         task = asyncio.get_running_loop().create_task(run(), name="beside-lane")
         self._gating.add(task)
         task.add_done_callback(self._gating.discard)
+
+    # ---------------------------------------------------------------- edits and reactions (issue 24)
+
+    def _edit(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int) -> None:
+        """A person's edit (``conversation.on_edit: answer``): replace a queued message, or supersede the reply."""
+        from .edits import apply_edit
+
+        key = (incoming.platform, incoming.chat_id, incoming.thread_id)
+        lane = self.lanes.get(key)
+        outcome = apply_edit(lane, incoming, future, ticket) if lane is not None else None
+        if outcome in (None, "unchanged") or lane is None:
+            log.info("%s: ignored an edit in chat %s: message %s %s", incoming.platform, incoming.chat_id,
+                     incoming.edit_of, "kept its text" if outcome else "is no longer waiting or being answered")
+            future.set_result(None)
+            return
+        log.info("%s: message %s in chat %s was edited: %s", incoming.platform, incoming.edit_of,
+                 incoming.chat_id, "its reply is superseded" if outcome == "superseded" else "replaced in the queue")
+        self._start_lane(lane, incoming)
+
+    @property
+    def reactor(self) -> Any:
+        """The gateway's status reactions (``reactions:``), or None when none is configured."""
+        if self._reactor is None and self.gateway.config.reactions.enabled:
+            from ..reactions.reactor import Reactor
+
+            self._reactor = Reactor(self.gateway.config.reactions, self.gateway.delivery)
+        return self._reactor
+
+    def _react(self, incoming: Incoming, stage: str) -> None:
+        """Mark ``incoming`` for ``stage``, never ahead of the first text of a reply in its chat."""
+        reactor = self.reactor
+        if reactor is None:
+            return
+        key = (incoming.platform, incoming.chat_id, incoming.thread_id)
+        reactor.mark(incoming, stage, lambda: self._first_text_pending(key))
+
+    def _first_text_pending(self, key: tuple[str, str, str | None]) -> bool:
+        """A reply in this chat is running or waiting and has not shown its first text yet."""
+        lane = self.lanes.get(key)
+        if lane is None:
+            return False
+        replying = isinstance(lane.running, TextTurn) or any(isinstance(i, TextTurn) for i in lane.items)
+        return replying and not self.gateway.delivery.showing_text(key[0], key[1])
+
+    def _react_after(self, item: TextTurn, report: Any, failed: bool = False) -> None:
+        """``done`` or ``failed`` on each message of a turn that ended (a stopped reply gets neither)."""
+        if self.reactor is None:
+            return
+        if not failed and (report is None or report.interrupted):
+            return
+        if report is not None and (report.error or getattr(report, "model_error", None)):
+            failed = True
+        for message in item.messages:
+            self._react(message, "failed" if failed else "done")
 
     async def _admit(self) -> None:
         """Admit waiting messages through the shared coordination, in arrival order, a batch per call."""
@@ -204,6 +266,8 @@ class InboundRuntime:
 
     def _stop_kind(self, incoming: Incoming) -> StopKind | None:
         """Whether this message stops the chat's running reply, wherever it runs."""
+        if incoming.edit_of is not None:  # an edit stops only the reply to the message it edits (:mod:`.edits`)
+            return None
         parsed = parse_command(incoming.text)
         command = self.commands.get(parsed.name) if parsed is not None else None
         if command is not None:
@@ -234,6 +298,8 @@ class InboundRuntime:
             return f"update {incoming.update_id} was already received"
         if not self.coordination.shared:  # replicated, the shared dedupe remembers (with its own TTL)
             self._save_seen_soon()
+        if incoming.edit_of is not None and self.gateway.config.conversation.on_edit == "ignore":
+            return "an edit (conversation.on_edit: ignore)"
         if not incoming.text.strip() and not incoming.notice and not incoming.attachments:
             return "no text"  # files with no caption are kept: they are what the person said
         policy = self.access(incoming.platform)
@@ -292,7 +358,9 @@ class InboundRuntime:
 
         try:
             if isinstance(item, TextTurn):
-                return await answer_turn(self.gateway, item.messages)
+                report = await answer_turn(self.gateway, item.messages, superseded=lambda: item.superseded)
+                self._react_after(item, report)
+                return report
             context = CommandContext(item.incoming, item.args, self, stopped_reply=item.stopped_reply)
             text = await self._run_command(item.command, context)
             if text:
@@ -302,6 +370,8 @@ class InboundRuntime:
             raise
         except Exception as exc:  # one chat's failure is logged, never the gateway's
             first = item.messages[0] if isinstance(item, TextTurn) else item.incoming
+            if isinstance(item, TextTurn):
+                self._react_after(item, None, failed=True)
             log.error("%s: answering in chat %s failed: %s: %s", first.platform, first.chat_id,
                       type(exc).__name__, exc)
             return None
@@ -340,6 +410,13 @@ class InboundRuntime:
         answer) is abandoned. So stopping takes at most
         ``grace + cut_deadline + 2 * STOP_MARGIN`` seconds.
         """
+        try:
+            await self._stop(grace)
+        finally:  # reactions still waiting mark a moment that is over
+            if self._reactor is not None:
+                await self._reactor.close()
+
+    async def _stop(self, grace: float) -> None:
         self.accepting = False
         loop = asyncio.get_running_loop()
         grace_ends = loop.time() + grace

@@ -93,7 +93,9 @@ def agent_for(gateway: Any, profile: TurnProfile) -> Any:
     if agent is None:
         from ..agent import AIAgent
 
-        tools = [tool for tool in gateway.tools if tool_allowed(profile, tool.name)]
+        every = gateway.tools  # live (MCP tools come and go): a filtered view of it, when it is one
+        keep = lambda tool: tool_allowed(profile, tool.name)  # noqa: E731
+        tools = every.where(keep) if hasattr(every, "where") else [tool for tool in every if keep(tool)]
         agent = agents[key] = AIAgent.from_config(replace(gateway.config, model=profile.model), tools=tools)
     return agent
 

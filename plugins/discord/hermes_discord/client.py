@@ -29,7 +29,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from hermes_gateway import (DeliveryError, Media, MessageRef, PlatformClient, PlatformContext, StartError,
+from hermes_gateway import (DeliveryError, Media, MessageRef, Platform, PlatformClient, PlatformContext, StartError,
                             Stream)
 
 from . import media as attachments
@@ -37,7 +37,7 @@ from .endpoints import point_at
 from .errors import PermanentFailure, rate_limited, translate
 from .ratelimit import RestWatch
 from .download import Downloads
-from .receiving import target_channel, to_incoming
+from .receiving import edit_to_incoming, target_channel, to_incoming
 from .redaction import protect_token_parts, scrub
 from .sdk import quiet_voice_warnings, sdk
 from .settings import DiscordSettings
@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 #: Seconds one REST call may take before it counts as failed (it may still have landed).
 CALL_TIMEOUT = 15.0
 #: Default + message_content: what the bot needs to read what people write.
+#: The stream a reaction's one call goes through (:meth:`DiscordClient.call` reads only its chat and thread).
+REACTING = Platform(name="discord")
 INTENTS_NOTE = "enable the Message Content intent in the developer portal"
 
 
@@ -169,6 +171,7 @@ class DiscordClient(PlatformClient):
                                 guild_ready_timeout=self.guild_ready_timeout)
         point_at(client.http, self.settings.api_base_url, self.settings.gateway_url)
         client.event(self._make_on_message())
+        client.event(self._make_on_raw_message_edit())
         client.event(self._make_on_ready())
         client.event(self._make_on_interaction())
         return client
@@ -202,6 +205,27 @@ class DiscordClient(PlatformClient):
             if incoming is not None:
                 self.context.receive(incoming)
         return on_message
+
+    def _make_on_raw_message_edit(self) -> Callable[[Any], Awaitable[None]]:
+        async def on_raw_message_edit(payload: Any) -> None:
+            """MESSAGE_UPDATE, cached or not: a person's edit goes to the core (which ignores unchanged text)."""
+            if not self._receiving or self._discord is None:
+                return
+            incoming = edit_to_incoming(payload, self._discord.user, self.downloads)
+            if incoming is not None:
+                self.context.receive(incoming)
+        return on_raw_message_edit
+
+    # ---------------------------------------------------------------- status reactions (issue 24)
+
+    async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
+        """Add the bot's reaction ``emoji`` to a person's message (``PUT .../reactions/{emoji}/@me``).
+
+        Discord keeps every reaction the bot adds (👀 stays beside 👍): one call per status, never two.
+        """
+        stream = Stream(platform=REACTING, chat_id=chat_id, thread_id=thread_id)
+        await self.call(stream, "messages", "add reaction",
+                        lambda channel: channel.get_partial_message(int(message_id)).add_reaction(emoji))
 
     def _make_on_interaction(self) -> Callable[[Any], Awaitable[None]]:
         async def on_interaction(interaction: Any) -> None:

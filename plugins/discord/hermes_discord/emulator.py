@@ -39,6 +39,7 @@ import itertools
 import json
 import math
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -57,6 +58,7 @@ BUCKET_WINDOW = 5.0
 GLOBAL_LIMIT = 50
 HEARTBEAT_MS = 41250
 MESSAGES_BUCKET = "80c17d2f203122d936070c88c8d10f33"
+REACTIONS_BUCKET = "5b3c1e7a9d2f4c6b8a0e1d3f5a7c9b2e"
 TYPING_BUCKET = "a6a2c1a3e3f0d2b7c54b6f3e9c0d1e22"
 DISCORD_EPOCH_MS = 1_420_070_400_000
 
@@ -77,7 +79,7 @@ class ApiCall:
     """One REST request into a channel, when it arrived (``time.monotonic()``) and how it was answered."""
 
     at: float
-    method: str          # "create", "edit", "typing"
+    method: str          # "create", "edit", "typing", "react"
     params: dict[str, Any]
     outcome: str         # "ok", "rate_limited", "global_rate_limited", or the error message
 
@@ -125,6 +127,10 @@ class EmulatedChannel:
     delays: list[float] = field(default_factory=list)          # answer the next calls this much later
     emptied: int = 0          # answers that said X-RateLimit-Remaining: 0 (the next call would be a 429)
     uploads: list[SentMedia] = field(default_factory=list)     # every accepted attachment, in order
+    #: the bot's reactions now: message id -> emoji, in the order added (Discord keeps each one)
+    reactions: dict[str, list[str]] = field(default_factory=dict)
+    #: every accepted reaction: (message id, emoji, time.monotonic())
+    reaction_log: list[tuple[str, str, float]] = field(default_factory=list)
 
     @property
     def screen(self) -> list[str]:
@@ -428,12 +434,15 @@ class DiscordEmulator:
             kind, bucket = "create", MESSAGES_BUCKET
         elif request.method == "PATCH" and len(parts) == 4 and parts[2] == "messages":
             kind, bucket = "edit", MESSAGES_BUCKET
+        elif request.method == "PUT" and len(parts) == 7 and parts[2] == "messages" and parts[4] == "reactions" \
+                and parts[6] == "@me":
+            kind, bucket = "react", REACTIONS_BUCKET
         else:
             raise ApiError(404, 0, "404: Not Found")
         params: dict[str, Any] = {}
         if kind == "create" and request.content_type == "multipart/form-data":
             return await self.uploads.handle(request, channel)
-        if kind != "typing":
+        if kind not in ("typing", "react"):
             if request.headers.get("Content-Type") != "application/json":
                 channel.violations.append(f"{kind} with Content-Type {request.headers.get('Content-Type')!r}")
                 raise ApiError(400, 50035, "Invalid Form Body")
@@ -457,6 +466,9 @@ class DiscordEmulator:
             return _answer(204, None, headers)
         if kind == "create":
             return _answer(200, self._create(channel, params), headers)
+        if kind == "react":
+            self._react(channel, parts[3], urllib.parse.unquote(parts[5]), params)
+            return _answer(204, None, headers)
         return _answer(200, self._edit(channel, parts[3], params), headers)
 
     def _admit(self, channel: EmulatedChannel, kind: str, bucket_name: str, params: dict[str, Any],
@@ -559,6 +571,21 @@ class DiscordEmulator:
         target.history.append(content)
         self._log(channel, "edit", params, "ok")
         return {**self._message_json(channel, target.id, content, self.bot_user), "edited_timestamp": _now_iso()}
+
+    def _react(self, channel: EmulatedChannel, message_id: str, emoji: str, params: dict[str, Any]) -> None:
+        """A reaction on a message of the channel (a person's or the bot's); adding it again changes nothing."""
+        known = {mid for mid, _ in channel.said} | {m.id for m in channel.messages}
+        if message_id not in known:
+            self._log(channel, "react", params, "Unknown Message")
+            raise ApiError(404, 10008, "Unknown Message")
+        if not emoji or any(c.isascii() and not c.isalnum() and c not in ":_" for c in emoji):
+            self._log(channel, "react", params, "Unknown Emoji")
+            raise ApiError(400, 10014, "Unknown Emoji")
+        shown = channel.reactions.setdefault(message_id, [])
+        if emoji not in shown:
+            shown.append(emoji)
+        channel.reaction_log.append((message_id, emoji, time.monotonic()))
+        self._log(channel, "react", {"emoji": emoji, "message_id": message_id}, "ok")
 
     def _log(self, channel: EmulatedChannel, kind: str, params: dict[str, Any], outcome: str) -> None:
         channel.calls.append(ApiCall(time.monotonic(), kind, dict(params), outcome))

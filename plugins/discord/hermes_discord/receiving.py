@@ -18,6 +18,7 @@ with empty ``text``. Nothing is downloaded before the core asks.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from hermes_gateway import Incoming
@@ -60,6 +61,23 @@ def to_incoming(message: Any, me: Any, downloads: Downloads) -> Incoming | None:
         message_id=str(message.id), thread_id=thread_id, chat_kind=kind, mentioned=mentioned,
         bot_name=getattr(me, "name", None), attachments=attachments,
     )
+
+
+def edit_to_incoming(payload: Any, me: Any, downloads: Downloads) -> Incoming | None:
+    """MESSAGE_UPDATE (``on_raw_message_edit``) as an edit of the person's message, or None.
+
+    Discord sends it for unfurls and pins too; the core ignores an edit whose text did not change. The update
+    id carries the edit's timestamp, so each edit is new to the dedupe while a redelivery of it is not.
+    """
+    message = getattr(payload, "message", None)
+    data = getattr(payload, "data", None) or {}
+    if message is None or not data.get("edited_timestamp"):
+        return None
+    incoming = to_incoming(message, me, downloads)
+    if incoming is None:
+        return None
+    return replace(incoming, update_id=f"{incoming.message_id}:edit:{data['edited_timestamp']}",
+                   edit_of=incoming.message_id)
 
 
 def target_channel(chat_id: str, thread_id: str | None) -> int:

@@ -64,6 +64,7 @@ async def test_approve_runs_the_tool_once_others_and_double_clicks_change_nothin
         await api.push_message(channel, CALL, mention=True, author_id=ASKER)
         asked = await question(api, channel)
         assert "shell_run" in text_of(api, channel, asked) and '"cmd": "ls /tmp"' in text_of(api, channel, asked)
+        await reply_says(api, channel, asked, "waiting for approval: shell_run")  # the preview pauses visibly
 
         await api.press_button(channel, asked, "Approve", user_id=OTHER)
         await eventually(lambda: len(api.components.toasts()) == 1, lambda: api.components.answers)

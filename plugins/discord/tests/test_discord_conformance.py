@@ -52,6 +52,13 @@ class DiscordHarness(Harness):
     def attachments(self, chat_id):
         return [(sent.filename, sent.data) for sent in self.api.channel(chat_id).uploads]
 
+    async def person_message(self, chat_id, text):
+        """A person's message in the channel (the runner's client hands it to nobody in particular)."""
+        return await self.api.push_message(chat_id, text)
+
+    def reactions(self, chat_id):
+        return dict(self.api.channel(chat_id).reactions)
+
     async def inject_upload_timeout(self, chat_id, landed):
         """The upload answers later than the plugin waits for it."""
         self.runner.client.upload_timeout = 0.3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import logging
 
 import pytest
@@ -76,7 +78,12 @@ async def test_a_thread_message_is_answered_in_the_thread(loose_api):
     async with gateway:
         await api.push_message(thread, "echo: in the thread", mention=True)
         await eventually(lambda: api.screen(thread) == ["in the thread"], lambda: api.channel(thread).calls)
-        history = await gateway.history("discord", api.general, thread)
+        history: list = []
+        for _ in range(200):  # the turn is recorded just after its final text is on screen
+            history = await gateway.history("discord", api.general, thread)
+            if len(history) >= 2:
+                break
+            await asyncio.sleep(0.02)
     assert api.screen(api.general) == []
     assert [m["content"] for m in history] == ["echo: in the thread", "in the thread"], "one conversation per thread"
 

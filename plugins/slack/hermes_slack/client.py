@@ -111,6 +111,14 @@ class SlackClient(PlatformClient):
         if session is not None and not session.closed:
             await session.close()
 
+    # ---------------------------------------------------------------- status reactions (issue 24)
+
+    async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
+        """``reactions.add`` on the person's message (``message_id`` is its ts; see :mod:`.reactions`)."""
+        from .reactions import add_reaction
+
+        await add_reaction(self.web, chat_id, message_id, emoji)
+
     # ---------------------------------------------------------------- approval buttons (issue 25)
 
     async def offer_choice(self, stream: Stream, choice: Any) -> MessageRef:

@@ -77,7 +77,7 @@ STREAM_TTL = 300.0
 #: chat.startStream: about 20 per minute per workspace.
 START_STREAM_PER_MINUTE = 20
 METHODS_WITH_CHANNEL = ("chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream",
-                        "chat.stopStream", "files.completeUploadExternal")
+                        "chat.stopStream", "files.completeUploadExternal", "reactions.add")
 #: Slack's largest file (slack_sdk's MAX_V2_FILE_SIZE).
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 ALT_TEXT_LIMIT = 1000
@@ -115,6 +115,8 @@ class Message:
     started_at: float = 0.0
     history: list[str] = field(default_factory=list)
     files: list[SlackFile] = field(default_factory=list)
+    #: the bot's reactions on it, by Slack name, in the order added (Slack keeps each one)
+    reactions: list[str] = field(default_factory=list)
 
     def show(self, text: str) -> None:
         self.text = text
@@ -212,6 +214,8 @@ class SlackEmulator:
         self.channels: dict[str, Channel] = {}
         self.calls: list[Call] = []
         self.violations: list[str] = []
+        #: every accepted reactions.add: (channel, message ts, name, time.monotonic())
+        self.reaction_log: list[tuple[str, str, str, float]] = []
         self.deliveries: list[Delivery] = []
         self.events_url: str | None = None   # HTTP mode: where events are POSTed
         self.start_stream_error: str | None = None   # the switch that makes chat.startStream fail
@@ -622,6 +626,21 @@ class SlackEmulator:
 
     # -- helpers of the methods
 
+    def _m_reactions_add(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The bot reacts to a message (a person's or its own): ``name`` without colons."""
+        channel = self._channel(p)
+        message = channel.find(str(p.get("timestamp", "")))
+        if message is None or message.state == "vanished":
+            raise _SlackError("message_not_found")
+        name = str(p.get("name") or "")
+        if not name or ":" in name or " " in name or not name.isascii():
+            raise _SlackError("invalid_name")
+        if name in message.reactions:
+            raise _SlackError("already_reacted")
+        message.reactions.append(name)
+        self.reaction_log.append((channel.id, message.ts, name, time.monotonic()))
+        return {}
+
     def _channel(self, p: dict[str, Any]) -> Channel:
         channel_id = p.get("channel")
         if not channel_id or channel_id not in self.channels:
@@ -698,6 +717,21 @@ class SlackEmulator:
             mention.pop("subtype", None)  # app_mention has none; the files come along
             await self.push_event(mention)
         return message.ts
+
+    async def push_edit(self, channel_id: str, ts: str, text: str) -> str:
+        """The person edits their message ``ts``: ``message_changed`` with the new and the previous text."""
+        channel = self.channel(channel_id)
+        message = channel.find(ts)
+        if message is None:
+            raise KeyError(f"no message {ts} in {channel_id}")
+        before = {"type": "message", "user": message.user, "text": message.text, "ts": ts,
+                  **({"thread_ts": message.thread_ts} if message.thread_ts else {})}
+        message.show(text)
+        now = self._next_ts()
+        after = {**before, "text": text, "edited": {"user": message.user, "ts": now}}
+        return await self.push_event({"type": "message", "subtype": "message_changed", "hidden": True,
+                                      "channel": channel.id, "ts": now, "event_ts": now, "message": after,
+                                      "previous_message": before, "channel_type": channel.kind})
 
     def event_payload(self, event: dict[str, Any]) -> dict[str, Any]:
         event_id = f"Ev{self._run}{next(self._ids):06d}"  # unique across emulators, as Slack's are

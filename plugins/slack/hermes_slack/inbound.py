@@ -96,9 +96,14 @@ class EventReader:
 
     # ---------------------------------------------------------------- events
 
-    def to_incoming(self, body: Mapping[str, Any]) -> Incoming | None:
-        """The ``Incoming`` for an ``event_callback`` body; None for what is not a person writing to the bot."""
+    def to_incoming(self, body: Mapping[str, Any], *, edit: bool = False) -> Incoming | None:
+        """The ``Incoming`` for an ``event_callback`` body; None for what is not a person writing to the bot.
+
+        A ``message_changed`` event (a person edited their message) becomes an edit of it (``edit_of``).
+        """
         event = body.get("event") or {}
+        if not edit and event.get("type") == "message" and event.get("subtype") == "message_changed":
+            return self._edited(body, event)
         kind = event.get("type")
         if kind not in ("message", "app_mention"):
             return None
@@ -111,10 +116,11 @@ class EventReader:
         if not user or not channel or not ts or (self.bot_user_id and user == self.bot_user_id):
             return None
         event_id = str(body.get("event_id") or "")
-        first = self._first_event.get((channel, ts))
-        if first is not None and first != event_id:
-            return None  # the message's other event (message + app_mention): answered once
-        _remember(self._first_event, (channel, ts), event_id, PAIR_MEMORY)
+        if not edit:
+            first = self._first_event.get((channel, ts))
+            if first is not None and first != event_id:
+                return None  # the message's other event (message + app_mention): answered once
+            _remember(self._first_event, (channel, ts), event_id, PAIR_MEMORY)
         thread_ts = event.get("thread_ts") or ts
         team = event.get("team") or event.get("user_team") or body.get("team_id") or self.team_id
         _remember(self._threads, (channel, thread_ts), (user, team), THREAD_MEMORY)
@@ -139,7 +145,21 @@ class EventReader:
             bot_name=self.bot_user_id,
             notice=notice,
             attachments=attachments,
+            edit_of=ts if edit else None,
         )
+
+    def _edited(self, body: Mapping[str, Any], event: Mapping[str, Any]) -> Incoming | None:
+        """``message_changed``: the person's message with its new text; None for the bot's own edits
+        (``chat.update``), unfurls and other changes that leave the text as it was."""
+        message = event.get("message")
+        if not isinstance(message, Mapping):
+            return None
+        previous = event.get("previous_message")
+        if isinstance(previous, Mapping) and previous.get("text") == message.get("text"):
+            return None
+        inner = {**message, "type": "message", "channel": event.get("channel"),
+                 "channel_type": event.get("channel_type")}
+        return self.to_incoming({**body, "event": inner}, edit=True)
 
 
 def _remember(memory: "OrderedDict[Any, Any]", key: Any, value: Any, size: int) -> None:

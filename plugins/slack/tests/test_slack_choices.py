@@ -63,6 +63,8 @@ async def approve_flow(api: Any, tool: ShellTool) -> None:
     await api.push_message(DM, CALL, user=ASKER, kind="im")
     asked = await question(api)
     assert "shell_run" in text_of(api, asked) and '"cmd": "ls /tmp"' in text_of(api, asked)
+    # (no waiting line in a preview here: Slack's streams only append, and a line the reply later drops
+    # cannot be shown on an append-only message; the question itself is what the person sees)
 
     await api.press_button(DM, asked, "Approve", user=OTHER)
     await eventually(lambda: len(api.blocks.ephemeral) == 1, lambda: api.blocks.ephemeral)

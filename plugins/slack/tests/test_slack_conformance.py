@@ -13,6 +13,7 @@ import pytest
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
 from hermes_slack.emulator import SlackEmulator
 from hermes_slack import plugin
+from hermes_slack.reactions import SLACK_NAMES
 from slack_test_support import runner
 
 
@@ -24,7 +25,7 @@ class SlackHarness(Harness):
     async def start(self):
         self.api = SlackEmulator()
         await self.api.start()
-        for suffix in ("", "-edit", "-long", "-same", "-429", "-media", "-choice"):
+        for suffix in ("", "-edit", "-long", "-same", "-429", "-media", "-react", "-choice"):
             self.api.channel(self.chat_id + suffix, "channel")
         # the upload timeout check hangs a call for 1.5 s
         self.runner = await runner(self.api, start=True, api_timeout=1.0).__aenter__()
@@ -41,6 +42,14 @@ class SlackHarness(Harness):
 
     def attachments(self, chat_id):
         return self.api.attachments(chat_id)
+
+    async def person_message(self, chat_id, text):
+        """A person's message in the channel; nobody mentions the bot, so the core is not asked to answer."""
+        return await self.api.push_message(chat_id, text)
+
+    def reactions(self, chat_id):
+        emoji = {name: e for e, name in SLACK_NAMES.items()}
+        return {m.ts: [emoji.get(name, name) for name in m.reactions] for m in self.api.channel(chat_id).messages}
 
     async def inject_upload_timeout(self, chat_id, landed):
         """files.completeUploadExternal (the call that shares the file) answers after the client's 1 s timeout."""

@@ -19,10 +19,6 @@ from .redaction import scrub
 
 log = logging.getLogger(__name__)
 
-#: What the bot asks Telegram for: messages, and presses of its buttons.
-ALLOWED_UPDATES = ["message", "callback_query"]
-
-
 def keyboard(choice: Choice) -> Any:
     """One row of buttons, one per option."""
     from telegram import InlineKeyboardButton, InlineKeyboardMarkup

@@ -30,7 +30,7 @@ from . import drafts, media as attachments
 from .inbound_media import FileDownloads
 from .errors import is_gone, is_not_modified, is_too_long, message_vanished, translate
 from .measure import keep_whole_ranges
-from .polling import Poller
+from .polling import ALLOWED_UPDATES, Poller
 from .redaction import protect_token, scrub
 from .settings import TRANSPORTS, TelegramSettings
 
@@ -140,8 +140,6 @@ class TelegramClient(PlatformClient):
 
         assert self.settings.webhook_url is not None
         try:
-            from .choices import ALLOWED_UPDATES
-
             await bot.set_webhook(self.settings.webhook_url, secret_token=self.settings.webhook_secret,
                                   allowed_updates=ALLOWED_UPDATES)
         except tg.BadRequest as exc:  # Telegram refused the URL: a config mistake
@@ -189,6 +187,23 @@ class TelegramClient(PlatformClient):
 
     def supports_edit(self, stream: Stream) -> bool:
         return True
+
+    # ---------------------------------------------------------------- status reactions (issue 24)
+
+    @property
+    def reaction_emoji(self) -> frozenset[str]:
+        """The fixed list of emoji a bot may react with (``telegram.constants.ReactionEmoji``); the core
+        refuses any other in ``reactions:`` at start (PTB would send it as a custom emoji id: a 400)."""
+        from .reactions import reaction_emoji
+
+        return reaction_emoji()
+
+    async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
+        """``setMessageReaction``: the bot's one reaction on the message becomes ``emoji`` (message ids are
+        per chat, so a forum topic's ``thread_id`` is not needed)."""
+        from .reactions import set_reaction
+
+        await set_reaction(self, chat_id, message_id, emoji)
 
     async def on_stream_start(self, stream: Stream) -> None:
         await self._into_chat(stream, "sendChatAction", lambda chat_id: self.bot.send_chat_action(

@@ -50,6 +50,7 @@ from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
 
 from .emulator_buttons import ButtonError, Buttons, kind_of
 from .emulator_files import FileStore
+from .reactions import reaction_emoji
 from .emulator_media import MAX_UPLOAD_BYTES, TOO_LARGE_HTML, UPLOAD_METHODS, UploadRules, read_files
 
 MAX_TEXT_UNITS = 4096
@@ -114,6 +115,10 @@ class EmulatedChat:
     drafts: dict[int, list[str]] = field(default_factory=dict)   # draft id -> every frame's text, in order
     draft: tuple[int, str, float] | None = None   # the draft on screen: (id, text, when); a real message ends it
     uploads: list[SentMedia] = field(default_factory=list)   # every accepted attachment, in order
+    #: the bot's reaction on each message now (message id -> emoji; set again replaces it, [] clears)
+    reactions: dict[str, str] = field(default_factory=dict)
+    #: every accepted setMessageReaction: (message id, emoji or "" when cleared, time.monotonic())
+    reaction_log: list[tuple[str, str, float]] = field(default_factory=list)
 
     @property
     def visible_draft(self) -> str | None:
@@ -365,6 +370,21 @@ class BotApiEmulator:
                                                                          "first_name": first_name}}
         return message
 
+    async def push_edit(self, chat_id: int, message_id: int, text: str, *, chat_type: str = "private",
+                        user_id: int = 1001, first_name: str = "Ada") -> int:
+        """A person edits message ``message_id`` they sent to read ``text``: an ``edited_message`` update."""
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if chat_type == "private":
+            chat["first_name"] = first_name
+        else:
+            chat["title"] = f"Group {chat_id}"
+        emulated = self.chat(chat_id)
+        emulated.said = [(mid, text if mid == message_id else said) for mid, said in emulated.said]
+        now = int(time.time())
+        message = {"message_id": message_id, "date": now, "edit_date": now, "chat": chat, "text": text,
+                   "from": {"id": user_id, "is_bot": False, "first_name": first_name}}
+        return await self.push_update({"edited_message": message})
+
     async def press_button(self, chat_id: int, message_id: str | int, label: str, *, user_id: int = 1001,
                            first_name: str = "Ada") -> int:
         """A person presses the button ``label`` under the bot's message: a ``callback_query`` update."""
@@ -477,7 +497,8 @@ class BotApiEmulator:
             "sendchataction": self._send_chat_action, "getupdates": self._get_updates,
             "deletewebhook": self._delete_webhook, "setwebhook": self._set_webhook,
             "getwebhookinfo": self._get_webhook_info, "close": self._true, "logout": self._true,
-            "getfile": self._get_file, "answercallbackquery": self._answer_callback_query,
+            "getfile": self._get_file, "setmessagereaction": self._set_message_reaction,
+            "answercallbackquery": self._answer_callback_query,
             **({"sendmessagedraft": self._send_message_draft} if self.supports_drafts else {}),
         }.get(method.lower())
         if handler is None:
@@ -638,6 +659,32 @@ class BotApiEmulator:
         chat.entity_history.setdefault(target.id, []).append(entities)
         self._log(chat, "editMessageText", params, "ok")
         return {**self._message_json(chat, target), "edit_date": int(time.time())}
+
+    async def _set_message_reaction(self, params: dict[str, Any]) -> Any:
+        """A bot's reaction: one emoji from the fixed list, on a message that exists in the chat."""
+        chat = self._admit("setMessageReaction", params)
+        message_id = str(params.get("message_id", ""))
+        known = {str(mid) for mid, _ in chat.said} | {m.id for m in chat.messages}
+        if message_id not in known:
+            self._log(chat, "setMessageReaction", params, "message not found")
+            raise ApiError(400, "Bad Request: message to react not found")
+        reaction = _json_field(params.get("reaction")) if params.get("reaction") else []
+        if len(reaction) > 1:
+            self._log(chat, "setMessageReaction", params, "too many")
+            raise ApiError(400, "Bad Request: REACTIONS_TOO_MANY")
+        emoji = ""
+        for item in reaction:
+            if item.get("type") != "emoji" or item.get("emoji") not in reaction_emoji():
+                self._log(chat, "setMessageReaction", params, "invalid reaction")
+                raise ApiError(400, "Bad Request: REACTION_INVALID")
+            emoji = item["emoji"]
+        if emoji:
+            chat.reactions[message_id] = emoji
+        else:
+            chat.reactions.pop(message_id, None)
+        chat.reaction_log.append((message_id, emoji, time.monotonic()))
+        self._log(chat, "setMessageReaction", params, "ok")
+        return True
 
     async def _send_chat_action(self, params: dict[str, Any]) -> Any:
         chat = self._admit("sendChatAction", params)

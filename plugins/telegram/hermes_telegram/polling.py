@@ -14,7 +14,6 @@ from typing import Any, Callable
 
 from hermes_gateway import Attachment, Incoming
 
-from .choices import ALLOWED_UPDATES
 from .errors import retry_after_seconds
 from .redaction import scrub
 
@@ -23,6 +22,10 @@ log = logging.getLogger(__name__)
 Receive = Callable[[Incoming], Any]
 #: A message's files as the core's attachments (:meth:`.inbound_media.FileDownloads.attachments`).
 Attach = Callable[[Any], tuple[Attachment, ...]]
+
+#: The updates the bot asks for: messages, people's edits of them (the core answers an edited text), and
+#: presses of its approval buttons (:mod:`.choices`).
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 
 #: Seconds between polls after a network failure: doubles up to the cap, resets after a success.
 BACKOFF_FIRST = 1.0
@@ -108,6 +111,9 @@ def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming
     carry nothing to answer.
     """
     message = update.message
+    edited = update.edited_message if message is None else None
+    if edited is not None:  # a person's edit: the same message id, its new text (the core decides what to do)
+        message = edited
     if message is None or message.chat is None:
         return None
     attachments = attach(message) if attach is not None and message.text is None else ()
@@ -127,6 +133,7 @@ def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming
         mentioned=_mentions_bot(message, bot, username),
         bot_name=username,
         attachments=attachments,
+        edit_of=str(message.message_id) if edited is not None else None,
     )
 
 

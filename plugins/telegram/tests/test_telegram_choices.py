@@ -74,6 +74,7 @@ async def test_approve_runs_the_tool_once_and_the_reply_completes_others_and_dou
         asked = await question(api, 42)
         shown = text_of(api, 42, asked)
         assert "shell_run" in shown and '"cmd": "ls /tmp"' in shown
+        await reply_says(api, 42, asked, "waiting for approval: shell_run")  # the reply's preview pauses visibly
         assert tool.runs == []
 
         await api.press_button(42, asked, "Approve", user_id=OTHER)  # not the person who asked
@@ -87,7 +88,6 @@ async def test_approve_runs_the_tool_once_and_the_reply_completes_others_and_dou
         await reply_says(api, 42, asked, "a.txt b.txt")
         assert tool.runs == ["ls /tmp"]
         reply = reply_of(api, 42, asked)  # the preview said it was waiting, then the reply went on
-        assert any("waiting for approval: shell_run" in version for version in reply.history)
         assert reply.text == "The tool shell_run returned: listing of ls /tmp: a.txt b.txt"
         assert [t[2] for t in api.buttons.toasts[1:]] == ["✅ Approved.", "This question is no longer open."]
         assert text_of(api, 42, asked) == "✅ Approved: running shell_run."
@@ -120,7 +120,7 @@ async def test_no_answer_in_time_is_a_deny(api):
 async def test_the_bot_asks_telegram_for_button_presses(api):
     async with approval_gateway(api, ShellTool()):
         await eventually(lambda: api.allowed_updates is not None, lambda: api.allowed_updates)
-        assert set(api.allowed_updates or ()) == {"message", "callback_query"}
+        assert {"message", "callback_query"} <= set(api.allowed_updates or ())
 
 
 async def test_by_webhook_the_press_arrives_as_a_callback_query_too(api):
@@ -133,7 +133,7 @@ async def test_by_webhook_the_press_arrives_as_a_callback_query_too(api):
     data["api_server"] = {"enabled": False, "host": "127.0.0.1", "port": port}
     data["tools"] = {"approval": {"require": ["shell_*"]}}
     async with TestGateway(data, plugin, tool, limits=FAST_LIMITS, shutdown_grace=0.5):
-        assert set(api.webhook["allowed_updates"]) == {"message", "callback_query"}
+        assert {"message", "callback_query"} <= set(api.webhook["allowed_updates"])
         await api.push_message(42, CALL, user_id=ASKER)
         asked = await question(api, 42)
         await api.press_button(42, asked, "Approve", user_id=ASKER)

@@ -39,6 +39,17 @@ class TelegramHarness(Harness):
     def attachments(self, chat_id):
         return [(sent.filename, sent.data) for sent in self.api.chat(chat_id).uploads]
 
+    async def person_message(self, chat_id, text):
+        """A message a person wrote earlier (on the emulator's screen; not handed to the bot again)."""
+        chat = self.api.chat(chat_id)
+        message_id = chat.next_message_id
+        chat.next_message_id += 1
+        chat.said.append((message_id, text))
+        return str(message_id)
+
+    def reactions(self, chat_id):
+        return {mid: [emoji] for mid, emoji in self.api.chat(chat_id).reactions.items()}
+
     async def inject_upload_timeout(self, chat_id, landed):
         """The upload answers later than the plugin waits (a real read timeout in python-telegram-bot)."""
         self.client.upload_timeout = 0.3

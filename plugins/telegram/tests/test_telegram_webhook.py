@@ -272,3 +272,17 @@ async def test_a_secret_header_with_bytes_that_are_not_utf8_gets_401_never_500(a
         await asyncio.sleep(0.2)
     assert status_line.split()[1] == b"401", status_line
     assert gateway.seen == [] and api.chat(5).calls == []
+
+
+async def test_a_webhook_asks_for_edits_and_hands_an_edit_over_as_one(api):
+    gateway = gateway_for(api)
+    async with gateway:
+        assert api.webhook["allowed_updates"] == ["message", "edited_message", "callback_query"]
+        await api.push_message(43, "echo: first words")
+        await eventually(lambda: api.screen(43) == ["first words"], lambda: api.chat(43).messages)
+        await api.push_edit(43, 1, "echo: better words")
+        await eventually(lambda: len(gateway.seen) == 2, lambda: gateway.seen)
+    edit = gateway.seen[1]
+    assert (edit.edit_of, edit.message_id, edit.text) == ("1", "1", "echo: better words")
+    assert edit.update_id != gateway.seen[0].update_id
+    assert api.screen(43) == ["first words"], "an edit of an answered message is not answered"

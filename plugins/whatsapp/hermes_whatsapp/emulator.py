@@ -147,6 +147,10 @@ class EmulatedUser:
     said: list[tuple[str, str]] = field(default_factory=list)    # what the user wrote: (wamid, text or type)
     read: list[str] = field(default_factory=list)                # user messages marked read, in order
     typing: list[str] = field(default_factory=list)              # user messages typing was shown on, in order
+    #: the business's reaction on each of the user's messages now (wamid -> emoji; a new one replaces it)
+    reactions: dict[str, str] = field(default_factory=dict)
+    #: every accepted reaction message: (wamid, emoji or "" when removed, time.monotonic())
+    reaction_log: list[tuple[str, str, float]] = field(default_factory=list)
     calls: list[GraphCall] = field(default_factory=list)
     pending_errors: list[GraphError] = field(default_factory=list)
     window_open: bool = True
@@ -476,6 +480,8 @@ class GraphApiEmulator:
         kind = body.get("type", "text")
         if kind in MEDIA_TYPES:
             return await self._send_media(user, method, path, body, kind)
+        if kind == "reaction":
+            return await self._react(user, method, path, body)
         if kind == "interactive":
             try:
                 text_body, buttons = check_buttons(body)
@@ -500,6 +506,30 @@ class GraphApiEmulator:
                                      "long."))
         return await self._deliver_message(user, method, path, body, "text",
                                            PhoneMessage("", text_body, None, bool(text.get("preview_url"))))
+
+    async def _react(self, user: EmulatedUser, method: str, path: str, body: dict[str, Any]) -> web.Response:
+        """A reaction message on one of the user's messages; it counts against the pair's limit like a message."""
+        part = body.get("reaction")
+        wamid = part.get("message_id") if isinstance(part, dict) else None
+        emoji = part.get("emoji") if isinstance(part, dict) else None
+        if not isinstance(wamid, str) or not any(w == wamid for w, _ in user.said) or not isinstance(emoji, str) \
+                or len(emoji) > 16:
+            user.violations.append(f"a reaction {part!r}")
+            return self._answer_error(user, method, path, body, GraphError(
+                UNKNOWN_OBJECT, 400, "(#100) Invalid parameter",
+                "reaction needs the message_id of a message this user sent and one emoji"))
+        error = await self._admit(user, typing=False)
+        if error is not None and error.code != 0:
+            return self._answer_error(user, method, path, body, error)
+        if emoji:
+            user.reactions[wamid] = emoji
+        else:
+            user.reactions.pop(wamid, None)
+        user.reaction_log.append((wamid, emoji, time.monotonic()))
+        self._record(user, method, path, body, 200, "reaction")
+        return web.json_response({"messaging_product": "whatsapp",
+                                  "contacts": [{"input": user.wa_id, "wa_id": user.wa_id}],
+                                  "messages": [{"id": self._wamid()}]})
 
     async def _send_media(self, user: EmulatedUser, method: str, path: str, body: dict[str, Any],
                           kind: str) -> web.Response:

@@ -72,6 +72,11 @@ class GraphClient:
             raise DeliveryError(scrub(f"whatsapp send: the answer has no message id: {str(answer)[:200]}"),
                                 retryable=False, maybe_delivered=True) from None
 
+    async def react(self, to: str, message_id: str, emoji: str) -> None:
+        """A reaction message on the user's message ``message_id`` (``emoji`` "" removes the business's)."""
+        await self._post({"messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
+                          "type": "reaction", "reaction": {"message_id": message_id, "emoji": emoji}}, "react", to)
+
     async def upload_media(self, to: str, data: bytes, mime: str, filename: str) -> str:
         """``POST /{phone_number_id}/media`` (multipart: messaging_product, type, file); returns the media id.
 

@@ -199,6 +199,13 @@ class WhatsAppClient(PlatformClient):
 
     # ---------------------------------------------------------------- stream methods (called by the core)
 
+    async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
+        """Status reactions (issue 24): a reaction message on the user's message; a new one replaces the last.
+
+        WhatsApp reports no edits of the person's messages to a Cloud API number: there are none to handle.
+        """
+        await self.graph.react(chat_id, message_id, emoji)
+
     def supports_edit(self, stream: Stream) -> bool:
         return False  # WhatsApp cannot edit what the business sent: one final send per message
 

@@ -37,6 +37,14 @@ class WhatsAppHarness(Harness):
     def attachments(self, chat_id):
         return self.meta.attachments(chat_id)
 
+    async def person_message(self, chat_id, text):
+        """The user's message as Meta would post it (not delivered: the check only reacts to it)."""
+        payload = self.meta.text_message(chat_id, text)
+        return payload["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
+
+    def reactions(self, chat_id):
+        return {wamid: [emoji] for wamid, emoji in self.meta.user(chat_id).reactions.items()}
+
     async def inject_upload_timeout(self, chat_id, landed):
         """The media message (the call that shows the file) gets its answer after the plugin's 1 s timeout."""
         self.meta.hang_next(chat_id, 1.5, landed=landed, on="media")
