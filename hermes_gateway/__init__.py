@@ -6,13 +6,14 @@ The public API for plugin authors and embedders. Everything not named in
 
 from ._core.approvals.choice import Choice, ChoiceAnswer, ChoiceOption
 from ._core.config import Config, load_config
-from ._core.errors import ConfigError, DeliveryError, RateLimited, StartError
+from ._core.errors import ConfigError, DeliveryError, HermesError, RateLimited, StartError
 from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                      UsageReport)
 from ._core.hookspecs import hookimpl
 from ._core.inbound.commands import Command, CommandContext
 from ._core.inbound.attachments import Attachment, FetchError
 from ._core.inbound.incoming import Incoming
+from ._core.markdown_spans import markdown_keep_whole
 from ._core.media import Media, MediaLimits
 from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings, appended
 from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
@@ -20,6 +21,7 @@ from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_s
 from ._core.platform_context import PlatformClient, PlatformContext
 from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
+from ._core.tables import TableLayout, has_table, layout_table, render_table, rewrite_tables
 from ._core.tools import Tool, ToolResult
 
 __version__ = "0.2.0"
@@ -36,6 +38,7 @@ __all__ = [
     "ConfigError",
     "DeliveryError",
     "FetchError",
+    "HermesError",
     "Incoming",
     "Media",
     "MediaLimits",
@@ -52,6 +55,7 @@ __all__ = [
     "StreamEvent",
     "StreamReset",
     "StreamSettings",
+    "TableLayout",
     "TextDelta",
     "Tool",
     "ToolCallFinished",
@@ -61,11 +65,16 @@ __all__ = [
     "UsageReport",
     "appended",
     "hookimpl",
+    "has_table",
     "installed_plugins",
+    "layout_table",
     "load_config",
     "make_plugins",
+    "markdown_keep_whole",
     "protect_secret",
     "protect_secret_shape",
+    "render_table",
+    "rewrite_tables",
     "scrub_secrets",
     "secret",
     "setting",

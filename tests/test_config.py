@@ -101,7 +101,8 @@ def test_the_config_command_shows_where_each_streaming_value_came_from(tmp_path)
                     "streaming:\n  enabled: true\n  min_tokens: 7\n  reference: {edit_interval: 4}\n"
                     "platforms:\n  telegram: {enabled: false, token: '123:tg-do-not-print'}\n")
     result = subprocess.run([sys.executable, "-m", "hermes_gateway", "config", "--config", str(path)],
-                            capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+                            capture_output=True, text=True, timeout=60,
+                            env={"PATH": "/usr/bin:/bin", "HERMES_LOAD_PLUGINS": "telegram"})
     assert result.returncode == 0, result.stderr
     assert "sk-do-not-print" not in result.stdout and "tg-do-not-print" not in result.stdout
     assert "first_token: 33" in result.stdout and "min_tokens: 7" in result.stdout  # not secrets

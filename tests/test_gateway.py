@@ -114,7 +114,7 @@ async def test_unsafe_bind_refuses_to_start_and_leaves_nothing_running():
 
 
 async def test_webhook_finishes_after_its_sender_hangs_up_but_marked_handlers_are_cancelled():
-    from hermes_gateway._core.gateway import cancel_on_disconnect
+    from hermes_gateway._core.http.disconnect import cancel_on_disconnect
 
     release = asyncio.Event()
     outcomes: list[str] = []

@@ -208,6 +208,19 @@ def test_counts_kept_elsewhere_are_read_at_each_scrape_and_added_to_inc():
     assert m("hermes_coordination_lease_takeovers_total") == 5 and m("hermes_inbound_dedupe_hits_total") == 5
 
 
+def test_platform_plugins_count_their_own_events_on_the_gateways_families():
+    metrics = GatewayMetrics()
+    metrics.platform_event("whatsapp", "status_delivered")
+    metrics.platform_event("whatsapp", "status_delivered", 2)
+    metrics.platform_event("whatsapp", "bad_signature")
+    body, _ = metrics.render()
+    assert "# TYPE hermes_platform_events_total counter" in body.decode()
+    m = registry_scrape(metrics)
+    assert m("hermes_platform_events_total", platform="whatsapp", event="status_delivered") == 3
+    assert m("hermes_platform_events_total", platform="whatsapp", event="bad_signature") == 1
+    assert m.total("hermes_api_requests_total") == 0, "no API server families on a gateway without one"
+
+
 async def test_two_gateways_in_one_process_count_apart():
     (ref_a, hooks_a), (ref_b, hooks_b) = (reference(), Webhooks()), (reference(), Webhooks())
     a = Gateway(config(api=True), make_plugins(builtins=API, load_entry_points=False, extra=[ref_a, hooks_a]))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import textwrap
 
 import pytest
 
 import hermes_gateway
+from fake_dist import install_dist
 from hermes_gateway import StreamSettings, make_plugins
 from hermes_gateway._core.delivery import Delivery
 from hermes_gateway.testing import PlatformRunner, run_virtual
@@ -40,22 +40,15 @@ def test_a_third_party_module_registers_a_platform_and_receives_a_stream():
     assert "".join(page) == reply
 
 
-def _write_dist(tmp_path, name: str, module_source: str, entry: str) -> None:
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(module_source))
-    info = tmp_path / f"{name}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[hermes_gateway]\n{entry}\n")
-
-
 @pytest.fixture
 def site(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     return tmp_path
 
 
-def test_entry_point_plugins_are_discovered(site):
-    _write_dist(site, "hg_demo_plugin", """
+def test_entry_point_plugins_are_discovered(site, monkeypatch):
+    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "demo_chat")  # the suite loads no installed plugin unless asked
+    install_dist(site, "hg_demo_plugin", """
         import hermes_gateway
         @hermes_gateway.hookimpl
         def register_platforms(register):
@@ -69,8 +62,9 @@ def test_entry_point_plugins_are_discovered(site):
     assert plugins.platforms()["demo_chat"].origin == "entry point of hg_demo_plugin"
 
 
-def test_a_plugin_that_fails_to_import_is_reported_and_the_rest_still_load(site):
-    _write_dist(site, "hg_broken_plugin", "raise RuntimeError('missing SDK token module')\n",
+def test_a_plugin_that_fails_to_import_is_reported_and_the_rest_still_load(site, monkeypatch):
+    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "broken")
+    install_dist(site, "hg_broken_plugin", "raise RuntimeError('missing SDK token module')\n",
                 "broken = hg_broken_plugin")
     plugins = make_plugins(extra=[notebook_platform])
     assert [p.plugin for p in plugins.problems] == ["broken"]

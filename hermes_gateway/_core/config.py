@@ -31,12 +31,13 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from .errors import ConfigError
+from .errors import ConfigError, HermesError
 from .masking import mask_url, url_secrets
-from .approvals.policy import API_APPROVALS, ToolsConfig, parse_tools
+from .approval_policy import API_APPROVALS, ToolsConfig, parse_tools
 from .mcp.settings import MCP_KEY, McpServerSettings, parse_mcp_servers
 from .reactions.settings import ReactionSettings, parse_reactions
 from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
+from .outbound.settings import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
 from .platform import StreamSettings
 
 ENV_CONFIG = "HERMES_CONFIG"
@@ -45,7 +46,7 @@ TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", "reactions", "tools", *OPERATOR_KEYS, MCP_KEY)
+                  "voice", "reactions", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -285,6 +286,8 @@ class Config:
     mcp_servers: tuple[McpServerSettings, ...] = ()
     #: ``reactions``: status reactions on the person's message (issue 24; :mod:`.reactions`).
     reactions: ReactionSettings = field(default_factory=ReactionSettings)
+    #: ``schedules``, ``tools.reminders``, ``reminders``: the gateway speaking first (:mod:`.outbound`).
+    outbound: OutboundSettings = field(default_factory=OutboundSettings)
     tools: ToolsConfig = field(default_factory=ToolsConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
@@ -414,7 +417,7 @@ def decode_config_bytes(raw: bytes, source: str) -> str:
 MAX_YAML_VALUES = 100_000
 
 
-class _TooManyValues(yaml.YAMLError):
+class _TooManyValues(HermesError, yaml.YAMLError):
     def __init__(self, limit: int) -> None:
         super().__init__(f"more than {limit} values")
         self.limit = limit
@@ -465,7 +468,7 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-class _DuplicateKey(yaml.YAMLError):
+class _DuplicateKey(HermesError, yaml.YAMLError):
     def __init__(self, key: Any, line: int, first_line: int) -> None:
         super().__init__(f"duplicate key {key!r}")
         self.key, self.line, self.first_line = key, line, first_line
@@ -519,6 +522,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     coordination = p.coordination(data.get("coordination"))
     media = p.media(data.get("media"))
     operator = parse_operator_sections(p, data)
+    outbound = parse_outbound_sections(p, data)
     voice = p.voice(data.get("voice"))
     mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
     reactions = parse_reactions(p, data.get("reactions"))
@@ -536,7 +540,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
                     conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
-                    mcp_servers=mcp_servers, reactions=reactions, tools=tools, source=source, env_streaming=env_streaming,
+                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, tools=tools, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 

@@ -25,7 +25,6 @@ from .voice.pipeline import VOICE_KINDS, register as register_voice
 from .voice.reply import follow_with_voice_note
 from .voice.speech import sends_audio, wants_voice_reply
 from .store import ConversationKey, StoreError
-
 from .store.outage import report as report_store_failure
 
 log = logging.getLogger(__name__)
@@ -155,6 +154,9 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     from .approvals.chat import chat_approver
 
     approver = chat_approver(gateway, last, progress)  # tools.approval (issue 25): asked in this chat
+    from .outbound.reminders import TURN
+
+    TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,

@@ -1,7 +1,14 @@
-"""Exceptions that cross the plugin boundary.
+"""The root of every exception the gateway defines, and those that cross the plugin boundary.
 
-Plugins never sleep, retry or throttle: they translate their SDK's failures
-into these two exceptions and let the delivery core decide what happens next.
+Every exception class of the gateway derives from :class:`HermesError`, so
+``except HermesError`` catches whatever the gateway raises on purpose and
+nothing else. Those a plugin meets live here: plugins never sleep, retry or
+throttle: they translate their SDK's failures into :class:`DeliveryError` /
+:class:`RateLimited` and let the delivery core decide what happens next; a
+configuration mistake is a :class:`ConfigError`; something enabled that could
+not start is a :class:`StartError`. Errors private to one part of the core
+(the agent's, the store's, the API server's) live beside that part, under
+the same root.
 """
 
 from __future__ import annotations
@@ -12,7 +19,11 @@ from typing import Literal
 RateScope = Literal["chat", "bot"]
 
 
-class DeliveryError(Exception):
+class HermesError(Exception):
+    """The base of every exception hermes-gateway defines (plugins may derive theirs from it too)."""
+
+
+class DeliveryError(HermesError):
     """A platform call failed for a reason other than rate limiting.
 
     ``retryable`` tells the core whether the same call may succeed later
@@ -46,7 +57,7 @@ class RateLimited(DeliveryError):
         self.scope: RateScope = scope
 
 
-class ConfigError(Exception):
+class ConfigError(HermesError):
     """A configuration problem, always rendered as one line: file, key, expectation."""
 
     def __init__(self, source: str, key: str, expected: str) -> None:
@@ -56,5 +67,5 @@ class ConfigError(Exception):
         super().__init__(f"{source}: {key}: {expected}")
 
 
-class StartError(Exception):
+class StartError(HermesError):
     """Something enabled in the config could not start; one line, shown by ``hermes-gateway run``."""

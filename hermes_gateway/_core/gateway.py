@@ -10,11 +10,11 @@ stop receiving first, then the ``shutdown`` hooks (the API server ends its
 open streams properly there, while the listener is still up), then the
 listener closes.
 
-A handler marked with :func:`cancel_on_disconnect` is cancelled the moment
-its client disconnects: that is how an abandoned API stream cancels its
-agent turn and upstream request at once. Every other handler (a platform's
-webhook) runs to completion even if the sender hangs up early, so an
-incoming message is never lost half-processed.
+A handler marked with :func:`~.http.disconnect.cancel_on_disconnect` is
+cancelled the moment its client disconnects: that is how an abandoned API
+stream cancels its agent turn and upstream request at once. Every other
+handler (a platform's webhook) runs to completion even if the sender hangs
+up early, so an incoming message is never lost half-processed.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from .config import Config
 from .errors import ConfigError, StartError
+from .http.disconnect import finish_unless_cancellable
 from .plugins import Plugins, installed_plugins
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
@@ -38,35 +39,15 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .inbound.runtime import InboundRuntime
     from .mcp.servers import McpServers
     from .metrics import GatewayMetrics
+    from .outbound.scheduler import Scheduler
     from .store import ConversationStore
     from .toolbox import ToolBox
 
 log = logging.getLogger(__name__)
 
 
-CANCEL_ON_DISCONNECT = "_hermes_cancel_on_disconnect"
-
-
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
-
-
-def cancel_on_disconnect(handler: Handler) -> Handler:
-    """Mark a route handler to be cancelled when its client goes away (streams, long model calls)."""
-    setattr(handler, CANCEL_ON_DISCONNECT, True)
-    return handler
-
-
-@web.middleware
-async def _finish_unless_cancellable(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The app cancels a handler when its client disconnects; shield those not marked for that."""
-    if getattr(request.match_info.handler, CANCEL_ON_DISCONNECT, False):
-        return await handler(request)
-    return await asyncio.shield(handler(request))
 
 
 class Gateway:
@@ -99,6 +80,7 @@ class Gateway:
         self._inbound: InboundRuntime | None = None
         self._metrics: GatewayMetrics | None = None
         self._mcp: McpServers | None = None
+        self._scheduler: Scheduler | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -125,7 +107,7 @@ class Gateway:
     async def _start(self) -> None:
         hook = self.plugins.pm.hook
         app = web.Application(client_max_size=self.config.api_server.max_body_bytes,
-                              middlewares=[_finish_unless_cancellable])
+                              middlewares=[finish_unless_cancellable])
         app[GATEWAY_KEY] = self
         self.app = app
         await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
@@ -139,7 +121,7 @@ class Gateway:
         await self.inbound.restore()
         if len(app.router.resources()) > 0:
             _mount_metrics(app, self)  # a listener always serves /metrics (the API server's, or this one)
-            from .api_server.listener import hardened_site, runner_options  # idle timeouts, a connection cap
+            from .http.listener import hardened_site, runner_options  # idle timeouts, a connection cap
 
             self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
                                         shutdown_timeout=self.shutdown_grace, **runner_options())
@@ -160,6 +142,8 @@ class Gateway:
                                      f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)
             log.info("platform %s started", name)
+        self.scheduler.check(self.started_platforms)  # a schedule into a platform that is not running: one line
+        self.scheduler.start()  # schedules and reminders (issue 24): only once the platforms send
 
     def enabled_platforms(self) -> list[str]:
         """The registered platforms the config enables, in registration order."""
@@ -212,6 +196,9 @@ class Gateway:
         if not self._started:
             return
         self._started = False
+        if self._scheduler is not None:  # no new occurrences; those being sent get the shutdown grace
+            await self._scheduler.stop(self.shutdown_grace)
+            self._scheduler = None
         for name in reversed(self.started_platforms):  # first no new messages ...
             client = self.clients.get(name)
             if client is None:
@@ -291,7 +278,10 @@ class Gateway:
             from .toolbox import ToolBox
             from .tools import collect_tools
 
-            self._tools = ToolBox(collect_tools(self.plugins), [self.mcp])
+            from .outbound.reminders import reminder_tools
+
+            self._tools = ToolBox(collect_tools(self.plugins) + reminder_tools(self.config.outbound.reminders),
+                                  [self.mcp])
         return self._tools
 
     @property
@@ -377,6 +367,19 @@ class Gateway:
     @coordination.setter
     def coordination(self, value: "Coordination") -> None:
         self._coordination = value
+
+    @property
+    def scheduler(self) -> "Scheduler":
+        """Schedules and reminders (:mod:`.outbound.scheduler`); built on first use, fresh after a stop."""
+        if self._scheduler is None:
+            from .outbound.scheduler import Scheduler
+
+            self._scheduler = Scheduler(self)
+        return self._scheduler
+
+    @scheduler.setter
+    def scheduler(self, value: "Scheduler") -> None:
+        self._scheduler = value
 
     @property
     def inbound(self) -> "InboundRuntime":

@@ -27,8 +27,13 @@ Inbound and coordination:
   renewing them: the coordination backend's ``lease_takeovers`` count, read at each scrape, plus any
   ``gateway.metrics.lease_takeovers.inc()``
 
-The API server adds its own families (``hermes_api_*``,
-``hermes_platform_events_total``) to the same registry when it is enabled.
+Platforms:
+
+* ``hermes_platform_events_total{event,platform}`` — what a platform plugin counts of its own
+  (``PlatformContext.count``: WhatsApp's delivery statuses, refused signatures)
+
+The API server adds its own families (``hermes_api_*``) to the same registry
+when it is enabled (:meth:`GatewayMetrics.attach`).
 ``prometheus_client`` is imported when a gateway first needs its metrics,
 not when the CLI starts.
 """
@@ -36,7 +41,7 @@ not when the CLI starts.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, Metric
@@ -47,8 +52,9 @@ from .errors import DeliveryError, RateLimited
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from .api_server.metrics import Metrics as ApiMetrics
     from .delivery.session import DeliveryReport
+
+T = TypeVar("T")
 
 #: Reply started → first visible text: model latency, ``min_tokens`` and pacing together.
 FIRST_TEXT_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0, 60.0)
@@ -82,6 +88,8 @@ class GatewayMetrics:
                                        ["platform"], registry=r, buckets=FINAL_LATENCY_BUCKETS)
         self.in_flight = Gauge("hermes_delivery_replies_in_flight", "Replies being delivered right now.",
                                ["platform"], registry=r)
+        self.platform_events = Counter("hermes_platform_events", "Events platform plugins received (webhook "
+                                       "statuses, refusals).", ["event", "platform"], registry=r)
         self.lease_takeovers = SourcedCounter(
             "hermes_coordination_lease_takeovers", "Chat leases this replica took over after their holder stopped "
             "renewing them (a replica died mid-reply).", lease_takeovers)
@@ -90,9 +98,14 @@ class GatewayMetrics:
             "therefore not answered again.", dedupe_hits)
         r.register(self.lease_takeovers)
         r.register(self.dedupe_hits)
-        self._api: ApiMetrics | None = None
+        self._attached: dict[str, Any] = {}
         self._call_counts: dict[tuple[str, str, str], Any] = {}  # labelled children, looked up once (1.8 -> 0.4 us)
         self._platforms: set[str] = set()
+
+    def platform_event(self, platform: str, event: str, n: int = 1) -> None:
+        """A platform plugin counted ``n`` of its own events (``PlatformContext.count``: WhatsApp's
+        ``status_delivered``, a refused signature)."""
+        self.platform_events.labels(event=event, platform=platform).inc(n)
 
     def count_call(self, platform: str, method: str, outcome: str) -> None:
         """One platform call ended with ``outcome``."""
@@ -102,14 +115,12 @@ class GatewayMetrics:
             child = self._call_counts[key] = self.calls.labels(platform, method, outcome)
         child.inc()
 
-    @property
-    def api(self) -> "ApiMetrics":
-        """The API server's families, on this registry; made when the API server is first mounted."""
-        if self._api is None:
-            from .api_server.metrics import Metrics
-
-            self._api = Metrics(self.registry)
-        return self._api
+    def attach(self, name: str, make: Callable[[CollectorRegistry], T]) -> T:
+        """Families another part of the gateway keeps on this registry (the API server's): ``make(registry)``,
+        called once per gateway, so a restarted gateway mounting its routes again registers nothing twice."""
+        if name not in self._attached:
+            self._attached[name] = make(self.registry)
+        return self._attached[name]  # type: ignore[no-any-return]
 
     def reply(self, platform: str) -> "ReplyMetrics":
         """The observer of one reply (``Delivery`` asks for one per session)."""
@@ -232,9 +243,9 @@ def metrics_route(gateway: Any) -> "Callable[[web.Request], Awaitable[web.Stream
     """
     from aiohttp import web
 
-    from .api_server.cors import Cors
-    from .api_server.errors import ApiError
-    from .api_server.guards import RequestGuard
+    from .http.cors import Cors
+    from .http.errors import ApiError
+    from .http.guards import RequestGuard
 
     guard = RequestGuard(gateway.config.api_server, Cors(gateway.config.api_server.cors_origins))
 

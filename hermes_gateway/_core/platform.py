@@ -88,7 +88,10 @@ class Platform:
 
     ``rendered_length(text)``: the length the platform counts for a message
     once the plugin has rendered ``text`` (Markdown markers and link targets
-    removed), in ``length_unit``; it must never exceed the text's own length.
+    removed), in ``length_unit``; it must never exceed the text's own length,
+    except where the plugin lays out a Markdown table (a padded grid,
+    repeated headers: see :func:`hermes_gateway.rewrite_tables`); the core
+    measures any text with a table as rendered.
     The core then fills a message up to the limit of what the platform
     counts, not of the Markdown. It is only called for a text near or past
     the limit (see ``delivery.measure.RenderedMeasure``).
@@ -188,8 +191,9 @@ class Stream:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-#: Keys the core itself reads in every platform's section (who may talk, group mention gating).
-CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention")
+#: Keys the core itself reads in every platform's section (who may talk, group mention gating, and
+#: ``home_chat``: the chat ``send --chat home`` and a schedule's ``chat: home`` mean).
+CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention", "home_chat")
 
 
 def _check_settings_type(settings_type: Any, platform: str) -> None:

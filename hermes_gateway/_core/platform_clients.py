@@ -86,8 +86,7 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
 
 def _counter(host: Any) -> Callable[[str, str, int], None]:
     def count(platform: str, event: str, n: int) -> None:
-        for _ in range(n):
-            host.metrics.api.platform_event(platform, event)
+        host.metrics.platform_event(platform, event, n)
     return count
 
 

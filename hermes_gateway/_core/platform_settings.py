@@ -25,7 +25,7 @@ import typing
 from typing import Any, Literal, Mapping, TypeVar, Union
 
 from .config import did_you_mean
-from .errors import ConfigError
+from .errors import ConfigError, HermesError
 from .platform import CORE_KEYS
 
 S = TypeVar("S")
@@ -35,7 +35,7 @@ _SECRET = "hermes_secret"
 _HINT = "hermes_hint"
 
 
-class SettingsError(ValueError):
+class SettingsError(HermesError, ValueError):
     """Raised by a settings dataclass's ``__post_init__``: ``key`` has a value the types allowed but the platform does not.
 
     The core reports it as one line: ``config.yaml: platforms.<name>.<key>: expected <expected>``.

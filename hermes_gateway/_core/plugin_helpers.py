@@ -9,15 +9,10 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from .length import utf16_length
 from .secrets import protect, protect_shape, scrub
 
-
-def utf16_length(text: str) -> int:
-    """The length of ``text`` in UTF-16 code units: what Telegram and Discord count (an emoji is often 2)."""
-    if text.isascii():
-        return len(text)
-    # encoding runs in C: a preview with a cursor is never ASCII, and the core measures every one
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+__all__ = ["protect_secret", "protect_secret_shape", "scrub_secrets", "split_markdown", "utf16_length"]
 
 
 def split_markdown(text: str, limit: int, *, measure: Callable[[str], int] = len,

@@ -11,19 +11,25 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import os
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Iterable, TypeVar
 
 import pluggy
 
-from . import hookspecs
+from . import hookspecs, tools
 from .platform import Platform
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ENTRY_POINT_GROUP = "hermes_gateway"
+
+#: Which installed entry points load (as simonw/llm's ``LLM_LOAD_PLUGINS``): unset = every one,
+#: ``"telegram,slack"`` = only those entry-point names, empty = none. Built-ins always load. Tests set it
+#: so that whatever else is installed on the machine cannot change what they see.
+LOAD_PLUGINS_ENV = "HERMES_LOAD_PLUGINS"
 
 #: Built-in features are plugins too, registered exactly like third-party ones.
 BUILTIN_PLUGINS: tuple[str, ...] = (
@@ -166,26 +172,45 @@ class Plugins:
         log.warning("%s", problem)
 
 
-_installed: Plugins | None = None
+_installed: dict[frozenset[str] | None, Plugins] = {}
 
 
 def installed_plugins() -> Plugins:
-    """The built-ins and every installed plugin, loaded once per process and shared.
+    """The built-ins and every installed plugin (``HERMES_LOAD_PLUGINS`` permitting), loaded once and shared.
 
     Every command, the gateway and a script's ``AIAgent()`` see the same
     plugin objects (a plugin configured at start-up is the one that sends),
-    and entry points are imported once. Tests that want their own set call
-    :func:`make_plugins`.
+    and entry points are imported once per selection. Tests that want their
+    own set call :func:`make_plugins`.
     """
-    global _installed
-    if _installed is None:
-        _installed = make_plugins()
-    return _installed
+    selection = selected_entry_points()
+    plugins = _installed.get(selection)
+    if plugins is None:
+        plugins = _installed[selection] = make_plugins()
+    return plugins
+
+
+def _installed_tools() -> list["tools.Tool"]:
+    return tools.collect_tools(installed_plugins())
+
+
+tools.provide_installed_tools(_installed_tools)  # AIAgent(tools=None) offers these, without importing this module
+
+
+def selected_entry_points() -> frozenset[str] | None:
+    """The entry-point names ``HERMES_LOAD_PLUGINS`` allows (None: unset, every installed one)."""
+    value = os.environ.get(LOAD_PLUGINS_ENV)
+    if value is None:
+        return None
+    return frozenset(name.strip() for name in value.split(",") if name.strip())
 
 
 def make_plugins(*, builtins: Iterable[str] = BUILTIN_PLUGINS, load_entry_points: bool = True,
                  extra: Iterable[Any] = ()) -> Plugins:
-    """Build a plugin manager with the built-ins, installed entry points and ``extra`` objects."""
+    """Build a plugin manager with the built-ins, installed entry points and ``extra`` objects.
+
+    ``load_entry_points`` loads those ``HERMES_LOAD_PLUGINS`` allows (see :data:`LOAD_PLUGINS_ENV`).
+    """
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     plugins = Plugins(pm)
@@ -194,7 +219,10 @@ def make_plugins(*, builtins: Iterable[str] = BUILTIN_PLUGINS, load_entry_points
         if module is not None:
             plugins.register(module, name=module_name, origin="built-in")
     if load_entry_points:
+        selection = selected_entry_points()
         for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if selection is not None and ep.name not in selection:
+                continue
             dist = ep.dist.name if ep.dist else "?"
             try:
                 obj = ep.load()

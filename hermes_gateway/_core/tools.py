@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EMPTY_SCHEMA", "Media", "MediaKind", "MediaLimits", "Tool", "ToolResult", "collect_tools"]
+__all__ = ["EMPTY_SCHEMA", "Media", "MediaKind", "MediaLimits", "Tool", "ToolResult", "collect_tools",
+           "installed_tools"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
@@ -97,3 +98,27 @@ def collect_tools(plugins: "Plugins") -> list[Tool]:
     :class:`Tool`, is reported as a plugin problem; the others still load.
     """
     return [tool for tool, _ in plugins.collect("register_tools", Tool, "tool")]
+
+
+def _no_plugins_loaded() -> list[Tool]:
+    return []
+
+
+#: Where :func:`installed_tools` gets them. The plugin manager (``plugins.py``) sets it when it is imported
+#: (``hermes_gateway`` imports it first thing): the tools of the installed plugins.
+_installed_tools_source: Callable[[], list[Tool]] = _no_plugins_loaded
+
+
+def provide_installed_tools(source: Callable[[], list[Tool]]) -> None:
+    """Say where :func:`installed_tools` comes from (the plugin manager does, once)."""
+    global _installed_tools_source
+    _installed_tools_source = source
+
+
+def installed_tools() -> list[Tool]:
+    """The tools the installed plugins register: what ``AIAgent(tools=None)`` offers the model.
+
+    The agent asks here rather than importing the plugin manager: loading the
+    plugins imports the API server, which imports the agent.
+    """
+    return _installed_tools_source()

@@ -23,7 +23,7 @@ from .._core.delivery.split import reassemble
 from .local import eventually, serve_locally
 from .platforms import PlatformRunner, TestGateway, plugins_for, with_limits
 from .tools import builtin_tool
-from .reference import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
+from .._core.builtin.reference_platform import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
 from .virtual_time import VirtualTimeLoop, run_virtual
 
 __all__ = ["Call", "Fault", "PlatformRunner", "ReferenceChat", "ReferencePlatform", "ScreenMessage", "SentMedia",

@@ -40,7 +40,7 @@ from .._core.delivery.final import MOVED
 from .._core.delivery.hooks import PlatformHooks
 from .._core.delivery.measure import measure_for
 from .._core.delivery.split import reassemble
-from .._core.errors import RateLimited
+from .._core.errors import HermesError, RateLimited
 from .._core.media import Media
 from .._core.platform import MessageRef, Stream, StreamSettings
 from .._core.plugins import implemented_hooks, missing_stream_hook, make_plugins
@@ -48,7 +48,7 @@ from .._core.plugins import implemented_hooks, missing_stream_hook, make_plugins
 Check = Callable[["Harness"], Awaitable[None]]
 
 
-class NotApplicable(Exception):
+class NotApplicable(HermesError):
     """This check does not apply to this platform."""
 
 
@@ -418,6 +418,22 @@ async def check_a_reaction_lands_on_the_persons_message(h: Harness) -> None:
         raise AssertionError("a 429 on a reaction did not raise hermes_gateway.RateLimited")
 
 
+TABLE_REPLY = ("The plan:\n\n| Step | Owner | When | State | Note |\n|---|---|---|---|---|\n"
+               "| build | Ada | Monday | done | fast |\n| ship | Lin | Friday | open | review first |\n\nThat is all.")
+
+
+async def check_a_table_is_laid_out_not_shown_raw(h: Harness) -> None:
+    """A platform that renders Markdown lays a table out (``hermes_gateway.rewrite_tables``): no row of pipes shows."""
+    platform = h.delivery().hooks(h.platform).platform
+    if platform.rendered_length is None:
+        raise NotApplicable("the platform shows the text as sent (it declares no rendered_length)")
+    report = await h.stream_reply(TABLE_REPLY, chat_id=h.chat_id + "-table")
+    assert report.delivered, report.error
+    shown = "\n".join(h.screen(h.chat_id + "-table"))
+    assert "build" in shown and "Friday" in shown, shown
+    assert not any(line.lstrip().startswith("|") for line in shown.splitlines()), f"a raw table: {shown!r}"
+
+
 async def check_a_choice_is_shown_and_closed(h: Harness) -> None:
     """``offer_choice`` shows the question (a ``MessageRef`` back); ``close_choice`` turns it into the outcome
     (or, on a platform that cannot edit, sends the outcome after it)."""
@@ -453,6 +469,7 @@ CHECKS: tuple[Check, ...] = (
     check_an_upload_that_may_have_landed_is_not_repeated,
     check_an_item_over_the_limit_is_a_line_not_an_upload,
     check_a_reaction_lands_on_the_persons_message,
+    check_a_table_is_laid_out_not_shown_raw,
     check_a_choice_is_shown_and_closed,
 )
 

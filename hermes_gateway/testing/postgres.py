@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from .._core.errors import HermesError
+
 __all__ = ["LocalPostgres", "PostgresUnavailable", "start_or_skip"]
 
 
-class PostgresUnavailable(RuntimeError):
+class PostgresUnavailable(HermesError, RuntimeError):
     """This machine cannot run the bundled server (no wheel for it, no unprivileged account...): one line why."""
 
 

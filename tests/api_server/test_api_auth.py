@@ -2,10 +2,11 @@
 
 import pytest
 
-from hermes_gateway._core.api_server.auth import check_authorization, check_bind_safety, is_loopback, key_matches
-from hermes_gateway._core.api_server.errors import ApiError
+from hermes_gateway._core.api_server.auth import check_authorization, check_bind_safety, key_matches
 from hermes_gateway._core.config import ApiServerConfig
 from hermes_gateway._core.errors import ConfigError
+from hermes_gateway._core.http.errors import ApiError
+from hermes_gateway._core.http.guards import is_loopback
 
 KEYS = (b"sk-first", b"sk-second")
 

@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from api_helpers import MODEL, gateway_config, running_gateway
-from hermes_gateway._core.api_server.guards import loopback_host
+from hermes_gateway._core.http.guards import loopback_host
 
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "echo: hi"}], "stream": False}
 

@@ -1,6 +1,6 @@
 """The listener against slow, idle and too many clients (issue 13): what a raw socket sees.
 
-Timeouts and the cap are module constants of ``api_server.listener`` and
+Timeouts and the cap are module constants of ``http.listener`` and
 ``api_server.validation``; the tests lower them before the gateway starts.
 """
 
@@ -15,7 +15,8 @@ import aiohttp
 import pytest
 
 from api_helpers import MODEL, gateway_config, running_gateway
-from hermes_gateway._core.api_server import listener, validation
+from hermes_gateway._core.api_server import validation
+from hermes_gateway._core.http import listener
 from hostile_helpers import closed_by_peer, served_gateway
 
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hello"}], "stream": True}

@@ -38,20 +38,6 @@ def test_render_has_every_family_with_values():
         assert f"# TYPE {name} " in text, name
 
 
-def test_platform_plugins_count_their_webhook_events():
-    m = Metrics()
-    m.platform_event("whatsapp", "status_delivered")
-    m.platform_event("whatsapp", "status_delivered")
-    m.platform_event("whatsapp", "bad_signature")
-    text = m.render()
-    assert "# TYPE hermes_platform_events_total counter" in text
-    got = samples(text)
-    assert got[("hermes_platform_events_total", frozenset({("platform", "whatsapp"),
-                                                           ("event", "status_delivered")}))] == 2
-    assert got[("hermes_platform_events_total", frozenset({("platform", "whatsapp"),
-                                                           ("event", "bad_signature")}))] == 1
-
-
 def test_two_servers_in_one_process_count_apart():
     """Each Metrics has its own registry (no process-wide one): many gateways run in one test process."""
     a, b = Metrics(), Metrics()

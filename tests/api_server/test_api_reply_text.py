@@ -90,7 +90,7 @@ replies = st.lists(plain | block, max_size=5).map("".join)
 @given(replies, st.lists(st.integers(0, 80), max_size=10))
 def test_streamed_text_joins_to_exactly_the_final_reply(text, cuts):
     """What a streaming client accumulates equals what a non-streaming client gets."""
-    from hermes_gateway._core.thinking import postprocess_reply
+    from hermes_gateway._core.reasoning import postprocess_reply
 
     cuts = sorted(set(c for c in cuts if c <= len(text)))
     pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]

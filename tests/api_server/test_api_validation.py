@@ -2,7 +2,7 @@
 
 import pytest
 
-from hermes_gateway._core.api_server.errors import ApiError
+from hermes_gateway._core.http.errors import ApiError
 from hermes_gateway._core.api_server.validation import parse_chat_request, parse_responses_request
 
 MODELS = ("hermes-gateway",)

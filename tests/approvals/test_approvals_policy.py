@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_gateway import ConfigError
-from hermes_gateway._core.approvals.policy import ApprovalPolicy
+from hermes_gateway._core.approval_policy import ApprovalPolicy
 from hermes_gateway._core.config import parse_config
 
 
@@ -35,3 +35,8 @@ def test_a_bad_value_is_one_line_naming_the_key(section, key):
     with pytest.raises(ConfigError) as caught:
         parse_config(section, source="config.yaml", env={})
     assert f"config.yaml: {key}" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_approval_sits_beside_tools_reminders_in_one_tools_section():
+    config = parse_config({"tools": {"approval": {"require": ["shell_*"]}, "reminders": True}}, env={})
+    assert config.tools.approval.require == ("shell_*",) and config.outbound.reminders.enabled

@@ -16,8 +16,7 @@ import pexpect
 import pyte
 import pytest
 
-ROWS, COLS = 40, 100
-from cli_helpers import DEADLINE, child_env, write_config  # noqa: E402,F401
+from cli_helpers import COLS, DEADLINE, ROWS, child_env, write_config  # noqa: F401
 
 
 class _Screen(pyte.Screen):

@@ -17,7 +17,7 @@ from cli_helpers import DEADLINE, child_env
 from hermes_gateway import make_plugins
 
 PREFIX = "hermes-gateway: config error: "
-#: The platforms installed here (reference, telegram, and any other platform plugin in this environment).
+#: The platforms known here: the built-in reference (installed plugins load only when a test asks for them).
 PLATFORMS = sorted(make_plugins().platforms())
 KNOWN = ", ".join(PLATFORMS)
 KNOWN_SECTIONS = ", ".join(sorted(["api_server", "cli", *PLATFORMS]))
@@ -52,12 +52,12 @@ def slow_platform_site(tmp_path: Path) -> dict[str, str]:
         "async def on_stream_end(stream, message, text):\n"
         "    if stream.platform.name == 'slowpoke':\n"
         "        return hermes_gateway.MessageRef(stream.chat_id, '1')\n")
-    return {"PYTHONPATH": str(site)}
+    return {"PYTHONPATH": str(site), "HERMES_LOAD_PLUGINS": "slowpoke"}
 
 
 # -- unknown names ------------------------------------------------------------------------------------------
 
-TYPOS = "platforms:\n  telgram: {enabled: true, token: '123:abc'}\nstreaming:\n  telegarm: true\n"
+TYPOS = "platforms:\n  refrence: {enabled: true, token: '123:abc'}\nstreaming:\n  referense: true\n"
 
 
 @pytest.mark.parametrize("command", [["run"], ["chat", "-m", "hi"], ["ask", "--platform", "reference", "--chat", "1",
@@ -68,10 +68,10 @@ def test_a_mistyped_platform_name_stops_every_command_with_the_closest_known_nam
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"{PREFIX}{path}: platforms.telgram: the name of an installed platform (did you mean telegram?); "
+        f"{PREFIX}{path}: platforms.refrence: the name of an installed platform (did you mean reference?); "
         f"known: {KNOWN}",
-        f"{PREFIX}{path}: streaming.telegarm: a platform name or one of enabled, edit_interval, min_tokens, cursor "
-        f"(did you mean telegram?); known platforms: {KNOWN_SECTIONS}",
+        f"{PREFIX}{path}: streaming.referense: a platform name or one of enabled, edit_interval, min_tokens, cursor "
+        f"(did you mean reference?); known platforms: {KNOWN_SECTIONS}",
     ]
 
 
@@ -87,13 +87,13 @@ def test_config_and_plugins_still_show_everything_and_name_the_mistake(tmp_path)
     path = config_file(tmp_path, TYPOS)
     shown = hermes(tmp_path, "config", "--config", path)
     assert shown.returncode == 2
-    assert shown.stderr.splitlines()[0] == (f"{PREFIX}{path}: platforms.telgram: the name of an installed platform "
-                                            f"(did you mean telegram?); known: {KNOWN}")
-    assert "platforms:\n  telgram:\n    enabled: true\n    token: '***'\n" in shown.stdout
-    assert "telegarm: not a known platform (did you mean telegram?)" in shown.stdout
+    assert shown.stderr.splitlines()[0] == (f"{PREFIX}{path}: platforms.refrence: the name of an installed platform "
+                                            f"(did you mean reference?); known: {KNOWN}")
+    assert "platforms:\n  refrence:\n    enabled: true\n    token: '***'\n" in shown.stdout
+    assert "referense: not a known platform (did you mean reference?)" in shown.stdout
     listed = hermes(tmp_path, "plugins", "--config", path)
     assert listed.returncode == 2
-    assert "telegram  [disabled, streaming off]" in listed.stdout
+    assert "reference  [disabled, streaming off]" in listed.stdout
     assert listed.stderr == shown.stderr
 
 
@@ -101,9 +101,9 @@ def test_config_and_plugins_still_show_everything_and_name_the_mistake(tmp_path)
 
 def test_config_shows_a_floor_that_overrides_the_configured_interval(tmp_path):
     path = config_file(tmp_path, "streaming:\n  enabled: true\n  edit_interval: 0.5\n")
-    result = hermes(tmp_path, "config", "--config", path)
+    result = hermes(tmp_path, "config", "--config", path, env=slow_platform_site(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert (f"telegram: on (from {path} (streaming.enabled)); edit_interval 0.5s → 1s, telegram's floor "
+    assert (f"slowpoke: on (from {path} (streaming.enabled)); edit_interval 0.5s → 2s, slowpoke's floor "
             f"(from {path} (streaming.edit_interval)); min_tokens 20 (from default)") in result.stdout
     assert (f"reference: on (from {path} (streaming.enabled)); edit_interval 0.5s (from {path} "
             "(streaming.edit_interval))") in result.stdout  # no floor above 0.5 s there
@@ -163,21 +163,23 @@ def test_head_minus_one_shows_the_first_line_and_nothing_on_stderr(tmp_path):
 def test_ask_into_an_unconfigured_platform_fails_before_calling_the_model(tmp_path, demo_upstream):
     upstream = demo_upstream(0)
     path = config_file(tmp_path, f"model:\n  base_url: {upstream.base_url}\n  name: demo\n")
-    result = hermes(tmp_path, "ask", "--config", path, "--platform", "telegram", "--chat", "42", "hello")
+    result = hermes(tmp_path, "ask", "--config", path, "--platform", "slowpoke", "--chat", "42", "hello",
+                    env=slow_platform_site(tmp_path))
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr == (f"hermes-gateway: platform telegram is not configured in {path}: set "
-                             "platforms.telegram (enabled: true and its keys) to send into it\n")
+    assert result.stderr == (f"hermes-gateway: platform slowpoke is not configured in {path}: set "
+                             "platforms.slowpoke (enabled: true and its keys) to send into it\n")
     assert upstream.requests == [], "the model was called for a reply that could not be delivered"
 
 
 def test_ask_into_a_disabled_platform_says_disabled(tmp_path, demo_upstream):
     upstream = demo_upstream(0)
     path = config_file(tmp_path, f"model:\n  base_url: {upstream.base_url}\n  name: demo\n"
-                                 "platforms:\n  telegram: {enabled: false}\n")
-    result = hermes(tmp_path, "ask", "--config", path, "--platform", "telegram", "--chat", "42", "hello")
+                                 "platforms:\n  slowpoke: {enabled: false}\n")
+    result = hermes(tmp_path, "ask", "--config", path, "--platform", "slowpoke", "--chat", "42", "hello",
+                    env=slow_platform_site(tmp_path))
     assert result.returncode == 2
-    assert "platform telegram is disabled in" in result.stderr
+    assert "platform slowpoke is disabled in" in result.stderr
     assert upstream.requests == []
 
 
@@ -217,7 +219,7 @@ def tokened_platform_site(tmp_path: Path) -> dict[str, str]:
         "async def on_stream_end(stream, message, text):\n"
         "    if stream.platform.name == 'tokened':\n"
         "        return hermes_gateway.MessageRef(stream.chat_id, '1')\n")
-    return {"PYTHONPATH": str(site)}
+    return {"PYTHONPATH": str(site), "HERMES_LOAD_PLUGINS": "tokened"}
 
 
 def test_config_exits_2_like_run_when_an_enabled_platform_lacks_its_token(tmp_path):

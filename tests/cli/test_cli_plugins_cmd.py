@@ -17,7 +17,7 @@ def test_lists_plugins_platforms_limits_and_problems(tmp_path):
     cfg.write_text("streaming:\n  reference: true\nplatforms:\n  reference: {enabled: true}\n")
     result = subprocess.run([sys.executable, "-m", "hermes_gateway", "plugins", "--config", str(cfg)],
                             capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "PYTHONPATH": str(site)})
+                            env={**os.environ, "PYTHONPATH": str(site), "HERMES_LOAD_PLUGINS": "half"})
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "hermes_gateway._core.builtin.reference  (built-in)" in out

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hermes_gateway import RateBudget
 from hermes_gateway._core.delivery import DeliveryPolicy
 from hermes_gateway._core.delivery.measure import measure_for
-from hermes_gateway._core.thinking import postprocess_reply
+from hermes_gateway._core.reasoning import postprocess_reply
 from hermes_gateway.testing import Fault, ReferencePlatform, reassemble, run_virtual
 
 CURSOR = " ▌"

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from delivery_helpers import feed_over, make_delivery, streaming, words
 
 from hermes_gateway import RateBudget
@@ -100,3 +103,22 @@ def test_a_streamed_reply_ends_with_no_half_bold_phrase_in_any_message():
     for shown in chat.screen:  # (a preview may show a bold phrase still being typed: it has not closed yet)
         assert shown.count("**") % 2 == 0, f"a bold phrase was cut: {shown!r}"
     assert " ".join(chat.screen).split() == reply.split()
+
+
+bold_words = st.lists(st.text(alphabet="abc😀", min_size=1, max_size=5), min_size=1, max_size=8).map(
+    lambda ws: "**" + " ".join(ws) + "**")        # at most 51 characters: each fits any message here
+plain_words = st.lists(st.text(alphabet="abc😀", min_size=1, max_size=6), min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(bold_words, plain_words), min_size=1, max_size=40), st.integers(min_value=100, max_value=200),
+       st.sampled_from(["chars", "utf16"]))
+def test_no_split_ever_cuts_a_bold_span_that_fits_a_message(parts, limit, unit):
+    doc = " ".join(parts)
+    measure = measure_for(unit)
+    out = [render(doc, p) for p in split_text(doc, limit, measure, keep=bold_and_code)]
+    assert all(measure(m) <= limit for m in out)
+    assert "".join(out) == doc
+    for message in out:
+        assert message.count("**") % 2 == 0, f"a bold span was cut: {message!r}"
+    assert [b for m in out for b in BOLD.findall(m)] == BOLD.findall(doc), "every bold span shows whole in one"

@@ -46,12 +46,27 @@ def test_limits_count_utf16_units():
     assert "".join(out) == doc
 
 
+def test_a_table_cut_between_rows_repeats_its_head_in_the_next_message():
+    head = "| name | qty |\n|------|----:|\n"
+    rows = "".join(f"| item {i} | {i} |\n" for i in range(30))
+    doc = "Stock:\n\n" + head + rows + "\nThat is all."
+    out = messages(doc, 120)
+    assert len(out) > 3 and all(len(m) <= 120 for m in out)
+    assert all(m.startswith(head) for m in out[1:-1]), "every message inside the table is a table of its own"
+    assert reassemble(out) == doc
+
+
 prose = st.text(alphabet=st.sampled_from(list("abc de.\n😀")), min_size=0, max_size=400)
+cell = st.text(alphabet="xy z", min_size=1, max_size=2)  # a head of at most 22: a repeated head + a row fits 30
+table = st.builds(lambda header, rows: "| " + " | ".join(header) + " |\n" + "|---" * len(header) + "|\n"
+                  + "".join("| " + " | ".join(row) + " |\n" for row in rows),
+                  st.lists(cell, min_size=1, max_size=2), st.lists(st.lists(cell, min_size=1, max_size=2), max_size=12))
 
 
 @settings(max_examples=200)
-@given(st.lists(st.one_of(prose, st.builds(lambda lines: "```py\n" + "\n".join(lines) + "\n```\n",
-                                              st.lists(st.text(alphabet="xy =", max_size=12), max_size=10))), max_size=6),
+@given(st.lists(st.one_of(prose, table, st.builds(lambda lines: "```py\n" + "\n".join(lines) + "\n```\n",
+                                                     st.lists(st.text(alphabet="xy =", max_size=12), max_size=10))),
+                max_size=6),
        st.integers(min_value=30, max_value=120), st.sampled_from(["chars", "utf16"]))
 def test_every_message_fits_and_the_text_comes_back(parts, limit, unit):
     # code lines stay shorter than a message: only a longer line forces a mid-line cut (see reassemble)

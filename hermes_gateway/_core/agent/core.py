@@ -38,7 +38,7 @@ from ..media import Media
 from ..media_dir import MediaDirectory
 from ..reasoning import postprocess_reply, strip_thinking
 from ..toolbox import ToolBox
-from ..tools import Tool, collect_tools
+from ..tools import Tool, collect_tools, installed_tools
 from .chat_completions import complete_chat, stream_chat
 from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
                      streaming_unsupported)
@@ -138,10 +138,7 @@ class AIAgent:
                                              keep=config.keep_seconds)
         self.media_directory = media_directory
         if tools is None:
-            if plugins is None:
-                from ..plugins import installed_plugins
-                plugins = installed_plugins()
-            tools = collect_tools(plugins)
+            tools = collect_tools(plugins) if plugins is not None else installed_tools()
         # A ToolBox (the gateway's: MCP tools come and go) is read again whenever it changed.
         self._live_tools = tools if isinstance(tools, ToolBox) else None
         self._tools_version: Any = None

@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from ..errors import HermesError
 from .guard import UpstreamTimeout
 
 
-class UpstreamStatusError(Exception):
+class UpstreamStatusError(HermesError):
     """The upstream answered with a non-2xx status (after any retries).
 
     ``message`` is ``Error code: <status>`` plus `` - <message>`` when the body
@@ -59,7 +60,7 @@ class UpstreamStatusError(Exception):
         return cls(status_code, message, body, headers)
 
 
-class UpstreamConnectionError(Exception):
+class UpstreamConnectionError(HermesError):
     """No answer (refused, reset, DNS), or the connection lost while reading the body (``mid_stream``)."""
 
     def __init__(self, message: str = "Connection error.", *, mid_stream: bool = False) -> None:
@@ -75,7 +76,7 @@ class UpstreamTimedOut(UpstreamConnectionError):
         super().__init__(message, mid_stream=mid_stream)
 
 
-class ReportedError(Exception):
+class ReportedError(HermesError):
     """A ``data: {"error": {...}}`` payload in the stream: the upstream's own message and error body."""
 
     def __init__(self, message: str, body: object = None) -> None:
@@ -84,27 +85,27 @@ class ReportedError(Exception):
         self.body = body
 
 
-class IncompleteStream(Exception):
+class IncompleteStream(HermesError):
     """The stream ended (connection closed, no ``[DONE]``) before the model finished."""
 
 
-class NotStreaming(Exception):
+class NotStreaming(HermesError):
     """We asked for a stream and got something else: this upstream does not stream."""
 
 
-class MalformedChunk(Exception):
+class MalformedChunk(HermesError):
     """A streamed chunk that is valid JSON but not shaped like a chunk (say, ``choices`` not a list)."""
 
 
-class MalformedResponse(Exception):
+class MalformedResponse(HermesError):
     """A non-streamed 2xx answer that is not a JSON object."""
 
 
-class UpstreamError(Exception):
+class UpstreamError(HermesError):
     """An error the upstream reported inside the stream (``data: {"error": ...}``, ``response.failed``)."""
 
 
-class AllUpstreamsFailed(Exception):
+class AllUpstreamsFailed(HermesError):
     """Every endpoint (primary and fallbacks) failed; ``str()`` is one line listing why."""
 
     def __init__(self, failures: list[str]) -> None:

@@ -19,14 +19,16 @@ import math
 import threading
 from typing import Awaitable, TypeVar
 
+from ..errors import HermesError
+
 T = TypeVar("T")
 
 
-class Interrupted(Exception):
+class Interrupted(HermesError):
     """The turn was interrupted (``AIAgent.interrupt()``)."""
 
 
-class UpstreamTimeout(Exception):
+class UpstreamTimeout(HermesError):
     """The upstream said nothing for too long (connect, first token or stall)."""
 
 

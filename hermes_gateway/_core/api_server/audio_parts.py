@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from .errors import ApiError, bad_request
+from ..http.errors import ApiError, bad_request
 
 #: The formats a client may declare (OpenAI's wav and mp3, and what voice notes are).
 FORMATS = {"wav": "audio/wav", "mp3": "audio/mpeg", "ogg": "audio/ogg", "opus": "audio/ogg", "flac": "audio/flac",

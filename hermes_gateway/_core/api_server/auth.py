@@ -8,11 +8,11 @@ guess was right. Keys never appear in logs or error messages.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 
 from ..config import ApiServerConfig
 from ..errors import ConfigError
-from .errors import ApiError
+from ..http.errors import ApiError
+from ..http.guards import is_loopback
 
 WWW_AUTHENTICATE = {"WWW-Authenticate": 'Bearer realm="hermes-gateway"'}
 
@@ -50,16 +50,6 @@ def check_authorization(header: str | None, keys: tuple[bytes, ...]) -> int | No
     if index is None:
         raise ApiError(401, "Incorrect API key provided.", code="invalid_api_key", headers=WWW_AUTHENTICATE)
     return index
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the server reachable from this machine only."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:
-        return False  # a hostname (or "" meaning every interface): assume reachable from outside
 
 
 def check_bind_safety(cfg: ApiServerConfig, source: str) -> None:

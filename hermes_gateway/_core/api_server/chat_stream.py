@@ -27,7 +27,7 @@ from typing import AsyncIterator, Awaitable, Callable, Sequence
 from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                       UsageReport)
 from ..media import Media
-from .errors import SERVER_ERROR, error_body
+from ..http.errors import SERVER_ERROR, error_body
 from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
 from .progress import chat_progress_frame

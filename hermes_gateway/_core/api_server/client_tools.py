@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import bad_request
+from ..http.errors import bad_request
 from .schemas import check_schema, check_schema_name
 
 #: OpenAI's own limit on the number of tools in one request.

@@ -37,9 +37,9 @@ from typing import Any, Callable, Sequence
 from aiohttp import web
 
 from ..config import MediaConfig
+from ..http.errors import ApiError
 from ..media import Media
 from ..media_dir import MediaDirectory
-from .errors import ApiError
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,9 @@ Families (unchanged from the hand-written text this replaces, except that
 floats, and adds the ``_created`` sample of the histogram):
 ``hermes_api_requests_total{route,status}``, ``hermes_api_active_streams``,
 ``hermes_api_deltas_total``, ``hermes_api_errors_total{kind}``,
-``hermes_api_time_to_first_token_seconds``,
-``hermes_platform_events_total{event,platform}``.
+``hermes_api_time_to_first_token_seconds``. (Platforms count their own
+events on the gateway's families, not here: see
+:mod:`hermes_gateway._core.metrics`.)
 """
 
 from __future__ import annotations
@@ -37,14 +38,9 @@ class Metrics:
         self.errors: Counter[str] = Counter()                 # kind
         self.active_streams = 0
         self.deltas = 0
-        self.platform_events: Counter[tuple[str, str]] = Counter()  # (platform, event): webhook plugins count here
         self.ttft = Histogram("hermes_api_time_to_first_token_seconds", "From request received to first text sent.",
                               registry=self.registry, buckets=TTFT_BUCKETS)
         self.registry.register(self)
-
-    def platform_event(self, platform: str, event: str) -> None:
-        """A platform plugin saw ``event`` (e.g. WhatsApp's ``status_delivered``); shown in ``/metrics``."""
-        self.platform_events[(platform, event)] += 1
 
     def request(self, route: str, status: int) -> None:
         self.requests[(route, status)] += 1
@@ -71,11 +67,6 @@ class Metrics:
         for kind, n in sorted(self.errors.items()):
             errors.add_metric([kind], n)
         yield errors
-        events = CounterMetricFamily("hermes_platform_events", "Events platform plugins received (webhook "
-                                     "statuses, refusals).", labels=["platform", "event"])
-        for (platform, event), n in sorted(self.platform_events.items()):
-            events.add_metric([platform, event], n)
-        yield events
 
     def describe(self) -> Iterator[Metric]:
         """The names this collector yields (the registry refuses a second collector with the same ones)."""

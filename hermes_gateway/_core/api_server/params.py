@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 
 from ..agent.options import NO_OPTIONS, TurnOptions
 from .client_tools import check_parallel, check_tool_choice, check_tools
-from .errors import bad_request
+from ..http.errors import bad_request
 from .schemas import check_schema, check_schema_name
 
 #: Chat Completions parameters the gateway refuses unless sent with the value that asks for nothing.

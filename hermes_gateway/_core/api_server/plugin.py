@@ -2,8 +2,8 @@
 
 Registered from ``plugins.BUILTIN_PLUGINS`` exactly like a third-party
 plugin, and configured by ``api_server.*``. It reaches the gateway (config,
-agent factory, shutdown grace) through ``app[GATEWAY_KEY]``, which the
-gateway sets before calling ``register_routes``.
+agent, store, metrics, shutdown grace) through the ``gateway`` the hooks
+are called with; it imports nothing of the gateway's.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import Any
 from aiohttp import web
 
 from ..hookspecs import hookimpl
+from ..http.guards import json_not_found
 from .access_log import access_log
 from .auth import check_bind_safety
-from .guards import json_not_found
+from .metrics import Metrics
 from .routes import ApiServer
 from .store import ResponseStore
 
@@ -28,17 +29,14 @@ API_SERVER_KEY = web.AppKey("hermes_gateway._core.api_server", ApiServer)
 
 
 @hookimpl
-def register_routes(app: web.Application) -> None:
-    from ..gateway import GATEWAY_KEY
-
-    gateway = app.get(GATEWAY_KEY)
+def register_routes(app: web.Application, gateway: Any) -> None:
     if gateway is None or not gateway.config.api_server.enabled:
         return
     check_bind_safety(gateway.config.api_server, gateway.config.source)
     store = ResponseStore(lambda: gateway.store, history_messages=gateway.config.store.history_messages,
                           history_chars=gateway.config.store.history_chars)  # responses survive a restart
     server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store,
-                       metrics=gateway.metrics.api)  # /metrics shows the whole gateway: delivery too
+                       metrics=gateway.metrics.attach("api_server", Metrics))  # /metrics: delivery's too
     server.add_routes(app)
     app.middlewares.append(access_log)      # outermost of the two: it logs the 404s below too
     app.middlewares.append(json_not_found)  # the router's 404/405 in OpenAI's error shape

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..events import ToolCallFinished, ToolCallStarted
-from .errors import bad_request
+from ..http.errors import bad_request
 from .sse import event_frame
 
 EVENT_NAME = "hermes.tool_progress"

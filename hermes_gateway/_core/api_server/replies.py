@@ -14,7 +14,7 @@ import json
 from typing import Any, Mapping, Sequence
 
 from ..store.base import ConversationKey
-from .errors import bad_request
+from ..http.errors import bad_request
 
 #: The platform name API conversations are listed under in ``hermes-gateway history``.
 PLATFORM = "api"

@@ -26,13 +26,14 @@ follows it after a blank line; the gateway logs once how to avoid it.
 
 from __future__ import annotations
 
+from ..errors import HermesError
 from ..reasoning import ReasoningFilter
 
 #: Between content already sent that turned out to be reasoning and the reply after it.
 RETRACTED_GAP = "\n\n"
 
 
-class Diverged(Exception):
+class Diverged(HermesError):
     """After a stream reset, the retried reply contradicts text the client already received."""
 
 

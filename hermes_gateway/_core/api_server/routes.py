@@ -24,16 +24,16 @@ from prometheus_client.exposition import choose_encoder
 from ..approvals.local import api_approver
 from ..config import Config
 from ..events import TurnEnd, UsageReport
+from ..http.cors import Cors
+from ..http.disconnect import cancel_on_disconnect
+from ..http.errors import SERVER_ERROR, ApiError, echo
+from ..http.guards import RequestGuard
 from ..media import Media
-from ..gateway import cancel_on_disconnect
 from ..reasoning import split_reasoning
 from .access_log import FIRST_TOKEN_AT
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
-from .cors import Cors
-from .errors import SERVER_ERROR, ApiError, echo
 from .audio_parts import has_audio, hear_audio_parts, hear_content, passes_audio_through
-from .guards import RequestGuard
 from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, link_base, render_media
 from .metrics import Metrics
 from .outcome import classify_end, total_usage

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import bad_request
+from ..http.errors import bad_request
 
 #: Deeper nesting than this is refused: OpenAI allows 10 levels of nested properties in a strict schema;
 #: 64 JSON levels leave room for ``anyOf``/``items``/``$defs`` wrappers around them.

@@ -27,7 +27,8 @@ from aiohttp.web_protocol import RequestPayloadError
 
 from ..agent.options import NO_OPTIONS, TurnOptions
 from ..config import Config
-from .errors import ApiError, bad_request, echo
+from ..errors import HermesError
+from ..http.errors import ApiError, bad_request, echo
 from .audio_parts import audio_part
 from .params import CHAT_KEYS, RESPONSES_KEYS, chat_options, responses_options
 
@@ -156,7 +157,7 @@ async def _read_body(request: web.Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-class _NotFinite(ValueError):
+class _NotFinite(HermesError, ValueError):
     """NaN, Infinity or a number too large for a float: Python's json takes them, JSON and every upstream do not."""
 
 

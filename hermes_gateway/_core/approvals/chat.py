@@ -18,7 +18,7 @@ from ..platform import MessageRef, Stream
 from .answers import desk_of, publish, settle
 from .choice import Choice, ChoiceOption
 from .desk import APPROVE, DENY, Question
-from .policy import ApprovalPolicy
+from ..approval_policy import ApprovalPolicy
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +117,10 @@ async def _ask(gateway: Any, incoming: Any, client: Any, stream: Stream | None, 
             return await client.offer_choice(stream, choice)
         except Exception as exc:  # buttons failed: the commands still work
             log.warning("%s: could not show approval buttons: %s: %s", incoming.platform, type(exc).__name__, exc)
-    from ..conversation import send_text
-
-    await send_text(gateway, incoming, f"{text}\n{commands_hint(question.question_id)}")
+    # as the core's own short answers are sent (budget, 429s, split), without importing the turn above us
+    session = gateway.delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
+                                       chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
+    await session.finish(f"{text}\n{commands_hint(question.question_id)}")
     return None
 
 

@@ -9,7 +9,7 @@ captions of 1024), shown on its screen as ``[image: qr.png] caption``.
 
 from ..media import MediaLimits
 from ..platform import RateBudget
-from ...testing.reference import ReferencePlatform
+from .reference_platform import ReferencePlatform
 
 platform = ReferencePlatform(
     "reference",

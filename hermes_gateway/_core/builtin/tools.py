@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..errors import HermesError
 from ..hookspecs import hookimpl
 from ..media import Media
 from ..tools import Tool, ToolResult
@@ -39,7 +40,7 @@ _FUNCTIONS: dict[str, Callable[..., float]] = {
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 
 
-class CalculationError(ValueError):
+class CalculationError(HermesError, ValueError):
     """The expression is not plain arithmetic, or its result would be unreasonable."""
 
 

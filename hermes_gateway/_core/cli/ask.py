@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _reference_platform(plugins, name: str):
-    from ...testing.reference import ReferencePlatform
+    from ..builtin.reference_platform import ReferencePlatform
 
     plugin = plugins.platforms()[name].plugin
     owner = getattr(plugin, "platform", plugin)

@@ -21,12 +21,14 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
+from ..errors import HermesError
+
 CHOICES = ("auto", "asyncio", "uvloop")
 
 LoopFactory = Callable[[], asyncio.AbstractEventLoop]
 
 
-class LoopUnavailable(Exception):
+class LoopUnavailable(HermesError):
     """``--loop uvloop`` on a machine without uvloop."""
 
 

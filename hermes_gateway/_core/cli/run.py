@@ -14,7 +14,8 @@ import logging
 import signal
 import sys
 
-from ..gateway import Gateway, StartError
+from ..errors import StartError
+from ..gateway import Gateway
 from ..plugins import installed_plugins
 from .event_loop import CHOICES, LoopUnavailable, choose_loop
 from .heap import settle_heap

@@ -9,7 +9,9 @@ three things must be shared, or the replicas work against each other:
   answered twice;
 * **one reply at a time per chat** — two replicas must never stream into
   one chat at once, and the busy policy (``queue``/``interrupt``), ``/stop``
-  and ``/new`` must act on a reply whichever replica runs it.
+  and ``/new`` must act on a reply whichever replica runs it;
+* **one run per occurrence** of a schedule or reminder (:meth:`Coordination.claim`):
+  every replica's scheduler wakes at the same instant, one of them runs it.
 
 :class:`Coordination` is that seam. :mod:`.local` is one replica (today's
 behaviour: in-process budgets, no lease, nothing to publish); :mod:`.redis`
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
-from ..delivery.budget import ChatBudgets
 from ..platform import RateBudget
 
 #: A chat lane's key: (platform, chat id, thread id).
@@ -77,17 +78,18 @@ class ChatLease(Protocol):
 class Coordination:
     """One replica's view of what it shares. The base is one replica alone: nothing is shared.
 
-    ``budgets`` are the in-process token buckets every backend keeps: they pace
-    this replica's own calls (and are all there is while a shared backend is
-    unreachable). ``lease_takeovers`` counts leases taken over from a replica
-    that stopped renewing them (it died): the metrics expose it.
+    The in-process token buckets that pace this replica's own calls (all there
+    is while a shared backend is unreachable) are the delivery core's
+    (:class:`~hermes_gateway._core.delivery.budget.ChatBudgets`); a backend
+    adds only what replicas share. ``lease_takeovers`` counts leases taken
+    over from a replica that stopped renewing them (it died): the metrics
+    expose it.
     """
 
     #: True when another replica may exist: the inbound runtime then asks before it answers.
     shared: bool = False
 
     def __init__(self) -> None:
-        self.budgets = ChatBudgets()
         self.lease_takeovers = 0
         self.dedupe_hits = 0  # updates another replica had already received
         self.on_stop: Callable[[LaneKey, StopKind], None] | None = None
@@ -115,6 +117,18 @@ class Coordination:
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         """Stop the chat's reply if another replica runs it. True if one did."""
         return False
+
+    async def claim(self, name: str, at: float) -> bool | None:
+        """Take occurrence ``at`` of ``name`` (a schedule, a reminder) for this replica: True when no replica
+        took it (or a later one) before; None when the shared backend cannot be asked (the store decides then).
+
+        Alone, the occurrences this process already took are remembered, so a second claim is refused too.
+        """
+        taken = self.__dict__.setdefault("_claimed", {})
+        if taken.get(name, float("-inf")) >= at:
+            return False
+        taken[name] = at
+        return True
 
     # approval questions (issue 25): alone, the gateway's own desk is all there is
 

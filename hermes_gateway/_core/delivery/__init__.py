@@ -1,6 +1,7 @@
 """The delivery core: pacing, budgets, overflow, and exactly-once final text.
 
-Each guarantee lives in one module: :mod:`.think_filter` (clean text),
+Each guarantee lives in one module: :mod:`.preview` with the shared
+:mod:`~hermes_gateway._core.reasoning` filter (clean text),
 :mod:`.measure` and :mod:`.split` (overflow), :mod:`.budget` (one rate
 budget per chat and one per bot), :mod:`.pacing` (when a call may be made,
 429 scopes, back-off), :mod:`.preview` (what each message shows while the

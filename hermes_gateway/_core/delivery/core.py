@@ -40,7 +40,7 @@ class Delivery:
         self.observer = observer  # the gateway's metrics (one ReplyObserver per reply), or None
         self.config = config or Config()
         self.coordination = coordination  # replicas' shared budgets (None or local: this process's only)
-        self.budgets = budgets or (coordination.budgets if coordination is not None else ChatBudgets())
+        self.budgets = budgets or ChatBudgets()  # this process's own buckets (with replicas, consulted first)
         self.policy = policy or DeliveryPolicy()
         self._hooks: dict[str, PlatformHooks] = {}
         self._live: weakref.WeakSet[StreamSession] = weakref.WeakSet()  # the replies being delivered (cut_all)

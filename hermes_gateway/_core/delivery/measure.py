@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from ..plugin_helpers import utf16_length  # public and re-exported; defined once
+from ..length import utf16_length  # public too (hermes_gateway.utf16_length); defined once
+from ..tables import has_table
 
 if TYPE_CHECKING:
     from ..platform import Platform
@@ -25,10 +26,13 @@ class RenderedMeasure:
     """A message's length as the platform counts it once its plugin has rendered it (``Platform.rendered_length``).
 
     The platform promises the rendered length never exceeds the length in
-    its ``length_unit`` (a converter that only removes markup). So a text
-    well within the limit in plain units is measured in plain units (no
-    rendering on the hot path), and only a text near or past the limit is
-    rendered and measured: that is what lets a message hold up to the limit
+    its ``length_unit`` (a converter that only removes markup), except for a
+    text with a Markdown table (laid out as a padded grid or as key: value
+    lines, see :mod:`hermes_gateway._core.tables`): such a text is always
+    rendered to be measured. So a text without a table well within the
+    limit in plain units is measured in plain units (no rendering on the
+    hot path), and only a text near or past the limit is rendered and
+    measured: that is what lets a message hold up to the limit
     of what the platform counts, not of its Markdown. The last few results
     are remembered: the core measures the same preview more than once.
     """
@@ -46,11 +50,12 @@ class RenderedMeasure:
 
     def __call__(self, text: str) -> int:
         plain = self.unit(text)
-        if plain <= self.threshold:
+        grows = has_table(text)
+        if plain <= self.threshold and not grows:
             return plain
         found = self._memo.get(text)
         if found is None:
-            found = min(plain, self.rendered(text))
+            found = self.rendered(text) if grows else min(plain, self.rendered(text))
             if len(self._memo) >= 8:
                 self._memo.pop(next(iter(self._memo)))
             self._memo[text] = found

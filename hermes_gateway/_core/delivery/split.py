@@ -12,6 +12,10 @@ ranges a cut must not fall inside (``Platform.keep_whole``: a bold phrase, a
 link, a code block): a cut then goes before such a range, which moves whole
 into the next message. A range too long for one message is no constraint
 (a code block longer than a message is cut inside, its fence reopened).
+
+A Markdown table cut between its rows is treated like a fence: the next
+message repeats the table's header and delimiter lines (:func:`table_head`),
+so each message holds a whole table a platform can lay out.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from ..tables import find_tables, has_table
 from .measure import Measure, RenderedMeasure, longest_prefix_within
 
 #: ``Platform.keep_whole``: (start, end) ranges of a message's text a cut must not fall inside.
@@ -29,6 +34,7 @@ FENCE = "```"
 CLOSER = FENCE
 _CLOSER_RESERVE = len("\n" + FENCE)
 _HEAD_RESERVE = 16  # a reopened fence's info string, roughly: a kept range must fit a message that opens with one
+MAX_TABLE_HEAD = 512  # a longer table head is not repeated: it would crowd out the rows (and a small message)
 _BOUNDARIES = ("\n\n", "\n", ". ", "! ", "? ", "。", " ")
 
 
@@ -63,13 +69,52 @@ def render(doc: str, piece: Piece, *, closed: bool = True, limit: int | None = N
     a person cannot see it, and a platform refuses an over-long message.
     """
     body = doc[piece.start:piece.end]
-    text = _render(body, piece.opener, closed)
+    head = table_head(doc, piece.start) if piece.opener is None else ""
+    text = head + _render(body, piece.opener, closed)
     if limit is not None and measure is not None and measure(text) > limit:
         for trimmed in (body.lstrip(), body.strip()):
-            text = _render(trimmed, piece.opener, closed)
+            text = head + _render(trimmed, piece.opener, closed)
             if measure(text) <= limit:
                 break
     return text
+
+
+_tables_seen: list[tuple[str, list[tuple[int, int, int]]]] = []
+
+
+def _table_bodies(doc: str) -> list[tuple[int, int, int]]:
+    """``(start, body_start, end)`` of each table in ``doc``; the last document's answer is remembered."""
+    if _tables_seen and _tables_seen[0][0] is doc:
+        return _tables_seen[0][1]
+    bodies = []
+    for table in find_tables(doc):
+        header_end = doc.index("\n", table.start)
+        delimiter_end = doc.find("\n", header_end + 1)
+        if delimiter_end >= 0:
+            bodies.append((table.start, delimiter_end + 1, table.end))
+    _tables_seen[:] = [(doc, bodies)]
+    return bodies
+
+
+def table_head(doc: str, start: int) -> str:
+    """The header and delimiter lines of the Markdown table whose rows ``doc[start:]`` continues, else "".
+
+    A message that begins inside a table's rows repeats the table's head,
+    so it is a table of its own (a renderer lays it out with its column
+    names, as a code fence is reopened), never a run of bare pipes. The
+    answer depends on the text alone (every part of the core renders a
+    piece alike), so a head longer than :data:`MAX_TABLE_HEAD` is never
+    repeated: on a platform whose messages are shorter than a head plus
+    a row (none of the real ones: 2,000 and more) a table's rows could
+    not be shown whole anyway.
+    """
+    if start == 0 or "|" not in doc or not has_table(doc):
+        return ""
+    for table_start, body_start, end in _table_bodies(doc):
+        if body_start <= start < end:
+            head = doc[table_start:body_start]
+            return head if len(head) <= MAX_TABLE_HEAD else ""
+    return ""
 
 
 def _render(body: str, opener: str | None, closed: bool) -> str:
@@ -132,7 +177,7 @@ def choose_cut(doc: str, start: int, opener: str | None, limit: int, measure: Me
     With ``whole`` (ranges to keep whole), a boundary outside them is
     preferred, even one early in the message, to a cut inside one.
     """
-    head = measure(f"{opener}\n") if opener else 0
+    head = measure(f"{opener}\n") if opener else measure(table_head(doc, start))
     room = limit - head - _CLOSER_RESERVE
     fit = longest_prefix_within(doc[start:], max(room, 1), measure)
     if fit <= 0:
@@ -143,7 +188,31 @@ def choose_cut(doc: str, start: int, opener: str | None, limit: int, measure: Me
             cut = _choose(doc, start, opener, limit, measure, whole, grown)
             if measure(render(doc, Piece(start, cut, opener))) <= limit:
                 return cut
+        cut = _choose(doc, start, opener, limit, measure, whole, fit)
+        if cut > start + 1 and measure(render(doc, Piece(start, cut, opener))) > limit:
+            return _choose(doc, start, opener, limit, measure, whole, _shrink(doc, start, opener, cut - start, limit,
+                                                                               measure))
+        return cut
     return _choose(doc, start, opener, limit, measure, whole, fit)
+
+
+def _shrink(doc: str, start: int, opener: str | None, fit: int, limit: int, measure: RenderedMeasure) -> int:
+    """The longest prefix shorter than ``fit`` that fits once rendered, to within a line.
+
+    Only a table renders longer than its Markdown (a padded grid, repeated
+    headers as keys), so a prefix that fits in plain units may not. A
+    binary search on the rendered length, then the cut snaps back to the
+    line start before it (a table's row, a record's block), which the
+    caller's boundary search then prefers anyway.
+    """
+    lo, hi = 1, fit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if measure(render(doc, Piece(start, start + mid, opener))) <= limit:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _grow(doc: str, start: int, opener: str | None, fit: int, limit: int, measure: RenderedMeasure) -> int:
@@ -266,14 +335,20 @@ def reassemble(messages: list[str], sep: str = "") -> str:
     cuts inside a fence fall at line ends (the splitter prefers them; only
     a code line longer than a whole message forces a mid-line cut) and no
     message ends on a genuine closing fence followed by a message opening
-    a fence with the same info string. ``sep`` joins the messages (a space
-    for platforms that trim the whitespace at a cut).
+    a fence with the same info string. A table's head repeated at the top
+    of a message that continues its rows is dropped too. ``sep`` joins the
+    messages (a space for platforms that trim the whitespace at a cut).
     """
     out: list[str] = []
     opener: str | None = None
     for i, text in enumerate(messages):
         if opener is not None and text.startswith(opener + "\n"):
             text = text[len(opener) + 1:]
+        elif i and opener is None:
+            so_far = sep.join(out)
+            head = table_head(so_far + sep + text, len(so_far) + len(sep))  # the repeated head reads as rows
+            if head and text.startswith(head):
+                text = text[len(head):]  # a table's head repeated at the top of a message that continues it
         carried = opener
         opener = None
         if text.endswith("\n" + CLOSER) and i + 1 < len(messages):

@@ -15,11 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Callable, Literal
 
+from ..errors import HermesError
+
 AttachmentKind = Literal["image", "audio", "voice", "video", "document", "sticker"]
 KINDS: tuple[str, ...] = ("image", "audio", "voice", "video", "document", "sticker")
 
 
-class FetchError(Exception):
+class FetchError(HermesError):
     """The platform could not hand over the file (gone, refused, too large for its own download limit)."""
 
 

@@ -23,6 +23,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import HermesError
+
 log = logging.getLogger(__name__)
 
 #: File name endings read as text (besides any ``text/*`` mime type).
@@ -38,7 +40,7 @@ TEXT_MIMES = frozenset({"application/json", "application/xml", "application/x-ya
 PDF_MIME = "application/pdf"
 
 
-class DocumentError(Exception):
+class DocumentError(HermesError):
     """The document cannot be read as text; the message is the reason the person is told."""
 
 

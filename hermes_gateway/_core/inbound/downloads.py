@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import HermesError
 from .attachments import Attachment, FetchError
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ async def download(attachment: Attachment, directory: str | os.PathLike[str], li
                 pass
 
 
-class _TooLarge(Exception):
+class _TooLarge(HermesError):
     pass
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import HermesError
+
 #: Images with more pixels than this are refused unread (a 20 MB PNG can otherwise decode to gigabytes).
 MAX_PIXELS = 80_000_000
 #: Formats every vision API accepts as they are.
@@ -31,7 +33,7 @@ PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", 
 JPEG_QUALITY = 85
 
 
-class ImageError(Exception):
+class ImageError(HermesError):
     """The file cannot be shown to the model; the message is the reason the person is told."""
 
 

@@ -28,17 +28,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
+from ..conversation import answer_turn, send_text
+from ..coordination.base import NO_TICKET, LaneKey, StopKind
+from ..store import ConversationKey
+from ..store.base import StoreError
+from ..store.outage import report as report_store_failure
 from .access import AccessPolicy
 from ..operator.gate import CHECK as GATE_CHECK, Gate
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
-from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from .dedupe import SeenUpdates
 from .incoming import Incoming
 from .lane import ChatLane, CommandTurn, Item, TextTurn
-from ..store.base import StoreError
-from ..store.outage import report as report_store_failure
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -354,8 +356,6 @@ class InboundRuntime:
     # ---------------------------------------------------------------- answering
 
     async def _answer(self, item: Item) -> Any:
-        from ..conversation import answer_turn, send_text
-
         try:
             if isinstance(item, TextTurn):
                 report = await answer_turn(self.gateway, item.messages, superseded=lambda: item.superseded)
@@ -387,8 +387,6 @@ class InboundRuntime:
         return await command.run(context)
 
     async def new_conversation(self, incoming: Incoming) -> None:
-        from ..store import ConversationKey
-
         await self.gateway.store.new_conversation(ConversationKey(incoming.platform, incoming.chat_id,
                                                                   incoming.thread_id))
 
@@ -447,17 +445,45 @@ class InboundRuntime:
             await asyncio.wait(stuck, timeout=STOP_MARGIN)
 
 
+def run_in_lane(runtime: InboundRuntime, platform: str, chat_id: str, thread_id: str | None,
+                job: Callable[[], Awaitable[Any]]) -> "asyncio.Future[Any]":
+    """Run ``job`` in the chat's lane, as a turn of its own: after the reply being written, before the next.
+
+    What the gateway says unasked (a schedule's occurrence, a reminder, issue 24) then never streams
+    into a chat beside a reply, and with replicas it waits for the chat's lease like any turn. The
+    future completes with what ``job`` returned (None if it failed; the failure is logged).
+    """
+    incoming = Incoming(platform, str(chat_id), "", thread_id=thread_id)
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    outcome: list[Any] = []
+
+    async def run(context: CommandContext) -> None:
+        outcome.append(await job())
+        return None
+
+    done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    future.add_done_callback(lambda f: done.done() or done.set_result(outcome[0] if outcome else None))
+    lane = runtime._lane(incoming)
+    lane.add_command(CommandTurn(incoming, Command("unasked", "what the gateway says unasked", run), "", future))
+    if lane.worker is None:
+        lane.worker = asyncio.get_running_loop().create_task(lane.run(runtime._answer, runtime._forget),
+                                                             name=f"chat:{platform}:{chat_id}")
+    return done
+
+
 def collect_commands(gateway: Any) -> dict[str, Command]:
     """The built-in commands, then those plugins register (a plugin cannot replace a built-in).
 
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
     """
-    from ..approvals.commands import APPROVAL_COMMANDS  # /allow ID, /deny ID (issue 25)
+    from .approval_commands import APPROVAL_COMMANDS  # /allow ID, /deny ID (issue 25)
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
+    from ..outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders (issue 24)
 
     commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
-                                                       *APPROVAL_COMMANDS)}
+                                                      *reminder_commands(gateway.config.outbound.reminders),
+                                                      *APPROVAL_COMMANDS)}
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)

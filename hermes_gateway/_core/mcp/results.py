@@ -19,10 +19,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..media import Media
+from ..errors import HermesError
 from ..tools import ToolResult
 
 
-class McpToolError(Exception):
+class McpToolError(HermesError):
     """The server answered the call with ``isError``, or could not be reached for it."""
 
 

@@ -11,11 +11,13 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from ..errors import HermesError
+
 #: A platform name: what config.yaml, the entry point and the package name are built from.
 NAME_SHAPE = re.compile(r"^[a-z][a-z0-9_]{1,30}$")
 
 
-class ScaffoldError(ValueError):
+class ScaffoldError(HermesError, ValueError):
     """The name or the folder cannot be used; one line."""
 
 

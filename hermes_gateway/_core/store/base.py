@@ -20,10 +20,12 @@ import abc
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..errors import HermesError
 from .operator_records import OperatorRecords
+from .outbound_records import OutboundRecords
 
 
-class StoreError(Exception):
+class StoreError(HermesError):
     """The store cannot be used: always one line that names the file (``main`` prints it as is).
 
     Raised for a locked, unreadable, read-only, corrupt or not-a-database
@@ -70,7 +72,7 @@ class StoredResponse:
     owner: str | None = None            # which API key made it (a fingerprint, never the key); None = no keys
 
 
-class ConversationStore(OperatorRecords, abc.ABC):
+class ConversationStore(OperatorRecords, OutboundRecords, abc.ABC):
     """Where conversations live. Never blocks the event loop; every write is one transaction."""
 
     @abc.abstractmethod

@@ -13,13 +13,15 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from ..errors import HermesError
+
 #: Opus's own sample rate; an OGG/Opus voice note is encoded at it.
 OPUS_RATE = 48000
 #: Longest audio decoded for transcription (a voice note is seconds to minutes; a 3-hour file is not one).
 MAX_SECONDS = 20 * 60
 
 
-class AudioError(Exception):
+class AudioError(HermesError):
     """The file is not audio FFmpeg can read (corrupt, not audio, or a format it does not know)."""
 
 

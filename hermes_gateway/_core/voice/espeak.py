@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..errors import HermesError
+
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
 _POS_CHARACTER = 1
 _CHARS_UTF8 = 1
@@ -25,7 +27,7 @@ _lock = threading.Lock()
 _engine: "_Engine | None" = None
 
 
-class SpeechUnavailable(Exception):
+class SpeechUnavailable(HermesError):
     """The bundled engine cannot run here (the wheel is missing or its library does not load)."""
 
 

@@ -32,6 +32,7 @@ from typing import Any, Awaitable, Callable
 from hermes_gateway import (DeliveryError, Media, MessageRef, Platform, PlatformClient, PlatformContext, StartError,
                             Stream)
 
+from . import formatting
 from . import media as attachments
 from .endpoints import point_at
 from .errors import PermanentFailure, rate_limited, translate
@@ -269,6 +270,7 @@ class DiscordClient(PlatformClient):
 
     async def _show(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         """Send ``text`` as a new message, or edit ``message`` to read ``text``; nobody is pinged."""
+        text = formatting.render(text, stream.settings.cursor)  # tables laid out (the core measured this rendering)
         none = sdk().AllowedMentions.none()
         if message is None:
             reference = quote(stream)

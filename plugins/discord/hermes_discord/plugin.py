@@ -14,8 +14,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Mapping
 
-from hermes_gateway import Platform, RateBudget, hookimpl
+from hermes_gateway import Platform, RateBudget, hookimpl, markdown_keep_whole
 
+from . import formatting
 from . import media as attachments
 from .client import CALL_TIMEOUT, DiscordClient, Tuning
 from .receiving import NAME
@@ -47,7 +48,8 @@ class DiscordPlugin:
             name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=EDIT_INTERVAL,
             budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, description="Discord (discord.py)",
             media=attachments.limits(upload_limit), settings=DiscordSettings,
-            client=partial(DiscordClient, tuning=self.tuning),
+            client=partial(DiscordClient, tuning=self.tuning), rendered_length=formatting.rendered_length,
+            keep_whole=markdown_keep_whole,
         )
         self.__name__ = "hermes_discord"
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from hermes_gateway import ConfigError, DeliveryError, Media, MessageRef, PlatformClient, PlatformContext, Stream
 
-from . import files
+from . import files, formatting
 from .download import Downloads
 from .errors import translate
 from .inbound import EventReader
@@ -153,7 +153,7 @@ class SlackClient(PlatformClient):
 
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         try:
-            return await self.outbound.final(stream, message, text)
+            return await self.outbound.final(stream, message, formatting.render(text))  # tables laid out
         except DeliveryError:
             raise
         except Exception as exc:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 import hermes_gateway
-from hermes_gateway import Platform, RateBudget
+from hermes_gateway import Platform, RateBudget, markdown_keep_whole
 
-from . import files
+from . import files, formatting
 from .client import SlackClient
 from .settings import SlackSettings
 
@@ -35,7 +35,8 @@ PLATFORM = Platform(
     name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=EDIT_INTERVAL,
     budgets=BUDGETS, bot_budget=BOT_BUDGET, append_only=True, media=files.LIMITS,
     description="Slack (slack-bolt, Socket Mode or Events API; native AI streaming in threads)",
-    settings=SlackSettings, client=SlackClient,
+    settings=SlackSettings, client=SlackClient, rendered_length=formatting.rendered_length,
+    keep_whole=markdown_keep_whole,
 )
 
 

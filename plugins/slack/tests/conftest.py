@@ -13,6 +13,13 @@ def hermes_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hermes-home"))
 
 
+@pytest.fixture(autouse=True)
+def _only_this_plugin(monkeypatch):
+    """Of the installed plugins only this one loads (``HERMES_LOAD_PLUGINS``), in this process and the
+    commands it starts: another plugin installed on the machine changes nothing here."""
+    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "slack")
+
+
 @pytest.fixture
 async def api():
     async with SlackEmulator() as emulator:

@@ -15,11 +15,15 @@ not fall inside (:func:`keep_whole`).
 
 Supported: bold, italic, strikethrough, inline code, fenced and indented
 code blocks (``pre`` with the language), links (``text_link``), bullet and
-numbered lists, block quotes, headings (bold), horizontal rules. Every
-marker is removed or replaced by one of equal length (``-`` → ``•``), the
-whitespace between blocks is never more than the source's, and list numbers
-are kept as written; so ``utf16(text) <= utf16(markdown)``. One construct
-breaks that: a tab in an indentation counts up to the next tab stop
+numbered lists, block quotes, headings (bold), horizontal rules, and tables
+(a ``pre`` grid when it fits :data:`TABLE_WIDTH` columns, else one block of
+``key: value`` lines per row with bold keys; the layout is the core's
+``layout_table``). Every marker is removed or replaced by one of equal
+length (``-`` → ``•``), the whitespace between blocks is never more than
+the source's, and list numbers are kept as written; so ``utf16(text) <=
+utf16(markdown)``, except for a table (padding, repeated headers): the
+core measures any text with a table as rendered (``has_table``). One other
+construct breaks it: a tab in an indentation counts up to the next tab stop
 (CommonMark), so an indented code block after ``*\t`` can come out with more
 spaces than the source had characters. The converters check the claim and
 send such a text as typed, without entities, so it holds always.
@@ -30,18 +34,20 @@ from __future__ import annotations
 import html
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
+from hermes_gateway import has_table, layout_table
 
 BULLET = "•"
 RULE = "———"
 #: Link targets Telegram accepts in a text_link; anything else shows as plain text.
 LINK_SCHEMES = ("http://", "https://", "tg://")
 
-_parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough")
+_parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
 _INLINE_ENTITIES = {"strong": "bold", "em": "italic", "s": "strikethrough"}
 
 
@@ -120,8 +126,13 @@ def to_entities(markdown: str) -> tuple[str, list[Entity]]:
 
 
 def _no_longer(markdown: str, converted: tuple[str, list[Entity]]) -> tuple[str, list[Entity]]:
-    """``converted``, or ``markdown`` as typed when tab stops made the conversion longer (module doc)."""
-    if "\t" in markdown and utf16_units(converted[0]) > utf16_units(markdown):
+    """``converted``, or ``markdown`` as typed when tab stops made the conversion longer (module doc).
+
+    A table may make it longer too, and rightly (its grid is padded, its
+    records repeat the header): the core measures a text with a table as
+    rendered (``hermes_gateway.has_table``), so only tabs alone fall back.
+    """
+    if "\t" in markdown and utf16_units(converted[0]) > utf16_units(markdown) and not has_table(markdown):
         return markdown, []
     return converted
 
@@ -135,6 +146,7 @@ def _convert(markdown: str) -> tuple[str, list[Entity]]:
     quotes: list[int] = []             # start offsets of open block quotes
     headings: list[int] = []
     opened_blocks: list[Token] = []    # open paragraphs and headings: a closing token has no source map
+    table: _Table | None = None        # the table being read: its cells are written once it is complete
 
     def separate(token: Token) -> None:
         nonlocal pending_gap
@@ -150,7 +162,23 @@ def _convert(markdown: str) -> tuple[str, list[Entity]]:
 
     for token in tokens:
         kind = token.type
-        if kind in ("bullet_list_open", "ordered_list_open"):
+        if table is not None:
+            if kind == "table_close":
+                separate(table.opening)
+                _write_table(table, out)
+                ended(table.opening)
+                table = None
+            elif kind == "tr_open":
+                table.rows.append([])
+            elif kind == "th_open":
+                style = str(token.attrs.get("style") or "")
+                table.aligns.append(style.removeprefix("text-align:") if style.startswith("text-align:") else "left")
+            elif kind == "inline":
+                table.rows[-1].append(token.children or [])
+            continue
+        if kind == "table_open":
+            table = _Table(token)
+        elif kind in ("bullet_list_open", "ordered_list_open"):
             lists.append({"ordered": kind == "ordered_list_open"})
         elif kind in ("bullet_list_close", "ordered_list_close"):
             lists.pop()
@@ -185,7 +213,7 @@ def _convert(markdown: str) -> tuple[str, list[Entity]]:
             separate(token)
             out.begin()
             start = out.pos
-            out.write(token.content.rstrip("\n"))
+            out.write(_keep_first_indent(token.content.rstrip("\n")))
             language = token.info.split()[0] if token.info.strip() else None
             out.entity("pre", start, language=language)
             ended(token)
@@ -198,6 +226,90 @@ def _convert(markdown: str) -> tuple[str, list[Entity]]:
             out.write(token.content.rstrip("\n"))
             ended(token)
     return out.text, out.entities
+
+
+@dataclass(slots=True)
+class _Table:
+    """A table's cells (inline tokens, row by row; the header first) until ``table_close``."""
+
+    opening: Token
+    rows: list[list[list[Token]]] = field(default_factory=list)
+    aligns: list[str] = field(default_factory=list)   # per header cell: left, right or center
+
+
+#: Widest monospace grid a table is shown as; wider ones become "key: value" lines (a phone's chat bubble).
+TABLE_WIDTH = 40
+
+
+def _write_table(table: _Table, out: _Writer) -> None:
+    """A table as a ``pre`` grid when it fits :data:`TABLE_WIDTH`, else one block of bold-key lines per row.
+
+    The layout is the core's (``hermes_gateway.render_table``); here it is
+    written as entities. A record's value keeps its formatting (a link
+    stays a link); a grid shows the cells' plain text.
+    """
+    if not table.rows:
+        return
+    width = len(table.rows[0])
+    cells = [(row + [[]] * width)[:width] for row in table.rows]
+    plain = [[_plain(cell) for cell in row] for row in cells]
+    layout = layout_table(plain[0], plain[1:], width=TABLE_WIDTH, plain=plain[0], plain_rows=plain[1:],
+                          aligns=table.aligns)
+    if layout.grid is not None:
+        out.begin()
+        start = out.pos
+        out.write("\n".join(layout.grid))
+        out.entity("pre", start)
+        return
+    first_block = True
+    for row_index, row in enumerate(cells[1:], start=1):
+        columns = [c for c in range(width) if plain[row_index][c]]
+        if not columns:
+            continue
+        if not first_block:
+            out.write("\n\n")
+        first_block = False
+        for n, column in enumerate(columns):
+            if n:
+                out.write("\n")
+            if plain[0][column]:
+                out.begin()
+                start = out.pos
+                _inline(cells[0][column], out)
+                out.entity("bold", start)
+                out.write(": ")
+            _inline(row[column], out)
+
+
+#: Stands in for the spaces that indent a code block's first line (see :func:`_keep_first_indent`).
+INDENT = "\u00a0"
+
+
+def _keep_first_indent(code: str) -> str:
+    """``code`` with its first line's indentation as no-break spaces, so Telegram keeps it.
+
+    Telegram moves the whitespace that starts an entity out of it (and
+    drops it at the start of a message): a code block whose first line is
+    indented, such as the rest of a long block reopened at the top of the
+    next message, would show that line flush left and the code misaligned.
+    A no-break space is not whitespace to Telegram and is as wide as a
+    space in the monospace block; only that first run is replaced (the
+    price: a person copying the block gets no-break spaces there).
+    """
+    body = code.lstrip(" \t\n")
+    lead = code[:len(code) - len(body)]
+    blank_lines = lead[:lead.rfind("\n") + 1]   # Telegram drops them anyway; the first line with text counts
+    indent = lead[len(blank_lines):]
+    if not indent or not body:
+        return code
+    return blank_lines + INDENT * len(indent) + body
+
+
+def _plain(children: list[Token]) -> str:
+    """What a cell shows without its formatting."""
+    scratch = _Writer()
+    _inline(children, scratch)
+    return scratch.text
 
 
 def _inline(children: list[Token], out: _Writer) -> None:
@@ -236,11 +348,9 @@ def _trimmed(text: str, entities: list[Entity]) -> tuple[str, list[Entity]]:
     Telegram moves the spaces and newlines at the start of an entity out of
     it (all but text links) and drops an entity of only whitespace; then it
     drops the whitespace at the end of the text, and at its start up to the
-    first entity. So a code block whose first line is indented loses that
-    indentation on Telegram, wherever it stands; keeping it would take an
-    invisible non-space character in the code, which a person copying the
-    code would paste too. Doing the same here keeps the plugin's idea of a
-    message equal to what the chat shows.
+    first entity. (So a code block's first-line indentation is written with
+    no-break spaces: :func:`_keep_first_indent`.) Doing the same here keeps
+    the plugin's idea of a message equal to what the chat shows.
     """
     def blank(ch: str) -> bool:
         return ch <= " "
@@ -416,8 +526,9 @@ def keep_whole(markdown: str) -> list[tuple[int, int]]:
 
     ``Platform.keep_whole`` for Telegram. A cut inside ``**bold**`` would
     show its markers in both messages, and a cut inside a code block that
-    fits one message would break it needlessly. Ranges: code blocks
-    (fenced or indented), headings, bold, italic, strikethrough, inline code, links
+    fits one message would break it needlessly (a table cut in two would
+    leave its rows without their header). Ranges: code blocks
+    (fenced or indented), tables, headings, bold, italic, strikethrough, inline code, links
     and images; and from a delimiter run that has not closed yet (``**``,
     ``` ` ```, ``~~``, ``__`` left in the text: mid-stream, its end has not
     arrived) to the end. Inline ranges come from markdown-it's tokens,
@@ -438,7 +549,7 @@ def keep_whole(markdown: str) -> list[tuple[int, int]]:
         if token.map is None:
             continue
         first, last = token.map
-        if token.type in ("fence", "code_block", "heading_open"):  # a heading is one bold entity
+        if token.type in ("fence", "code_block", "heading_open", "table_open"):  # a heading is one bold entity
             spans.append((starts[first], min(starts[last] - 1, len(markdown))))
         elif token.type == "inline" and token.children:
             located = _locate_lines(token.content, lines, starts, first)

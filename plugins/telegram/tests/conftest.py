@@ -20,6 +20,13 @@ def _private_data_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path_factory.mktemp("hermes_home")))
 
 
+@pytest.fixture(autouse=True)
+def _only_this_plugin(monkeypatch):
+    """Of the installed plugins only this one loads (``HERMES_LOAD_PLUGINS``), in this process and the
+    commands it starts: another plugin installed on the machine changes nothing here."""
+    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "telegram")
+
+
 @pytest.fixture
 async def api():
     async with BotApiEmulator(TOKEN) as emulator:

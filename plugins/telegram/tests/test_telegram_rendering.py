@@ -175,3 +175,15 @@ async def test_messages_are_filled_by_what_telegram_counts_not_by_the_length_of_
     assert report.delivered and not chat.violations, chat.violations
     assert len(chat.screen) == 2 and utf16_length(chat.screen[0]) > 3900, [len(t) for t in chat.screen]
     assert sum(len(chat.formatted(i)) for i in range(2)) == 300, "every link whole, as a link"
+
+
+async def test_a_code_block_continued_at_the_top_of_a_message_keeps_its_first_lines_indentation(api, tg):
+    body = "".join(f"    value_{i} = compute({i})  # step {i}\n" for i in range(160))     # ~6,000 characters
+    reply = "The function:\n\n```python\ndef run():\n" + body + "```\n\nThat is it."
+    report = await stream(tg, 49, reply, pieces=30)
+    chat = api.chat(49)
+    assert report.delivered, report.error
+    assert len(chat.screen) >= 2 and not chat.violations
+    for index in range(1, len(chat.screen)):
+        code = [covered for kind, covered in chat.formatted(index) if kind == "pre"]
+        assert code and code[0].startswith("\u00a0" * 4 + "value_"), code[:1]

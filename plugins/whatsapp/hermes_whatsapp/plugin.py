@@ -25,9 +25,10 @@ from aiohttp import web
 
 import hermes_gateway
 from hermes_gateway import (ConfigError, DeliveryError, Incoming, Media, MessageRef, Platform, PlatformClient,
-                            PlatformContext, RateBudget, Stream)
+                            PlatformContext, RateBudget, Stream, markdown_keep_whole)
 
 from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
+from . import formatting
 from . import media as attachments
 from .graph import GraphClient
 from .notices import NOTICE
@@ -235,6 +236,7 @@ class WhatsAppClient(PlatformClient):
         if message is not None:
             raise DeliveryError("whatsapp cannot edit a message it sent", retryable=False)
         quote = stream.reply_to if not stream.state.get("quoted") else None
+        text = formatting.render(text)  # tables laid out for a phone (the core measured this rendering)
         wamid = await self.graph.send_text(stream.chat_id, text.strip() or text, quote=quote)
         stream.state["quoted"] = True
         return MessageRef(stream.chat_id, wamid, stream.thread_id)
@@ -246,6 +248,7 @@ PLATFORM = Platform(
     budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, typing_interval=TYPING_REFRESH,
     description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
     media=attachments.LIMITS, settings=WhatsAppSettings, client=WhatsAppClient,
+    rendered_length=formatting.rendered_length, keep_whole=markdown_keep_whole,
 )
 
 

@@ -14,7 +14,6 @@ from delivery_helpers import streaming
 from hermes_gateway import RateBudget, make_plugins
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.delivery import Delivery, deliver_events
-from hermes_gateway._core.delivery.think_filter import ThinkScrubber, strip_think
 from hermes_gateway._core.events import TextDelta, TurnEnd
 from hermes_gateway._core.reasoning import postprocess_reply
 from hermes_gateway.testing import ReferencePlatform, run_virtual
@@ -105,13 +104,3 @@ def test_the_final_text_of_a_session_fed_without_a_final_uses_the_flag():
     run_virtual(main())
     assert ref.chat("c").screen == ["Answer"]
     assert not any(SECRET in text for text in everything_shown(ref.chat("c")))
-
-
-# -- the delivery core's name for the filter ----------------------------------------------------------
-
-def test_the_scrubber_is_the_shared_filter():
-    s = ThinkScrubber(starts_open=True)
-    assert s.feed("plan</thi") == ""
-    assert s.feed("nk>\n\nHi ") == "Hi"
-    assert s.flush() == ""
-    assert strip_think("<THINK>x</THINK>y") == "y" == postprocess_reply("<THINK>x</THINK>y")

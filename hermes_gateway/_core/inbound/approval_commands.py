@@ -7,9 +7,9 @@ running in that lane, waiting for them.
 
 from __future__ import annotations
 
-from ..inbound.commands import Command, CommandContext
-from .answers import answer_choice
-from .desk import APPROVE, DENY
+from ..approvals.answers import answer_choice
+from ..approvals.desk import APPROVE, DENY
+from .commands import Command, CommandContext
 
 NAMES = ("allow", "deny")
 

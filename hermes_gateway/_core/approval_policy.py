@@ -32,14 +32,14 @@ class ApprovalPolicy:
 
 @dataclass(frozen=True)
 class ToolsConfig:
-    """The ``tools:`` section (approval for now; other helpers add their own keys beside it)."""
+    """``tools.approval`` (``tools.reminders`` beside it is read by :mod:`..outbound.settings`)."""
 
     approval: ApprovalPolicy = ApprovalPolicy()
 
 
 def parse_tools(p: Any, value: Any) -> ToolsConfig:
     """Validate ``tools:`` with the config parser ``p`` (one-line errors naming file and key)."""
-    section = p.section(value, "tools", ("approval",))
+    section = p.section(value, "tools", ("approval", "reminders"))  # tools.reminders: the outbound package's
     approval = p.section(section.get("approval"), "tools.approval", ("require", "timeout", "who"))
     d = ApprovalPolicy()
     require = p.get(approval, "tools.approval", "require", "strlist", d.require)

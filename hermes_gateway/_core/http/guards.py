@@ -1,4 +1,4 @@
-"""Who may talk to the API at all: DNS rebinding, browsers, and routes nobody mounted.
+"""Who may talk to the gateway's listener at all: DNS rebinding, browsers, and routes nobody mounted.
 
 A server on ``127.0.0.1`` without keys trusts "whoever is on this machine".
 A web page in the user's browser is not that, but can reach the port two
@@ -20,14 +20,25 @@ other refusal is.
 from __future__ import annotations
 
 import functools
+import ipaddress
 
 from aiohttp import web
 
 from ..config import ApiServerConfig
-from .auth import is_loopback
 from .cors import Cors
+from .disconnect import Handler
 from .errors import ApiError
 from .listener import json_error_response
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server reachable from this machine only."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False  # a hostname (or "" meaning every interface): assume reachable from outside
 
 
 class RequestGuard:
@@ -64,7 +75,7 @@ def loopback_host(host: str) -> bool:
 
 
 @web.middleware
-async def json_not_found(request: web.Request, handler: web.Handler) -> web.StreamResponse:
+async def json_not_found(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The router's 404 and 405 (no route, or not this method) in OpenAI's error shape."""
     routing_error = request.match_info.http_exception
     if routing_error is None:

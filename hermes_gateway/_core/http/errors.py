@@ -12,13 +12,15 @@ from typing import Any
 
 from aiohttp import web
 
+from ..errors import HermesError
+
 INVALID_REQUEST = "invalid_request_error"
 AUTHENTICATION = "authentication_error"
 NOT_FOUND = "not_found_error"
 SERVER_ERROR = "server_error"
 
 
-class ApiError(Exception):
+class ApiError(HermesError):
     """A refusal with an HTTP status and the four fields OpenAI clients read."""
 
     def __init__(self, status: int, message: str, *, type: str = INVALID_REQUEST, param: str | None = None,

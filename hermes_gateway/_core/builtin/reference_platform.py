@@ -1,5 +1,9 @@
 """An in-memory platform with a screen, strict limits and injectable faults.
 
+Production code: the built-in ``reference`` platform (:mod:`.reference`) is
+one, and ``hermes-gateway ask`` shows its screen. The test kit re-exports it
+(``from hermes_gateway.testing import ReferencePlatform``).
+
 It behaves like a strict real platform: it enforces its own per-chat rate
 budget (answering with ``RateLimited`` when exceeded), rejects messages
 over its length limit (in chars or UTF-16 units), treats an edit to
@@ -29,15 +33,15 @@ Use it to test the core, or as the model for your own platform plugin::
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
-from .._core.errors import DeliveryError, RateLimited
-from .._core.hookspecs import hookimpl
-from .._core.media import Media, MediaLimits
-from .._core.platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
-from .._core.delivery.budget import ChatBudget
-from .._core.delivery.measure import measure_for
+from ..delivery.budget import ChatBudget
+from ..delivery.measure import measure_for
+from ..errors import DeliveryError, RateLimited
+from ..hookspecs import hookimpl
+from ..media import Media, MediaLimits
+from ..platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
 
 CallKind = Literal["typing", "send", "edit", "upload"]
 #: Seconds a typing indicator stays on screen after one call (Telegram's figure; most platforms are close).
@@ -245,13 +249,14 @@ class ReferencePlatform:
         values); returns when the bot's reply is delivered."""
         if self._context is None:
             raise RuntimeError(f"platform {self.platform.name!r} is not started: run it inside a Gateway")
-        from .._core.inbound.incoming import Incoming
+        from ..inbound.incoming import Incoming
 
         self.chat(chat_id).said.append(text)
-        kind = {} if chat_kind is None else {"chat_kind": chat_kind}
-        return await self._context.receive(Incoming(self.platform.name, str(chat_id), text, **kind,
-                                                    thread_id=None if thread_id is None else str(thread_id),
-                                                    attachments=tuple(attachments)))
+        incoming = Incoming(self.platform.name, str(chat_id), text,
+                            thread_id=None if thread_id is None else str(thread_id), attachments=tuple(attachments))
+        if chat_kind is not None:
+            incoming = replace(incoming, chat_kind=chat_kind)
+        return await self._context.receive(incoming)
 
     # ---------------------------------------------------------------- the plugin hooks
 
@@ -291,7 +296,9 @@ class ReferencePlatform:
         return self._attach(chat, stream, media, log=True)
 
     def _attach(self, chat: ReferenceChat, stream: Stream, media: Media, log: bool = False) -> MessageRef:
-        label = f"[{media.kind}: {media.filename}]"
+        kind = media.kind
+        assert kind is not None, "Media fills in its kind when it is made"
+        label = f"[{kind}: {media.filename}]"
         limits = self.platform.media
         problem = None
         if limits is None:
@@ -305,7 +312,7 @@ class ReferencePlatform:
         data = b""
         if problem is None and media.path is not None:
             data = media.read()
-            limit = limits.limit_for(media.kind) if limits is not None else None
+            limit = limits.limit_for(kind) if limits is not None else None
             if limit is not None and len(data) > limit:
                 problem = f"a {media.kind} of {len(data)} bytes over {limit}"
         if problem is not None:
@@ -313,7 +320,7 @@ class ReferencePlatform:
             if log:
                 self._log(chat, "upload", None, label, "error")
             raise DeliveryError(f"Bad Request: {problem}", retryable=False)
-        sent = SentMedia(media.kind, media.filename, media.caption, data, media.mime)
+        sent = SentMedia(kind, media.filename, media.caption, data, media.mime)
         self._next_id += 1
         shown = ScreenMessage(str(self._next_id), sent.label, [sent.label], media=sent)
         chat.messages.append(shown)
