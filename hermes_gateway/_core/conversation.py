@@ -60,6 +60,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                         agent: Any = None, progress: TurnProgress | None = None,
                         settings: Any = None, footer: Any = None,
                         prepare: Callable[[], Awaitable[Prepared]] | None = None, on_shown: Any = None,
+                        approver: Any = None,
                         ) -> tuple[DeliveryReport, TurnEnd | None]:
     """Run one agent turn for ``text`` (or content parts) and deliver it into the chat.
 
@@ -72,7 +73,8 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     returns the content, the history and a preface: lines the reply starts
     with (a file that could not be used), shown first and kept through a
     fallback's restart; the model never said them, so the recorded turn
-    does not hold them."""
+    does not hold them. ``approver``: asked before a tool that needs approval
+    runs (:mod:`.approvals.chat`)."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
@@ -87,7 +89,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
         lead = preface + "\n\n" if preface else ""
         if lead:
             yield TextDelta(lead)
-        async for event in agent.astream(content, history=list(past or [])):
+        async for event in agent.astream(content, history=list(past or []), approver=approver):
             if isinstance(event, TurnEnd):
                 progress.end = event
                 if event.error and not event.reply.strip() and not event.interrupted:
@@ -161,6 +163,9 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     from .operator.turns import prepare_turn
 
     plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
+    from .approvals.chat import chat_approver
+
+    approver = chat_approver(gateway, last, progress)  # tools.approval (issue 25): asked in this chat
     from .outbound.reminders import TURN
 
     TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)
@@ -170,7 +175,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
                                           reply_to=last.message_id, agent=plan.agent, progress=progress,
                                           settings=plan.stream_settings, footer=plan.footer, prepare=prepare,
-                                          on_shown=journal.shown if journal is not None else None)
+                                          on_shown=journal.shown if journal is not None else None,
+                                          approver=approver)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end

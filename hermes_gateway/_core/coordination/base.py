@@ -24,7 +24,7 @@ across replicas), :class:`~hermes_gateway._core.inbound.lane.ChatLane` (the leas
 from __future__ import annotations
 
 import secrets
-from typing import Callable, NamedTuple, Protocol, Sequence
+from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 from ..platform import RateBudget
 
@@ -96,6 +96,8 @@ class Coordination:
         self.lease_takeovers = 0
         self.dedupe_hits = 0  # updates another replica had already received
         self.on_stop: Callable[[LaneKey, StopKind], None] | None = None
+        #: ``on_choice(question_id, option, user_id)``: another replica decided an approval question (issue 25).
+        self.on_choice: Callable[[str, str, str], None] | None = None
 
     async def start(self) -> None:
         """Connect (a shared backend raises ``StartError`` naming where, when it is unreachable)."""
@@ -134,3 +136,20 @@ class Coordination:
             return False
         taken[name] = at
         return True
+
+    # approval questions (issue 25): alone, the gateway's own desk is all there is
+
+    async def open_choice(self, question_id: str, meta: dict[str, Any], ttl: float) -> None:
+        """Make a question's rules readable by every replica for ``ttl`` seconds."""
+
+    async def choice_meta(self, question_id: str) -> dict[str, Any] | None:
+        """The rules another replica published for a question; None when unknown or gone."""
+        return None
+
+    async def decide_choice(self, question_id: str, option: str, user_id: str) -> bool:
+        """Record the first answer to a question (and tell every replica); False if it was already decided."""
+        return True
+
+    async def decided_choice(self, question_id: str) -> tuple[str, str] | None:
+        """The recorded ``(option, user_id)`` of a decided question."""
+        return None

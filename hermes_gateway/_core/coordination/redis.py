@@ -212,6 +212,61 @@ class RedisCoordination(Coordination):
         told = await self.run("stop", self.lease_keys(key)[:1], [self.replica_id, self.channel, message], 0)
         return bool(told)
 
+    # ---------------------------------------------------------------- approval questions (issue 25)
+
+    async def open_choice(self, question_id: str, meta: dict[str, Any], ttl: float) -> None:
+        if self.client is None:
+            return
+        try:
+            await self.client.set(f"{self.prefix}:choice:{question_id}", json.dumps(meta), ex=max(1, int(ttl)))
+            self.outage.succeeded()
+        except UNREACHABLE as exc:  # the question is still answerable here, on this replica
+            self.outage.failed(exc)
+
+    async def choice_meta(self, question_id: str) -> dict[str, Any] | None:
+        if self.client is None:
+            return None
+        try:
+            raw = await self.client.get(f"{self.prefix}:choice:{question_id}")
+            self.outage.succeeded()
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return None
+        try:
+            meta = json.loads(raw) if raw else None
+        except ValueError:
+            return None
+        return meta if isinstance(meta, dict) else None
+
+    async def decide_choice(self, question_id: str, option: str, user_id: str) -> bool:
+        """``SET NX`` on the question's answer: exactly one press wins, whichever replica got it."""
+        if self.client is None:
+            return True
+        try:
+            won = await self.client.set(f"{self.prefix}:choice-decided:{question_id}", f"{option}|{user_id}",
+                                        nx=True, ex=3600)
+            if won:
+                await self.client.publish(self.channel, json.dumps({
+                    "op": "choice", "from": self.replica_id, "id": question_id, "option": option, "user": user_id}))
+            self.outage.succeeded()
+        except UNREACHABLE as exc:  # Redis away: this replica's own desk still answers once
+            self.outage.failed(exc)
+            return True
+        return bool(won)
+
+    async def decided_choice(self, question_id: str) -> tuple[str, str] | None:
+        if self.client is None:
+            return None
+        try:
+            raw = await self.client.get(f"{self.prefix}:choice-decided:{question_id}")
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return None
+        if not raw:
+            return None
+        option, _, user = str(raw).partition("|")
+        return option, user
+
     async def _listen(self) -> None:
         """Follow the events channel: a lease released (wake its waiters), a reply to stop here."""
         backoff = 0.1
@@ -243,6 +298,8 @@ class RedisCoordination(Coordination):
         if op == "free":
             for waiter in self._waiting.get(event.get("lease", ""), ()):
                 waiter.set()
+        elif op == "choice" and event.get("from") != self.replica_id and self.on_choice is not None:
+            self.on_choice(str(event.get("id", "")), str(event.get("option", "")), str(event.get("user", "")))
         elif op == "stop" and event.get("from") != self.replica_id and self.on_stop is not None:
             platform, chat_id, thread_id = event["lane"]
             self.on_stop((platform, chat_id, thread_id), event.get("kind", "stop"))

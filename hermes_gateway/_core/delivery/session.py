@@ -181,6 +181,11 @@ class StreamSession:
         self._draft.set_status(f"🔧 {name}…")
         self._pacer.wake()  # a preview or a typing refresh may be due
 
+    def set_status(self, status: str) -> None:
+        """Show ``status`` in the preview's progress line (e.g. waiting for approval); "" clears it."""
+        self._draft.set_status(status)
+        self._pacer.wake()
+
     def tool_finished(self, name: str) -> None:
         if self._draft.status:
             self._draft.set_status("")

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Commands run at once beside the chat's lane: they answer the reply that runs in it (issue 25's approvals).
+_BESIDE_LANE = frozenset({"allow", "deny"})
+
 #: Seconds a cut turn gets past the delivery's own bound (recording what was shown), and again after that.
 STOP_MARGIN = 0.5
 
@@ -191,6 +194,10 @@ class InboundRuntime:
         lane = self._lane(incoming)
         if not incoming.text.strip() and not incoming.attachments:  # only a notice: the fixed answer, in its place
             lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future, ticket=ticket))
+        elif command is not None and command.name in _BESIDE_LANE:
+            assert parsed is not None  # it answers the reply running in this lane: it must not wait behind it
+            self._beside_lane(CommandTurn(incoming, command, parsed.args, future, ticket=ticket))
+            return
         elif command is not None:
             assert parsed is not None
             turn = CommandTurn(incoming, command, parsed.args, future, ticket=ticket)
@@ -200,6 +207,17 @@ class InboundRuntime:
             lane.add_text(incoming, future, busy=self._busy_for(incoming), ticket=ticket)
             self._react(incoming, "received")
         self._start_lane(lane, incoming.platform, incoming.chat_id)
+
+    def _beside_lane(self, item: CommandTurn) -> None:
+        """Run a command at once, outside its chat's lane (``/allow``, ``/deny``: issue 25)."""
+        async def run() -> None:
+            result = await self._answer(item)
+            if not item.future.done():
+                item.future.set_result(result)
+
+        task = asyncio.get_running_loop().create_task(run(), name="beside-lane")
+        self._gating.add(task)
+        task.add_done_callback(self._gating.discard)
 
     # ---------------------------------------------------------------- edits and reactions (issue 24)
 
@@ -518,12 +536,13 @@ def collect_commands(gateway: Any) -> dict[str, Command]:
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
     """
+    from .approval_commands import APPROVAL_COMMANDS  # /allow ID, /deny ID (issue 25)
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
-
     from ..outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders (issue 24)
 
     commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
-                                                      *reminder_commands(gateway.config.outbound.reminders))}
+                                                      *reminder_commands(gateway.config.outbound.reminders),
+                                                      *APPROVAL_COMMANDS)}
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)
