@@ -27,9 +27,10 @@ from .._core.delivery.split import reassemble
 from .audio import AudioApiServer, AudioUpload, voice_note
 from .local import eventually, serve_locally
 from .platforms import PlatformRunner, TestGateway, plugins_for, with_limits
+from .store import stored_history
 from .tools import builtin_tool
 from .virtual_time import VirtualTimeLoop, run_virtual
 
 __all__ = ["AudioApiServer", "AudioUpload", "Call", "Fault", "PlatformRunner", "ReferenceChat", "ReferencePlatform",
            "ScreenMessage", "SentMedia", "TestGateway", "VirtualTimeLoop", "builtin_tool", "eventually",
-           "plugins_for", "reassemble", "run_virtual", "serve_locally", "voice_note", "with_limits"]
+           "plugins_for", "reassemble", "run_virtual", "serve_locally", "stored_history", "voice_note", "with_limits"]

@@ -16,11 +16,13 @@ from pathlib import Path
 import yaml
 
 from discord_test_support import TOKEN, eventually
-from hermes_gateway._core.recovery import CRASH_NOTE
-from hermes_gateway._core.store import ConversationKey, SQLiteStore
+from hermes_gateway.testing import stored_history
 
 CURSOR = " ▌"
 WORDS = " ".join(f"word{i}" for i in range(80))
+
+#: The line a reply a crash cut ends with (conversation.after_crash: note), as the person sees it.
+CRASH_NOTE = "— interrupted; please send your message again"
 
 
 async def start(api, tmp_path: Path, after_crash: str = "note") -> asyncio.subprocess.Process:
@@ -69,10 +71,6 @@ async def test_a_reply_cut_by_sigkill_ends_with_the_note_at_restart_on_discord(l
     finally:
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 30)
-    store = SQLiteStore(tmp_path / "state.db")
-    try:
-        texts = [m["content"] for m in await store.history(ConversationKey("discord", dm))]
-    finally:
-        await store.close()
+    texts = [m["content"] for m in await stored_history(tmp_path / "state.db", "discord", dm)]
     assert texts[0] == "echo: " + WORDS and texts[1].startswith("word0") and texts[2:] == ["echo: still there?",
                                                                                            "still there?"]

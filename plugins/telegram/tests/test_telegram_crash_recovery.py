@@ -14,11 +14,13 @@ from pathlib import Path
 
 import yaml
 
-from hermes_gateway._core.recovery import CRASH_NOTE
-from hermes_gateway._core.store import ConversationKey, SQLiteStore
+from hermes_gateway.testing import stored_history
 from telegram_test_support import CURSOR, TOKEN, eventually
 
 WORDS = " ".join(f"word{i}" for i in range(80))
+
+#: The line a reply a crash cut ends with (conversation.after_crash: note), as the person sees it.
+CRASH_NOTE = "— interrupted; please send your message again"
 
 
 def write_config(tmp_path: Path, base_url: str, after_crash: str) -> Path:
@@ -66,11 +68,7 @@ async def kill_mid_reply(api, path: Path) -> None:
 
 
 async def history(tmp_path: Path) -> list[dict]:
-    store = SQLiteStore(tmp_path / "state.db")
-    try:
-        return await store.history(ConversationKey("telegram", "42"))
-    finally:
-        await store.close()
+    return await stored_history(tmp_path / "state.db", "telegram", "42")
 
 
 async def test_a_reply_cut_by_sigkill_loses_its_cursor_and_ends_with_the_note_at_restart(api, tmp_path):

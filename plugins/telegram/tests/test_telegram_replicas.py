@@ -34,6 +34,9 @@ ScriptedUpstream, text_stream = scripted_upstream.ScriptedUpstream, scripted_ups
 SECRET = "replica-Webhook_secret-0123456789"
 PRIVATE = RateBudget(rate=1.0, burst=1)   # Telegram's ~1 message/s in a private chat, enforced by the emulator
 
+#: The line a reply a crash cut ends with (conversation.after_crash: note), as the person sees it.
+CRASH_NOTE = "— interrupted; please send your message again"
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -257,8 +260,7 @@ async def test_the_same_update_delivered_to_both_replicas_is_answered_once(tmp_p
 
 async def test_a_replica_killed_mid_reply_the_other_finishes_that_reply_then_answers_the_next_message(
         tmp_path, shared):
-    from hermes_gateway._core.recovery import CRASH_NOTE
-
+    
     async with BotApiEmulator(TOKEN, rate_limit=PRIVATE) as api, ScriptedUpstream() as upstream:
         upstream.add(*long_reply(60, 0.1, "never shown."))
         upstream.add(*long_reply(6, 0.05, "answered by the survivor."))
