@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from hermes_gateway import Attachment, Incoming, MediaLimits
 from hermes_gateway._core.voice import pipeline, transcribe

@@ -123,7 +123,7 @@ class Finisher:
                     return False
                 raise DeliveryError("gave up delivering the final text (deadline passed)", retryable=False)
             floor = entry.last_call + self.edit_floor if entry.ref is not None else float("-inf")
-            await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
+            await self.pacer.until(lambda now, floor=floor: self.pacer.ready_at(now, floor), interruptible=False)
             try:
                 await self.show(entry, text, True, self.doc)
                 return True
@@ -243,7 +243,7 @@ class Finisher:
                     self.stuck.append(entry.ref)
                     break
                 floor = entry.last_call + self.edit_floor
-                await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
+                await self.pacer.until(lambda now, floor=floor: self.pacer.ready_at(now, floor), interruptible=False)
                 try:
                     await self.show(entry, text, True, self.doc)
                 except RateLimited as exc:

@@ -90,7 +90,7 @@ class SlackClient(PlatformClient):
     async def start(self) -> None:
         """Check the bot token, then connect Socket Mode (or wait for signed HTTP events)."""
         try:
-            self.web  # built now: without slack_sdk, start-up stops here in one line, not at the first reply
+            _ = self.web  # built now: without slack_sdk, start-up stops here in one line, not at the first reply
         except DeliveryError as exc:
             raise ConfigError(self.context.source, "platforms.slack", str(exc)) from None
         await self.receiver.start()
