@@ -75,7 +75,8 @@ class SlackClient(PlatformClient):
             import aiohttp
 
             timeout = self.settings.api_timeout
-            session = aiohttp.ClientSession(**({"timeout": aiohttp.ClientTimeout(total=timeout)} if timeout else {}))
+            session = (aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) if timeout
+                       else aiohttp.ClientSession())
             self._web = web_client(token=self.settings.bot_token, base_url=self.settings.api_base_url,
                                    session=session, logger=logging.getLogger("slack_sdk.web.async_base_client"))
         return self._web
