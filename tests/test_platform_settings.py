@@ -41,7 +41,7 @@ def error(section: dict) -> str:
 
 def test_a_good_section_is_the_dataclass_with_defaults_and_the_core_keys_left_out():
     settings = parse({"token": "tok-123456789", "enabled": True, "allowed_users": [1], "require_mention": False,
-                      "allowed_chats": ["a"], "allowed_channels": ["b"], "timeout": 3, "rooms": ["x", "y"]})
+                      "home_chat": "42", "allowed_chats": ["a"], "allowed_channels": ["b"], "timeout": 3, "rooms": ["x", "y"]})
     assert settings == Acme(token="tok-123456789", timeout=3.0, rooms=["x", "y"])
     assert isinstance(settings.timeout, float)
     assert "tok-123456789" not in repr(settings)
@@ -52,7 +52,7 @@ def test_a_good_section_is_the_dataclass_with_defaults_and_the_core_keys_left_ou
     ({"token": "t" * 10, "tokne": 1}, "config.yaml: platforms.acme.tokne: unknown key (did you mean token?); the "
                                       "keys are token, signing_secret, base_url, poll_timeout, timeout, mode, rooms, "
                                       "greeting, enabled, allowed_chats, allowed_channels, allowed_users, "
-                                      "require_mention"),
+                                      "require_mention, home_chat"),
     ({"token": "t" * 10, "poll_timeout": "30"}, "config.yaml: platforms.acme.poll_timeout: a whole number, got '30'"),
     ({"token": "t" * 10, "poll_timeout": True}, "config.yaml: platforms.acme.poll_timeout: a whole number, got True"),
     ({"token": "t" * 10, "timeout": float("nan")}, "config.yaml: platforms.acme.timeout: a number, got nan"),

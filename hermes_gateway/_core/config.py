@@ -36,6 +36,7 @@ from .masking import mask_url, url_secrets
 from .mcp.settings import MCP_KEY, McpServerSettings, parse_mcp_servers
 from .reactions.settings import ReactionSettings, parse_reactions
 from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
+from .outbound.settings import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
 from .platform import StreamSettings
 
 ENV_CONFIG = "HERMES_CONFIG"
@@ -44,7 +45,7 @@ TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", "reactions", *OPERATOR_KEYS, MCP_KEY)
+                  "voice", "reactions", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -283,6 +284,8 @@ class Config:
     mcp_servers: tuple[McpServerSettings, ...] = ()
     #: ``reactions``: status reactions on the person's message (issue 24; :mod:`.reactions`).
     reactions: ReactionSettings = field(default_factory=ReactionSettings)
+    #: ``schedules``, ``tools.reminders``, ``reminders``: the gateway speaking first (:mod:`.outbound`).
+    outbound: OutboundSettings = field(default_factory=OutboundSettings)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -516,6 +519,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     coordination = p.coordination(data.get("coordination"))
     media = p.media(data.get("media"))
     operator = parse_operator_sections(p, data)
+    outbound = parse_outbound_sections(p, data)
     voice = p.voice(data.get("voice"))
     mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
     reactions = parse_reactions(p, data.get("reactions"))
@@ -532,7 +536,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
                     conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
-                    mcp_servers=mcp_servers, reactions=reactions, source=source, env_streaming=env_streaming,
+                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 

@@ -149,6 +149,9 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     from .operator.turns import prepare_turn
 
     plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
+    from .outbound.reminders import TURN
+
+    TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,

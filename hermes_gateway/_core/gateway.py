@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .inbound.runtime import InboundRuntime
     from .mcp.servers import McpServers
     from .metrics import GatewayMetrics
+    from .outbound.scheduler import Scheduler
     from .store import ConversationStore
     from .toolbox import ToolBox
 
@@ -79,6 +80,7 @@ class Gateway:
         self._inbound: InboundRuntime | None = None
         self._metrics: GatewayMetrics | None = None
         self._mcp: McpServers | None = None
+        self._scheduler: Scheduler | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -140,6 +142,8 @@ class Gateway:
                                      f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)
             log.info("platform %s started", name)
+        self.scheduler.check(self.started_platforms)  # a schedule into a platform that is not running: one line
+        self.scheduler.start()  # schedules and reminders (issue 24): only once the platforms send
 
     def enabled_platforms(self) -> list[str]:
         """The registered platforms the config enables, in registration order."""
@@ -192,6 +196,9 @@ class Gateway:
         if not self._started:
             return
         self._started = False
+        if self._scheduler is not None:  # no new occurrences; those being sent get the shutdown grace
+            await self._scheduler.stop(self.shutdown_grace)
+            self._scheduler = None
         for name in reversed(self.started_platforms):  # first no new messages ...
             client = self.clients.get(name)
             if client is None:
@@ -271,7 +278,10 @@ class Gateway:
             from .toolbox import ToolBox
             from .tools import collect_tools
 
-            self._tools = ToolBox(collect_tools(self.plugins), [self.mcp])
+            from .outbound.reminders import reminder_tools
+
+            self._tools = ToolBox(collect_tools(self.plugins) + reminder_tools(self.config.outbound.reminders),
+                                  [self.mcp])
         return self._tools
 
     @property
@@ -357,6 +367,19 @@ class Gateway:
     @coordination.setter
     def coordination(self, value: "Coordination") -> None:
         self._coordination = value
+
+    @property
+    def scheduler(self) -> "Scheduler":
+        """Schedules and reminders (:mod:`.outbound.scheduler`); built on first use, fresh after a stop."""
+        if self._scheduler is None:
+            from .outbound.scheduler import Scheduler
+
+            self._scheduler = Scheduler(self)
+        return self._scheduler
+
+    @scheduler.setter
+    def scheduler(self, value: "Scheduler") -> None:
+        self._scheduler = value
 
     @property
     def inbound(self) -> "InboundRuntime":

@@ -191,8 +191,9 @@ class Stream:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-#: Keys the core itself reads in every platform's section (who may talk, group mention gating).
-CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention")
+#: Keys the core itself reads in every platform's section (who may talk, group mention gating, and
+#: ``home_chat``: the chat ``send --chat home`` and a schedule's ``chat: home`` mean).
+CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention", "home_chat")
 
 
 def _check_settings_type(settings_type: Any, platform: str) -> None:

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from hermes_gateway.testing import ReferencePlatform
-from hermes_gateway.testing.reference import _Receiving
+from hermes_gateway._core.builtin.reference_platform import _Receiving
 
 
 class ReactingReference(ReferencePlatform):

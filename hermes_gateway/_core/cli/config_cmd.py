@@ -66,6 +66,7 @@ def effective(config: Config, plugins: Any = None) -> dict:
         "coordination": {**asdict(config.coordination), "url": config.coordination.display_url},
         "media": {**asdict(config.media), "directory": str(config.media.path())},
         **_operator_sections(config),
+        **_outbound_sections(config),
         "voice": {**asdict(config.voice),
                   "transcription": {**asdict(config.voice.transcription),
                                     "base_url": config.voice.transcription.display_url},
@@ -78,6 +79,15 @@ def effective(config: Config, plugins: Any = None) -> dict:
     for key, names in config.missing_env.items():
         _put(data, key, f"<unset: {', '.join(names)}>")
     return data
+
+
+def _outbound_sections(config: Config) -> dict:
+    """``schedules``, ``tools`` and ``reminders`` (issue 24) as the config holds them."""
+    reminders = config.outbound.reminders
+    return {"schedules": [{k: v for k, v in asdict(s).items() if v is not None} for s in config.outbound.schedules],
+            "tools": {"reminders": reminders.enabled},
+            "reminders": {"max_per_chat": reminders.max_per_chat, "min_every": reminders.min_every,
+                          "timezone": reminders.timezone}}
 
 
 def _mcp_servers(config: Config) -> list[dict]:

@@ -15,13 +15,15 @@ import sys
 from typing import Sequence
 
 from ... import __version__
-from ..errors import ConfigError
+from ..errors import ConfigError, StartError
 from ..store.base import StoreError
 
 #: name -> (module, one-line help). The default command (no arguments) is ``chat``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("hermes_gateway._core.cli.chat", "talk to the agent in this terminal (the default)"),
     "ask": ("hermes_gateway._core.cli.ask", "one turn: stream the model's reply into a chat through a platform plugin"),
+    "send": ("hermes_gateway._core.cli.send_cmd", "send text and files into a chat (scripts, alerts; --chat home)"),
+    "schedules": ("hermes_gateway._core.cli.schedules_cmd", "list the configured schedules with their next run"),
     "run": ("hermes_gateway._core.cli.run", "start the gateway: the API server and every enabled platform"),
     "plugins": ("hermes_gateway._core.cli.plugins_cmd", "list plugins and platforms, their origin and limits"),
     "config": ("hermes_gateway._core.cli.config_cmd", "show the effective configuration and where each value came from"),
@@ -81,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for error in getattr(exc, "all", (exc,)):  # several independent mistakes: one line each
             print(f"hermes-gateway: config error: {error}", file=sys.stderr)
         return 2
-    except StoreError as exc:
+    except (StoreError, StartError) as exc:  # a store, a Redis or a plugin that cannot start: one line
         print(f"hermes-gateway: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -9,7 +9,9 @@ three things must be shared, or the replicas work against each other:
   answered twice;
 * **one reply at a time per chat** — two replicas must never stream into
   one chat at once, and the busy policy (``queue``/``interrupt``), ``/stop``
-  and ``/new`` must act on a reply whichever replica runs it.
+  and ``/new`` must act on a reply whichever replica runs it;
+* **one run per occurrence** of a schedule or reminder (:meth:`Coordination.claim`):
+  every replica's scheduler wakes at the same instant, one of them runs it.
 
 :class:`Coordination` is that seam. :mod:`.local` is one replica (today's
 behaviour: in-process budgets, no lease, nothing to publish); :mod:`.redis`
@@ -113,3 +115,15 @@ class Coordination:
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         """Stop the chat's reply if another replica runs it. True if one did."""
         return False
+
+    async def claim(self, name: str, at: float) -> bool | None:
+        """Take occurrence ``at`` of ``name`` (a schedule, a reminder) for this replica: True when no replica
+        took it (or a later one) before; None when the shared backend cannot be asked (the store decides then).
+
+        Alone, the occurrences this process already took are remembered, so a second claim is refused too.
+        """
+        taken = self.__dict__.setdefault("_claimed", {})
+        if taken.get(name, float("-inf")) >= at:
+            return False
+        taken[name] = at
+        return True

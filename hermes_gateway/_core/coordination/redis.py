@@ -48,6 +48,8 @@ log = logging.getLogger("hermes_gateway._core.coordination")
 
 #: What counts as "Redis is unreachable" (anything else is a bug and is raised).
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+#: How long a schedule's claim key outlives its last claim (seconds): a replica down longer claims afresh.
+CLAIM_TTL = 7 * 86_400
 #: A waiting lane asks again after this long, doubling up to MAX_POLL (a release wakes it at once).
 MIN_POLL, MAX_POLL = 0.02, 0.25
 
@@ -106,7 +108,7 @@ class RedisCoordination(Coordination):
         self.client = client
         self._scripts = {name: client.register_script(_script(name))
                          for name in ("budget", "budget_block", "admit", "lease_acquire", "lease_renew",
-                                      "lease_release", "stop")}
+                                      "lease_release", "stop", "claim")}
         self._abandoned = False
         self._listener = asyncio.get_running_loop().create_task(self._listen(), name="coordination-events")
         log.info("coordination: Redis at %s (replica %s)", self.where, self.replica_id)
@@ -178,6 +180,11 @@ class RedisCoordination(Coordination):
             return [NO_TICKET] * len(updates)
         self.dedupe_hits += sum(1 for t in tickets if t == 0)
         return [int(t) for t in tickets]
+
+    async def claim(self, name: str, at: float) -> bool | None:
+        """``claim.lua``: the first replica to claim an occurrence gets True; None while Redis is unreachable."""
+        won = await self.run("claim", [f"{self.prefix}:claim:{name}"], [repr(float(at)), CLAIM_TTL], None)
+        return None if won is None else bool(won)
 
     # ---------------------------------------------------------------- leases and stopping
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 from ..conversation import answer_turn, send_text
 from ..coordination.base import NO_TICKET, LaneKey, StopKind
@@ -427,6 +427,32 @@ class InboundRuntime:
             await asyncio.wait(stuck, timeout=STOP_MARGIN)
 
 
+def run_in_lane(runtime: InboundRuntime, platform: str, chat_id: str, thread_id: str | None,
+                job: Callable[[], Awaitable[Any]]) -> "asyncio.Future[Any]":
+    """Run ``job`` in the chat's lane, as a turn of its own: after the reply being written, before the next.
+
+    What the gateway says unasked (a schedule's occurrence, a reminder, issue 24) then never streams
+    into a chat beside a reply, and with replicas it waits for the chat's lease like any turn. The
+    future completes with what ``job`` returned (None if it failed; the failure is logged).
+    """
+    incoming = Incoming(platform, str(chat_id), "", thread_id=thread_id)
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    outcome: list[Any] = []
+
+    async def run(context: CommandContext) -> None:
+        outcome.append(await job())
+        return None
+
+    done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    future.add_done_callback(lambda f: done.done() or done.set_result(outcome[0] if outcome else None))
+    lane = runtime._lane(incoming)
+    lane.add_command(CommandTurn(incoming, Command("unasked", "what the gateway says unasked", run), "", future))
+    if lane.worker is None:
+        lane.worker = asyncio.get_running_loop().create_task(lane.run(runtime._answer, runtime._forget),
+                                                             name=f"chat:{platform}:{chat_id}")
+    return done
+
+
 def collect_commands(gateway: Any) -> dict[str, Command]:
     """The built-in commands, then those plugins register (a plugin cannot replace a built-in).
 
@@ -435,7 +461,10 @@ def collect_commands(gateway: Any) -> dict[str, Command]:
     """
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
 
-    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands())}
+    from ..outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders (issue 24)
+
+    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
+                                                      *reminder_commands(gateway.config.outbound.reminders))}
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)

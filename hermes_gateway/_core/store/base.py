@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from ..errors import HermesError
 from .operator_records import OperatorRecords
+from .outbound_records import OutboundRecords
 
 
 class StoreError(HermesError):
@@ -71,7 +72,7 @@ class StoredResponse:
     owner: str | None = None            # which API key made it (a fingerprint, never the key); None = no keys
 
 
-class ConversationStore(OperatorRecords, abc.ABC):
+class ConversationStore(OperatorRecords, OutboundRecords, abc.ABC):
     """Where conversations live. Never blocks the event loop; every write is one transaction."""
 
     @abc.abstractmethod

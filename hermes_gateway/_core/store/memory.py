@@ -21,6 +21,7 @@ from .base import ConversationKey, ConversationStore, ConversationSummary, Store
 from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
                     first_user_text, key_parts)
 from .operator_records import MemoryOperatorRecords
+from .outbound_records import MemoryOutboundRecords
 from .policy import bound_newest_first, message_chars
 
 
@@ -43,7 +44,7 @@ class _Response:
     size: int
 
 
-class MemoryStore(MemoryOperatorRecords, ConversationStore):
+class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, ConversationStore):
     """Conversations and stored responses in dicts; gone when the process ends."""
 
     def __init__(self, *, history_messages: int = 40, history_chars: int = 60_000,

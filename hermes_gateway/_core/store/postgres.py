@@ -59,6 +59,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 from ..secrets import protect, scrub
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
 from .operator_postgres import OPERATOR_MARKER, OPERATOR_SCHEMA, PostgresOperatorRecords
+from .outbound_postgres import OUTBOUND_MARKER, OUTBOUND_SCHEMA, PostgresOutboundRecords
 from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
                     first_user_text, key_parts)
 from .pgurl import describe, url_passwords
@@ -140,7 +141,7 @@ SCHEMA = (
 )
 
 
-class PostgresStore(PostgresOperatorRecords, ConversationStore):
+class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, ConversationStore):
     """Conversations and stored API responses in a PostgreSQL database; see the module docstring."""
 
     def __init__(self, url: str, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -246,6 +247,10 @@ class PostgresStore(PostgresOperatorRecords, ConversationStore):
             marker = await (await conn.execute("SELECT to_regclass(%s)", (OPERATOR_MARKER,))).fetchone()
             if marker[0] is None:  # the operator's tables (issue 23), also on a database made before them
                 for statement in OPERATOR_SCHEMA:
+                    await conn.execute(statement)
+            marker = await (await conn.execute("SELECT to_regclass(%s)", (OUTBOUND_MARKER,))).fetchone()
+            if marker[0] is None:  # schedules' runs and reminders (issue 24), also on an older database
+                for statement in OUTBOUND_SCHEMA:
                     await conn.execute(statement)
 
     def _error(self, exc: BaseException, *, connecting: bool = False, doing: str = "") -> StoreError:

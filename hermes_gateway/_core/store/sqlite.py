@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
 from .operator_sqlite import OPERATOR_SCHEMA, SQLiteOperatorRecords
+from .outbound_sqlite import OUTBOUND_SCHEMA, SQLiteOutboundRecords
 from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
                     first_user_text, key_parts)
 from .policy import bound_newest_first, message_chars
@@ -80,7 +81,7 @@ CREATE TABLE IF NOT EXISTS updates (                 -- inbound update ids, so a
 """
 
 
-class SQLiteStore(SQLiteOperatorRecords, ConversationStore):
+class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, ConversationStore):
     """Conversations and stored API responses in one SQLite file; see the module docstring."""
 
     def __init__(self, path: str | Path, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -134,7 +135,7 @@ class SQLiteStore(SQLiteOperatorRecords, ConversationStore):
             db.execute("PRAGMA synchronous=NORMAL")   # WAL + NORMAL: a committed turn survives a process crash
             db.execute("PRAGMA foreign_keys=ON")
             with _transaction(db):
-                for statement in _statements(SCHEMA + OPERATOR_SCHEMA):
+                for statement in _statements(SCHEMA + OPERATOR_SCHEMA + OUTBOUND_SCHEMA):
                     db.execute(statement)
                 row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
                 if row[0] is None:

@@ -1,0 +1,68 @@
+"""What an occurrence sends: a schedule's text as is, its prompt through the agent, or a reminder's line.
+
+A prompt runs with the chat's own profile (its ``/model`` and ``/persona``
+choices and ``overrides:``, issue 23's :func:`~..operator.turns.prepare_turn`)
+and is delivered like any reply: streamed where the platform streams, paced
+by the chat's budget. ``conversation: chat`` reads the chat's history and
+records the turn in it (the person can answer the summary and be
+understood); ``fresh`` does neither.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..delivery import DeliveryReport
+from ..inbound.incoming import Incoming
+from ..store import ConversationKey, StoreError
+from ..store.outage import report as report_store_failure
+from ..store.outbound_records import Reminder
+from .home import resolve_chat
+from .send import send_to_chat
+from .settings import Schedule
+
+log = logging.getLogger(__name__)
+
+#: How a reminder reads in the chat.
+REMINDER_LINE = "⏰ Reminder: {text}"
+
+
+async def deliver_schedule(gateway: Any, schedule: Schedule) -> DeliveryReport:
+    """Send one occurrence of ``schedule`` into its chat (``home`` resolved to the platform's ``home_chat``)."""
+    chat = resolve_chat(gateway.config, schedule.platform, schedule.chat)
+    if schedule.text is not None:
+        return await send_to_chat(gateway, schedule.platform, chat, schedule.text, thread_id=schedule.thread)
+    return await run_prompt(gateway, schedule.platform, chat, schedule.thread, schedule.prompt or "",
+                            record=schedule.conversation == "chat")
+
+
+async def deliver_reminder(gateway: Any, reminder: Reminder) -> DeliveryReport:
+    """The reminder's line, into the chat it was set in."""
+    return await send_to_chat(gateway, reminder.platform, reminder.chat_id, REMINDER_LINE.format(text=reminder.text),
+                              thread_id=reminder.thread_id)
+
+
+async def run_prompt(gateway: Any, platform: str, chat: str, thread: str | None, prompt: str, *,
+                     record: bool) -> DeliveryReport:
+    """One agent turn for ``prompt`` in the chat, with the chat's model and persona; recorded when ``record``."""
+    from ..conversation import reply_in_chat
+    from ..operator.turns import prepare_turn
+
+    incoming = Incoming(platform, chat, prompt, thread_id=thread)
+    plan = await prepare_turn(gateway, incoming)
+    key = ConversationKey(platform, chat, thread)
+    history: list[dict[str, Any]] = []
+    if record:
+        try:
+            history = await gateway.store.history(key)
+        except StoreError as exc:
+            report_store_failure(gateway.store, log, "history not read", exc)
+    report, end = await reply_in_chat(gateway.config, gateway.delivery, platform, chat, prompt, history=history,
+                                      thread_id=thread, agent=plan.agent, settings=plan.stream_settings)
+    if record and end is not None and not end.error and not end.interrupted:
+        try:
+            await gateway.store.record_turn(key, end.messages)
+        except StoreError as exc:
+            report_store_failure(gateway.store, log, "scheduled turn not recorded", exc)
+    return report

@@ -1,0 +1,167 @@
+"""Reminders people ask for: the built-in ``remind`` tool, ``/reminders`` and ``/cancel ID``.
+
+Opt-in (``tools.reminders: true``). The model calls ``remind`` with the
+text and a time (``at``: "17:00" or "2026-12-24T09:00" in
+``reminders.timezone``, or ``in``: "10m") and, for a repeating one,
+``every`` ("1d"); the reminder is kept in the store for the chat the turn
+is answering (:data:`TURN`, set by the conversation for each turn), and the
+scheduler (:mod:`.scheduler`) delivers it like a schedule, once per firing
+across replicas and restarts. ``reminders.max_per_chat`` bounds a chat's
+pending reminders; ``reminders.min_every`` how often one may repeat.
+"""
+
+from __future__ import annotations
+
+import time
+from contextvars import ContextVar
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+from zoneinfo import ZoneInfo
+
+from ..errors import HermesError
+from ..inbound.commands import Command, CommandContext
+from ..inbound.incoming import Incoming
+from ..store import ConversationKey, StoreError
+from ..tools import Tool
+from .settings import ReminderSettings, format_duration, parse_duration
+from .timing import local_time
+
+#: The turn being answered: (gateway, the person's message). The tool reads which chat it is for.
+TURN: ContextVar[tuple[Any, Incoming] | None] = ContextVar("hermes_reminder_turn", default=None)
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "what to remind the person of, e.g. 'call Sam'"},
+        "at": {"type": "string", "description": "when: '17:00' (today, or tomorrow if past) or '2026-12-24T09:00', "
+                                                "in the bot's time zone"},
+        "in": {"type": "string", "description": "or after how long: '10m', '2h', '1d'"},
+        "every": {"type": "string", "description": "repeat this often after the first time: '1d', '1w' (optional)"},
+    },
+    "required": ["text"],
+}
+
+
+class ReminderRefused(HermesError, ValueError):
+    """What the model is told instead of a reminder (a time it cannot read, the chat's limit)."""
+
+
+def reminder_tools(settings: ReminderSettings, clock: Callable[[], float] = time.time) -> list[Tool]:
+    """The ``remind`` tool when ``tools.reminders`` is on, else nothing."""
+    if not settings.enabled:
+        return []
+
+    async def remind(text: str = "", at: str | None = None, every: str | None = None, **more: Any) -> str:
+        turn = TURN.get()
+        if turn is None:
+            return "Reminders can only be set from a chat."
+        gateway, incoming = turn
+        try:
+            return await add_reminder(gateway, incoming, text, at, more.get("in"), every, clock())
+        except ReminderRefused as exc:
+            return f"No reminder set: {exc}"
+
+    return [Tool("remind", "Set a reminder for this chat: a one-off (at or in) or repeating (every) message the "
+                           "bot will send at that time.", remind, PARAMETERS)]
+
+
+async def add_reminder(gateway: Any, incoming: Incoming, text: str, at: str | None, after: str | None,
+                       every: str | None, now: float) -> str:
+    """Keep one reminder for ``incoming``'s chat; the line the model reads back."""
+    settings: ReminderSettings = gateway.config.outbound.reminders
+    text = (text or "").strip()
+    if not text:
+        raise ReminderRefused("say what to remind of (text)")
+    first = when(at, after, now, settings.timezone)
+    repeat = None
+    if every:
+        repeat = parse_duration(every)
+        if repeat is None:
+            raise ReminderRefused(f"'every' takes a duration like 1h or 1d, got {every!r}")
+        if repeat < settings.min_every:
+            raise ReminderRefused(f"a reminder may repeat at most every {format_duration(settings.min_every)}")
+    try:
+        reminder = await gateway.store.add_reminder(incoming.platform, incoming.chat_id, incoming.thread_id,
+                                                    text[:500], first, repeat, now, settings.max_per_chat)
+    except StoreError:
+        raise ReminderRefused("the reminders cannot be stored just now") from None
+    if reminder is None:
+        raise ReminderRefused(f"this chat already has {settings.max_per_chat} reminders (/reminders, /cancel ID)")
+    gateway.scheduler.wake()
+    repeating = f", then every {format_duration(repeat)}" if repeat else ""
+    return f"Reminder {reminder.id} set for {local_time(first, settings.timezone)}{repeating}: {text}"
+
+
+def when(at: str | None, after: str | None, now: float, zone: str) -> float:
+    """The first firing: ``in`` a duration from now, or ``at`` a local time (today, else tomorrow) or date-time."""
+    if after:
+        seconds = parse_duration(after)
+        if seconds is None:
+            raise ReminderRefused(f"'in' takes a duration like 10m or 2h, got {after!r}")
+        return now + seconds
+    if not at:
+        raise ReminderRefused("say when: 'at' (17:00 or 2026-12-24T09:00) or 'in' (10m)")
+    tz = ZoneInfo(zone)
+    local_now = datetime.fromtimestamp(now, tz=timezone.utc).astimezone(tz)
+    text = at.strip()
+    try:
+        clock = datetime.strptime(text, "%H:%M")
+    except ValueError:
+        clock = None
+    if clock is not None:
+        target = local_now.replace(hour=clock.hour, minute=clock.minute, second=0, microsecond=0)
+        if target.timestamp() <= now:
+            target = (local_now + timedelta(days=1)).replace(hour=clock.hour, minute=clock.minute, second=0,
+                                                             microsecond=0)
+        return target.timestamp()
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ReminderRefused(f"'at' takes 17:00 or 2026-12-24T09:00, got {at!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=tz)
+    if moment.timestamp() <= now:
+        raise ReminderRefused(f"{text} has already passed")
+    return moment.timestamp()
+
+
+# ---------------------------------------------------------------- /reminders and /cancel
+
+
+async def _list(ctx: CommandContext) -> str:
+    gateway, incoming = ctx.gateway, ctx.incoming
+    zone = gateway.config.outbound.reminders.timezone
+    try:
+        pending = await gateway.store.reminders(ConversationKey(incoming.platform, incoming.chat_id,
+                                                                incoming.thread_id))
+    except StoreError:
+        return "⚠️ The reminders cannot be read just now."
+    if not pending:
+        return "No reminders in this chat."
+    lines = ["Reminders:"]
+    for r in pending:
+        repeat = f" (every {format_duration(r.every)})" if r.every else ""
+        lines.append(f"{r.id}. {local_time(r.next_at, zone)}{repeat} — {r.text}")
+    lines.append("Cancel one with /cancel ID.")
+    return "\n".join(lines)
+
+
+async def _cancel(ctx: CommandContext) -> str:
+    arg = ctx.args.strip().lstrip("#")
+    if not arg.isdigit():
+        return "Usage: /cancel ID (see /reminders)"
+    incoming = ctx.incoming
+    try:
+        gone = await ctx.gateway.store.cancel_reminder(
+            ConversationKey(incoming.platform, incoming.chat_id, incoming.thread_id), int(arg))
+    except StoreError:
+        return "⚠️ The reminders cannot be changed just now."
+    return f"🗑 Reminder {arg} cancelled." if gone else f"No reminder {arg} in this chat (see /reminders)."
+
+
+def reminder_commands(settings: ReminderSettings) -> tuple[Command, ...]:
+    """``/reminders`` and ``/cancel`` when ``tools.reminders`` is on."""
+    if not settings.enabled:
+        return ()
+    return (Command("reminders", "list this chat's reminders", _list),
+            Command("cancel", "cancel a reminder (/cancel ID)", _cancel))

@@ -1,0 +1,107 @@
+"""``hermes-gateway send --platform telegram``: text and files into a chat, exactly once, within the chat's budget."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import pytest
+import yaml
+
+from hermes_gateway import RateBudget
+from hermes_telegram.emulator import BotApiEmulator
+from telegram_test_support import SECRET_HALF, TOKEN
+
+PRIVATE = RateBudget(rate=1.0, burst=1)   # what Telegram enforces in a private chat (the emulator is strict)
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    from hermes_gateway.testing.redis import RedisServer
+
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def write_config(tmp_path, api, name="config.yaml", **extra) -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump({
+        "store": {"path": str(tmp_path / "store.db")},
+        "platforms": {"telegram": {"enabled": True, "token": "${TELEGRAM_TOKEN}", "base_url": api.base_url,
+                                   "home_chat": "555"}},
+        **extra,
+    }))
+    return str(path)
+
+
+async def send(config: str, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    env = {**os.environ, "TELEGRAM_TOKEN": TOKEN}
+    env.pop("HERMES_CONFIG", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hermes_gateway", "send", "--config", config, "--platform", "telegram", *args,
+        env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(stdin), 90)
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_text_and_a_file_arrive_once(tmp_path):
+    report = tmp_path / "report.csv"
+    report.write_bytes(b"day,errors\nmon,0\n")
+    async with BotApiEmulator(TOKEN, rate_limit=PRIVATE) as api:
+        code, out, err = await send(write_config(tmp_path, api), "--chat", "777", "--file", str(report),
+                                    "Nightly *report* attached")
+        assert code == 0, err
+        chat = api.chat(777)
+        assert chat.screen[0] == "Nightly report attached"   # Markdown rendered as Telegram renders replies
+        assert ("italic", "report") in chat.formatted(0)
+        assert [(m.filename, m.data) for m in chat.uploads] == [("report.csv", b"day,errors\nmon,0\n")]
+        assert len(chat.messages) == 2 and chat.violations == []   # any 429 was waited out, nothing sent twice
+        # a fresh process's first call (HTTP client set up, first connection) lands a few hundred ms after its
+        # budget slot, so the file right behind it may meet one 429; never more than that one
+        assert len(chat.rate_limited) <= 1
+        assert SECRET_HALF not in out + err
+
+
+async def test_home_chat_and_text_from_stdin(tmp_path):
+    async with BotApiEmulator(TOKEN, rate_limit=PRIVATE) as api:
+        code, _, err = await send(write_config(tmp_path, api), "--chat", "home", "-", stdin=b"disk full on db-1\n")
+        assert code == 0, err
+        assert api.screen(555) == ["disk full on db-1"]
+
+
+async def test_a_chat_that_refuses_exits_non_zero_with_one_line(tmp_path):
+    async with BotApiEmulator(TOKEN, rate_limit=PRIVATE) as api:
+        api.block_bot(888)
+        code, _, err = await send(write_config(tmp_path, api), "--chat", "888", "anyone there?")
+    assert code == 1
+    lines = [line for line in err.splitlines() if line.startswith("hermes-gateway:")]
+    assert len(lines) == 1 and lines[0].startswith("hermes-gateway: send to telegram chat 888 failed: ")
+    assert "blocked" in lines[0]
+
+
+async def test_two_senders_sharing_redis_stay_within_the_chats_budget(tmp_path, redis_server):
+    redis_server.flush()
+    files = []
+    for i in range(2):
+        path = tmp_path / f"chart{i}.txt"
+        path.write_bytes(f"chart {i}\n".encode())
+        files.append(path)
+    async with BotApiEmulator(TOKEN, rate_limit=PRIVATE) as api:
+        coordination = {"coordination": {"url": redis_server.url}}
+        first = write_config(tmp_path, api, "a.yaml", **coordination)
+        second = write_config(tmp_path, api, "b.yaml", **coordination)
+        results = await asyncio.gather(
+            send(first, "--chat", "777", "--file", str(files[0]), "--file", str(files[1]), "from replica A"),
+            send(second, "--chat", "777", "--file", str(files[0]), "--file", str(files[1]), "from replica B"))
+        assert [code for code, _, _ in results] == [0, 0], [err for _, _, err in results]
+        chat = api.chat(777)
+        assert sorted(m.text for m in chat.messages if m.media is None) == ["from replica A", "from replica B"]
+        assert sorted(m.filename for m in chat.uploads) == ["chart0.txt", "chart0.txt", "chart1.txt", "chart1.txt"]
+        # without the shared budget two senders collide on every call; with it, only each process's first
+        # call may land late (see above): at most one 429 per process, each waited out
+        assert len(chat.rate_limited) <= 2, [(round(c.at, 2), c.method, c.outcome) for c in chat.calls]
+        assert chat.violations == []
