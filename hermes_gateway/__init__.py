@@ -4,6 +4,7 @@ The public API for plugin authors and embedders. Everything not named in
 ``__all__`` is private and may change.
 """
 
+from ._core.approvals.choice import Choice, ChoiceAnswer, ChoiceOption
 from ._core.config import Config, load_config
 from ._core.errors import ConfigError, DeliveryError, HermesError, RateLimited, StartError
 from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
@@ -28,6 +29,9 @@ __version__ = "0.2.0"
 __all__ = [
     "AIAgent",
     "Attachment",
+    "Choice",
+    "ChoiceAnswer",
+    "ChoiceOption",
     "Command",
     "CommandContext",
     "Config",

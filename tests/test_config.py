@@ -322,6 +322,26 @@ def test_the_media_section_names_its_directory_and_limits(tmp_path):
         parse_config({"media": {"directry": "/x"}}, env={})
 
 
+def test_after_crash_is_note_by_default_or_retry(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("model:\n  name: m\n")
+    assert load_config(path, env={}).conversation.after_crash == "note"
+    path.write_text("conversation:\n  after_crash: retry\n")
+    assert load_config(path, env={}).conversation.after_crash == "retry"
+
+
+@pytest.mark.parametrize("value,expected", [("again", "retry"), ("Note", "retry"), ("1", "a string"),
+                                            ("[note]", "a string")])
+def test_a_bad_after_crash_is_one_line_naming_file_key_and_expectation(tmp_path, value, expected):
+    path = tmp_path / "config.yaml"
+    path.write_text(f"conversation:\n  after_crash: {value}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env={})
+    message = str(info.value)
+    assert message.startswith(f"{path}: conversation.after_crash: ") and expected in message
+    assert "\n" not in message
+
+
 BILLION_LAUGHS = "\n".join(
     ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     + [f"{x}: &{x} [{', '.join([f'*{p}'] * 9)}]" for p, x in zip("abcdefgh", "bcdefghi")]) + "\n"

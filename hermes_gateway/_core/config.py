@@ -33,6 +33,7 @@ import yaml
 
 from .errors import ConfigError, HermesError
 from .masking import mask_url, url_secrets
+from .approval_policy import API_APPROVALS, ToolsConfig, parse_tools
 from .mcp.settings import MCP_KEY, McpServerSettings, parse_mcp_servers
 from .reactions.settings import ReactionSettings, parse_reactions
 from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
@@ -138,6 +139,7 @@ class ApiServerConfig:
     cors_origins: tuple[str, ...] = ()  # browser origins allowed to call /v1 directly ("*" = any); none = no CORS
     expose_reasoning: bool = False  # send the model's reasoning as reasoning_content on Chat Completions
     max_concurrent_streams: int = 1000  # SSE streams open at once; beyond it a 429 with Retry-After
+    approvals: str = "deny"  # a tool under tools.approval.require, in an API turn: "deny" or "allow" (nobody to ask)
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,7 @@ class ConversationConfig:
     typing_interval: float = 4.5   # seconds between typing indicators while nothing visible happens
     dedupe_window: int = 10_000    # how many recent update ids are remembered per platform
     on_edit: str = "answer"        # a person edits a message: "answer" the edited text, or "ignore" edits
+    after_crash: str = "note"      # a reply a crash cut: "note" (say so, once) or "retry" (answer again, once)
 
 
 @dataclass(frozen=True)
@@ -286,6 +289,7 @@ class Config:
     reactions: ReactionSettings = field(default_factory=ReactionSettings)
     #: ``schedules``, ``tools.reminders``, ``reminders``: the gateway speaking first (:mod:`.outbound`).
     outbound: OutboundSettings = field(default_factory=OutboundSettings)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -523,6 +527,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     voice = p.voice(data.get("voice"))
     mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
     reactions = parse_reactions(p, data.get("reactions"))
+    tools = parse_tools(p, data.get("tools"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -536,7 +541,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
                     conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
-                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, source=source, env_streaming=env_streaming,
+                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, tools=tools, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -775,7 +780,7 @@ class _Parser:
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
-        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window", "on_edit")
+        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window", "on_edit", "after_crash")
         sec = self.section(value, "conversation", allowed)
         d = ConversationConfig()
         return ConversationConfig(
@@ -785,6 +790,7 @@ class _Parser:
                                      minimum=0.5),
             dedupe_window=self.get(sec, "conversation", "dedupe_window", "int", d.dedupe_window, minimum=1),
             on_edit=self.get(sec, "conversation", "on_edit", "str", d.on_edit, choices=("answer", "ignore")),
+            after_crash=self.get(sec, "conversation", "after_crash", "str", d.after_crash, choices=("note", "retry")),
         )
 
     def store(self, value: Any) -> StoreConfig:
@@ -962,7 +968,7 @@ class _Parser:
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
                    "tool_progress_events", "model_name", "keepalive_interval", "cors_origins",
-                   "expose_reasoning", "max_concurrent_streams")
+                   "expose_reasoning", "max_concurrent_streams", "approvals")
         sec = self.section(value, "api_server", allowed)
         d = ApiServerConfig()
         return ApiServerConfig(
@@ -980,6 +986,7 @@ class _Parser:
             expose_reasoning=self.get(sec, "api_server", "expose_reasoning", "bool", d.expose_reasoning),
             max_concurrent_streams=self.get(sec, "api_server", "max_concurrent_streams", "int",
                                             d.max_concurrent_streams, minimum=1),
+            approvals=self.get(sec, "api_server", "approvals", "str", d.approvals, choices=API_APPROVALS),
         )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
@@ -24,8 +24,12 @@ from .inbound.turn_content import plain_text, turn_content, with_stored_user
 from .voice.pipeline import VOICE_KINDS, register as register_voice
 from .voice.reply import follow_with_voice_note
 from .voice.speech import sends_audio, wants_voice_reply
+from .inbound.lane import cut_here
 from .store import ConversationKey, StoreError
 from .store.outage import report as report_store_failure
+
+if TYPE_CHECKING:
+    from .recovery.journal import InFlightJournal
 
 log = logging.getLogger(__name__)
 register_voice()  # voice notes and audio files: transcribed by the media pipeline's converter for their kind
@@ -35,7 +39,9 @@ FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just no
 
 
 #: What a turn's ``prepare`` step gives: the user content, the history for the model, the reply's preface.
-Prepared = tuple[str | list[dict[str, Any]], Sequence[dict[str, Any]], str]
+#: Content None: the message had nothing the model could answer (no words, no usable file); the preface is the
+#: reply, no model turn runs and nothing is recorded.
+Prepared = tuple[str | list[dict[str, Any]] | None, Sequence[dict[str, Any]], str]
 
 
 @dataclass
@@ -53,19 +59,22 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                         chat_kind: str | None = None, reply_to: str | None = None,
                         agent: Any = None, progress: TurnProgress | None = None,
                         settings: Any = None, footer: Any = None,
-                        prepare: Callable[[], Awaitable[Prepared]] | None = None,
+                        prepare: Callable[[], Awaitable[Prepared]] | None = None, on_shown: Any = None,
+                        approver: Any = None,
                         ) -> tuple[DeliveryReport, TurnEnd | None]:
     """Run one agent turn for ``text`` (or content parts) and deliver it into the chat.
 
     ``settings``: this chat's streaming settings (overrides); ``footer(end)``:
-    the usage line for the final message, or None.
+    the usage line for the final message, or None;
+    ``on_shown``: told each message as it appears (the reply in flight, for crash recovery).
 
     ``prepare``, when given, runs once the reply has started (the chat shows
     the bot typing meanwhile: fetching and reading files takes a while) and
     returns the content, the history and a preface: lines the reply starts
     with (a file that could not be used), shown first and kept through a
     fallback's restart; the model never said them, so the recorded turn
-    does not hold them."""
+    does not hold them. ``approver``: asked before a tool that needs approval
+    runs (:mod:`.approvals.chat`)."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
@@ -74,10 +83,13 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
 
     async def events():
         content, past, preface = (text, history, "") if prepare is None else await prepare()
+        if content is None:  # nothing the model could answer (see Prepared): the preface is the whole reply
+            yield TurnEnd(reply=preface)
+            return
         lead = preface + "\n\n" if preface else ""
         if lead:
             yield TextDelta(lead)
-        async for event in agent.astream(content, history=list(past or [])):
+        async for event in agent.astream(content, history=list(past or []), approver=approver):
             if isinstance(event, TurnEnd):
                 progress.end = event
                 if event.error and not event.reply.strip() and not event.interrupted:
@@ -94,7 +106,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                 yield TextDelta(lead)
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
-                               settings=settings)
+                               settings=settings, on_shown=on_shown)
     progress.session = session
     session.interrupt_note = progress.interrupt_note
     try:
@@ -140,6 +152,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
             nonlocal text
             content = await turn_content(messages, settings)
             text = content.stored
+            if not content.answerable:
+                return None, [], content.preface
             return content.model, await history_for_model(history, settings), content.preface
     progress = TurnProgress()
     if superseded is not None:
@@ -149,31 +163,49 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     from .operator.turns import prepare_turn
 
     plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
+    from .approvals.chat import chat_approver
+
+    approver = chat_approver(gateway, last, progress)  # tools.approval (issue 25): asked in this chat
     from .outbound.reminders import TURN
 
     TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)
+    journal = _journal(gateway, messages, "\n\n".join(m.text for m in messages))
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
                                           reply_to=last.message_id, agent=plan.agent, progress=progress,
-                                          settings=plan.stream_settings, footer=plan.footer, prepare=prepare)
+                                          settings=plan.stream_settings, footer=plan.footer, prepare=prepare,
+                                          on_shown=journal.shown if journal is not None else None,
+                                          approver=approver)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,
         # and the conversation remembers that much of it; the stop is this turn's normal end
         report = DeliveryReport(interrupted=True)
         if progress.session is not None:
             report = await asyncio.shield(progress.session.interrupt())
-        if superseded is None or not superseded():
-            await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text)))
+        if journal is not None:
+            await journal.settle()
+        if superseded is not None and superseded():
+            if journal is not None:  # an edit stopped it: the edited text is answered next, nothing to recover
+                await journal.end()
+        elif journal is not None and not journal.failed and cut_here():
+            # cut by shutdown or a lost lease, not by the person: they have not been told, and nobody will answer
+            # here; the record stays for crash recovery (the next start, or the replica that has the chat once
+            # it is free), which adds the note (or answers again) and records the turn
+            pass
+        else:
+            await asyncio.shield(_record(store, key, _interrupted_turn(text, report.text), journal))
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
         return report
+    except Exception:
+        if journal is not None:
+            await journal.end()
+        raise
     if end is not None and end.error:
         report.model_error = end.error
-    if end is not None and not (end.error and not end.reply):
-        turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
-        await _record(store, key, with_stored_user(turn, text))
+    await _unstoppable(_bookkeeping(store, key, text, report, end, journal))
     if end is not None:
         await plan.record_usage(gateway, last, end)
     if voice_reply and end is not None and not end.error and not report.interrupted and end.reply.strip():
@@ -181,10 +213,64 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     return report
 
 
-async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]]) -> None:
-    """Record the turn; a store that fails costs a log line (the reply already went out), not the turn's report."""
+async def _bookkeeping(store: Any, key: ConversationKey, text: Any, report: DeliveryReport, end: TurnEnd | None,
+                       journal: "InFlightJournal | None") -> None:
+    """After the final reply: record the turn and clear its reply in flight."""
+    if journal is not None:
+        await journal.settle()
+    if end is not None and not (end.error and not end.reply):
+        turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
+        await _record(store, key, with_stored_user(turn, text), journal)
+    elif journal is not None:
+        await journal.end()
+
+
+async def _unstoppable(work: Any) -> None:
+    """Run ``work`` to its end even if this task is cancelled meanwhile (a stop arriving after the reply was
+    final must not leave the turn unrecorded, nor its reply in flight for crash recovery to note)."""
+    task = asyncio.ensure_future(work)
+    while True:
+        try:
+            await asyncio.shield(task)
+            return
+        except asyncio.CancelledError:
+            if task.done():
+                return
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+
+
+def _journal(gateway: Any, messages: Sequence[Incoming], text: str) -> "InFlightJournal | None":
+    """Record the reply as in flight (crash recovery), unless this gateway cannot say who it is."""
+    from uuid import uuid4
+
+    from .recovery.journal import InFlightJournal
+    from .store.base import ReplyInFlight
+
+    owner = getattr(getattr(gateway, "coordination", None), "replica_id", None)
+    if owner is None:
+        return None
+    last = messages[-1]
+    retries: set[tuple[str, str, str | None]] = getattr(getattr(gateway, "_inbound", None), "retries", set())
+    attempt = 0
+    for m in messages:
+        if (m.platform, m.chat_id, m.message_id) in retries:
+            retries.discard((m.platform, m.chat_id, m.message_id))
+            attempt = 1
+    reply = ReplyInFlight(uuid4().hex, last.platform, last.chat_id, last.thread_id, last.chat_kind, last.message_id,
+                          text, owner, attempt=attempt)
+    return InFlightJournal(gateway.store, reply)
+
+
+async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]], journal: Any = None) -> None:
+    """Record the turn (clearing its reply in flight in the same write); a store that fails costs a log line
+    (the reply already went out), not the turn's report."""
     try:
-        await store.record_turn(key, turn)
+        if journal is not None:
+            await store.record_turn(key, turn, in_flight=journal.id)
+        else:
+            await store.record_turn(key, turn)
     except StoreError as exc:
         report_store_failure(store, log, "turn not recorded", exc)
 

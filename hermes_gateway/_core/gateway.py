@@ -78,6 +78,7 @@ class Gateway:
         self._store: ConversationStore | None = None
         self._coordination: Coordination | None = None
         self._inbound: InboundRuntime | None = None
+        self._recovery: Any = None  # crash recovery (hermes_gateway._core.recovery.Recovery), while started
         self._metrics: GatewayMetrics | None = None
         self._mcp: McpServers | None = None
         self._scheduler: Scheduler | None = None
@@ -117,8 +118,11 @@ class Gateway:
         await self._run_startup_hooks()
         self._build_clients(app)
         if not self.serve:
+            await self._warm_up_clients()
             return
         await self.inbound.restore()
+        from . import agent  # noqa: F401  (the openai SDK: imported now, not in the first reply, where seconds of
+        # import would hold the event loop while the chat's lease waits to be renewed)
         if len(app.router.resources()) > 0:
             _mount_metrics(app, self)  # a listener always serves /metrics (the API server's, or this one)
             from .http.listener import hardened_site, runner_options  # idle timeouts, a connection cap
@@ -144,6 +148,30 @@ class Gateway:
             log.info("platform %s started", name)
         self.scheduler.check(self.started_platforms)  # a schedule into a platform that is not running: one line
         self.scheduler.start()  # schedules and reminders (issue 24): only once the platforms send
+
+        # replies a crash left: queued in their chats now that the platforms can be called
+        from .recovery import Recovery
+
+        self._recovery = Recovery(self)
+        await self._recovery.start()
+
+    async def _warm_up_clients(self) -> None:
+        """One-shot commands (``ask``, ``send``) never start a client; its optional ``warm_up()`` readies it instead.
+
+        A client's first call otherwise pays for importing its SDK and opening its connection after the
+        delivery core charged the chat's budget for it, so it lands late at the platform and the next call,
+        charged on time, lands too soon after it (a 429 on a strict 1/s chat). A failure here is logged: the
+        sends that follow report it properly.
+        """
+        for name, client in self.clients.items():
+            warm_up = getattr(client, "warm_up", None)
+            if not callable(warm_up):
+                continue
+            try:
+                await _maybe_await(warm_up())
+            except Exception as exc:
+                log.warning("platform %s: warming up failed (%s: %s); sending anyway", name, type(exc).__name__,
+                            exc)
 
     def enabled_platforms(self) -> list[str]:
         """The registered platforms the config enables, in registration order."""
@@ -199,6 +227,9 @@ class Gateway:
         if self._scheduler is not None:  # no new occurrences; those being sent get the shutdown grace
             await self._scheduler.stop(self.shutdown_grace)
             self._scheduler = None
+        recovery, self._recovery = self._recovery, None
+        if recovery is not None:
+            await recovery.stop()
         for name in reversed(self.started_platforms):  # first no new messages ...
             client = self.clients.get(name)
             if client is None:

@@ -76,7 +76,7 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
     context = PlatformContext(
         name, source=config.source, receive=host.receive, accepting=lambda: host.accepting,
         add_route=add_route, count=_counter(host), has_conversation=_conversations(host, name),
-        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"))
+        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"), choose=_chooser(host))
     client = make_client(registered, settings, context)
     from .reactions.settings import check_platform_emoji
 
@@ -101,3 +101,13 @@ def _conversations(host: Any, platform: str) -> Callable[[str, str | None], Awai
         except Exception:  # a failing store must not stop a platform from receiving
             return False
     return has_conversation
+
+
+def _chooser(host: Any) -> Callable[[Any], Awaitable[str | None]]:
+    """A button press goes to the gateway's approval desk, or to the replica whose reply waits (issue 25)."""
+    async def choose(answer: Any) -> str | None:
+        from .approvals.answers import answer_choice
+
+        return await answer_choice(host, answer.platform, answer.chat_id, answer.user_id, answer.choice_id,
+                                   answer.option)
+    return choose

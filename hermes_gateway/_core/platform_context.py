@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from .approvals.choice import ChoiceAnswer
     from .inbound.incoming import Incoming
 
 RouteHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
@@ -44,7 +45,8 @@ class PlatformContext:
                  add_route: Callable[[str, str, RouteHandler], object] | None = None,  # its result is unused
                  count: Callable[[str, str, int], None] | None = None,
                  has_conversation: Callable[[str, str | None], Awaitable[bool]] | None = None,
-                 streaming_transport: str | None = None) -> None:
+                 streaming_transport: str | None = None,
+                 choose: Callable[["ChoiceAnswer"], Awaitable[str | None]] | None = None) -> None:
         self.platform = platform
         self.source = source
         self.streaming_transport = streaming_transport
@@ -53,6 +55,7 @@ class PlatformContext:
         self._add_route = add_route
         self._count = count
         self._has_conversation = has_conversation
+        self._choose = choose
         #: The events counted so far by :meth:`count` (also in ``/metrics`` as ``hermes_platform_events_total``).
         self.counts: dict[str, int] = {}
 
@@ -94,6 +97,19 @@ class PlatformContext:
             return False
         return await self._has_conversation(chat_id, thread_id)
 
+    async def choose(self, answer: "ChoiceAnswer") -> str | None:
+        """Hand the core a button press (an answer to a ``Choice`` the client showed).
+
+        Quick (with several replicas, one round trip to the coordination layer).
+        Returns the short line to show to the person who pressed (a toast, an
+        ephemeral message): approved, denied, "only the person who asked can
+        answer this", "no longer open". A second press of the same question,
+        or a press by someone not allowed, changes nothing. None: nothing to show.
+        """
+        if self._choose is None:
+            return None
+        return await self._choose(answer)
+
     def __repr__(self) -> str:
         return f"PlatformContext(platform={self.platform!r})"
 
@@ -120,3 +136,7 @@ class PlatformClient:
 
     async def close(self) -> None:
         """Release connections, after the last reply. Called once for every built client, started or not."""
+
+    # Optional, not defined here: ``async def warm_up(self)`` — a one-shot command (``ask``, ``send``) builds
+    # the client without starting it and calls this first, so the SDK is imported and its connections opened
+    # before the first call the core charges to a chat's budget.

@@ -15,17 +15,21 @@
   :class:`TestGateway` — the whole gateway from a config mapping, with only
   the plugins you give it.
 * :class:`SentMedia` — an attachment an emulator received (what tests compare).
+* :class:`AudioApiServer` — OpenAI's audio API (transcriptions, speech) on
+  127.0.0.1, recording each upload (:class:`AudioUpload`); :func:`voice_note`
+  — an OGG/Opus voice note to send it.
 * :mod:`.conformance` — the checks every platform plugin should pass,
   run against your plugin and your emulator of its platform.
 """
 
+from .._core.builtin.reference_platform import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
 from .._core.delivery.split import reassemble
+from .audio import AudioApiServer, AudioUpload, voice_note
 from .local import eventually, serve_locally
 from .platforms import PlatformRunner, TestGateway, plugins_for, with_limits
 from .tools import builtin_tool
-from .._core.builtin.reference_platform import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
 from .virtual_time import VirtualTimeLoop, run_virtual
 
-__all__ = ["Call", "Fault", "PlatformRunner", "ReferenceChat", "ReferencePlatform", "ScreenMessage", "SentMedia",
-           "TestGateway", "VirtualTimeLoop", "builtin_tool", "eventually", "plugins_for", "reassemble", "run_virtual",
-           "serve_locally", "with_limits"]
+__all__ = ["AudioApiServer", "AudioUpload", "Call", "Fault", "PlatformRunner", "ReferenceChat", "ReferencePlatform",
+           "ScreenMessage", "SentMedia", "TestGateway", "VirtualTimeLoop", "builtin_tool", "eventually",
+           "plugins_for", "reassemble", "run_virtual", "serve_locally", "voice_note", "with_limits"]

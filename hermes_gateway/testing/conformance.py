@@ -64,7 +64,7 @@ class Harness:
     ``inject_rate_limit`` makes the next call into the chat answer 429;
     ``inject_edit_failure`` makes the next edit fail for good. The checks
     use the chats ``chat_id`` plus ``""``, ``-edit``, ``-long``, ``-same``,
-    ``-429`` and ``-media``: an emulator that needs its channels created up
+    ``-429``, ``-media``, ``-react`` and ``-choice``: an emulator that needs its channels created up
     front creates those.
 
     For a plugin that sends media: ``attachments(chat_id)`` returns what
@@ -438,6 +438,28 @@ async def check_a_table_is_laid_out_not_shown_raw(h: Harness) -> None:
     assert not any(line.lstrip().startswith("|") for line in shown.splitlines()), f"a raw table: {shown!r}"
 
 
+async def check_a_choice_is_shown_and_closed(h: Harness) -> None:
+    """``offer_choice`` shows the question (a ``MessageRef`` back); ``close_choice`` turns it into the outcome
+    (or, on a platform that cannot edit, sends the outcome after it)."""
+    from .._core.approvals.choice import Choice, ChoiceOption
+    from .._core.platform import MessageRef
+
+    client = h.runner.client if h.runner is not None else None
+    if client is None or not callable(getattr(client, "offer_choice", None)) \
+            or not callable(getattr(client, "close_choice", None)):
+        raise NotApplicable("the platform shows no buttons (offer_choice/close_choice)")
+    chat = h.chat_id + "-choice"
+    stream = h.delivery().session(h.platform, chat, settings=h.settings).stream
+    choice = Choice("c0nf1g", "Approve running the tool x?", (ChoiceOption("approve", "Approve", "primary"),
+                                                              ChoiceOption("deny", "Deny", "danger")))
+    assert len(choice.payload("approve").encode()) <= 64
+    ref = await client.offer_choice(stream, choice)
+    assert isinstance(ref, MessageRef), ref
+    assert h.screen(chat) == [choice.prompt], h.screen(chat)
+    await client.close_choice(stream, ref, "Approved.")
+    assert h.screen(chat) in (["Approved."], [choice.prompt, "Approved."]), h.screen(chat)
+
+
 CHECKS: tuple[Check, ...] = (
     check_the_plugin_implements_the_stream_hooks_it_needs,
     check_a_streamed_reply_lands_exactly,
@@ -453,6 +475,7 @@ CHECKS: tuple[Check, ...] = (
     check_an_item_over_the_limit_is_a_line_not_an_upload,
     check_a_reaction_lands_on_the_persons_message,
     check_a_table_is_laid_out_not_shown_raw,
+    check_a_choice_is_shown_and_closed,
 )
 
 

@@ -94,6 +94,8 @@ class PlatformRunner:
         #: ``(chat_id, thread_id)`` pairs :meth:`PlatformContext.has_conversation` answers True for.
         self.conversations = conversations if conversations is not None else set()
         self.received: list[Incoming] = []
+        #: The button presses the client handed to ``context.choose`` (``ChoiceAnswer``), in order.
+        self.choices: list[Any] = []
         self.accepting = True
         self.client: Any = None
         self.context: PlatformContext | None = None
@@ -112,7 +114,8 @@ class PlatformRunner:
         self.context = PlatformContext(
             self.name, source=self.source, receive=self._receive, accepting=lambda: self.accepting,
             add_route=lambda method, path, handler: self._app.router.add_route(method, path, handler),
-            has_conversation=self._has_conversation, streaming_transport=self.streaming_transport)
+            has_conversation=self._has_conversation, streaming_transport=self.streaming_transport,
+            choose=self._choose)
         self.client = make_client(self.registered, settings, self.context) if self.platform.client else None
         return self.client
 
@@ -158,6 +161,10 @@ class PlatformRunner:
 
     async def _has_conversation(self, chat_id: str, thread_id: str | None) -> bool:
         return (str(chat_id), thread_id) in self.conversations
+
+    async def _choose(self, answer: Any) -> str | None:
+        self.choices.append(answer)
+        return None
 
 
 class TestGateway:

@@ -9,33 +9,33 @@ import openai
 import pytest
 
 from api_helpers import MODEL, ScriptedUpstream, gateway_config, post_raw, running_gateway
-from voice_helpers import AudioServer, tone, voice_note, wav_bytes
+from hermes_gateway.testing.audio import AudioApiServer, tone, voice_note, wav_bytes
 
 
 def audio_part(data: bytes, fmt: str = "wav") -> dict:
     return {"type": "input_audio", "input_audio": {"data": base64.b64encode(data).decode(), "format": fmt}}
 
 
-def voice(server: AudioServer, tmp_path) -> dict:
+def voice(server: AudioApiServer, tmp_path) -> dict:
     return {"voice": {"transcription": {"base_url": server.base_url}}, "media": {"directory": str(tmp_path)}}
 
 
 async def test_the_demo_model_hears_the_transcript_of_the_audio_sent(tmp_path):
     clip = wav_bytes(tone(1.0))
-    async with AudioServer() as server:
+    async with AudioApiServer() as server:
         server.hears(clip, "turn off the lights in the living room")
         async with running_gateway(gateway_config(voice(server, tmp_path))) as gw:
             client = openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key="unused", max_retries=0)
             completion = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": [
                 {"type": "text", "text": "describe:"}, audio_part(clip)]}])
     assert completion.choices[0].message.content == 'I heard: "turn off the lights in the living room".'
-    assert server.uploads[0]["bytes"] == clip and server.uploads[0]["filename"].endswith(".wav")
+    assert server.uploads[0].data == clip and server.uploads[0].filename.endswith(".wav")
     assert list((tmp_path / "inbound").iterdir()) == []
 
 
 async def test_model_audio_passes_the_part_to_the_upstream_as_sent(tmp_path):
     clip = voice_note(0.5)
-    async with ScriptedUpstream() as upstream, AudioServer() as server:
+    async with ScriptedUpstream() as upstream, AudioApiServer() as server:
         upstream.reply = lambda body: "heard it"
         config = gateway_config(voice(server, tmp_path), model=upstream.model_config(audio=True))
         async with running_gateway(config) as gw:
@@ -48,7 +48,7 @@ async def test_model_audio_passes_the_part_to_the_upstream_as_sent(tmp_path):
 
 async def test_without_model_audio_a_real_upstream_gets_the_transcript(tmp_path):
     clip = voice_note(0.8)
-    async with ScriptedUpstream() as upstream, AudioServer() as server:
+    async with ScriptedUpstream() as upstream, AudioApiServer() as server:
         server.hears(clip, "book a table for two")
         upstream.reply = lambda body: "done"
         async with running_gateway(gateway_config(voice(server, tmp_path), model=upstream.model_config())) as gw:
@@ -70,7 +70,7 @@ async def test_without_model_audio_a_real_upstream_gets_the_transcript(tmp_path)
     (audio_part(b"RIFF not really a wave file" * 20), "invalid_audio", "messages[0].content[0]"),
 ])
 async def test_bad_audio_is_a_400_naming_the_part(tmp_path, part, code, param):
-    async with AudioServer() as server:
+    async with AudioApiServer() as server:
         async with running_gateway(gateway_config(voice(server, tmp_path))) as gw:
             status, _, raw = await post_raw(f"{gw.url}/v1/chat/completions",
                                             {"model": MODEL, "messages": [{"role": "user", "content": [part]}]})
@@ -90,7 +90,7 @@ async def test_audio_without_transcription_is_a_400_naming_the_keys(tmp_path):
 
 
 async def test_a_failing_transcription_endpoint_is_a_502_in_openai_shape(tmp_path):
-    async with AudioServer(status=500) as server:
+    async with AudioApiServer(status=500) as server:
         async with running_gateway(gateway_config(voice(server, tmp_path))) as gw:
             status, _, raw = await post_raw(f"{gw.url}/v1/chat/completions", {"model": MODEL, "messages": [
                 {"role": "user", "content": [audio_part(wav_bytes(tone(0.2)))]}]})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -9,8 +10,9 @@ import sys
 def send(tmp_path, *args: str, config: str = "model: {name: demo}\n", stdin: str = "") -> subprocess.CompletedProcess:
     cfg = tmp_path / "config.yaml"
     cfg.write_text(config)
+    env = {**os.environ, "HERMES_LOAD_PLUGINS": "telegram"}  # one installed platform besides the built-in
     return subprocess.run([sys.executable, "-m", "hermes_gateway", "send", "--config", str(cfg), *args],
-                          capture_output=True, text=True, timeout=120, input=stdin)
+                          capture_output=True, text=True, timeout=120, input=stdin, env=env)
 
 
 def test_the_reference_platform_takes_a_message(tmp_path):

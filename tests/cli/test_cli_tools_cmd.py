@@ -26,3 +26,14 @@ def test_tools_lists_built_ins_and_mcp_tools_with_their_state(tmp_path: Path, ca
     assert "demo__fail MCP server demo (stdio) hidden by tools.allow/deny" in lines
     assert any(line.startswith("MCP server gone (stdio): down: command not found") for line in lines)
     assert "MCP server later (http): disabled (enabled: false)" in lines
+
+
+def test_a_tool_that_needs_approval_says_who_must_approve_it(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "data"))
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"tools": {"approval": {"require": ["calc*"], "who": "admin"}}}),
+                      encoding="utf-8")
+    assert main(["tools", "--config", str(config)]) == 0
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    assert "calculate built-in available, needs approval (admin)" in lines
+    assert "qr_code built-in available" in lines

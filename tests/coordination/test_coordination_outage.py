@@ -117,3 +117,52 @@ def test_while_redis_stays_away_it_is_asked_less_and_less_often():
     assert all(b - a <= 8.05 for a, b in zip(asked, asked[1:]))
     outage.succeeded()
     assert outage.available() and not outage.down
+
+
+async def _held_lease(redis_url: str, ttl: float):
+    from hermes_gateway._core.coordination.redis import RedisCoordination
+
+    coord = RedisCoordination(redis_url, lease_ttl=ttl)
+    await coord.start()
+    lease = coord.lease(("reference", "1", None))
+    lost: list[int] = []
+    await lease.acquire(lambda: 1, lambda: lost.append(1))
+    assert lease.held
+    return coord, lease, lost
+
+
+async def test_a_lease_not_renewed_during_an_outage_is_not_held_and_is_taken_back_when_redis_answers(
+        redis_server, redis_url):
+    coord, lease, lost = await _held_lease(redis_url, 0.6)
+    try:
+        asked = coord.outage.available
+        coord.outage.available = lambda: False  # Redis cannot be asked: every renewal falls back
+        await asyncio.sleep(1.2)
+        with redis_server.client() as client:
+            assert client.get(lease.keys[0]) is None  # it ran out on the server
+        assert not lease.held  # ... and this replica knows (a fallback is no renewal)
+        coord.outage.available = asked  # Redis answers again; nobody else wanted the chat
+        await asyncio.sleep(0.6)
+        assert lease.held and lost == []  # the reply was not cut: the chat is its again
+        with redis_server.client() as client:
+            assert client.get(lease.keys[0]) == coord.replica_id
+    finally:
+        await lease.release()
+        await coord.close()
+
+
+async def test_a_lease_another_replica_took_during_an_outage_stops_the_reply_when_redis_answers(
+        redis_server, redis_url):
+    coord, lease, lost = await _held_lease(redis_url, 0.6)
+    try:
+        asked = coord.outage.available
+        coord.outage.available = lambda: False
+        await asyncio.sleep(1.0)
+        with redis_server.client() as client:
+            client.set(lease.keys[0], "other-replica", px=5000)  # the other replica took the chat meanwhile
+        coord.outage.available = asked
+        await asyncio.sleep(0.6)
+        assert lost == [1] and not lease.held
+    finally:
+        await lease.release()
+        await coord.close()

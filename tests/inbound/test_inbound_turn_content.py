@@ -48,3 +48,23 @@ def test_the_recorded_turn_keeps_the_stored_user_content() -> None:
     stored = [{"type": "text", "text": "[image: a.png]", FILE_KEY: {"path": "/m/a.png", "kind": "image"}}]
     assert with_stored_user(turn, stored) == [{"role": "user", "content": stored}, turn[1]]
     assert with_stored_user(turn, "plain") is turn
+
+
+async def test_only_files_that_could_not_be_used_and_no_words_leave_nothing_to_answer(tmp_path: Path) -> None:
+    """A video nothing can watch, alone: its line is the answer (no model turn on a stand-in)."""
+    fetches = Fetches()
+    video = fetches.attachment("video", b"\0\0\0\x18ftypmp42", filename="clip.mp4")
+    content = await turn_content([Incoming("p", "1", "", attachments=(video,))], settings(tmp_path))
+    assert not content.answerable and content.lines == ["📎 clip.mp4: I cannot watch videos yet"]
+    assert fetches.calls == [], "a kind nothing can take is never downloaded"
+
+
+@pytest.mark.parametrize("text, also_a_document", [("what is in it?", False), ("", True)],
+                         ids=["with_words", "with_a_usable_file"])
+async def test_words_or_one_usable_file_are_still_answered(tmp_path: Path, text: str, also_a_document: bool) -> None:
+    fetches = Fetches()
+    files = [fetches.attachment("video", b"\0\0\0\x18ftypmp42", filename="clip.mp4")]
+    if also_a_document:
+        files.append(fetches.attachment("document", b"the minutes", filename="minutes.txt"))
+    content = await turn_content([Incoming("p", "1", text, attachments=tuple(files))], settings(tmp_path))
+    assert content.answerable and content.lines == ["📎 clip.mp4: I cannot watch videos yet"]

@@ -303,3 +303,63 @@ async def test_the_newest_response_is_kept_even_when_it_alone_is_over_the_budget
         assert await store.get_response("small", "key-a") is None
     finally:
         await store.close()
+
+
+# -- replies in flight (crash recovery) --------------------------------------------------------------------------
+
+def _reply(rid: str = "r1", owner: str = "dead", **kw):
+    from hermes_gateway._core.store.base import ReplyInFlight
+
+    return ReplyInFlight(rid, "telegram", "42", kw.pop("thread_id", None), "private", "7", "what is 2+2?", owner, **kw)
+
+
+async def test_a_reply_in_flight_is_kept_with_what_it_shows_until_it_ends(store):
+    from hermes_gateway._core.store.base import ShownMessage
+
+    await store.begin_reply(_reply())
+    shown = (ShownMessage("100", "42", None, "Two plus", ended=True), ShownMessage("101", "42", None, "two is"))
+    await store.update_reply("r1", shown)
+    await store.update_reply("unknown", shown)  # nothing happens
+    [found] = await store.replies_in_flight()
+    assert (found.id, found.platform, found.chat_id, found.message_id, found.text, found.owner) == \
+        ("r1", "telegram", "42", "7", "what is 2+2?", "dead")
+    assert found.shown == shown and found.thread_id is None and found.chat_kind == "private"
+    await store.end_reply("r1")
+    assert await store.replies_in_flight() == []
+
+
+async def test_recording_the_turn_clears_its_reply_in_flight_in_the_same_write(store):
+    await store.begin_reply(_reply("r1"))
+    await store.begin_reply(_reply("r2", thread_id="t"))
+    await store.record_turn(CHAT, [user("what is 2+2?"), assistant("4")], in_flight="r1")
+    assert [r.id for r in await store.replies_in_flight()] == ["r2"]
+    assert [m["content"] for m in await store.history(CHAT)] == ["what is 2+2?", "4"]
+
+
+async def test_a_turn_that_cannot_be_stored_keeps_its_reply_in_flight(store):
+    await store.begin_reply(_reply("r1"))
+    with pytest.raises(StoreError):
+        await store.record_turn(CHAT, [user("x"), {"role": "assistant", "content": object()}], in_flight="r1")
+    assert [r.id for r in await store.replies_in_flight()] == ["r1"]
+
+
+async def test_one_claimer_wins_a_reply_in_flight(store):
+    await store.begin_reply(_reply("r1", owner="dead"))
+    claims = await asyncio.gather(*(store.claim_reply("r1", "dead", f"replica-{i}") for i in range(8)))
+    won = [c for c in claims if c is not None]
+    assert len(won) == 1 and won[0].owner.startswith("replica-")
+    assert await store.claim_reply("r1", "dead", "late") is None
+    assert (await store.replies_in_flight())[0].owner == won[0].owner
+
+
+async def test_claims_from_two_store_connections_at_once_let_one_win(make_store):
+    first, second = make_store(), make_store()
+    try:
+        await first.begin_reply(_reply("r1", owner="dead"))
+        if isinstance(first, MemoryStore):
+            second = first  # one process's memory: the same instance is what two users share
+        claims = await asyncio.gather(first.claim_reply("r1", "dead", "a"), second.claim_reply("r1", "dead", "b"))
+        assert sum(c is not None for c in claims) == 1
+    finally:
+        await first.close()
+        await second.close()

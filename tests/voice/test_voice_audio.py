@@ -6,7 +6,7 @@ import av
 import pytest
 
 from hermes_gateway._core.voice import audio
-from voice_helpers import tone, voice_note, wav_bytes
+from hermes_gateway.testing.audio import tone, voice_note, wav_bytes
 
 
 def test_a_voice_note_decodes_to_16khz_mono_pcm_of_its_length():

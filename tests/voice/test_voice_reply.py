@@ -6,15 +6,17 @@ server speaking OpenAI's ``/v1/audio/speech`` or the built-in eSpeak NG.
 
 from __future__ import annotations
 
+from voice_helpers import Served, gateway_on, reference, said, transcription, voice
+
 from hermes_gateway import MediaLimits
 from hermes_gateway._core.voice import audio
 from hermes_gateway.testing import ReferencePlatform
-from voice_helpers import AudioServer, Served, gateway_on, reference, said, transcription, voice, voice_note
+from hermes_gateway.testing.audio import AudioApiServer, voice_note
 
 
 async def test_when_voice_a_spoken_message_is_answered_with_text_then_a_voice_note_that_decodes(tmp_path):
     ref, note = reference(), voice_note(1.0)
-    async with AudioServer(speech_format="wav") as server:
+    async with AudioApiServer(speech_format="wav") as server:
         server.hears(note, "tell me a short story")
         voice_section = transcription(server, reply="when_voice",
                                       speech={"base_url": server.base_url, "voice": "alloy"})
@@ -48,7 +50,7 @@ async def test_a_platform_that_sends_no_audio_gets_no_voice_note_and_no_stray_li
 
 async def test_the_text_is_delivered_in_full_before_the_voice_note_is_spoken(tmp_path):
     ref, at_speech = reference(), []
-    async with AudioServer(speech_format="ogg") as server:
+    async with AudioApiServer(speech_format="ogg") as server:
         server.on_speech = lambda: at_speech.append([(m.text, m.history[-1]) for m in ref.chat("1").messages])
         voice_section = {"reply": "always", "speech": {"base_url": server.base_url}}
         async with gateway_on(ref, tmp_path, voice=voice_section,

@@ -9,16 +9,16 @@ from hermes_gateway._core.config import VoiceConfig, VoiceEndpoint
 from hermes_gateway._core.voice import audio
 from hermes_gateway._core.voice.results import VoiceProblem
 from hermes_gateway._core.voice.speech import MAX_INPUT, speak, speakable, wants_voice_reply
-from voice_helpers import AudioServer
+from hermes_gateway.testing.audio import AudioApiServer
 
 
-def config(server: AudioServer) -> VoiceConfig:
+def config(server: AudioApiServer) -> VoiceConfig:
     return VoiceConfig(speech=VoiceEndpoint(base_url=server.base_url, model="tts-1-hd", voice="nova"), reply="always")
 
 
 @pytest.mark.parametrize("answered_as", ["wav", "ogg"])
 async def test_the_reply_becomes_a_voice_note_that_decodes(answered_as):
-    async with AudioServer(speech_format=answered_as) as server:
+    async with AudioApiServer(speech_format=answered_as) as server:
         note = await speak("**Sure.** Your `train` leaves at seven.\n```\ncode\n```", config(server))
     [request] = server.speech_requests
     assert request == {"model": "tts-1-hd", "voice": "nova", "input": "Sure. Your train leaves at seven.",
@@ -30,9 +30,9 @@ async def test_the_reply_becomes_a_voice_note_that_decodes(answered_as):
 
 
 async def test_audio_that_does_not_decode_or_a_failing_server_is_a_problem_not_a_broken_file():
-    async with AudioServer(speech_format="garbage") as server:
+    async with AudioApiServer(speech_format="garbage") as server:
         assert isinstance(await speak("hello", config(server)), VoiceProblem)
-    async with AudioServer(status=500) as server:
+    async with AudioApiServer(status=500) as server:
         assert isinstance(await speak("hello", config(server)), VoiceProblem)
 
 

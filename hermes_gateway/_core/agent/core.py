@@ -46,7 +46,7 @@ from .guard import Interrupted, ReadGuard
 from .options import NO_OPTIONS, TurnOptions, chat_body, responses_body
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
-from .tool_runner import ToolOutcome, run_tool
+from .tool_runner import Approver, ToolOutcome, refusal, run_tool
 from .upstream import STREAM_SUPPORT, Upstream, UpstreamPool
 from .vision import without_images
 
@@ -63,10 +63,11 @@ class _Turn:
     """The state of one turn: what has been shown, and how to stop it."""
 
     __slots__ = ("committed", "has_content", "orphan", "pending", "guard", "interrupted", "usage", "separator",
-                 "options", "__weakref__")
+                 "options", "approver", "__weakref__")
 
     def __init__(self, separator: str = SEPARATOR, options: TurnOptions = NO_OPTIONS) -> None:
         self.options = options               # an API client's parameters and tools (none for chats)
+        self.approver: Approver | None = None  # asked before a tool runs (tools.approval); None: every tool runs
         self.separator = separator           # between the text of successive model calls
         self.committed: list[str] = []       # text of finished model calls, separators included
         self.has_content = False             # committed holds something other than whitespace
@@ -194,16 +195,20 @@ class AIAgent:
     # -- public entry points -------------------------------------------------------------------
 
     def astream(self, message: str | list[dict[str, Any]] | None, history: Sequence[dict[str, Any]] | None = None,
-                options: TurnOptions | None = None) -> AsyncIterator[StreamEvent]:
+                options: TurnOptions | None = None, approver: Approver | None = None) -> AsyncIterator[StreamEvent]:
         """Stream one turn as events; always ends with exactly one :class:`TurnEnd`.
 
         ``message`` is the user's content (text, or content parts with images);
         None continues ``history`` as it is (it ends with an API client's tool
         results). ``options``: an API client's parameters and tools.
+        ``approver(name, arguments)``: awaited before each tool call; False
+        means the tool does not run and the model reads "denied by the user"
+        (``tools.approval``).
         Cancelling the task that iterates it (or ``aclose()`` on it) closes
         the upstream connection.
         """
         turn = self._new_turn(options)
+        turn.approver = approver
         self._turns.add(turn)
         return self._run_turn(turn, message, history, stream=True)
 
@@ -318,7 +323,7 @@ class AIAgent:
                     self._skip_tools(tool_calls, "not run: the turn reached model.max_turns", messages, new_messages)
                     break
                 async with aclosing(self._run_tools(guard, tool_calls, messages, new_messages,
-                                                    media)) as tool_events:
+                                                    media, turn.approver)) as tool_events:
                     async for event in tool_events:
                         yield event
         except Interrupted:
@@ -449,10 +454,10 @@ class AIAgent:
         return StreamReset(reason="the stream failed part-way; replaced by a retry")
 
     async def _run_tools(self, guard: ReadGuard, calls: list[ToolCall], messages: list[dict[str, Any]],
-                         new_messages: list[dict[str, Any]], media: list[Media]) -> AsyncGenerator[StreamEvent, None]:
+                         new_messages: list[dict[str, Any]], media: list[Media],
+                         approver: Approver | None = None) -> AsyncGenerator[StreamEvent, None]:
         """Run the calls concurrently; report and record them (and collect their media) in call order."""
-        tasks = [asyncio.ensure_future(run_tool(self.tools, call, self.tool_timeout, self.media_directory))
-                 for call in calls]
+        tasks = [asyncio.ensure_future(self._run_approved(call, approver)) for call in calls]
         done = 0
         try:
             for call, task in zip(calls, tasks):
@@ -471,6 +476,13 @@ class AIAgent:
             for task in tasks:
                 if not task.done():
                     task.cancel()
+
+    async def _run_approved(self, call: ToolCall, approver: Approver | None) -> ToolOutcome:
+        """One call, once a person approved it when ``tools.approval`` says so (else the refusal)."""
+        refused = await refusal(self.tools, call, approver)
+        if refused is not None:
+            return refused
+        return await run_tool(self.tools, call, self.tool_timeout, self.media_directory)
 
     @staticmethod
     def _skip_tools(calls: list[ToolCall], why: str, messages: list[dict[str, Any]],

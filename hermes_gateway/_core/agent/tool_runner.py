@@ -18,7 +18,7 @@ import inspect
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from ..media import Media
 from ..media_dir import MediaDirectory
@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 50_000
 SUMMARY_CHARS = 200
+#: What the model reads for a call a person did not approve (``tools.approval``).
+DENIED = "Error: denied by the user; the tool was not run."
+#: ``approver(tool_name, arguments_json) -> run it?``
+Approver = Callable[[str, str], Awaitable[bool]]
 MAX_MEDIA_PER_RESULT = 10   # a chat should not get a flood of attachments from one tool call
 
 
@@ -89,6 +93,26 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | N
         log.info("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
         return ToolOutcome(call, f"Error: {call.name} failed: {type(exc).__name__}: {_safe_str(exc)}", False)
     return ToolOutcome(call, text, True, media)
+
+
+async def refusal(tools: Mapping[str, Tool], call: ToolCall, approver: Approver | None) -> ToolOutcome | None:
+    """The outcome of a call a person did not approve (:data:`DENIED`); None when it may run.
+
+    Only a known tool is asked about (an unknown one is reported by
+    :func:`run_tool` without asking anyone). The wait for the answer is not
+    part of the tool's own timeout; a no (a deny, a timeout, nobody to ask)
+    means the tool never runs.
+    """
+    if approver is None or call.name not in tools:
+        return None
+    try:
+        approved = await approver(call.name, call.arguments)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # nobody could be asked: the risky tool does not run
+        log.warning("asking approval for %s failed: %s: %s", call.name, type(exc).__name__, exc)
+        approved = False
+    return None if approved else ToolOutcome(call, DENIED, False)
 
 
 async def _admit(tool: str, items: Sequence[Media], directory: MediaDirectory | None) -> tuple[Media, ...]:

@@ -21,6 +21,8 @@ from typing import Any, Awaitable, Callable, Protocol, Sequence
 from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
+from ..approvals.chat import Approver
+from ..approvals.local import api_approver
 from ..config import Config
 from ..events import TurnEnd, UsageReport
 from ..http.cors import Cors
@@ -55,8 +57,10 @@ KEY_INDEX: Any = web.RequestKey("hermes_api_key_index", object) if hasattr(web, 
 class Agent(Protocol):
     """The part of ``hermes_gateway._core.agent.AIAgent`` the API server uses."""
 
-    def astream(self, message: Any, history: list[dict] | None = ..., options: Any = ...) -> Any:
-        """One turn's events; ``options``: the request's ``TurnOptions`` (model parameters, client tools)."""
+    def astream(self, message: Any, history: list[dict] | None = ..., options: Any = ...,
+                approver: Approver | None = ...) -> Any:
+        """One turn's events; ``options``: the request's ``TurnOptions`` (model parameters, client tools);
+        ``approver``: asked before a tool that needs approval runs."""
 
     def interrupt(self) -> None: ...
 
@@ -278,7 +282,8 @@ class ApiServer:
             })
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
-            events = agent.astream(turn.message, history=turn.history, options=turn.options)
+            events = agent.astream(turn.message, history=turn.history, options=turn.options,
+                                   approver=api_approver(self.config))
             outcome = await write_chat_stream(sse, events, chunks,
                                     include_usage=turn.include_usage, tool_progress=progress,
                                     starts_open=_starts_open(agent), expose_reasoning=self.cfg.expose_reasoning,
@@ -329,7 +334,8 @@ class ApiServer:
 
         async def relay(sse: SSEWriter, active: ActiveTurn) -> None:
             outcome, final = await write_responses_stream(
-                sse, agent.astream(turn.message, history=turn.history, options=turn.options), shape,
+                sse, agent.astream(turn.message, history=turn.history, options=turn.options,
+                                   approver=api_approver(self.config)), shape,
                 tool_progress=progress, on_text=self._text_counter(started, request),
                 shutting_down=lambda: self.closing, starts_open=_starts_open(agent),
                 render_media=lambda items: self._render_media(request, items), verbatim=verbatim)
@@ -417,7 +423,8 @@ class ApiServer:
         reports: list[UsageReport] = []
         end: TurnEnd | None = None
         try:
-            events = agent.astream(turn.message, history=turn.history, options=turn.options)
+            events = agent.astream(turn.message, history=turn.history, options=turn.options,
+                                   approver=api_approver(self.config))
             async with contextlib.aclosing(events) as events:
                 async for event in events:
                     if isinstance(event, TurnEnd):

@@ -246,7 +246,18 @@ class ChatSession:
                 self.say(line, STYLE_ERROR)
             history = await history_for_model(history, settings)
             content, self._stored = turn.model, turn.stored
-        return await renderer.render(agent.astream(content, history=history))
+        from ..approvals.local import terminal_approver
+
+        approver = terminal_approver(self.config, self._ask_yes_no)  # tools.approval: asked here, y/n
+        return await renderer.render(agent.astream(content, history=history, approver=approver))
+
+    async def _ask_yes_no(self, question: str) -> str:
+        """One line typed at the prompt (a tool waiting for approval); the chat's own prompt comes back after."""
+        message = self.prompt.message  # prompt_async(question) would keep the question as the prompt
+        try:
+            return await self.prompt.prompt_async(question)
+        finally:
+            self.prompt.message = message
 
     async def agent(self) -> Any:
         """The agent built in the background at start (or now, if that failed: the error is shown)."""

@@ -4,7 +4,8 @@ Built-in tools and plugin tools are listed from the loaded plugins. MCP
 servers are started for a moment (as the gateway would, each bounded by
 ``--wait``) to list their tools; a server that does not come up is one line
 with the reason, and its tools cannot be listed. A tool the server lists but
-``tools: {allow, deny}`` keeps from the model is shown as ``hidden``.
+``tools: {allow, deny}`` keeps from the model is shown as ``hidden``. A tool
+under ``tools.approval.require`` says who must approve it (issue 25).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ async def tool_lines(config: Any, plugins: Any, *, wait: float = DEFAULT_WAIT) -
                 await servers.stop()
         for settings in servers.disabled:
             notes.append(f"MCP server {settings.name} ({settings.transport}): disabled (enabled: false)")
+    rows = [(name, origin, _with_approval(config, name, state)) for name, origin, state in rows]
     width = max((len(name) for name, _, _ in rows), default=4)
     origin_width = max((len(origin) for _, origin, _ in rows), default=6)
     lines = [f"{'TOOL':<{width}}  {'ORIGIN':<{origin_width}}  STATE"]
@@ -67,6 +69,14 @@ async def tool_lines(config: Any, plugins: Any, *, wait: float = DEFAULT_WAIT) -
     if notes:
         lines += ["", *notes]
     return lines
+
+
+def _with_approval(config: Any, name: str, state: str) -> str:
+    """``available, needs approval (requester)`` for a tool ``tools.approval.require`` names."""
+    approval = config.tools.approval
+    if state != "available" or not approval.needs(name):
+        return state
+    return f"{state}, needs approval ({approval.who})"
 
 
 def _tool_type() -> type:

@@ -23,7 +23,8 @@ across replicas), :class:`~hermes_gateway._core.inbound.lane.ChatLane` (the leas
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Protocol, Sequence
+import secrets
+from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 from ..platform import RateBudget
 
@@ -90,9 +91,13 @@ class Coordination:
     shared: bool = False
 
     def __init__(self) -> None:
+        #: this process among the replicas: the owner of its replies in flight (crash recovery)
+        self.replica_id = secrets.token_hex(8)
         self.lease_takeovers = 0
         self.dedupe_hits = 0  # updates another replica had already received
         self.on_stop: Callable[[LaneKey, StopKind], None] | None = None
+        #: ``on_choice(question_id, option, user_id)``: another replica decided an approval question (issue 25).
+        self.on_choice: Callable[[str, str, str], None] | None = None
 
     async def start(self) -> None:
         """Connect (a shared backend raises ``StartError`` naming where, when it is unreachable)."""
@@ -112,6 +117,10 @@ class Coordination:
         """The chat's lease; None when this replica is alone (its lane is the only one)."""
         return None
 
+    async def lease_holder(self, key: LaneKey) -> str | None:
+        """The replica holding the chat's lease now, None when nobody does ("?" when it cannot be known)."""
+        return None
+
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         """Stop the chat's reply if another replica runs it. True if one did."""
         return False
@@ -127,3 +136,20 @@ class Coordination:
             return False
         taken[name] = at
         return True
+
+    # approval questions (issue 25): alone, the gateway's own desk is all there is
+
+    async def open_choice(self, question_id: str, meta: dict[str, Any], ttl: float) -> None:
+        """Make a question's rules readable by every replica for ``ttl`` seconds."""
+
+    async def choice_meta(self, question_id: str) -> dict[str, Any] | None:
+        """The rules another replica published for a question; None when unknown or gone."""
+        return None
+
+    async def decide_choice(self, question_id: str, option: str, user_id: str) -> bool:
+        """Record the first answer to a question (and tell every replica); False if it was already decided."""
+        return True
+
+    async def decided_choice(self, question_id: str) -> tuple[str, str] | None:
+        """The recorded ``(option, user_id)`` of a decided question."""
+        return None

@@ -31,7 +31,7 @@ import json
 import logging
 import secrets
 from importlib import resources
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
@@ -196,10 +196,76 @@ class RedisCoordination(Coordination):
     def lease(self, key: LaneKey) -> "RedisLease":
         return RedisLease(self, key)
 
+    async def lease_holder(self, key: LaneKey) -> str | None:
+        if self._abandoned or self.client is None or not self.outage.available():
+            return "?"
+        try:
+            holder = await self.client.get(self.lease_keys(key)[0])
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return "?"
+        self.outage.succeeded()
+        return cast("str | None", holder)  # decode_responses=True; redis-py types a reply as bytes | str
+
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         message = json.dumps({"op": "stop", "kind": kind, "from": self.replica_id, "lane": list(key)})
         told = await self.run("stop", self.lease_keys(key)[:1], [self.replica_id, self.channel, message], 0)
         return bool(told)
+
+    # ---------------------------------------------------------------- approval questions (issue 25)
+
+    async def open_choice(self, question_id: str, meta: dict[str, Any], ttl: float) -> None:
+        if self.client is None:
+            return
+        try:
+            await self.client.set(f"{self.prefix}:choice:{question_id}", json.dumps(meta), ex=max(1, int(ttl)))
+            self.outage.succeeded()
+        except UNREACHABLE as exc:  # the question is still answerable here, on this replica
+            self.outage.failed(exc)
+
+    async def choice_meta(self, question_id: str) -> dict[str, Any] | None:
+        if self.client is None:
+            return None
+        try:
+            raw = await self.client.get(f"{self.prefix}:choice:{question_id}")
+            self.outage.succeeded()
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return None
+        try:
+            meta = json.loads(raw) if raw else None
+        except ValueError:
+            return None
+        return meta if isinstance(meta, dict) else None
+
+    async def decide_choice(self, question_id: str, option: str, user_id: str) -> bool:
+        """``SET NX`` on the question's answer: exactly one press wins, whichever replica got it."""
+        if self.client is None:
+            return True
+        try:
+            won = await self.client.set(f"{self.prefix}:choice-decided:{question_id}", f"{option}|{user_id}",
+                                        nx=True, ex=3600)
+            if won:
+                await self.client.publish(self.channel, json.dumps({
+                    "op": "choice", "from": self.replica_id, "id": question_id, "option": option, "user": user_id}))
+            self.outage.succeeded()
+        except UNREACHABLE as exc:  # Redis away: this replica's own desk still answers once
+            self.outage.failed(exc)
+            return True
+        return bool(won)
+
+    async def decided_choice(self, question_id: str) -> tuple[str, str] | None:
+        if self.client is None:
+            return None
+        try:
+            raw = await self.client.get(f"{self.prefix}:choice-decided:{question_id}")
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return None
+        if not raw:
+            return None
+        option, _, user = str(raw).partition("|")
+        return option, user
 
     async def _listen(self) -> None:
         """Follow the events channel: a lease released (wake its waiters), a reply to stop here."""
@@ -232,6 +298,8 @@ class RedisCoordination(Coordination):
         if op == "free":
             for waiter in self._waiting.get(event.get("lease", ""), ()):
                 waiter.set()
+        elif op == "choice" and event.get("from") != self.replica_id and self.on_choice is not None:
+            self.on_choice(str(event.get("id", "")), str(event.get("option", "")), str(event.get("user", "")))
         elif op == "stop" and event.get("from") != self.replica_id and self.on_stop is not None:
             platform, chat_id, thread_id = event["lane"]
             self.on_stop((platform, chat_id, thread_id), event.get("kind", "stop"))
@@ -274,6 +342,7 @@ class RedisLease:
         self.key = key
         self.keys = coordination.lease_keys(key)
         self.held = False
+        self.took_over = False  # the last acquire took the chat from a replica that stopped renewing it (died)
         self._renewer: asyncio.Task[None] | None = None
 
     async def acquire(self, ticket: Callable[[], int], on_lost: Callable[[], None]) -> None:
@@ -295,6 +364,7 @@ class RedisLease:
                     return
                 if taken:
                     self.held = True
+                    self.took_over = taken == 2
                     if taken == 2:
                         coord.lease_takeovers += 1
                         log.info("coordination: took over chat %s/%s from a replica that stopped renewing it",
@@ -314,18 +384,46 @@ class RedisLease:
                 coord._waiting.pop(self.keys[0], None)
 
     async def _renew(self, ttl_ms: int, on_lost: Callable[[], None]) -> None:
+        """Renew every ttl/3; the lease is held only while a renewal was confirmed within the last ttl.
+
+        When Redis cannot be asked (an outage, or its back-off), the lease
+        runs out on the server after ``lease_ttl`` whatever this replica
+        believes: from then on it is not held (the reply goes on alone, as
+        every reply does during an outage), and when Redis answers again the
+        chat is taken back if it is free, or the reply stops if another
+        replica took it meanwhile. (Counting a fallback as a renewal kept a
+        lapsed lease "held" and cut a reply nobody else wanted once Redis was back.)
+        """
         coord = self.coordination
+        loop = asyncio.get_running_loop()
+        confirmed = loop.time()
+        held_ttl = ttl_ms * 20 + 3_600_000
         while True:
             await asyncio.sleep(coord.lease_ttl / 3)
             still = await coord.run("lease_renew", [self.keys[0], self.keys[2]],
-                                    [coord.replica_id, ttl_ms, ttl_ms * 20 + 3_600_000], 1)
-            if not still:
-                self.held = False
-                coord._leases.discard(self)
-                log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
-                            self.key[0], self.key[1])
-                on_lost()
-                return
+                                    [coord.replica_id, ttl_ms, held_ttl], None)
+            if still is None:  # unreachable: nothing was renewed
+                if self.held and loop.time() - confirmed >= coord.lease_ttl:
+                    self.held = False
+                    log.warning("coordination: the lease of chat %s/%s ran out while Redis was unreachable; "
+                                "the reply goes on alone", self.key[0], self.key[1])
+                continue
+            if not still and not self.held:  # it lapsed during an outage: take the chat back if nobody has
+                taken = await coord.run("lease_acquire", self.keys,
+                                        [coord.replica_id, ttl_ms, 0, max(4 * int(MAX_POLL * 1000), 1000),
+                                         held_ttl], None)
+                if taken is None:
+                    continue
+                still = 1 if taken else 0
+            if still:
+                self.held, confirmed = True, loop.time()
+                continue
+            self.held = False
+            coord._leases.discard(self)
+            log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
+                        self.key[0], self.key[1])
+            on_lost()
+            return
 
     def stop_renewing(self) -> None:
         if self._renewer is not None:

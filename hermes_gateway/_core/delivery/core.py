@@ -54,7 +54,8 @@ class Delivery:
         return self._hooks[platform]
 
     def session(self, platform: str, chat_id: str, *, thread_id: str | None = None, chat_kind: str | None = None,
-                settings: StreamSettings | None = None, reply_to: str | None = None) -> StreamSession:
+                settings: StreamSettings | None = None, reply_to: str | None = None,
+                on_shown: Any = None) -> StreamSession:
         """A session for one reply into one chat; settings default to the config's for that platform.
 
         The chat's budget and the bot's (``ALL_CHATS``) are shared with every
@@ -78,7 +79,7 @@ class Delivery:
         session = StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
                                 reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared,
                                 observer=self.observer.reply(platform) if self.observer is not None else None,
-                                media_directory=self.media_directory)
+                                media_directory=self.media_directory, on_shown=on_shown)
         self._live.add(session)
         return session
 

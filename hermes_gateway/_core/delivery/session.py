@@ -44,6 +44,7 @@ from .media import MediaSender, with_lines
 from .pacing import Pacer
 from .preview import STATUS_GAP, Draft
 from .split import Piece
+from ..store.base import ShownMessage
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +93,11 @@ class StreamSession:
                  bot_budget: ChatBudget | None = None, policy: DeliveryPolicy | None = None,
                  reasoning_starts_open: bool = False, shared: Any = None,
                  observer: ReplyObserver | None = None,
-                 media_directory: MediaDirectory | None = None) -> None:
+                 media_directory: MediaDirectory | None = None,
+                 on_shown: Callable[[tuple[ShownMessage, ...]], None] | None = None) -> None:
         self.hooks = hooks
+        #: told what the reply's messages show after each platform call (the crash-recovery journal)
+        self._on_shown = on_shown
         self._observer = observer or NO_OBSERVER  # /metrics: told of the start, every platform call, the end
         self.stream = stream
         self.policy = policy or DeliveryPolicy()
@@ -176,6 +180,11 @@ class StreamSession:
         """Show tool progress in the preview (never in the final text); typing is refreshed meanwhile."""
         self._draft.set_status(f"🔧 {name}…")
         self._pacer.wake()  # a preview or a typing refresh may be due
+
+    def set_status(self, status: str) -> None:
+        """Show ``status`` in the preview's progress line (e.g. waiting for approval); "" clears it."""
+        self._draft.set_status(status)
+        self._pacer.wake()
 
     def tool_finished(self, name: str) -> None:
         if self._draft.status:
@@ -510,3 +519,14 @@ class StreamSession:
             piece = entry.piece
             end = piece.end if final else entry.pending_end
             entry.seen = (Piece(piece.start, end, piece.opener), doc[piece.start:end])
+        if self._on_shown is not None:
+            self._on_shown(self.shown_messages())
+
+    def shown_messages(self) -> tuple[ShownMessage, ...]:
+        """The reply's messages as the person sees them now, without cursor or tool line (for recovery)."""
+        from ..recovery.journal import clean_preview
+
+        cursor = self._draft.cursor
+        return tuple(ShownMessage(e.ref.message_id, e.ref.chat_id, e.ref.thread_id,
+                                  e.shown if e.ended else clean_preview(e.shown, cursor), e.ended)
+                     for e in self._ledger.entries if e.ref is not None and e.shown is not None)

@@ -54,11 +54,15 @@ class MediaSettings:
 
 @dataclass
 class FileContent:
-    """One file as the model sees it now, as history keeps it, and a line the person is shown before the reply."""
+    """One file as the model sees it now, as history keeps it, and a line the person is shown before the reply.
+
+    ``unused``: the model gets only a stand-in (the file could not be used), so a message of such files and
+    no words has nothing to answer: the person gets the lines, and no model turn runs."""
 
     model: list[dict[str, Any]] = field(default_factory=list)
     stored: list[dict[str, Any]] = field(default_factory=list)
     line: str | None = None
+    unused: bool = False
 
 
 Converter = Callable[[Received, MediaSettings], Awaitable[FileContent]]
@@ -73,7 +77,7 @@ def failed(name: str, kind: str, why: str) -> FileContent:
     word = KIND_WORDS.get(kind, "file")
     named = word if name == word else f"{word}: {name}"
     stand_in = text_part(f"[{named}: the person sent it, but it could not be used: {why}]\n")
-    return FileContent([stand_in], [stand_in], f"📎 {name}: {why}")
+    return FileContent([stand_in], [stand_in], f"📎 {name}: {why}", unused=True)
 
 
 async def image_content(received: Received, settings: MediaSettings) -> FileContent:
@@ -106,13 +110,30 @@ UNSUPPORTED = {"voice": "I cannot listen to voice notes here yet", "audio": "I c
                "video": "I cannot watch videos yet"}
 
 
-def register_converter(kind: str, converter: Converter) -> None:
-    """Make files of ``kind`` usable (e.g. ``voice`` → a transcript): the one hook point per kind."""
+#: Asked before a file of its kind is downloaded, with the attachment and its display name: content that
+#: stands for a file that cannot be used whatever its bytes (voice with no transcription set up), or None
+#: to go on with the download.
+Gate = Callable[[Any, str, MediaSettings], "FileContent | None"]
+_GATES: dict[str, Gate] = {}
+
+
+def register_converter(kind: str, converter: Converter, gate: Gate | None = None) -> None:
+    """Make files of ``kind`` usable (e.g. ``voice`` → a transcript): the one hook point per kind.
+
+    ``gate``: checked before the download, so a file the converter could never use is not fetched."""
     _CONVERTERS[kind] = converter
+    if gate is None:
+        _GATES.pop(kind, None)
+    else:
+        _GATES[kind] = gate
 
 
 def converter_for(kind: str) -> Converter | None:
     return _CONVERTERS.get(kind)
+
+
+def gate_for(kind: str) -> Gate | None:
+    return _GATES.get(kind)
 
 
 def unsupported(kind: str) -> str:

@@ -23,12 +23,24 @@ arriving meanwhile queue up and merge here as they do on one replica.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, Coroutine
+from typing import Any, Awaitable, Callable, Coroutine
 
 from ..coordination.base import NO_TICKET, ChatLease
 from .commands import Command
 from .incoming import Incoming
+
+
+#: Reply tasks cut by something other than the person (shutdown, the chat's lease lost to another replica): the
+#: person was not told, so the turn leaves its reply in flight to crash recovery instead of recording it.
+CUT_TASKS: "weakref.WeakSet[asyncio.Task[Any]]" = weakref.WeakSet()
+
+
+def cut_here() -> bool:
+    """Whether the running reply task was cut by shutdown or a lost lease (see :data:`CUT_TASKS`)."""
+    task = asyncio.current_task()
+    return task is not None and task in CUT_TASKS
 
 
 @dataclass
@@ -55,7 +67,16 @@ class CommandTurn:
     ticket: int = NO_TICKET
 
 
-Item = TextTurn | CommandTurn
+@dataclass
+class RecoveryTurn:
+    """Finish a reply a crash cut in this chat (:mod:`hermes_gateway._core.recovery`), in its place in the queue."""
+
+    record: Any  # ReplyInFlight
+    future: asyncio.Future[Any]
+    ticket: int = NO_TICKET
+
+
+Item = TextTurn | CommandTurn | RecoveryTurn
 
 
 @dataclass
@@ -68,6 +89,8 @@ class ChatLane:
     running: Item | None = None
     running_task: asyncio.Task[Any] | None = None
     lease: ChatLease | None = None  # the chat across replicas (None: this replica is alone)
+    #: called (awaited) right after the lease was taken over from a replica that died: its cut reply first
+    on_takeover: Callable[["ChatLane"], Awaitable[None]] | None = None
 
     def add_text(self, incoming: Incoming, future: asyncio.Future[Any], *, busy: str,
                  ticket: int = NO_TICKET) -> None:
@@ -81,27 +104,38 @@ class ChatLane:
         if busy == "interrupt" and isinstance(self.running, TextTurn):
             self.cancel_running()
 
+    def add_recovery(self, turn: RecoveryTurn) -> None:
+        """Queue finishing a cut reply before anything that arrives later (it is not merged, not interrupted)."""
+        self.items.append(turn)
+
     def add_command(self, turn: CommandTurn) -> None:
         if turn.command.stops_reply:
             turn.stopped_reply = isinstance(self.running, TextTurn) and self.cancel_running()
             self.drop_queued()
         self.items.append(turn)
 
-    def cancel_running(self, *, any_kind: bool = False) -> bool:
+    def cancel_running(self, *, any_kind: bool = False, cut: bool = False) -> bool:
         """Stop the running text reply (it keeps what was shown). True if there was one to stop.
 
         ``any_kind`` also stops a command's answer (shutdown stops everything).
+        ``cut``: nobody asked for the stop (shutdown, a lost lease): the person is told later (recovery).
         """
         task = self.running_task
         if task is None or task.done() or not (any_kind or isinstance(self.running, TextTurn)):
             return False
+        if cut:
+            CUT_TASKS.add(task)
         task.cancel()
         return True
 
-    def drop_queued(self) -> None:
+    def drop_queued(self, *, everything: bool = False) -> None:
+        """Drop what waits (``/stop``, ``/new``): the person's messages, not the finishing of a cut reply
+        (:class:`RecoveryTurn`), which only ``everything`` (shutdown, the worker ending) drops too."""
+        kept = [] if everything else [item for item in self.items if isinstance(item, RecoveryTurn)]
         for item in self.items:
-            _finish(item, None)
-        self.items.clear()
+            if item not in kept:
+                _finish(item, None)
+        self.items[:] = kept
 
     async def run(self, answer: Callable[[Item], Coroutine[Any, Any, Any]],
                   on_idle: Callable[["ChatLane"], None]) -> None:
@@ -117,6 +151,8 @@ class ChatLane:
             while self.items:
                 if lease is not None:
                     await lease.acquire(self._oldest_ticket, self._lease_lost)
+                    if getattr(lease, "took_over", False) and self.on_takeover is not None:
+                        await self.on_takeover(self)
                     if not self.items:  # dropped while waiting (/stop on another replica)
                         await lease.release()
                         continue  # (something may have arrived meanwhile)
@@ -137,7 +173,7 @@ class ChatLane:
         finally:
             if lease is not None and lease.held:  # stopped while holding it (shutdown, a dead worker)
                 await asyncio.shield(lease.release())
-            self.drop_queued()
+            self.drop_queued(everything=True)
             self.running = self.running_task = None
             on_idle(self)
 
@@ -146,7 +182,7 @@ class ChatLane:
 
     def _lease_lost(self) -> None:
         """Another replica took the chat (this one stalled past the lease): stop what runs here."""
-        self.cancel_running(any_kind=True)
+        self.cancel_running(any_kind=True, cut=True)
 
 
 def _futures(item: Item) -> list[asyncio.Future[Any]]:

@@ -40,12 +40,15 @@ from ..operator.gate import CHECK as GATE_CHECK, Gate
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
 from .dedupe import SeenUpdates
 from .incoming import Incoming
-from .lane import ChatLane, CommandTurn, Item, TextTurn
+from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
 
 log = logging.getLogger(__name__)
+
+#: Commands run at once beside the chat's lane: they answer the reply that runs in it (issue 25's approvals).
+_BESIDE_LANE = frozenset({"allow", "deny"})
 
 #: Seconds a cut turn gets past the delivery's own bound (recording what was shown), and again after that.
 STOP_MARGIN = 0.5
@@ -72,6 +75,8 @@ class InboundRuntime:
         self._gating: set[asyncio.Task[Any]] = set()
         self._gate_tails: dict[tuple[str, str], asyncio.Task[Any]] = {}
         self._reactor: Any = None  # status reactions (issue 24), made on first use when configured
+        #: (platform, chat, message id) of messages answered again after a crash (their retry is the only one)
+        self.retries: set[tuple[str, str, str | None]] = set()
 
     # ---------------------------------------------------------------- receiving
 
@@ -149,6 +154,33 @@ class InboundRuntime:
         self._gating.add(task)
         task.add_done_callback(self._gating.discard)
 
+    def recover(self, record: Any, *, done: Any = None) -> asyncio.Future[Any]:
+        """Queue finishing a reply a crash cut (a ``ReplyInFlight``) in its chat's lane."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if done is not None:
+            future.add_done_callback(done)
+        lane = self._lane_for((record.platform, record.chat_id, record.thread_id))
+        lane.add_recovery(RecoveryTurn(record, future))
+        self._start_lane(lane, record.platform, record.chat_id)
+        return future
+
+    def answer_again(self, record: Any) -> asyncio.Future[Any]:
+        """``after_crash: retry``: answer the message of a reply a crash cut, once more, next in its chat."""
+        incoming = Incoming(platform=record.platform, chat_id=record.chat_id, text=record.text,
+                            message_id=record.message_id, thread_id=record.thread_id,
+                            chat_kind=record.chat_kind or "private")
+        self.retries.add((record.platform, record.chat_id, record.message_id))
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        lane = self._lane(incoming)
+        lane.items.insert(0, TextTurn([incoming], [future]))
+        self._start_lane(lane, record.platform, record.chat_id)
+        return future
+
+    def _start_lane(self, lane: ChatLane, platform: str, chat_id: str) -> None:
+        if lane.worker is None:
+            lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
+                                                                 name=f"chat:{platform}:{chat_id}")
+
     def _enqueue(self, incoming: Incoming, future: asyncio.Future[Any], ticket: int = NO_TICKET,
                  stopped_elsewhere: bool = False) -> None:
         """Put an admitted message in its chat's lane (starting the lane's worker)."""
@@ -160,6 +192,10 @@ class InboundRuntime:
         lane = self._lane(incoming)
         if not incoming.text.strip() and not incoming.attachments:  # only a notice: the fixed answer, in its place
             lane.add_command(CommandTurn(incoming, NOTICE, incoming.notice or "", future, ticket=ticket))
+        elif command is not None and command.name in _BESIDE_LANE:
+            assert parsed is not None  # it answers the reply running in this lane: it must not wait behind it
+            self._beside_lane(CommandTurn(incoming, command, parsed.args, future, ticket=ticket))
+            return
         elif command is not None:
             assert parsed is not None
             turn = CommandTurn(incoming, command, parsed.args, future, ticket=ticket)
@@ -168,12 +204,18 @@ class InboundRuntime:
         else:
             lane.add_text(incoming, future, busy=self._busy_for(incoming), ticket=ticket)
             self._react(incoming, "received")
-        self._start_lane(lane, incoming)
+        self._start_lane(lane, incoming.platform, incoming.chat_id)
 
-    def _start_lane(self, lane: ChatLane, incoming: Incoming) -> None:
-        if lane.worker is None:
-            lane.worker = asyncio.get_running_loop().create_task(lane.run(self._answer, self._forget),
-                                                                 name=f"chat:{incoming.platform}:{incoming.chat_id}")
+    def _beside_lane(self, item: CommandTurn) -> None:
+        """Run a command at once, outside its chat's lane (``/allow``, ``/deny``: issue 25)."""
+        async def run() -> None:
+            result = await self._answer(item)
+            if not item.future.done():
+                item.future.set_result(result)
+
+        task = asyncio.get_running_loop().create_task(run(), name="beside-lane")
+        self._gating.add(task)
+        task.add_done_callback(self._gating.discard)
 
     # ---------------------------------------------------------------- edits and reactions (issue 24)
 
@@ -191,7 +233,7 @@ class InboundRuntime:
             return
         log.info("%s: message %s in chat %s was edited: %s", incoming.platform, incoming.edit_of,
                  incoming.chat_id, "its reply is superseded" if outcome == "superseded" else "replaced in the queue")
-        self._start_lane(lane, incoming)
+        self._start_lane(lane, incoming.platform, incoming.chat_id)
 
     @property
     def reactor(self) -> Any:
@@ -305,11 +347,32 @@ class InboundRuntime:
         return self._access[platform]
 
     def _lane(self, incoming: Incoming) -> ChatLane:
-        key = (incoming.platform, incoming.chat_id, incoming.thread_id)
+        return self._lane_for((incoming.platform, incoming.chat_id, incoming.thread_id))
+
+    def _lane_for(self, key: tuple[str, str, str | None]) -> ChatLane:
         lane = self.lanes.get(key)
         if lane is None:
-            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key))
+            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key), on_takeover=self._took_over)
         return lane
+
+    async def _took_over(self, lane: ChatLane) -> None:
+        """This replica took the chat from one that died: finish the reply it left before anything else."""
+        from ..recovery.recover import finish_cut_reply
+
+        key = lane.key
+        # the replica that had it may be alive but stalled: it stops its reply at its next renewal (a third
+        # of the lease) and cuts it cleanly; finishing the reply before then would race its last edit
+        await asyncio.sleep(getattr(self.coordination, "lease_ttl", 0.0) / 3 + 1.0)
+        try:
+            records = [r for r in await self.gateway.store.replies_in_flight()
+                       if (r.platform, r.chat_id, r.thread_id) == key and r.owner != self.coordination.replica_id]
+            for record in records:
+                await finish_cut_reply(self.gateway, record)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the periodic sweep tries again
+            log.warning("%s: finishing the reply a dead replica left in chat %s failed: %s: %s", key[0], key[1],
+                        type(exc).__name__, exc)
 
     def _forget(self, lane: ChatLane) -> None:
         if self.lanes.get(lane.key) is lane:
@@ -343,6 +406,10 @@ class InboundRuntime:
                 report = await answer_turn(self.gateway, item.messages, superseded=lambda: item.superseded)
                 self._react_after(item, report)
                 return report
+            if isinstance(item, RecoveryTurn):
+                from ..recovery.recover import finish_cut_reply
+
+                return await finish_cut_reply(self.gateway, item.record)
             context = CommandContext(item.incoming, item.args, self, stopped_reply=item.stopped_reply)
             text = await self._run_command(item.command, context)
             if text:
@@ -351,6 +418,10 @@ class InboundRuntime:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # one chat's failure is logged, never the gateway's
+            if isinstance(item, RecoveryTurn):
+                log.error("%s: finishing a reply cut by a crash in chat %s failed: %s: %s", item.record.platform,
+                          item.record.chat_id, type(exc).__name__, exc)
+                return None
             first = item.messages[0] if isinstance(item, TextTurn) else item.incoming
             if isinstance(item, TextTurn):
                 self._react_after(item, None, failed=True)
@@ -410,12 +481,16 @@ class InboundRuntime:
         if not late:
             return
         log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
+        from ..recovery.recover import keep_unanswered  # messages still queued: told (or answered) later
+
+        await keep_unanswered(self.gateway, [i.messages for lane in self.lanes.values() for i in lane.items
+                                             if isinstance(i, TextTurn)])
         delivery = self.gateway.delivery
         cut = delivery.policy.cut_deadline
         delivery.cut_all(cut)
         for lane in list(self.lanes.values()):
-            lane.drop_queued()
-            lane.cancel_running(any_kind=True)
+            lane.drop_queued(everything=True)
+            lane.cancel_running(any_kind=True, cut=True)  # (the person is told later: crash recovery)
             if lane.running_task is None and lane.worker is not None:
                 lane.worker.cancel()  # waiting for a chat another replica holds: nothing here to finish
         _, stuck = await asyncio.wait(late, timeout=cut + STOP_MARGIN)
@@ -464,12 +539,13 @@ def collect_commands(gateway: Any) -> dict[str, Command]:
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
     """
+    from .approval_commands import APPROVAL_COMMANDS  # /allow ID, /deny ID (issue 25)
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
-
     from ..outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders (issue 24)
 
     commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
-                                                      *reminder_commands(gateway.config.outbound.reminders))}
+                                                      *reminder_commands(gateway.config.outbound.reminders),
+                                                      *APPROVAL_COMMANDS)}
     for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .downloads import Refused, display_name, download
-from .file_content import FILE_KEY, FileContent, MediaSettings, converter_for, failed, text_part, unsupported
+from .file_content import FILE_KEY, FileContent, MediaSettings, converter_for, failed, gate_for, text_part, unsupported
 from .incoming import Incoming
 
 IMAGE_KINDS = ("image", "sticker")
@@ -29,11 +29,15 @@ IMAGE_KINDS = ("image", "sticker")
 
 @dataclass
 class TurnContent:
-    """``model``: the user content for the agent; ``stored``: what history keeps; ``lines``: for the person."""
+    """``model``: the user content for the agent; ``stored``: what history keeps; ``lines``: for the person.
+
+    ``answerable`` False: no words and no file the model could use (a voice note nobody can transcribe, a file
+    too large): the lines are the whole answer, and no model turn runs on stand-ins alone."""
 
     model: str | list[dict[str, Any]]
     stored: str | list[dict[str, Any]]
     lines: list[str] = field(default_factory=list)
+    answerable: bool = True
 
     @property
     def preface(self) -> str:
@@ -54,13 +58,16 @@ async def turn_content(messages: Sequence[Incoming], settings: MediaSettings) ->
     stored: list[dict[str, Any]] = []
     lines: list[str] = []
     unseen: list[str] = []  # images a model without vision was not shown
+    answerable = False  # words, or a file the model can use
     for message in messages:
         if message.text.strip():
+            answerable = True
             part = text_part(message.text + "\n\n")
             model.append(part)
             stored.append(part)
         for attachment in message.attachments:
             content = await _one_file(attachment, settings, unseen)
+            answerable = answerable or not content.unused
             model += content.model
             stored += content.stored
             if content.line:
@@ -70,8 +77,8 @@ async def turn_content(messages: Sequence[Incoming], settings: MediaSettings) ->
     settings_directory_sweep(settings)
     if all(p.get("type") == "text" and FILE_KEY not in p for p in model + stored):
         text = "".join(p["text"] for p in model).strip()
-        return TurnContent(text, "".join(p["text"] for p in stored).strip(), lines)
-    return TurnContent(model, stored, lines)
+        return TurnContent(text, "".join(p["text"] for p in stored).strip(), lines, answerable)
+    return TurnContent(model, stored, lines, answerable)
 
 
 def content_kind(attachment: Any) -> str:
@@ -98,6 +105,10 @@ async def _one_file(attachment: Any, settings: MediaSettings, unseen: list[str])
     converter = converter_for(kind)
     if converter is None:
         return failed(name, kind, unsupported(kind))
+    gate = gate_for(kind)
+    refused = gate(attachment, name, settings) if gate is not None else None
+    if refused is not None:  # it could not be used whatever its bytes: not downloaded
+        return refused
     limit = settings.limits.get(attachment.kind, settings.limits.get("document", 20 * 1024 * 1024))
     got = await download(attachment, settings.directory, limit)  # the limit of the kind the platform said
     if isinstance(got, Refused):

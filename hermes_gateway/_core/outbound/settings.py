@@ -148,7 +148,7 @@ def _schedules(p: Any, value: Any) -> tuple[Schedule, ...]:
 
 
 def _reminders(p: Any, tools: Any, value: Any) -> ReminderSettings:
-    tools_sec = p.section(tools, "tools", ("reminders",))
+    tools_sec = p.section(tools, "tools", ("reminders", "approval"))  # tools.approval: issue 25's
     sec = p.section(value, "reminders", ("max_per_chat", "min_every", "timezone"))
     d = ReminderSettings()
     min_every = d.min_every

@@ -72,6 +72,45 @@ class StoredResponse:
     owner: str | None = None            # which API key made it (a fingerprint, never the key); None = no keys
 
 
+@dataclass(frozen=True, slots=True)
+class ShownMessage:
+    """One message of a reply in flight as the person sees it: which message, and its text without cursor."""
+
+    message_id: str
+    chat_id: str
+    thread_id: str | None
+    text: str               # what it shows, minus the cursor and the tool progress line
+    ended: bool = False     # already ended with ``on_stream_end`` (no cursor on it)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyInFlight:
+    """A reply being streamed into a chat, recorded so a replica that finds it after a crash can finish it.
+
+    Written when the reply starts, updated as its messages appear, and
+    cleared when it is final (in the same transaction as the turn it
+    recorded, see :meth:`ConversationStore.record_turn`). A record still
+    there with an ``owner`` that is not running any more is what a crash
+    left (:mod:`hermes_gateway._core.recovery`).
+    """
+
+    id: str                             # random, one per reply
+    platform: str
+    chat_id: str
+    thread_id: str | None
+    chat_kind: str | None
+    message_id: str | None              # the person's message (the reply answers it)
+    text: str                           # the person's message text (all of them, when answered together)
+    owner: str                          # the replica (process) running it, or recovering it
+    shown: tuple[ShownMessage, ...] = ()
+    attempt: int = 0                    # 1: this reply is already the one retry after a crash
+    started: float = 0.0                # Unix time
+
+    @property
+    def key(self) -> ConversationKey:
+        return ConversationKey(self.platform, self.chat_id, self.thread_id)
+
+
 class ConversationStore(OperatorRecords, OutboundRecords, abc.ABC):
     """Where conversations live. Never blocks the event loop; every write is one transaction."""
 
@@ -80,8 +119,14 @@ class ConversationStore(OperatorRecords, OutboundRecords, abc.ABC):
         """The current conversation of ``key`` as chat messages, bounded by the history policy."""
 
     @abc.abstractmethod
-    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]]) -> None:
-        """Append one turn's messages (``TurnEnd.messages``) to the current conversation of ``key``."""
+    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]], *,
+                          in_flight: str | None = None) -> None:
+        """Append one turn's messages (``TurnEnd.messages``) to the current conversation of ``key``.
+
+        ``in_flight``: the id of the reply's :class:`ReplyInFlight` record, cleared
+        in the same transaction (a crash between the two would otherwise
+        recover a reply whose turn is already recorded).
+        """
 
     @abc.abstractmethod
     async def new_conversation(self, key: ConversationKey) -> None:
@@ -144,3 +189,30 @@ class ConversationStore(OperatorRecords, OutboundRecords, abc.ABC):
     async def recent_updates(self, limit: int) -> list[tuple[str, str]]:
         """The most recently remembered (platform, update id) pairs, oldest first, at most ``limit``."""
         return []
+
+    # -- replies in flight (crash recovery) -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def begin_reply(self, reply: ReplyInFlight) -> None:
+        """Record a reply that starts streaming (replacing a record with the same id)."""
+
+    @abc.abstractmethod
+    async def update_reply(self, reply_id: str, shown: Sequence[ShownMessage]) -> None:
+        """The messages a reply in flight shows now; nothing happens for an unknown id."""
+
+    @abc.abstractmethod
+    async def end_reply(self, reply_id: str) -> None:
+        """Clear the record: the reply is final (or was recovered). Nothing happens for an unknown id."""
+
+    @abc.abstractmethod
+    async def replies_in_flight(self) -> list[ReplyInFlight]:
+        """Every reply recorded as in flight, the oldest first."""
+
+    @abc.abstractmethod
+    async def claim_reply(self, reply_id: str, owner: str, new_owner: str) -> ReplyInFlight | None:
+        """Take over a record from ``owner`` (the replica that left it): atomic, so one claimer wins.
+
+        Returns the record now owned by ``new_owner``, or None when it is gone
+        or no longer ``owner``'s (another replica claimed it first, or the
+        reply ended meanwhile).
+        """

@@ -43,3 +43,17 @@ def first_user_text(messages: Any) -> str | None:
             text = content if isinstance(content, str) else encode(content)
             return text[:FIRST_TEXT_CHARS]
     return None
+
+
+def encode_shown(shown: Any) -> str:
+    """A reply in flight's messages as stored: a JSON list of ``[message id, chat, thread, text, ended]``."""
+    return json.dumps([[m.message_id, m.chat_id, m.thread_id, m.text, bool(m.ended)] for m in shown],
+                      ensure_ascii=False)
+
+
+def decode_shown(text: str) -> tuple[Any, ...]:
+    """The inverse of :func:`encode_shown` (a ``ShownMessage`` tuple)."""
+    from .base import ShownMessage
+
+    return tuple(ShownMessage(str(m), str(c), None if t is None else str(t), str(x), bool(e))
+                 for m, c, t, x, e in json.loads(text or "[]"))

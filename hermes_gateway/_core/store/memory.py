@@ -17,7 +17,9 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse
+import dataclasses
+
+from .base import ConversationKey, ConversationStore, ConversationSummary, ReplyInFlight, ShownMessage, StoredResponse
 from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
                     first_user_text, key_parts)
 from .operator_records import MemoryOperatorRecords
@@ -61,6 +63,7 @@ class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, ConversationStor
         self._responses: OrderedDict[str, _Response] = OrderedDict()
         self._response_total = 0
         self._updates: deque[tuple[str, str]] = deque(maxlen=max_updates)
+        self._in_flight: dict[str, ReplyInFlight] = {}
 
     # -- conversations ---------------------------------------------------------------------------------------
 
@@ -71,8 +74,11 @@ class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, ConversationStor
         pairs = ((decode(text), chars) for text, chars in reversed(conv.messages))
         return bound_newest_first(pairs, self.history_messages, self.history_chars)
 
-    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]]) -> None:
+    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]], *,
+                          in_flight: str | None = None) -> None:
         encoded = [(encode(m), message_chars(m)) for m in messages]  # all or nothing
+        if in_flight is not None:
+            self._in_flight.pop(in_flight, None)
         if not encoded:
             return
         parts = key_parts(key)
@@ -156,3 +162,27 @@ class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, ConversationStor
 
     async def recent_updates(self, limit: int) -> list[tuple[str, str]]:
         return list(self._updates)[-limit:] if limit > 0 else []
+
+    # -- replies in flight -----------------------------------------------------------------------------------
+
+    async def begin_reply(self, reply: ReplyInFlight) -> None:
+        self._in_flight[reply.id] = dataclasses.replace(reply, shown=tuple(reply.shown),
+                                                        started=reply.started or self.clock())
+
+    async def update_reply(self, reply_id: str, shown: Sequence[ShownMessage]) -> None:
+        found = self._in_flight.get(reply_id)
+        if found is not None:
+            self._in_flight[reply_id] = dataclasses.replace(found, shown=tuple(shown))
+
+    async def end_reply(self, reply_id: str) -> None:
+        self._in_flight.pop(reply_id, None)
+
+    async def replies_in_flight(self) -> list[ReplyInFlight]:
+        return sorted(self._in_flight.values(), key=lambda r: r.started)
+
+    async def claim_reply(self, reply_id: str, owner: str, new_owner: str) -> ReplyInFlight | None:
+        found = self._in_flight.get(reply_id)
+        if found is None or found.owner != owner:
+            return None
+        claimed = self._in_flight[reply_id] = dataclasses.replace(found, owner=new_owner)
+        return claimed

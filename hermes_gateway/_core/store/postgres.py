@@ -57,11 +57,12 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
 from ..secrets import protect, scrub
-from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
+from .base import (ConversationKey, ConversationStore, ConversationSummary, ReplyInFlight, ShownMessage, StoredResponse,
+                   StoreError)
+from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, decode_shown, encode,
+                    encode_shown, first_user_text, key_parts)
 from .operator_postgres import OPERATOR_MARKER, OPERATOR_SCHEMA, PostgresOperatorRecords
 from .outbound_postgres import OUTBOUND_MARKER, OUTBOUND_SCHEMA, PostgresOutboundRecords
-from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
-                    first_user_text, key_parts)
 from .pgurl import describe, url_passwords
 from .policy import bound_newest_first, message_chars
 
@@ -93,7 +94,7 @@ class _QuietReconnects(logging.Filter):
 
 logging.getLogger("psycopg.pool").addFilter(_QuietReconnects())
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: hermes_replies_in_flight (every step below is idempotent, so 1 -> 2 runs them all)
 #: The migration's advisory lock, in the two-int key space ("herm", "es" + 1): no clash with row keys.
 MIGRATION_LOCK = (0x6865726D, 0x65730001)
 #: Serialises stored-response eviction across replicas (the budget is a whole-table property).
@@ -138,6 +139,19 @@ SCHEMA = (
     " seq       BIGSERIAL PRIMARY KEY,"
     " platform  TEXT NOT NULL,"
     " update_id TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS hermes_replies_in_flight ("  # replies streaming now (crash recovery)
+    " id         TEXT PRIMARY KEY,"
+    " platform   TEXT NOT NULL,"
+    " chat_id    TEXT NOT NULL,"
+    " thread_id  TEXT,"
+    " chat_kind  TEXT,"
+    " message_id TEXT,"                                  # the person's message
+    " text       TEXT NOT NULL,"                         # its text
+    " owner      TEXT NOT NULL,"                         # the replica running (or recovering) it
+    " shown      TEXT NOT NULL DEFAULT '[]',"            # JSON: the messages shown so far, without cursor
+    " attempt    INTEGER NOT NULL DEFAULT 0,"
+    " started    DOUBLE PRECISION NOT NULL,"
+    " seq        BIGSERIAL)",
 )
 
 
@@ -369,11 +383,14 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, Conversati
                                       self.history_messages, self.history_chars)
         return await self._run(read, key_parts(key))
 
-    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]]) -> None:
+    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]], *,
+                          in_flight: str | None = None) -> None:
         # encoded before any statement: a message that is not JSON stores nothing of the turn
         rows = [(str(m.get("role", "")), encode(m), message_chars(m)) for m in messages]
         if rows:
-            await self._run(self._record, key_parts(key), rows, first_user_text(messages), self.clock())
+            await self._run(self._record, key_parts(key), rows, first_user_text(messages), self.clock(), in_flight)
+        elif in_flight is not None:
+            await self.end_reply(in_flight)
 
     #: Appends a turn to the chat's current conversation, locked (FOR UPDATE) so concurrent appends from
     #: other tasks or replicas queue behind it and message numbers never collide. No row back: a /new
@@ -389,7 +406,7 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, Conversati
         " RETURNING c.id")
 
     async def _record(self, conn: Any, parts: tuple[str, str, str], rows: list[tuple[str, str, int]],
-                      first_text: str | None, now: float) -> None:
+                      first_text: str | None, now: float, in_flight: str | None = None) -> None:
         """One transaction, sent as one pipeline: a single round trip to the server in the usual case."""
         platform, chat, thread = parts
         params = {"p": platform, "c": chat, "t": thread, "now": now, "first": first_text, "count": len(rows),
@@ -402,6 +419,8 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, Conversati
                         " VALUES (%(p)s, %(c)s, %(t)s, %(now)s, %(now)s)"
                         " ON CONFLICT (platform, chat_id, thread_id) WHERE current DO NOTHING", params)
                     cursor = await conn.execute(self._APPEND, params)
+                    if in_flight is not None:
+                        await conn.execute("DELETE FROM hermes_replies_in_flight WHERE id = %s", (in_flight,))
                 row = await cursor.fetchone()
             if row is not None:
                 return
@@ -528,6 +547,57 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, Conversati
                                         (max(0, limit),))
             return [(p, u) for p, u in await cursor.fetchall()][::-1]
         return await self._run(read)
+
+    # -- replies in flight -----------------------------------------------------------------------------------
+
+    async def begin_reply(self, reply: ReplyInFlight) -> None:
+        row = (reply.id, reply.platform, reply.chat_id, reply.thread_id, reply.chat_kind, reply.message_id,
+               reply.text, reply.owner, encode_shown(reply.shown), reply.attempt, reply.started or self.clock())
+
+        async def write(conn: Any) -> None:
+            await conn.execute(
+                "INSERT INTO hermes_replies_in_flight (id, platform, chat_id, thread_id, chat_kind, message_id, text,"
+                " owner, shown, attempt, started) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, shown = EXCLUDED.shown,"
+                " attempt = EXCLUDED.attempt", row)
+        await self._run(write)
+
+    async def update_reply(self, reply_id: str, shown: Sequence[ShownMessage]) -> None:
+        encoded = encode_shown(shown)
+
+        async def write(conn: Any) -> None:
+            await conn.execute("UPDATE hermes_replies_in_flight SET shown = %s WHERE id = %s", (encoded, reply_id))
+        await self._run(write)
+
+    async def end_reply(self, reply_id: str) -> None:
+        async def write(conn: Any) -> None:
+            await conn.execute("DELETE FROM hermes_replies_in_flight WHERE id = %s", (reply_id,))
+        await self._run(write)
+
+    _IN_FLIGHT = ("SELECT id, platform, chat_id, thread_id, chat_kind, message_id, text, owner, shown, attempt,"
+                  " started FROM hermes_replies_in_flight ")
+
+    @staticmethod
+    def _in_flight(row: tuple) -> ReplyInFlight:
+        rid, platform, chat, thread, kind, message, text, owner, shown, attempt, started = row
+        return ReplyInFlight(rid, platform, chat, thread, kind, message, text, owner, decode_shown(shown),
+                             int(attempt), float(started))
+
+    async def replies_in_flight(self) -> list[ReplyInFlight]:
+        async def read(conn: Any) -> list[ReplyInFlight]:
+            cursor = await conn.execute(self._IN_FLIGHT + "ORDER BY started, seq")
+            return [self._in_flight(r) for r in await cursor.fetchall()]
+        return await self._run(read)
+
+    async def claim_reply(self, reply_id: str, owner: str, new_owner: str) -> ReplyInFlight | None:
+        async def claim(conn: Any) -> ReplyInFlight | None:  # one statement: the row lock makes one claimer win
+            cursor = await conn.execute(
+                "UPDATE hermes_replies_in_flight SET owner = %s WHERE id = %s AND owner = %s"
+                " RETURNING id, platform, chat_id, thread_id, chat_kind, message_id, text, owner, shown, attempt,"
+                " started", (new_owner, reply_id, owner))
+            row = await cursor.fetchone()
+            return None if row is None else self._in_flight(row)
+        return await self._run(claim)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -27,11 +27,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-from .base import ConversationKey, ConversationStore, ConversationSummary, StoredResponse, StoreError
+from .base import (ConversationKey, ConversationStore, ConversationSummary, ReplyInFlight, ShownMessage, StoredResponse,
+                   StoreError)
+from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, decode_shown, encode,
+                    encode_shown, first_user_text, key_parts)
 from .operator_sqlite import OPERATOR_SCHEMA, SQLiteOperatorRecords
 from .outbound_sqlite import OUTBOUND_SCHEMA, SQLiteOutboundRecords
-from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, encode,
-                    first_user_text, key_parts)
 from .policy import bound_newest_first, message_chars
 
 T = TypeVar("T")
@@ -77,6 +78,19 @@ CREATE TABLE IF NOT EXISTS updates (                 -- inbound update ids, so a
     seq       INTEGER PRIMARY KEY AUTOINCREMENT,
     platform  TEXT NOT NULL,
     update_id TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS replies_in_flight (       -- replies streaming now; what a crash leaves is finished at start
+    id         TEXT PRIMARY KEY,
+    platform   TEXT NOT NULL,
+    chat_id    TEXT NOT NULL,
+    thread_id  TEXT,
+    chat_kind  TEXT,
+    message_id TEXT,                                 -- the person's message
+    text       TEXT NOT NULL,                        -- its text
+    owner      TEXT NOT NULL,                        -- the replica running (or recovering) it
+    shown      TEXT NOT NULL DEFAULT '[]',           -- JSON: the messages shown so far, without cursor
+    attempt    INTEGER NOT NULL DEFAULT 0,
+    started    REAL NOT NULL
 );
 """
 
@@ -224,14 +238,19 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, ConversationStor
         finally:
             rows.close()
 
-    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]]) -> None:
+    async def record_turn(self, key: ConversationKey, messages: Sequence[dict[str, Any]], *,
+                          in_flight: str | None = None) -> None:
         messages = list(messages)
-        if messages:
-            await self._run(self._record, key_parts(key), messages, self.clock())
+        if messages or in_flight is not None:
+            await self._run(self._record, key_parts(key), messages, self.clock(), in_flight)
 
     def _record(self, db: sqlite3.Connection, parts: tuple[str, str, str], messages: list[dict[str, Any]],
-                now: float) -> None:
+                now: float, in_flight: str | None = None) -> None:
         with _transaction(db):
+            if in_flight is not None:
+                db.execute("DELETE FROM replies_in_flight WHERE id = ?", (in_flight,))
+            if not messages:
+                return
             row = db.execute("SELECT id, message_count FROM conversations WHERE platform = ? AND chat_id = ? "
                              "AND thread_id = ? AND current = 1", parts).fetchone()
             if row is None:
@@ -359,6 +378,58 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, ConversationStor
             rows = db.execute("SELECT platform, update_id FROM updates ORDER BY seq DESC LIMIT ?", (max(0, limit),))
             return [(p, u) for p, u in rows][::-1]
         return await self._run(read)
+
+    # -- replies in flight -----------------------------------------------------------------------------------
+
+    async def begin_reply(self, reply: ReplyInFlight) -> None:
+        row = (reply.id, reply.platform, reply.chat_id, reply.thread_id, reply.chat_kind, reply.message_id,
+               reply.text, reply.owner, encode_shown(reply.shown), reply.attempt, reply.started or self.clock())
+
+        def write(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute("INSERT OR REPLACE INTO replies_in_flight (id, platform, chat_id, thread_id, chat_kind, "
+                           "message_id, text, owner, shown, attempt, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           row)
+        await self._run(write)
+
+    async def update_reply(self, reply_id: str, shown: Sequence[ShownMessage]) -> None:
+        encoded = encode_shown(shown)
+
+        def write(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute("UPDATE replies_in_flight SET shown = ? WHERE id = ?", (encoded, reply_id))
+        await self._run(write)
+
+    async def end_reply(self, reply_id: str) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute("DELETE FROM replies_in_flight WHERE id = ?", (reply_id,))
+        await self._run(write)
+
+    _IN_FLIGHT = ("SELECT id, platform, chat_id, thread_id, chat_kind, message_id, text, owner, shown, attempt, "
+                  "started FROM replies_in_flight ")
+
+    @staticmethod
+    def _in_flight(row: tuple) -> ReplyInFlight:
+        rid, platform, chat, thread, kind, message, text, owner, shown, attempt, started = row
+        return ReplyInFlight(rid, platform, chat, thread, kind, message, text, owner, decode_shown(shown),
+                             int(attempt), float(started))
+
+    async def replies_in_flight(self) -> list[ReplyInFlight]:
+        def read(db: sqlite3.Connection) -> list[ReplyInFlight]:
+            return [self._in_flight(r) for r in db.execute(self._IN_FLIGHT + "ORDER BY started, rowid")]
+        return await self._run(read)
+
+    async def claim_reply(self, reply_id: str, owner: str, new_owner: str) -> ReplyInFlight | None:
+        def claim(db: sqlite3.Connection) -> ReplyInFlight | None:
+            with _transaction(db):  # BEGIN IMMEDIATE: two processes claiming together are serialised here
+                changed = db.execute("UPDATE replies_in_flight SET owner = ? WHERE id = ? AND owner = ?",
+                                     (new_owner, reply_id, owner)).rowcount
+                if not changed:
+                    return None
+                row = db.execute(self._IN_FLIGHT + "WHERE id = ?", (reply_id,)).fetchone()
+                return None if row is None else self._in_flight(row)
+        return await self._run(claim)
 
     async def journal_mode(self) -> str:
         """The database's journal mode (``wal``), for tests and diagnostics."""

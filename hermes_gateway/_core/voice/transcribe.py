@@ -50,9 +50,7 @@ async def transcribe(path: Path, mime: str | None, config: VoiceConfig) -> Trans
     """The words in the audio file at ``path`` (already downloaded), or why there are none, in one line."""
     endpoint = config.transcription
     if not endpoint.configured:
-        log.warning("a voice note was not transcribed: voice.transcription is not set (give voice.transcription."
-                    "base_url an OpenAI-compatible endpoint: OpenAI, Groq or a local whisper server)")
-        return VoiceProblem(NOT_SET_UP)
+        return not_set_up()
     try:
         seconds = await asyncio.to_thread(audio.probe_seconds, path, stop_after=config.max_seconds)
     except audio.AudioError as exc:
@@ -82,6 +80,13 @@ async def transcribe(path: Path, mime: str | None, config: VoiceConfig) -> Trans
     if not text:
         return VoiceProblem(SILENT)
     return Transcript(text, seconds)
+
+
+def not_set_up() -> VoiceProblem:
+    """No ``voice.transcription``: the operator's log line naming the key, and the person's line."""
+    log.warning("a voice note was not transcribed: voice.transcription is not set (give voice.transcription."
+                "base_url an OpenAI-compatible endpoint: OpenAI, Groq or a local whisper server)")
+    return VoiceProblem(NOT_SET_UP)
 
 
 def _upload_form(path: Path, mime: str | None) -> tuple[str, Path | bytes, str]:

@@ -174,6 +174,7 @@ class DiscordClient(PlatformClient):
         client.event(self._make_on_message())
         client.event(self._make_on_raw_message_edit())
         client.event(self._make_on_ready())
+        client.event(self._make_on_interaction())
         return client
 
     async def _connect(self, client: Any) -> None:
@@ -226,6 +227,28 @@ class DiscordClient(PlatformClient):
         stream = Stream(platform=REACTING, chat_id=chat_id, thread_id=thread_id)
         await self.call(stream, "messages", "add reaction",
                         lambda channel: channel.get_partial_message(int(message_id)).add_reaction(emoji))
+
+    def _make_on_interaction(self) -> Callable[[Any], Awaitable[None]]:
+        async def on_interaction(interaction: Any) -> None:
+            from .choices import on_interaction as take
+
+            if self._receiving and self._discord is not None:
+                await take(self.context, self._discord.http, interaction)
+        return on_interaction
+
+    # ---------------------------------------------------------------- approval buttons (issue 25)
+
+    async def offer_choice(self, stream: Stream, choice: Any) -> MessageRef:
+        """The question with an action row of buttons (:mod:`.choices`)."""
+        from .choices import offer_choice
+
+        return await offer_choice(self, stream, choice)
+
+    async def close_choice(self, stream: Stream, message: MessageRef, text: str) -> None:
+        """The question's message now reads ``text``, its buttons removed."""
+        from .choices import close_choice
+
+        await close_choice(self, stream, message, text)
 
     # ---------------------------------------------------------------- stream methods
 

@@ -48,6 +48,7 @@ from aiohttp import WSMsgType, web
 
 from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
 
+from .emulator_components import ComponentError, Components
 from .emulator_files import IS_VOICE_MESSAGE, CdnFiles, PersonFile
 from .emulator_media import MAX_REQUEST_BYTES, UploadRules
 
@@ -186,6 +187,8 @@ class DiscordEmulator:
         self.uploads = UploadRules(self)
         #: Files people attach (:mod:`.emulator_files`): served by signed links, every download logged.
         self.cdn = CdnFiles(self)
+        #: Buttons on the bot's messages and the presses' answers (:mod:`.emulator_components`).
+        self.components = Components()
         self.general = self.text_channel("general")
 
     # ------------------------------------------------------------------ lifecycle
@@ -309,6 +312,35 @@ class DiscordEmulator:
         await asyncio.sleep(0)
         return message_id
 
+    async def press_button(self, channel_id: str | int, message_id: str, label: str, *, user_id: str = "2001",
+                           user_name: str = "ada") -> str:
+        """A person presses the button ``label`` under the bot's message: INTERACTION_CREATE. Returns its id."""
+        channel = self.channel(channel_id)
+        message = next(m for m in channel.messages if m.id == message_id)
+        interaction_id = self.snowflake()
+        token = f"itoken-{interaction_id}"
+        self.components.open[interaction_id] = (token, user_id)
+        user = {"id": user_id, "username": user_name, "discriminator": "0", "global_name": user_name, "avatar": None}
+        body: dict[str, Any] = {
+            "id": interaction_id, "application_id": self.application_id, "type": 3, "token": token, "version": 1,
+            "channel_id": channel.id, "channel": self._channel_json(channel),
+            "data": {"custom_id": self.components.custom_id(message_id, label), "component_type": 2},
+            "message": {**self._message_json(channel, message.id, message.text, self.bot_user),
+                        "components": self.components.rows.get(message.id, [])},
+            "app_permissions": "1071698660929", "locale": "en-US", "entitlements": [],
+            "authorizing_integration_owners": {}, "attachment_size_limit": 10485760,
+        }
+        if channel.guild_id is not None:
+            body["guild_id"] = channel.guild_id
+            body["guild_locale"] = "en-US"
+            body["member"] = {"user": user, "roles": [], "joined_at": _now_iso(), "deaf": False, "mute": False,
+                              "flags": 0, "permissions": "1071698660929"}
+        else:
+            body["user"] = user
+        self._announce("INTERACTION_CREATE", body)
+        await asyncio.sleep(0)
+        return interaction_id
+
     async def push_edit(self, channel_id: str | int, message_id: str, content: str) -> None:
         """A person edits their message: MESSAGE_UPDATE (which the bot must not answer)."""
         channel = self.channel(channel_id)
@@ -382,6 +414,12 @@ class DiscordEmulator:
                     "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
             if len(parts) >= 3 and parts[0] == "channels":
                 return await self._channel_call(request, parts)
+            if request.method == "POST" and len(parts) == 4 and parts[0] == "interactions" and parts[3] == "callback":
+                try:
+                    self.components.answer(parts[1], parts[2], await request.json())
+                except ComponentError:
+                    raise ApiError(404, 10062, "Unknown interaction") from None
+                return _answer(204, None)
         except ApiError as exc:
             return _error(exc)
         return _answer(404, {"message": "404: Not Found", "code": 0})
@@ -506,6 +544,11 @@ class DiscordEmulator:
     def _create(self, channel: EmulatedChannel, params: dict[str, Any]) -> dict[str, Any]:
         content = self._check_content(channel, "create", params)
         message = ScreenMessage(self.snowflake(), content, [content])
+        try:
+            self.components.set(message.id, params.get("components"), editing=False)
+        except ComponentError as exc:
+            channel.violations.append(f"create: {exc}")
+            raise ApiError(400, 50035, "Invalid Form Body") from None
         reference = params.get("message_reference")
         if isinstance(reference, dict) and reference.get("message_id"):
             channel.references[message.id] = str(reference["message_id"])
@@ -519,6 +562,11 @@ class DiscordEmulator:
             self._log(channel, "edit", params, "Unknown Message")
             raise ApiError(404, 10008, "Unknown Message")
         content = self._check_content(channel, "edit", params)
+        try:
+            self.components.set(target.id, params.get("components"), editing=True)
+        except ComponentError as exc:
+            channel.violations.append(f"edit: {exc}")
+            raise ApiError(400, 50035, "Invalid Form Body") from None
         target.text = content
         target.history.append(content)
         self._log(channel, "edit", params, "ok")

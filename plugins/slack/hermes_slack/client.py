@@ -55,6 +55,9 @@ class SlackClient(PlatformClient):
             from .webhook import EventsEndpoint
 
             context.add_route("POST", EVENTS_PATH, EventsEndpoint(self).handle)
+            from .choices import INTERACTIVITY_PATH  # button presses: signed and dispatched like events
+
+            context.add_route("POST", INTERACTIVITY_PATH, EventsEndpoint(self).handle)
 
     # ---------------------------------------------------------------- the Web API client
 
@@ -116,6 +119,25 @@ class SlackClient(PlatformClient):
         from .reactions import add_reaction
 
         await add_reaction(self.web, chat_id, message_id, emoji)
+
+    # ---------------------------------------------------------------- approval buttons (issue 25)
+
+    async def offer_choice(self, stream: Stream, choice: Any) -> MessageRef:
+        """The question with Block Kit buttons, in the reply's thread (:mod:`.choices`)."""
+        from .choices import offer_choice
+
+        try:
+            return await offer_choice(self, stream, choice)
+        except DeliveryError:
+            raise
+        except Exception as exc:
+            raise translate(exc, "choice") from None
+
+    async def close_choice(self, stream: Stream, message: MessageRef, text: str) -> None:
+        """The question's message now reads ``text``; its buttons are gone."""
+        from .choices import close_choice
+
+        await close_choice(self, stream, message, text)
 
     # ---------------------------------------------------------------- stream methods
 

@@ -56,13 +56,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import aiohttp
 from aiohttp import web
 
 from hermes_gateway.testing import serve_locally
 
+from .emulator_blocks import BlockError, Blocks
 from .emulator_files import PersonFile, SharedFiles
 
 BOT_TOKEN = "xoxb-1111111111-2222222222222-EmulatorBotTokenSecret"
@@ -241,6 +242,10 @@ class SlackEmulator:
         self.port = 0
         #: Files people share (:mod:`.emulator_files`), served at their url_private; every download logged.
         self.shared = SharedFiles(self)
+        #: Block Kit buttons on the bot's messages, and ephemeral lines (:mod:`.emulator_blocks`).
+        self.blocks = Blocks()
+        #: HTTP mode: the interactivity Request URL button presses are POSTed to.
+        self.interactivity_url: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -477,8 +482,23 @@ class SlackEmulator:
             raise _SlackError("no_text")
         if len(text) > (MARKDOWN_LIMIT if "markdown_text" in p else POST_LIMIT):
             raise _SlackError("msg_too_long")
+        try:
+            Blocks.parse(p.get("blocks"))  # refused before anything is posted
+        except BlockError as exc:
+            raise _SlackError(str(exc)) from None
         message = self._post(channel, text, p.get("thread_ts"))
+        self.blocks.set(message.ts, p.get("blocks"), updating=False)
         return {"channel": channel.id, "ts": message.ts, "message": {"text": text, "ts": message.ts}}
+
+    def _m_chat_postEphemeral(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self._channel(p)
+        text = _text_of(p)
+        if text is None:
+            raise _SlackError("no_text")
+        if not p.get("user"):
+            raise _SlackError("user_not_in_channel")
+        self.blocks.ephemeral.append((channel.id, str(p["user"]), text))
+        return {"message_ts": self._next_ts()}
 
     def _m_chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self._channel(p)
@@ -491,6 +511,10 @@ class SlackEmulator:
         self._expire_old_streams()
         if message.state == "streaming":
             raise _SlackError("streaming_state_conflict")
+        try:
+            self.blocks.set(message.ts, p.get("blocks"), updating=True)
+        except BlockError as exc:
+            raise _SlackError(str(exc)) from None
         message.show(text)
         self._echo({"type": "message", "subtype": "message_changed", "channel": channel.id,
                     "message": {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id, "text": text,
@@ -724,6 +748,46 @@ class SlackEmulator:
         self._acked[event_id] = asyncio.Event()
         await self._deliver(event_id, attempt=0)
         return event_id
+
+    async def press_button(self, channel_id: str, ts: str, label: str, *, user: str = "U0ALICE",
+                           times: int = 1) -> None:
+        """A person presses the button ``label`` under the bot's message: a ``block_actions`` interaction.
+
+        ``times=2`` is a double click: the same press sent twice, before the message can change."""
+        channel = self.channel(channel_id)
+        message = channel.find(ts)
+        assert message is not None, f"no message {ts} in {channel_id}"
+        element = self.blocks.button(ts, label)
+        payload = {
+            "type": "block_actions", "team": {"id": self.team_id, "domain": "hermes"},
+            "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": self.team_id},
+            "api_app_id": "A0HERMES", "token": "verification-token-unused", "trigger_id": f"tr{next(self._ids)}",
+            "container": {"type": "message", "message_ts": ts, "channel_id": channel.id, "is_ephemeral": False},
+            "channel": {"id": channel.id, "name": channel.id},
+            "message": {"type": "message", "ts": ts, "text": message.text, "user": self.bot_user_id,
+                        "bot_id": self.bot_id, **({"thread_ts": message.thread_ts} if message.thread_ts else {})},
+            "response_url": f"{self.base_url}/response/{next(self._ids)}",
+            "actions": [{"type": "button", "action_id": element["action_id"], "block_id": "choice",
+                         "text": element["text"], "value": element.get("value", ""),
+                         "action_ts": f"{time.time():.6f}"}],
+            "state": {"values": {}},
+        }
+        if not self._sockets and self.interactivity_url is None:
+            raise RuntimeError("nobody to send the press to: connect in Socket Mode or set interactivity_url")
+        await asyncio.gather(*(self._send_press(payload) for _ in range(times)))
+
+    async def _send_press(self, payload: dict[str, Any]) -> None:
+        if self._sockets:
+            envelope = {"envelope_id": f"env-{next(self._ids)}", "type": "interactive",
+                        "accepts_response_payload": False, "payload": payload}
+            await self._sockets[-1].send_str(json.dumps(envelope))
+            return
+        assert self._session is not None and self.interactivity_url is not None
+        body = urlencode({"payload": json.dumps(payload)})
+        headers = {**self.sign(body), "Content-Type": "application/x-www-form-urlencoded"}
+        async with self._session.post(self.interactivity_url, data=body.encode(), headers=headers) as response:
+            if response.status != 200:
+                self.violations.append(f"interactivity POST answered {response.status}")
 
     async def redeliver(self, event_id: str) -> None:
         """Slack sends the same event again (a new envelope id, or ``X-Slack-Retry-Num``)."""

@@ -138,6 +138,9 @@ class Receiver:
         async def every_event(body: dict[str, Any]) -> None:
             await self.hand_over(body)
 
+        from .choices import register as register_buttons
+
+        register_buttons(app, self.context, self._web)  # approval buttons (issue 25)
         return app
 
     # ---------------------------------------------------------------- events

@@ -25,7 +25,7 @@ class SlackHarness(Harness):
     async def start(self):
         self.api = SlackEmulator()
         await self.api.start()
-        for suffix in ("", "-edit", "-long", "-same", "-429", "-media", "-react", "-table"):
+        for suffix in ("", "-edit", "-long", "-same", "-429", "-media", "-react", "-table", "-choice"):
             self.api.channel(self.chat_id + suffix, "channel")
         # the upload timeout check hangs a call for 1.5 s
         self.runner = await runner(self.api, start=True, api_timeout=1.0).__aenter__()

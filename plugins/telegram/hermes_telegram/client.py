@@ -64,12 +64,16 @@ class TelegramClient(PlatformClient):
         self._poller: Poller | None = None
         #: Groups that became supergroups: old chat id -> new chat id (Telegram's ChatMigrated).
         self.migrated: dict[str, str] = {}
+        from .choices import CallbackAnswers
+
+        #: Presses of approval buttons (``callback_query``), handed to the core (:mod:`.choices`).
+        self.callbacks = CallbackAnswers(context)
         if settings.webhook:  # a polling bot mounts nothing, so it does not make the gateway open a listener
             from .webhook import PATH, make_handler
 
             context.add_route("POST", PATH, make_handler(lambda: settings.webhook_secret, lambda: self.bot,
                                                          self._receive, lambda: self.context.accepting,
-                                                         self.files.attachments))
+                                                         self.files.attachments, self.callbacks.take))
 
     # ---------------------------------------------------------------- the bot
 
@@ -85,6 +89,11 @@ class TelegramClient(PlatformClient):
             self._bot = Bot(self.settings.token, base_url=self.settings.base_url,
                             base_file_url=self.settings.file_url)
         return self._bot
+
+    async def warm_up(self) -> None:
+        """For a one-shot command (``ask``, ``send``): import python-telegram-bot and open the bot's connections now,
+        so the first budgeted call reaches Telegram when the core charged the chat for it."""
+        await self.bot.initialize()
 
     def _file_session(self) -> Any:
         """The aiohttp session files are downloaded with (PTB's would read each file whole into memory)."""
@@ -127,7 +136,7 @@ class TelegramClient(PlatformClient):
         except tg.TelegramError as exc:
             log.warning("telegram: deleteWebhook failed (%s); polling anyway", scrub(f"{type(exc).__name__}: {exc}"))
         self._poller = Poller(bot, self._receive, poll_timeout=self.settings.poll_timeout,
-                              attach=self.files.attachments)
+                              attach=self.files.attachments, on_update=self.callbacks.take)
         self._poller.start()
 
     async def _set_webhook(self, bot: Any, source: str) -> None:
@@ -151,6 +160,7 @@ class TelegramClient(PlatformClient):
         poller, self._poller = self._poller, None
         if poller is not None:
             await poller.stop()
+        await self.callbacks.drain()
 
     async def close(self) -> None:
         """Close the bot's connections (after the last reply)."""
@@ -163,6 +173,20 @@ class TelegramClient(PlatformClient):
                 await bot.shutdown()
             except Exception as exc:
                 log.warning("telegram: closing the bot's connections failed: %s", scrub(str(exc)))
+
+    # ---------------------------------------------------------------- approval buttons (issue 25)
+
+    async def offer_choice(self, stream: Stream, choice: Any) -> MessageRef:
+        """The question with an inline keyboard (:mod:`.choices`)."""
+        from .choices import offer_choice
+
+        return await offer_choice(self, stream, choice)
+
+    async def close_choice(self, stream: Stream, message: MessageRef, text: str) -> None:
+        """The question's message now says how it ended; its buttons are gone."""
+        from .choices import close_choice
+
+        await close_choice(self, stream, message, text)
 
     # ---------------------------------------------------------------- stream methods
 

@@ -48,6 +48,7 @@ from aiohttp import web
 from hermes_gateway import RateBudget
 from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
 
+from .emulator_buttons import ButtonError, Buttons, kind_of
 from .emulator_files import FileStore
 from .reactions import reaction_emoji
 from .emulator_media import MAX_UPLOAD_BYTES, TOO_LARGE_HTML, UPLOAD_METHODS, UploadRules, read_files
@@ -179,6 +180,10 @@ class BotApiEmulator:
         self.request_times: list[float] = []   # time.monotonic() of each entry in requests
         self._method_errors: dict[str, list[ApiError]] = {}
         self._updates: list[dict[str, Any]] = []
+        #: Inline keyboards, button presses and the toasts answering them (:mod:`.emulator_buttons`).
+        self.buttons = Buttons()
+        #: ``allowed_updates`` of the last getUpdates that gave some (Telegram keeps it between calls).
+        self.allowed_updates: list[str] | None = None
         self._update_ids = itertools.count(1)
         self._new_update = asyncio.Condition()
         self._poll_generation = 0
@@ -380,6 +385,24 @@ class BotApiEmulator:
                    "from": {"id": user_id, "is_bot": False, "first_name": first_name}}
         return await self.push_update({"edited_message": message})
 
+    async def press_button(self, chat_id: int, message_id: str | int, label: str, *, user_id: int = 1001,
+                           first_name: str = "Ada") -> int:
+        """A person presses the button ``label`` under the bot's message: a ``callback_query`` update."""
+        chat = self.chat(chat_id)
+        data = self.buttons.data_of(chat.chat_id, str(message_id), label)
+        message = next(m for m in chat.messages if m.id == str(message_id))
+        query_id = self.buttons.new_query(chat.chat_id, str(user_id))
+        return await self.push_update({"callback_query": {
+            "id": query_id, "chat_instance": f"ci{chat.chat_id}", "data": data,
+            "from": {"id": user_id, "is_bot": False, "first_name": first_name},
+            "message": self._message_json(chat, message)}})
+
+    async def _answer_callback_query(self, params: dict[str, Any]) -> Any:
+        try:
+            return self.buttons.answer(params)
+        except ButtonError as exc:
+            raise ApiError(400, str(exc)) from None
+
     async def push_update(self, body: dict[str, Any]) -> int:
         """Queue any update object (``message``, ``edited_message``, ``channel_post``...)."""
         update_id = next(self._update_ids)
@@ -475,6 +498,7 @@ class BotApiEmulator:
             "deletewebhook": self._delete_webhook, "setwebhook": self._set_webhook,
             "getwebhookinfo": self._get_webhook_info, "close": self._true, "logout": self._true,
             "getfile": self._get_file, "setmessagereaction": self._set_message_reaction,
+            "answercallbackquery": self._answer_callback_query,
             **({"sendmessagedraft": self._send_message_draft} if self.supports_drafts else {}),
         }.get(method.lower())
         if handler is None:
@@ -540,6 +564,10 @@ class BotApiEmulator:
             self._webhook_wake.clear()
             while self.webhook is not None and self._updates:
                 update = self._updates[0]
+                allowed = self.webhook.get("allowed_updates")
+                if allowed and kind_of(update) not in allowed:  # not asked for: Telegram drops it
+                    self._updates.pop(0)
+                    continue
                 status = await self._post_update(update)
                 if 200 <= status < 300:
                     if self._updates and self._updates[0] is update:
@@ -566,6 +594,12 @@ class BotApiEmulator:
     async def _send_message(self, params: dict[str, Any]) -> Any:
         chat = self._admit("sendMessage", params)
         text, entities = self._check_text(chat, "sendMessage", params)
+        try:
+            self.buttons.set_markup(chat.chat_id, str(chat.next_message_id), params.get("reply_markup"))
+        except (ButtonError, ValueError) as exc:
+            self._log(chat, "sendMessage", params, str(exc))
+            raise ApiError(400, str(exc) if isinstance(exc, ButtonError) else "Bad Request: can't parse "
+                                                                              "reply keyboard markup JSON object") from None
         message = ScreenMessage(str(chat.next_message_id), text, [text])
         chat.next_message_id += 1
         chat.messages.append(message)
@@ -618,6 +652,7 @@ class BotApiEmulator:
         if text == target.text and entities == chat.entities.get(target.id, []):
             self._log(chat, "editMessageText", params, "not_modified")
             raise ApiError(400, NOT_MODIFIED)
+        self.buttons.set_markup(chat.chat_id, target.id, params.get("reply_markup"))  # none given: removed
         target.text = text
         target.history.append(text)
         chat.entities[target.id] = entities
@@ -668,6 +703,10 @@ class BotApiEmulator:
             raise ApiError(409, WEBHOOK_ACTIVE)
         offset = _int(params.get("offset"), 0)
         limit = min(max(_int(params.get("limit"), 100), 1), 100)
+        if params.get("allowed_updates") not in (None, ""):
+            self.allowed_updates = list(_json_field(params.get("allowed_updates")) or []) or None
+        if self.allowed_updates is not None:  # Telegram never delivers the other kinds: they are dropped
+            self._updates = [u for u in self._updates if kind_of(u) in self.allowed_updates]
         timeout = max(_int(params.get("timeout"), 0), 0)
         if offset > 0:  # confirm everything before offset
             self._updates = [u for u in self._updates if u["update_id"] >= offset]

@@ -23,8 +23,9 @@ Receive = Callable[[Incoming], Any]
 #: A message's files as the core's attachments (:meth:`.inbound_media.FileDownloads.attachments`).
 Attach = Callable[[Any], tuple[Attachment, ...]]
 
-#: The updates the bot asks for: messages, and people's edits of them (the core answers an edited text).
-ALLOWED_UPDATES = ["message", "edited_message"]
+#: The updates the bot asks for: messages, people's edits of them (the core answers an edited text), and
+#: presses of its approval buttons (:mod:`.choices`).
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 
 #: Seconds between polls after a network failure: doubles up to the cap, resets after a success.
 BACKOFF_FIRST = 1.0
@@ -34,8 +35,11 @@ BACKOFF_CAP = 30.0
 class Poller:
     """One long-polling loop for one bot."""
 
-    def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30, attach: Attach | None = None) -> None:
+    def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30, attach: Attach | None = None,
+                 on_update: Callable[[Any], bool] | None = None) -> None:
+        """``on_update(update)``: a look at each update first; True means it took it (a button press)."""
         self.bot = bot
+        self.on_update = on_update
         self.receive = receive
         self.attach = attach
         self.poll_timeout = poll_timeout
@@ -81,6 +85,8 @@ class Poller:
             self._acked = self.offset
             for update in updates:
                 self.offset = update.update_id + 1
+                if self.on_update is not None and self.on_update(update):
+                    continue
                 incoming = to_incoming(update, self.bot, self.attach)
                 if incoming is not None:
                     self.receive(incoming)

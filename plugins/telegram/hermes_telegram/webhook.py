@@ -32,7 +32,8 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
 def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any], receive: Callable[[Any], Any],
-                 accepting: Callable[[], bool], attach: Attach | None = None) -> Callable[[web.Request], Any]:
+                 accepting: Callable[[], bool], attach: Attach | None = None,
+                 on_update: Callable[[Any], bool] | None = None) -> Callable[[web.Request], Any]:
     """The aiohttp handler, mounted by the client (``PlatformContext.add_route``).
 
     ``secret``/``bot`` are read per request (the bot is built on first use);
@@ -56,6 +57,8 @@ def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any], recei
 
             the_bot = bot()
             update = Update.de_json(data, the_bot)
+            if on_update is not None and on_update(update):  # a button press (callback_query)
+                return web.Response(status=200)
             incoming = to_incoming(update, the_bot, attach)
         except Exception as exc:  # a malformed body: say so once, never 5xx
             log.warning("telegram webhook: ignored a body that is not an update (%s)",

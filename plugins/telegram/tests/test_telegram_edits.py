@@ -25,7 +25,7 @@ async def test_an_edit_during_the_reply_supersedes_it_and_the_edited_text_is_ans
 
 
 async def test_edits_are_asked_for_and_an_edit_of_an_answered_message_is_ignored(api):
-    assert polling.ALLOWED_UPDATES == ["message", "edited_message"]
+    assert polling.ALLOWED_UPDATES == ["message", "edited_message", "callback_query"]  # presses: approvals
     async with gateway_for(api.base_url):
         await api.push_message(8, "echo: first")
         await eventually(lambda: api.screen(8) == ["first"], lambda: api.screen(8))

@@ -277,7 +277,7 @@ async def test_a_secret_header_with_bytes_that_are_not_utf8_gets_401_never_500(a
 async def test_a_webhook_asks_for_edits_and_hands_an_edit_over_as_one(api):
     gateway = gateway_for(api)
     async with gateway:
-        assert api.webhook["allowed_updates"] == ["message", "edited_message"]
+        assert api.webhook["allowed_updates"] == ["message", "edited_message", "callback_query"]
         await api.push_message(43, "echo: first words")
         await eventually(lambda: api.screen(43) == ["first words"], lambda: api.chat(43).messages)
         await api.push_edit(43, 1, "echo: better words")

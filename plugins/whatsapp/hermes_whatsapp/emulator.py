@@ -45,6 +45,7 @@ from aiohttp import web
 from hermes_gateway import RateBudget
 from hermes_gateway.testing import serve_locally
 
+from .emulator_buttons import check_buttons, tap
 from .emulator_files import DOWNLOAD_PATH, MediaStore
 from .emulator_samples import ogg_opus_silence
 from .errors import PAIR_RATE, THROUGHPUT, TOKEN_INVALID, UNDELIVERABLE, UNKNOWN_OBJECT, WINDOW_CLOSED
@@ -121,6 +122,7 @@ class PhoneMessage:
     media: UploadedMedia | None = None
     caption: str = ""
     filename: str = ""           # the name the phone shows: a document's filename, else the upload's
+    buttons: list[tuple[str, str]] = field(default_factory=list)  # reply buttons under it: (id, title)
 
 
 @dataclass
@@ -320,6 +322,13 @@ class GraphApiEmulator:
         return self._payload(sender, {"from": sender, "id": wamid, "timestamp": str(int(time.time())),
                                       "type": "text", "text": {"body": text}}, name)
 
+    def button_tap(self, sender: str, tapped: str, title: str, *, name: str = "Ada") -> dict[str, Any]:
+        """The payload Meta POSTs when ``sender`` taps the reply button ``title`` under message ``tapped``."""
+        message = next(m for m in self.user(sender).messages if m.wamid == tapped)
+        wamid = self._wamid()
+        self.user(sender).said.append((wamid, title))
+        return self._payload(sender, tap(sender, wamid, tapped, message.buttons, title, self.phone_number_id), name)
+
     def media_message(self, sender: str, kind: str = "image", data: bytes | None = None, *, mime: str | None = None,
                       caption: str | None = None, filename: str | None = None, voice: bool = True,
                       size: int | None = None, wamid: str | None = None, name: str = "Ada") -> dict[str, Any]:
@@ -474,6 +483,15 @@ class GraphApiEmulator:
             return await self._send_media(user, method, path, body, kind)
         if kind == "reaction":
             return await self._react(user, method, path, body)
+        if kind == "interactive":
+            try:
+                prompt, buttons = check_buttons(body)
+            except ValueError as exc:
+                user.violations.append(f"an interactive message: {exc}")
+                return self._answer_error(user, method, path, body, GraphError(
+                    UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", str(exc)))
+            return await self._deliver_message(user, method, path, body, "interactive",
+                                               PhoneMessage("", prompt, kind="interactive", buttons=buttons))
         if kind != "text":
             return self._answer_error(user, method, path, body, GraphError(
                 UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "only text and media messages are emulated"))

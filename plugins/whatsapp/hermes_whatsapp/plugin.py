@@ -68,6 +68,10 @@ class WhatsAppClient(PlatformClient):
         self._graph: GraphClient | None = None
         #: The files users send, as attachments downloaded on the core's demand (:mod:`.inbound_media`).
         self.media = MediaDownloads(lambda: self.graph)
+        from .choices import Taps
+
+        #: Taps on approval buttons, handed to the core and answered (:mod:`.choices`).
+        self.taps = Taps(context, lambda: self.graph)
         context.add_route("GET", ROUTE, self._handshake)
         context.add_route("POST", ROUTE, self._webhook)
 
@@ -150,6 +154,9 @@ class WhatsAppClient(PlatformClient):
                 errors = "; ".join(f"{code} {title}".strip() for code, title in status.errors) or "no reason given"
                 log.warning("whatsapp: message %s to %s failed: %s", status.wamid, status.recipient, errors)
         for message in delivery.messages:
+            if message.kind == "interactive" and self.taps.take(message.sender, message.reply_id):
+                self._count("choice")  # a tap on an approval button: an answer, not a message
+                continue
             incoming = Incoming(NAME, message.sender, message.text, sender_id=message.sender,
                                 update_id=message.wamid, message_id=message.wamid, chat_kind="private")
             if message.kind in TEXT_TYPES:
@@ -176,6 +183,20 @@ class WhatsAppClient(PlatformClient):
         """Count a webhook event here and in ``/metrics`` (``hermes_platform_events_total``)."""
         self.events[event] += 1
         self.context.count(event)
+
+    # ---------------------------------------------------------------- approval buttons (issue 25)
+
+    async def offer_choice(self, stream: Stream, choice: Any) -> MessageRef:
+        """The question with interactive reply buttons (:mod:`.choices`)."""
+        from .choices import offer_choice
+
+        return await offer_choice(self, stream, choice)
+
+    async def close_choice(self, stream: Stream, message: MessageRef, text: str) -> None:
+        """The outcome as a new message quoting the question (WhatsApp cannot edit)."""
+        from .choices import close_choice
+
+        await close_choice(self, stream, message, text)
 
     # ---------------------------------------------------------------- stream methods (called by the core)
 

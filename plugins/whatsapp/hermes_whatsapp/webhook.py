@@ -72,6 +72,7 @@ class Message:
     text: str = ""              # the text, for text-like messages; the caption of a photo, video or document
     name: str | None = None     # the user's profile name, if Meta sent it
     media: MediaRef | None = None  # the file of an image/audio/video/document/sticker message
+    reply_id: str | None = None    # a tapped interactive reply button's id (approval buttons, issue 25)
 
 
 #: The statuses Meta documents; any other is counted as "other" (one metric each, not one per odd value).
@@ -162,7 +163,9 @@ def _message(raw: Any, names: dict[str, str], found: Delivery) -> Message | None
             found.problems.append(f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} message without its media id")
         caption = _get(raw.get(kind), "caption")
         text = caption if isinstance(caption, str) else ""
-    return Message(wamid=wamid, sender=sender, kind=kind, text=text or "", name=names.get(sender), media=media)
+    reply_id = _get(_get(raw.get("interactive"), "button_reply"), "id") if kind == "interactive" else None
+    return Message(wamid=wamid, sender=sender, kind=kind, text=text or "", name=names.get(sender), media=media,
+                   reply_id=reply_id if isinstance(reply_id, str) else None)
 
 
 def _media_of(body: Any) -> MediaRef | None:

@@ -1,0 +1,91 @@
+"""Record a reply while it streams, so a replica that finds it after a crash knows what is on screen.
+
+The record is written when the reply starts and rewritten when what it
+shows changes (the messages' refs and their text without cursor). Writes
+run in one task beside the reply, the newest state coalescing over the
+ones not yet written, so a slow or failing store never delays a word: a
+store that fails costs a log line a minute (the reply goes on; only its
+recovery after a crash is lost). The record is cleared by the turn's own
+``record_turn(..., in_flight=id)`` — in the same transaction — or by
+:meth:`InFlightJournal.end` when no turn is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any
+
+from ..store.base import ReplyInFlight, ShownMessage, StoreError
+from ..store.outage import report as report_store_failure
+
+log = logging.getLogger(__name__)
+
+#: The tool progress line a preview may end with (``preview.STATUS_GAP`` + "🔧 name…").
+_STATUS = re.compile(r"(?:\n\n)?🔧 [^\n]*…\Z")
+
+
+def clean_preview(text: str, cursor: str) -> str:
+    """What a preview shows of the reply itself: without the cursor and the tool progress line."""
+    if cursor and text.endswith(cursor):
+        text = text[: -len(cursor)]
+    return _STATUS.sub("", text).rstrip()
+
+
+class InFlightJournal:
+    """The store's record of one reply in flight; see the module docstring."""
+
+    def __init__(self, store: Any, reply: ReplyInFlight) -> None:
+        self.store = store
+        self.reply = reply
+        self._pending: tuple[ShownMessage, ...] | None = None
+        self._written: tuple[ShownMessage, ...] = ()
+        self._wake = asyncio.Event()
+        self._closing = False
+        self.failed = False  # the store refused a write: the record may be missing or stale
+        self._task = asyncio.get_running_loop().create_task(self._write(), name=f"in-flight:{reply.chat_id}")
+
+    @property
+    def id(self) -> str:
+        return self.reply.id
+
+    def shown(self, messages: tuple[ShownMessage, ...]) -> None:
+        """The reply's messages as they now stand (called after every successful platform call)."""
+        if messages != (self._pending if self._pending is not None else self._written):
+            self._pending = messages
+            self._wake.set()
+
+    async def _write(self) -> None:
+        try:
+            await self.store.begin_reply(self.reply)
+            while True:
+                if self._pending is None:
+                    if self._closing:
+                        return
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                shown, self._pending = self._pending, None
+                await self.store.update_reply(self.reply.id, shown)
+                self._written = shown
+        except StoreError as exc:
+            self.failed = True
+            report_store_failure(self.store, log, "reply in flight not recorded (no recovery after a crash)", exc)
+        except Exception as exc:  # never the reply's failure
+            self.failed = True
+            log.warning("recording a reply in flight failed: %s: %s", type(exc).__name__, exc)
+
+    async def settle(self) -> None:
+        """Wait until the newest state is written (or the store failed): then the record can be cleared."""
+        self._closing = True
+        self._wake.set()
+        await asyncio.shield(self._task)
+
+    async def end(self) -> None:
+        """Clear the record without recording a turn (the reply failed and nothing of it is kept)."""
+        await self.settle()
+        try:
+            await self.store.end_reply(self.reply.id)
+        except StoreError as exc:
+            report_store_failure(self.store, log, "reply in flight not cleared", exc)

@@ -1,0 +1,196 @@
+"""Finish what a crash left: each reply still recorded as in flight by a process that is gone.
+
+At start (and, with replicas, every half lease, for chats whose lease a
+dead replica let expire) the gateway lists the records it is not running
+itself. Each is queued in its chat's lane like a message, so it runs while
+this replica holds the chat: nothing else streams into the chat meanwhile,
+and with replicas the chat's lease says its last owner is gone (a live
+one still holds it, or already cleared the record). Then:
+
+1. the record is **claimed** in the store (compare-and-set of its owner):
+   one replica, one time, however many look at once;
+2. every message it shows is ended through the delivery core
+   (``on_stream_end``, paced, retried) with its text minus the cursor;
+3. ``conversation.after_crash: note`` (default) appends :data:`CRASH_NOTE`
+   to the last message (a new message when nothing was shown) and records
+   the person's message, and what was shown, in the history, clearing the
+   record in the same write; ``retry`` answers the message again instead —
+   once: a retry cut by another crash gets the note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..delivery.ledger import LedgerEntry
+from ..delivery.split import Piece
+from ..platform import MessageRef
+from ..store import ConversationKey, StoreError
+from ..store.base import ReplyInFlight
+from ..store.outage import report as report_store_failure
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+
+log = logging.getLogger(__name__)
+
+#: The line a reply cut by a crash ends with (``after_crash: note``).
+CRASH_NOTE = "— interrupted; please send your message again"
+
+
+class Recovery:
+    """Finds the replies in flight a dead process left, and has each finished once (see the module docstring)."""
+
+    def __init__(self, gateway: "Gateway") -> None:
+        self.gateway = gateway
+        self._queued: set[str] = set()   # record ids in a lane here (not queued twice by the sweeps)
+        self._sweeper: asyncio.Task[None] | None = None
+
+    @property
+    def owner(self) -> str:
+        return self.gateway.coordination.replica_id
+
+    async def start(self) -> None:
+        """Queue what a crash left now; with replicas, look again every half lease for replicas that die."""
+        await self.sweep(at_start=True)
+        coordination = self.gateway.coordination
+        if coordination.shared and self._sweeper is None:
+            every = max(getattr(coordination, "lease_ttl", 15.0) / 2, 0.5)
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_every(every), name="recovery")
+
+    async def stop(self) -> None:
+        sweeper, self._sweeper = self._sweeper, None
+        if sweeper is not None:
+            sweeper.cancel()
+            await asyncio.gather(sweeper, return_exceptions=True)
+
+    async def _sweep_every(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await self.sweep()
+            except Exception as exc:  # the next sweep tries again
+                log.warning("looking for replies a crash left failed: %s: %s", type(exc).__name__, exc)
+
+    async def sweep(self, *, at_start: bool = False) -> int:
+        """Queue each record this replica is responsible for; returns how many were queued.
+
+        ``at_start``: records owned by this replica id are stale too (a gateway
+        object started again keeps its id; nothing of it runs yet).
+        """
+        store = self.gateway.store
+        try:
+            records = await store.replies_in_flight()
+        except StoreError as exc:
+            report_store_failure(store, log, "replies a crash left not looked for", exc)
+            return 0
+        coordination = self.gateway.coordination
+        queued = 0
+        for record in records:
+            if (record.owner == self.owner and not at_start) or record.id in self._queued:
+                continue  # running here (or already waiting for its chat here)
+            key = (record.platform, record.chat_id, record.thread_id)
+            if coordination.shared:
+                holder = await coordination.lease_holder(key)
+                if holder is not None and holder != self.owner:
+                    continue  # a live replica holds the chat: its owner may be running it
+            if not self.gateway.config.platform_enabled(record.platform):
+                continue  # not served here; left for a gateway that serves it
+            self._queued.add(record.id)
+            self.gateway.inbound.recover(record, done=lambda _f, rid=record.id: self._queued.discard(rid))
+            queued += 1
+        if queued:
+            log.info("found %d repl%s cut by a crash; finishing them", queued, "y" if queued == 1 else "ies")
+        return queued
+
+
+async def keep_unanswered(gateway: Any, turns: list[list[Any]]) -> None:
+    """Shutdown drops these queued turns (lists of ``Incoming``): record each as a reply in flight that showed
+    nothing, so the next start (or another replica) tells the person, or answers it (``after_crash: retry``)."""
+    if not turns:
+        return
+    from uuid import uuid4
+
+    owner = gateway.coordination.replica_id
+    for messages in turns:
+        last = messages[-1]
+        record = ReplyInFlight(uuid4().hex, last.platform, last.chat_id, last.thread_id, last.chat_kind,
+                               last.message_id, "\n\n".join(m.text for m in messages), owner)
+        try:
+            await gateway.store.begin_reply(record)
+        except StoreError as exc:
+            report_store_failure(gateway.store, log, "a message dropped at shutdown not kept for later", exc)
+            return
+
+
+async def finish_cut_reply(gateway: Any, record: ReplyInFlight) -> Any:
+    """Claim ``record`` and finish it (runs in the chat's lane). Returns the delivery report, or None."""
+    store = gateway.store
+    owner = gateway.coordination.replica_id
+    try:
+        claimed = await store.claim_reply(record.id, record.owner, owner)
+    except StoreError as exc:
+        report_store_failure(store, log, "a reply cut by a crash not claimed", exc)
+        return None
+    if claimed is None:
+        return None  # another replica finished it, or its reply ended after all
+    retry = gateway.config.conversation.after_crash == "retry" and claimed.attempt == 0
+    report = await _end_messages(gateway, claimed, note=not retry)
+    log.info("%s: finished a reply in chat %s cut by a crash (%s)", claimed.platform, claimed.chat_id,
+             "answering it again" if retry else "noted")
+    key = ConversationKey(claimed.platform, claimed.chat_id, claimed.thread_id)
+    if retry:
+        try:
+            await store.end_reply(claimed.id)
+        except StoreError as exc:
+            report_store_failure(store, log, "a reply cut by a crash not cleared", exc)
+            return report
+        gateway.inbound.answer_again(claimed)
+        return report
+    shown = "\n\n".join(m.text for m in claimed.shown if m.text)
+    turn: list[dict[str, Any]] = [{"role": "user", "content": claimed.text}]
+    if shown:
+        turn.append({"role": "assistant", "content": shown})
+    try:
+        await store.record_turn(key, turn, in_flight=claimed.id)
+    except StoreError as exc:
+        report_store_failure(store, log, "a reply cut by a crash not recorded", exc)
+    return report
+
+
+async def _end_messages(gateway: Any, record: ReplyInFlight, *, note: bool) -> Any:
+    """End every shown message without cursor (and append the note), through one delivery session.
+
+    The session's ledger is loaded with the messages as they stand: each one
+    not ended yet is edited (its text is uncertain: it shows a cursor); the
+    last stays open, so the note is appended to it when it fits. On a
+    platform that cannot edit, every shown message is final already: the
+    note is a message of its own.
+    """
+    session = gateway.delivery.session(record.platform, record.chat_id, thread_id=record.thread_id,
+                                       chat_kind=record.chat_kind, reply_to=record.message_id)
+    editable = bool(await session.hooks.supports_edit(session.stream))
+    if not editable:  # what it sent is final (no previews, no cursor): the note alone, as a new message
+        return await session.finish(CRASH_NOTE) if note else None
+    doc = ""
+    entries: list[LedgerEntry] = []
+    shown = [m for m in record.shown if m.text]
+    for i, message in enumerate(shown):
+        start = len(doc)
+        doc += message.text
+        live = i == len(shown) - 1
+        entry = LedgerEntry(Piece(start, len(doc), None), frozen=not live, text=None if live else message.text,
+                            ref=MessageRef(message.chat_id, message.message_id, message.thread_id))
+        if message.ended and not live:
+            entry.shown, entry.ended = message.text, True
+        else:
+            entry.shown, entry.uncertain = message.text, True  # it showed a cursor: always edited
+        entries.append(entry)
+    if note:
+        doc = f"{doc}\n\n{CRASH_NOTE}" if doc else CRASH_NOTE
+    session._ledger.entries = entries
+    if not doc or (not note and all(e.ended for e in entries)):
+        return None
+    return await session.finish(doc)
