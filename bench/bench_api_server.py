@@ -397,7 +397,7 @@ async def api_server_alone(args: argparse.Namespace, body: dict) -> None:
             total = args.requests or max(100, 2 * level)
             runs = [await load(f"{url}/v1/chat/completions", body, args.words, level, total, proc.pid)
                     for _ in range(args.repeats)]
-            med = lambda f: statistics.median(f(r) for r in runs)  # noqa: E731
+            med = lambda f, runs=runs: statistics.median(f(r) for r in runs)  # noqa: E731
             print(f"| {level} | {med(lambda r: percentile(r.ttft, 0.5)) * 1e3:.2f} ms | "
                   f"{med(lambda r: percentile(r.ttft, 0.99)) * 1e3:.2f} ms | {med(lambda r: r.deltas / r.wall):,.0f} | "
                   f"{med(lambda r: r.cpu / r.deltas * 1e6):.1f} | {sum(r.errors for r in runs)} |", flush=True)

@@ -520,7 +520,7 @@ async def run(args: argparse.Namespace) -> int:
         tmp = Path(tmpdir)
         shared = None
         if args.replicas > 1:
-            from hermes_gateway.testing.postgres import LocalPostgres, start_or_skip
+            from hermes_gateway.testing.postgres import start_or_skip
             from hermes_gateway.testing.redis import RedisServer
 
             redis = RedisServer().start()

@@ -10,7 +10,6 @@ import pytest
 import hermes_gateway
 from fake_dist import install_dist
 from hermes_gateway import StreamSettings, make_plugins
-from hermes_gateway._core.delivery import Delivery
 from hermes_gateway.testing import PlatformRunner, run_virtual
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "plugins" / "notebook"))

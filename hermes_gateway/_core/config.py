@@ -481,8 +481,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     Merge keys (``<<: *defaults``) may still be overridden: only keys written out are compared.
     """
 
-    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict:
-        if isinstance(node, yaml.MappingNode):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        if isinstance(node, yaml.MappingNode):  # PyYAML may hand another node (`!!map` on a scalar): super reports it
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":

@@ -252,7 +252,7 @@ def _journal(gateway: Any, messages: Sequence[Incoming], text: str) -> "InFlight
     if owner is None:
         return None
     last = messages[-1]
-    retries = getattr(getattr(gateway, "_inbound", None), "retries", set())
+    retries: set[tuple[str, str, str | None]] = getattr(getattr(gateway, "_inbound", None), "retries", set())
     attempt = 0
     for m in messages:
         if (m.platform, m.chat_id, m.message_id) in retries:

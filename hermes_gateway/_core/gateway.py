@@ -444,7 +444,7 @@ class Gateway:
         """``receive`` and wait for the reply: for tests and simple pollers."""
         from .inbound.incoming import Incoming
 
-        fields = {k: (str(v) if v is not None and k != "mentioned" else v) for k, v in kw.items()
+        fields: dict[str, Any] = {k: (str(v) if v is not None and k != "mentioned" else v) for k, v in kw.items()
                   if k in Incoming.__dataclass_fields__}
         if "reply_to" in kw and "message_id" not in fields and kw["reply_to"] is not None:
             fields["message_id"] = str(kw["reply_to"])

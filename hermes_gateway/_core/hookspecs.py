@@ -79,6 +79,7 @@ def shutdown(gateway: "Gateway") -> Awaitable[None] | None:
 @hookspec
 def supports_edit(stream: Stream) -> bool | Awaitable[bool]:
     """Whether messages in this stream's chat can be edited in place (needs ``on_delta``)."""
+    raise NotImplementedError  # a specification: plugins implement it, pluggy never calls this body
 
 
 @hookspec
@@ -103,6 +104,7 @@ def on_delta(stream: Stream, message: MessageRef | None, text: str) -> MessageRe
     A preview is never a message's last call: ``on_stream_end`` follows.
     On an ``append_only`` platform each text extends the previous one.
     """
+    raise NotImplementedError  # a specification: plugins implement it, pluggy never calls this body
 
 
 @hookspec
@@ -118,6 +120,7 @@ def on_stream_end(stream: Stream, message: MessageRef | None, text: str) -> Mess
     does not extend what the message shows, replace the message's content.
     Returns the ``MessageRef`` of the message that now shows ``text``.
     """
+    raise NotImplementedError  # a specification: plugins implement it, pluggy never calls this body
 
 
 @hookspec
@@ -142,3 +145,4 @@ def on_media(stream: Stream, media: Media) -> MessageRef | Awaitable[MessageRef]
     upload may have landed (a timeout after sending): the core then never
     sends that item again.
     """
+    raise NotImplementedError  # a specification: plugins implement it, pluggy never calls this body

@@ -31,7 +31,7 @@ def settings_for(platform: Platform, section: Any, *, source: str) -> Any:
     """The parsed settings of ``platform`` (None when it declares no settings type), secrets registered."""
     if platform.settings is None:
         return None
-    settings = parse_settings(platform.settings, section, platform=platform.name, source=source)
+    settings: object = parse_settings(platform.settings, section, platform=platform.name, source=source)
     protect(*secret_values(settings))
     return settings
 

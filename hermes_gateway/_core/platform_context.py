@@ -42,7 +42,7 @@ class PlatformContext:
     def __init__(self, platform: str, *, source: str = "(config)",
                  receive: Callable[["Incoming"], "asyncio.Future[Any]"],
                  accepting: Callable[[], bool] = lambda: True,
-                 add_route: Callable[[str, str, RouteHandler], None] | None = None,
+                 add_route: Callable[[str, str, RouteHandler], object] | None = None,  # its result is unused
                  count: Callable[[str, str, int], None] | None = None,
                  has_conversation: Callable[[str, str | None], Awaitable[bool]] | None = None,
                  streaming_transport: str | None = None,

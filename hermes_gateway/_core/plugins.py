@@ -14,7 +14,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Protocol, TypeVar
 
 import pluggy
 
@@ -22,7 +22,16 @@ from . import hookspecs, tools
 from .platform import Platform
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
+
+
+class Named(Protocol):
+    """What a ``register_<thing>`` hook registers: something with a name (the first plugin to take it keeps it)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+T = TypeVar("T", bound=Named)
 
 ENTRY_POINT_GROUP = "hermes_gateway"
 
@@ -146,19 +155,13 @@ class Plugins:
         collected: list[tuple[T, pluggy.HookImpl]] = []
         for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
             found: list[T] = []
-
-            def register(item: T) -> None:
-                if not isinstance(item, kind):
-                    raise TypeError(f"register() takes a hermes_gateway.{kind.__name__}, got {type(item).__name__}")
-                found.append(item)
-
             try:
-                impl.function(register)
+                impl.function(_collector(kind, found))
             except Exception as exc:
                 self._problem(impl.plugin_name, f"{hook_name} failed: {exc}")
                 continue
             for item in found:
-                name = getattr(item, "name")
+                name = item.name
                 if name in owners:
                     self._problem(impl.plugin_name, f"{what} {name!r} is already registered by {owners[name]!r}")
                     continue
@@ -302,3 +305,17 @@ def _plugin_name(plugin: Any) -> str:
     if inspect.ismodule(plugin):
         return plugin.__name__
     return getattr(plugin, "__name__", None) or type(plugin).__name__
+
+
+def _collector(kind: type[T], found: list[T]) -> Callable[[T], None]:
+    """The ``register`` one plugin's hook gets: each call checks the type and lands in that plugin's ``found``.
+
+    A function of its own (not a closure in the loop over plugins): a hook that keeps ``register`` and calls it
+    later still adds to its own list, never to the plugin collected after it.
+    """
+    def register(item: T) -> None:
+        if not isinstance(item, kind):
+            raise TypeError(f"register() takes a hermes_gateway.{kind.__name__}, got {type(item).__name__}")
+        found.append(item)
+
+    return register

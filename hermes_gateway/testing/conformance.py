@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .._core.config import Config, MediaConfig
 from .._core.delivery import Delivery
@@ -44,6 +44,9 @@ from .._core.errors import HermesError, RateLimited
 from .._core.media import Media
 from .._core.platform import MessageRef, Stream, StreamSettings
 from .._core.plugins import implemented_hooks, missing_stream_hook, make_plugins
+
+if TYPE_CHECKING:
+    from .platforms import PlatformRunner
 
 Check = Callable[["Harness"], Awaitable[None]]
 
@@ -81,10 +84,11 @@ class Harness:
     plugin: Any = None
     #: A started :class:`~hermes_gateway.testing.PlatformRunner` of a plugin whose platform has a client
     #: (``Platform(client=...)``); the checks then send through that client, built as the gateway builds it.
-    runner: Any = None
+    runner: PlatformRunner | None = None
     platform: str = ""
     chat_id: str = "conformance-1"
     settings = StreamSettings(enabled=True, edit_interval=0.05, min_tokens=2)
+    _media_dir: str | None = None  # made on first use, removed when the harness stops
 
     async def __aenter__(self) -> "Harness":
         await self.start()
@@ -92,7 +96,7 @@ class Harness:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-        media_dir = getattr(self, "_media_dir", None)
+        media_dir = self._media_dir
         if media_dir is not None:
             shutil.rmtree(media_dir, ignore_errors=True)
             self._media_dir = None
@@ -141,7 +145,7 @@ class Harness:
 
     def media_directory(self) -> str:
         """A media directory of this harness's own (removed when it stops)."""
-        if getattr(self, "_media_dir", None) is None:
+        if self._media_dir is None:
             self._media_dir = tempfile.mkdtemp(prefix="hermes-conformance-media-")
         return self._media_dir
 
@@ -441,7 +445,8 @@ async def check_a_choice_is_shown_and_closed(h: Harness) -> None:
     from .._core.platform import MessageRef
 
     client = h.runner.client if h.runner is not None else None
-    if not callable(getattr(client, "offer_choice", None)) or not callable(getattr(client, "close_choice", None)):
+    if client is None or not callable(getattr(client, "offer_choice", None)) \
+            or not callable(getattr(client, "close_choice", None)):
         raise NotApplicable("the platform shows no buttons (offer_choice/close_choice)")
     chat = h.chat_id + "-choice"
     stream = h.delivery().session(h.platform, chat, settings=h.settings).stream

@@ -191,7 +191,8 @@ class TestGateway:
             api.setdefault("enabled", False)
         data["api_server"] = api
         self.config = parse_config(data, source="(test config)", env=dict(env or {}))
-        builtins = ("hermes_gateway._core.builtin.tools",)  # the demo model's `tool: qr_code {...}` works
+        # the demo model's `tool: qr_code {...}` works
+        builtins: tuple[str, ...] = ("hermes_gateway._core.builtin.tools",)
         if api_server:
             builtins += ("hermes_gateway._core.api_server.plugin",)
         loaded = make_plugins(builtins=builtins, load_entry_points=False,

@@ -77,6 +77,7 @@ class LocalPostgres:
         """subprocess options that run the server unprivileged when we are root (PostgreSQL insists)."""
         if os.geteuid() != 0:
             return {}
+        entry: pwd.struct_passwd | None
         try:
             entry = pwd.getpwnam("nobody")
         except KeyError:
@@ -97,7 +98,8 @@ class LocalPostgres:
 
     def _command(self, name: str, args: list[str], timeout: float = 60) -> str:
         try:
-            return getattr(self._pg, name)(args, pgdata=self.data, timeout=timeout, **self._as)
+            output: str = getattr(self._pg, name)(args, pgdata=self.data, timeout=timeout, **self._as)
+            return output
         except subprocess.CalledProcessError as exc:
             log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
             raise PostgresUnavailable(f"{name} {' '.join(args[-1:])} failed (exit {exc.returncode}); "
@@ -150,7 +152,7 @@ class LocalPostgres:
         auth = quote(user, safe="") + (f":{quote(password, safe='')}" if password else "")
         return f"postgresql://{auth}@{self.host}:{self.port}/{quote(dbname, safe='')}"
 
-    def execute(self, statement: str, dbname: str = "postgres") -> list[tuple]:
+    def execute(self, statement: str, dbname: str = "postgres") -> list[tuple[Any, ...]]:
         """Run one statement outside a transaction (CREATE DATABASE ...), as the superuser."""
         import psycopg
 

@@ -46,7 +46,7 @@ class RedisServer:
             except (redis.ConnectionError, FileNotFoundError):
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     self.stop()
-                    raise RuntimeError("redis-server did not start")
+                    raise RuntimeError("redis-server did not start") from None
                 time.sleep(0.02)
 
     def stop(self) -> None:

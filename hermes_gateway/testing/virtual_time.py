@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import selectors
-from typing import Any, Awaitable, TypeVar
+from concurrent.futures import Executor
+from typing import Any, Awaitable, Callable, TypeVar, TypeVarTuple, Unpack
 
 T = TypeVar("T")
+_R = TypeVar("_R")
+_Ts = TypeVarTuple("_Ts")
 
 
 class _JumpingSelector(selectors.BaseSelector):
@@ -64,7 +67,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def time(self) -> float:
         return self._jumping.now
 
-    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:
+    def run_in_executor(self, executor: Executor | None, func: Callable[[Unpack[_Ts]], _R],
+                        *args: Unpack[_Ts]) -> asyncio.Future[_R]:
         future = super().run_in_executor(executor, func, *args)
         self._jumping.threads += 1
         future.add_done_callback(self._thread_done)

@@ -50,6 +50,14 @@ async def test_unknown_tool_and_bad_arguments_are_reported_to_the_model() -> Non
     assert all(e.error is None for e in events if isinstance(e, TurnEnd))
 
 
+async def test_arguments_json_cannot_read_are_reported_not_raised() -> None:
+    """An integer of 5000 digits is well-formed JSON that ``json.loads`` refuses with a plain ValueError."""
+    tools = {"calculate": Tool("calculate", "adds", lambda **_: "0", SCHEMA)}
+    outcome = await run_tool(tools, ToolCall("1", "calculate", '{"n": ' + "9" * 5000 + "}"))
+    assert not outcome.ok
+    assert outcome.result.startswith("Error: the arguments for calculate are not valid JSON (Exceeds the limit")
+
+
 async def test_current_time_tool_through_the_loop() -> None:
     agent = AIAgent.from_config(model_config())
     events = await turn(agent, 'tool: current_time {"timezone_name": "UTC"}')

@@ -3,7 +3,6 @@ and an upstream's 400 for one request does not turn streaming off for everyone e
 
 from __future__ import annotations
 
-import asyncio
 
 import aiohttp
 import pytest

@@ -81,7 +81,7 @@ async def test_a_link_expires_and_unknown_or_malformed_tokens_look_the_same(tmp_
         base = f"{gateway.url}/v1/media/"
         unknown = await fetch(base + "A" * 43)
         malformed = await fetch(base + "..%2F..%2Fetc%2Fpasswd")
-    for status, headers, body in (expired, unknown, malformed):
+    for status, _headers, body in (expired, unknown, malformed):
         assert status == 404 and b'"code": "media_not_found"' in body, body
     assert b"%PDF" not in malformed[2] and b"root:" not in malformed[2]
 

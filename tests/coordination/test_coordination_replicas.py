@@ -92,7 +92,7 @@ async def test_messages_alternating_between_replicas_are_answered_once_in_order_
         replies = []
         for i in range(6):  # each message arrives while the reply before it is still being written
             replies.append(hooks.deliver(i % 2, "1", f"echo: m{i} " + "word " * 6))
-            await eventually(lambda: len(ref.chat("1").screen) == i + 1, lambda: ref.chat("1").screen)
+            await eventually(lambda i=i: len(ref.chat("1").screen) == i + 1, lambda: ref.chat("1").screen)
         reports = await asyncio.gather(*replies)
     assert all(r.delivered for r in reports)
     assert ref.chat("1").screen == [f"m{i} " + " ".join(["word"] * 6) for i in range(6)]

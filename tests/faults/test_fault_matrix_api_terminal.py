@@ -16,7 +16,7 @@ import yaml
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.gateway import Gateway
 from hermes_gateway._core.plugins import make_plugins
-from scripted_upstream import ScriptedUpstream, chunk, completion, text_stream
+from scripted_upstream import ScriptedUpstream, text_stream
 from test_fault_matrix_platforms import FULL, NEXT, STORE_CASES, UPSTREAM_CASES, FailingStore
 
 TIMEOUTS = {"connect": 2, "first_token": 1.5, "stall": 1.5}

@@ -158,7 +158,7 @@ def test_a_store_that_never_answers_does_not_hold_the_stop():
         gateway = make_gateway(ref, tokens_per_second=2, grace=GRACE)
         store = gateway.store = HangingStore(gateway.store)
         await gateway.start()
-        reply = People(gateway).say("1", "echo: " + long_text(400))
+        People(gateway).say("1", "echo: " + long_text(400))
         await asyncio.sleep(2.0)
         took = await stop_timed(gateway)
         assert took <= BOUND, f"stopping took {took:.1f}s"

@@ -40,7 +40,7 @@ def test_with_a_burst_of_one_the_first_text_goes_first_and_is_not_delayed():
     for reactions in (None, REACTIONS):
         ref = reacting(burst=1)
 
-        async def main():
+        async def main(ref=ref, reactions=reactions):
             loop = asyncio.get_running_loop()
             sections = {"reactions": reactions} if reactions else {}
             async with make_gateway(ref, tokens_per_second=20, **sections) as gateway:

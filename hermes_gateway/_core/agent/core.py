@@ -30,7 +30,7 @@ import math
 import os
 import weakref
 from contextlib import aclosing
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, Sequence
 
 from ..config import Config, Endpoint, MediaConfig, ModelConfig
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, TurnEnd, UsageReport
@@ -263,7 +263,7 @@ class AIAgent:
     # -- the turn ------------------------------------------------------------------------------
 
     async def _run_turn(self, turn: _Turn, message: str | list[dict[str, Any]] | None,
-                        history: Sequence[dict[str, Any]] | None, stream: bool) -> AsyncIterator[StreamEvent]:
+                        history: Sequence[dict[str, Any]] | None, stream: bool) -> AsyncGenerator[StreamEvent, None]:
         guard = ReadGuard()
         turn.guard = guard
         if turn.interrupted:
@@ -288,7 +288,7 @@ class AIAgent:
                 # aclosing: if our consumer stops early, the upstream stream is closed now, not at GC.
                 async with aclosing(self._call_model(turn, messages, stream)) as model_events:
                     async for event in model_events:
-                        if type(event) is ModelCall:
+                        if isinstance(event, ModelCall):
                             call = event
                         else:
                             yield event
@@ -358,6 +358,7 @@ class AIAgent:
         endpoint = upstream.endpoint
         if endpoint.vision is False or (endpoint.vision is None and not self.model.vision):
             messages = without_images(messages)  # a fallback that cannot see: stand-ins, not a 400
+        request: dict[str, Any]
         if endpoint.api_mode == "responses":
             if options is NO_OPTIONS:
                 request = build_request(endpoint.name, messages, self._responses_tools)
@@ -365,7 +366,7 @@ class AIAgent:
                 request = {**build_request(endpoint.name, messages, []),
                            **responses_body(options, self._responses_tools)}
             return request, stream_responses, complete_responses
-        request: dict[str, Any] = {"model": endpoint.name, "messages": list(messages)}
+        request = {"model": endpoint.name, "messages": list(messages)}
         if options is not NO_OPTIONS:
             request.update(chat_body(options, self._chat_tools))
         elif self._chat_tools:
@@ -373,7 +374,7 @@ class AIAgent:
         return request, stream_chat, complete_chat
 
     async def _call_model(self, turn: _Turn, messages: list[dict[str, Any]],
-                          stream: bool) -> AsyncIterator[StreamEvent | ModelCall]:
+                          stream: bool) -> AsyncGenerator[StreamEvent | ModelCall, None]:
         """One model call with every fallback; yields its events, then the finished ModelCall."""
         guard = turn.guard
         assert guard is not None
@@ -454,7 +455,7 @@ class AIAgent:
 
     async def _run_tools(self, guard: ReadGuard, calls: list[ToolCall], messages: list[dict[str, Any]],
                          new_messages: list[dict[str, Any]], media: list[Media],
-                         approver: Approver | None = None) -> AsyncIterator[StreamEvent]:
+                         approver: Approver | None = None) -> AsyncGenerator[StreamEvent, None]:
         """Run the calls concurrently; report and record them (and collect their media) in call order."""
         tasks = [asyncio.ensure_future(self._run_approved(call, approver)) for call in calls]
         done = 0

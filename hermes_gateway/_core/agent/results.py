@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..events import ToolCallStarted, UsageReport
 
@@ -147,6 +147,7 @@ def usage_from(raw: Any) -> UsageReport | None:
     parsed JSON (or None when absent)."""
     if raw is None:
         return None
+    get: Callable[[str], Any]
     if isinstance(raw, dict):
         get = raw.get
     else:

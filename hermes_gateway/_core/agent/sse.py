@@ -53,7 +53,8 @@ from typing import Any
 from ..demo.transport import httpx
 from .errors import ReportedError, UpstreamConnectionError, UpstreamTimedOut
 
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+# typeshed types the context as a make_scanner; CPython takes any object with the decoder's attributes (its TODO)
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 def _loads(data: str) -> Any:

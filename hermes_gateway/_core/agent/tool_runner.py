@@ -65,8 +65,9 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | N
         return ToolOutcome(call, f"Error: unknown tool {call.name!r}. Available tools: {known}.", False)
     try:
         arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-    except ValueError as exc:
-        return ToolOutcome(call, f"Error: the arguments for {call.name} are not valid JSON ({exc.msg}); "
+    except ValueError as exc:  # a JSONDecodeError, or a plain ValueError (an integer over 4300 digits)
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return ToolOutcome(call, f"Error: the arguments for {call.name} are not valid JSON ({reason}); "
                                  f"send a JSON object matching its schema.", False)
     if not isinstance(arguments, dict):
         return ToolOutcome(call, f"Error: the arguments for {call.name} must be a JSON object, "

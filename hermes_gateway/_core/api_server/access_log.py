@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 log = logging.getLogger("hermes_gateway.access")
 
@@ -23,7 +24,7 @@ FIRST_TOKEN_AT: Any = web.RequestKey("hermes_first_token_at", float) if hasattr(
 
 
 @web.middleware
-async def access_log(request: web.Request, handler: web.Handler) -> web.StreamResponse:
+async def access_log(request: web.Request, handler: Handler) -> web.StreamResponse:
     if not log.isEnabledFor(logging.INFO):
         return await handler(request)
     loop = asyncio.get_running_loop()

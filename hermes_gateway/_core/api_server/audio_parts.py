@@ -18,7 +18,7 @@ import binascii
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..config import Config
 from ..http.errors import ApiError, bad_request
@@ -46,7 +46,7 @@ def passes_audio_through(config: Config) -> bool:
     return model.audio and not model.is_demo and model.endpoint.api_mode == "chat_completions"
 
 
-def has_audio(content: Any) -> bool:
+def has_audio(content: Any) -> TypeGuard[list[Any]]:
     return isinstance(content, list) and any(p.get("type") == "input_audio" for p in content)
 
 

@@ -16,11 +16,12 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
+from ..approvals.chat import Approver
 from ..approvals.local import api_approver
 from ..config import Config
 from ..events import TurnEnd, UsageReport
@@ -56,8 +57,10 @@ KEY_INDEX: Any = web.RequestKey("hermes_api_key_index", object) if hasattr(web, 
 class Agent(Protocol):
     """The part of ``hermes_gateway._core.agent.AIAgent`` the API server uses."""
 
-    def astream(self, message: Any, history: list[dict] | None = ..., options: Any = ...) -> Any:
-        """One turn's events; ``options``: the request's ``TurnOptions`` (model parameters, client tools)."""
+    def astream(self, message: Any, history: list[dict] | None = ..., options: Any = ...,
+                approver: Approver | None = ...) -> Any:
+        """One turn's events; ``options``: the request's ``TurnOptions`` (model parameters, client tools);
+        ``approver``: asked before a tool that needs approval runs."""
 
     def interrupt(self) -> None: ...
 
@@ -138,6 +141,7 @@ class ApiServer:
         @cancel_on_disconnect  # a client that goes away cancels its turn and the upstream request
         async def endpoint(request: web.Request) -> web.StreamResponse:
             status = 500
+            response: web.StreamResponse
             try:
                 if request.method == "OPTIONS" and self.cors.enabled:
                     response = self.cors.preflight(request)  # browsers send no key on a preflight
@@ -343,7 +347,7 @@ class ApiServer:
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
-    async def _render_media(self, request: web.Request, items: tuple[Media, ...]) -> RenderedMedia:
+    async def _render_media(self, request: web.Request, items: Sequence[Media]) -> RenderedMedia:
         """The turn's media as links this client can fetch: on ``media.public_url`` (a TLS-terminating proxy in
         front), else on this server's address as the client reached it."""
         return await render_media(items, self.media, link_base(request, self.config.media.public_url))
@@ -536,7 +540,7 @@ def _with_input(turn: TurnInput, this_turn: list[dict[str, Any]]) -> list[dict[s
     """For the conversation store: a turn that continues from the client's tool results starts with them."""
     if turn.message is not None:
         return this_turn
-    results = []
+    results: list[dict[str, Any]] = []
     for message in reversed(turn.history):
         if message.get("role") != "tool":
             break

@@ -29,6 +29,7 @@ from typing import Any, Awaitable, Callable
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 
@@ -52,7 +53,7 @@ log = logging.getLogger(__name__)
 
 #: After the first Ctrl-C the agent gets this long to end the turn itself before it is cancelled.
 INTERRUPT_GRACE_SECONDS = 0.5
-PROMPT = [("fg:ansicyan bold", "› ")]
+PROMPT: StyleAndTextTuples = [("fg:ansicyan bold", "› ")]
 #: The terminal's one conversation in the store.
 CLI_KEY = ConversationKey("cli", "local")
 
@@ -97,7 +98,7 @@ class ChatSession:
         self._mcp: Any = None  # the config's MCP servers, while the chat runs
         self._mcp_start: asyncio.Future | None = None
         self.exit_code: int | None = None  # set when a signal says to leave
-        self.prompt = PromptSession(
+        self.prompt: PromptSession[str] = PromptSession(
             PROMPT,
             history=_history(history_path),
             key_bindings=_key_bindings(),
@@ -215,8 +216,7 @@ class ChatSession:
         stopper.disarm()
         if task.cancelled():
             final = None
-        elif task.exception() is not None:
-            exc = task.exception()
+        elif (exc := task.exception()) is not None:
             log.debug("the turn failed", exc_info=exc)
             self.say(f"✗ {one_line(exc)}", STYLE_ERROR)
             return None

@@ -23,4 +23,4 @@ def open_coordination(config: Config | None) -> Coordination:
     from .redis import RedisCoordination  # redis-py is imported only by a replicated gateway
 
     cfg = config.coordination
-    return RedisCoordination(cfg.url, lease_ttl=cfg.lease_ttl, dedupe_ttl=cfg.dedupe_ttl)
+    return RedisCoordination(config.coordination.url, lease_ttl=cfg.lease_ttl, dedupe_ttl=cfg.dedupe_ttl)

@@ -31,7 +31,7 @@ import json
 import logging
 import secrets
 from importlib import resources
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
@@ -205,7 +205,7 @@ class RedisCoordination(Coordination):
             self.outage.failed(exc)
             return "?"
         self.outage.succeeded()
-        return holder
+        return cast("str | None", holder)  # decode_responses=True; redis-py types a reply as bytes | str
 
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         message = json.dumps({"op": "stop", "kind": kind, "from": self.replica_id, "lane": list(key)})

@@ -35,6 +35,7 @@ while time is left, and no deadline reaches past the cut's.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Awaitable, Callable
 
 from ..errors import DeliveryError, RateLimited
@@ -123,7 +124,7 @@ class Finisher:
                     return False
                 raise DeliveryError("gave up delivering the final text (deadline passed)", retryable=False)
             floor = entry.last_call + self.edit_floor if entry.ref is not None else float("-inf")
-            await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
+            await self.pacer.until(partial(self.pacer.ready_at, not_before=floor), interruptible=False)
             try:
                 await self.show(entry, text, True, self.doc)
                 return True
@@ -201,7 +202,7 @@ class Finisher:
     async def _try_once(self, entry: LedgerEntry, text: str) -> str:
         """One paced attempt to end ``entry`` with ``text``: "ok", "retry" (may pass later) or "gone"."""
         floor = entry.last_call + self.edit_floor
-        await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
+        await self.pacer.until(partial(self.pacer.ready_at, not_before=floor), interruptible=False)
         try:
             await self.show(entry, text, True, self.doc)
         except RateLimited as exc:
@@ -243,7 +244,7 @@ class Finisher:
                     self.stuck.append(entry.ref)
                     break
                 floor = entry.last_call + self.edit_floor
-                await self.pacer.until(lambda now: self.pacer.ready_at(now, floor), interruptible=False)
+                await self.pacer.until(partial(self.pacer.ready_at, not_before=floor), interruptible=False)
                 try:
                     await self.show(entry, text, True, self.doc)
                 except RateLimited as exc:

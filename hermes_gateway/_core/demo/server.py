@@ -51,8 +51,8 @@ async def serve(host: str = "127.0.0.1", port: int = 0, tokens_per_second: float
     site = web.TCPSite(runner, host, port)
     await site.start()
     try:
-        sockets = site._server.sockets if site._server else ()  # type: ignore[union-attr]
-        bound = sockets[0].getsockname()[1] if sockets else port
+        addresses = runner.addresses  # the bound (host, port, ...) of each listening socket
+        bound = addresses[0][1] if addresses else port
         yield f"http://{host}:{bound}/v1"
     finally:
         await runner.cleanup()

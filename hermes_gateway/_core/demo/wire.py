@@ -64,7 +64,7 @@ def chat_chunks(reply: DemoReply, model: str, completion_id: str, include_usage:
                "choices": [], "usage": usage_json(reply)}, False
 
 
-def responses_usage(reply: DemoReply) -> dict[str, int]:
+def responses_usage(reply: DemoReply) -> dict[str, Any]:
     completion = reply.completion_tokens
     return {"input_tokens": reply.prompt_tokens, "output_tokens": completion,
             "total_tokens": reply.prompt_tokens + completion,

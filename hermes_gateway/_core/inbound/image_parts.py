@@ -81,7 +81,7 @@ def prepare_image(path: str | Path, max_side: int) -> PreparedImage:
             if not fits and source == "JPEG":
                 image.draft(None, (max_side, max_side))  # decode at a fraction of the size: less memory
             image.load()
-            frame = image
+            frame: Image.Image = image
             if not fits:  # scaled in place first (the decoded pixels are held once), then turned
                 frame.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
             if turned:

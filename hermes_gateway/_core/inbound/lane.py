@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Coroutine
 
 from ..coordination.base import NO_TICKET, ChatLease
 from .commands import Command
@@ -137,7 +137,8 @@ class ChatLane:
                 _finish(item, None)
         self.items[:] = kept
 
-    async def run(self, answer: Callable[[Item], Awaitable[Any]], on_idle: Callable[["ChatLane"], None]) -> None:
+    async def run(self, answer: Callable[[Item], Coroutine[Any, Any, Any]],
+                  on_idle: Callable[["ChatLane"], None]) -> None:
         """The worker: run items in order until none is left, then forget the lane.
 
         Each item runs in a task of its own, so stopping a reply (``/stop``,

@@ -41,8 +41,6 @@ from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_f
 from .dedupe import SeenUpdates
 from .incoming import Incoming
 from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
-from ..store.base import StoreError
-from ..store.outage import report as report_store_failure
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -521,7 +519,12 @@ def run_in_lane(runtime: InboundRuntime, platform: str, chat_id: str, thread_id:
         return None
 
     done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    future.add_done_callback(lambda f: done.done() or done.set_result(outcome[0] if outcome else None))
+
+    def finished(_: asyncio.Future[Any]) -> None:
+        if not done.done():
+            done.set_result(outcome[0] if outcome else None)
+
+    future.add_done_callback(finished)
     lane = runtime._lane(incoming)
     lane.add_command(CommandTurn(incoming, Command("unasked", "what the gateway says unasked", run), "", future))
     if lane.worker is None:

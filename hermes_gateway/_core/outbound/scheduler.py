@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 from typing import Any, Callable
 
 from ..store import StoreError
@@ -132,7 +133,7 @@ class Scheduler:
                 if await claim_schedule(self.gateway, schedule.name, at):
                     chat = resolve_chat(self.gateway.config, schedule.platform, schedule.chat)
                     self._spawn(schedule.platform, chat, schedule.thread,
-                                lambda s=schedule: deliver_schedule(self.gateway, s), f"schedule {schedule.name}")
+                                partial(deliver_schedule, self.gateway, schedule), f"schedule {schedule.name}")
         wake_at = min([now + self.poll, *self.next_run.values()])
         if self.reminders:
             wake_at = min(wake_at, await self._reminders(now))
@@ -153,7 +154,7 @@ class Scheduler:
                         following += reminder.every
                 if await claim_reminder(self.gateway, reminder, following):
                     self._spawn(reminder.platform, reminder.chat_id, reminder.thread_id,
-                                lambda r=reminder: deliver_reminder(self.gateway, r), f"reminder {reminder.id}")
+                                partial(deliver_reminder, self.gateway, reminder), f"reminder {reminder.id}")
             soonest = await store.next_reminder_at()
         except StoreError as exc:
             report_store_failure(store, log, "reminders not read", exc)

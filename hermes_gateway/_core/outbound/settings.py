@@ -153,9 +153,10 @@ def _reminders(p: Any, tools: Any, value: Any) -> ReminderSettings:
     d = ReminderSettings()
     min_every = d.min_every
     if sec.get("min_every") is not None:
-        min_every = parse_duration(sec["min_every"])
-        if min_every is None:
+        parsed = parse_duration(sec["min_every"])
+        if parsed is None:
             raise p.fail("reminders.min_every", f"a duration like 1m or 1h, got {sec['min_every']!r}")
+        min_every = parsed
     timezone = p.get(sec, "reminders", "timezone", "str", d.timezone)
     _check_timezone(p, "reminders.timezone", timezone)
     return ReminderSettings(enabled=p.get(tools_sec, "tools", "reminders", "bool", d.enabled),

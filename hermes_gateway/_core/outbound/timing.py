@@ -32,8 +32,9 @@ def next_after(schedule: Schedule, after: float) -> float:
 
     zone = ZoneInfo(schedule.timezone)
     start = datetime.fromtimestamp(after, tz=timezone.utc).astimezone(zone)
-    runs = croniter(schedule.cron, start)
-    fixed_hours = not schedule.cron.split()[1].startswith("*")
+    cron = _cron(schedule)
+    runs = croniter(cron, start)
+    fixed_hours = not cron.split()[1].startswith("*")
     while True:
         at = float(runs.get_next(float))
         if not (fixed_hours and _repeated(at, zone)):
@@ -55,8 +56,9 @@ def latest_between(schedule: Schedule, after: float, until: float) -> float | No
 
     zone = ZoneInfo(schedule.timezone)
     end = datetime.fromtimestamp(until, tz=timezone.utc).astimezone(zone)
-    runs = croniter(schedule.cron, end)
-    fixed_hours = not schedule.cron.split()[1].startswith("*")
+    cron = _cron(schedule)
+    runs = croniter(cron, end)
+    fixed_hours = not cron.split()[1].startswith("*")
     while True:
         previous = float(runs.get_prev(float))
         if not (fixed_hours and _repeated(previous, zone)):
@@ -69,3 +71,10 @@ def latest_between(schedule: Schedule, after: float, until: float) -> float | No
 def local_time(at: float, zone: str) -> str:
     """``2026-03-29 08:00 CEST``: how listings show an instant."""
     return datetime.fromtimestamp(at, tz=timezone.utc).astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _cron(schedule: Schedule) -> str:
+    """The cron expression of a schedule without ``every`` (the settings give each schedule one of the two)."""
+    if schedule.cron is None:
+        raise ValueError(f"schedule {schedule.name!r} has neither every nor cron")
+    return schedule.cron

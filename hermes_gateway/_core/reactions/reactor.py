@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..delivery.budget import ALL_CHATS, UNLIMITED
 from ..delivery.pacing import Pacer

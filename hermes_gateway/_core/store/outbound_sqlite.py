@@ -70,7 +70,9 @@ class SQLiteOutboundRecords(OutboundRecords):
                 cursor = db.execute("INSERT INTO reminders (platform, chat_id, thread_id, text, next_at, every, "
                                     "created) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                     (platform, chat_id, thread_id or "", text, next_at, every, now))
-                return Reminder(int(cursor.lastrowid), platform, chat_id, thread_id, text, next_at, every, now)
+                rowid = cursor.lastrowid
+                assert rowid is not None  # an INSERT sets it
+                return Reminder(int(rowid), platform, chat_id, thread_id, text, next_at, every, now)
         return await self._run(write)
 
     async def reminders(self, key: ConversationKey) -> list[Reminder]:

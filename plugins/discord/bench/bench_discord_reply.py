@@ -81,8 +81,8 @@ async def per_call(calls: int) -> None:
         timings: dict[str, list[float]] = {"typing": [], "create": [], "edit": []}
         for i in range(calls):
             for name, call in (("typing", lambda: plugin.on_stream_start(stream)),
-                               ("create", lambda: plugin.on_delta(stream, None, f"message {i}")),
-                               ("edit", lambda: plugin.on_delta(stream, ref, f"edit {i}"))):
+                               ("create", lambda i=i: plugin.on_delta(stream, None, f"message {i}")),
+                               ("edit", lambda i=i: plugin.on_delta(stream, ref, f"edit {i}"))):
                 t = time.perf_counter()
                 await call()
                 timings[name].append(time.perf_counter() - t)

@@ -99,7 +99,7 @@ class UploadRules:
             raise ApiError(400, 50035, "Invalid Form Body", {"errors": {"files": {"_errors": [{
                 "code": "INVALID_FORM_BODY", "message": problem}]}}})
         entries = params.get("attachments") or []
-        for index, (name, data) in sorted(files.items()):
+        for _index, (_name, data) in sorted(files.items()):
             if len(data) > self.upload_limit:
                 self.api._log(channel, "upload", params, "Request entity too large")
                 raise ApiError(413, 40005, "Request entity too large")

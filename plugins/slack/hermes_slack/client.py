@@ -78,7 +78,8 @@ class SlackClient(PlatformClient):
             import aiohttp
 
             timeout = self.settings.api_timeout
-            session = aiohttp.ClientSession(**({"timeout": aiohttp.ClientTimeout(total=timeout)} if timeout else {}))
+            session = (aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) if timeout
+                       else aiohttp.ClientSession())
             self._web = web_client(token=self.settings.bot_token, base_url=self.settings.api_base_url,
                                    session=session, logger=logging.getLogger("slack_sdk.web.async_base_client"))
         return self._web
@@ -93,7 +94,7 @@ class SlackClient(PlatformClient):
     async def start(self) -> None:
         """Check the bot token, then connect Socket Mode (or wait for signed HTTP events)."""
         try:
-            self.web  # built now: without slack_sdk, start-up stops here in one line, not at the first reply
+            _ = self.web  # built now: without slack_sdk, start-up stops here in one line, not at the first reply
         except DeliveryError as exc:
             raise ConfigError(self.context.source, "platforms.slack", str(exc)) from None
         await self.receiver.start()

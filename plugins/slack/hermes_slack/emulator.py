@@ -412,7 +412,7 @@ class SlackEmulator:
         if request.content_type.startswith("multipart/"):
             data = b""
             async for part in await request.multipart():
-                if part.name in ("filename", "file"):
+                if isinstance(part, aiohttp.BodyPartReader) and part.name in ("filename", "file"):
                     data = bytes(await part.read())
         else:
             data = await request.read()

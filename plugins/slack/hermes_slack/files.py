@@ -39,7 +39,8 @@ from .errors import error_code, translate
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 #: ``initial_comment`` is a message text: the plugin keeps it within what it sends as one message.
 MAX_COMMENT_CHARS = 4000
-LIMITS = MediaLimits(kinds={"image", "video", "audio", "document"}, max_bytes={"default": MAX_FILE_BYTES},
+LIMITS = MediaLimits(kinds=frozenset({"image", "video", "audio", "document"}),
+                     max_bytes={"default": MAX_FILE_BYTES},
                      caption_length=MAX_COMMENT_CHARS, urls=False)
 
 GET_URL = "files.getUploadURLExternal"

@@ -65,7 +65,8 @@ class SlackSettings:
                                                       "(letters and digits); the value given is not "
                                                       "(not shown: it is a secret)")
             self._set("signing_secret", self.signing_secret.strip())
-        native = "off" if self.native_streaming is False or self.native_streaming == 0 else self.native_streaming
+        # YAML's `off` is False, and a Literal check admits 0 (0 == False): every falsy value is "off"
+        native = "off" if not self.native_streaming else self.native_streaming
         if native not in ("auto", "off"):
             raise SettingsError("native_streaming", f"auto or off, got {native!r}")
         self._set("native_streaming", native)

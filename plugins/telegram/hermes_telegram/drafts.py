@@ -15,7 +15,7 @@ Everything lives in ``stream.state``: one reply's business, gone with it.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, TypeGuard
 
 from hermes_gateway import MessageRef, Stream
 
@@ -38,7 +38,7 @@ def _private(stream: Stream) -> bool:
     return not str(stream.chat_id).startswith("-")  # Telegram: people have positive ids, groups negative
 
 
-def is_draft(message: MessageRef | None) -> bool:
+def is_draft(message: MessageRef | None) -> TypeGuard[MessageRef]:
     return message is not None and message.message_id.startswith(PREFIX)
 
 

@@ -599,7 +599,7 @@ class BotApiEmulator:
         except (ButtonError, ValueError) as exc:
             self._log(chat, "sendMessage", params, str(exc))
             raise ApiError(400, str(exc) if isinstance(exc, ButtonError) else "Bad Request: can't parse "
-                                                                              "reply keyboard markup JSON object")
+                                                                              "reply keyboard markup JSON object") from None
         message = ScreenMessage(str(chat.next_message_id), text, [text])
         chat.next_message_id += 1
         chat.messages.append(message)

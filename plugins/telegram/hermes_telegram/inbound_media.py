@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable
+from functools import partial
+from typing import Any, AsyncIterator, Callable, Literal
 
 from hermes_gateway import Attachment, FetchError
 
@@ -43,12 +44,16 @@ CHUNK_BYTES = 64 * 1024
 IMAGE_MIMES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 
 
+#: The attachment kinds a Telegram message's files become (``hermes_gateway.Attachment.kind``).
+Kind = Literal["image", "voice", "audio", "video", "document"]
+
+
 @dataclass(frozen=True)
 class FileRef:
     """One file a message carries, as the message describes it."""
 
     file_id: str
-    kind: str
+    kind: Kind
     mime: str | None
     size: int | None
     filename: str | None
@@ -62,7 +67,7 @@ def file_refs(message: Any) -> list[FileRef]:
         found.append(FileRef(largest.file_id, "image", "image/jpeg", largest.file_size, "photo.jpg"))
     document = message.document
     if document is not None:
-        kind = "image" if document.mime_type in IMAGE_MIMES else "document"
+        kind: Kind = "image" if document.mime_type in IMAGE_MIMES else "document"
         found.append(FileRef(document.file_id, kind, document.mime_type, document.file_size, document.file_name))
     if message.voice is not None:
         voice = message.voice
@@ -94,7 +99,7 @@ class FileDownloads:
 
     def attachments(self, message: Any) -> tuple[Attachment, ...]:
         """The message's files, each with a lazy ``fetch`` (nothing is downloaded here)."""
-        return tuple(Attachment(ref.kind, _once(lambda ref=ref: self.download(ref)), mime=ref.mime, size=ref.size,
+        return tuple(Attachment(ref.kind, _once(partial(self.download, ref)), mime=ref.mime, size=ref.size,
                                 filename=ref.filename) for ref in file_refs(message))
 
     async def download(self, ref: FileRef) -> AsyncIterator[bytes]:

@@ -195,7 +195,7 @@ async def test_a_restarted_gateway_uses_the_new_settings(api):
         for server in (api, moved):  # each gateway keeps its own in-memory store: not one bot's history
             async with fast_gateway(server):
                 await server.push_message(6, "echo: here")
-                await eventually(lambda: server.screen(6) == ["here"], lambda: server.chat(6).messages)
+                await eventually(lambda server=server: server.screen(6) == ["here"], lambda server=server: server.chat(6).messages)
     assert api.screen(6) == ["here"] and moved.screen(6) == ["here"]
 
 

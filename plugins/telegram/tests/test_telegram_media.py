@@ -140,6 +140,7 @@ async def test_a_413_from_the_bot_api_is_final_the_line_follows_and_nothing_is_r
         "Notes:", [Media(path=path, caption="Meeting notes")])
     await tg.client.close()
     assert api.screen(47) == ["Notes:", "📎 notes.txt — Meeting notes (could not be sent)"]
+    assert report.media_notes == ["📎 notes.txt — Meeting notes (could not be sent)"]
     assert [m for m, _ in api.requests].count("sendDocument") == 1
 
 

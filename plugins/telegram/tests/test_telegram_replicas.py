@@ -223,7 +223,7 @@ async def test_two_replicas_answer_one_chat_alternately_once_each_without_floodi
         async with Replicas(tmp_path, api, upstream, shared) as replicas:
             for turn in range(4):  # each question arrives while the answer before it still streams
                 await api.push_message(77, f"question {turn}")
-                await eventually(lambda: len(api.screen(77)) == turn + 1, lambda: api.chat(77).messages, timeout=30)
+                await eventually(lambda turn=turn: len(api.screen(77)) == turn + 1, lambda: api.chat(77).messages, timeout=30)
             await eventually(lambda: "end of answer 3." in api.screen(77)[-1] and "▌" not in api.screen(77)[-1],
                              lambda: api.chat(77).messages, timeout=30)
             routed = list(replicas.lb.routed)

@@ -72,7 +72,7 @@ async def test_both_modes_hand_the_core_the_same_incoming(api):
         gateway = gateway_for(api, mode=mode)
         async with gateway:
             await api.push_message(-100900, "@hermes_test_bot echo: same", chat_type="supergroup", thread_id=4)
-            await eventually(lambda: len(gateway.seen) == 1, lambda: gateway.seen)
+            await eventually(lambda gateway=gateway: len(gateway.seen) == 1, lambda gateway=gateway: gateway.seen)
             await eventually(lambda: len(api.chat(-100900).screen) == len(received) + 1,
                              lambda: api.chat(-100900).messages)
         received[mode] = gateway.seen[0]

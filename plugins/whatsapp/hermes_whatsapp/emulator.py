@@ -453,7 +453,8 @@ class GraphApiEmulator:
 
     async def _read(self, method: str, path: str, body: dict[str, Any]) -> web.Response:
         """Mark a user's message read, with the typing indicator when asked."""
-        wamid = body.get("message_id")
+        raw_id = body.get("message_id")
+        wamid = raw_id if isinstance(raw_id, str) else ""  # matches no message a user said
         user = next((u for u in self.users.values() if any(w == wamid for w, _ in u.said)), None)
         if user is None:
             return self._answer_error(None, method, path, body, GraphError(
@@ -484,17 +485,17 @@ class GraphApiEmulator:
             return await self._react(user, method, path, body)
         if kind == "interactive":
             try:
-                text_body, buttons = check_buttons(body)
+                prompt, buttons = check_buttons(body)
             except ValueError as exc:
                 user.violations.append(f"an interactive message: {exc}")
                 return self._answer_error(user, method, path, body, GraphError(
                     UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", str(exc)))
             return await self._deliver_message(user, method, path, body, "interactive",
-                                               PhoneMessage("", text_body, kind="interactive", buttons=buttons))
+                                               PhoneMessage("", prompt, kind="interactive", buttons=buttons))
         if kind != "text":
             return self._answer_error(user, method, path, body, GraphError(
                 UNKNOWN_OBJECT, 400, "(#100) Invalid parameter", "only text and media messages are emulated"))
-        text = body.get("text")
+        text: Any = body.get("text")  # JSON as the client sent it
         text_body = text.get("body") if isinstance(text, dict) else None
         if not isinstance(text_body, str) or not text_body.strip():
             return self._answer_error(user, method, path, body, GraphError(
@@ -729,5 +730,6 @@ class GraphApiEmulator:
 
 async def _no_parts() -> Any:
     """An empty async iterator: a request without multipart parts."""
-    for part in ():
+    parts: tuple[Any, ...] = ()
+    for part in parts:
         yield part

@@ -33,7 +33,7 @@ import base64
 import binascii
 import hashlib
 import logging
-from typing import TYPE_CHECKING, AsyncIterator, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Literal
 
 from hermes_gateway import Attachment, DeliveryError, FetchError, RateLimited
 
@@ -61,14 +61,22 @@ EXTENSIONS = {"image/jpeg": ".jpg", "image/png": ".png", "image/webp": ".webp", 
               "text/plain": ".txt"}
 
 
-def kind_of(message: Message) -> str:
-    """The attachment kind of a media message."""
+#: The attachment kinds a WhatsApp media message becomes (``hermes_gateway.Attachment.kind``).
+Kind = Literal["image", "voice", "audio", "video", "document", "sticker"]
+
+#: Each media message type (``webhook.MEDIA_TYPES``) as its attachment kind, before the two refinements below.
+_KINDS: dict[str, Kind] = {"image": "image", "audio": "audio", "video": "video", "document": "document",
+                           "sticker": "sticker"}
+
+
+def kind_of(message: Message) -> Kind:
+    """The attachment kind of a media message (one of ``webhook.MEDIA_TYPES``)."""
     media = message.media
     if message.kind == "audio":
         return "voice" if media is not None and media.voice else "audio"
     if message.kind == "document" and media is not None and media.mime in IMAGE_MIMES:
         return "image"
-    return message.kind
+    return _KINDS[message.kind]
 
 
 def default_name(kind: str, mime: str | None) -> str:

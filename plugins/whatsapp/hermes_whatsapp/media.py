@@ -34,7 +34,7 @@ from .graph import GraphClient
 MB = 1_000_000
 #: Meta's per-type limits (decimal megabytes: the smaller reading of "5 MB", so nothing near it is refused).
 LIMITS = MediaLimits(
-    kinds={"image", "video", "audio", "document"},
+    kinds=frozenset({"image", "video", "audio", "document"}),
     max_bytes={"image": 5 * MB, "video": 16 * MB, "audio": 16 * MB, "document": 100 * MB},
     caption_length=1024,
     urls=False,

@@ -132,7 +132,7 @@ class WhatsAppClient(PlatformClient):
                         SIGNATURE_HEADER)
             return web.Response(status=403 if header else 401, text="bad signature")
         try:
-            delivery = parse(body, settings.phone_number_id)
+            delivery = parse(body, str(settings.phone_number_id))  # a str already (settings normalise it)
             if delivery.messages and not self.context.accepting:
                 # the only 5xx: a stopping gateway would drop these messages; Meta delivers them again later
                 log.info("whatsapp: the gateway is stopping; asked Meta to deliver %d message(s) again later",

@@ -13,11 +13,10 @@ import time
 import aiohttp
 import pytest
 
-from hermes_gateway import StreamSettings
 from hermes_gateway.testing import reassemble
 from hermes_whatsapp.errors import BOT_WAITS
 from hermes_whatsapp.notices import NOTICE
-from whatsapp_test_support import USER, VERIFY_TOKEN, config, eventually, gateway_for, webhook_url
+from whatsapp_test_support import USER, VERIFY_TOKEN, eventually, gateway_for, webhook_url
 
 
 def paragraph(i: int) -> str:

@@ -41,7 +41,7 @@ async def test_sigterm_with_a_200000_character_reply_in_flight_exits_0_within_th
 
         async def webhooks_keep_coming() -> None:  # Meta does not know we are stopping
             async with aiohttp.ClientSession() as session:
-                for i in range(1000):
+                for _ in range(1000):
                     try:
                         async with session.post(webhook, data=b"{}") as response:
                             refused.append(response.status)
