@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 from typing import Any
 
 from .._core.store import ConversationKey, SQLiteStore
 
 
-async def stored_history(path: str | os.PathLike[str], platform: str, chat_id: str,
+async def stored_history(path: str | Path, platform: str, chat_id: str,
                          thread_id: str | None = None) -> list[dict[str, Any]]:
     """The stored conversation of a chat in the SQLite file ``path``, oldest message first (``role``, ``content``).
 
     For end-to-end tests that run ``hermes-gateway run`` as a process and check what it remembered.
     """
-    store = SQLiteStore(path)
+    store = SQLiteStore(Path(path))
     try:
         return await store.history(ConversationKey(platform, str(chat_id), thread_id))
     finally:
