@@ -45,7 +45,8 @@ class _Engine:
             raise SpeechUnavailable(f"the espeakng-loader package is not usable: {exc}") from None
         self.lib.espeak_Initialize.restype = ctypes.c_int
         self.lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
-        self.rate = self.lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, str(data.parent).encode(), 0)
+        home = _short_home(data)
+        self.rate = self.lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, str(home).encode(), 0)
         if self.rate <= 0:
             raise SpeechUnavailable("eSpeak NG did not start (its data directory is missing?)")
         self.samples = bytearray()
@@ -71,6 +72,26 @@ class _Engine:
             raise SpeechUnavailable("eSpeak NG could not speak the text")
         self.lib.espeak_Synchronize()
         return bytes(self.samples)
+
+
+#: eSpeak NG copies its data directory's path into a fixed-size buffer and crashes the process on a longer one
+#: (a virtualenv in a deep folder); beyond this many bytes the data is reached through a short link instead.
+_MAX_HOME_BYTES = 100
+
+
+def _short_home(data: Path) -> Path:
+    """A folder holding ``espeak-ng-data`` whose path eSpeak NG can take: the package's own when short enough,
+    else a link to it in a fresh temporary folder (kept for the life of the process)."""
+    if len(str(data.parent).encode()) <= _MAX_HOME_BYTES:
+        return data.parent
+    import atexit
+    import shutil
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="hermes-espeak-"))
+    (home / data.name).symlink_to(data, target_is_directory=True)
+    atexit.register(shutil.rmtree, home, True)  # the link only: the package's data stays
+    return home
 
 
 def synthesize(text: str, voice: str = "en-us", words_per_minute: int = 165) -> tuple[bytes, int]:
