@@ -50,7 +50,7 @@ import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
@@ -72,6 +72,10 @@ MAX_TRACKED = 10_000
 MAX_SECRET = 4096
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Where a request carries its session (RequestKey exists in aiohttp >= 3.12 only).
+SESSION: Any = web.RequestKey("hermes_web_session", object) if hasattr(web, "RequestKey") else "hermes_web_session"
+NEW_SESSION: Any = web.RequestKey("hermes_web_new_session", object) if hasattr(web, "RequestKey") \
+    else "hermes_web_new_session"
 
 
 @dataclass
@@ -233,7 +237,7 @@ def auth_of(request: web.Request) -> WebAuth:
 
 def session_of(request: web.Request) -> WebSession:
     """The session :func:`require_session` found for this request."""
-    session = request.get("web_session")
+    session = request.get(SESSION)
     if not isinstance(session, WebSession):
         raise RuntimeError("session_of() outside a handler wrapped by require_session")
     return session
@@ -245,7 +249,7 @@ def ensure_session(request: web.Request) -> WebSession | None:
     session = auth.current(request)
     if session is None and auth.open_to(request):
         session = auth.open_session("loopback")
-        request["web_new_session"] = session
+        request[NEW_SESSION] = session
     return session
 
 
@@ -265,9 +269,9 @@ def require_session(handler: Handler) -> Handler:
             return json_error(401, "sign in first", "unauthorized")
         if request.method not in SAFE_METHODS and not auth_of(request).csrf_ok(request, session):
             return json_error(403, f"missing or wrong {CSRF_HEADER} header", "csrf")
-        request["web_session"] = session
+        request[SESSION] = session
         response = await handler(request)
-        new = request.get("web_new_session")
+        new = request.get(NEW_SESSION)
         if new is not None and not response.prepared:
             auth_of(request).set_cookie(request, response, new)
         return response

@@ -76,7 +76,7 @@ class ChatFeed:
         self.busy = False
 
     def publish(self, event: dict[str, Any]) -> None:
-        self.events.append(FeedEvent(self.next_id, json.dumps(event, ensure_ascii=False)))
+        self.events.append(FeedEvent(self.next_id, json.dumps(event)))  # ASCII: a lone surrogate cannot break the wire
         self.next_id += 1
         self.changed.set()
         self.changed = asyncio.Event()
@@ -218,6 +218,10 @@ async def send(request: web.Request) -> web.StreamResponse:
         return json_error(413, f"a message is at most {MAX_TEXT} characters", "too_long")
     if "\x00" in text:
         return json_error(400, "the text contains a NUL character", "bad_text")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800"): JSON allows it, UTF-8 (the store, the feed) does not
+        return json_error(400, "the text is not valid Unicode (a lone surrogate)", "bad_text")
     session = session_of(request)
     client.send(session.chat_id, text.strip(), sender=session.chat_id)
     return json_ok({"accepted": True}, status=202)
