@@ -153,7 +153,7 @@ async def test_a_long_reply_costs_the_backlog_one_entry_and_a_reconnect_resumes_
     assert [e.id for e in feed.after(1)] == [1001, 1002]  # Last-Event-ID: 1 -> the final text and idle
 
 
-async def test_a_tools_file_becomes_a_link_event_served_as_a_download(tmp_path):
+async def test_a_tools_file_becomes_a_link_event_kept_for_its_own_chat(tmp_path):
     from hermes_gateway._core.media import Media
     from hermes_gateway._core.platform import Stream
     from hermes_gateway._core.platform_context import PlatformContext
