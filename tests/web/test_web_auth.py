@@ -197,3 +197,14 @@ def test_each_wrong_guess_past_the_free_ones_doubles_the_wait_and_a_right_one_cl
     clock.now += MAX_LOCKOUT
     assert auth.check_secret("198.51.100.1", PASSWORD) == "password"
     assert auth.wait_before_try("198.51.100.1") == 0.0
+
+
+async def test_the_sign_in_page_sends_a_browser_that_needs_none_to_the_chat():
+    async with console_app(config(), peer="127.0.0.1") as client:  # the open console
+        r = await client.get("/ui/login", allow_redirects=False)
+        assert r.status == 303 and r.headers["Location"] == "/ui"
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        assert (await client.get("/ui/login", allow_redirects=False)).status == 200
+        assert (await sign_in(client, PASSWORD)).status == 200
+        r = await client.get("/ui/login", allow_redirects=False)
+        assert r.status == 303 and r.headers["Location"] == "/ui"
