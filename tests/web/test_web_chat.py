@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -168,3 +169,25 @@ async def test_a_tools_file_becomes_a_link_event_kept_for_its_own_chat(tmp_path)
     assert event["url"].startswith("/ui/api/chat/files/") and event["caption"] == "the report"
     served = client.files[event["url"].rsplit("/", 1)[1]]
     assert served.chat_id == "w1" and served.path == str(report) and served.mime == "application/pdf"
+
+
+async def test_a_risky_tool_is_asked_about_in_the_chat_and_allowed_by_typing_the_answer():
+    cfg = config(tools={"approval": {"require": ["qr_code"], "timeout": 30}})
+    async with running(cfg) as gateway, browser_session() as browser:
+        url = gateway.url
+        csrf = await csrf_of(browser, url)
+        feed = await open_feed(browser, url)
+        await send(browser, url, 'tool: qr_code {"text": "x"}', csrf)
+        events = await feed.until(lambda ev: any("/allow" in t for t in texts(ev, final=True)))
+        question = next(t for t in texts(events, final=True) if "/allow" in t)
+        assert question.startswith("🔐 Approve running the tool qr_code?")
+        answer = re.search(r"/allow \S+", question)
+        assert answer is not None
+        await send(browser, url, answer.group(0), csrf)
+        events = await feed.until(lambda ev: any(e["type"] == "media" for e in ev))
+        assert "✅ Approved." in texts(events, final=True)
+        events = await feed.until(lambda ev: ev[-1] == {"type": "idle"})
+        feed.close()
+        idles = [i for i, e in enumerate(events) if e == {"type": "idle"}]
+        media = next(i for i, e in enumerate(events) if e["type"] == "media")
+        assert idles == [len(events) - 1] and media < idles[0]  # Stop stays until the reply is over

@@ -73,7 +73,7 @@ class ChatFeed:
         self.events: deque[FeedEvent] = deque(maxlen=FEED_BACKLOG)
         self.next_id = 1
         self.changed = asyncio.Event()
-        self.busy = False
+        self.pending = 0  # the person's messages not yet answered (a reply, a command beside it)
         self._previews: dict[str, FeedEvent] = {}  # message id -> its latest preview still in the backlog
 
     def publish(self, event: dict[str, Any]) -> None:
@@ -93,6 +93,11 @@ class ChatFeed:
         self.next_id += 1
         self.changed.set()
         self.changed = asyncio.Event()
+
+    @property
+    def busy(self) -> bool:
+        """A reply (or a queued message) is still to come: the page shows Stop."""
+        return self.pending > 0
 
     def after(self, last_id: int) -> list[FeedEvent]:
         return [e for e in self.events if e.id > last_id]
@@ -177,14 +182,15 @@ class WebChatClient(PlatformClient):
         future = self.context.receive(Incoming(PLATFORM, chat_id, text, sender_id=sender, update_id=update,
                                                message_id=update, chat_kind="private"))
         if text.strip().lower() != "/stop":
-            feed.busy = True
+            feed.pending += 1
             feed.publish({"type": "busy"})
 
-            def idle(_: asyncio.Future[Any]) -> None:
-                feed.busy = False
-                feed.publish({"type": "idle"})
+            def done(_: asyncio.Future[Any]) -> None:
+                feed.pending -= 1
+                if not feed.busy:  # a command answered beside a running reply (/allow) leaves it busy
+                    feed.publish({"type": "idle"})
 
-            future.add_done_callback(idle)
+            future.add_done_callback(done)
         return future
 
 
