@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import aiohttp
 import pytest
 
-from hermes_gateway import Platform, PlatformClient, hookimpl
+from hermes_gateway import Media, Platform, PlatformClient, hookimpl
+from hermes_gateway._core.api_server.plugin import api_server_of
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.errors import StartError
 from hermes_gateway._core.gateway import Gateway
@@ -58,7 +59,7 @@ class Pinger:
 
 def config(tmp_path):
     return parse_config({"api_server": {"port": 0, "workers": 2}, "platforms": {"ping": {}},
-                         "store": {"path": str(tmp_path / "state.db")},
+                         "store": {"path": str(tmp_path / "state.db")}, "media": {"directory": str(tmp_path / "media")},
                          "model": {"demo": {"tokens_per_second": 0}}}, env={})
 
 
@@ -72,15 +73,22 @@ async def test_worker_zero_runs_the_platforms_and_the_others_only_serve(tmp_path
     sockets = bind_listeners("127.0.0.1", 0, 2)
     first, second = Pinger(), Pinger()
     try:
+        key = bytes(range(32))
         zero = Gateway(config(tmp_path), make_plugins(load_entry_points=False, extra=[first]),
-                       worker=WorkerSlot(0, 2, sockets[0]))
+                       worker=WorkerSlot(0, 2, sockets[0], media_key=key))
         one = Gateway(config(tmp_path), make_plugins(load_entry_points=False, extra=[second]),
-                      worker=WorkerSlot(1, 2, sockets[1]))
+                      worker=WorkerSlot(1, 2, sockets[1], media_key=key))
         async with zero, one:
             assert zero.started_platforms == ["ping"] and first.calls == ["startup", "client", "start"]
             assert one.started_platforms == [] and second.calls == []  # no client, no startup hook
             assert zero.url == one.url  # one address
-            assert await get_health(str(zero.url).replace("0.0.0.0", "127.0.0.1")) in ((200, "0"), (200, "1"))
+            assert await get_health(str(zero.url)) in ((200, "0"), (200, "1"))
+            media = tmp_path / "media" / "a.png"  # a reply's file, linked by one worker, served by the other
+            media.parent.mkdir()
+            media.write_bytes(b"\x89PNG")
+            assert zero.app is not None and one.app is not None
+            token = api_server_of(zero.app).media.add(Media(path=str(media)))
+            assert api_server_of(one.app).media.get(token).filename == "a.png"
         assert first.calls[-1] == "stop"
     finally:
         for sock in sockets:

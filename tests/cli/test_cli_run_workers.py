@@ -69,6 +69,7 @@ import json, os, signal, socket, sys, time
 index, count, listen_fd, control_fd = (int(p) for p in sys.argv[sys.argv.index("--worker") + 1].split("/"))
 mode = sys.argv[1]
 control = socket.socket(fileno=control_fd)
+assert len(bytes.fromhex(control.recv(128).decode().strip())) == 32  # the media link key comes first
 if mode == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 control.sendall(json.dumps({"ready": True, "parts": [f"listening on fd {listen_fd}"], "model": "stand-in"}).encode()

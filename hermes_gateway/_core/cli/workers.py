@@ -30,6 +30,7 @@ import asyncio
 import collections
 import json
 import logging
+import secrets
 import signal
 import socket
 import sys
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import MAX_WORKERS, Config
-from ..errors import ConfigError
+from ..errors import ConfigError, StartError
 from ..http.workers import WorkerSlot, bind_listeners
 
 log = logging.getLogger("hermes_gateway._core.cli")
@@ -95,12 +96,23 @@ def check_workers(config: Config) -> None:
 
 
 def parse_worker(value: str, config: Config) -> tuple[WorkerSlot, socket.socket]:
-    """``--worker I/N/LISTEN_FD/CONTROL_FD`` (set by the parent) as this worker's slot and its control socket."""
+    """``--worker I/N/LISTEN_FD/CONTROL_FD`` (set by the parent) as this worker's slot and its control socket.
+
+    The parent's first line on the control pair is the media link key (hex), shared by every worker.
+    """
     index, count, listen_fd, control_fd = (int(part) for part in value.split("/"))
     listener = socket.socket(fileno=listen_fd)
     control = socket.socket(fileno=control_fd)
+    control.settimeout(30)
+    line = b""
+    while not line.endswith(b"\n"):
+        data = control.recv(256)
+        if not data:
+            raise StartError("the parent process went away before this worker started")
+        line += data
     control.setblocking(False)
-    return WorkerSlot(index, count, listener, replicas=bool(config.coordination.url)), control
+    return WorkerSlot(index, count, listener, replicas=bool(config.coordination.url),
+                      media_key=bytes.fromhex(line.decode().strip())), control
 
 
 def watch_parent(control: socket.socket, stop: asyncio.Event) -> None:
@@ -138,7 +150,8 @@ def report_ready(control: socket.socket, banner: dict[str, Any]) -> None:
 class WorkerProcess:
     """One worker: its socket (kept open here across restarts), its process, its control pair, its deaths."""
 
-    def __init__(self, index: int, count: int, sock: socket.socket, command: list[str]) -> None:
+    def __init__(self, index: int, count: int, sock: socket.socket, command: list[str], media_key: bytes) -> None:
+        self.media_key = media_key
         self.index = index
         self.count = count
         self.sock = sock
@@ -158,6 +171,7 @@ class WorkerProcess:
                 stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
         finally:
             theirs.close()
+        mine.sendall(self.media_key.hex().encode() + b"\n")  # the first line a worker reads
         self.reader, self.writer = await asyncio.open_connection(sock=mine)
 
     async def ready(self) -> dict[str, Any] | None:
@@ -235,7 +249,9 @@ class Supervisor:
             self.stopping.set()
 
         sockets = bind_listeners(self.config.api_server.host, self.config.api_server.port, self.count)
-        self.workers = [WorkerProcess(i, self.count, sock, self.command) for i, sock in enumerate(sockets)]
+        media_key = secrets.token_bytes(32)  # media links sealed by one worker, served by any (never stored)
+        self.workers = [WorkerProcess(i, self.count, sock, self.command, media_key)
+                        for i, sock in enumerate(sockets)]
         for sig in signals:
             loop.add_signal_handler(sig, on_signal)
         try:

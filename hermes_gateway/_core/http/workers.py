@@ -18,7 +18,7 @@ about the machine), so a client or a test can see which process answered.
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -44,6 +44,8 @@ class WorkerSlot:
     count: int
     sock: socket.socket | None = None
     replicas: bool = False
+    #: The key media links are sealed with, the same in every worker (a link may be fetched from any of them).
+    media_key: bytes = field(default=b"", repr=False)
 
     @property
     def runs_platforms(self) -> bool:
