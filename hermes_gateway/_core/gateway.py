@@ -128,9 +128,9 @@ class Gateway:
             await self._warm_up_clients()
             return
         if self.worker is not None:
-            from .http.workers import mark_responses, refuse_lone_webhooks
+            from .http.workers import check_platforms, mark_responses
 
-            refuse_lone_webhooks(self.worker, self.webhook_platforms)
+            check_platforms(self.worker, list(self.clients), self.webhook_platforms)
             mark_responses(app, self.worker)
         if self.runs_platforms:
             await self.inbound.restore()

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from hermes_gateway._core.errors import StartError
-from hermes_gateway._core.http.workers import WorkerSlot, bind_listeners, refuse_lone_webhooks
+from hermes_gateway._core.http.workers import WorkerSlot, bind_listeners, check_platforms
 
 
 def test_port_zero_gives_every_socket_the_same_port_and_the_kernel_uses_them_all():
@@ -53,13 +53,22 @@ def test_a_taken_port_fails_whole_and_leaves_nothing_bound():
         sock.close()
 
 
-def test_webhook_platforms_are_refused_with_several_workers_unless_they_are_replicas():
-    refuse_lone_webhooks(WorkerSlot(0, 1), ["telegram"])  # one process: the webhook is always here
-    refuse_lone_webhooks(WorkerSlot(0, 2), [])  # polling platforms: worker 0 polls
-    refuse_lone_webhooks(WorkerSlot(0, 2, replicas=True), ["telegram"])  # every worker serves it
+def test_without_coordination_webhook_platforms_are_refused_with_several_workers():
+    check_platforms(WorkerSlot(0, 1), ["telegram"], ["telegram"])  # one process: the webhook is always here
+    check_platforms(WorkerSlot(0, 2), ["discord"], [])  # polling platforms: worker 0 polls
     with pytest.raises(StartError) as caught:
-        refuse_lone_webhooks(WorkerSlot(0, 2), ["telegram", "slack"])
+        check_platforms(WorkerSlot(0, 2), ["telegram", "slack", "discord"], ["telegram", "slack"])
     message = str(caught.value)
     assert "\n" not in message
-    assert "api_server.workers is 2" in message and "telegram, slack" in message
+    assert "api_server.workers is 2, but platform telegram, slack receives by webhook" in message
     assert "coordination.url" in message
+
+
+def test_as_replicas_polling_platforms_are_refused_with_several_workers():
+    check_platforms(WorkerSlot(1, 2, replicas=True), ["telegram"], ["telegram"])  # every worker serves it
+    check_platforms(WorkerSlot(0, 1, replicas=True), ["discord"], [])  # one worker: one poller
+    with pytest.raises(StartError) as caught:
+        check_platforms(WorkerSlot(1, 3, replicas=True), ["telegram", "discord"], ["telegram"])
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "every worker is a replica, but platform discord polls or holds a socket" in message

@@ -301,7 +301,9 @@ class Supervisor:
         if message is None:
             assert worker.process is not None
             code = await worker.process.wait()
-            log.error("worker %d %s before it was ready", worker.index, describe_exit(code))
+            if code not in (1, 2):  # 1 and 2: it said why in one line ("cannot start", "config error")
+                print(f"hermes-gateway: worker {worker.index} {describe_exit(code)} before it was ready",
+                      file=sys.stderr, flush=True)
             self.failed = code if code and code > 0 else 1
         return message
 

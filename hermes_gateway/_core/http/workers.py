@@ -37,7 +37,8 @@ class WorkerSlot:
     Worker 0 runs the platforms, schedules and crash recovery besides the
     listener; the others serve HTTP only, unless ``replicas`` (the config has
     ``coordination.url``): then every worker runs everything, coordinated
-    like separate replicas.
+    like separate replicas (so its platforms must take webhooks, see
+    :func:`check_platforms`).
     """
 
     index: int
@@ -83,20 +84,33 @@ def bind_listeners(host: str, port: int, count: int) -> list[socket.socket]:
     return sockets
 
 
-def refuse_lone_webhooks(slot: WorkerSlot, webhook_platforms: list[str]) -> None:
-    """Several workers, no ``coordination.url``, and a platform that receives by webhook: refuse to start.
+def check_platforms(slot: WorkerSlot, platforms: list[str], webhook_platforms: list[str]) -> None:
+    """Refuse, in one line, a platform that several workers cannot serve correctly.
 
-    Only worker 0 runs the platforms, but the kernel hands a webhook's
-    connection to any worker, and the others have no such route: a share of
-    the platform's updates would get a 404. With ``coordination.url`` every
-    worker is a replica and serves the webhook itself (dedupe and chat leases
-    are shared); without it, the choice is the operator's, in one line.
+    ``platforms``: those whose client this worker built; ``webhook_platforms``:
+    those of them that mounted a route (they receive by webhook).
+
+    * Without ``coordination.url`` only worker 0 runs the platforms, but the
+      kernel hands a webhook's connection to any worker, and the others have
+      no such route: a share of the updates would get a 404. Refused.
+    * With ``coordination.url`` every worker is a replica: a webhook is served
+      by whichever worker gets it (dedupe and chat leases are shared), but a
+      platform that polls or holds a socket (Telegram polling, Discord, Slack
+      Socket Mode) would do so once per worker, as the replica guide forbids.
+      Refused too.
     """
-    if slot.count <= 1 or slot.replicas or not webhook_platforms:
+    if slot.count <= 1:
         return
-    raise StartError(f"api_server.workers is {slot.count}, but platform {', '.join(webhook_platforms)} receives "
-                     "by webhook, which only worker 0 serves: set coordination.url (every worker then runs as a "
-                     "replica), use the platform's polling/socket mode, or api_server.workers: 1")
+    if not slot.replicas and webhook_platforms:
+        raise StartError(f"api_server.workers is {slot.count}, but platform {', '.join(webhook_platforms)} receives "
+                         "by webhook, which only worker 0 serves: set coordination.url (every worker then runs as "
+                         "a replica), use the platform's polling/socket mode, or api_server.workers: 1")
+    polling = [name for name in platforms if name not in webhook_platforms]
+    if slot.replicas and polling:
+        raise StartError(f"api_server.workers is {slot.count} with coordination.url, so every worker is a replica, "
+                         f"but platform {', '.join(polling)} polls or holds a socket, which every worker would do: "
+                         "use its webhook mode, leave coordination.url out (worker 0 then runs the platforms), or "
+                         "api_server.workers: 1")
 
 
 def mark_responses(app: web.Application, slot: WorkerSlot) -> None:
