@@ -14,8 +14,10 @@ wall time) and the CPU seconds per chunk of the gateway (every worker and the
 parent, from /proc), of the upstream and of the load generator; then the
 medians over ``--repeats`` runs (the worker counts alternate within each
 repeat, so a slow minute of the shared machine hits both) and the ratio of
-the medians. The last line projects the throughput on a machine with more
-cores from the gateway's CPU per chunk.
+the medians. The last two lines project from the CPU per chunk (less noisy
+than wall time on a shared machine): what these cores would give if nothing
+else ran on them (N workers: min(N / gateway, cores / (gateway + upstream +
+load)) chunks/s), and each worker's share on a machine with more cores.
 
     .venv/bin/python bench/bench_workers.py                          # 1 vs 2 workers, 3 repeats
     .venv/bin/python bench/bench_workers.py --workers 1 2 --repeats 5 --streams 4000
@@ -256,8 +258,17 @@ async def main() -> None:
         print(f"  {n} worker(s): {medians[n]:,.0f} chunks/s ({medians[n] / base:.2f}x {args.workers[0]}); gateway "
               f"CPU {cpu * 1e6:.1f} us/chunk, upstream + load {rest * 1e6:.1f} us/chunk; errors "
               f"{sum(r.errors for r in rs)}")
+    cores = os.cpu_count() or 1
+    idle = {}
+    for n, rs in results.items():  # what the CPU per chunk allows when nothing else runs on these cores
+        gateway = statistics.median(r.gateway_cpu_per_chunk for r in rs)
+        rest = statistics.median(r.upstream_cpu_per_chunk + r.load_cpu_per_chunk for r in rs)
+        idle[n] = min(min(n, cores) / gateway, cores / (gateway + rest))
+    first = idle[args.workers[0]]
+    print(f"on {cores} idle cores shared with the upstream and the clients, the CPU per chunk allows: "
+          + ", ".join(f"{n} worker(s) {idle[n]:,.0f} chunks/s ({idle[n] / first:.2f}x)" for n in idle))
     cpu = statistics.median(r.gateway_cpu_per_chunk for rs in results.values() for r in rs)
-    print(f"projection: at {cpu * 1e6:.1f} us of gateway CPU per chunk, each worker on a core of its own relays "
+    print(f"more cores: at {cpu * 1e6:.1f} us of gateway CPU per chunk, each worker on a core of its own relays "
           f"about {1 / cpu:,.0f} chunks/s, so N workers on N free cores about N x that (the upstream and the "
           f"clients elsewhere), until the store or the network is the limit")
 
