@@ -112,3 +112,17 @@ async def test_a_worker_that_ignores_sigterm_is_killed_after_the_bounded_stop(tm
     assert grace + workers_module.STOP_MARGIN - 0.5 < took < grace + workers_module.STOP_MARGIN + 5
     assert not any(worker.alive for worker in supervisor.workers)
     assert [worker.process.returncode for worker in supervisor.workers] == [-9, -9]
+
+
+def test_a_taken_port_stops_the_start_in_one_line_before_any_worker(tmp_path, capsys):
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        path = write(tmp_path, {"port": taken.getsockname()[1], "workers": 2})
+        assert main(["run", "--config", path]) == 1
+    finally:
+        taken.close()
+    assert capsys.readouterr().err.strip() == "hermes-gateway: cannot start: Address already in use"
