@@ -11,7 +11,10 @@ machine's cores, as the issue asks.
 
 For each run it prints upstream chunks relayed per second (streams x chunks /
 wall time) and the CPU seconds per chunk of the gateway (every worker and the
-parent, from /proc), of the upstream and of the load generator; then the
+parent, from /proc), of the upstream and of the load generator, and then the
+time to first token of a burst of ``--burst`` requests sent at once (p50,
+p99: the burst queues behind each request's fixed cost, which N workers
+share out); then the
 medians over ``--repeats`` runs (the worker counts alternate within each
 repeat, so a slow minute of the shared machine hits both) and the ratio of
 the medians. The last two lines project from the CPU per chunk (less noisy
@@ -121,6 +124,8 @@ class Result:
     upstream_cpu_per_chunk: float
     load_cpu_per_chunk: float
     errors: int
+    ttft_p50: float  # a burst of --burst requests at once: time to the first content delta
+    ttft_p99: float
 
 
 async def start(*args: str, pattern: str) -> tuple[asyncio.subprocess.Process, re.Match[str]]:
@@ -180,6 +185,36 @@ async def raw_stream(host: str, port: int, request: bytes) -> bool:
     return data.startswith(b"HTTP/1.1 200") and b"data: [DONE]" in data[-64:]
 
 
+CONTENT = re.compile(rb'"content":\s*"[^"]')
+
+
+async def raw_first_token(host: str, port: int, request: bytes) -> float | None:
+    """Seconds from sending the request to the first content delta (then the rest is read); None on failure."""
+    started = time.perf_counter()
+    first = None
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(request)
+        seen = b""
+        while True:
+            data = await reader.read(65536)
+            if not data:
+                break
+            if first is None:
+                seen = seen[-64:] + data
+                if CONTENT.search(seen):
+                    first = time.perf_counter() - started
+        writer.close()
+    except OSError:
+        return None
+    return first
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
+
+
 async def measure(workers: int, upstream_url: str, upstream_pid: int, args: argparse.Namespace) -> Result:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "config.yaml"
@@ -214,9 +249,14 @@ async def measure(workers: int, upstream_url: str, upstream_pid: int, args: argp
             wall = time.perf_counter() - started
             chunks = args.streams * args.chunks
             gateway_cpu = sum(cpu_seconds(pid) for pid in pids) - gateway0
+            host, port = str(address.hostname), int(address.port or 80)
+            await asyncio.sleep(0.5)  # the throughput run's connections close
+            ttfts = await asyncio.gather(*(raw_first_token(host, port, request) for _ in range(args.burst)))
+            firsts = [t for t in ttfts if t is not None]
             return Result(workers, chunks / wall, gateway_cpu / chunks,
                           (cpu_seconds(upstream_pid) - upstream0) / chunks, (self_cpu() - load0) / chunks,
-                          results.count(False) + (0 if ok else 1))
+                          results.count(False) + (0 if ok else 1) + len(ttfts) - len(firsts),
+                          percentile(firsts, 0.5), percentile(firsts, 0.99))
         finally:
             await stop(gateway)
 
@@ -229,6 +269,7 @@ async def main() -> None:
     parser.add_argument("--streams", type=int, default=2000, help="streams per run (2000)")
     parser.add_argument("--concurrency", type=int, default=50, help="streams open at once (50)")
     parser.add_argument("--chunks", type=int, default=200, help="chunks per stream (200)")
+    parser.add_argument("--burst", type=int, default=200, help="requests sent at once for time to first token (200)")
     args = parser.parse_args()
     if args.serve_upstream:
         await serve_upstream(args.chunks)
@@ -245,7 +286,8 @@ async def main() -> None:
                 print(f"run {repeat + 1}, {workers} worker(s): {result.chunks_per_s:,.0f} chunks/s; CPU per chunk: "
                       f"gateway {result.gateway_cpu_per_chunk * 1e6:.1f} us, upstream "
                       f"{result.upstream_cpu_per_chunk * 1e6:.1f} us, load {result.load_cpu_per_chunk * 1e6:.1f} us"
-                      f"; errors {result.errors}", flush=True)
+                      f"; burst of {args.burst}: first token p50 {result.ttft_p50 * 1e3:.0f} ms, p99 "
+                      f"{result.ttft_p99 * 1e3:.0f} ms; errors {result.errors}", flush=True)
     finally:
         await stop(upstream)
     print(f"\nmedians of {args.repeats} runs ({args.streams} streams x {args.chunks} chunks, "
@@ -256,8 +298,9 @@ async def main() -> None:
         cpu = statistics.median(r.gateway_cpu_per_chunk for r in rs)
         rest = statistics.median(r.upstream_cpu_per_chunk + r.load_cpu_per_chunk for r in rs)
         print(f"  {n} worker(s): {medians[n]:,.0f} chunks/s ({medians[n] / base:.2f}x {args.workers[0]}); gateway "
-              f"CPU {cpu * 1e6:.1f} us/chunk, upstream + load {rest * 1e6:.1f} us/chunk; errors "
-              f"{sum(r.errors for r in rs)}")
+              f"CPU {cpu * 1e6:.1f} us/chunk, upstream + load {rest * 1e6:.1f} us/chunk; burst first token p50 "
+              f"{statistics.median(r.ttft_p50 for r in rs) * 1e3:.0f} ms, p99 "
+              f"{statistics.median(r.ttft_p99 for r in rs) * 1e3:.0f} ms; errors {sum(r.errors for r in rs)}")
     cores = os.cpu_count() or 1
     idle = {}
     for n, rs in results.items():  # what the CPU per chunk allows when nothing else runs on these cores

@@ -10,6 +10,7 @@ process (exit 0), and killing the parent leaves no worker behind.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -93,14 +94,25 @@ async def gone(pids: list[int], within: float) -> bool:
     return True
 
 
-async def respond(url: str, text: str, previous: str | None = None) -> tuple[str, dict]:
-    """One ``POST /v1/responses`` on a connection of its own; (the worker that answered, the response)."""
-    body = {"model": MODEL, "input": text, **({"previous_response_id": previous} if previous else {})}
+async def respond(url: str, text: str, previous: str | None = None, *, stream: bool = False) -> tuple[str, dict]:
+    """One ``POST /v1/responses`` on a connection of its own; (the worker that answered, the response).
+
+    Streamed, the response is the one in the ``response.completed`` event, read once the stream ended.
+    """
+    body = {"model": MODEL, "input": text, "stream": stream,
+            **({"previous_response_id": previous} if previous else {})}
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session:
         async with session.post(f"{url}/v1/responses", json=body) as response:
-            data = await response.json()
-            assert response.status == 200, data
-            return response.headers["X-Hermes-Worker"], data
+            if not stream:
+                data = await response.json()
+                assert response.status == 200, data
+                return response.headers["X-Hermes-Worker"], data
+            raw = await response.text()
+            assert response.status == 200, raw
+            events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: {")]
+            completed = [event["response"] for event in events if event.get("type") == "response.completed"]
+            assert len(completed) == 1, raw[-2000:]
+            return response.headers["X-Hermes-Worker"], completed[0]
 
 
 async def test_a_chain_that_hops_between_workers_keeps_its_context_and_sigterm_stops_all(tmp_path):
@@ -109,7 +121,7 @@ async def test_a_chain_that_hops_between_workers_keeps_its_context_and_sigterm_s
         tokens: list[int] = []
         previous = None
         for turn in range(40):  # fresh connections: the kernel spreads them; stop once the chain has hopped
-            worker, data = await respond(workers.url, f"echo: word{turn}", previous)
+            worker, data = await respond(workers.url, f"echo: word{turn}", previous, stream=turn % 2 == 1)
             assert data["output"][0]["content"][0]["text"] == f"word{turn}"
             answered.append(worker)
             tokens.append(data["usage"]["input_tokens"])
@@ -165,3 +177,26 @@ async def test_no_worker_outlives_a_killed_parent(tmp_path):
         await workers.proc.wait()
         assert await gone(workers.pids, GRACE + 15), workers.err
         assert "the parent process is gone; this worker stops" in workers.err
+
+
+async def test_both_workers_store_responses_at_once_and_every_chain_continues_anywhere(tmp_path):
+    async with Workers(tmp_path) as workers:
+        firsts = await asyncio.gather(*(respond(workers.url, f"echo: first{i}") for i in range(30)))
+        assert {worker for worker, _ in firsts} == {"0", "1"}  # both wrote to the one SQLite file at once
+        seconds = await asyncio.gather(*(respond(workers.url, f"echo: second{i}", data["id"], stream=True)
+                                         for i, (_, data) in enumerate(firsts)))
+        for i, ((_, first), (_, second)) in enumerate(zip(firsts, seconds)):
+            assert second["output"][0]["content"][0]["text"] == f"second{i}"
+            assert second["usage"]["input_tokens"] > first["usage"]["input_tokens"]  # the first turn came along
+        assert "locked" not in workers.err and "not stored" not in workers.err, workers.err
+
+
+async def test_sigterm_to_the_whole_group_at_once_stops_cleanly_without_restarts(tmp_path):
+    """What systemd's default KillMode does: SIGTERM to the parent and every worker together."""
+    async with Workers(tmp_path) as workers:
+        assert workers.proc is not None
+        for pid in [workers.proc.pid, *workers.pids]:
+            os.kill(pid, signal.SIGTERM)
+        assert await asyncio.wait_for(workers.proc.wait(), GRACE + 5 + 10) == 0
+        assert await gone(workers.pids, 2)
+        assert "is back" not in workers.err, workers.err
