@@ -30,6 +30,7 @@ import asyncio
 import collections
 import json
 import logging
+import os
 import secrets
 import signal
 import socket
@@ -57,8 +58,6 @@ STOP_MARGIN = 5.0
 
 def workers_argument(value: str) -> int:
     """``--workers N``: a whole number from 1 to MAX_WORKERS, or ``auto`` (one per core)."""
-    import os
-
     if value.strip().lower() == "auto":
         return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
     try:
@@ -332,7 +331,11 @@ class Supervisor:
                 return
             except asyncio.TimeoutError:
                 pass
-            await worker.spawn()
+            try:
+                await worker.spawn()
+            except OSError as exc:  # counted as another death when the loop comes round
+                log.error("worker %d could not be started again: %s", worker.index, exc)
+                continue
             if await worker.ready() is not None:
                 log.warning("worker %d is back (pid %s)", worker.index, worker.process.pid)
 
