@@ -53,6 +53,18 @@ def test_a_taken_port_fails_whole_and_leaves_nothing_bound():
         sock.close()
 
 
+def test_a_host_of_several_addresses_is_refused_in_one_line(monkeypatch):
+    def resolve(host, port, **kw):
+        return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0)),
+                (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)  # "localhost" on a machine that has both
+    with pytest.raises(OSError) as caught:
+        bind_listeners("localhost", 0, 2)
+    assert str(caught.value) == ("api_server.host 'localhost' is several addresses (127.0.0.1, ::1); with "
+                                 "api_server.workers above 1 give one of them, e.g. 127.0.0.1 or 0.0.0.0")
+
+
 def test_without_coordination_webhook_platforms_are_refused_with_several_workers():
     check_platforms(WorkerSlot(0, 1), ["telegram"], ["telegram"])  # one process: the webhook is always here
     check_platforms(WorkerSlot(0, 2), ["discord"], [])  # polling platforms: worker 0 polls

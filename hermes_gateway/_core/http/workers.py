@@ -58,12 +58,16 @@ def bind_listeners(host: str, port: int, count: int) -> list[socket.socket]:
 
     The first one picks the port when ``port`` is 0; the rest bind to the
     port it got. Raises ``OSError`` (the port is taken, the host cannot be
-    bound) with nothing left open.
+    bound, the host is a name with several addresses) with nothing left open.
     """
     if not hasattr(socket, "SO_REUSEPORT"):
         raise OSError("api_server.workers above 1 needs SO_REUSEPORT, which this system does not have")
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)[0]
+    found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    addresses = sorted({item[4][0] for item in found})
+    if len(addresses) > 1:  # one socket per worker and address would be needed; one address keeps it simple
+        raise OSError(f"api_server.host {host!r} is several addresses ({', '.join(addresses)}); with "
+                      "api_server.workers above 1 give one of them, e.g. 127.0.0.1 or 0.0.0.0")
+    family, kind, proto, _, address = found[0]
     sockets: list[socket.socket] = []
     try:
         for _ in range(count):
