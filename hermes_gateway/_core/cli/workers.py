@@ -7,10 +7,12 @@ with its socket and one end of a socket pair, and then only supervises:
 * **Start**: worker 0 first (it creates the store's tables, checks and starts
   the platforms), then the others together. A worker that fails to start
   fails the whole start (its one-line error is already on stderr): exit 1.
-* **Control pair**: a worker writes one ``ready`` line (its address and
-  platforms) on it; it reads nothing else, and the end of the pair is how it
-  learns that the parent died, however it died (SIGKILL included): it then
-  stops itself, within the shutdown grace, so no worker outlives the parent.
+* **Control pair**: the parent first writes the media link key (one hex
+  line: links sealed by one worker are served by any, see
+  ``api_server.media``); the worker writes one ``ready`` line (its address
+  and platforms). After that the end of the pair is how a worker learns that
+  the parent died, however it died (SIGKILL included): it then stops itself,
+  within the shutdown grace, so no worker outlives the parent.
 * **A worker dies**: it is logged and started again after a short, growing
   delay; a worker that dies more than :data:`RESTART_LIMIT` times within
   :data:`RESTART_WINDOW` seconds stops the whole gateway (exit 1), so a
