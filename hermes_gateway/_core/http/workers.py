@@ -63,7 +63,7 @@ def bind_listeners(host: str, port: int, count: int) -> list[socket.socket]:
     if not hasattr(socket, "SO_REUSEPORT"):
         raise OSError("api_server.workers above 1 needs SO_REUSEPORT, which this system does not have")
     found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    addresses = sorted({item[4][0] for item in found})
+    addresses = sorted({str(item[4][0]) for item in found})
     if len(addresses) > 1:  # one socket per worker and address would be needed; one address keeps it simple
         raise OSError(f"api_server.host {host!r} is several addresses ({', '.join(addresses)}); with "
                       "api_server.workers above 1 give one of them, e.g. 127.0.0.1 or 0.0.0.0")
