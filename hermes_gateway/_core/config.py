@@ -45,6 +45,9 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
+#: ``api_server.workers`` at most (a typo such as 1000 is refused rather than forking a thousand processes).
+MAX_WORKERS = 64
+
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
                   "voice", "reactions", "web", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS)
 ENV_HOME = "HERMES_HOME"
@@ -140,6 +143,7 @@ class ApiServerConfig:
     expose_reasoning: bool = False  # send the model's reasoning as reasoning_content on Chat Completions
     max_concurrent_streams: int = 1000  # SSE streams open at once; beyond it a 429 with Retry-After
     approvals: str = "deny"  # a tool under tools.approval.require, in an API turn: "deny" or "allow" (nobody to ask)
+    workers: int = 1  # processes serving the listener (SO_REUSEPORT); "auto" in the file = os.cpu_count()
 
 
 @dataclass(frozen=True)
@@ -1034,7 +1038,7 @@ class _Parser:
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
                    "tool_progress_events", "model_name", "keepalive_interval", "cors_origins",
-                   "expose_reasoning", "max_concurrent_streams", "approvals")
+                   "expose_reasoning", "max_concurrent_streams", "approvals", "workers")
         sec = self.section(value, "api_server", allowed)
         d = ApiServerConfig()
         return ApiServerConfig(
@@ -1053,7 +1057,26 @@ class _Parser:
             max_concurrent_streams=self.get(sec, "api_server", "max_concurrent_streams", "int",
                                             d.max_concurrent_streams, minimum=1),
             approvals=self.get(sec, "api_server", "approvals", "str", d.approvals, choices=API_APPROVALS),
+            workers=self.workers(sec.get("workers"), "api_server.workers", d.workers),
         )
+
+    def workers(self, value: Any, key: str, default: int) -> int:
+        """``api_server.workers``: a whole number from 1 to :data:`MAX_WORKERS`, or ``auto`` (one per core)."""
+        if value is None:
+            return default
+        self.origins[key] = f"{self.source} ({key})"
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
+        expected = f"a whole number from 1 to {MAX_WORKERS}, or auto (one per core)"
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise self.fail(key, f"{expected}, got {_show(value)}")
+        try:
+            count = int(value)
+        except ValueError:
+            raise self.fail(key, f"{expected}, got {_show(value)}") from None
+        if not 1 <= count <= MAX_WORKERS:
+            raise self.fail(key, f"{expected}, got {count}")
+        return count
 
 
 def _kind(value: Any) -> str:
