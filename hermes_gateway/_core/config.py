@@ -367,12 +367,16 @@ class Config:
     @property
     def web_enabled(self) -> bool:
         """Whether ``/ui`` is served: ``web.enabled`` when set; otherwise on with ``web.password``, and with
-        the API server's listener when it is loopback or someone can sign in (``api_server.api_keys``)."""
+        the API server's listener when it is loopback or someone can sign in (``api_server.api_keys``).
+        Off by default with several workers (its sessions and chats live in one process)."""
         if self.web.enabled is not None:
             return self.web.enabled
+        api = self.api_server
+        if api.workers > 1:
+            return False
         if self.web.password:
             return True
-        api = self.api_server  # no password: the listener must run anyway, and be loopback or need a key
+        # no password: the listener must run anyway, and be loopback or need a key
         return api.enabled and (is_loopback_host(api.host) or bool(api.api_keys))
 
 

@@ -62,6 +62,17 @@ def test_several_workers_need_the_api_server(tmp_path, capsys):
     assert "api_server.workers: 1 while api_server.enabled is false" in capsys.readouterr().err
 
 
+def test_the_web_console_stays_in_one_process(tmp_path, capsys):
+    # off by default with several workers (its sessions and chats live in one process), refused when asked for
+    assert not parse_config({"api_server": {"workers": 2}}, env={}).web_enabled
+    assert parse_config({"api_server": {"workers": 1}}, env={}).web_enabled
+    path = write(tmp_path, {}, web={"enabled": True})
+    assert main(["run", "--config", path, "--workers", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"hermes-gateway: config error: {path}: web.enabled: false with api_server.workers: 2 (the "
+                   "console's sessions and chats live in one process; run it with workers: 1)")
+
+
 # -- the supervisor, with stand-in workers --------------------------------------------------------------------
 
 STAND_IN = r"""

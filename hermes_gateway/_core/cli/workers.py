@@ -91,6 +91,9 @@ def check_workers(config: Config) -> None:
     if store_location(config) == MEMORY:
         raise ConfigError(config.source, "store.path", f"a file or PostgreSQL with api_server.workers: {count} "
                           "(the workers share the store; ':memory:' lives in one process)")
+    if config.web.enabled:
+        raise ConfigError(config.source, "web.enabled", f"false with api_server.workers: {count} (the console's "
+                          "sessions and chats live in one process; run it with workers: 1)")
 
 
 # -- the worker's side --------------------------------------------------------------------------------------
