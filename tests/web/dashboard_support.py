@@ -30,9 +30,15 @@ def telegram_config(base_url: str, *, tokens_per_second: float = 300, **sections
         "store": {"path": ":memory:"},
         "api_server": {"host": "127.0.0.1", "port": 0, "enabled": False},
     }
+    if "web" not in sections:
+        data["web"] = {"enabled": True}  # the console on this loopback listener, open to this machine
     for name, value in sections.items():
         data[name] = {**data.get(name, {}), **value} if isinstance(value, dict) else value
     return data
+
+
+#: The console as ``hermes-gateway run`` loads it (a built-in plugin).
+CONSOLE = ("hermes_gateway._core.web.plugin",)
 
 
 def telegram_gateway(base_url: str, *, builtins: tuple[str, ...] = (), shutdown_grace: float = 0.5,
