@@ -60,4 +60,5 @@ def test_the_receive_mode_is_the_settings_mode_else_webhook_or_socket():
     assert receive_mode(Settings("webhook"), False) == "webhook"
     assert receive_mode(Settings("socket"), True) == "socket"
     assert receive_mode(object(), True) == "webhook"
-    assert receive_mode(None, False) == "socket"
+    assert receive_mode(object(), False) == "socket"  # settings, no mode, no route: a connection of its own
+    assert receive_mode(None, False) == "in-process"  # no settings at all: nothing to connect to

@@ -95,9 +95,12 @@ class PlatformStatuses:
 
 def receive_mode(settings: object, mounted_routes: bool) -> str:
     """How a platform receives: its settings' ``mode`` when it has one (Telegram's ``polling``/``webhook``,
-    Slack's ``socket``/``http``), else ``webhook`` when its client mounted a route, else ``socket`` (a
-    connection the client keeps open itself, as Discord's gateway)."""
+    Slack's ``socket``/``http``), else ``webhook`` when its client mounted a route; else ``socket`` (a
+    connection the client keeps open itself, as Discord's gateway) for a platform with settings (it
+    connects somewhere), and ``in-process`` for one with none (the web chat, the reference platform)."""
     mode = getattr(settings, "mode", None)
     if isinstance(mode, str) and mode:
         return mode
-    return "webhook" if mounted_routes else "socket"
+    if mounted_routes:
+        return "webhook"
+    return "in-process" if settings is None else "socket"
