@@ -93,8 +93,9 @@ async def test_a_tools_image_is_served_to_its_own_session_only():
         csrf = await csrf_of(browser, url)
         feed = await open_feed(browser, url)
         await send(browser, url, 'tool: qr_code {"text": "https://example.org"}', csrf)
-        events = await feed.until(lambda ev: any(e["type"] == "media" for e in ev))
+        events = await feed.until(lambda ev: any(e["type"] == "idle" for e in ev))
         feed.close()
+        assert "🔧 qr_code… ▌" in texts(events, final=False)  # tool progress, as on every platform
         media = next(e for e in events if e["type"] == "media")
         assert media["kind"] == "image" and media["filename"] == "qr.png"
         async with browser.get(url + media["url"]) as r:
