@@ -95,7 +95,7 @@ async def main(runs: int) -> None:
             targets.update({label: gateway.url + path for label, (path, _) in PAGES.items()})
             samples: dict[str, dict[str, list[float]]] = {t: {"first-paint": [], "first-contentful-paint": []}
                                                           for t in targets}
-            for name, url in targets.items():  # one warm-up each (the browser's own start-up costs)
+            for url in targets.values():  # one warm-up each (the browser's own start-up costs)
                 await paint(browser, url)
             for _ in range(runs):  # interleaved: a load spike hits every target alike
                 for name, url in targets.items():

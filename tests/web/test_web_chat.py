@@ -136,3 +136,17 @@ async def test_a_malformed_message_is_a_4xx_and_the_chat_goes_on(body, status):
         events = await feed.until(lambda ev: any(e["type"] == "idle" for e in ev))
         feed.close()
         assert texts(events, final=True) == ["still here"]
+
+
+async def test_a_long_reply_costs_the_backlog_one_entry_and_a_reconnect_resumes_after_its_last_event():
+    from hermes_gateway._core.web.chat import ChatFeed
+
+    feed = ChatFeed()
+    feed.publish({"type": "busy"})
+    for n in range(1, 1000):
+        feed.publish({"type": "text", "id": "m1", "text": "x" * n, "final": False})
+    feed.publish({"type": "text", "id": "m1", "text": "x" * 1000, "final": True})
+    feed.publish({"type": "idle"})
+    assert [e.data for e in feed.events] == ['{"type": "busy"}', '{"type": "text", "id": "m1", "text": "'
+                                            + "x" * 1000 + '", "final": true}', '{"type": "idle"}']
+    assert [e.id for e in feed.after(1)] == [1001, 1002]  # Last-Event-ID: 1 -> the final text and idle

@@ -74,9 +74,22 @@ class ChatFeed:
         self.next_id = 1
         self.changed = asyncio.Event()
         self.busy = False
+        self._previews: dict[str, FeedEvent] = {}  # message id -> its latest preview still in the backlog
 
     def publish(self, event: dict[str, Any]) -> None:
-        self.events.append(FeedEvent(self.next_id, json.dumps(event)))  # ASCII: a lone surrogate cannot break the wire
+        """Add an event for every reader. A message's new text replaces its older preview in the backlog
+        (each carries the whole text), so a long reply costs the backlog one entry, not one per token."""
+        item = FeedEvent(self.next_id, json.dumps(event))  # ASCII: a lone surrogate cannot break the wire
+        if event.get("type") == "text":
+            older = self._previews.pop(event["id"], None)
+            if older is not None:
+                try:
+                    self.events.remove(older)
+                except ValueError:  # already pushed out of the backlog
+                    pass
+            if not event.get("final"):
+                self._previews[event["id"]] = item
+        self.events.append(item)
         self.next_id += 1
         self.changed.set()
         self.changed = asyncio.Event()

@@ -62,12 +62,13 @@
     scroll();
     const feed = new EventSource("/ui/api/chat/events");
     feed.onmessage = onEvent;
-    document.body.dataset.ready = "1";
+    /* Ready once the server has the feed open: a message sent before could be answered unseen. */
+    feed.onopen = () => { document.body.dataset.ready = "1"; };
   }
 
   async function send() {
     const text = input.value.trim();
-    if (!text) return;
+    if (!text || document.body.dataset.ready !== "1") return;
     input.value = "";
     const mine = bubble("user");
     mine.textContent = text;
