@@ -8,6 +8,7 @@ unknown user), and reads the snapshot through JSON as the browser does.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -152,3 +153,41 @@ def test_steady_leaves_out_what_the_clock_changes():
     b = {"generated_at": 9.0, "in_flight": [{"chat_id": "1", "running_for": 8.5, "calls": 3}]}
     assert steady(a) == steady(b)
     assert steady(a) != steady({**b, "in_flight": [{"chat_id": "1", "running_for": 8.5, "calls": 4}]})
+
+
+async def test_the_last_messages_are_read_again_only_after_a_new_turn(api):
+    from hermes_gateway._core.web.dashboard_state import LastMessages
+
+    gateway = telegram_gateway(api.base_url)
+    last = LastMessages()
+
+    async def last_text() -> str:
+        state = await snapshot(gateway, last=last)
+        return state["conversations"][0]["last_messages"][-1]["text"] if state["conversations"] else ""
+
+    async with gateway:
+        await api.push_message(90, "echo: one")
+        await _until_said(last_text, "one")
+        reads = []
+        original = gateway.store.conversation
+
+        async def counted(conversation_id):
+            reads.append(conversation_id)
+            return await original(conversation_id)
+
+        gateway.store.conversation = counted
+        for _ in range(3):
+            assert await last_text() == "one"
+        assert reads == [], "nothing new: nothing read again"
+        await api.push_message(90, "echo: two")
+        await _until_said(last_text, "two")
+        for _ in range(3):
+            assert await last_text() == "two"
+    assert len(reads) == 1, "one new turn: one read"
+
+
+async def _until_said(read, text: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while (said := await read()) != text:
+        assert time.monotonic() < deadline, said
+        await asyncio.sleep(0.05)

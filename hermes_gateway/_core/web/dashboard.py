@@ -16,7 +16,6 @@ Malformed input gets a 4xx JSON error, never a 5xx.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -27,7 +26,7 @@ from .auth import require_csrf, require_session, session_of
 from .dashboard_feed import DashboardFeed
 from .dashboard_messages import conversation_view
 from .dashboard_pairing import MAX_ID, PairingRefused, checked_ids, decide
-from .dashboard_state import snapshot
+from .dashboard_state import LastMessages, snapshot
 from .pages import add_page
 from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
 
@@ -42,7 +41,8 @@ DASHBOARD_GATEWAY_KEY = web.AppKey("hermes_gateway._core.web.dashboard.gateway",
 
 def add_routes(app: web.Application, gateway: Any) -> None:
     """Mount the dashboard on the console's ``app``; its live feed closes when the listener shuts down."""
-    feed = app[FEED_KEY] = DashboardFeed(lambda: snapshot(gateway))
+    seen = LastMessages()
+    feed = app[FEED_KEY] = DashboardFeed(lambda: snapshot(gateway, last=seen))
     app[DASHBOARD_GATEWAY_KEY] = gateway
 
     async def close_feed(_: web.Application) -> None:
@@ -128,10 +128,8 @@ async def _decide(request: web.Request, *, approve: bool) -> web.StreamResponse:
         return body
     try:
         platform, user = checked_ids(body)
-        who = getattr(session_of(request), "who", None) or "the web console"
-        result = await decide(_gateway(request), platform, user, approve, by=f"operator ({who})")
+        by = f"operator (web console, signed in by {session_of(request).via})"
+        result = await decide(_gateway(request), platform, user, approve, by=by)
     except PairingRefused as exc:
         return json_error(exc.status, str(exc), "pairing")
-    except asyncio.CancelledError:
-        raise
     return json_ok(result)

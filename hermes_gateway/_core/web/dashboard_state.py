@@ -33,8 +33,33 @@ RECENT = 10
 VOLATILE = ("generated_at", "running_for", "expires_in")
 
 
-async def snapshot(gateway: Any, *, recent: int = RECENT, now: float | None = None) -> dict[str, Any]:
-    """The whole dashboard as one mapping (JSON-able), read now."""
+class LastMessages:
+    """The last messages of recent conversations, read again only when a conversation has a new turn.
+
+    The live feed reads a snapshot twice a second; without this each read
+    would load every listed conversation whole from the store. Keyed by
+    (id, turns, last activity), pruned to the conversations last listed.
+    """
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[int, int, float], list[dict[str, Any]]] = {}
+
+    async def of(self, store: Any, summary: Any) -> list[dict[str, Any]]:
+        key = (summary.id, summary.turns, summary.last_activity)
+        found = self._by_key.get(key)
+        if found is None:
+            found = self._by_key[key] = last_messages(await store.conversation(summary.id) or [])
+        return found
+
+    def keep(self, summaries: list[Any]) -> None:
+        wanted = {(s.id, s.turns, s.last_activity) for s in summaries}
+        for key in [k for k in self._by_key if k not in wanted]:
+            del self._by_key[key]
+
+
+async def snapshot(gateway: Any, *, recent: int = RECENT, now: float | None = None,
+                   last: LastMessages | None = None) -> dict[str, Any]:
+    """The whole dashboard as one mapping (JSON-able), read now; ``last`` keeps messages between reads."""
     now = time.time() if now is None else now
     errors: list[str] = []
     state: dict[str, Any] = {
@@ -42,7 +67,8 @@ async def snapshot(gateway: Any, *, recent: int = RECENT, now: float | None = No
         "replica": gateway.coordination.replica_id,
         "platforms": platforms(gateway, now),
         "in_flight": in_flight(gateway, now),
-        "conversations": await _part(errors, "conversations", lambda: conversations(gateway, recent), []),
+        "conversations": await _part(errors, "conversations",
+                                     lambda: conversations(gateway, recent, last or LastMessages()), []),
         "replicas": await _part(errors, "replicas", lambda: replicas(gateway), {"shared": False, "list": []}),
         "pairing": await _part(errors, "pairing", lambda: pending_pairings(gateway, now), []),
         "schedules": await _part(errors, "schedules", lambda: schedules(gateway, now), []),
@@ -94,17 +120,18 @@ def in_flight(gateway: Any, now: float) -> list[dict[str, Any]]:
     } for session in gateway.delivery.in_flight()]
 
 
-async def conversations(gateway: Any, recent: int) -> list[dict[str, Any]]:
+async def conversations(gateway: Any, recent: int, last: LastMessages) -> list[dict[str, Any]]:
     """The ``recent`` conversations with the latest activity, each with its last messages."""
     store = gateway.store
+    summaries = await store.list_conversations(recent)
     out = []
-    for summary in await store.list_conversations(recent):
-        messages = await store.conversation(summary.id) or []
+    for summary in summaries:
         out.append({
             "id": summary.id, "platform": summary.platform, "chat_id": summary.chat_id,
             "thread_id": summary.thread_id, "turns": summary.turns, "last_activity": summary.last_activity,
-            "current": summary.current, "last_messages": last_messages(messages),
+            "current": summary.current, "last_messages": await last.of(store, summary),
         })
+    last.keep(summaries)
     return out
 
 
