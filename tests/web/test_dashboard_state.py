@@ -23,6 +23,10 @@ pytest.importorskip("hermes_telegram")
 from hermes_telegram.emulator import BotApiEmulator  # noqa: E402
 
 
+WEB_PASSWORD = "console-password-5678"
+API_SERVER_KEY = "sk-api-server-key-4321"
+
+
 @pytest.fixture
 async def api():
     async with BotApiEmulator(TOKEN) as emulator:
@@ -122,17 +126,19 @@ async def test_schedules_show_their_next_run(api):
 
 
 async def test_no_secret_appears_anywhere_in_the_snapshot(api):
-    gateway = telegram_gateway(api.base_url, access={"unknown_users": "pair"})
+    gateway = telegram_gateway(api.base_url, access={"unknown_users": "pair"},
+                               web={"enabled": True, "password": WEB_PASSWORD},
+                               api_server={"api_keys": [API_SERVER_KEY]})
     async with gateway:
         await api.push_message(57, "hi", user_id=557)
         await eventually(lambda: len(api.screen(57)) == 1, lambda: api.screen(57))
         code = (await gateway.store.pairings(time.time()))[0].code
         state = await snapshot(gateway)
     wire = json.dumps(state)
-    for secret in (TOKEN, TOKEN.split(":", 1)[1], API_KEY, code):
+    for secret in (TOKEN, TOKEN.split(":", 1)[1], API_KEY, WEB_PASSWORD, API_SERVER_KEY, code):
         assert secret not in wire
     assert state["config"]["platforms"]["telegram"]["token"] == "***"
-    assert state["config"]["model"]["api_key"] == "***"
+    assert state["config"]["model"]["api_key"] == "***" and state["config"]["web"]["password"] == "***"
 
 
 async def test_a_store_that_fails_leaves_the_rest_of_the_snapshot(api, caplog):
