@@ -162,3 +162,23 @@ async def test_a_stored_chat_route_refuses_hostile_input_with_4xx(api):
             async with browser.get(f"{url}{path}") as r:
                 assert r.status == status, (path, r.status)
                 assert "error" in await r.json()
+
+
+async def test_reject_a_pairing_request_and_the_person_is_asked_again_with_a_new_code(api):
+    gateway = telegram_gateway(api.base_url, builtins=CONSOLE, access={"unknown_users": "pair"})
+    async with gateway, browser_session() as browser:
+        url = gateway.url
+        await api.push_message(61, "hello?", user_id=610)
+        await eventually(lambda: "pairing code" in " ".join(api.screen(61)), lambda: api.screen(61))
+        [first] = await gateway.store.pairings(time.time())
+        headers = {"X-CSRF-Token": await csrf_of(browser, url)}
+        r = await browser.post(f"{url}/ui/api/pairing/reject", json={"platform": "telegram", "user_id": "610"},
+                               headers=headers)
+        assert r.status == 200 and (await r.json())["approved"] is False
+        async with browser.get(f"{url}/ui/api/state") as state:
+            assert (await state.json())["pairing"] == []
+        assert not await gateway.store.is_approved("telegram", "610")
+        await api.push_message(61, "please?", user_id=610)
+        await eventually(lambda: len(api.screen(61)) == 2, lambda: api.screen(61))
+        [second] = await gateway.store.pairings(time.time())
+        assert second.code != first.code and "pairing code" in api.screen(61)[-1]
