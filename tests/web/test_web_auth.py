@@ -155,3 +155,56 @@ async def test_every_page_forbids_inline_scripts_and_framing():
         csp = r.headers["Content-Security-Policy"]
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
         assert r.headers["X-Content-Type-Options"] == "nosniff"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_session_unused_for_session_hours_is_gone():
+    from aiohttp.test_utils import make_mocked_request
+
+    from hermes_gateway._core.web.auth import COOKIE, WebAuth
+
+    clock = Clock()
+    auth = WebAuth(config({"password": PASSWORD, "session_hours": 1}), clock=clock)
+    session = auth.open_session("password")
+    request = make_mocked_request("GET", "/ui", headers={"Cookie": f"{COOKIE}={session.token}"})
+    clock.now += 3500
+    assert auth.current(request) is session  # used: its hour starts again
+    clock.now += 3500
+    assert auth.current(request) is session
+    clock.now += 3601
+    assert auth.current(request) is None and session.token not in auth.sessions
+
+
+def test_each_wrong_guess_past_the_free_ones_doubles_the_wait_and_a_right_one_clears_it():
+    from hermes_gateway._core.web.auth import FREE_GUESSES, MAX_LOCKOUT, WebAuth
+
+    clock = Clock()
+    auth = WebAuth(config({"password": PASSWORD}), clock=clock)
+    waits = []
+    for _ in range(FREE_GUESSES + 12):
+        assert auth.check_secret("198.51.100.1", "wrong") is None
+        waits.append(auth.wait_before_try("198.51.100.1"))
+    assert waits[:FREE_GUESSES - 1] == [0.0] * (FREE_GUESSES - 1)
+    assert waits[FREE_GUESSES - 1:FREE_GUESSES + 3] == [1.0, 2.0, 4.0, 8.0] and waits[-1] == MAX_LOCKOUT
+    assert auth.wait_before_try("198.51.100.2") == 0.0  # another address is not slowed
+    clock.now += MAX_LOCKOUT
+    assert auth.check_secret("198.51.100.1", PASSWORD) == "password"
+    assert auth.wait_before_try("198.51.100.1") == 0.0
+
+
+async def test_the_sign_in_page_sends_a_browser_that_needs_none_to_the_chat():
+    async with console_app(config(), peer="127.0.0.1") as client:  # the open console
+        r = await client.get("/ui/login", allow_redirects=False)
+        assert r.status == 303 and r.headers["Location"] == "/ui"
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        assert (await client.get("/ui/login", allow_redirects=False)).status == 200
+        assert (await sign_in(client, PASSWORD)).status == 200
+        r = await client.get("/ui/login", allow_redirects=False)
+        assert r.status == 303 and r.headers["Location"] == "/ui"

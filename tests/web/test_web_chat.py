@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -150,3 +151,20 @@ async def test_a_long_reply_costs_the_backlog_one_entry_and_a_reconnect_resumes_
     assert [e.data for e in feed.events] == ['{"type": "busy"}', '{"type": "text", "id": "m1", "text": "'
                                             + "x" * 1000 + '", "final": true}', '{"type": "idle"}']
     assert [e.id for e in feed.after(1)] == [1001, 1002]  # Last-Event-ID: 1 -> the final text and idle
+
+
+async def test_a_tools_file_becomes_a_link_event_kept_for_its_own_chat(tmp_path):
+    from hermes_gateway._core.media import Media
+    from hermes_gateway._core.platform import Stream
+    from hermes_gateway._core.platform_context import PlatformContext
+    from hermes_gateway._core.web.chat import WEB_PLATFORM, WebChatClient
+
+    report = tmp_path / "report.pdf"
+    report.write_bytes(b"%PDF-1.4 a report")
+    client = WebChatClient(None, PlatformContext("web", receive=lambda incoming: None))
+    await client.on_media(Stream(WEB_PLATFORM, "w1"), Media(path=str(report), caption="the report"))
+    (event,) = [json.loads(e.data) for e in client.feed("w1").events]
+    assert event["type"] == "media" and event["kind"] == "document" and event["filename"] == "report.pdf"
+    assert event["url"].startswith("/ui/api/chat/files/") and event["caption"] == "the report"
+    served = client.files[event["url"].rsplit("/", 1)[1]]
+    assert served.chat_id == "w1" and served.path == str(report) and served.mime == "application/pdf"

@@ -71,8 +71,9 @@ async def serve(config, plugins=None) -> int:
         async with Gateway(config, plugins) as gateway:
             parts = []
             if gateway.url:
-                api = " (OpenAI-compatible API at /v1)" if config.api_server.enabled else ""
-                parts.append(f"listening on {gateway.url}{api}")
+                served = ["OpenAI-compatible API at /v1"] if config.api_server.enabled else []
+                served += [f"web console at {gateway.url}/ui"] if config.web_enabled else []
+                parts.append(f"listening on {gateway.url}" + (f" ({', '.join(served)})" if served else ""))
             if gateway.started_platforms:
                 parts.append("platforms: " + ", ".join(gateway.started_platforms))
             settle_heap()  # start-up's objects live as long as the process: no collection need walk them

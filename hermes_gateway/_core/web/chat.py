@@ -198,16 +198,14 @@ def make_platform() -> Platform:
 
 
 WEB_PLATFORM = make_platform()
-GATEWAY_KEY_NAME = "hermes_gateway._core.web.gateway"
+#: The gateway whose console this is (its store, and its web platform's running client).
+GATEWAY_KEY = web.AppKey("hermes_gateway._core.web.gateway", object)
 
 
 def client_of(request: web.Request) -> WebChatClient | None:
     gateway: Any = request.app.get(GATEWAY_KEY)
     client = gateway.clients_view(PLATFORM) if gateway is not None else None
     return client if isinstance(client, WebChatClient) else None
-
-
-GATEWAY_KEY = web.AppKey(GATEWAY_KEY_NAME, object)
 
 
 def _unavailable() -> web.Response:

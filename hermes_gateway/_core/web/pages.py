@@ -19,7 +19,7 @@ from importlib import resources
 
 from aiohttp import web
 
-from .auth import (MAX_SECRET, NEW_SESSION, Handler, WebSession, auth_of, ensure_session, require_csrf, require_session, same_origin,
+from .auth import (MAX_SECRET, Handler, WebSession, auth_of, require_csrf, require_session, same_origin,
                    session_of)
 from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
 
@@ -90,7 +90,9 @@ async def static(request: web.Request) -> web.StreamResponse:
 
 
 async def login_page(request: web.Request) -> web.StreamResponse:
-    if ensure_session(request) is not None and request.get(NEW_SESSION) is None:
+    """The sign-in page; a browser already signed in, or on the open loopback console, goes to the chat."""
+    auth = auth_of(request)
+    if auth.open_to(request) or auth.current(request) is not None:
         raise web.HTTPSeeOther("/ui")
     return file_response(request, request.app[STATIC_KEY]["login.html"])
 
