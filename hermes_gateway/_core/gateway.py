@@ -28,6 +28,7 @@ from aiohttp import web
 
 from .config import Config
 from .errors import ConfigError, StartError
+from .platform_status import PlatformStatuses
 from .http.disconnect import finish_unless_cancellable
 from .plugins import Plugins, installed_plugins
 
@@ -70,8 +71,6 @@ class Gateway:
         self.started_platforms: list[str] = []
         #: The running client of each enabled platform that declares one (``Platform.client``), fresh per start.
         self.clients: dict[str, Any] = {}
-        from .platform_status import PlatformStatuses
-
         #: each platform's state for an operator (running, receive mode, last error, 429s): the web dashboard's
         self.platform_status = PlatformStatuses()
         self._started = False

@@ -184,7 +184,7 @@ class ReplyMetrics:
         except DeliveryError as exc:
             m.count_call(platform, method, "maybe_delivered" if exc.maybe_delivered else "failed")
             if m.status is not None:
-                m.status.failed(platform, f"{method}: {exc or type(exc).__name__}")
+                m.status.failed(platform, f"{method}: {str(exc) or type(exc).__name__}")
             raise
         except asyncio.CancelledError:  # stopped while the request was out: it may have landed
             m.count_call(platform, method, "maybe_delivered")

@@ -25,8 +25,8 @@ one reply never overlap.
 from __future__ import annotations
 
 import asyncio
-import time
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
