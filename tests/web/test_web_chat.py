@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import re
 import subprocess
 import sys
 
@@ -139,32 +139,23 @@ async def test_a_malformed_message_is_a_4xx_and_the_chat_goes_on(body, status):
         assert texts(events, final=True) == ["still here"]
 
 
-async def test_a_long_reply_costs_the_backlog_one_entry_and_a_reconnect_resumes_after_its_last_event():
-    from hermes_gateway._core.web.chat import ChatFeed
-
-    feed = ChatFeed()
-    feed.publish({"type": "busy"})
-    for n in range(1, 1000):
-        feed.publish({"type": "text", "id": "m1", "text": "x" * n, "final": False})
-    feed.publish({"type": "text", "id": "m1", "text": "x" * 1000, "final": True})
-    feed.publish({"type": "idle"})
-    assert [e.data for e in feed.events] == ['{"type": "busy"}', '{"type": "text", "id": "m1", "text": "'
-                                            + "x" * 1000 + '", "final": true}', '{"type": "idle"}']
-    assert [e.id for e in feed.after(1)] == [1001, 1002]  # Last-Event-ID: 1 -> the final text and idle
-
-
-async def test_a_tools_file_becomes_a_link_event_kept_for_its_own_chat(tmp_path):
-    from hermes_gateway._core.media import Media
-    from hermes_gateway._core.platform import Stream
-    from hermes_gateway._core.platform_context import PlatformContext
-    from hermes_gateway._core.web.chat import WEB_PLATFORM, WebChatClient
-
-    report = tmp_path / "report.pdf"
-    report.write_bytes(b"%PDF-1.4 a report")
-    client = WebChatClient(None, PlatformContext("web", receive=lambda incoming: None))
-    await client.on_media(Stream(WEB_PLATFORM, "w1"), Media(path=str(report), caption="the report"))
-    (event,) = [json.loads(e.data) for e in client.feed("w1").events]
-    assert event["type"] == "media" and event["kind"] == "document" and event["filename"] == "report.pdf"
-    assert event["url"].startswith("/ui/api/chat/files/") and event["caption"] == "the report"
-    served = client.files[event["url"].rsplit("/", 1)[1]]
-    assert served.chat_id == "w1" and served.path == str(report) and served.mime == "application/pdf"
+async def test_a_risky_tool_is_asked_about_in_the_chat_and_allowed_by_typing_the_answer():
+    cfg = config(tools={"approval": {"require": ["qr_code"], "timeout": 30}})
+    async with running(cfg) as gateway, browser_session() as browser:
+        url = gateway.url
+        csrf = await csrf_of(browser, url)
+        feed = await open_feed(browser, url)
+        await send(browser, url, 'tool: qr_code {"text": "x"}', csrf)
+        events = await feed.until(lambda ev: any("/allow" in t for t in texts(ev, final=True)))
+        question = next(t for t in texts(events, final=True) if "/allow" in t)
+        assert question.startswith("🔐 Approve running the tool qr_code?")
+        answer = re.search(r"/allow \S+", question)
+        assert answer is not None
+        await send(browser, url, answer.group(0), csrf)
+        events = await feed.until(lambda ev: any(e["type"] == "media" for e in ev))
+        assert "✅ Approved." in texts(events, final=True)
+        events = await feed.until(lambda ev: ev[-1] == {"type": "idle"})
+        feed.close()
+        idles = [i for i, e in enumerate(events) if e == {"type": "idle"}]
+        media = next(i for i, e in enumerate(events) if e["type"] == "media")
+        assert idles == [len(events) - 1] and media < idles[0]  # Stop stays until the reply is over

@@ -10,6 +10,8 @@ group whose plugin implements ``register_routes`` (and, for a chat,
 
 Modules: :mod:`.auth` (sessions, CSRF, the loopback rule; the decorators
 other console routes use), :mod:`.pages` (pages, static files, sign-in),
-:mod:`.chat` (the web platform: replies over SSE), :mod:`.responses`
+:mod:`.chat` (the chat's routes: send, stop, history, the SSE feed),
+:mod:`.chat_client` (the ``web`` platform and its client), :mod:`.feed` (a
+chat's live events), :mod:`.responses`
 (JSON errors, security headers), ``static/`` (HTML, CSS, JS: no build step).
 """

@@ -8,8 +8,10 @@ by ``hermes-gateway history`` as platform ``web``). The delivery core then
 calls this platform's client like any other (``on_delta`` with the whole
 visible text of a message, ``on_stream_end`` with its final text,
 ``on_media`` with a tool's file), and the client turns each call into one
-event on the chat's :class:`ChatFeed`, which the browser reads as
-``text/event-stream``. Nothing here runs a model.
+event on the chat's :class:`~.feed.ChatFeed`, which the browser reads as
+``text/event-stream``. Nothing here runs a model. This module holds the
+routes; :mod:`.chat_client` the platform and its client; :mod:`.feed` the
+events.
 
 The platform declares no real rate limit (a browser has none) and a short
 ``edit_interval`` (``streaming.web`` defaults: on, 0.05 s, from the first
@@ -24,33 +26,19 @@ another's conversation, nor fetch another's files.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import secrets
-from collections import OrderedDict, deque
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from ..inbound.incoming import Incoming
-from ..media import Media, MediaLimits
-from ..platform import MessageRef, Platform, RateBudget, Stream
-from ..platform_context import PlatformClient, PlatformContext
 from ..store.base import ConversationKey
 from .auth import require_csrf, require_session, session_of
+from .chat_client import PLATFORM, WebChatClient
 from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
 
 log = logging.getLogger(__name__)
 
-PLATFORM = "web"
-#: Events a feed keeps for a browser that reconnects (``Last-Event-ID``).
-FEED_BACKLOG = 500
-#: Chats with a live feed kept at once (the least recently used beyond it is forgotten).
-MAX_FEEDS = 5_000
-#: Files from tools kept servable at once (the oldest link stops working beyond it).
-MAX_FILES = 2_000
 #: Longest message the browser may send, in characters, and its JSON body in bytes.
 MAX_TEXT = 32_000
 SEND_BODY_LIMIT = 4 * MAX_TEXT + 1024
@@ -60,144 +48,6 @@ KEEPALIVE = 15.0
 HISTORY_LIMIT = 200
 
 
-@dataclass
-class FeedEvent:
-    id: int
-    data: str  # JSON
-
-
-class ChatFeed:
-    """One chat's events, in order, with a backlog for reconnects; any number of readers."""
-
-    def __init__(self) -> None:
-        self.events: deque[FeedEvent] = deque(maxlen=FEED_BACKLOG)
-        self.next_id = 1
-        self.changed = asyncio.Event()
-        self.busy = False
-        self._previews: dict[str, FeedEvent] = {}  # message id -> its latest preview still in the backlog
-
-    def publish(self, event: dict[str, Any]) -> None:
-        """Add an event for every reader. A message's new text replaces its older preview in the backlog
-        (each carries the whole text), so a long reply costs the backlog one entry, not one per token."""
-        item = FeedEvent(self.next_id, json.dumps(event))  # ASCII: a lone surrogate cannot break the wire
-        if event.get("type") == "text":
-            older = self._previews.pop(event["id"], None)
-            if older is not None:
-                try:
-                    self.events.remove(older)
-                except ValueError:  # already pushed out of the backlog
-                    pass
-            if not event.get("final"):
-                self._previews[event["id"]] = item
-        self.events.append(item)
-        self.next_id += 1
-        self.changed.set()
-        self.changed = asyncio.Event()
-
-    def after(self, last_id: int) -> list[FeedEvent]:
-        return [e for e in self.events if e.id > last_id]
-
-
-@dataclass(frozen=True)
-class ServedFile:
-    chat_id: str
-    path: str
-    mime: str
-    filename: str
-
-
-class WebChatClient(PlatformClient):
-    """The ``web`` platform's running client: delivery's calls become feed events."""
-
-    def __init__(self, settings: Any, context: PlatformContext) -> None:
-        super().__init__(settings, context)
-        self.feeds: OrderedDict[str, ChatFeed] = OrderedDict()
-        self.files: OrderedDict[str, ServedFile] = OrderedDict()
-        self._ids = 0
-        self.closed = asyncio.Event()
-
-    def feed(self, chat_id: str) -> ChatFeed:
-        feed = self.feeds.get(chat_id)
-        if feed is None:
-            feed = self.feeds[chat_id] = ChatFeed()
-            while len(self.feeds) > MAX_FEEDS:
-                self.feeds.popitem(last=False)
-        self.feeds.move_to_end(chat_id)
-        return feed
-
-    def _message_id(self) -> str:
-        self._ids += 1
-        return f"m{self._ids}"
-
-    # -- the stream methods (called by the delivery core) -----------------------------------------
-
-    def supports_edit(self, stream: Stream) -> bool:
-        return True
-
-    async def on_stream_start(self, stream: Stream) -> None:
-        self.feed(stream.chat_id).publish({"type": "typing"})
-
-    async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        ref = message or MessageRef(stream.chat_id, self._message_id())
-        self.feed(stream.chat_id).publish({"type": "text", "id": ref.message_id, "text": text, "final": False})
-        return ref
-
-    async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
-        ref = message or MessageRef(stream.chat_id, self._message_id())
-        self.feed(stream.chat_id).publish({"type": "text", "id": ref.message_id, "text": text, "final": True})
-        return ref
-
-    async def on_media(self, stream: Stream, media: Media) -> MessageRef:
-        """A tool's file: kept servable behind this chat's session, shown inline (images) or as a link."""
-        ref = MessageRef(stream.chat_id, self._message_id())
-        if media.path is None:  # the core hands over files only (urls=False); anything else is its fallback line
-            self.feed(stream.chat_id).publish({"type": "text", "id": ref.message_id, "text": media.fallback_line(),
-                                               "final": True})
-            return ref
-        token = secrets.token_urlsafe(16)
-        self.files[token] = ServedFile(stream.chat_id, media.path, media.mime or "application/octet-stream",
-                                       media.filename or "file")
-        while len(self.files) > MAX_FILES:
-            self.files.popitem(last=False)
-        self.feed(stream.chat_id).publish({
-            "type": "media", "id": ref.message_id, "url": f"/ui/api/chat/files/{token}",
-            "kind": str(media.kind or "document"), "filename": media.filename, "caption": media.caption,
-            "mime": media.mime})
-        return ref
-
-    async def close(self) -> None:
-        self.closed.set()
-
-    # -- what the browser does ---------------------------------------------------------------------
-
-    def send(self, chat_id: str, text: str, sender: str) -> asyncio.Future[Any]:
-        """The person's message, into the inbound runtime; the feed says when the chat is busy and idle again."""
-        feed = self.feed(chat_id)
-        update = secrets.token_hex(8)
-        future = self.context.receive(Incoming(PLATFORM, chat_id, text, sender_id=sender, update_id=update,
-                                               message_id=update, chat_kind="private"))
-        if text.strip().lower() != "/stop":
-            feed.busy = True
-            feed.publish({"type": "busy"})
-
-            def idle(_: asyncio.Future[Any]) -> None:
-                feed.busy = False
-                feed.publish({"type": "idle"})
-
-            future.add_done_callback(idle)
-        return future
-
-
-def make_platform() -> Platform:
-    """The ``web`` platform: no real rate limit, long messages, every kind of file (served behind the session)."""
-    return Platform(
-        PLATFORM, max_message_length=32_000, edit_interval=0.0,
-        budgets={"default": RateBudget(rate=200.0, burst=200)},
-        media=MediaLimits(max_bytes={"default": 100_000_000}, caption_length=1024),
-        description="the browser chat of the web console (/ui)", client=WebChatClient)
-
-
-WEB_PLATFORM = make_platform()
 #: The gateway whose console this is (its store, and its web platform's running client).
 GATEWAY_KEY = web.AppKey("hermes_gateway._core.web.gateway", object)
 

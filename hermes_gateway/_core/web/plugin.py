@@ -23,6 +23,7 @@ from aiohttp import web
 from ..hookspecs import hookimpl
 from ..platform import Platform
 from . import chat, pages
+from .chat_client import WEB_PLATFORM
 from .auth import AUTH_KEY, WebAuth
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ log = logging.getLogger(__name__)
 @hookimpl
 def register_platforms(register: Callable[[Platform], None]) -> None:
     """The ``web`` platform; enabled with the console (``web.enabled``), or by ``platforms.web``."""
-    register(chat.WEB_PLATFORM)
+    register(WEB_PLATFORM)
 
 
 @hookimpl
