@@ -32,7 +32,9 @@ from hermes_gateway._core.gateway import Gateway
 from hermes_gateway._core.plugins import make_plugins
 
 PAGES = {"chat (/ui)": ("/ui", ["index.html", "console.css", "console.js", "markdown.js", "chat.js"]),
-         "sign-in (/ui/login)": ("/ui/login", ["login.html", "console.css", "login.js"])}
+         "sign-in (/ui/login)": ("/ui/login", ["login.html", "console.css", "login.js"]),
+         "dashboard (/ui/dashboard)": ("/ui/dashboard", ["dashboard.html", "console.css", "dashboard.css",
+                                                         "console.js", "dashboard.js"])}
 STATIC = "/ui/static/"
 
 

@@ -28,6 +28,7 @@ from aiohttp import web
 
 from .config import Config
 from .errors import ConfigError, StartError
+from .platform_status import PlatformStatuses
 from .http.disconnect import finish_unless_cancellable
 from .plugins import Plugins, installed_plugins
 
@@ -77,6 +78,8 @@ class Gateway:
         self.webhook_platforms: list[str] = []
         #: The running client of each enabled platform that declares one (``Platform.client``), fresh per start.
         self.clients: dict[str, Any] = {}
+        #: each platform's state for an operator (running, receive mode, last error, 429s): the web dashboard's
+        self.platform_status = PlatformStatuses()
         self._started = False
         self._startup_ran = False
         self._tools: ToolBox | None = None
@@ -153,12 +156,15 @@ class Gateway:
                 registered = self.plugins.platform(name)
                 try:
                     await _maybe_await(client.start())
-                except StartError:
+                except StartError as exc:
+                    self.platform_status.failed(name, str(exc))
                     raise
                 except Exception as exc:
+                    self.platform_status.failed(name, f"start failed: {type(exc).__name__}: {exc}")
                     raise StartError(f"platform {name} (plugin {registered.plugin_name}) failed to start: "
                                      f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)
+            self.platform_status.started(name)
             log.info("platform %s started", name)
         if not self.runs_platforms:
             return  # an HTTP-only worker: schedules and crash recovery run in worker 0
@@ -258,6 +264,7 @@ class Gateway:
         if recovery is not None:
             await recovery.stop()
         for name in reversed(self.started_platforms):  # first no new messages ...
+            self.platform_status.stopped(name)
             client = self.clients.get(name)
             if client is None:
                 continue
@@ -388,7 +395,8 @@ class Gateway:
         if self._metrics is None:
             from .metrics import GatewayMetrics
 
-            self._metrics = GatewayMetrics(dedupe_hits=self._dedupe_hits, lease_takeovers=self._lease_takeovers)
+            self._metrics = GatewayMetrics(dedupe_hits=self._dedupe_hits, lease_takeovers=self._lease_takeovers,
+                                           status=self.platform_status)
         return self._metrics
 
     def _dedupe_hits(self) -> int:

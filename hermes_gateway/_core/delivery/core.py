@@ -83,6 +83,11 @@ class Delivery:
         self._live.add(session)
         return session
 
+    def in_flight(self) -> list[StreamSession]:
+        """The replies being delivered right now (started, not done), oldest first: the dashboard lists them."""
+        live = [s for s in self._live if s.started_at is not None and not s.done]
+        return sorted(live, key=lambda s: s.started_at or 0.0)
+
     def showing_text(self, platform: str, chat_id: str) -> bool:
         """A reply being delivered into this chat has shown text already (status reactions wait for that)."""
         return any(s.stream.chat_id == chat_id and s.hooks.platform.name == platform and s.shows_text

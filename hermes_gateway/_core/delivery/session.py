@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
@@ -154,6 +155,8 @@ class StreamSession:
         self._abandoned = False              # cut(): the bound passed and the worker was stopped mid-call
         #: An interrupted reply ends with this line when it returns one (an edit superseded the reply).
         self.interrupt_note: Callable[[], str | None] | None = None
+        #: Unix time the worker started (None before ``start``): the dashboard's "running for" (issue 27)
+        self.started_at: float | None = None
 
     @property
     def budget(self) -> ChatBudget:
@@ -168,6 +171,7 @@ class StreamSession:
     def start(self) -> None:
         """Start the worker; called implicitly by the first ``feed``."""
         if self._task is None:
+            self.started_at = time.time()
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"stream:{self.stream.chat_id}")
 
     def feed(self, delta: str) -> None:
@@ -285,6 +289,11 @@ class StreamSession:
     def done(self) -> bool:
         """Whether the reply's delivery is over (its report is final)."""
         return self._task is not None and self._task.done()
+
+    @property
+    def calls(self) -> int:
+        """Platform calls this reply made so far (typing, previews, final messages, media)."""
+        return self._pacer.calls
 
     @property
     def shows_text(self) -> bool:

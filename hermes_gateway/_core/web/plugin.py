@@ -54,5 +54,7 @@ def mount(app: web.Application, gateway: Any) -> WebAuth:
 
 
 def add_dashboard(app: web.Application, gateway: Any) -> None:
-    """``/ui/dashboard``: the placeholder page (the dashboard part replaces this function's body)."""
-    pages.add_page(app, "/ui/dashboard", "dashboard.html")
+    """``/ui/dashboard``, its state API and live feed, pairing decisions (:mod:`.dashboard`)."""
+    from . import dashboard
+
+    dashboard.add_routes(app, gateway)
