@@ -58,13 +58,13 @@ async def test_telegram_connected_and_a_reply_in_flight_while_it_runs(browser, a
         assert (await row.locator("td").nth(2).text_content()) == "polling"
         await api.push_message(42, f"echo: {words}")
         flight = page.locator("#in-flight tbody tr")
-        await flight.first.wait_for(timeout=15_000)  # live: no reload
+        await flight.first.wait_for(timeout=30_000)  # live: no reload
         cells = await flight.first.locator("td").all_text_contents()
         assert cells[0] == "telegram:42" and int(cells[2]) >= 1
         await page.wait_for_function("() => Number(document.querySelector('#in-flight tbody tr td:nth-child(3)')"
-                                     "?.textContent) >= 3", timeout=15_000)  # the calls go up while it streams
+                                     "?.textContent) >= 3", timeout=30_000)  # the calls go up while it streams
         await eventually(lambda: api.screen(42) == [words], lambda: api.screen(42), timeout=30)
-        await page.wait_for_selector("#in-flight tbody tr", state="detached", timeout=10_000)
+        await page.wait_for_selector("#in-flight tbody tr", state="detached", timeout=30_000)
         said = page.locator("#conversations li .said")
         await said.nth(1).wait_for()
         assert await said.all_text_contents() == [f"person: echo: {words}", f"bot: {words}"]
@@ -76,13 +76,13 @@ async def test_approve_a_pairing_request_and_the_person_can_talk(browser, api):
         await api.push_message(70, "hello? may I?", user_id=700)
         await eventually(lambda: "pairing code" in " ".join(api.screen(70)), lambda: api.screen(70))
         request = page.locator("#pairing li[data-user='telegram:700']")
-        await request.wait_for(timeout=10_000)
+        await request.wait_for(timeout=30_000)
         code = re.search(r"[A-Z0-9]{4}-[A-Z0-9]{4}", api.screen(70)[-1]).group(0)
         assert code not in (await request.text_content()) and code.replace("-", "") not in (
             await request.text_content())  # the code the person was given is not shown
         await request.get_by_role("button", name="Approve").click()
         await request.locator(".said", has_text="approved").wait_for()
-        await page.wait_for_selector("#pairing li", state="detached", timeout=10_000)  # the next snapshot
+        await page.wait_for_selector("#pairing li", state="detached", timeout=30_000)  # the next snapshot
         assert await gateway.store.is_approved("telegram", "700")
         await api.push_message(70, "echo: thanks, I am in", user_id=700)
         await eventually(lambda: api.screen(70)[-1:] == ["thanks, I am in"], lambda: api.screen(70))
@@ -93,7 +93,7 @@ async def test_html_in_a_chat_is_shown_as_text_in_the_list_and_the_conversation(
         page = await open_dashboard(browser, gateway.url)
         await api.push_message(80, f"echo: {HOSTILE}")
         said = page.locator("#conversations li .said")
-        await said.nth(1).wait_for(timeout=15_000)
+        await said.nth(1).wait_for(timeout=30_000)
         assert await said.all_text_contents() == [f"person: echo: {HOSTILE}", f"bot: {HOSTILE}"]
         await page.locator("#conversations a.open", has_text="telegram:80").click()
         transcript = page.locator("#chat-messages li")

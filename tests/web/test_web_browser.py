@@ -77,7 +77,7 @@ async def test_stop_cuts_a_long_reply_and_what_was_shown_stays(browser):
         await say(page, f"echo: {long_text}")
         await page.wait_for_function("() => (document.querySelector('.msg.bot')?.textContent || '').length > 20")
         await page.click("#stop")
-        await page.wait_for_selector("#stop", state="hidden", timeout=15_000)
+        await page.wait_for_selector("#stop", state="hidden", timeout=30_000)
         first = await bot_texts(page)
         await asyncio.sleep(1.0)  # 15 more words would have come by now
         assert await bot_texts(page) == first
