@@ -32,10 +32,12 @@ from typing import Any
 
 from aiohttp import web
 
+from ..approvals.choice import ChoiceAnswer
 from ..store.base import ConversationKey
 from .auth import require_csrf, require_session, session_of
 from .chat_client import PLATFORM, WebChatClient
 from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
+from .uploads import read_upload
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,8 @@ SEND_BODY_LIMIT = 4 * MAX_TEXT + 1024
 KEEPALIVE = 15.0
 #: History entries sent to a page that opens (the rest stays in the store).
 HISTORY_LIMIT = 200
+#: A button press's JSON body: one short payload.
+CHOOSE_BODY_LIMIT = 1024
 
 
 #: The gateway whose console this is (its store, and its web platform's running client).
@@ -86,6 +90,48 @@ async def send(request: web.Request) -> web.StreamResponse:
     session = session_of(request)
     client.send(session.chat_id, text.strip(), sender=session.chat_id)
     return json_ok({"accepted": True}, status=202)
+
+
+@require_csrf
+async def upload(request: web.Request) -> web.StreamResponse:
+    """``POST /ui/api/chat/upload`` (multipart: ``text``, ``file``...): the message with its files, 202 at once.
+
+    Each file becomes an ``Attachment`` as on every platform (:mod:`.uploads`); beyond
+    ``media.inbound_max_bytes`` the upload is a 413 and nothing is sent."""
+    client = client_of(request)
+    if client is None or not client.context.accepting:
+        return _unavailable()
+    gateway: Any = request.app[GATEWAY_KEY]
+    got = await read_upload(request, gateway.config.media.inbound_max_bytes, MAX_TEXT)
+    if isinstance(got, web.Response):
+        return got
+    if not got.attachments and not got.text:
+        return json_error(400, "send a file (a form field named file) or some text", "empty")
+    session = session_of(request)
+    client.send(session.chat_id, got.text, sender=session.chat_id, attachments=tuple(got.attachments))
+    return json_ok({"accepted": True, "files": got.shown}, status=202)
+
+
+@require_csrf
+async def choose(request: web.Request) -> web.StreamResponse:
+    """``POST /ui/api/chat/choose`` ``{"payload": ...}``: a button of a question in this chat was pressed.
+
+    Answered through ``context.choose`` like a Telegram button; the line it returns (approved, denied,
+    no longer open) is for the presser: ``{"line": ...}``."""
+    client = client_of(request)
+    if client is None:
+        return _unavailable()
+    body = await read_json(request, CHOOSE_BODY_LIMIT)
+    if isinstance(body, web.Response):
+        return body
+    session = session_of(request)
+    payload = body.get("payload")
+    answer = ChoiceAnswer.from_payload(PLATFORM, session.chat_id, session.chat_id, payload) \
+        if isinstance(payload, str) else None
+    if answer is None:
+        return json_error(400, "send {\"payload\": \"the button's payload\"}", "bad_payload")
+    line = await client.context.choose(answer)
+    return json_ok({"line": line})
 
 
 @require_csrf
@@ -183,6 +229,8 @@ def add_routes(app: web.Application, gateway: Any) -> None:
     app[GATEWAY_KEY] = gateway
     app.router.add_post("/ui/api/chat/send", send)
     app.router.add_post("/ui/api/chat/stop", stop)
+    app.router.add_post("/ui/api/chat/upload", upload)
+    app.router.add_post("/ui/api/chat/choose", choose)
     app.router.add_get("/ui/api/chat/history", history)
     app.router.add_get("/ui/api/chat/events", events)
     app.router.add_get("/ui/api/chat/files/{token}", file)

@@ -16,6 +16,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from ..approvals.choice import Choice
+from ..inbound.attachments import Attachment
 from ..inbound.incoming import Incoming
 from ..media import Media, MediaLimits
 from ..platform import MessageRef, Platform, RateBudget, Stream
@@ -27,6 +29,8 @@ PLATFORM = "web"
 MAX_FEEDS = 5_000
 #: Files from tools kept servable at once (the oldest link stops working beyond it).
 MAX_FILES = 2_000
+#: A finished tool's result summary is cut to this many characters on its progress line (as the terminal's).
+TOOL_SUMMARY = 160
 
 
 @dataclass(frozen=True)
@@ -96,17 +100,44 @@ class WebChatClient(PlatformClient):
             "mime": media.mime})
         return ref
 
+    async def offer_choice(self, stream: Stream, choice: Choice) -> MessageRef:
+        """The question with one button per option; a press comes back as ``POST /ui/api/chat/choose``
+        with the button's payload (:func:`.chat.choose`), answered through ``context.choose``."""
+        ref = MessageRef(stream.chat_id, self._message_id())
+        self.feed(stream.chat_id).publish({
+            "type": "choice", "id": ref.message_id, "text": choice.prompt,
+            "options": [{"label": o.label, "style": o.style, "payload": choice.payload(o)} for o in choice.options]})
+        return ref
+
+    async def close_choice(self, stream: Stream, ref: MessageRef, text: str) -> None:
+        """The question's message now reads ``text``: its buttons are gone (a final text event of its id)."""
+        self.feed(stream.chat_id).publish({"type": "text", "id": ref.message_id, "text": text, "final": True})
+
+    async def on_tool_progress(self, stream: Stream, name: str, *, done: bool, ok: bool = True,
+                               summary: str = "") -> None:
+        """A tool's progress as the terminal shows it: ``🔧 calling NAME``, then ``✓ NAME: summary``."""
+        if not done:
+            line = f"🔧 calling {name}"
+        else:
+            short = " ".join(summary.split())
+            short = short if len(short) <= TOOL_SUMMARY else short[:TOOL_SUMMARY - 1] + "…"
+            line = f"{'✓' if ok else '✗'} {name}" + (f": {short}" if short else "")
+        self.feed(stream.chat_id).publish({"type": "note", "text": line})
+
     async def close(self) -> None:
         self.closed.set()
 
     # -- what the browser does ---------------------------------------------------------------------
 
-    def send(self, chat_id: str, text: str, sender: str) -> asyncio.Future[Any]:
-        """The person's message, into the inbound runtime; the feed says when the chat is busy and idle again."""
+    def send(self, chat_id: str, text: str, sender: str,
+             attachments: tuple[Attachment, ...] = ()) -> asyncio.Future[Any]:
+        """The person's message (and files), into the inbound runtime; the feed says when the chat is busy and
+        idle again."""
         feed = self.feed(chat_id)
         update = secrets.token_hex(8)
         future = self.context.receive(Incoming(PLATFORM, chat_id, text, sender_id=sender, update_id=update,
-                                               message_id=update, chat_kind="private"))
+                                               message_id=update, chat_kind="private",
+                                               attachments=attachments))
         if text.strip().lower() != "/stop":
             feed.pending += 1
             feed.publish({"type": "busy"})
