@@ -158,3 +158,18 @@ async def test_a_risky_tool_is_asked_about_with_buttons_and_allowed_by_typing_th
         idles = [i for i, e in enumerate(events) if e == {"type": "idle"}]
         media = next(i for i, e in enumerate(events) if e["type"] == "media")
         assert idles == [len(events) - 1] and media < idles[0]  # Stop stays until the reply is over
+
+
+async def test_a_tools_progress_shows_as_the_terminals_lines_beside_the_reply():
+    """``🔧 calling NAME`` when the call starts, ``✓ NAME: summary`` when it ran (as the terminal's chat)."""
+    async with running(config()) as gateway, browser_session() as browser:
+        url = gateway.url
+        csrf = await csrf_of(browser, url)
+        feed = await open_feed(browser, url)
+        await send(browser, url, 'tool: qr_code {"text": "https://example.org"}', csrf)
+        events = await feed.until(lambda ev: bool(ev) and ev[-1] == {"type": "idle"})
+        feed.close()
+        notes = [e["text"] for e in events if e["type"] == "note"]
+        assert notes[0] == "🔧 calling qr_code" and notes[1].startswith("✓ qr_code"), notes
+        assert len(notes) == 2
+        assert not any("calling" in t for t in texts(events, final=True))  # notes, never the reply's text
