@@ -18,6 +18,10 @@ The platform declares no real rate limit (a browser has none) and a short
 token), so text arrives token by token; the Stop button sends ``/stop``,
 which cuts the reply the way every platform's interrupt does.
 
+A tool waiting for approval asks with buttons (the client's ``offer_choice``;
+a press comes back to :func:`choose`), and files come in through
+:func:`upload` (:mod:`.uploads`) as the message's ``Incoming.attachments``.
+
 One chat per browser session: the chat id is the session's
 (:attr:`.auth.WebSession.chat_id`), so no browser can read or write
 another's conversation, nor fetch another's files.
