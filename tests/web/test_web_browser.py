@@ -177,6 +177,11 @@ async def test_upload_an_image_and_the_demo_model_describes_it(browser, tmp_path
         await page.wait_for_selector(".msg.bot[data-final='1']", timeout=30_000)
         assert await bot_texts(page) == ["I see a PNG image of 64x48 pixels."]
         assert await page.is_hidden("#attached")
+        await page.reload()  # the stored conversation: the person's message still shows its image
+        await page.wait_for_selector("body[data-ready='1']")
+        thumb = await page.wait_for_selector(".msg.user img.thumb")
+        await page.wait_for_function("img => img.complete && img.naturalWidth === 64", arg=thumb)
+        assert await page.eval_on_selector(".msg.user", "n => n.textContent") == "describe"
 
 
 async def test_upload_a_pdf_and_a_text_file_and_their_text_is_used(browser, tmp_path):

@@ -152,3 +152,29 @@ async def test_hostile_uploads_are_refused_in_4xx_and_nothing_is_sent(tmp_path, 
         assert not [e for e in feed.events if e["type"] in ("busy", "text")], feed.events  # nothing was sent
         async with browser.get(f"{url}/ui/api/chat/history") as r:
             assert (await r.json())["messages"] == []
+
+
+async def test_after_a_reload_the_persons_message_shows_its_files_not_a_documents_text(tmp_path):
+    photo = image_bytes(40, 30)
+    async with running(config(media={"directory": str(tmp_path)})) as gateway, browser_session() as browser, \
+            browser_session() as other:
+        url = gateway.url
+        csrf = await csrf_of(browser, url)
+        feed = await open_feed(browser, url)
+        data = form("look at these", ("file", "red.png", photo, "image/png"),
+                    ("file", "notes.txt", b"Buy milk and bread before noon", "text/plain"))
+        assert (await upload(browser, url, data, csrf))[0] == 202
+        await feed.until(lambda ev: ev and ev[-1]["type"] == "idle")
+        feed.close()
+        async with browser.get(f"{url}/ui/api/chat/history") as r:
+            mine = (await r.json())["messages"][0]
+        assert mine["role"] == "user" and mine["text"] == "look at these"
+        image, document = mine["files"]
+        assert image["name"] == "red.png" and image["kind"] == "image" and image["url"].startswith("/ui/api/chat/")
+        assert document["url"] is None and "notes.txt" in document["label"] and "milk" not in document["label"]
+        async with browser.get(f"{url}{image['url']}") as r:
+            assert r.status == 200 and r.headers["Content-Type"] == "image/png"
+            assert (await r.read())[:8] == b"\x89PNG\r\n\x1a\n"
+        await csrf_of(other, url)
+        async with other.get(f"{url}{image['url']}") as r:
+            assert r.status == 404  # another session never gets this chat's files

@@ -40,6 +40,7 @@ from ..approvals.choice import ChoiceAnswer
 from ..store.base import ConversationKey
 from .auth import require_csrf, require_session, session_of
 from .chat_client import PLATFORM, WebChatClient
+from .history_view import inside, user_view
 from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
 from .uploads import read_upload
 
@@ -160,15 +161,27 @@ async def history(request: web.Request) -> web.StreamResponse:
     except Exception as exc:  # a store problem costs the backlog, not the page
         log.warning("web chat: the history could not be read: %s", exc)
         stored = []
+    client = client_of(request)
+    media = gateway.config.media.path()
+
+    def serve(path: str, mime: str, name: str) -> str | None:
+        if client is None or not inside(path, media):
+            return None
+        return client.serve_file(session.chat_id, path, mime, name)
+
     for item in stored[-HISTORY_LIMIT:]:
         role, content = item.get("role"), item.get("content")
-        if role not in ("user", "assistant"):
+        if role == "user":
+            text, files = user_view(content, serve)
+            if text or files:
+                messages.append({"role": role, "text": text, **({"files": files} if files else {})})
+            continue
+        if role != "assistant":
             continue
         if isinstance(content, list):
             content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
         if isinstance(content, str) and content:
             messages.append({"role": role, "text": content})
-    client = client_of(request)
     busy = client is not None and session.chat_id in client.feeds and client.feeds[session.chat_id].busy
     return json_ok({"messages": messages, "busy": busy})
 

@@ -89,16 +89,22 @@ class WebChatClient(PlatformClient):
             self.feed(stream.chat_id).publish({"type": "text", "id": ref.message_id, "text": media.fallback_line(),
                                                "final": True})
             return ref
-        token = secrets.token_urlsafe(16)
-        self.files[token] = ServedFile(stream.chat_id, media.path, media.mime or "application/octet-stream",
-                                       media.filename or "file")
-        while len(self.files) > MAX_FILES:
-            self.files.popitem(last=False)
+        url = self.serve_file(stream.chat_id, media.path, media.mime or "application/octet-stream",
+                              media.filename or "file")
         self.feed(stream.chat_id).publish({
-            "type": "media", "id": ref.message_id, "url": f"/ui/api/chat/files/{token}",
+            "type": "media", "id": ref.message_id, "url": url,
             "kind": str(media.kind or "document"), "filename": media.filename, "caption": media.caption,
             "mime": media.mime})
         return ref
+
+    def serve_file(self, chat_id: str, path: str, mime: str, filename: str) -> str:
+        """A URL serving the file at ``path`` to ``chat_id``'s session only (the oldest link beyond
+        :data:`MAX_FILES` stops working)."""
+        token = secrets.token_urlsafe(16)
+        self.files[token] = ServedFile(chat_id, path, mime, filename)
+        while len(self.files) > MAX_FILES:
+            self.files.popitem(last=False)
+        return f"/ui/api/chat/files/{token}"
 
     async def offer_choice(self, stream: Stream, choice: Choice) -> MessageRef:
         """The question with one button per option; a press comes back as ``POST /ui/api/chat/choose``

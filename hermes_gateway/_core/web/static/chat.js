@@ -94,7 +94,22 @@
 
   async function start() {
     const history = await Console.getJSON("/ui/api/chat/history");
-    for (const m of history.messages) drawText(bubble(m.role === "user" ? "user" : "bot"), m.text, true);
+    for (const m of history.messages) {
+      if (m.role !== "user") { drawText(bubble("bot"), m.text, true); continue; }
+      const mine = bubble("user");
+      if (m.text) mine.appendChild(Console.el("div", "", m.text));
+      for (const f of m.files || []) {
+        if (f.url) {
+          const img = document.createElement("img");
+          img.src = f.url;  // a URL the server made for this chat's stored copy
+          img.alt = f.name || "image";
+          img.className = "thumb";
+          mine.appendChild(img);
+        } else {
+          mine.appendChild(Console.el("div", "file", "📎 " + (f.name || f.label)));
+        }
+      }
+    }
     busy(history.busy);
     scroll();
     const feed = new EventSource("/ui/api/chat/events");
