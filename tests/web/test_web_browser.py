@@ -150,6 +150,11 @@ async def test_approve_a_tool_with_the_button_and_see_its_result(browser):
         question = await page.eval_on_selector(".msg.bot.choice", "n => n.textContent")
         assert "Approve running the tool qr_code" in question
         assert await page.is_visible(".msg.bot.choice button:has-text('Deny')")
+        notes = await page.eval_on_selector_all(".note.tool", "nodes => nodes.map(n => n.textContent)")
+        assert notes == ["🔧 calling qr_code"], notes
+        await page.reload()  # the question still waits: a page that opens shows its buttons again
+        await page.wait_for_selector("body[data-ready='1']")
+        approve = await page.wait_for_selector(".msg.bot.choice button:has-text('Approve')", timeout=30_000)
         await approve.click()
         image = await page.wait_for_selector(".msg.media img", timeout=30_000)
         await page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image)
@@ -157,7 +162,7 @@ async def test_approve_a_tool_with_the_button_and_see_its_result(browser):
         assert any(t.startswith("✅ Approved: running qr_code") for t in texts), texts
         assert await page.query_selector_all(".msg.bot button") == []  # the question lost its buttons
         notes = await page.eval_on_selector_all(".note.tool", "nodes => nodes.map(n => n.textContent)")
-        assert notes[0] == "🔧 calling qr_code" and notes[1].startswith("✓ qr_code"), notes
+        assert len(notes) == 1 and notes[0].startswith("✓ qr_code: A QR code"), notes  # (the page was reloaded)
 
 
 async def test_upload_an_image_and_the_demo_model_describes_it(browser, tmp_path):

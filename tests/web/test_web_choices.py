@@ -100,3 +100,27 @@ async def test_a_press_with_a_bad_payload_is_a_400_and_another_chats_question_is
         events = await feed.until(lambda ev: any(e["type"] == "text" and e["id"] == asked["id"] for e in ev))
         feed.close()
         assert not any(e["type"] == "media" for e in events)
+
+
+async def test_a_page_that_opens_while_a_question_waits_shows_its_buttons_again():
+    async with running(config(**APPROVAL)) as gateway, browser_session() as browser:
+        url = gateway.url
+        csrf = await csrf_of(browser, url)
+        feed = await open_feed(browser, url)
+        async with browser.post(f"{url}/ui/api/chat/send", json={"text": QR}, headers={"X-CSRF-Token": csrf}) as r:
+            assert r.status == 202
+        asked = choice_event(await feed.until(lambda ev: any(e["type"] == "choice" for e in ev)))
+        feed.close()
+        reopened = await open_feed(browser, url)  # a reload: no Last-Event-ID
+        assert choice_event(await reopened.until(lambda ev: any(e["type"] == "choice" for e in ev))) == asked
+        status, _ = await press(browser, url, asked["options"][0]["payload"], csrf)
+        assert status == 200
+        await reopened.until(lambda ev: any(e["type"] == "media" for e in ev))
+        reopened.close()
+        again = await open_feed(browser, url)  # answered: nothing to ask any more
+        async with browser.post(f"{url}/ui/api/chat/send", json={"text": "echo: hi"},
+                                headers={"X-CSRF-Token": csrf}) as r:
+            assert r.status == 202
+        events = await again.until(lambda ev: any(e["type"] == "text" and e["final"] for e in ev))
+        again.close()
+        assert not any(e["type"] == "choice" for e in events)

@@ -30,6 +30,7 @@ another's conversation, nor fetch another's files.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 from typing import Any
@@ -135,7 +136,11 @@ async def choose(request: web.Request) -> web.StreamResponse:
         if isinstance(payload, str) else None
     if answer is None:
         return json_error(400, "send {\"payload\": \"the button's payload\"}", "bad_payload")
-    line = await client.context.choose(answer)
+    try:
+        line = await client.context.choose(answer)
+    except Exception as exc:  # e.g. the coordination layer is unreachable: the press did not count
+        log.warning("web chat: a button press could not be answered: %s: %s", type(exc).__name__, exc)
+        return json_error(503, "the answer could not be taken now; press again", "unavailable")
     return json_ok({"line": line})
 
 
@@ -194,14 +199,19 @@ async def events(request: web.Request) -> web.StreamResponse:
         return _unavailable()
     session = session_of(request)
     feed = client.feed(session.chat_id)
+    resumed = request.headers.get("Last-Event-ID", "")
     try:
-        last = int(request.headers.get("Last-Event-ID", "") or (feed.next_id - 1))
+        last = int(resumed or (feed.next_id - 1))
     except ValueError:
         last = feed.next_id - 1
     response = web.StreamResponse(headers={**SECURITY_HEADERS, "Content-Type": "text/event-stream",
                                            "X-Accel-Buffering": "no"})
     await response.prepare(request)
     await response.write(b"retry: 1000\n\n")
+    if not resumed:  # a page that opens: the questions still waiting for a press (no id: the cursor stays)
+        questions = client.open_questions(session.chat_id)
+        if questions:
+            await response.write("".join(f"data: {json.dumps(q)}\n\n" for q in questions).encode())
     closed = asyncio.ensure_future(client.closed.wait())
     try:
         while not client.closed.is_set():

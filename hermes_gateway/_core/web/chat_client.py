@@ -48,6 +48,7 @@ class WebChatClient(PlatformClient):
         super().__init__(settings, context)
         self.feeds: OrderedDict[str, ChatFeed] = OrderedDict()
         self.files: OrderedDict[str, ServedFile] = OrderedDict()
+        self.questions: dict[str, dict[str, dict[str, Any]]] = {}  # chat -> message id -> its open choice event
         self._ids = 0
         self.closed = asyncio.Event()
 
@@ -110,14 +111,24 @@ class WebChatClient(PlatformClient):
         """The question with one button per option; a press comes back as ``POST /ui/api/chat/choose``
         with the button's payload (:func:`.chat.choose`), answered through ``context.choose``."""
         ref = MessageRef(stream.chat_id, self._message_id())
-        self.feed(stream.chat_id).publish({
-            "type": "choice", "id": ref.message_id, "text": choice.prompt,
-            "options": [{"label": o.label, "style": o.style, "payload": choice.payload(o)} for o in choice.options]})
+        event = {"type": "choice", "id": ref.message_id, "text": choice.prompt,
+                 "options": [{"label": o.label, "style": o.style, "payload": choice.payload(o)}
+                             for o in choice.options]}
+        self.questions.setdefault(stream.chat_id, {})[ref.message_id] = event
+        self.feed(stream.chat_id).publish(event)
         return ref
 
     async def close_choice(self, stream: Stream, ref: MessageRef, text: str) -> None:
         """The question's message now reads ``text``: its buttons are gone (a final text event of its id)."""
+        open_here = self.questions.get(stream.chat_id, {})
+        open_here.pop(ref.message_id, None)
+        if not open_here:
+            self.questions.pop(stream.chat_id, None)
         self.feed(stream.chat_id).publish({"type": "text", "id": ref.message_id, "text": text, "final": True})
+
+    def open_questions(self, chat_id: str) -> list[dict[str, Any]]:
+        """The chat's questions still waiting for a press: a page that opens (or reloads) shows them again."""
+        return list(self.questions.get(chat_id, {}).values())
 
     async def on_tool_progress(self, stream: Stream, name: str, *, done: bool, ok: bool = True,
                                summary: str = "") -> None:
