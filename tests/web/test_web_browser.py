@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from browser_helpers import CHROMIUM, RECORD_STEPS, launch
+from browser_helpers import CHROMIUM, RECORD_STEPS, launch, launch_args
 from web_helpers import config, running
 
 if CHROMIUM is None:
@@ -236,3 +236,31 @@ async def test_a_dropped_file_and_a_pasted_image_are_attached(browser):
         await page.click("#attached .chip button")  # removed again before sending
         chips = await page.eval_on_selector_all("#attached .chip", "nodes => nodes.map(n => n.textContent)")
         assert [c.split(" ")[1] for c in chips] == ["image.png"], chips
+
+
+async def test_record_a_voice_note_and_the_model_hears_its_transcript(tmp_path):
+    """Chromium's fake microphone (a beep) records a real WebM/Opus note; the transcription API hears it."""
+    from hermes_gateway.testing.audio import AudioApiServer
+
+    async with async_api.async_playwright() as playwright, \
+            AudioApiServer(transcribe=lambda data: "call Ada at noon") as speech:
+        chromium = await playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=launch_args() + ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"])
+        try:
+            cfg = config(media={"directory": str(tmp_path)},
+                         voice={"transcription": {"base_url": speech.base_url, "model": "whisper-1"}})
+            async with running(cfg) as gateway:
+                page = await open_chat(chromium, gateway.url)
+                assert await page.is_visible("#record")
+                await page.click("#record")
+                await page.wait_for_selector("#record.recording")
+                await asyncio.sleep(1.5)
+                await page.click("#record")
+                await page.wait_for_selector(".msg.user:has-text('voice note')")
+                await page.wait_for_selector(".msg.bot[data-final='1']", timeout=30_000)
+                assert await bot_texts(page) == ['I heard: "call Ada at noon".']
+                (heard,) = speech.uploads
+                assert heard.filename.endswith(".webm") and heard.seconds > 0.5, heard
+        finally:
+            await chromium.close()

@@ -7,6 +7,7 @@
   const stopButton = document.getElementById("stop");
   const attachButton = document.getElementById("attach");
   const picker = document.getElementById("file");
+  const recordButton = document.getElementById("record");
   const tray = document.getElementById("attached");
   const bubbles = new Map();  // message id -> its element
   let pending = [];  // files for the next message
@@ -149,22 +150,24 @@
     drawTray();
   }
 
-  async function send() {
+  async function send(voice) {
     const text = input.value.trim();
     const files = pending;
-    if ((!text && !files.length) || document.body.dataset.ready !== "1") return;
+    if ((!text && !files.length && !voice) || document.body.dataset.ready !== "1") return;
     input.value = "";
     pending = [];
     drawTray();
     const mine = bubble("user");
     if (text) mine.appendChild(Console.el("div", "", text));
     for (const file of files) mine.appendChild(fileView(file));
+    if (voice) mine.appendChild(Console.el("div", "file", "🎤 voice note"));
     scroll();
     let r;
-    if (files.length) {
+    if (files.length || voice) {
       const body = new FormData();
       if (text) body.append("text", text);
       for (const file of files) body.append("file", file, file.name);
+      if (voice) body.append("voice", voice, voice.name);
       r = await Console.postForm("/ui/api/chat/upload", body);
     } else {
       r = await Console.post("/ui/api/chat/send", { text });
@@ -174,6 +177,36 @@
       mine.appendChild(Console.el("div", "error", why));
     }
   }
+
+  /* 🎤: record a voice note; pressed again, it is sent (with what the message box holds) as a "voice" file. */
+  let recorder = null;
+  async function record() {
+    if (recorder) { recorder.stop(); return; }
+    let stream;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    } catch (err) {
+      note("🎤 no microphone: " + (err.message || err.name), "error");
+      scroll();
+      return;
+    }
+    const chunks = [];
+    recorder = new MediaRecorder(stream);
+    recorder.ondataavailable = (e) => { if (e.data.size) chunks.push(e.data); };
+    recorder.onstop = () => {
+      stream.getTracks().forEach((track) => track.stop());
+      recorder = null;
+      recordButton.textContent = "🎤";
+      recordButton.classList.remove("recording");
+      const type = (chunks[0] && chunks[0].type) || "audio/webm";
+      send(new File(chunks, "voice-note." + (type.includes("ogg") ? "ogg" : "webm"), { type }));
+    };
+    recorder.start();
+    recordButton.textContent = "■ Send voice note";
+    recordButton.classList.add("recording");
+  }
+  recordButton.hidden = !(navigator.mediaDevices && window.MediaRecorder);
+  recordButton.addEventListener("click", record);
 
   form.addEventListener("submit", (event) => { event.preventDefault(); send(); });
   input.addEventListener("keydown", (event) => {
