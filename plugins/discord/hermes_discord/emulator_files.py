@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from . import emulator_samples as samples
+from hermes_gateway.testing import samples
 
 if TYPE_CHECKING:
     from .emulator import DiscordEmulator
@@ -81,7 +81,7 @@ class PersonFile:
 
 
 def photo(width: int = 64, height: int = 48, name: str = "photo.png") -> PersonFile:
-    """A PNG photo (:func:`~.emulator_samples.png`)."""
+    """A PNG photo (:func:`hermes_gateway.testing.samples.png`)."""
     return PersonFile(name, samples.png(width, height), "image/png")
 
 
