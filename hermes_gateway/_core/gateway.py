@@ -28,6 +28,7 @@ from aiohttp import web
 
 from .config import Config
 from .errors import ConfigError, StartError
+from .http.body_deadline import webhook_body_deadline
 from .http.disconnect import finish_unless_cancellable
 from .plugins import Plugins, installed_plugins
 
@@ -108,7 +109,7 @@ class Gateway:
     async def _start(self) -> None:
         hook = self.plugins.pm.hook
         app = web.Application(client_max_size=self.config.api_server.max_body_bytes,
-                              middlewares=[finish_unless_cancellable])
+                              middlewares=[webhook_body_deadline, finish_unless_cancellable])
         app[GATEWAY_KEY] = self
         self.app = app
         await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
