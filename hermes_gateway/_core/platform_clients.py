@@ -78,7 +78,7 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
         add_route=add_route, count=_counter(host), has_conversation=_conversations(host, name),
         streaming_transport=config.streaming.overrides.get(name, {}).get("transport"), choose=_chooser(host))
     client = make_client(registered, settings, context)
-    from .reactions.settings import check_platform_emoji
+    from .settings.reactions import check_platform_emoji
 
     check_platform_emoji(config.reactions, name, client, source=config.source)  # Telegram's fixed list
     return client

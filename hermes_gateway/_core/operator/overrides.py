@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..inbound.incoming import DIRECT_KINDS
-from .settings import Override
+from ..settings.operator import Override
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from ..store.outage import report as report_store_failure
 from ..store.outbound_records import Reminder
 from .home import resolve_chat
 from .send import send_to_chat
-from .settings import Schedule
+from ..settings.outbound import Schedule
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable
 from ..delivery.budget import ALL_CHATS, UNLIMITED
 from ..delivery.pacing import Pacer
 from ..errors import RateLimited
-from .settings import ReactionSettings, platform_form
+from ..settings.reactions import ReactionSettings, platform_form
 
 if TYPE_CHECKING:
     from ..delivery import Delivery
