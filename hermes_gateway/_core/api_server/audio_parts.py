@@ -72,7 +72,7 @@ async def hear_content(content: Any, config: Config, where: str, index: int) -> 
 
 
 async def _transcript(part: dict[str, Any], config: Config, at: str) -> str:
-    from ..voice.results import Transcript
+    from ..voice_results import Transcript
     from ..voice.transcribe import FAILED, transcribe
 
     if not config.voice.transcription.configured:
