@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .agent import AIAgent
     from .coordination import Coordination
     from .delivery import Delivery, DeliveryReport
-    from .inbound.incoming import Incoming
+    from .messages.incoming import Incoming
     from .inbound.runtime import InboundRuntime
     from .mcp.servers import McpServers
     from .metrics import GatewayMetrics
@@ -443,7 +443,7 @@ class Gateway:
 
     async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> "DeliveryReport | None":
         """``receive`` and wait for the reply: for tests and simple pollers."""
-        from .inbound.incoming import Incoming
+        from .messages.incoming import Incoming
 
         fields: dict[str, Any] = {k: (str(v) if v is not None and k != "mentioned" else v) for k, v in kw.items()
                   if k in Incoming.__dataclass_fields__}

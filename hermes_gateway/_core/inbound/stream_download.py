@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, AsyncIterator, Callable, Mapping
 
-from .attachments import FetchError
+from ..messages.attachments import FetchError
 
 #: Bytes handed to the core at a time.
 CHUNK_BYTES = 64 * 1024

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..inbound.incoming import DIRECT_KINDS
+from ..messages.incoming import DIRECT_KINDS
 from ..settings.operator import Override
 
 

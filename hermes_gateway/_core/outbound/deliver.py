@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from ..delivery import DeliveryReport
-from ..inbound.incoming import Incoming
+from ..messages.incoming import Incoming
 from ..store import ConversationKey, StoreError
 from ..store.outage import report as report_store_failure
 from ..store.outbound_records import Reminder

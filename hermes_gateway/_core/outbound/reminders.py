@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 from ..errors import HermesError
 from ..inbound.commands import Command, CommandContext
-from ..inbound.incoming import Incoming
+from ..messages.incoming import Incoming
 from ..store import ConversationKey, StoreError
 from ..tools import Tool
 from ..settings.outbound import ReminderSettings, format_duration, parse_duration

@@ -33,7 +33,7 @@ from ..settings.reactions import ReactionSettings, platform_form
 
 if TYPE_CHECKING:
     from ..delivery import Delivery
-    from ..inbound.incoming import Incoming
+    from ..messages.incoming import Incoming
 
 log = logging.getLogger(__name__)
 
