@@ -204,11 +204,22 @@ def gateway_config(section_name: str, section: dict[str, Any], port: int = 0) ->
             "platforms": {section_name: {"enabled": True, **section}}}
 
 
+#: Every route the matrix sends hostile input to; a platform mounting one more fails here until it is added.
+COVERED = {("POST", "/webhooks/telegram"), ("POST", "/webhooks/whatsapp"), ("GET", "/webhooks/whatsapp"),
+           ("POST", "/webhooks/slack/events"), ("POST", "/webhooks/slack/interactivity"),
+           ("POST", "/webhooks/hostile")}
+
+
 @asynccontextmanager
 async def running(config: dict[str, Any], plugin: Any, route: Route) -> AsyncIterator[TestGateway]:
     async with TestGateway(config, plugin, limits=FAST) as gateway:
         assert gateway.url is not None
         route.port = urlsplit(gateway.url).port or 0
+        app = gateway._gateway.app
+        assert app is not None
+        mounted = {(r.method, r.resource.canonical) for r in app.router.routes()
+                   if r.resource is not None and r.resource.canonical.startswith("/webhooks/") and r.method != "HEAD"}
+        assert (route.method, route.path) in mounted and mounted <= COVERED, mounted - COVERED
         yield gateway
 
 
@@ -408,3 +419,16 @@ async def test_the_scaffolded_plugins_webhook(spy, tmp_path, monkeypatch):
             await check_the_matrix(route)
     for name in [m for m in sys.modules if m == "hermes_hostile" or m.startswith("hermes_hostile.")]:
         del sys.modules[name]
+
+
+# -- Discord ----------------------------------------------------------------------------------------------------
+
+async def test_discord_mounts_no_route():
+    """Discord delivers over its gateway socket (and interactions come the same way): nothing to attack over HTTP."""
+    from hermes_discord import plugin
+
+    from hermes_gateway.testing import PlatformRunner
+
+    token = "MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GhXk2a.q9Zr3Yb7Lw1Nc5Vt8Pd2Sf6Gh0Jk4Mn7Qr1Tu3Wx"
+    async with PlatformRunner(plugin, settings={"token": token}, start=False) as runner:
+        assert runner.client is not None and runner.url is None
