@@ -81,7 +81,7 @@ async def test_start_order_routes_served_and_stop_in_reverse():
     plugins = make_plugins(load_entry_points=False, extra=[rec])
     async with Gateway(config(), plugins) as gw:
         assert rec.calls == ["routes", "startup", "client:chatty", "start:chatty"]
-        assert gw.started_platforms == ["chatty"]
+        assert gw.started_platforms == ["web", "chatty"]  # the web console's chat (a built-in) comes first
         async with aiohttp.ClientSession() as s:
             async with s.post(f"{gw.url}/webhooks/chatty", json={"x": 7}) as r:
                 assert (await r.json()) == {"got": 7}

@@ -117,7 +117,7 @@ def test_a_register_platforms_that_raises_does_not_stop_the_others():
 
 def test_asking_for_an_unknown_platform_names_the_known_ones():
     plugins = make_plugins(load_entry_points=False)
-    with pytest.raises(KeyError, match="unknown platform 'nope' \\(known: reference\\)"):
+    with pytest.raises(KeyError, match="unknown platform 'nope' \\(known: reference, web\\)"):
         plugins.platform("nope")
 
 

@@ -36,14 +36,14 @@ def test_unset_loads_every_installed_plugin(two_installed, monkeypatch):
 def test_a_list_loads_only_the_entry_points_it_names(two_installed, monkeypatch):
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", " beta , nonexistent")
     plugins = make_plugins()
-    assert sorted(plugins.platforms()) == ["beta", "reference"]
+    assert sorted(plugins.platforms()) == ["beta", "reference", "web"]
     assert plugins.origins["beta"] == "entry point of hg_beta_plugin"
     assert plugins.problems == [], "a name that is not installed is simply not loaded"
 
 
 def test_empty_loads_no_installed_plugin_but_the_built_ins_still_load(two_installed, monkeypatch):
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "")
-    assert sorted(make_plugins().platforms()) == ["reference"]
+    assert sorted(make_plugins().platforms()) == ["reference", "web"]
 
 
 def test_a_plugin_passed_directly_loads_whatever_the_variable_says(two_installed, monkeypatch):
@@ -57,8 +57,8 @@ def test_a_plugin_passed_directly_loads_whatever_the_variable_says(two_installed
 def test_the_shared_plugins_are_loaded_once_per_selection(two_installed, monkeypatch):
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "alpha")
     alpha = installed_plugins()
-    assert installed_plugins() is alpha and sorted(alpha.platforms()) == ["alpha", "reference"]
+    assert installed_plugins() is alpha and sorted(alpha.platforms()) == ["alpha", "reference", "web"]
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "beta")
-    assert sorted(installed_plugins().platforms()) == ["beta", "reference"]
+    assert sorted(installed_plugins().platforms()) == ["beta", "reference", "web"]
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "alpha")
     assert installed_plugins() is alpha

@@ -45,8 +45,11 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
+#: ``api_server.workers`` at most (a typo such as 1000 is refused rather than forking a thousand processes).
+MAX_WORKERS = 64
+
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", "reactions", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS)
+                  "voice", "reactions", "web", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -140,6 +143,31 @@ class ApiServerConfig:
     expose_reasoning: bool = False  # send the model's reasoning as reasoning_content on Chat Completions
     max_concurrent_streams: int = 1000  # SSE streams open at once; beyond it a 429 with Retry-After
     approvals: str = "deny"  # a tool under tools.approval.require, in an API turn: "deny" or "allow" (nobody to ask)
+    workers: int = 1  # processes serving the listener (SO_REUSEPORT); "auto" in the file = os.cpu_count()
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    """``web``: the browser console at ``/ui`` on the API server's listener (:mod:`.web`).
+
+    ``enabled`` None means "decide from the listener": on for a loopback
+    ``api_server.host``, otherwise only when someone can sign in (a
+    ``password`` or ``api_server.api_keys``) — a console open to a network
+    with nobody able to sign in would be useless, and one open without a
+    password would be a hole. See :meth:`Config.web_enabled`.
+    """
+
+    enabled: bool | None = None
+    password: str | None = None  # a secret: masked by `config`, registered with the log scrubber
+    session_hours: float = 12.0  # a signed-in browser stays signed in this long without activity
+
+    def __repr__(self) -> str:  # never show the password
+        return (f"WebConfig(enabled={self.enabled!r}, password={'<set>' if self.password else None}, "
+                f"session_hours={self.session_hours!r})")
+
+
+#: The web console streams by default, fast (a browser has no rate limit); ``streaming.web`` overrides each.
+WEB_STREAMING_ENABLED, WEB_EDIT_INTERVAL, WEB_MIN_TOKENS = True, 0.05, 1
 
 
 @dataclass(frozen=True)
@@ -290,6 +318,7 @@ class Config:
     #: ``schedules``, ``tools.reminders``, ``reminders``: the gateway speaking first (:mod:`.outbound`).
     outbound: OutboundSettings = field(default_factory=OutboundSettings)
     tools: ToolsConfig = field(default_factory=ToolsConfig)
+    web: WebConfig = field(default_factory=WebConfig)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -312,6 +341,10 @@ class Config:
         min_tokens = s.min_tokens
         min_from = self.origins.get("streaming.min_tokens", "default")
         override = s.overrides.get(platform)
+        if platform == "web":  # the console's own defaults, each replaced by a key under streaming.web
+            enabled, where = WEB_STREAMING_ENABLED, "default (web console)"
+            interval, interval_from = WEB_EDIT_INTERVAL, "default (web console)"
+            min_tokens, min_from = WEB_MIN_TOKENS, "default (web console)"
         if override is not None:
             key = f"streaming.{platform}"
             if "enabled" in override:
@@ -328,8 +361,35 @@ class Config:
     def platform_enabled(self, name: str, default: bool = False) -> bool:
         section = self.platforms.get(name)
         if section is None:
-            return default
+            return self.web_enabled if name == "web" else default  # the console's chat follows `web`
         return bool(section.get("enabled", True))
+
+    @property
+    def web_enabled(self) -> bool:
+        """Whether ``/ui`` is served: ``web.enabled`` when set; otherwise on with ``web.password``, and with
+        the API server's listener when it is loopback or someone can sign in (``api_server.api_keys``).
+        Off by default with several workers (its sessions and chats live in one process)."""
+        if self.web.enabled is not None:
+            return self.web.enabled
+        api = self.api_server
+        if api.workers > 1:
+            return False
+        if self.web.password:
+            return True
+        # no password: the listener must run anyway, and be loopback or need a key
+        return api.enabled and (is_loopback_host(api.host) or bool(api.api_keys))
+
+
+def is_loopback_host(host: str) -> bool:
+    """``127.0.0.1``, ``::1``, ``localhost`` (and the rest of 127/8): only this machine can connect."""
+    import ipaddress
+
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def find_config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
@@ -528,6 +588,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
     mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
     reactions = parse_reactions(p, data.get("reactions"))
     tools = parse_tools(p, data.get("tools"))
+    web = p.web(data.get("web"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -541,7 +602,7 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
                     conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
-                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, tools=tools, source=source, env_streaming=env_streaming,
+                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, tools=tools, web=web, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 
@@ -965,10 +1026,23 @@ class _Parser:
             out[str(name)] = item
         return out
 
+    def web(self, value: Any) -> WebConfig:
+        sec = self.section(value, "web", ("enabled", "password", "session_hours"))
+        d = WebConfig()
+        password = self.get(sec, "web", "password", "str", d.password)
+        if password is not None and len(password.strip()) < 8:
+            raise self.fail("web.password", "a password of at least 8 characters (or no web.password)")
+        return WebConfig(
+            enabled=self.get(sec, "web", "enabled", "bool", d.enabled),
+            password=password,
+            session_hours=self.get(sec, "web", "session_hours", "number", d.session_hours, minimum=0.01,
+                                   maximum=24 * 365),
+        )
+
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
                    "tool_progress_events", "model_name", "keepalive_interval", "cors_origins",
-                   "expose_reasoning", "max_concurrent_streams", "approvals")
+                   "expose_reasoning", "max_concurrent_streams", "approvals", "workers")
         sec = self.section(value, "api_server", allowed)
         d = ApiServerConfig()
         return ApiServerConfig(
@@ -987,7 +1061,26 @@ class _Parser:
             max_concurrent_streams=self.get(sec, "api_server", "max_concurrent_streams", "int",
                                             d.max_concurrent_streams, minimum=1),
             approvals=self.get(sec, "api_server", "approvals", "str", d.approvals, choices=API_APPROVALS),
+            workers=self.workers(sec.get("workers"), "api_server.workers", d.workers),
         )
+
+    def workers(self, value: Any, key: str, default: int) -> int:
+        """``api_server.workers``: a whole number from 1 to :data:`MAX_WORKERS`, or ``auto`` (one per core)."""
+        if value is None:
+            return default
+        self.origins[key] = f"{self.source} ({key})"
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
+        expected = f"a whole number from 1 to {MAX_WORKERS}, or auto (one per core)"
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise self.fail(key, f"{expected}, got {_show(value)}")
+        try:
+            count = int(value)
+        except ValueError:
+            raise self.fail(key, f"{expected}, got {_show(value)}") from None
+        if not 1 <= count <= MAX_WORKERS:
+            raise self.fail(key, f"{expected}, got {count}")
+        return count
 
 
 def _kind(value: Any) -> str:

@@ -59,14 +59,15 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                         chat_kind: str | None = None, reply_to: str | None = None,
                         agent: Any = None, progress: TurnProgress | None = None,
                         settings: Any = None, footer: Any = None,
-                        prepare: Callable[[], Awaitable[Prepared]] | None = None, on_shown: Any = None,
+                        prepare: Callable[[], Awaitable[Prepared]] | None = None, journal: Any = None,
                         approver: Any = None,
                         ) -> tuple[DeliveryReport, TurnEnd | None]:
     """Run one agent turn for ``text`` (or content parts) and deliver it into the chat.
 
     ``settings``: this chat's streaming settings (overrides); ``footer(end)``:
     the usage line for the final message, or None;
-    ``on_shown``: told each message as it appears (the reply in flight, for crash recovery).
+    ``journal``: told each message as it appears (the reply in flight, for crash recovery; a
+    :class:`~.delivery.session.ReplyJournal`); a cursor is shown only on a message it has recorded.
 
     ``prepare``, when given, runs once the reply has started (the chat shows
     the bot typing meanwhile: fetching and reading files takes a while) and
@@ -106,7 +107,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                 yield TextDelta(lead)
 
     session = delivery.session(platform, chat_id, thread_id=thread_id, chat_kind=chat_kind, reply_to=reply_to,
-                               settings=settings, on_shown=on_shown)
+                               settings=settings, journal=journal)
     progress.session = session
     session.interrupt_note = progress.interrupt_note
     try:
@@ -175,7 +176,7 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
                                           reply_to=last.message_id, agent=plan.agent, progress=progress,
                                           settings=plan.stream_settings, footer=plan.footer, prepare=prepare,
-                                          on_shown=journal.shown if journal is not None else None,
+                                          journal=journal,
                                           approver=approver)
     except asyncio.CancelledError:
         # stopped (/stop, a message under the interrupt policy, shutdown): the reply keeps what was shown,

@@ -29,12 +29,14 @@ from aiohttp import web
 from .config import Config
 from .errors import ConfigError, StartError
 from .http.body_deadline import webhook_body_deadline
+from .platform_status import PlatformStatuses
 from .http.disconnect import finish_unless_cancellable
 from .plugins import Plugins, installed_plugins
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
     from .agent import AIAgent
     from .coordination import Coordination
+    from .http.workers import WorkerSlot
     from .delivery import Delivery, DeliveryReport
     from .messages.incoming import Incoming
     from .inbound.runtime import InboundRuntime
@@ -55,22 +57,30 @@ class Gateway:
     """Starts and stops everything the config enables, on the running event loop."""
 
     def __init__(self, config: Config, plugins: Plugins | None = None, *, shutdown_grace: float | None = None,
-                 serve: bool = True) -> None:
+                 serve: bool = True, worker: WorkerSlot | None = None) -> None:
         """``serve=False`` runs only the startup/shutdown hooks: no listener, no platform receiving.
 
         That is what a one-turn command (``ask``) needs: plugins configured by
-        their ``startup`` hook, nothing listening or polling.
+        their ``startup`` hook, nothing listening or polling. ``worker``: this
+        process is one of ``api_server.workers`` (:mod:`.http.workers`): it
+        serves the socket the parent bound, and only worker 0 (or every
+        worker, as replicas, with ``coordination.url``) runs the platforms.
         """
         self.config = config
         self.serve = serve
+        self.worker = worker
         self.plugins = plugins if plugins is not None else installed_plugins()
         self.shutdown_grace = config.conversation.shutdown_grace if shutdown_grace is None else shutdown_grace
         self.app: web.Application | None = None
         self.runner: web.AppRunner | None = None
         self.site: web.TCPSite | None = None
         self.started_platforms: list[str] = []
+        #: Platforms whose client mounted routes on the listener (webhooks), found when the clients are built.
+        self.webhook_platforms: list[str] = []
         #: The running client of each enabled platform that declares one (``Platform.client``), fresh per start.
         self.clients: dict[str, Any] = {}
+        #: each platform's state for an operator (running, receive mode, last error, 429s): the web dashboard's
+        self.platform_status = PlatformStatuses()
         self._started = False
         self._startup_ran = False
         self._tools: ToolBox | None = None
@@ -121,7 +131,13 @@ class Gateway:
         if not self.serve:
             await self._warm_up_clients()
             return
-        await self.inbound.restore()
+        if self.worker is not None:
+            from .http.workers import check_platforms, mark_responses
+
+            check_platforms(self.worker, list(self.clients), self.webhook_platforms)
+            mark_responses(app, self.worker)
+        if self.runs_platforms:
+            await self.inbound.restore()
         from . import agent  # noqa: F401  (the openai SDK: imported now, not in the first reply, where seconds of
         # import would hold the event loop while the chat's lease waits to be renewed)
         if len(app.router.resources()) > 0:
@@ -131,7 +147,8 @@ class Gateway:
             self.runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
                                         shutdown_timeout=self.shutdown_grace, **runner_options())
             await self.runner.setup()
-            self.site = hardened_site(self.runner, self.config.api_server.host, self.config.api_server.port)
+            self.site = hardened_site(self.runner, self.config.api_server.host, self.config.api_server.port,
+                                      sock=None if self.worker is None else self.worker.sock)
             await self.site.start()
         for name in self.enabled_platforms():
             self.inbound.access(name)  # a bad allowed_chats/allowed_users/require_mention stops start-up here
@@ -140,13 +157,18 @@ class Gateway:
                 registered = self.plugins.platform(name)
                 try:
                     await _maybe_await(client.start())
-                except StartError:
+                except StartError as exc:
+                    self.platform_status.failed(name, str(exc))
                     raise
                 except Exception as exc:
+                    self.platform_status.failed(name, f"start failed: {type(exc).__name__}: {exc}")
                     raise StartError(f"platform {name} (plugin {registered.plugin_name}) failed to start: "
                                      f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)
+            self.platform_status.started(name)
             log.info("platform %s started", name)
+        if not self.runs_platforms:
+            return  # an HTTP-only worker: schedules and crash recovery run in worker 0
         self.scheduler.check(self.started_platforms)  # a schedule into a platform that is not running: one line
         self.scheduler.start()  # schedules and reminders (issue 24): only once the platforms send
 
@@ -175,8 +197,15 @@ class Gateway:
                             exc)
 
     def enabled_platforms(self) -> list[str]:
-        """The registered platforms the config enables, in registration order."""
+        """The registered platforms the config enables, in registration order (none in an HTTP-only worker)."""
+        if not self.runs_platforms:
+            return []
         return [name for name in self.plugins.platforms() if self.config.platform_enabled(name)]
+
+    @property
+    def runs_platforms(self) -> bool:
+        """Whether this process runs the platforms, schedules and recovery (all but HTTP-only workers)."""
+        return self.worker is None or self.worker.runs_platforms
 
     def _build_clients(self, app: web.Application) -> None:
         """One fresh client per enabled platform that declares a factory: settings parsed, context handed over.
@@ -187,11 +216,15 @@ class Gateway:
         """
         from .platform_clients import build_client
 
+        self.webhook_platforms = []
         for name in self.enabled_platforms():
             registered = self.plugins.platform(name)
             if registered.platform.client is None:
                 continue
+            routes = len(app.router.routes())
             self.clients[name] = build_client(registered, self.config, host=self, app=app)
+            if len(app.router.routes()) > routes:
+                self.webhook_platforms.append(name)  # it receives on this listener (api_server.workers cares)
 
     async def _run_startup_hooks(self) -> None:
         """Each plugin's ``startup``, skipping plugins whose every platform is disabled.
@@ -214,7 +247,7 @@ class Gateway:
         """Plugins that serve no platform (tools, the API server), plus those with an enabled platform."""
         serving: dict[str, bool] = {}
         for name, registered in self.plugins.platforms().items():
-            enabled = self.config.platform_enabled(name)
+            enabled = self.config.platform_enabled(name) and self.runs_platforms
             serving[registered.plugin_name] = serving.get(registered.plugin_name, False) or enabled
         names = {impl.plugin_name for impl in self.plugins.pm.hook.startup.get_hookimpls()}
         names |= {impl.plugin_name for impl in self.plugins.pm.hook.shutdown.get_hookimpls()}
@@ -232,6 +265,7 @@ class Gateway:
         if recovery is not None:
             await recovery.stop()
         for name in reversed(self.started_platforms):  # first no new messages ...
+            self.platform_status.stopped(name)
             client = self.clients.get(name)
             if client is None:
                 continue
@@ -362,7 +396,8 @@ class Gateway:
         if self._metrics is None:
             from .metrics import GatewayMetrics
 
-            self._metrics = GatewayMetrics(dedupe_hits=self._dedupe_hits, lease_takeovers=self._lease_takeovers)
+            self._metrics = GatewayMetrics(dedupe_hits=self._dedupe_hits, lease_takeovers=self._lease_takeovers,
+                                           status=self.platform_status)
         return self._metrics
 
     def _dedupe_hits(self) -> int:

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from .delivery.session import DeliveryReport
+    from .platform_status import PlatformStatuses
 
 T = TypeVar("T")
 
@@ -68,9 +69,11 @@ class GatewayMetrics:
     """The metric families of one gateway, and the observer its delivery core reports to."""
 
     def __init__(self, *, dedupe_hits: Callable[[], float] = lambda: 0,
-                 lease_takeovers: Callable[[], float] = lambda: 0) -> None:
+                 lease_takeovers: Callable[[], float] = lambda: 0, status: "PlatformStatuses | None" = None) -> None:
         """``dedupe_hits``/``lease_takeovers``: counts kept elsewhere (the inbound runtime, the coordination
-        backend), read at each scrape and added to what was counted here with ``.inc()``."""
+        backend), read at each scrape and added to what was counted here with ``.inc()``. ``status``: the
+        gateway's per-platform record (the dashboard's), told of each 429 and failed call."""
+        self.status = status
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.calls = Counter("hermes_delivery_calls", "Platform calls made by the delivery core, by hook and outcome.",
@@ -173,17 +176,23 @@ class ReplyMetrics:
             result = await call
         except RateLimited as exc:
             m.count_call(platform, method, "rate_limited")
+            if m.status is not None:
+                m.status.rate_limited(platform)
             m.rate_limited.labels(platform, exc.scope).inc()
             m.rate_limit_wait.labels(platform, exc.scope).inc(max(exc.retry_after, 0.0))
             raise
         except DeliveryError as exc:
             m.count_call(platform, method, "maybe_delivered" if exc.maybe_delivered else "failed")
+            if m.status is not None:
+                m.status.failed(platform, f"{method}: {str(exc) or type(exc).__name__}")
             raise
         except asyncio.CancelledError:  # stopped while the request was out: it may have landed
             m.count_call(platform, method, "maybe_delivered")
             raise
-        except Exception:
+        except Exception as exc:
             m.count_call(platform, method, "failed")
+            if m.status is not None:
+                m.status.failed(platform, f"{method}: {type(exc).__name__}: {exc}")
             raise
         m.count_call(platform, method, "ok")
         if self._first_pending and text and method != "on_stream_start":

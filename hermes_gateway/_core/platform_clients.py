@@ -70,14 +70,22 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
     name = registered.platform.name
     settings = settings_for(registered.platform, config.platforms.get(name), source=config.source)
 
+    mounted: list[str] = []
+
     def add_route(method: str, path: str, handler: RouteHandler) -> None:
         app.router.add_route(method, path, handler)
+        mounted.append(path)
 
     context = PlatformContext(
         name, source=config.source, receive=host.receive, accepting=lambda: host.accepting,
         add_route=add_route, count=_counter(host), has_conversation=_conversations(host, name),
         streaming_transport=config.streaming.overrides.get(name, {}).get("transport"), choose=_chooser(host))
     client = make_client(registered, settings, context)
+    status = getattr(host, "platform_status", None)  # the dashboard's record (a gateway has one; the kit may not)
+    if status is not None:
+        from .platform_status import receive_mode
+
+        status.set_mode(name, receive_mode(settings, bool(mounted)))
     from .settings.reactions import check_platform_emoji
 
     check_platform_emoji(config.reactions, name, client, source=config.source)  # Telegram's fixed list

@@ -124,6 +124,9 @@ def protect_config(config: Any) -> None:
         endpoints += (named.endpoint, *named.fallback)
     protect(*(e.api_key for e in endpoints), mask="<api-key>")
     protect(*config.api_server.api_keys, mask="<api-key>")
+    web = getattr(config, "web", None)
+    if web is not None and web.password:
+        protect(web.password, mask="<password>")
     voice = getattr(config, "voice", None)
     if voice is not None:
         protect(*(e.api_key for e in (voice.transcription, voice.speech) if e.api_key), mask="<api-key>")

@@ -19,6 +19,14 @@ image small enough to inline — both are types the official SDK parses.
 The link's token is 256 random bits. The registry is keyed by the token's
 SHA-256, so the time a lookup takes can tell an attacker about hashes at
 most, never about a valid token's characters.
+
+With several workers (``api_server.workers``) the link may be fetched from
+any of them, so the registry cannot live in one process: :meth:`MediaLinks.share`
+switches to tokens that carry the link themselves (the file's path relative
+to the media directory, its type, name and expiry, base64url) sealed with an
+HMAC-SHA256 under a key the workers' parent drew at start and handed to each
+worker (never written anywhere). A forged, altered or expired token is a 404
+like an unknown one, and a path outside the media directory is never served.
 """
 
 from __future__ import annotations
@@ -26,7 +34,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import hmac
+import json
 import logging
+import os
 import re
 import secrets
 import time
@@ -45,6 +56,15 @@ log = logging.getLogger(__name__)
 
 ROUTE = "/v1/media/{token}"
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{43}$")  # secrets.token_urlsafe(32)
+_SEALED = re.compile(r"^[A-Za-z0-9_-]+$")  # each half of a shared (several workers) token
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 #: Types a browser may show in place; anything else is served as a download.
 _INLINE_TYPES = re.compile(r"^(image/(png|jpeg|gif|webp|bmp)|audio/[\w.+-]+|video/[\w.+-]+|application/pdf)$")
 _FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/webp": "webp", "image/gif": "gif"}
@@ -69,17 +89,57 @@ class MediaLinks:
         self.max_links = max_links
         self.clock = clock
         self._links: dict[bytes, _Link] = {}
+        self._key: bytes | None = None  # set by share(): self-contained tokens any worker can verify
+
+    def share(self, key: bytes) -> None:
+        """Issue tokens every process holding ``key`` can serve (several workers; see the module docstring).
+
+        The clock must be one all of them share: ``time.monotonic`` is the machine's, the same in every process.
+        """
+        if len(key) < 32:
+            raise ValueError("the media link key must have at least 256 bits")
+        self._key = key
 
     def add(self, media: Media) -> str:
         """A new token for ``media`` (a file in the media directory), valid for ``ttl`` seconds."""
         assert media.path is not None
+        if self._key is not None:
+            return self._sealed(media)
         self._purge()
         token = secrets.token_urlsafe(32)
         self._links[_key(token)] = _Link(media.path, media.mime, media.filename, self.clock() + self.ttl)
         return token
 
+    def _sealed(self, media: Media) -> str:
+        assert media.path is not None and self._key is not None
+        relative = os.path.relpath(os.path.realpath(media.path), self.directory.root)
+        payload = json.dumps([relative, media.mime, media.filename, round(self.clock() + self.ttl, 3)],
+                             separators=(",", ":")).encode()
+        return f"{_b64(payload)}.{_b64(self._mac(payload))}"
+
+    def _mac(self, payload: bytes) -> bytes:
+        assert self._key is not None
+        return hmac.new(self._key, b"hermes media link\0" + payload, hashlib.sha256).digest()[:24]
+
+    def _unsealed(self, token: str) -> _Link | None:
+        body, _, mac = token.partition(".")
+        if not _SEALED.match(body) or not _SEALED.match(mac) or len(token) > 4096:
+            return None
+        try:
+            payload, seal = _unb64(body), _unb64(mac)
+        except ValueError:
+            return None
+        if not hmac.compare_digest(seal, self._mac(payload)):
+            return None
+        relative, mime, filename, expires_at = json.loads(payload)  # ours: the seal proves it
+        if self.clock() >= expires_at:
+            return None
+        return _Link(os.path.join(self.directory.root, relative), mime, filename, expires_at)
+
     def get(self, token: str) -> _Link | None:
         """The live link for ``token`` (None: malformed, unknown or expired — they look the same)."""
+        if self._key is not None:
+            return self._unsealed(token)
         if not _TOKEN.match(token):
             return None
         key = _key(token)

@@ -37,6 +37,9 @@ def register_routes(app: web.Application, gateway: Any) -> None:
                           history_chars=gateway.config.store.history_chars)  # responses survive a restart
     server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store,
                        metrics=gateway.metrics.attach("api_server", Metrics))  # /metrics: delivery's too
+    worker = getattr(gateway, "worker", None)
+    if worker is not None and worker.count > 1 and worker.media_key:
+        server.media.share(worker.media_key)  # a link made here may be fetched from another worker
     server.add_routes(app)
     app.middlewares.append(access_log)      # outermost of the two: it logs the 404s below too
     app.middlewares.append(json_not_found)  # the router's 404/405 in OpenAI's error shape

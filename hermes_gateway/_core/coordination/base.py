@@ -121,6 +121,11 @@ class Coordination:
         """The replica holding the chat's lease now, None when nobody does ("?" when it cannot be known)."""
         return None
 
+    async def replicas(self) -> list[dict[str, Any]]:
+        """``[{"id", "alive", "chats": [{"platform", "chat_id", "thread_id"}]}]``: the replicas and the chats
+        whose lease each holds (the dashboard). Alone: this replica only (its chats are its own lanes')."""
+        return [{"id": self.replica_id, "alive": True, "chats": []}]
+
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         """Stop the chat's reply if another replica runs it. True if one did."""
         return False

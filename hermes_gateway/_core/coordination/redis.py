@@ -87,6 +87,7 @@ class RedisCoordination(Coordination):
         self.client: aioredis.Redis | None = None
         self._scripts: dict[str, Any] = {}
         self._listener: asyncio.Task[None] | None = None
+        self._presence: asyncio.Task[None] | None = None  # keeps this replica's presence key alive
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiting: dict[str, set[asyncio.Event]] = {}   # lease key -> lanes waiting for it
         self._leases: set[RedisLease] = set()               # held leases (renewing)
@@ -111,10 +112,18 @@ class RedisCoordination(Coordination):
                                       "lease_release", "stop", "claim")}
         self._abandoned = False
         self._listener = asyncio.get_running_loop().create_task(self._listen(), name="coordination-events")
+        from .presence import keep_alive  # which replicas are alive (the dashboard)
+
+        self._presence = asyncio.get_running_loop().create_task(keep_alive(self), name="coordination-presence")
         log.info("coordination: Redis at %s (replica %s)", self.where, self.replica_id)
 
     async def close(self) -> None:
-        tasks = [t for t in (self._listener, *self._tasks) if t is not None]
+        tasks = [t for t in (self._listener, self._presence, *self._tasks) if t is not None]
+        self._presence = None
+        if not self._abandoned:
+            from .presence import leave
+
+            await leave(self)
         for lease in list(self._leases):
             lease.stop_renewing()
         for task in tasks:
@@ -141,6 +150,8 @@ class RedisCoordination(Coordination):
             lease.stop_renewing()
         if self._listener is not None:
             self._listener.cancel()
+        if self._presence is not None:  # its presence key expires as a dead replica's would
+            self._presence.cancel()
 
     async def run(self, name: str, keys: Sequence[str], args: Sequence[Any], fallback: Any) -> Any:
         """One script, or ``fallback`` when Redis is unreachable (see :mod:`.outage`)."""
@@ -211,6 +222,11 @@ class RedisCoordination(Coordination):
         message = json.dumps({"op": "stop", "kind": kind, "from": self.replica_id, "lane": list(key)})
         told = await self.run("stop", self.lease_keys(key)[:1], [self.replica_id, self.channel, message], 0)
         return bool(told)
+
+    async def replicas(self) -> list[dict[str, Any]]:
+        from .presence import replicas
+
+        return await replicas(self)
 
     # ---------------------------------------------------------------- approval questions (issue 25)
 

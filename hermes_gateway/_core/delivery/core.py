@@ -55,7 +55,7 @@ class Delivery:
 
     def session(self, platform: str, chat_id: str, *, thread_id: str | None = None, chat_kind: str | None = None,
                 settings: StreamSettings | None = None, reply_to: str | None = None,
-                on_shown: Any = None) -> StreamSession:
+                journal: Any = None) -> StreamSession:
         """A session for one reply into one chat; settings default to the config's for that platform.
 
         The chat's budget and the bot's (``ALL_CHATS``) are shared with every
@@ -79,9 +79,14 @@ class Delivery:
         session = StreamSession(hooks, stream, budget, bot_budget=bot, policy=self.policy,
                                 reasoning_starts_open=self.config.model.reasoning_starts_open, shared=shared,
                                 observer=self.observer.reply(platform) if self.observer is not None else None,
-                                media_directory=self.media_directory, on_shown=on_shown)
+                                media_directory=self.media_directory, journal=journal)
         self._live.add(session)
         return session
+
+    def in_flight(self) -> list[StreamSession]:
+        """The replies being delivered right now (started, not done), oldest first: the dashboard lists them."""
+        live = [s for s in self._live if s.started_at is not None and not s.done]
+        return sorted(live, key=lambda s: s.started_at or 0.0)
 
     def showing_text(self, platform: str, chat_id: str) -> bool:
         """A reply being delivered into this chat has shown text already (status reactions wait for that)."""

@@ -15,6 +15,8 @@ messages, and plans the next preview:
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..platform import Platform, StreamSettings
 from ..reasoning import ReasoningFilter
 from .ledger import Ledger, LedgerEntry
@@ -32,10 +34,11 @@ class Draft:
     """The visible text of one reply and the previews it calls for."""
 
     __slots__ = ("ledger", "starts_open", "append_only", "limit", "measure", "cursor", "scrubber", "parts",
-                 "_joined", "_joined_parts", "raw", "leading", "tokens", "version", "status", "was_reset", "keep")
+                 "_joined", "_joined_parts", "raw", "leading", "tokens", "version", "status", "was_reset", "keep", "cursor_allowed")
 
     def __init__(self, platform: Platform, settings: StreamSettings, ledger: Ledger, measure: Measure, *,
-                 reasoning_starts_open: bool = False) -> None:
+                 reasoning_starts_open: bool = False,
+                 cursor_allowed: Callable[[str], bool] | None = None) -> None:
         self.ledger = ledger
         self.starts_open = reasoning_starts_open  # model.reasoning_starts_open: replies open inside reasoning
         self.append_only = platform.append_only
@@ -43,6 +46,8 @@ class Draft:
         self.keep = platform.keep_whole
         self.measure = measure
         self.cursor = "" if self.append_only else settings.cursor
+        #: with crash recovery on: whether a message (by id) may show the cursor yet (recorded in the store)
+        self.cursor_allowed = cursor_allowed
         self.scrubber = self._new_filter()
         self.parts: list[str] = []
         self._joined = ""
@@ -118,9 +123,17 @@ class Draft:
         status = STATUS_GAP + self.status if self.status and body else self.status
         if not body and not self.status:
             return None, ""
-        text = body + status + self.cursor
+        text = body + status + self._cursor_on(live)
         live.pending_end = len(doc)
         return (live, text) if live.needs(text) else (None, "")
+
+    def _cursor_on(self, live: LedgerEntry) -> str:
+        """The cursor, where a crash could not leave it behind (see ``session.ReplyJournal``)."""
+        allowed = self.cursor_allowed
+        if allowed is None or not self.cursor:
+            return self.cursor
+        ref = live.ref
+        return self.cursor if ref is not None and allowed(ref.message_id) else ""
 
     def _append_only_text(self, doc: str, live: LedgerEntry) -> str:
         """The live message's preview on an append-only platform: a prefix of its final text."""

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from ..errors import DeliveryError, RateLimited
 from ..media import Media
@@ -48,7 +49,24 @@ from ..store.base import ShownMessage
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STATUS_GAP", "DeliveryPolicy", "DeliveryReport", "StreamSession"]
+__all__ = ["STATUS_GAP", "DeliveryPolicy", "DeliveryReport", "ReplyJournal", "StreamSession"]
+
+
+class ReplyJournal(Protocol):
+    """Where a reply in flight is recorded for crash recovery (``recovery.journal.InFlightJournal``).
+
+    The session tells it what each message shows after every platform call,
+    and asks it before showing a cursor: a message shows the cursor only once
+    the store holds its id, so a crash at any moment leaves no cursor that
+    recovery cannot find. (The first send of each message goes out without
+    the cursor; it appears with the next preview after the record is written.)
+    """
+
+    async def begun(self) -> None: ...
+
+    def shown(self, messages: tuple[ShownMessage, ...]) -> None: ...
+
+    def recorded(self, message_id: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -94,10 +112,10 @@ class StreamSession:
                  reasoning_starts_open: bool = False, shared: Any = None,
                  observer: ReplyObserver | None = None,
                  media_directory: MediaDirectory | None = None,
-                 on_shown: Callable[[tuple[ShownMessage, ...]], None] | None = None) -> None:
+                 journal: ReplyJournal | None = None) -> None:
         self.hooks = hooks
-        #: told what the reply's messages show after each platform call (the crash-recovery journal)
-        self._on_shown = on_shown
+        #: told what the reply's messages show after each platform call; gates the cursor (crash recovery)
+        self._journal = journal
         self._observer = observer or NO_OBSERVER  # /metrics: told of the start, every platform call, the end
         self.stream = stream
         self.policy = policy or DeliveryPolicy()
@@ -113,7 +131,8 @@ class StreamSession:
         self._ledger = Ledger()
         self._starts_open = reasoning_starts_open
         self._draft = Draft(platform, settings, self._ledger, self._measure,
-                            reasoning_starts_open=reasoning_starts_open)
+                            reasoning_starts_open=reasoning_starts_open,
+                            cursor_allowed=journal.recorded if journal is not None else None)
         self._pacer = Pacer(budget, bot_budget, backoff_base=self.policy.backoff_base,
                             backoff_cap=self.policy.backoff_cap, shared=shared)
         self._shown_version = -1
@@ -136,6 +155,8 @@ class StreamSession:
         self._abandoned = False              # cut(): the bound passed and the worker was stopped mid-call
         #: An interrupted reply ends with this line when it returns one (an edit superseded the reply).
         self.interrupt_note: Callable[[], str | None] | None = None
+        #: Unix time the worker started (None before ``start``): the dashboard's "running for" (issue 27)
+        self.started_at: float | None = None
 
     @property
     def budget(self) -> ChatBudget:
@@ -150,6 +171,7 @@ class StreamSession:
     def start(self) -> None:
         """Start the worker; called implicitly by the first ``feed``."""
         if self._task is None:
+            self.started_at = time.time()
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"stream:{self.stream.chat_id}")
 
     def feed(self, delta: str) -> None:
@@ -267,6 +289,11 @@ class StreamSession:
     def done(self) -> bool:
         """Whether the reply's delivery is over (its report is final)."""
         return self._task is not None and self._task.done()
+
+    @property
+    def calls(self) -> int:
+        """Platform calls this reply made so far (typing, previews, final messages, media)."""
+        return self._pacer.calls
 
     @property
     def shows_text(self) -> bool:
@@ -493,6 +520,8 @@ class StreamSession:
         points into, to remember which part of the reply it shows.
         """
         hook = "on_stream_end" if final else "on_delta"
+        if self._journal is not None and entry.ref is None:
+            await self._journal.begun()  # a crash after this send finds the reply's record
         await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
         entry.last_call = self._pacer.now()
         try:
@@ -519,8 +548,8 @@ class StreamSession:
             piece = entry.piece
             end = piece.end if final else entry.pending_end
             entry.seen = (Piece(piece.start, end, piece.opener), doc[piece.start:end])
-        if self._on_shown is not None:
-            self._on_shown(self.shown_messages())
+        if self._journal is not None:
+            self._journal.shown(self.shown_messages())
 
     def shown_messages(self) -> tuple[ShownMessage, ...]:
         """The reply's messages as the person sees them now, without cursor or tool line (for recovery)."""

@@ -60,10 +60,14 @@ def runner_options() -> dict[str, Any]:
     return {"keepalive_timeout": IDLE_TIMEOUT}
 
 
-def hardened_site(runner: web.AppRunner, host: str, port: int) -> "GuardedSite":
-    """The listening site for ``runner``: capped, idle-limited, JSON errors (see the module doc)."""
+def hardened_site(runner: web.AppRunner, host: str, port: int, *, sock: Any = None) -> "GuardedSite":
+    """The listening site for ``runner``: capped, idle-limited, JSON errors (see the module doc).
+
+    ``sock``: an already listening socket to serve instead of binding ``host:port`` (one worker of
+    ``api_server.workers``, see :mod:`.workers`).
+    """
     install_accept_flood_filter()
-    return GuardedSite(runner, host, port, max_connections=connection_cap())
+    return GuardedSite(runner, host, port, max_connections=connection_cap(), sock=sock)
 
 
 def connection_cap() -> int:
@@ -187,9 +191,11 @@ class _Refuse(asyncio.Protocol):
 class GuardedSite(web.TCPSite):
     """A ``TCPSite`` whose connections are :class:`HardenedHandler` s, at most ``max_connections`` at once."""
 
-    def __init__(self, runner: web.AppRunner, host: str, port: int, *, max_connections: int) -> None:
+    def __init__(self, runner: web.AppRunner, host: str, port: int, *, max_connections: int,
+                 sock: Any = None) -> None:
         super().__init__(runner, host, port)
         self.max_connections = max_connections
+        self.sock = sock  # a socket the parent bound (several workers), or None: bind host:port
         self.connections: dict[HardenedHandler, None] = {}  # oldest first
         self.evicted = 0
         self.refused = 0
@@ -198,6 +204,9 @@ class GuardedSite(web.TCPSite):
         """``TCPSite.start`` with our protocol factory in place of the runner's server."""
         await web.BaseSite.start(self)
         loop = asyncio.get_running_loop()
+        if self.sock is not None:
+            self._server = await loop.create_server(self._make_protocol, sock=self.sock, backlog=self._backlog)
+            return
         self._server = await loop.create_server(
             self._make_protocol, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog,
             reuse_address=self._reuse_address, reuse_port=self._reuse_port)

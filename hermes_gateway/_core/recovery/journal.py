@@ -44,11 +44,25 @@ class InFlightJournal:
         self._wake = asyncio.Event()
         self._closing = False
         self.failed = False  # the store refused a write: the record may be missing or stale
+        self._begun = asyncio.Event()  # the record exists (or the store failed): a message may be sent
         self._task = asyncio.get_running_loop().create_task(self._write(), name=f"in-flight:{reply.chat_id}")
 
     @property
     def id(self) -> str:
         return self.reply.id
+
+    async def begun(self) -> None:
+        """Wait until the record exists (or the store failed): a reply's first message is sent after it.
+
+        It was started with the turn, so by the model's first words it is
+        nearly always written; a crash after the first send then finds it.
+        """
+        if not self._begun.is_set():
+            await asyncio.shield(self._begun.wait())
+
+    def recorded(self, message_id: str) -> bool:
+        """Whether the store holds this message's id (only then may it show the cursor)."""
+        return not self.failed and any(m.message_id == message_id for m in self._written)
 
     def shown(self, messages: tuple[ShownMessage, ...]) -> None:
         """The reply's messages as they now stand (called after every successful platform call)."""
@@ -58,7 +72,10 @@ class InFlightJournal:
 
     async def _write(self) -> None:
         try:
-            await self.store.begin_reply(self.reply)
+            try:
+                await self.store.begin_reply(self.reply)
+            finally:
+                self._begun.set()
             while True:
                 if self._pending is None:
                     if self._closing:

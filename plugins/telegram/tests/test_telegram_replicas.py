@@ -266,7 +266,9 @@ async def test_a_replica_killed_mid_reply_the_other_finishes_that_reply_then_ans
         upstream.add(*long_reply(6, 0.05, "answered by the survivor."))
         async with Replicas(tmp_path, api, upstream, shared, lease_ttl=2.0) as replicas:
             await api.push_message(79, "a long question")           # the balancer sends it to replica 0
-            await eventually(lambda: len(api.screen(79)) == 1, lambda: api.chat(79).messages)
+            # (the cursor shows once the store holds the message: the first send has none)
+            await eventually(lambda: len(api.screen(79)) == 1 and api.screen(79)[0].endswith("▌"),
+                             lambda: api.chat(79).messages)
             victim = replicas.processes[0]
             victim.kill()                                           # SIGKILL: no clean-up at all
             await victim.wait()

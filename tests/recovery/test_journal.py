@@ -1,0 +1,98 @@
+"""The journal and the cursor (issue 26): a crash at any moment leaves no cursor that recovery cannot find.
+
+A message shows the cursor only once the store holds its id, and a
+reply's first message is sent only once its record exists. Both are
+checked on the reference platform's screen with a store whose writes are
+held back, the way a slow disk or a kill between a send and its record
+would leave them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hermes_gateway._core.store import MemoryStore
+from hermes_gateway._core.store.base import ReplyInFlight, ShownMessage
+from hermes_gateway.testing import eventually
+
+from test_recover import CURSOR, gateway, reference
+
+
+class HeldStore(MemoryStore):
+    """A store whose reply records wait until the test lets them through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.begin_open = asyncio.Event()
+        self.updates_open = asyncio.Event()
+        self.updates: list[tuple[ShownMessage, ...]] = []
+
+    async def begin_reply(self, reply: ReplyInFlight) -> None:
+        await self.begin_open.wait()
+        await super().begin_reply(reply)
+
+    async def update_reply(self, reply_id: str, shown: tuple[ShownMessage, ...]) -> None:
+        await self.updates_open.wait()
+        self.updates.append(shown)
+        await super().update_reply(reply_id, shown)
+
+
+LONG = "echo: " + " ".join(f"w{i}" for i in range(60))
+
+
+def cursors(screen: list[str]) -> list[str]:
+    return [text for text in screen if text.endswith(CURSOR.strip())]
+
+
+async def test_no_message_is_sent_before_the_reply_is_recorded():
+    ref, store = reference(), HeldStore()
+    store.updates_open.set()
+    async with gateway(ref, store):
+        reply = asyncio.ensure_future(ref.say("1", LONG))
+        await asyncio.sleep(0.6)  # the demo model streams meanwhile (50 words a second)
+        assert ref.chat("1").screen == []
+        store.begin_open.set()
+        assert (await reply).delivered
+    assert ref.chat("1").screen == [LONG.removeprefix("echo: ")]
+
+
+async def test_a_message_shows_no_cursor_until_the_store_holds_its_id():
+    ref, store = reference(), HeldStore()
+    store.begin_open.set()
+    previews: list[str] = []
+    async with gateway(ref, store):
+        reply = asyncio.ensure_future(ref.say("1", LONG))
+        await eventually(lambda: len([c for c in ref.chat("1").calls if c.outcome == "ok"]) >= 3,
+                         lambda: ref.chat("1").calls)
+        previews = [c.text for c in ref.chat("1").calls if c.outcome == "ok"]
+        # the text grows on screen, and not one of its previews had the cursor: its id is not recorded yet
+        assert len(set(previews)) >= 3 and not cursors(previews), previews
+        store.updates_open.set()
+        await eventually(lambda: cursors([c.text for c in ref.chat("1").calls]), lambda: ref.chat("1").calls)
+        assert (await reply).delivered
+    assert store.updates, "the record was written"
+    assert ref.chat("1").screen == [LONG.removeprefix("echo: ")]
+
+
+async def test_without_a_store_record_to_wait_for_the_first_preview_has_no_cursor_but_the_next_do():
+    ref, store = reference(), MemoryStore()
+    async with gateway(ref, store):
+        assert (await ref.say("1", LONG)).delivered
+    previews = [c.text for c in ref.chat("1").calls if c.hook == "on_delta" and c.outcome == "ok"]
+    assert previews and not previews[0].endswith(CURSOR.strip())
+    assert any(p.endswith(CURSOR.strip()) for p in previews[1:]), previews
+
+
+async def test_a_store_that_fails_costs_the_cursor_not_the_reply():
+    class Failing(MemoryStore):
+        async def begin_reply(self, reply: Any) -> None:
+            from hermes_gateway._core.store import StoreError
+
+            raise StoreError("disk full")
+
+    ref = reference()
+    async with gateway(ref, Failing()):
+        assert (await ref.say("1", LONG)).delivered
+    texts = [c.text for c in ref.chat("1").calls if c.outcome == "ok"]
+    assert ref.chat("1").screen == [LONG.removeprefix("echo: ")] and not cursors(texts)

@@ -1,0 +1,210 @@
+"""Who gets into the console: sign-in, the loopback rule, cookie flags, CSRF, throttling (issue 27 item 1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from web_helpers import OUTSIDE, config, console_app
+
+PASSWORD = "correct horse battery"
+KEY = "sk-console-test-key-0001"
+GATED = [("GET", "/ui"), ("GET", "/ui/dashboard"), ("GET", "/ui/api/session"), ("GET", "/ui/api/chat/events"),
+         ("GET", "/ui/api/chat/history"), ("GET", "/ui/api/chat/files/abc"), ("POST", "/ui/api/chat/send"),
+         ("POST", "/ui/api/chat/stop"), ("POST", "/ui/logout")]
+
+
+def cookie_header(response) -> str:
+    return "; ".join(v for k, v in response.headers.items() if k.lower() == "set-cookie")
+
+
+async def sign_in(client, secret: str, **headers: str):
+    return await client.post("/ui/login", json={"secret": secret}, headers=headers)
+
+
+@pytest.mark.parametrize("web", [{"password": PASSWORD}, {"enabled": True}], ids=["password-set", "nothing-set"])
+async def test_from_another_machine_nothing_but_the_sign_in_page_and_assets_without_a_session(web):
+    async with console_app(config(web), peer=OUTSIDE) as client:
+        for method, path in GATED:
+            r = await client.request(method, path, allow_redirects=False, headers={"Accept": "application/json"})
+            assert r.status == 401, (method, path, r.status)
+            assert (await r.json())["error"]["code"] == "unauthorized"
+        page = await client.get("/ui", allow_redirects=False, headers={"Accept": "text/html"})
+        assert page.status == 303 and page.headers["Location"] == "/ui/login"
+        assert "Set-Cookie" not in page.headers  # no session is handed out
+        assert (await client.get("/ui/login")).status == 200
+        for asset in ("console.css", "login.js"):
+            assert (await client.get(f"/ui/static/{asset}")).status == 200
+
+
+async def test_with_nothing_configured_nobody_signs_in_from_another_machine():
+    async with console_app(config({"enabled": True}), peer=OUTSIDE) as client:
+        r = await sign_in(client, "anything at all")
+        assert r.status == 401 and (await r.json())["error"]["code"] == "no_secret"
+        assert (await client.get("/ui/api/session")).status == 401
+
+
+async def test_the_open_console_is_for_this_machine_only_and_not_for_a_rebound_host_name():
+    async with console_app(config(), peer="127.0.0.1") as client:
+        r = await client.get("/ui/api/session")
+        assert r.status == 200 and (await r.json())["via"] == "loopback"
+        client.session.cookie_jar.clear()  # a browser keeps 127.0.0.1's cookie from evil.example's pages
+        rebound = await client.get("/ui/api/session", headers={"Host": "evil.example:8642"})
+        assert rebound.status == 401  # DNS rebinding: a page of evil.example resolved to 127.0.0.1
+    async with console_app(config(), peer=OUTSIDE) as client:
+        assert (await client.get("/ui/api/session")).status == 401
+
+
+async def test_a_password_is_needed_on_this_machine_too_once_one_is_set():
+    async with console_app(config({"password": PASSWORD}), peer="127.0.0.1") as client:
+        assert (await client.get("/ui/api/session")).status == 401
+
+
+async def test_signing_in_with_the_password_gives_an_httponly_strict_cookie_then_access():
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        r = await sign_in(client, PASSWORD)
+        assert r.status == 200, await r.text()
+        flags = cookie_header(r)
+        assert "hermes_console=" in flags and "HttpOnly" in flags and "SameSite=Strict" in flags
+        assert "Path=/ui" in flags and "Secure" not in flags  # plain http: a Secure cookie would never come back
+        session = await client.get("/ui/api/session")
+        assert session.status == 200 and (await session.json())["via"] == "password"
+        assert (await client.get("/ui", headers={"Accept": "text/html"})).status == 200
+
+
+async def test_the_cookie_is_secure_behind_tls_from_a_local_proxy_only():
+    async with console_app(config({"password": PASSWORD}), peer="127.0.0.1") as client:
+        r = await sign_in(client, PASSWORD, **{"X-Forwarded-Proto": "https"})
+        assert r.status == 200 and "Secure" in cookie_header(r)
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        r = await sign_in(client, PASSWORD, **{"X-Forwarded-Proto": "https"})  # anyone can send the header
+        assert r.status == 200 and "Secure" not in cookie_header(r)
+
+
+async def test_an_api_key_signs_in_too():
+    async with console_app(config(api={"api_keys": [KEY]}), peer=OUTSIDE) as client:
+        assert (await sign_in(client, "sk-console-test-key-0002")).status == 401
+        r = await sign_in(client, KEY)
+        assert r.status == 200
+        assert (await (await client.get("/ui/api/session")).json())["via"] == "api_key"
+
+
+async def test_wrong_guesses_are_throttled_even_when_the_next_one_is_right():
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        for _ in range(5):
+            r = await sign_in(client, "wrong guess")
+            assert r.status == 401
+        blocked = await sign_in(client, PASSWORD)
+        assert blocked.status == 429 and int(blocked.headers["Retry-After"]) >= 1
+        assert (await blocked.json())["error"]["code"] == "throttled"
+        assert (await client.get("/ui/api/session")).status == 401
+
+
+async def test_state_changing_requests_without_the_csrf_token_are_refused():
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        assert (await sign_in(client, PASSWORD)).status == 200
+        csrf = (await (await client.get("/ui/api/session")).json())["csrf"]
+        for path in ("/ui/api/chat/send", "/ui/api/chat/stop", "/ui/logout"):
+            for headers in ({}, {"X-CSRF-Token": "not-the-token"}, {"X-CSRF-Token": csrf[:-1]}):
+                r = await client.post(path, json={"text": "hi"}, headers=headers)
+                assert r.status == 403, (path, headers)
+                assert r.headers["Content-Type"].startswith("application/json")
+                assert (await r.json())["error"]["code"] == "csrf"
+        out = await client.post("/ui/logout", headers={"X-CSRF-Token": csrf})
+        assert out.status == 200
+        assert (await client.get("/ui/api/session")).status == 401  # the session is gone, not just the cookie
+
+
+async def test_the_open_console_still_wants_the_csrf_token():
+    async with console_app(config(), peer="127.0.0.1") as client:
+        r = await client.post("/ui/api/chat/send", json={"text": "hi"})
+        assert r.status == 403 and (await r.json())["error"]["code"] == "csrf"
+
+
+async def test_sign_in_from_a_foreign_origin_is_refused():
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        r = await sign_in(client, PASSWORD, Origin="https://evil.example")
+        assert r.status == 403 and "Set-Cookie" not in r.headers
+
+
+@pytest.mark.parametrize("body, status", [
+    (b"", 400), (b"not json", 400), (b"[1, 2]", 400), (b'{"secret": 5}', 400), (b'{"secret": ""}', 400),
+    (b'{"secret": "' + b"x" * 4200 + b'"}', 400), (b'{"secret": "' + b"x" * 5000 + b'"}', 413), (b"\xff\xfe", 400), (b"[" * 100_000, 413), (b"{" * 4000, 400),
+])
+async def test_a_malformed_sign_in_is_a_4xx(body, status):
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        r = await client.post("/ui/login", data=body, headers={"Content-Type": "application/json"})
+        assert r.status == status, await r.text()
+        assert r.headers["Content-Type"].startswith("application/json")
+
+
+async def test_static_files_are_served_by_exact_name_only():
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        for name in ("..%2Fauth.py", "nope.js", "__init__.py", "%2e%2e%2fplugin.py"):
+            r = await client.get(f"/ui/static/{name}")
+            assert r.status == 404, name
+        gz = await client.get("/ui/static/chat.js", headers={"Accept-Encoding": "gzip"})
+        plain = await client.get("/ui/static/chat.js", headers={"Accept-Encoding": "identity"})
+        assert gz.status == plain.status == 200 and gz.headers["Content-Encoding"] == "gzip"
+        assert "Content-Encoding" not in plain.headers
+        assert await gz.read() == await plain.read()  # the client unpacks it: the same script either way
+
+
+async def test_every_page_forbids_inline_scripts_and_framing():
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        r = await client.get("/ui/login")
+        csp = r.headers["Content-Security-Policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+        assert r.headers["X-Content-Type-Options"] == "nosniff"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_session_unused_for_session_hours_is_gone():
+    from aiohttp.test_utils import make_mocked_request
+
+    from hermes_gateway._core.web.auth import COOKIE, WebAuth
+
+    clock = Clock()
+    auth = WebAuth(config({"password": PASSWORD, "session_hours": 1}), clock=clock)
+    session = auth.open_session("password")
+    request = make_mocked_request("GET", "/ui", headers={"Cookie": f"{COOKIE}={session.token}"})
+    clock.now += 3500
+    assert auth.current(request) is session  # used: its hour starts again
+    clock.now += 3500
+    assert auth.current(request) is session
+    clock.now += 3601
+    assert auth.current(request) is None and session.token not in auth.sessions
+
+
+def test_each_wrong_guess_past_the_free_ones_doubles_the_wait_and_a_right_one_clears_it():
+    from hermes_gateway._core.web.auth import FREE_GUESSES, MAX_LOCKOUT, WebAuth
+
+    clock = Clock()
+    auth = WebAuth(config({"password": PASSWORD}), clock=clock)
+    waits = []
+    for _ in range(FREE_GUESSES + 12):
+        assert auth.check_secret("198.51.100.1", "wrong") is None
+        waits.append(auth.wait_before_try("198.51.100.1"))
+    assert waits[:FREE_GUESSES - 1] == [0.0] * (FREE_GUESSES - 1)
+    assert waits[FREE_GUESSES - 1:FREE_GUESSES + 3] == [1.0, 2.0, 4.0, 8.0] and waits[-1] == MAX_LOCKOUT
+    assert auth.wait_before_try("198.51.100.2") == 0.0  # another address is not slowed
+    clock.now += MAX_LOCKOUT
+    assert auth.check_secret("198.51.100.1", PASSWORD) == "password"
+    assert auth.wait_before_try("198.51.100.1") == 0.0
+
+
+async def test_the_sign_in_page_sends_a_browser_that_needs_none_to_the_chat():
+    async with console_app(config(), peer="127.0.0.1") as client:  # the open console
+        r = await client.get("/ui/login", allow_redirects=False)
+        assert r.status == 303 and r.headers["Location"] == "/ui"
+    async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
+        assert (await client.get("/ui/login", allow_redirects=False)).status == 200
+        assert (await sign_in(client, PASSWORD)).status == 200
+        r = await client.get("/ui/login", allow_redirects=False)
+        assert r.status == 303 and r.headers["Location"] == "/ui"
