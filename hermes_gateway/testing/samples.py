@@ -1,12 +1,12 @@
 """Small real files a person sends in an emulator: a PNG photo, a PDF, an OGG/Opus voice note.
 
-Every platform's emulator needs the same few sample files, so they live here
-once. Made with the standard library only (importing this module costs
-nothing an emulator does not already load): each is a valid file of its
-format (a PNG Pillow opens, a PDF whose text a PDF reader extracts, an Ogg
-Opus stream FFmpeg decodes), small enough to keep in a test, and different
-for different arguments, so a test that compares bytes compares the right
-file. (For a voice note with audible content, a tone, see
+Every platform's emulator (and the core's file tests) needs the same few
+sample files, so they live here once. Made with the standard library only
+(importing this module costs nothing an emulator does not already load):
+each is a valid file of its format (a PNG Pillow opens, a PDF whose pages'
+text a PDF reader extracts, an Ogg Opus stream FFmpeg decodes), small enough
+to keep in a test, and different for different arguments, so a test that
+compares bytes compares the right file. (For a voice note with audible content, a tone, see
 :func:`hermes_gateway.testing.voice_note`.)
 """
 
@@ -30,18 +30,20 @@ def png(width: int = 64, height: int = 48, rgb: tuple[int, int, int] = (200, 40,
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", raw) + chunk(b"IEND", b"")
 
 
-def pdf(text: str = "Hello from the PDF") -> bytes:
-    """A one-page PDF showing ``text`` (Helvetica), with a correct cross-reference table."""
-    escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-    content = f"BT /F1 18 Tf 72 720 Td ({escaped}) Tj ET".encode("latin-1")
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
+def pdf(*pages: str) -> bytes:
+    """A PDF with one Helvetica text line per page (one page, "Hello from the PDF", when none is given),
+    written object by object with a correct cross-reference table."""
+    pages = pages or ("Hello from the PDF",)
+    count = len(pages)
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(count))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode(),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i, text in enumerate(pages):
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        content = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET".encode("latin-1")
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+                       f"/Resources << /Font << /F1 3 0 R >> >> >>".encode())
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

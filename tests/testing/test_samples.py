@@ -36,6 +36,13 @@ def test_the_pdf_has_a_correct_cross_reference_table_and_shows_its_text():
     assert stream[length:].startswith(b"\nendstream")
 
 
+
+def test_each_page_of_the_pdf_shows_its_own_line():
+    pypdf = pytest.importorskip("pypdf")
+    reader = pypdf.PdfReader(io.BytesIO(samples.pdf("First page", "Second (and last) page")))
+    assert [page.extract_text().strip() for page in reader.pages] == ["First page", "Second (and last) page"]
+    assert samples.pdf() == samples.pdf("Hello from the PDF")
+
 def ogg_pages(data: bytes) -> list[tuple[int, int, int, bytes]]:
     """(flags, granule, sequence, payload) of each page, every page's CRC checked."""
     pages = []
