@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..approvals.choice import Choice
-from ..inbound.attachments import Attachment
-from ..inbound.incoming import Incoming
+from ..messages.attachments import Attachment
+from ..messages.incoming import Incoming
 from ..media import Media, MediaLimits
 from ..platform import MessageRef, Platform, RateBudget, Stream
 from ..platform_context import PlatformClient, PlatformContext

@@ -24,7 +24,7 @@ from typing import Any, AsyncIterator, Callable, Mapping
 
 from aiohttp import BodyPartReader, web
 
-from ..inbound.attachments import Attachment
+from ..messages.attachments import Attachment
 from .responses import json_error
 
 #: Files one message may carry.
