@@ -6,6 +6,9 @@ the whole visible text of a message, ``on_stream_end`` with its final text,
 :class:`~.feed.ChatFeed`. A message the person types goes the other way,
 into the inbound runtime (:meth:`WebChatClient.send`). Nothing here runs a
 model. Files from tools are kept servable to the chat they were sent into.
+A question with buttons (``offer_choice``) is a ``choice`` event, kept while
+it waits so a page that opens shows it again; ``close_choice`` replaces it
+with its outcome. Tool progress (``on_tool_progress``) is a ``note`` event.
 """
 
 from __future__ import annotations

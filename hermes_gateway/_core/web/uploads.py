@@ -76,6 +76,7 @@ async def read_upload(request: web.Request, limits: Mapping[str, int], max_text:
         return json_error(413, f"the files are larger than {_size(total_limit)} together", "too_large")
     upload = Upload()
     total = 0
+    seen_text = False
     try:
         reader = await request.multipart()
         while True:
@@ -86,6 +87,9 @@ async def read_upload(request: web.Request, limits: Mapping[str, int], max_text:
                 return json_error(400, "a nested multipart body is not a form", "bad_form")
             name = part.name or ""
             if name == "text":
+                if seen_text:
+                    return json_error(400, "one text field per message", "bad_form")
+                seen_text = True
                 raw = bytearray()
                 while chunk := await part.read_chunk(CHUNK):
                     raw += chunk
