@@ -163,6 +163,9 @@ async def test_approve_a_tool_with_the_button_and_see_its_result(browser):
         assert await page.query_selector_all(".msg.bot button") == []  # the question lost its buttons
         notes = await page.eval_on_selector_all(".note.tool", "nodes => nodes.map(n => n.textContent)")
         assert len(notes) == 1 and notes[0].startswith("✓ qr_code: A QR code"), notes  # (the page was reloaded)
+        await page.set_viewport_size({"width": 700, "height": 260})  # a log taller than the window: nothing squashed
+        heights = await page.eval_on_selector_all("#log > *", "nodes => nodes.map(n => n.getBoundingClientRect().height)")
+        assert all(h >= 10 for h in heights), heights
 
 
 async def test_upload_an_image_and_the_demo_model_describes_it(browser, tmp_path):
