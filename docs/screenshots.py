@@ -6,7 +6,8 @@ has a short conversation — a Markdown reply, a photo sent from the browser
 and described, a tool asked about with Approve/Deny buttons and approved (its
 progress lines and its image), a second question still waiting — and saves
 ``docs/console-chat.png``. Run by hand after changing the
-page; nothing is downloaded.
+page; nothing is downloaded. Install Debian's ``fonts-noto-color-emoji`` first,
+or the emoji (🔧, 📎, 🎤) come out as empty boxes.
 """
 
 from __future__ import annotations
