@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import Any, Callable
 
 from aiohttp import web
+
+from ..json_compact import dumps as compact_dumps, json_string as compact_json_string
 
 SSE_HEADERS = {
     "Content-Type": "text/event-stream; charset=utf-8",
@@ -29,14 +30,13 @@ DONE = b"data: [DONE]\n\n"
 YIELD_EVERY = 4
 
 
-#: Compact JSON (the wire format of every frame). ``json.dumps(obj, separators=(",", ":"),
-#: ensure_ascii=False)`` builds a new encoder on every call (any non-default option does); one shared
-#: encoder writes the same bytes.
-dumps: Callable[[Any], str] = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: Compact JSON (the wire format of every frame): ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``'s
+#: text, from one C encoder made once (:mod:`..json_compact`).
+dumps: Callable[[Any], str] = compact_dumps
 
 #: A ``str`` as a JSON string literal: exactly what ``json.dumps(text, ensure_ascii=False)`` returns, without
 #: the encoder it builds per call. The one thing a content frame encodes per delta.
-json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+json_string: Callable[[str], str] = compact_json_string
 
 
 def data_frame(obj: Any) -> bytes:
