@@ -63,6 +63,11 @@ class ChatChunks:
     def content(self, text: str) -> str:
         return self._content[0] + json_string(text) + self._content[1]
 
+    @property
+    def content_template(self) -> tuple[str, str]:
+        """What comes before and after a content delta's JSON string literal (:meth:`content`'s pieces)."""
+        return self._content
+
     def reasoning(self, text: str) -> str:
         return self._reasoning[0] + json_string(text) + self._reasoning[1]
 
@@ -122,6 +127,7 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     end: TurnEnd | None = None
     out = Frames(sse, on_text)
     out.add(chunks.role())
+    content_head, content_tail = chunks.content_template
     try:
         try:  # closing the agent's iterator closes the upstream request (as contextlib.aclosing, a frame less)
             anext = events.__anext__
@@ -134,8 +140,9 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                     reasoning, visible = reply.feed(event.text)
                     if not expose_reasoning:
                         reasoning = ""
-                    if visible and not reasoning:
-                        out.add(chunks.content(visible), 1)
+                    if visible and not reasoning:  # out.add(chunks.content(visible), 1), inlined: once per delta
+                        out.frames.append(content_head + json_string(visible) + content_tail)
+                        out.texts += 1
                     elif reasoning or visible:
                         _add_pieces(out, chunks, reasoning, visible)
                     if len(out.frames) >= MAX_COALESCED:
