@@ -364,6 +364,9 @@ class SSEPayloads:
         response = self.response
         if response.is_closed or getattr(response, "http_version", "HTTP/1.1") != "HTTP/1.1":
             return
+        at_eof = getattr(response, "at_eof", None)
+        if at_eof is not None and at_eof():  # the body's end came with [DONE] (as usual): no timer, no read
+            return
         try:
             async with asyncio.timeout(DRAIN_TIMEOUT):
                 async for _ in self._chunks:

@@ -222,6 +222,10 @@ class StreamBody:
     def is_closed(self) -> bool:
         return self.raw.closed
 
+    def at_eof(self) -> bool:
+        """The whole body has been read (:class:`~.sse.SSEPayloads` then has nothing to drain)."""
+        return self.raw.content.at_eof()
+
     def aiter_raw(self) -> "StreamBody":
         return self
 

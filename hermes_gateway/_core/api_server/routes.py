@@ -473,8 +473,7 @@ class ApiServer:
         active = self._track(agent)
         self.metrics.active_streams += 1
         try:
-            await sse.open()
-            await relay(sse, active)
+            await relay(sse, active)  # the writer opens the response once the agent's upstream request is out
             await sse.close()
         except asyncio.CancelledError:
             self.metrics.error("client_disconnect")

@@ -71,10 +71,19 @@ class SSEWriter:
         self._keepalive: asyncio.Task[None] | None = None
         self._unyielded = 0
         self._ended = False
+        self._opened = False
         self.pings = 0
 
     async def open(self) -> None:
-        """Prepare the response (its headers go out with the first frame) and arm the keep-alive."""
+        """Prepare the response (its headers go out with the first frame) and arm the keep-alive.
+
+        Done by the first write (or :meth:`close`) if not before: the stream's writer first starts the
+        agent, whose upstream request then leaves before this work is done (a burst's first tokens,
+        bench/README.md issue 28). Idempotent.
+        """
+        if self._opened:
+            return
+        self._opened = True
         await self.response.prepare(self.request)
         self._last_write = self._loop.time()
         if self.ping_interval > 0:
@@ -97,6 +106,8 @@ class SSEWriter:
         event-loop turn (on a paced stream it cost a whole resumption of the
         handler every few chunks), and the run of writes starts over.
         """
+        if not self._opened:
+            await self.open()
         self._last_write = self._loop.time()
         await self.response.write(data)
         if then_wait:
@@ -109,6 +120,8 @@ class SSEWriter:
 
     async def end(self, data: bytes) -> None:
         """Write the last frames and the end of the chunked body in one ``send``; stop the keep-alive."""
+        if not self._opened:
+            await self.open()
         await self.stop_keepalive()
         self._ended = True
         self._last_write = self._loop.time()
@@ -121,6 +134,9 @@ class SSEWriter:
             return
         self._ended = True
         with contextlib.suppress(ConnectionError, RuntimeError):
+            if not self._opened:  # nothing was written: still a well-formed (empty) event stream
+                await self.open()
+                await self.stop_keepalive()
             await self.response.write_eof()
 
     async def stop_keepalive(self) -> None:
