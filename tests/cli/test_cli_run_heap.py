@@ -13,8 +13,6 @@ import textwrap
 
 from cli_helpers import DEADLINE, child_env
 
-from hermes_gateway._core.cli.heap import YOUNG_THRESHOLD
-
 CHILD = textwrap.dedent("""
     import asyncio, gc, os, signal, sys, weakref
 
@@ -27,7 +25,6 @@ CHILD = textwrap.dedent("""
     def freeze():  # record what run froze, then stop the server as Ctrl-C would
         real_freeze()
         counts.append(gc.get_freeze_count())
-        counts.append(gc.get_threshold()[0])
         asyncio.get_running_loop().call_soon(os.kill, os.getpid(), signal.SIGINT)
 
     gc.freeze = freeze
@@ -53,7 +50,6 @@ def test_run_freezes_the_start_up_heap_once_and_still_collects_later_cycles(tmp_
     lines = done.stdout.splitlines()
     assert lines[0].startswith("hermes-gateway: listening on http://127.0.0.1:")
     summary = lines[-1]
-    frozen, young = summary.split("frozen=[")[1].split("]")[0].split(", ")
+    frozen = summary.split("frozen=[")[1].split("]")[0]
     assert frozen.isdigit() and int(frozen) > 10_000, summary  # once, and the start-up heap is large
-    assert int(young) == YOUNG_THRESHOLD > 700, summary  # young collections rarer than CPython's default
     assert summary.startswith("exit=0 ") and summary.endswith("later_cycle_collected=True"), summary
