@@ -140,37 +140,44 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     voice_reply = wants_voice_reply(gateway.config.voice, spoke) and sends_audio(gateway.delivery.hooks(last.platform))
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
     store = gateway.store
-    try:
-        history = await store.history(key)
-    except StoreError as exc:  # the database went away: the person is still answered, without the history
-        report_store_failure(store, log, "history not read", exc)
-        history = []
-    prepare = None
-    if any(m.attachments for m in messages) or any(isinstance(m.get("content"), list) for m in history):
-        settings = MediaSettings.from_config(gateway.config)
-
-        async def prepare() -> Prepared:  # the files are fetched now, not before, with the bot typing
-            nonlocal text
-            content = await turn_content(messages, settings)
-            text = content.stored
-            if not content.answerable:
-                return None, [], content.preface
-            return content.model, await history_for_model(history, settings), content.preface
-    progress = TurnProgress()
-    if superseded is not None:
-        from .inbound.edits import SUPERSEDED_NOTE
-
-        progress.interrupt_note = lambda: SUPERSEDED_NOTE if superseded() else None
-    from .operator.turns import prepare_turn
-
-    plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
-    from .approvals.chat import chat_approver
-
-    approver = chat_approver(gateway, last, progress)  # tools.approval (issue 25): asked in this chat
-    from .outbound.reminders import TURN
-
-    TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)
+    # recorded first: a crash from here on (the history read, the chat's plan) finds the message (issue 26)
     journal = _journal(gateway, messages, "\n\n".join(m.text for m in messages))
+    try:
+        try:
+            history = await store.history(key)
+        except StoreError as exc:  # the database went away: the person is still answered, without the history
+            report_store_failure(store, log, "history not read", exc)
+            history = []
+        prepare = None
+        if any(m.attachments for m in messages) or any(isinstance(m.get("content"), list) for m in history):
+            settings = MediaSettings.from_config(gateway.config)
+
+            async def prepare() -> Prepared:  # the files are fetched now, not before, with the bot typing
+                nonlocal text
+                content = await turn_content(messages, settings)
+                text = content.stored
+                if not content.answerable:
+                    return None, [], content.preface
+                return content.model, await history_for_model(history, settings), content.preface
+        progress = TurnProgress()
+        if superseded is not None:
+            from .inbound.edits import SUPERSEDED_NOTE
+
+            progress.interrupt_note = lambda: SUPERSEDED_NOTE if superseded() else None
+        from .operator.turns import prepare_turn
+
+        plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
+        from .approvals.chat import chat_approver
+
+        approver = chat_approver(gateway, last, progress)  # tools.approval (issue 25): asked in this chat
+        from .outbound.reminders import TURN
+
+        TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)
+    except BaseException as exc:
+        if journal is not None and not (isinstance(exc, asyncio.CancelledError) and not journal.failed
+                                        and cut_here()):
+            await asyncio.shield(journal.end())  # no reply will come of it: nothing to recover
+        raise
     try:
         report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,

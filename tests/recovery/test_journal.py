@@ -96,3 +96,41 @@ async def test_a_store_that_fails_costs_the_cursor_not_the_reply():
         assert (await ref.say("1", LONG)).delivered
     texts = [c.text for c in ref.chat("1").calls if c.outcome == "ok"]
     assert ref.chat("1").screen == [LONG.removeprefix("echo: ")] and not cursors(texts)
+
+
+class SlowHistory(MemoryStore):
+    """A store whose history read waits until the test lets it through (a busy database)."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        super().__init__()
+        self.history_open = asyncio.Event()
+        self.fail = fail
+
+    async def history(self, key: Any, *args: Any, **kwargs: Any) -> Any:
+        await self.history_open.wait()
+        if self.fail:
+            raise RuntimeError("the history could not be read")
+        return await super().history(key, *args, **kwargs)
+
+
+async def test_the_message_is_recorded_before_the_turn_reads_anything():
+    ref, store = reference(), SlowHistory()
+    async with gateway(ref, store):
+        reply = asyncio.ensure_future(ref.say("1", "echo: hello there"))
+        # the turn waits for its history: a crash now must still find the message
+        await eventually(lambda: bool(store._in_flight), lambda: "no record")
+        [record] = await store.replies_in_flight()
+        assert record.text == "echo: hello there" and record.shown == ()
+        store.history_open.set()
+        assert (await reply).delivered
+    assert ref.chat("1").screen == ["hello there"]
+    assert await store.replies_in_flight() == []
+
+
+async def test_a_turn_that_fails_before_its_reply_leaves_no_record():
+    ref, store = reference(), SlowHistory(fail=True)
+    store.history_open.set()
+    async with gateway(ref, store):
+        await ref.say("1", "echo: hello there")
+        await asyncio.sleep(0.2)
+    assert await store.replies_in_flight() == []
