@@ -60,3 +60,19 @@ async def state_of(gateway: Gateway) -> dict[str, Any]:
 def platform(state: dict[str, Any], name: str) -> dict[str, Any]:
     [found] = [p for p in state["platforms"] if p["name"] == name]
     return found
+
+
+async def until_state(gateway: Gateway, name: str, state: str, timeout: float = 20.0) -> dict[str, Any]:
+    """The platform's row of the snapshot once its state is ``state``: a client reports its connection from
+    its own loop (a poll answered, a websocket said hello), shortly after start-up or a fault."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        row = platform(await state_of(gateway), name)
+        if row["state"] == state:
+            return row
+        if loop.time() > deadline:
+            raise AssertionError(f"{name} still not {state} after {timeout}s: {row!r}")
+        await asyncio.sleep(0.02)
