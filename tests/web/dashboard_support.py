@@ -52,6 +52,21 @@ def telegram_gateway(base_url: str, *, builtins: tuple[str, ...] = (), shutdown_
     return Gateway(config, plugins, shutdown_grace=shutdown_grace)
 
 
+def platform_gateway(plugin: Any, name: str, section: dict[str, Any], *, limits: dict[str, Any] | None = None,
+                     **sections: Any) -> Gateway:
+    """A real gateway with one platform plugin (on its emulator, ``section`` being ``platforms.<name>``)."""
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False,
+                           extra=[with_limits(plugin, limits or FAST_LIMITS)])
+    data: dict[str, Any] = {
+        "model": {"demo": {"tokens_per_second": 300}},
+        "platforms": {name: {"enabled": True, **section}},
+        "store": {"path": ":memory:"},
+        "api_server": {"host": "127.0.0.1", "port": 0, "enabled": False},
+        **sections,
+    }
+    return Gateway(parse_config(data, source="(test config)", env={}), plugins, shutdown_grace=0.5)
+
+
 async def state_of(gateway: Gateway) -> dict[str, Any]:
     """The snapshot, through JSON as the browser gets it."""
     return json.loads(json.dumps(await snapshot(gateway)))
