@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,6 +59,7 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--waves", type=int, default=5)
     parser.add_argument("--src", help="run this source tree's hermes_gateway instead of the installed one")
+    parser.add_argument("--keep", help="copy the callgrind output here (for callgrind_annotate)")
     args = parser.parse_args()
     upstream, upstream_url = await harness.start_process("demo-llm", "--port", "0", "--tokens-per-second",
                                                          str(args.pace), pattern=r"(http://\S+/v1)")
@@ -98,6 +100,9 @@ async def main() -> None:
         if run.errors:
             raise SystemExit(f"{run.errors} streams failed")
         total = 0
+        if args.keep:
+            for dump in Path(tmp).glob("callgrind.out*"):
+                shutil.copy(dump, args.keep + dump.name[len("callgrind.out"):])
         for dump in Path(tmp).glob("callgrind.out*"):
             for line in dump.read_text().splitlines():
                 if line.startswith(("summary:", "totals:")):

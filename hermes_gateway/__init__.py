@@ -11,8 +11,9 @@ from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished
                      UsageReport)
 from ._core.hookspecs import hookimpl
 from ._core.inbound.commands import Command, CommandContext
-from ._core.inbound.attachments import Attachment, FetchError
-from ._core.inbound.incoming import Incoming
+from ._core.messages.attachments import Attachment, FetchError
+from ._core.messages.incoming import Incoming
+from ._core.inbound.stream_download import stream_download
 from ._core.markdown_spans import markdown_keep_whole
 from ._core.media import Media, MediaLimits
 from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings, appended
@@ -79,6 +80,7 @@ __all__ = [
     "secret",
     "setting",
     "split_markdown",
+    "stream_download",
     "utf16_length",
 ]
 

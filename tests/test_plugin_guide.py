@@ -205,3 +205,28 @@ def test_the_guide_plugin_sends_a_tools_media_after_the_text_once_each(guide, tm
     assert report.rate_limited == 1 and report.media_uncertain == 1
     assert report.media == [hermes_gateway.MessageRef("4", str(m.id)) for m in shown[1:3]]
     assert report.media_notes == ["📎 table.csv (could not be sent)", "📎 huge.pdf (too large for myplatform)"]
+
+
+async def test_the_guides_file_attachment_downloads_within_the_declared_size(guide):
+    """The guide's ``stream_download`` example fetches a file whole, and refuses one larger than declared."""
+    from aiohttp import web
+
+    from hermes_gateway.testing import serve_locally
+
+    app = web.Application()
+    app.router.add_get("/f/{n}", lambda request: web.Response(body=b"p" * int(request.match_info["n"])))
+    runner = await serve_locally(app)
+    base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            fine = guide.file_attachment(session, {"url": f"{base}/f/3000", "size": 3000, "name": "a.pdf"})
+            assert (fine.kind, fine.size, fine.filename) == ("document", 3000, "a.pdf")
+            assert b"".join([chunk async for chunk in fine.fetch()]) == b"p" * 3000
+            liar = guide.file_attachment(session, {"url": f"{base}/f/3000", "size": 100, "name": "b.pdf"})
+            with pytest.raises(hermes_gateway.FetchError, match="myplatform: the file 'b.pdf' is 3000 bytes"):
+                [chunk async for chunk in liar.fetch()]
+            gone = guide.file_attachment(session, {"url": f"{base}/nothing", "size": 1, "name": "c.pdf"})
+            with pytest.raises(hermes_gateway.FetchError, match=r"HTTP 404 \(its link expired\)"):
+                [chunk async for chunk in gone.fetch()]
+    finally:
+        await runner.cleanup()

@@ -32,7 +32,7 @@ class ApprovalPolicy:
 
 @dataclass(frozen=True)
 class ToolsConfig:
-    """``tools.approval`` (``tools.reminders`` beside it is read by :mod:`..outbound.settings`)."""
+    """``tools.approval`` (``tools.reminders`` beside it is read by :mod:`.settings.outbound`)."""
 
     approval: ApprovalPolicy = ApprovalPolicy()
 

@@ -34,10 +34,10 @@ import yaml
 from .errors import ConfigError, HermesError
 from .masking import mask_url, url_secrets
 from .approval_policy import API_APPROVALS, ToolsConfig, parse_tools
-from .mcp.settings import MCP_KEY, McpServerSettings, parse_mcp_servers
-from .reactions.settings import ReactionSettings, parse_reactions
-from .operator.settings import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
-from .outbound.settings import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
+from .settings.mcp import MCP_KEY, McpServerSettings, parse_mcp_servers
+from .settings.reactions import ReactionSettings, parse_reactions
+from .settings.operator import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
+from .settings.outbound import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
 from .platform import StreamSettings
 
 ENV_CONFIG = "HERMES_CONFIG"

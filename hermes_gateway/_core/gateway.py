@@ -28,6 +28,7 @@ from aiohttp import web
 
 from .config import Config
 from .errors import ConfigError, StartError
+from .http.body_deadline import webhook_body_deadline
 from .platform_status import PlatformStatuses
 from .http.disconnect import finish_unless_cancellable
 from .plugins import Plugins, installed_plugins
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .coordination import Coordination
     from .http.workers import WorkerSlot
     from .delivery import Delivery, DeliveryReport
-    from .inbound.incoming import Incoming
+    from .messages.incoming import Incoming
     from .inbound.runtime import InboundRuntime
     from .mcp.servers import McpServers
     from .metrics import GatewayMetrics
@@ -118,7 +119,7 @@ class Gateway:
     async def _start(self) -> None:
         hook = self.plugins.pm.hook
         app = web.Application(client_max_size=self.config.api_server.max_body_bytes,
-                              middlewares=[finish_unless_cancellable])
+                              middlewares=[webhook_body_deadline, finish_unless_cancellable])
         app[GATEWAY_KEY] = self
         self.app = app
         await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
@@ -478,7 +479,7 @@ class Gateway:
 
     async def handle_incoming(self, platform: str, chat_id: str, text: str, **kw: Any) -> "DeliveryReport | None":
         """``receive`` and wait for the reply: for tests and simple pollers."""
-        from .inbound.incoming import Incoming
+        from .messages.incoming import Incoming
 
         fields: dict[str, Any] = {k: (str(v) if v is not None and k != "mentioned" else v) for k, v in kw.items()
                   if k in Incoming.__dataclass_fields__}

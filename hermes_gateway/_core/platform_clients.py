@@ -87,7 +87,7 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
         from .platform_status import receive_mode
 
         status.set_mode(name, receive_mode(settings, bool(mounted)))
-    from .reactions.settings import check_platform_emoji
+    from .settings.reactions import check_platform_emoji
 
     check_platform_emoji(config.reactions, name, client, source=config.source)  # Telegram's fixed list
     return client

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from .approvals.choice import ChoiceAnswer
-    from .inbound.incoming import Incoming
+    from .messages.incoming import Incoming
 
 RouteHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
 

@@ -18,6 +18,12 @@
 * :class:`AudioApiServer` — OpenAI's audio API (transcriptions, speech) on
   127.0.0.1, recording each upload (:class:`AudioUpload`); :func:`voice_note`
   — an OGG/Opus voice note to send it.
+* :mod:`.samples` — small real files every emulator's people send: a PNG
+  (``samples.png``), a one-page PDF (``samples.pdf``), an OGG/Opus voice
+  note of silence (``samples.voice_ogg``); standard library only.
+* :func:`serve_file` — an emulator's file download answered as a file host
+  does (in chunks, zeros past the data up to a declared size, chunked or
+  stalled on request), reporting the bytes that went out for its log.
 * :mod:`.conformance` — the checks every platform plugin should pass,
   run against your plugin and your emulator of its platform.
 """
@@ -25,6 +31,8 @@
 from .._core.builtin.reference_platform import Call, Fault, ReferenceChat, ReferencePlatform, ScreenMessage, SentMedia
 from .._core.delivery.split import reassemble
 from .audio import AudioApiServer, AudioUpload, voice_note
+from . import samples
+from .files import serve_file
 from .local import eventually, serve_locally
 from .platforms import PlatformRunner, TestGateway, plugins_for, with_limits
 from .store import stored_history
@@ -33,4 +41,4 @@ from .virtual_time import VirtualTimeLoop, run_virtual
 
 __all__ = ["AudioApiServer", "AudioUpload", "Call", "Fault", "PlatformRunner", "ReferenceChat", "ReferencePlatform",
            "ScreenMessage", "SentMedia", "TestGateway", "VirtualTimeLoop", "builtin_tool", "eventually",
-           "plugins_for", "reassemble", "run_virtual", "serve_locally", "stored_history", "voice_note", "with_limits"]
+           "plugins_for", "reassemble", "run_virtual", "samples", "serve_file", "serve_locally", "stored_history", "voice_note", "with_limits"]

@@ -27,7 +27,7 @@ from .._core.config import Config, parse_config
 from .._core.delivery import Delivery
 from .._core.gateway import Gateway
 from .._core.hookspecs import hookimpl
-from .._core.inbound.incoming import Incoming
+from .._core.messages.incoming import Incoming
 from .._core.platform import Platform
 from .._core.platform_clients import make_client, settings_for
 from .._core.platform_context import PlatformContext

@@ -303,3 +303,29 @@ async def test_json_dumps_default_spacing_is_learned_too_and_a_shape_that_never_
         await reader.next()
     assert reader._template is None and reader._attempts == 0
     await reader.aclose()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=14), st.lists(st.integers(min_value=1, max_value=4), max_size=8))
+def test_reads_of_several_whole_events_read_exactly_as_the_sdk_reads_them(lines: list[bytes],
+                                                                           sizes: list[int]) -> None:
+    """A fast upstream's read holds several whole events (the reader's many-events path): whatever they are
+    (other fields, multi-line data, errors, bad UTF-8, [DONE] in the middle), the payloads are the SDK's."""
+    events = [event + b"\n\n" for event in b"\n".join(lines).split(b"\n\n") if event]
+    parts: list[bytes] = []
+    for size in [*sizes, len(events)]:
+        if events:
+            parts.append(b"".join(events[:size]))
+            events = events[size:]
+
+    async def both() -> tuple[Any, Any]:
+        return await ours(parts), await sdks(parts)
+
+    mine, theirs = asyncio.run(both())
+    assert mine == theirs
+
+
+async def test_an_event_of_another_shape_amid_plain_ones_in_one_read() -> None:
+    body = b'data: {"n": 1}\n\n: ping\n\ndata: {"n": 2}\n\nevent: x\ndata: {"n": 3}\n\ndata: {"n": 4}\n\n' \
+           b'data: [DONE]\n\ndata: {"n": 5}\n\n'
+    assert await same_as_sdk([body]) == ([{"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}], None)

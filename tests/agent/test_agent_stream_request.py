@@ -183,3 +183,12 @@ def test_a_body_with_nan_is_refused_as_the_sdk_refuses_it() -> None:
     encoder.encode({"model": "m", "tools": tools})
     with pytest.raises(ValueError):
         encoder.encode({"model": "m", "temperature": float("nan"), "tools": tools})
+
+
+def test_a_body_that_holds_the_tools_marker_itself_still_gets_the_exact_bytes() -> None:
+    encoder = stream_request.BodyEncoder()
+    tools = [{"type": "function", "function": {"name": "t"}}]
+    body = {"model": "m", "messages": [{"role": "user", "content": encoder._marker}], "tools": tools}
+    expected = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    assert encoder.encode(body) == expected
+    assert encoder.encode(body) == expected  # the tools now cached

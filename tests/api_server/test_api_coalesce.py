@@ -132,3 +132,47 @@ async def test_cancelling_the_task_reaches_the_iterators_wait() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert cleaned == ["finally"]
+
+
+def response_deltas(data: bytes) -> list[str]:
+    """The ``response.output_text.delta`` texts in a piece of the Responses SSE wire."""
+    found = []
+    for line in data.decode().split("\n"):
+        if line.startswith("data: {"):
+            event = json.loads(line[6:])
+            if event.get("type") == "response.output_text.delta":
+                found.append(event["delta"])
+    return found
+
+
+async def test_a_responses_burst_goes_out_in_one_write_before_the_next_token_exists(upstream):
+    next_token = asyncio.Event()
+
+    async def script(body, s):
+        await s.role()
+        await s.response.write(s._chunk({"content": "one "}) + s._chunk({"content": "two "})
+                               + s._chunk({"content": "three "}))  # one read holds three chunks
+        await next_token.wait()
+        await s.text("four")
+        await s.finish()
+
+    upstream.stream_script = script
+    async with running_gateway(gateway_config(model=upstream.model_config())) as gw:
+        async with aiohttp.ClientSession() as session:
+            async with session.post(f"{gw.url}/v1/responses",
+                                    json={"model": MODEL, "stream": True, "input": "hi"}) as r:
+                http_chunks: list[bytes] = []
+                current = b""
+                while "three" not in "".join(response_deltas(b"".join(http_chunks) + current)):
+                    data, end_of_chunk = await asyncio.wait_for(r.content.readchunk(), 10)
+                    current += data
+                    if end_of_chunk:
+                        http_chunks.append(current)
+                        current = b""
+                # Like Chat Completions: the three deltas of one read leave in one HTTP chunk, before the next
+                # token exists, and after the response's opening events.
+                assert [response_deltas(c) for c in http_chunks if response_deltas(c)] == [["one", " two", " three"]]
+                next_token.set()
+                rest = await asyncio.wait_for(r.read(), 10)
+    assert "".join(response_deltas(rest)) == " four"
+    assert b"event: response.completed" in rest

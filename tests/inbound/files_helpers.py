@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator
 
 from hermes_gateway import Attachment, FetchError
+from hermes_gateway.testing import samples
 
 
 @dataclass
@@ -59,31 +60,8 @@ def image_size(data: bytes) -> tuple[str, int, int]:
         return image.format, image.width, image.height
 
 
-def pdf_bytes(*pages: str) -> bytes:
-    """A real PDF (one Helvetica text line per page), written object by object with a correct xref table."""
-    objects: list[bytes] = []
-    count = len(pages)
-    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(count))
-    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode())
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    for i, text in enumerate(pages):
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET".encode("latin-1")
-        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
-                       f"/Resources << /Font << /F1 3 0 R >> >> >>".encode())
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+#: A real PDF, one Helvetica text line per page (the kit's sample, as every emulator sends it).
+pdf_bytes = samples.pdf
 
 
 def broken(message: str = "the platform said 404") -> FetchError:

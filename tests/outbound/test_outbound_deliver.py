@@ -11,7 +11,7 @@ from operator_helpers import config, gateway, last_line, reference, say, system_
 from scripted_upstream import ScriptedUpstream, text_stream  # noqa: E402
 
 from hermes_gateway._core.outbound.deliver import deliver_schedule  # noqa: E402
-from hermes_gateway._core.outbound.settings import Schedule  # noqa: E402
+from hermes_gateway._core.settings.outbound import Schedule  # noqa: E402
 
 
 def prompt_schedule(chat: str, conversation: str) -> Schedule:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from hermes_gateway._core.outbound.settings import Schedule
+from hermes_gateway._core.settings.outbound import Schedule
 from hermes_gateway._core.outbound.timing import latest_between, local_time, next_after
 
 

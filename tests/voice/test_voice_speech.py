@@ -7,7 +7,7 @@ import pytest
 from hermes_gateway import Media
 from hermes_gateway._core.config import VoiceConfig, VoiceEndpoint
 from hermes_gateway._core.voice import audio
-from hermes_gateway._core.voice.results import VoiceProblem
+from hermes_gateway._core.voice_results import VoiceProblem
 from hermes_gateway._core.voice.speech import MAX_INPUT, speak, speakable, wants_voice_reply
 from hermes_gateway.testing.audio import AudioApiServer
 

@@ -6,7 +6,7 @@ import logging
 
 from hermes_gateway._core.config import VoiceConfig, VoiceEndpoint
 from hermes_gateway._core.voice import transcribe as module
-from hermes_gateway._core.voice.results import Transcript, VoiceProblem
+from hermes_gateway._core.voice_results import Transcript, VoiceProblem
 from hermes_gateway._core.voice.transcribe import transcribe
 from hermes_gateway.testing.audio import AudioApiServer, tone, voice_note, wav_bytes
 

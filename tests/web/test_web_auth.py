@@ -10,7 +10,8 @@ PASSWORD = "correct horse battery"
 KEY = "sk-console-test-key-0001"
 GATED = [("GET", "/ui"), ("GET", "/ui/dashboard"), ("GET", "/ui/api/session"), ("GET", "/ui/api/chat/events"),
          ("GET", "/ui/api/chat/history"), ("GET", "/ui/api/chat/files/abc"), ("POST", "/ui/api/chat/send"),
-         ("POST", "/ui/api/chat/stop"), ("POST", "/ui/logout")]
+         ("POST", "/ui/api/chat/stop"), ("POST", "/ui/api/chat/upload"), ("POST", "/ui/api/chat/choose"),
+         ("POST", "/ui/logout")]
 
 
 def cookie_header(response) -> str:
@@ -103,7 +104,8 @@ async def test_state_changing_requests_without_the_csrf_token_are_refused():
     async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client:
         assert (await sign_in(client, PASSWORD)).status == 200
         csrf = (await (await client.get("/ui/api/session")).json())["csrf"]
-        for path in ("/ui/api/chat/send", "/ui/api/chat/stop", "/ui/logout"):
+        for path in ("/ui/api/chat/send", "/ui/api/chat/stop", "/ui/api/chat/upload", "/ui/api/chat/choose",
+                     "/ui/logout"):
             for headers in ({}, {"X-CSRF-Token": "not-the-token"}, {"X-CSRF-Token": csrf[:-1]}):
                 r = await client.post(path, json={"text": "hi"}, headers=headers)
                 assert r.status == 403, (path, headers)

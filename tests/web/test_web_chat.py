@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 
@@ -140,19 +139,18 @@ async def test_a_malformed_message_is_a_4xx_and_the_chat_goes_on(body, status):
         assert texts(events, final=True) == ["still here"]
 
 
-async def test_a_risky_tool_is_asked_about_in_the_chat_and_allowed_by_typing_the_answer():
+async def test_a_risky_tool_is_asked_about_with_buttons_and_allowed_by_typing_the_answer():
     cfg = config(tools={"approval": {"require": ["qr_code"], "timeout": 30}})
     async with running(cfg) as gateway, browser_session() as browser:
         url = gateway.url
         csrf = await csrf_of(browser, url)
         feed = await open_feed(browser, url)
         await send(browser, url, 'tool: qr_code {"text": "x"}', csrf)
-        events = await feed.until(lambda ev: any("/allow" in t for t in texts(ev, final=True)))
-        question = next(t for t in texts(events, final=True) if "/allow" in t)
-        assert question.startswith("🔐 Approve running the tool qr_code?")
-        answer = re.search(r"/allow \S+", question)
-        assert answer is not None
-        await send(browser, url, answer.group(0), csrf)
+        events = await feed.until(lambda ev: any(e["type"] == "choice" for e in ev))
+        question = next(e for e in events if e["type"] == "choice")  # buttons (test_web_choices); typing works too
+        assert question["text"].startswith("🔐 Approve running the tool qr_code?")
+        question_id = question["options"][0]["payload"].split(":")[1]
+        await send(browser, url, f"/allow {question_id}", csrf)
         events = await feed.until(lambda ev: any(e["type"] == "media" for e in ev))
         assert "✅ Approved." in texts(events, final=True)
         events = await feed.until(lambda ev: ev[-1] == {"type": "idle"})
@@ -160,3 +158,18 @@ async def test_a_risky_tool_is_asked_about_in_the_chat_and_allowed_by_typing_the
         idles = [i for i, e in enumerate(events) if e == {"type": "idle"}]
         media = next(i for i, e in enumerate(events) if e["type"] == "media")
         assert idles == [len(events) - 1] and media < idles[0]  # Stop stays until the reply is over
+
+
+async def test_a_tools_progress_shows_as_the_terminals_lines_beside_the_reply():
+    """``🔧 calling NAME`` when the call starts, ``✓ NAME: summary`` when it ran (as the terminal's chat)."""
+    async with running(config()) as gateway, browser_session() as browser:
+        url = gateway.url
+        csrf = await csrf_of(browser, url)
+        feed = await open_feed(browser, url)
+        await send(browser, url, 'tool: qr_code {"text": "https://example.org"}', csrf)
+        events = await feed.until(lambda ev: bool(ev) and ev[-1] == {"type": "idle"})
+        feed.close()
+        notes = [e["text"] for e in events if e["type"] == "note"]
+        assert notes[0] == "🔧 calling qr_code" and notes[1].startswith("✓ qr_code"), notes
+        assert len(notes) == 2
+        assert not any("calling" in t for t in texts(events, final=True))  # notes, never the reply's text

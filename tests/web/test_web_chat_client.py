@@ -35,3 +35,16 @@ async def test_previews_and_the_final_text_of_a_message_are_events_of_one_id_in_
     events = [json.loads(e.data) for e in web.feed("w1").events]
     assert events == [{"type": "text", "id": ref.message_id, "text": "Hello", "final": True}]  # previews replaced
     assert list(web.feed("w2").events) == []
+
+
+async def test_tool_progress_is_a_note_like_the_terminals_lines():
+    web = make()
+    stream = Stream(WEB_PLATFORM, "w1")
+    await web.on_tool_progress(stream, "qr_code", done=False)
+    await web.on_tool_progress(stream, "qr_code", done=True, ok=True, summary="saved\n  qr.png")
+    await web.on_tool_progress(stream, "shell", done=True, ok=False, summary="x" * 500)
+    notes = [json.loads(e.data) for e in web.feed("w1").events]
+    assert [n["type"] for n in notes] == ["note"] * 3
+    assert notes[0]["text"] == "🔧 calling qr_code" and notes[1]["text"] == "✓ qr_code: saved qr.png"
+    assert notes[2]["text"].startswith("✗ shell: xxx") and notes[2]["text"].endswith("…")
+    assert len(notes[2]["text"]) < 200

@@ -9,11 +9,13 @@ from web_helpers import browser_session, config, csrf_of, open_feed, running
 BODIES = [b"", b"\x00" * 64, b"{", b'{"text": null}', b'{"text": {"a": 1}}', b'{"secret": ["x"]}', b"\xff" * 100,
           b'{"text": "' + b"\\u0000" * 10 + b'"}', b'"just a string"', b"1e999999", b"[" * 5000 + b"]" * 5000,
           bytes(random.Random(7).randrange(256) for _ in range(3000))]
-PATHS = ["/ui/api/chat/send", "/ui/api/chat/stop", "/ui/login", "/ui/logout"]
+PATHS = ["/ui/api/chat/send", "/ui/api/chat/stop", "/ui/api/chat/upload", "/ui/api/chat/choose", "/ui/login",
+         "/ui/logout"]
 GETS = ["/ui/api/chat/files/" + "A" * 5000, "/ui/api/chat/files/%00", "/ui/static/" + "x" * 3000,
         "/ui/static/%2e%2e", "/ui/api/session?x=" + "y" * 2000, "/ui/api/chat/history?limit=-1", "/ui/nope",
         "/ui/login?next=javascript:alert(1)"]
-HEADERS = [{"Content-Type": "text/plain"}, {"Content-Type": "application/json; charset=latin-1"},
+HEADERS = [{"Content-Type": "text/plain"}, {"Content-Type": "multipart/form-data; boundary=b0undary"},
+           {"Content-Type": "multipart/form-data"}, {"Content-Type": "multipart/mixed; boundary=x"}, {"Content-Type": "application/json; charset=latin-1"},
            {"X-CSRF-Token": "\u00e9" * 10}, {"X-Forwarded-Proto": "https, http"}, {"Origin": "null"},
            {"Host": "[::1"}, {"Host": ""}, {"Cookie": "hermes_console=" + "z" * 300}]
 

@@ -367,10 +367,11 @@ class AIAgent:
                            **responses_body(options, self._responses_tools)}
             return request, stream_responses, complete_responses
         request = {"model": endpoint.name, "messages": list(messages)}
+        tools = self._chat_tools  # (a property: read once)
         if options is not NO_OPTIONS:
-            request.update(chat_body(options, self._chat_tools))
-        elif self._chat_tools:
-            request["tools"] = self._chat_tools
+            request.update(chat_body(options, tools))
+        elif tools:
+            request["tools"] = tools
         return request, stream_chat, complete_chat
 
     async def _call_model(self, turn: _Turn, messages: list[dict[str, Any]],

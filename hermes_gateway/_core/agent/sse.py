@@ -149,7 +149,7 @@ class SSEPayloads:
     waiting, so the caller's timeout/interrupt guard wraps exactly the reads.
     """
 
-    __slots__ = ("response", "_read", "_chunks", "_pending", "_error", "_ended", "_saw_done", "_tail",
+    __slots__ = ("response", "ready", "_read", "_chunks", "_pending", "_error", "_ended", "_saw_done", "_tail",
                  "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry", "_template", "_attempts")
 
     def __init__(self, response: Any) -> None:
@@ -159,6 +159,8 @@ class SSEPayloads:
         self._chunks = response.aiter_bytes() if encoded else response.aiter_raw()
         self._read = self._chunks.__anext__
         self._pending: deque[Any] = deque()
+        #: Payloads decoded and not yet handed out: a reader may pop them directly (``next()`` without a wait).
+        self.ready = self._pending
         self._error: BaseException | None = None   # raised once the payloads before it are handed out
         self._ended = False        # no more bytes will be decoded ([DONE], end of body, or an error)
         self._saw_done = False
@@ -223,6 +225,11 @@ class SSEPayloads:
                 return
             self._dispatch(text[6:-2])
             return
+        if chunk.endswith(b"\n\n") and chunk.startswith(b"data: ") and b"\r" not in chunk \
+                and not (self._tail or self._data or self._skip_lf or self._has_event or self._has_retry):
+            chunk = self._feed_events(chunk)  # several whole ``data:`` events in one read (a fast upstream)
+            if not chunk:
+                return
         if self._skip_lf:
             self._skip_lf = False
             if chunk[:1] == b"\n":
@@ -244,6 +251,22 @@ class SSEPayloads:
         if last:
             self._tail.append(last)
         self._lines(lines)
+
+    def _feed_events(self, chunk: bytes) -> bytes:
+        """Dispatch the leading events of ``chunk`` that are one ``data: `` line each; return the rest (from
+        the first event of another shape, for the line-by-line path), or b"" when all were dispatched."""
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            return chunk  # the line-by-line path raises at the bad line, after the events before it
+        events = text[:-2].split("\n\n")
+        for i, event in enumerate(events):
+            if self._ended:
+                return b""
+            if "\n" in event or not event.startswith("data: "):
+                return "\n\n".join(events[i:]).encode("utf-8") + b"\n\n"
+            self._dispatch(event[6:])
+        return b""
 
     def _finish(self) -> None:
         """The body ended: a last line without its newline still counts (as in the SDK)."""
@@ -340,6 +363,9 @@ class SSEPayloads:
         """After ``[DONE]``: let HTTP/1.1 keep the connection by reading the (usually empty) rest."""
         response = self.response
         if response.is_closed or getattr(response, "http_version", "HTTP/1.1") != "HTTP/1.1":
+            return
+        at_eof = getattr(response, "at_eof", None)
+        if at_eof is not None and at_eof():  # the body's end came with [DONE] (as usual): no timer, no read
             return
         try:
             async with asyncio.timeout(DRAIN_TIMEOUT):

@@ -35,7 +35,7 @@ model, the ``sdk`` transport makes the requests.
 from __future__ import annotations
 
 import asyncio
-import json
+import secrets
 from typing import Any
 
 import aiohttp
@@ -45,6 +45,7 @@ from yarl import URL
 
 from ..config import Timeouts
 from ..demo.transport import httpx
+from ..json_compact import compact_encoder
 from .errors import UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
 from .retry_policy import retry_delay, should_retry
 
@@ -67,18 +68,22 @@ class BodyEncoder:
     tool schemas encoded once rather than per request.
 
     An agent sends the same ``tools`` list (the same object) on every request, and encoding its schemas
-    was most of the body's cost (~10-30 us of the API server's per-request CPU, bench/README.md). Any value
-    of the body that is the last ``tools`` object seen is written from its cached JSON; the bytes are
-    exactly ``json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)``. The agent
-    never mutates its tools list after building it (a new list is a new object, encoded afresh).
+    was most of the body's cost (~10-30 us of the API server's per-request CPU, bench/README.md). A body
+    whose ``tools`` is the last list seen is encoded in one call with a marker string in the tools' place,
+    and the cached JSON goes where the marker's literal is (a marker made per process: a client cannot
+    send it; should the literal appear anywhere else, the body is encoded value by value instead). The
+    bytes are exactly ``json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)``.
+    The agent never mutates its tools list after building it (a new list is a new object, encoded afresh).
     """
 
-    __slots__ = ("_encode", "_tools", "_tools_json")
+    __slots__ = ("_encode", "_tools", "_tools_json", "_marker", "_marker_json")
 
     def __init__(self) -> None:
-        self._encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+        self._encode = compact_encoder(allow_nan=False)
         self._tools: Any = None
         self._tools_json = ""
+        self._marker = f"\0hermes-tools-{secrets.token_hex(16)}\0"
+        self._marker_json = self._encode(self._marker)
 
     def encode(self, body: dict[str, Any]) -> bytes:
         tools = body.get("tools")
@@ -86,6 +91,11 @@ class BodyEncoder:
             return self._encode(body).encode()
         if tools is not self._tools:
             self._tools, self._tools_json = tools, self._encode(tools)
+        marked = dict(body)
+        marked["tools"] = self._marker  # same place in the key order
+        text = self._encode(marked)
+        if text.count(self._marker_json) == 1:
+            return text.replace(self._marker_json, self._tools_json).encode()
         encode, cached = self._encode, self._tools_json
         return ("{" + ",".join(f"{encode(key)}:{cached if value is tools else encode(value)}"
                                for key, value in body.items()) + "}").encode()
@@ -211,6 +221,10 @@ class StreamBody:
     @property
     def is_closed(self) -> bool:
         return self.raw.closed
+
+    def at_eof(self) -> bool:
+        """The whole body has been read (:class:`~.sse.SSEPayloads` then has nothing to drain)."""
+        return self.raw.content.at_eof()
 
     def aiter_raw(self) -> "StreamBody":
         return self

@@ -5,7 +5,7 @@ A Chat Completions client may send ``{"type": "input_audio", "input_audio":
 Chat Completions upstream the part goes on as it is. Otherwise (the default,
 the demo model, a Responses upstream, which has no audio part) each part
 becomes a text part with its transcript from ``voice.transcription``, marked
-as spoken (:data:`~hermes_gateway._core.voice.results.TRANSCRIPT_LABEL`), so
+as spoken (:data:`~hermes_gateway._core.voice_results.TRANSCRIPT_LABEL`), so
 the demo model can say what it heard. What cannot be heard is a 400 naming
 the part (not set up, not audio, too long), or a 502 when the transcription
 endpoint fails.
@@ -72,7 +72,7 @@ async def hear_content(content: Any, config: Config, where: str, index: int) -> 
 
 
 async def _transcript(part: dict[str, Any], config: Config, at: str) -> str:
-    from ..voice.results import Transcript
+    from ..voice_results import Transcript
     from ..voice.transcribe import FAILED, transcribe
 
     if not config.voice.transcription.configured:

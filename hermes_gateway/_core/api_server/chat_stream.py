@@ -19,7 +19,6 @@ so the per-delta cost is one JSON string literal of the text (``sse.json_string`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import AsyncIterator, Awaitable, Callable, Sequence
@@ -32,7 +31,7 @@ from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
 from .progress import chat_progress_frame
 from .reply_text import Diverged, ReplyText
-from .coalesce import next_event
+from .coalesce import MAX_COALESCED, Frames, next_event
 from .sse import DONE, SSEWriter, data_frame, dumps, json_string
 
 log = logging.getLogger(__name__)
@@ -63,6 +62,11 @@ class ChatChunks:
 
     def content(self, text: str) -> str:
         return self._content[0] + json_string(text) + self._content[1]
+
+    @property
+    def content_template(self) -> tuple[str, str]:
+        """What comes before and after a content delta's JSON string literal (:meth:`content`'s pieces)."""
+        return self._content
 
     def reasoning(self, text: str) -> str:
         return self._reasoning[0] + json_string(text) + self._reasoning[1]
@@ -121,11 +125,12 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     reply = ReplyText(starts_open=starts_open, verbatim=verbatim)
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
-    out = _Frames(sse, on_text)
+    out = Frames(sse, on_text)
     out.add(chunks.role())
+    content_head, content_tail = chunks.content_template
     try:
-        async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
-            anext = stream.__anext__
+        try:  # closing the agent's iterator closes the upstream request (as contextlib.aclosing, a frame less)
+            anext = events.__anext__
             while True:
                 try:  # written before the agent waits for anything (coalesce.py)
                     event = await next_event(anext, out.flush_before_wait if out.frames else None)
@@ -135,8 +140,9 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                     reasoning, visible = reply.feed(event.text)
                     if not expose_reasoning:
                         reasoning = ""
-                    if visible and not reasoning:
-                        out.add(chunks.content(visible), 1)
+                    if visible and not reasoning:  # out.add(chunks.content(visible), 1), inlined: once per delta
+                        out.frames.append(content_head + json_string(visible) + content_tail)
+                        out.texts += 1
                     elif reasoning or visible:
                         _add_pieces(out, chunks, reasoning, visible)
                     if len(out.frames) >= MAX_COALESCED:
@@ -151,6 +157,8 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                 elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
                     if tool_progress and event.name not in client_tools:
                         out.add(chunks.progress(event))
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
         code, message = classify_end(end, shutting_down())
         if code is None:
             reasoning, visible = reply.finish()
@@ -184,51 +192,7 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     return outcome
 
 
-#: At most this many frames go out in one write (fairness between bursting streams; see SSEWriter.write).
-MAX_COALESCED = 16
-
-
-class _Frames:
-    """Frames waiting for the agent's next wait (or the end), and how many of them carry text."""
-
-    __slots__ = ("sse", "on_text", "frames", "texts")
-
-    def __init__(self, sse: SSEWriter, on_text: Callable[[int], None]) -> None:
-        self.sse = sse
-        self.on_text = on_text
-        self.frames: list[str | bytes] = []
-        self.texts = 0
-
-    def add(self, frame: str | bytes, texts: int = 0) -> None:
-        self.frames.append(frame)
-        self.texts += texts
-
-    def _take(self) -> tuple[bytes, int]:
-        frames, texts = self.frames, self.texts
-        self.frames, self.texts = [], 0
-        return b"".join(f if type(f) is bytes else f.encode() for f in frames), texts  # type: ignore[union-attr]
-
-    async def flush(self, *, then_wait: bool = False) -> None:
-        data, texts = self._take()
-        await self.sse.write(data, then_wait=then_wait)
-        if texts:
-            self.on_text(texts)
-
-    def flush_before_wait(self) -> Awaitable[None]:
-        """:meth:`flush` when the agent is about to wait (``next_event``): the writer need not yield too."""
-        return self.flush(then_wait=True)
-
-    async def end(self, tail: bytes) -> None:
-        """The rest and ``tail``, with the end of the body when the writer can end it in the same send
-        (``SSEWriter.end``); any other sink with a ``write`` gets a plain write."""
-        data, texts = self._take()
-        end = getattr(self.sse, "end", None)
-        await (end(data + tail) if end is not None else self.sse.write(data + tail))
-        if texts:
-            self.on_text(texts)
-
-
-def _add_pieces(out: _Frames, chunks: ChatChunks, reasoning: str, visible: str) -> None:
+def _add_pieces(out: Frames, chunks: ChatChunks, reasoning: str, visible: str) -> None:
     if reasoning:
         out.add(chunks.reasoning(reasoning), 1)
     if visible:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import types
-from typing import Any, Awaitable, Callable, Generator
+from typing import Any, Awaitable, Callable, Generator, Protocol
 
 
 @types.coroutine
@@ -87,3 +87,57 @@ def _unwind(step: Any) -> Generator[Any, Any, None]:
                 yielded = step.send(sent)
             except BaseException:
                 return
+
+
+class Sink(Protocol):
+    """Where :class:`Frames` go: an ``SSEWriter`` (or a test's stand-in with ``write``)."""
+
+    async def write(self, data: bytes, *, then_wait: bool = False) -> None: ...
+
+
+#: At most this many frames go out in one write (fairness between bursting streams; see ``SSEWriter.write``).
+MAX_COALESCED = 16
+
+
+class Frames:
+    """Frames waiting for the agent's next wait (or the end), and how many of them carry text."""
+
+    __slots__ = ("sse", "on_text", "frames", "texts")
+
+    def __init__(self, sse: Sink, on_text: Callable[[int], None]) -> None:
+        self.sse = sse
+        self.on_text = on_text
+        self.frames: list[str | bytes] = []
+        self.texts = 0
+
+    def add(self, frame: str | bytes, texts: int = 0) -> None:
+        self.frames.append(frame)
+        self.texts += texts
+
+    def _take(self) -> tuple[bytes, int]:
+        frames, texts = self.frames, self.texts
+        self.frames, self.texts = [], 0
+        if len(frames) == 1:  # a paced stream: one frame per write
+            frame = frames[0]
+            return frame if type(frame) is bytes else frame.encode(), texts  # type: ignore[return-value,union-attr]
+        return b"".join(f if type(f) is bytes else f.encode() for f in frames), texts  # type: ignore[union-attr]
+
+    async def flush(self, *, then_wait: bool = False) -> None:
+        data, texts = self._take()
+        await self.sse.write(data, then_wait=then_wait)
+        if texts:
+            self.on_text(texts)
+
+    def flush_before_wait(self) -> Awaitable[None]:
+        """:meth:`flush` when the agent is about to wait (``next_event``): the writer need not yield too."""
+        return self.flush(then_wait=True)
+
+    async def end(self, tail: bytes, *, eof: bool = True) -> None:
+        """The rest and ``tail``, with the end of the body when the writer can end it in the same send
+        (``SSEWriter.end``); any other sink with a ``write`` gets a plain write. ``eof=False``: a plain
+        write, the body stays open (the Responses writer stores the response before it ends the body)."""
+        data, texts = self._take()
+        end = getattr(self.sse, "end", None) if eof else None
+        await (end(data + tail) if end is not None else self.sse.write(data + tail))
+        if texts:
+            self.on_text(texts)

@@ -112,7 +112,10 @@ class ReplyText:
         if reasoning:
             reasoning = self._reasoning(reasoning)
         if visible:
-            visible = self._visible(visible)
+            if self._gap or self._replay is not None:
+                visible = self._visible(visible)
+            else:  # the common case of _visible(), inlined: it runs once per delta
+                self._sent._pieces.append(visible)
         return reasoning, visible
 
     def finish(self) -> tuple[str, str]:

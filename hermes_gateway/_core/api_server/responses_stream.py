@@ -19,7 +19,6 @@ reasoning-item summary to offer, and raw thoughts are not the reply.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -29,6 +28,7 @@ from ..agent.options import NO_OPTIONS, TurnOptions, flat_tool
 from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                       UsageReport)
 from ..media import Media
+from .coalesce import MAX_COALESCED, Frames, next_event
 from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
 from .progress import tool_progress_frame
@@ -166,16 +166,25 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                 + ev.frame("response.content_part.added", {**ev.item_location(), "part": shape.part("")}))
 
     initial = shape.response("in_progress", [])
-    await sse.write(ev.frame("response.created", {"response": initial})
-                    + ev.frame("response.in_progress", {"response": initial}))
+    out = Frames(sse, on_text)  # written before the agent waits for anything, as Chat Completions (coalesce.py)
+    out.add(ev.frame("response.created", {"response": initial})
+            + ev.frame("response.in_progress", {"response": initial}))
     try:
-        async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
-            async for event in stream:
+        try:  # closing the agent's iterator closes the upstream request (as contextlib.aclosing, a frame less)
+            anext = events.__anext__
+            while True:
+                try:
+                    event = await next_event(anext, out.flush_before_wait if out.frames else None)
+                except StopAsyncIteration:
+                    break
                 if type(event) is TextDelta:
                     visible = reply.feed(event.text)[1]
                     if visible:
-                        await sse.write((ev.delta(visible) if opened else open_item() + ev.delta(visible)))
-                        on_text(1)
+                        if not opened:
+                            out.add(open_item())
+                        out.add(ev.delta(visible), 1)
+                        if len(out.frames) >= MAX_COALESCED:
+                            await out.flush()
                 elif isinstance(event, TurnEnd):
                     end = event
                     break
@@ -185,7 +194,9 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                     reply.reset()
                 elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
                     if tool_progress and event.name not in client_tools:
-                        await sse.write(tool_progress_frame(event))
+                        out.add(tool_progress_frame(event))
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
         code, message = classify_end(end, shutting_down())
         if code is None:
             visible = reply.finish()[1]
@@ -193,8 +204,9 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                 media = await render_media(end.media)
                 visible += media.tail(reply.sent)
             if visible:
-                await sse.write((ev.delta(visible) if opened else open_item() + ev.delta(visible)))
-                on_text(1)
+                if not opened:
+                    out.add(open_item())
+                out.add(ev.delta(visible), 1)
         else:
             outcome.fail(code, message)
     except Diverged as exc:
@@ -251,5 +263,5 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
         error = {"code": "server_error", "message": outcome.error_message or ""}
         final = shape.response("failed", output, usage=outcome.usage, error=error)
         tail = ev.frame("response.failed", {"response": final})
-    await sse.write(tail)
+    await out.end(tail, eof=False)  # the body ends after the response is stored (routes.py)
     return outcome, final

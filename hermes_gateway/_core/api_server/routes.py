@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
-import uuid
-from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from aiohttp import web
@@ -68,13 +67,33 @@ class Agent(Protocol):
 AgentFactory = Callable[[], Agent]
 
 
-@dataclass(eq=False)
 class ActiveTurn:
-    """A turn in flight, so shutdown can interrupt it and wait for its stream to end."""
+    """A turn in flight, so shutdown can interrupt it and wait for its stream to end.
 
-    agent: Agent
-    task: asyncio.Task[Any] | None
-    done: asyncio.Event = field(default_factory=asyncio.Event)
+    The event shutdown waits on is made only when shutdown asks (one per request cost more than the rest
+    of this bookkeeping).
+    """
+
+    __slots__ = ("agent", "task", "ended", "_done")
+
+    def __init__(self, agent: Agent, task: asyncio.Task[Any] | None) -> None:
+        self.agent = agent
+        self.task = task
+        self.ended = False
+        self._done: asyncio.Event | None = None
+
+    def finish(self) -> None:
+        self.ended = True
+        if self._done is not None:
+            self._done.set()
+
+    async def wait(self) -> None:
+        """Until :meth:`finish` was called."""
+        if self.ended:
+            return
+        if self._done is None:
+            self._done = asyncio.Event()
+        await self._done.wait()
 
 
 def default_agent_factory(config: Config) -> AgentFactory:
@@ -262,7 +281,7 @@ class ApiServer:
         self._refuse_while_closing()
         if turn.stream:
             self._refuse_over_stream_cap()
-        chunks = ChatChunks(f"chatcmpl-{uuid.uuid4().hex}", turn.model)
+        chunks = ChatChunks(f"chatcmpl-{random_hex_id()}", turn.model)
         verbatim = turn.options is not NO_OPTIONS and turn.options.structured
         if not turn.stream:
             end, usage = await self._run_to_end(agent, turn)
@@ -313,7 +332,7 @@ class ApiServer:
         self._refuse_while_closing()
         if turn.stream:
             self._refuse_over_stream_cap()
-        shape = ResponseShape(f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}", turn.model,
+        shape = ResponseShape(f"resp_{random_hex_id()}", f"msg_{random_hex_id()}", turn.model,
                               instructions=turn.instructions, previous_response_id=turn.previous_response_id,
                               store=turn.store, options=turn.options)
         # the conversation-store key: the chain's, else one a client resending the whole input keeps hitting
@@ -454,8 +473,7 @@ class ApiServer:
         active = self._track(agent)
         self.metrics.active_streams += 1
         try:
-            await sse.open()
-            await relay(sse, active)
+            await relay(sse, active)  # the writer opens the response once the agent's upstream request is out
             await sse.close()
         except asyncio.CancelledError:
             self.metrics.error("client_disconnect")
@@ -478,7 +496,7 @@ class ApiServer:
 
     def _untrack(self, active: ActiveTurn) -> None:
         self.active.discard(active)
-        active.done.set()
+        active.finish()
 
     async def shutdown(self, grace: float) -> None:
         """Refuse new turns, interrupt the running ones, and give their streams ``grace`` s to end properly.
@@ -495,12 +513,12 @@ class ApiServer:
                 turn.agent.interrupt()
         if not turns:
             return
-        waits = [asyncio.ensure_future(t.done.wait()) for t in turns]
+        waits = [asyncio.ensure_future(t.wait()) for t in turns]
         _, pending = await asyncio.wait(waits, timeout=grace)
         for w in pending:
             w.cancel()
         for turn in turns:
-            if not turn.done.is_set() and turn.task is not None:
+            if not turn.ended and turn.task is not None:
                 log.warning("a turn ignored the interrupt for %.1fs; cancelling it", grace)
                 turn.task.cancel()
 
@@ -516,6 +534,14 @@ def _public(response: dict[str, Any]) -> dict[str, Any]:
 
 
 NO_TOOLS: frozenset[str] = frozenset()
+
+
+def random_hex_id() -> str:
+    """``uuid.uuid4().hex`` (the same 122 random bits, version and variant bits), without building a ``UUID``."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # version 4
+    raw[8] = raw[8] & 0x3F | 0x80  # RFC 4122 variant
+    return raw.hex()
 
 
 def _tool_names(agent: Agent) -> frozenset[str]:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import Any, Callable
 
 from aiohttp import web
+
+from ..json_compact import dumps as compact_dumps, json_string as compact_json_string
 
 SSE_HEADERS = {
     "Content-Type": "text/event-stream; charset=utf-8",
@@ -29,14 +30,13 @@ DONE = b"data: [DONE]\n\n"
 YIELD_EVERY = 4
 
 
-#: Compact JSON (the wire format of every frame). ``json.dumps(obj, separators=(",", ":"),
-#: ensure_ascii=False)`` builds a new encoder on every call (any non-default option does); one shared
-#: encoder writes the same bytes.
-dumps: Callable[[Any], str] = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: Compact JSON (the wire format of every frame): ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``'s
+#: text, from one C encoder made once (:mod:`..json_compact`).
+dumps: Callable[[Any], str] = compact_dumps
 
 #: A ``str`` as a JSON string literal: exactly what ``json.dumps(text, ensure_ascii=False)`` returns, without
 #: the encoder it builds per call. The one thing a content frame encodes per delta.
-json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+json_string: Callable[[str], str] = compact_json_string
 
 
 def data_frame(obj: Any) -> bytes:
@@ -71,10 +71,19 @@ class SSEWriter:
         self._keepalive: asyncio.Task[None] | None = None
         self._unyielded = 0
         self._ended = False
+        self._opened = False
         self.pings = 0
 
     async def open(self) -> None:
-        """Prepare the response (its headers go out with the first frame) and arm the keep-alive."""
+        """Prepare the response (its headers go out with the first frame) and arm the keep-alive.
+
+        Done by the first write (or :meth:`close`) if not before: the stream's writer first starts the
+        agent, whose upstream request then leaves before this work is done (a burst's first tokens,
+        bench/README.md issue 28). Idempotent.
+        """
+        if self._opened:
+            return
+        self._opened = True
         await self.response.prepare(self.request)
         self._last_write = self._loop.time()
         if self.ping_interval > 0:
@@ -97,6 +106,8 @@ class SSEWriter:
         event-loop turn (on a paced stream it cost a whole resumption of the
         handler every few chunks), and the run of writes starts over.
         """
+        if not self._opened:
+            await self.open()
         self._last_write = self._loop.time()
         await self.response.write(data)
         if then_wait:
@@ -109,6 +120,8 @@ class SSEWriter:
 
     async def end(self, data: bytes) -> None:
         """Write the last frames and the end of the chunked body in one ``send``; stop the keep-alive."""
+        if not self._opened:
+            await self.open()
         await self.stop_keepalive()
         self._ended = True
         self._last_write = self._loop.time()
@@ -121,6 +134,9 @@ class SSEWriter:
             return
         self._ended = True
         with contextlib.suppress(ConnectionError, RuntimeError):
+            if not self._opened:  # nothing was written: still a well-formed (empty) event stream
+                await self.open()
+                await self.stop_keepalive()
             await self.response.write_eof()
 
     async def stop_keepalive(self) -> None:

@@ -249,7 +249,7 @@ class ReferencePlatform:
         values); returns when the bot's reply is delivered."""
         if self._context is None:
             raise RuntimeError(f"platform {self.platform.name!r} is not started: run it inside a Gateway")
-        from ..inbound.incoming import Incoming
+        from ..messages.incoming import Incoming
 
         self.chat(chat_id).said.append(text)
         incoming = Incoming(self.platform.name, str(chat_id), text,

@@ -38,7 +38,7 @@ from ..events import TurnEnd
 from ..inbound.downloads import human_size
 from ..inbound.file_content import MediaSettings
 from ..inbound.history_media import history_for_model
-from ..inbound.incoming import Incoming
+from ..messages.incoming import Incoming
 from ..inbound.local_files import file_attachment
 from ..inbound.turn_content import turn_content, with_stored_user
 from ..store.base import ConversationKey, ConversationStore, StoreError

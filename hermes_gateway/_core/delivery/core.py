@@ -23,6 +23,7 @@ from .budget import ALL_CHATS, UNLIMITED, ChatBudgets
 from .hooks import PlatformHooks
 from .observer import DeliveryObserver
 from .session import DeliveryPolicy, DeliveryReport, StreamSession
+from .tool_progress import tell_tool_progress
 
 if TYPE_CHECKING:
     from ..coordination import Coordination
@@ -121,8 +122,10 @@ async def deliver_events(events: AsyncIterable[StreamEvent], session: StreamSess
                 session.feed(event.text)
             elif isinstance(event, ToolCallStarted):
                 session.tool_started(event.name)
+                await tell_tool_progress(session, event)
             elif isinstance(event, ToolCallFinished):
                 session.tool_finished(event.name)
+                await tell_tool_progress(session, event)
             elif isinstance(event, StreamReset):
                 session.reset()
             elif isinstance(event, TurnEnd):

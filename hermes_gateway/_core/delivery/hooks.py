@@ -42,6 +42,10 @@ class PlatformHooks:
             raise TypeError(f"plugin {registered.plugin_name!r} registers platform {self.platform.name!r} but does "
                             f"not implement on_stream_end: the final text of its messages could not be shown")
 
+    def running_client(self) -> Any:
+        """The platform's running client now, or None (a plugin without one, or not started)."""
+        return self._client()
+
     def _refine(self, client: Any) -> None:
         """With a running client known: a method counts when the client or the plugin has it."""
         if client is not None:

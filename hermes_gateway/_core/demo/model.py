@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..voice.results import TRANSCRIPT_LABEL
+from ..voice_results import TRANSCRIPT_LABEL
 from .image import describe_image
 from .schema import example_value
 

@@ -1,5 +1,5 @@
 """The inbound runtime: what happens to a message between a platform plugin and the agent."""
 
-from .incoming import Incoming
+from ..messages.incoming import Incoming
 
 __all__ = ["Incoming"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import ConfigError
-from .incoming import Incoming
+from ..messages.incoming import Incoming
 
 #: Keys a platform section may use for the chat allow-list (the platform's own vocabulary).
 CHAT_LIST_KEYS = ("allowed_chats", "allowed_channels")

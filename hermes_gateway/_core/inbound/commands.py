@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from .incoming import Incoming
+from ..messages.incoming import Incoming
 
 if TYPE_CHECKING:
     from .runtime import InboundRuntime

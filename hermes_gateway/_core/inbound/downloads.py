@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HermesError
-from .attachments import Attachment, FetchError
+from ..messages.attachments import Attachment, FetchError
 
 log = logging.getLogger(__name__)
 

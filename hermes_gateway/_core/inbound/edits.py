@@ -12,7 +12,7 @@ import asyncio
 from typing import Any, Literal
 
 from ..coordination.base import NO_TICKET
-from .incoming import Incoming
+from ..messages.incoming import Incoming
 from .lane import ChatLane, TextTurn
 
 #: The line the stopped reply ends with (Markdown, rendered like the reply).

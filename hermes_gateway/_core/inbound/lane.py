@@ -29,7 +29,7 @@ from typing import Any, Awaitable, Callable, Coroutine
 
 from ..coordination.base import NO_TICKET, ChatLease
 from .commands import Command
-from .incoming import Incoming
+from ..messages.incoming import Incoming
 
 
 #: Reply tasks cut by something other than the person (shutdown, the chat's lease lost to another replica): the

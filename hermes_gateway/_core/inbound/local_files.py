@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import AsyncIterator
 
-from .attachments import Attachment, FetchError
+from ..messages.attachments import Attachment, FetchError
 
 CHUNK = 256 * 1024
 

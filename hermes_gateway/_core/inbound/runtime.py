@@ -39,7 +39,7 @@ from .access import AccessPolicy
 from ..operator.gate import CHECK as GATE_CHECK, Gate
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
 from .dedupe import SeenUpdates
-from .incoming import Incoming
+from ..messages.incoming import Incoming
 from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
 
 if TYPE_CHECKING:

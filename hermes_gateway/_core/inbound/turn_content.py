@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from .downloads import Refused, display_name, download
 from .file_content import FILE_KEY, FileContent, MediaSettings, converter_for, failed, gate_for, text_part, unsupported
-from .incoming import Incoming
+from ..messages.incoming import Incoming
 
 IMAGE_KINDS = ("image", "sticker")
 

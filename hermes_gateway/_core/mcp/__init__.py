@@ -1,6 +1,6 @@
 """Tools from MCP servers (``mcp_servers:`` in config.yaml), built on the official ``mcp`` SDK.
 
-- :mod:`.settings`: the ``mcp_servers`` section, parsed like the rest of the config.
+- :mod:`..settings.mcp`: the ``mcp_servers`` section, parsed like the rest of the config.
 - :mod:`.names`: ``SERVER__TOOL`` names within OpenAI's rules, and ``tools: {allow, deny}``.
 - :mod:`.results`: a tool result's text for the model, its images and files as media.
 - :mod:`.server`: one server's life in its own task: connect, list tools, watch, restart with backoff.

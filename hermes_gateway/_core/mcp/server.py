@@ -25,7 +25,7 @@ from ..secrets import scrub
 from ..tools import EMPTY_SCHEMA, Tool
 from .names import tool_name
 from .results import McpToolError, to_tool_result
-from .settings import McpServerSettings
+from ..settings.mcp import McpServerSettings
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any, Sequence, TextIO
 
 from ..tools import Tool
 from .server import McpServer
-from .settings import McpServerSettings
+from ..settings.mcp import McpServerSettings
 
 #: How long start-up waits for the servers' first connection before going on without them.
 STARTUP_WAIT = 15.0

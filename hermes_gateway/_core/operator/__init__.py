@@ -3,7 +3,7 @@
 Everything here is core: a platform plugin learns nothing new. The pieces,
 each in its own module:
 
-* :mod:`.settings` — ``models:``, ``personas:``, ``access:``, ``commands:``,
+* :mod:`..settings.operator` — ``models:``, ``personas:``, ``access:``, ``commands:``,
   ``overrides:``, ``usage:`` and ``pricing:``, parsed with one-line errors;
 * :mod:`.roles` — who is an admin, and who may run which command;
 * :mod:`.overrides` — the ``overrides:`` entries that apply to a chat, layered;

@@ -15,7 +15,7 @@ from ..inbound.commands import Command, CommandContext
 from ..store import StoreError
 from .profile import MODEL_SETTING, PERSONA_SETTING, available_models, find_model, find_persona
 from .roles import role_of
-from .settings import DEFAULT_WORD
+from ..settings.operator import DEFAULT_WORD
 from .store_ops import approve_code, parse_user
 from .turns import chat_key, profile_for
 

@@ -29,7 +29,7 @@ from .store_ops import issue_code
 
 if TYPE_CHECKING:
     from ..inbound.access import AccessPolicy
-    from ..inbound.incoming import Incoming
+    from ..messages.incoming import Incoming
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..inbound.incoming import DIRECT_KINDS
-from .settings import Override
+from ..messages.incoming import DIRECT_KINDS
+from ..settings.operator import Override
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Mapping
 
 from .overrides import NOTHING, Overridden
-from .settings import Persona
+from ..settings.operator import Persona
 
 #: The chat-setting names the store keeps.
 MODEL_SETTING = "model"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..inbound.incoming import Incoming
+from ..messages.incoming import Incoming
 
 ADMIN = "admin"
 EVERYONE = "everyone"

@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..inbound.incoming import Incoming
+from ..messages.incoming import Incoming
 from ..store import ConversationKey, StoreError
 from ..store.outage import report as report_store_failure
 from .overrides import for_incoming

@@ -14,13 +14,13 @@ import logging
 from typing import Any
 
 from ..delivery import DeliveryReport
-from ..inbound.incoming import Incoming
+from ..messages.incoming import Incoming
 from ..store import ConversationKey, StoreError
 from ..store.outage import report as report_store_failure
 from ..store.outbound_records import Reminder
 from .home import resolve_chat
 from .send import send_to_chat
-from .settings import Schedule
+from ..settings.outbound import Schedule
 
 log = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ from zoneinfo import ZoneInfo
 
 from ..errors import HermesError
 from ..inbound.commands import Command, CommandContext
-from ..inbound.incoming import Incoming
+from ..messages.incoming import Incoming
 from ..store import ConversationKey, StoreError
 from ..tools import Tool
-from .settings import ReminderSettings, format_duration, parse_duration
+from ..settings.outbound import ReminderSettings, format_duration, parse_duration
 from .timing import local_time
 
 #: The turn being answered: (gateway, the person's message). The tool reads which chat it is for.

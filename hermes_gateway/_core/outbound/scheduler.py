@@ -30,7 +30,7 @@ from ..store.outage import report as report_store_failure
 from .claim import claim_reminder, claim_schedule
 from .deliver import deliver_reminder, deliver_schedule
 from .home import resolve_chat
-from .settings import Schedule
+from ..settings.outbound import Schedule
 from .timing import latest_between, next_after
 
 log = logging.getLogger(__name__)

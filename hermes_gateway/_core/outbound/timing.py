@@ -17,7 +17,7 @@ import math
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
-from .settings import Schedule
+from ..settings.outbound import Schedule
 
 #: At most this many missed occurrences are looked at when catching up (a long outage of a 1 s schedule).
 MAX_SCAN = 100_000

@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Callable
 from ..delivery.budget import ALL_CHATS, UNLIMITED
 from ..delivery.pacing import Pacer
 from ..errors import RateLimited
-from .settings import ReactionSettings, platform_form
+from ..settings.reactions import ReactionSettings, platform_form
 
 if TYPE_CHECKING:
     from ..delivery import Delivery
-    from ..inbound.incoming import Incoming
+    from ..messages.incoming import Incoming
 
 log = logging.getLogger(__name__)
 

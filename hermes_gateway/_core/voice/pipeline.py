@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .results import Transcript
+from ..voice_results import Transcript
 from .transcribe import not_set_up, transcribe
 
 #: The attachment kinds heard (``video`` is not: a video is watched, not heard).

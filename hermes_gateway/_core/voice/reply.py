@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..inbound.incoming import Incoming
+from ..messages.incoming import Incoming
 from ..media import Media
 from .speech import speak
 

@@ -22,7 +22,7 @@ from ..config import VoiceConfig
 from ..media import Media
 from . import audio
 from .endpoint import client_for, failure
-from .results import VoiceProblem
+from ..voice_results import VoiceProblem
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..config import VoiceConfig
 from . import audio
 from .endpoint import client_for, failure
-from .results import Transcript, VoiceProblem
+from ..voice_results import Transcript, VoiceProblem
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,10 @@ The platform declares no real rate limit (a browser has none) and a short
 token), so text arrives token by token; the Stop button sends ``/stop``,
 which cuts the reply the way every platform's interrupt does.
 
+A tool waiting for approval asks with buttons (the client's ``offer_choice``;
+a press comes back to :func:`choose`), and files come in through
+:func:`upload` (:mod:`.uploads`) as the message's ``Incoming.attachments``.
+
 One chat per browser session: the chat id is the session's
 (:attr:`.auth.WebSession.chat_id`), so no browser can read or write
 another's conversation, nor fetch another's files.
@@ -26,16 +30,20 @@ another's conversation, nor fetch another's files.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 from typing import Any
 
 from aiohttp import web
 
+from ..approvals.choice import ChoiceAnswer
 from ..store.base import ConversationKey
 from .auth import require_csrf, require_session, session_of
 from .chat_client import PLATFORM, WebChatClient
+from .history_view import inside, user_view
 from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
+from .uploads import read_upload
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +54,8 @@ SEND_BODY_LIMIT = 4 * MAX_TEXT + 1024
 KEEPALIVE = 15.0
 #: History entries sent to a page that opens (the rest stays in the store).
 HISTORY_LIMIT = 200
+#: A button press's JSON body: one short payload.
+CHOOSE_BODY_LIMIT = 1024
 
 
 #: The gateway whose console this is (its store, and its web platform's running client).
@@ -89,6 +99,52 @@ async def send(request: web.Request) -> web.StreamResponse:
 
 
 @require_csrf
+async def upload(request: web.Request) -> web.StreamResponse:
+    """``POST /ui/api/chat/upload`` (multipart: ``text``, ``file``...): the message with its files, 202 at once.
+
+    Each file becomes an ``Attachment`` as on every platform (:mod:`.uploads`); beyond
+    ``media.inbound_max_bytes`` the upload is a 413 and nothing is sent."""
+    client = client_of(request)
+    if client is None or not client.context.accepting:
+        return _unavailable()
+    gateway: Any = request.app[GATEWAY_KEY]
+    got = await read_upload(request, gateway.config.media.inbound_max_bytes, MAX_TEXT)
+    if isinstance(got, web.Response):
+        return got
+    if not got.attachments and not got.text:
+        return json_error(400, "send a file (a form field named file) or some text", "empty")
+    session = session_of(request)
+    client.send(session.chat_id, got.text, sender=session.chat_id, attachments=tuple(got.attachments))
+    return json_ok({"accepted": True, "files": got.shown}, status=202)
+
+
+@require_csrf
+async def choose(request: web.Request) -> web.StreamResponse:
+    """``POST /ui/api/chat/choose`` ``{"payload": ...}``: a button of a question in this chat was pressed.
+
+    Answered through ``context.choose`` like a Telegram button; the line it returns (approved, denied,
+    no longer open) is for the presser: ``{"line": ...}``."""
+    client = client_of(request)
+    if client is None:
+        return _unavailable()
+    body = await read_json(request, CHOOSE_BODY_LIMIT)
+    if isinstance(body, web.Response):
+        return body
+    session = session_of(request)
+    payload = body.get("payload")
+    answer = ChoiceAnswer.from_payload(PLATFORM, session.chat_id, session.chat_id, payload) \
+        if isinstance(payload, str) else None
+    if answer is None:
+        return json_error(400, "send {\"payload\": \"the button's payload\"}", "bad_payload")
+    try:
+        line = await client.context.choose(answer)
+    except Exception as exc:  # e.g. the coordination layer is unreachable: the press did not count
+        log.warning("web chat: a button press could not be answered: %s: %s", type(exc).__name__, exc)
+        return json_error(503, "the answer could not be taken now; press again", "unavailable")
+    return json_ok({"line": line})
+
+
+@require_csrf
 async def stop(request: web.Request) -> web.StreamResponse:
     """``POST /ui/api/chat/stop``: ``/stop`` into the chat — the reply is cut, what was shown stays."""
     client = client_of(request)
@@ -110,15 +166,27 @@ async def history(request: web.Request) -> web.StreamResponse:
     except Exception as exc:  # a store problem costs the backlog, not the page
         log.warning("web chat: the history could not be read: %s", exc)
         stored = []
+    client = client_of(request)
+    media = gateway.config.media.path()
+
+    def serve(path: str, mime: str, name: str) -> str | None:
+        if client is None or not inside(path, media):
+            return None
+        return client.serve_file(session.chat_id, path, mime, name)
+
     for item in stored[-HISTORY_LIMIT:]:
         role, content = item.get("role"), item.get("content")
-        if role not in ("user", "assistant"):
+        if role == "user":
+            text, files = user_view(content, serve)
+            if text or files:
+                messages.append({"role": role, "text": text, **({"files": files} if files else {})})
+            continue
+        if role != "assistant":
             continue
         if isinstance(content, list):
             content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
         if isinstance(content, str) and content:
             messages.append({"role": role, "text": content})
-    client = client_of(request)
     busy = client is not None and session.chat_id in client.feeds and client.feeds[session.chat_id].busy
     return json_ok({"messages": messages, "busy": busy})
 
@@ -131,14 +199,19 @@ async def events(request: web.Request) -> web.StreamResponse:
         return _unavailable()
     session = session_of(request)
     feed = client.feed(session.chat_id)
+    resumed = request.headers.get("Last-Event-ID", "")
     try:
-        last = int(request.headers.get("Last-Event-ID", "") or (feed.next_id - 1))
+        last = int(resumed or (feed.next_id - 1))
     except ValueError:
         last = feed.next_id - 1
     response = web.StreamResponse(headers={**SECURITY_HEADERS, "Content-Type": "text/event-stream",
                                            "X-Accel-Buffering": "no"})
     await response.prepare(request)
     await response.write(b"retry: 1000\n\n")
+    if not resumed:  # a page that opens: the questions still waiting for a press (no id: the cursor stays)
+        questions = client.open_questions(session.chat_id)
+        if questions:
+            await response.write("".join(f"data: {json.dumps(q)}\n\n" for q in questions).encode())
     closed = asyncio.ensure_future(client.closed.wait())
     try:
         while not client.closed.is_set():
@@ -183,6 +256,8 @@ def add_routes(app: web.Application, gateway: Any) -> None:
     app[GATEWAY_KEY] = gateway
     app.router.add_post("/ui/api/chat/send", send)
     app.router.add_post("/ui/api/chat/stop", stop)
+    app.router.add_post("/ui/api/chat/upload", upload)
+    app.router.add_post("/ui/api/chat/choose", choose)
     app.router.add_get("/ui/api/chat/history", history)
     app.router.add_get("/ui/api/chat/events", events)
     app.router.add_get("/ui/api/chat/files/{token}", file)

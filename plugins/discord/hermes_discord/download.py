@@ -16,16 +16,17 @@ never the signed URL.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, AsyncIterator, Callable
 
-from hermes_gateway import FetchError
+from hermes_gateway import stream_download
 
 #: Bytes handed to the core at a time.
 CHUNK_BYTES = 64 * 1024
 #: Seconds the CDN may stay silent mid-download before it counts as failed (a whole file may take longer).
 READ_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 15.0
+#: What Discord's CDN means by a refusal: a signed link is good until its ``ex`` time.
+EXPIRED = {403: "its link expired", 404: "its link expired"}
 
 
 class Downloads:
@@ -41,28 +42,14 @@ class Downloads:
         return lambda: self.stream(url, filename=filename, size=size)
 
     async def stream(self, url: str, *, filename: str, size: int | None) -> AsyncIterator[bytes]:
-        """The file's bytes in chunks of at most :data:`CHUNK_BYTES`; :class:`FetchError` when it cannot be had."""
-        import aiohttp
+        """The file's bytes in chunks of at most :data:`CHUNK_BYTES`; :class:`FetchError` when it cannot be had.
 
-        what = f"discord: the file {filename!r}"
-        try:
-            async with self.session().get(url, allow_redirects=True) as response:
-                if response.status != 200:
-                    gone = " (its link expired)" if response.status in (403, 404) else ""
-                    raise FetchError(f"{what} could not be downloaded: HTTP {response.status}{gone}")
-                if size is not None and response.content_length is not None and response.content_length > size:
-                    raise FetchError(f"{what} is {response.content_length} bytes, more than the {size} "
-                                     f"Discord declared; not downloaded")
-                received = 0
-                async for chunk in response.content.iter_chunked(CHUNK_BYTES):
-                    received += len(chunk)
-                    if size is not None and received > size:
-                        raise FetchError(f"{what} ran past the {size} bytes Discord declared; download stopped")
-                    yield chunk
-        except FetchError:
-            raise
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-            raise FetchError(f"{what} could not be downloaded ({type(exc).__name__})") from None
+        No more than the ``size`` Discord declared (:func:`hermes_gateway.stream_download`'s guard); a 403 or
+        404 means the signed link expired.
+        """
+        async for chunk in stream_download(self.session(), url, what=f"discord: the file {filename!r}",
+                                           declared_size=size, status_notes=EXPIRED, chunk_bytes=CHUNK_BYTES):
+            yield chunk
 
     def session(self) -> Any:
         """The session (built on first use, so building a client does no I/O)."""

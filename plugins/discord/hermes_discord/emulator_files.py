@@ -19,7 +19,6 @@ emulator never holds it.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import hmac
@@ -32,7 +31,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from . import emulator_samples as samples
+from hermes_gateway.testing import samples, serve_file
 
 if TYPE_CHECKING:
     from .emulator import DiscordEmulator
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
 IS_VOICE_MESSAGE = 1 << 13
 #: How long a signed link lasts on Discord (about a day).
 LINK_LIFETIME = 24 * 3600
-SERVE_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,7 @@ class PersonFile:
 
 
 def photo(width: int = 64, height: int = 48, name: str = "photo.png") -> PersonFile:
-    """A PNG photo (:func:`~.emulator_samples.png`)."""
+    """A PNG photo (:func:`hermes_gateway.testing.samples.png`)."""
     return PersonFile(name, samples.png(width, height), "image/png")
 
 
@@ -172,27 +170,11 @@ class CdnFiles:
                 or int(expected["ex"], 16) < time.time():
             return self._refused(request, stored, 404)
         file = stored.file
-        response = web.StreamResponse(status=200, headers={"Content-Type": file.mime or "application/octet-stream",
-                                                           "Cache-Control": "public, max-age=31536000"})
-        if file.chunked:
-            response.enable_chunked_encoding()
-        else:
-            response.content_length = file.served_size
-        await response.prepare(request)
-        sent = 0
-        try:
-            for offset in range(0, file.served_size, SERVE_CHUNK):
-                end = min(offset + SERVE_CHUNK, file.served_size)
-                chunk = file.data[offset:end]
-                chunk += bytes(end - offset - len(chunk))  # zeros past the data: a large file is never held
-                await response.write(chunk)
-                sent += len(chunk)
-                if file.stall and offset == 0:
-                    await asyncio.sleep(file.stall)  # the download goes quiet mid-file
-            await response.write_eof()
-        finally:
-            self.downloads.append(Download(stored.attachment_id, file.filename, 200, sent))
-        return response
+        return await serve_file(request, file.data, size=file.served_size, chunked=file.chunked, stall=file.stall,
+                                content_type=file.mime or "application/octet-stream",
+                                headers={"Cache-Control": "public, max-age=31536000"},
+                                sent=lambda n: self.downloads.append(Download(stored.attachment_id, file.filename,
+                                                                              200, n)))
 
     def _refused(self, request: web.Request, stored: Posted | None, status: int) -> web.Response:
         self.downloads.append(Download(request.match_info["id"], stored.file.filename if stored else

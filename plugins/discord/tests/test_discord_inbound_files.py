@@ -12,7 +12,7 @@ import pytest
 
 from discord_test_support import eventually, runner_for
 from hermes_gateway import FetchError
-from hermes_discord import emulator_samples as samples
+from hermes_gateway.testing import samples
 from hermes_discord.emulator_files import PersonFile, pdf, photo, too_large, voice_note
 
 

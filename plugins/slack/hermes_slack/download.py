@@ -24,11 +24,10 @@ Every failure is a ``FetchError`` naming the file, never the token.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, AsyncIterator, Callable
 from urllib.parse import urlsplit
 
-from hermes_gateway import FetchError
+from hermes_gateway import FetchError, stream_download
 
 #: Bytes handed to the core at a time.
 CHUNK_BYTES = 64 * 1024
@@ -37,6 +36,8 @@ READ_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 15.0
 #: Where Slack serves files (commercial and GovSlack).
 SLACK_FILE_DOMAINS = ("slack.com", "slack-gov.com")
+#: What Slack means by a 404 for a file the bot was told of.
+GONE = {404: "deleted, or not shared where the bot can see it"}
 SCOPE_NOTE = "the app needs the files:read scope (OAuth & Permissions), then reinstall it"
 
 
@@ -67,34 +68,24 @@ class Downloads:
         return parts.scheme == "https" and any(host == d or host.endswith("." + d) for d in SLACK_FILE_DOMAINS)
 
     async def stream(self, url: str, *, filename: str, size: int | None, mime: str | None) -> AsyncIterator[bytes]:
-        """The file's bytes in chunks of at most :data:`CHUNK_BYTES`; :class:`FetchError` when it cannot be had."""
-        import aiohttp
+        """The file's bytes in chunks of at most :data:`CHUNK_BYTES`; :class:`FetchError` when it cannot be had.
 
+        No more than the ``size`` Slack declared (:func:`hermes_gateway.stream_download`'s guard); the token
+        only to Slack's hosts; Slack's sign-in page is not the file.
+        """
         what = f"slack: the file {filename!r}"
         if not self.may_carry_token(url):
             raise FetchError(f"{what} is not on a Slack file host; not downloaded (the bot token stays here)")
-        headers = {"Authorization": f"Bearer {self._token}"}
-        try:
-            async with self.session().get(url, headers=headers, allow_redirects=True) as response:
-                if response.status != 200:
-                    gone = " (deleted, or not shared where the bot can see it)" if response.status == 404 else ""
-                    raise FetchError(f"{what} could not be downloaded: HTTP {response.status}{gone}")
-                if response.content_type == "text/html" and (mime or "").split(";")[0] != "text/html":
-                    raise FetchError(f"{what} could not be downloaded: Slack answered with its sign-in page "
-                                     f"({SCOPE_NOTE})")
-                if size is not None and response.content_length is not None and response.content_length > size:
-                    raise FetchError(f"{what} is {response.content_length} bytes, more than the {size} "
-                                     f"Slack declared; not downloaded")
-                received = 0
-                async for chunk in response.content.iter_chunked(CHUNK_BYTES):
-                    received += len(chunk)
-                    if size is not None and received > size:
-                        raise FetchError(f"{what} ran past the {size} bytes Slack declared; download stopped")
-                    yield chunk
-        except FetchError:
-            raise
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-            raise FetchError(f"{what} could not be downloaded ({type(exc).__name__})") from None
+
+        def not_the_sign_in_page(response: Any) -> None:
+            if response.content_type == "text/html" and (mime or "").split(";")[0] != "text/html":
+                raise FetchError(f"{what} could not be downloaded: Slack answered with its sign-in page "
+                                 f"({SCOPE_NOTE})")
+
+        async for chunk in stream_download(self.session(), url, what=what, declared_size=size,
+                                           headers={"Authorization": f"Bearer {self._token}"},
+                                           status_notes=GONE, check=not_the_sign_in_page, chunk_bytes=CHUNK_BYTES):
+            yield chunk
 
     def session(self) -> Any:
         """The session (built on first use, so building a client does no I/O)."""

@@ -21,7 +21,6 @@ as zeros up to the declared size, chunk by chunk: the emulator never holds it.
 
 from __future__ import annotations
 
-import asyncio
 import mimetypes
 import time
 from dataclasses import dataclass
@@ -30,12 +29,11 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from . import emulator_samples as samples
+from hermes_gateway.testing import samples, serve_file
 
 if TYPE_CHECKING:
     from .emulator import SlackEmulator
 
-SERVE_CHUNK = 64 * 1024
 SIGN_IN_PAGE = ("<!DOCTYPE html><html><head><title>Slack</title></head><body>"
                 "<h1>Sign in to your workspace</h1></body></html>")
 
@@ -78,7 +76,7 @@ class PersonFile:
 
 
 def photo(width: int = 64, height: int = 48, name: str = "photo.png") -> PersonFile:
-    """A PNG photo (:func:`~.emulator_samples.png`)."""
+    """A PNG photo (:func:`hermes_gateway.testing.samples.png`)."""
     return PersonFile(name, samples.png(width, height), "image/png")
 
 
@@ -193,23 +191,6 @@ class SharedFiles:
         if not authorized:  # Slack's way: 200 and the sign-in page, never a 401
             self.downloads.append(Download(file_id, file.filename, 200, False))
             return web.Response(status=200, text=SIGN_IN_PAGE, content_type="text/html")
-        response = web.StreamResponse(status=200, headers={"Content-Type": file.mime})
-        if file.chunked:
-            response.enable_chunked_encoding()
-        else:
-            response.content_length = file.served_size
-        await response.prepare(request)
-        sent = 0
-        try:
-            for offset in range(0, file.served_size, SERVE_CHUNK):
-                end = min(offset + SERVE_CHUNK, file.served_size)
-                chunk = file.data[offset:end]
-                chunk += bytes(end - offset - len(chunk))  # zeros past the data: a large file is never held
-                await response.write(chunk)
-                sent += len(chunk)
-                if file.stall and offset == 0:
-                    await asyncio.sleep(file.stall)  # the download goes quiet mid-file
-            await response.write_eof()
-        finally:
-            self.downloads.append(Download(file_id, file.filename, 200, True, sent))
-        return response
+        return await serve_file(request, file.data, size=file.served_size, chunked=file.chunked, stall=file.stall,
+                                content_type=file.mime,
+                                sent=lambda n: self.downloads.append(Download(file_id, file.filename, 200, True, n)))

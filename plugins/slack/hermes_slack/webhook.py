@@ -5,7 +5,7 @@ The signature is checked on the raw bytes before anything is parsed
 ``v0:{timestamp}:{body}``, timestamps more than 5 minutes off refused):
 a bad or stale request gets 401 and nothing else happens; headers that
 cannot even be checked (no timestamp, thousands of digits, a signature
-that is not ASCII) get 401 too, and a body that is not UTF-8 gets 400. A good one goes
+that is not ASCII) get 401 too, and a body that is empty or not UTF-8 gets 400. A good one goes
 to the bolt app, which answers ``url_verification`` and acknowledges every
 event with 200 before the listener hands the message to the core, so the
 model never delays the answer. Slack's retries (``X-Slack-Retry-Num``)
@@ -59,6 +59,9 @@ class EventsEndpoint:
         if not valid:
             log.info("slack: refused an events request with a bad or stale signature")
             return web.Response(status=401, text="invalid signature")
+        if not raw.strip():  # bolt would answer "no listener" (404): an empty body is simply not a request
+            log.info("slack: refused a signed events request with an empty body")
+            return web.Response(status=400, text="empty request")
         if not self.plugin.context.accepting:
             log.info("slack: the gateway is stopping; Slack will deliver the event again")
             return web.Response(status=503, text="stopping", headers={"Retry-After": "5"})

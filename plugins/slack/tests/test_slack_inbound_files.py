@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_gateway import FetchError
-from hermes_slack import emulator_samples as samples
+from hermes_gateway.testing import samples
 from hermes_slack.emulator import BOT_TOKEN
 from hermes_slack.emulator_files import PersonFile, pdf, photo, too_large, voice_note
 from slack_test_support import eventually, gateway, runner

@@ -46,7 +46,7 @@ from typing import Any
 from aiohttp import web
 
 from hermes_gateway import RateBudget
-from hermes_gateway.testing import ScreenMessage, SentMedia, serve_locally
+from hermes_gateway.testing import ScreenMessage, SentMedia, samples, serve_locally
 
 from .emulator_buttons import ButtonError, Buttons, kind_of
 from .emulator_files import FileStore
@@ -293,9 +293,7 @@ class BotApiEmulator:
     async def push_voice(self, chat_id: int, data: bytes | None = None, *, duration: int = 1,
                          mime: str = "audio/ogg", **person: Any) -> int:
         """A person records a voice note (default: half a second of real OGG/Opus silence)."""
-        from .emulator_samples import ogg_opus_silence
-
-        stored = self.files.add("voice", data if data is not None else ogg_opus_silence(0.5))
+        stored = self.files.add("voice", data if data is not None else samples.voice_ogg(0.5))
         return await self.push_content(chat_id, "voice", {**self.files.json(stored), "duration": duration,
                                                         "mime_type": mime}, "", person)
 

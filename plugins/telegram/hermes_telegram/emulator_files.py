@@ -27,6 +27,8 @@ from typing import Any
 
 from aiohttp import web
 
+from hermes_gateway.testing import serve_file
+
 #: What the Bot API lets a bot download per file.
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024
 CHUNK_BYTES = 64 * 1024
@@ -113,17 +115,5 @@ class FileStore:
         if stored is None:
             self.downloads.append(FileDownload(path, 404, 0))
             return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
-        response = web.StreamResponse(status=200, headers={"Content-Type": "application/octet-stream"})
-        response.content_length = stored.size
-        await response.prepare(request)
-        sent = 0
-        try:
-            while sent < stored.size:
-                size = min(CHUNK_BYTES, stored.size - sent)
-                chunk = stored.data[sent:sent + size] if stored.data is not None else b"\0" * size
-                await response.write(chunk)
-                sent += size
-            await response.write_eof()
-        finally:
-            self.downloads.append(FileDownload(path, 200, sent))
-        return response
+        return await serve_file(request, stored.data, size=stored.size, chunk_bytes=CHUNK_BYTES,
+                                sent=lambda n: self.downloads.append(FileDownload(path, 200, n)))

@@ -9,7 +9,8 @@ an unknown user or an unmentioned group message downloads nothing.
 The Bot API lets a bot download at most 20 MB per file (``getFile`` answers
 "file is too big"); a file whose declared size is over that is refused with
 a :class:`~hermes_gateway.FetchError` before any call. The download streams
-in chunks (aiohttp ``iter_chunked``): the plugin never holds a whole file.
+in chunks (:func:`hermes_gateway.stream_download`): the plugin never holds a whole
+file, nor hands over more than ``getFile`` declared.
 The file URL carries the bot token, so no error here ever quotes it.
 
 What each kind becomes (``getFile`` loses the name and the mime type, so
@@ -26,12 +27,11 @@ they come from the message):
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, AsyncIterator, Callable, Literal
 
-from hermes_gateway import Attachment, FetchError
+from hermes_gateway import Attachment, FetchError, stream_download
 
 from .redaction import scrub
 
@@ -121,17 +121,11 @@ class FileDownloads:
         url = file.file_path
         if not url:
             raise FetchError("Telegram gave no path for the file (it may have expired)")
-        import aiohttp
-
-        try:
-            async with self._http().get(url) as response:
-                if response.status != 200:
-                    raise FetchError(f"Telegram's file server answered HTTP {response.status}")
-                async for chunk in response.content.iter_chunked(CHUNK_BYTES):
-                    yield chunk
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-            # never the exception's text: aiohttp quotes the URL, and the URL holds the token
-            raise FetchError(f"the download from Telegram failed ({type(exc).__name__})") from None
+        # never more than getFile declared, nor than a bot may download; errors never quote the URL (it holds
+        # the token)
+        async for chunk in stream_download(self._http(), url, what="the file from Telegram", max_bytes=self.limit,
+                                           declared_size=file.file_size, chunk_bytes=CHUNK_BYTES):
+            yield chunk
 
 
 def _too_big(size: int | None, limit: int) -> str:

@@ -43,11 +43,10 @@ import aiohttp
 from aiohttp import web
 
 from hermes_gateway import RateBudget
-from hermes_gateway.testing import serve_locally
+from hermes_gateway.testing import samples, serve_locally
 
 from .emulator_buttons import check_buttons, tap
 from .emulator_files import DOWNLOAD_PATH, MediaStore
-from .emulator_samples import ogg_opus_silence
 from .errors import PAIR_RATE, THROUGHPUT, TOKEN_INVALID, UNDELIVERABLE, UNKNOWN_OBJECT, WINDOW_CLOSED
 from .media import NATIVE, UPLOADABLE
 from .webhook import SIGNATURE_HEADER, signature
@@ -65,7 +64,7 @@ PNG_1x1 = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000
 #: What a user sends of each media type unless a test gives the bytes: (mime type, bytes or a maker).
 SAMPLE_FILES: dict[str, tuple[str, Any]] = {
     "image": ("image/png", PNG_1x1),
-    "audio": ("audio/ogg; codecs=opus", ogg_opus_silence),
+    "audio": ("audio/ogg; codecs=opus", lambda: samples.voice_ogg(0.5)),
     "video": ("video/mp4", b"\0\0\0\x18ftypmp42\0\0\0\0mp42isom"),
     "document": ("application/pdf", b"%PDF-1.4\n% a one-line document\n%%EOF\n"),
     "sticker": ("image/webp", b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0\x2f\0\0\0\x10\x07\x10\x11\x11\x88\x88\xfe\x07\0"),

@@ -28,6 +28,8 @@ from typing import Any
 
 from aiohttp import web
 
+from hermes_gateway.testing import serve_file
+
 CHUNK_BYTES = 64 * 1024
 DOWNLOAD_PATH = "/whatsapp_business/attachments/"
 
@@ -116,15 +118,5 @@ class MediaStore:
         if stored is None:
             self.downloads.append(MediaDownload(media_id, 404, 0))
             return web.Response(status=404, text="Not Found")
-        response = web.StreamResponse(status=200, headers={"Content-Type": stored.mime})
-        response.content_length = stored.size
-        await response.prepare(request)
-        sent = 0
-        try:
-            for chunk in stored.chunks():
-                await response.write(chunk)
-                sent += len(chunk)
-            await response.write_eof()
-        finally:
-            self.downloads.append(MediaDownload(media_id, 200, sent))
-        return response
+        return await serve_file(request, stored.data, size=stored.size, content_type=stored.mime,
+                                sent=lambda n: self.downloads.append(MediaDownload(media_id, 200, n)))

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, AsyncIterator
 
 import aiohttp
-from hermes_gateway import DeliveryError
+from hermes_gateway import DeliveryError, stream_download
 
 from .errors import GraphError, PairBackoff, translate
 from .redaction import scrub
@@ -131,11 +131,13 @@ class GraphClient:
         """``GET /{media-id}``: ``{url, mime_type, sha256, file_size, id}`` of a file a user sent (url valid 5 min)."""
         return await self._request("GET", f"{self.settings.api_base_url}/{media_id}", None, "media lookup", "")
 
-    def download(self, url: str) -> Any:
-        """``GET url`` with the token, for ``async with``: the response streams (no total timeout: a 100 MB
-        document may take minutes; a stalled one ends after ``DOWNLOAD_STALL`` seconds without a byte)."""
+    def download(self, url: str, *, what: str, max_bytes: int, declared_size: int | None) -> AsyncIterator[bytes]:
+        """``GET url`` with the token, streamed in chunks (:func:`hermes_gateway.stream_download`: never more than
+        ``declared_size`` nor ``max_bytes``). No total timeout: a 100 MB document may take minutes; a stalled one
+        ends after ``DOWNLOAD_STALL`` seconds without a byte."""
         timeout = aiohttp.ClientTimeout(total=None, connect=min(10.0, self.settings.timeout), sock_read=DOWNLOAD_STALL)
-        return self._http().get(url, timeout=timeout)
+        return stream_download(self._http(), url, what=what, max_bytes=max_bytes, declared_size=declared_size,
+                               timeout=timeout)
 
     async def _post(self, payload: dict[str, Any], what: str, to: str) -> dict[str, Any]:
         return await self._request("POST", self.messages_url, payload, what, to)

@@ -12,9 +12,9 @@ The webhook does not say how large a file is; the lookup does. A file over
 what WhatsApp lets anyone send of its type (Meta's media limits: images
 5 MB, audio and video 16 MB, documents 100 MB, stickers 500 KB) is refused
 with a :class:`~hermes_gateway.FetchError` before the download starts.
-The download streams in chunks (aiohttp ``iter_chunked``), never held whole
-here, and its SHA-256 is computed as it goes and compared with the one the
-webhook announced: a difference is one warning in the log, not a refusal —
+The download streams in chunks (:func:`hermes_gateway.stream_download`), never
+held whole here nor more than the lookup declared, and its SHA-256 is computed
+as it goes and compared with the one the webhook announced: a difference is one warning in the log, not a refusal —
 Meta documents the hash as "the media file's" without saying more, and this
 has not been checked against the real API, so a strict check could refuse
 every file; a file that is really damaged fails where it is decoded.
@@ -28,7 +28,6 @@ else ``audio``; ``video`` a video; ``sticker`` a sticker (WebP).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import hashlib
@@ -120,17 +119,10 @@ class MediaDownloads:
                              f"{limit / MB:g} MB for {article} {kind}")
         expected = _digest(media.sha256 or info.get("sha256"))
         checksum = hashlib.sha256()
-        import aiohttp
-
-        try:
-            async with graph.download(url) as response:
-                if response.status != 200:
-                    raise FetchError(f"WhatsApp's media server answered HTTP {response.status}")
-                async for chunk in response.content.iter_chunked(CHUNK_BYTES):
-                    checksum.update(chunk)
-                    yield chunk
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-            raise FetchError(f"the download from WhatsApp failed ({type(exc).__name__})") from None
+        size = size if isinstance(size, int) else None
+        async for chunk in graph.download(url, what=f"whatsapp: the {kind}", max_bytes=limit, declared_size=size):
+            checksum.update(chunk)
+            yield chunk
         if expected is not None and checksum.digest() != expected:
             log.warning("whatsapp: media %s: the downloaded file's SHA-256 is not the one the webhook announced "
                         "(passed on anyway)", media.media_id)

@@ -20,7 +20,7 @@ import pytest
 
 from hermes_gateway import FetchError
 from hermes_whatsapp import ROUTE
-from hermes_whatsapp.emulator_samples import ogg_opus_silence
+from hermes_gateway.testing.samples import voice_ogg
 from hermes_whatsapp.inbound_media import DOWNLOAD_LIMITS
 from hermes_whatsapp.notices import NOTICE
 from whatsapp_test_support import TOKEN, USER, eventually, gateway_for, runner_for, webhook_url
@@ -82,7 +82,7 @@ async def test_a_pdf_keeps_its_name_and_caption(meta):
 
 
 async def test_a_voice_note_is_a_voice_attachment_of_real_ogg_opus(meta):
-    voice = ogg_opus_silence(0.5)
+    voice = voice_ogg(0.5)
     async with runner_for(meta, start=True) as runner:
         [incoming] = await received(meta, runner, meta.media_message(USER, "audio", voice))
         [note] = incoming.attachments

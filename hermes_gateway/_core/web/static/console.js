@@ -22,6 +22,17 @@ const Console = (() => {
     if (r.status === 401) location.href = "/ui/login";
     return { status: r.status, body: data };
   }
+  /* POST a form (files) with the CSRF header; the browser sets the multipart boundary. */
+  async function postForm(path, form) {
+    const s = await load();
+    const r = await fetch(path, {
+      method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": s.csrf }, body: form,
+    });
+    let data = null;
+    try { data = await r.json(); } catch (e) { data = null; }
+    if (r.status === 401) location.href = "/ui/login";
+    return { status: r.status, body: data };
+  }
   async function getJSON(path) {
     const r = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
     if (r.status === 401) { location.href = "/ui/login"; throw new Error("signed out"); }
@@ -42,5 +53,5 @@ const Console = (() => {
       out.addEventListener("click", async () => { await post("/ui/logout"); location.href = "/ui/login"; });
     }
   });
-  return { load, post, getJSON, el };
+  return { load, post, postForm, getJSON, el };
 })();

@@ -3,7 +3,7 @@
 Parsed with the config's own parser (every mistake one line naming the
 file, the key and what was expected); a schedule's cron expression and
 time zone are checked here, at load time, not when the first occurrence
-is due. Like :mod:`..operator.settings`, this module does not import the
+is due. Like :mod:`.operator`, this module does not import the
 config module at run time (the config module imports it).
 """
 

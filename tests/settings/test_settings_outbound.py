@@ -6,7 +6,7 @@ import pytest
 
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.errors import ConfigError
-from hermes_gateway._core.outbound.settings import format_duration, parse_duration
+from hermes_gateway._core.settings.outbound import format_duration, parse_duration
 
 GOOD = {"name": "s", "every": "5m", "platform": "telegram", "chat": "1", "text": "hi"}
 

@@ -6,7 +6,7 @@ import pytest
 
 from hermes_gateway import ConfigError
 from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.reactions.settings import ReactionSettings, check_platform_emoji, platform_form
+from hermes_gateway._core.settings.reactions import ReactionSettings, check_platform_emoji, platform_form
 
 
 class FixedList:

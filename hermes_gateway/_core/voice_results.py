@@ -1,4 +1,9 @@
-"""What the voice functions hand back: a transcript, or one line for the person about what went wrong."""
+"""What the voice functions hand back: a transcript, or one line for the person about what went wrong.
+
+Plain values beneath every layer that reads them (the voice package, the
+API server's audio parts, the demo model that finds a transcript by its
+label), so none of those imports the voice package for them.
+"""
 
 from __future__ import annotations
 
