@@ -634,6 +634,7 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
     failed = any(figures[k] for k in ("lost", "duplicates", "cursors_left", "history_lost", "stalls", "stop_hung"))
     print("invariants:", "FAILED" if failed else "all held", flush=True)
     if failed and args.keep_logs:
+        Path(args.keep_logs).mkdir(parents=True, exist_ok=True)
         for replica in gateways.replicas:
             if replica.log is not None and replica.log.exists():
                 target = Path(args.keep_logs) / replica.log.name
