@@ -131,8 +131,12 @@ class Client:
         self._maybe_fail()
 
     async def updates(self) -> AsyncIterator[Update]:
+        """Each update put in ``inbox``; an exception put there is raised (the platform failing a poll)."""
         while True:
-            yield await self.inbox.get()
+            item = await self.inbox.get()
+            if isinstance(item, Exception):
+                raise item
+            yield item
 
     async def close(self) -> None:
         self.closed = True

@@ -283,3 +283,26 @@ def test_first_text_is_timed_from_the_start_of_the_reply_on_the_virtual_clock():
     m = registry_scrape(metrics)
     assert m("hermes_delivery_first_text_seconds_bucket", platform="reference", le="0.25") == 0
     assert m("hermes_delivery_first_text_seconds_bucket", platform="reference", le="0.75") == 1
+
+
+def test_platform_connected_is_what_each_client_reported_and_absent_when_it_reports_nothing():
+    from prometheus_client import generate_latest
+
+    from hermes_gateway._core.platform_status import PlatformStatuses
+
+    statuses = PlatformStatuses()
+    metrics = GatewayMetrics(status=statuses)
+    for name in ("telegram", "discord", "web"):
+        statuses.starting(name)
+        statuses.started(name)
+    statuses.report("telegram", True, None)
+    statuses.report("discord", False, "the gateway websocket closed")
+
+    def samples():
+        return sorted(line for line in generate_latest(metrics.registry).decode().splitlines()
+                      if line.startswith("hermes_platform_connected{"))
+
+    assert samples() == ['hermes_platform_connected{platform="discord"} 0.0',
+                         'hermes_platform_connected{platform="telegram"} 1.0']  # web reports nothing: not guessed
+    statuses.stopped("telegram")
+    assert 'hermes_platform_connected{platform="telegram"} 0.0' in samples()

@@ -62,3 +62,65 @@ def test_the_receive_mode_is_the_settings_mode_else_webhook_or_socket():
     assert receive_mode(object(), True) == "webhook"
     assert receive_mode(object(), False) == "socket"  # settings, no mode, no route: a connection of its own
     assert receive_mode(None, False) == "in-process"  # no settings at all: nothing to connect to
+
+
+def test_the_state_follows_start_reports_and_stop():
+    clock = Clock()
+    statuses = PlatformStatuses(clock)
+    status = statuses.get("telegram")
+    assert status.state() == "stopped"
+    statuses.starting("telegram")
+    assert status.state() == "starting"
+    statuses.started("telegram")
+    assert status.state() == "running", "started, and its client said nothing yet: not called connected"
+    clock.now = 1002.0
+    statuses.report("telegram", True, None)
+    assert (status.state(), status.connection_at, status.last_error) == ("connected", 1002.0, None)
+    clock.now = 1003.0
+    statuses.report("telegram", False, "getUpdates failed: NetworkError: Bad Gateway\nmore")
+    assert status.state() == "disconnected"
+    assert status.connection_error == status.last_error == "getUpdates failed: NetworkError: Bad Gateway"
+    assert status.last_error_at == 1003.0
+    statuses.report("telegram", True, None)
+    assert (status.state(), status.connection_error) == ("connected", None)
+    assert status.last_error == "getUpdates failed: NetworkError: Bad Gateway", "the last error stays to be read"
+    statuses.stopped("telegram")
+    assert status.state() == "stopped"
+
+
+def test_a_report_while_not_running_is_not_recorded_and_a_new_start_forgets_the_old_one():
+    statuses = PlatformStatuses(Clock())
+    statuses.report("discord", False, "websocket closed")  # never started
+    status = statuses.get("discord")
+    assert (status.state(), status.last_error) == ("stopped", None)
+    statuses.starting("discord")
+    statuses.report("discord", True, None)  # reported during start(): shown at once
+    assert status.state() == "connected"
+    statuses.started("discord")
+    statuses.stopped("discord")
+    statuses.report("discord", False, "the gateway websocket closed")  # closing during the stop is no error
+    assert (status.state(), status.last_error) == ("stopped", None)
+    statuses.starting("discord")
+    assert (status.state(), status.connection) == ("starting", None)
+
+
+def test_a_start_that_fails_is_stopped_with_its_error():
+    statuses = PlatformStatuses(Clock())
+    statuses.starting("slack")
+    statuses.start_failed("slack", "start failed: OSError: refused")
+    status = statuses.get("slack")
+    assert (status.state(), status.last_error) == ("stopped", "start failed: OSError: refused")
+
+
+def test_a_repeated_disconnection_is_no_new_change_and_secrets_are_masked():
+    protect("xoxb-secret-token-value")
+    statuses = PlatformStatuses(Clock())
+    statuses.starting("slack")
+    statuses.started("slack")
+    statuses.disconnected("slack", "auth failed for xoxb-secret-token-value")
+    version = statuses.version
+    statuses.disconnected("slack", "auth failed for xoxb-secret-token-value")  # a poll loop backing off
+    statuses.connected("slack")
+    statuses.connected("slack")
+    assert statuses.version == version + 1
+    assert "xoxb-secret-token-value" not in (statuses.get("slack").last_error or "")

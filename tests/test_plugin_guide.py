@@ -120,6 +120,21 @@ async def test_messages_come_in_by_polling_and_by_webhook_and_replies_go_out(gui
     assert client.closed  # close() after the replies
 
 
+async def test_the_guide_plugin_reports_its_connection_as_polls_answer_and_fail(guide):
+    runner = PlatformRunner(guide, {"token": "t0ken", "poll": True})
+    async with runner:
+        client, context = runner.client.sdk, runner.context
+        assert context.connection is None, "nothing reported before the platform answered"
+        client.inbox.put_nowait(sdk.Update(1, chat_id=7, user_id=70, message_id=1, text="hello"))
+        await until(lambda: context.connection == "connected", "connected once a poll answered")
+        client.inbox.put_nowait(sdk.ApiError(503))
+        await until(lambda: context.connection == "disconnected", "disconnected when a poll failed")
+        assert "polling failed" in context.connection_error
+        client.inbox.put_nowait(sdk.Update(2, chat_id=7, user_id=70, message_id=2, text="again"))
+        await until(lambda: context.connection == "connected", "connected again after the retry")
+    assert [m.text for m in runner.received] == ["hello", "again"]
+
+
 def test_the_guide_plugin_translates_failures_and_the_reply_still_lands(guide):
     runner = PlatformRunner(guide, {"token": "t0ken", "poll": False})
     client = runner.build().sdk

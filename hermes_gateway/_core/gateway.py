@@ -155,13 +155,14 @@ class Gateway:
             client = self.clients.get(name)
             if client is not None:
                 registered = self.plugins.platform(name)
+                self.platform_status.starting(name)
                 try:
                     await _maybe_await(client.start())
                 except StartError as exc:
-                    self.platform_status.failed(name, str(exc))
+                    self.platform_status.start_failed(name, str(exc))
                     raise
                 except Exception as exc:
-                    self.platform_status.failed(name, f"start failed: {type(exc).__name__}: {exc}")
+                    self.platform_status.start_failed(name, f"start failed: {type(exc).__name__}: {exc}")
                     raise StartError(f"platform {name} (plugin {registered.plugin_name}) failed to start: "
                                      f"{type(exc).__name__}: {exc}") from exc
             self.started_platforms.append(name)

@@ -31,6 +31,9 @@ Platforms:
 
 * ``hermes_platform_events_total{event,platform}`` — what a platform plugin counts of its own
   (``PlatformContext.count``: WhatsApp's delivery statuses, refused signatures)
+* ``hermes_platform_connected{platform}`` — gauge, 1 while the platform's client reports it reachable
+  (``PlatformContext.report_connected``), 0 once it reported a disconnection or stopped; a platform whose
+  client reports nothing is left out (the gateway cannot tell), read from the dashboard's record at each scrape
 
 The API server adds its own families (``hermes_api_*``) to the same registry
 when it is enabled (:meth:`GatewayMetrics.attach`).
@@ -44,7 +47,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 
 from .errors import DeliveryError, RateLimited
@@ -101,6 +104,8 @@ class GatewayMetrics:
             "therefore not answered again.", dedupe_hits)
         r.register(self.lease_takeovers)
         r.register(self.dedupe_hits)
+        if status is not None:
+            r.register(PlatformConnected(status))
         self._attached: dict[str, Any] = {}
         self._call_counts: dict[tuple[str, str, str], Any] = {}  # labelled children, looked up once (1.8 -> 0.4 us)
         self._platforms: set[str] = set()
@@ -240,6 +245,26 @@ class SourcedCounter:
 
     def describe(self) -> Iterator[Metric]:
         yield CounterMetricFamily(self.name, self.documentation)
+
+
+class PlatformConnected:
+    """``hermes_platform_connected{platform}``: what each platform's client last reported, read at each scrape."""
+
+    NAME = "hermes_platform_connected"
+    DOC = "1 while the platform's client reports it reachable, 0 after it reported a disconnection or stopped."
+
+    def __init__(self, status: "PlatformStatuses") -> None:
+        self.status = status
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(self.NAME, self.DOC, labels=["platform"])
+        for platform in self.status.all():
+            if platform.connection is not None:  # a client that never reported is not guessed at
+                family.add_metric([platform.name], 1.0 if platform.state() == "connected" else 0.0)
+        yield family
+
+    def describe(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(self.NAME, self.DOC, labels=["platform"])
 
 
 def metrics_route(gateway: Any) -> "Callable[[web.Request], Awaitable[web.StreamResponse]]":

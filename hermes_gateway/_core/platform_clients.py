@@ -79,7 +79,8 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
     context = PlatformContext(
         name, source=config.source, receive=host.receive, accepting=lambda: host.accepting,
         add_route=add_route, count=_counter(host), has_conversation=_conversations(host, name),
-        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"), choose=_chooser(host))
+        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"), choose=_chooser(host),
+        connection=_connection(host))
     client = make_client(registered, settings, context)
     status = getattr(host, "platform_status", None)  # the dashboard's record (a gateway has one; the kit may not)
     if status is not None:
@@ -96,6 +97,12 @@ def _counter(host: Any) -> Callable[[str, str, int], None]:
     def count(platform: str, event: str, n: int) -> None:
         host.metrics.platform_event(platform, event, n)
     return count
+
+
+def _connection(host: Any) -> Callable[[str, bool, str | None], None] | None:
+    """A client's ``report_connected/disconnected`` into the gateway's platform record (the dashboard's)."""
+    status = getattr(host, "platform_status", None)
+    return None if status is None else status.report
 
 
 def _conversations(host: Any, platform: str) -> Callable[[str, str | None], Awaitable[bool]]:

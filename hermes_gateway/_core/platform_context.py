@@ -5,7 +5,8 @@ A platform plugin's client is built by its factory,
 settings and one :class:`PlatformContext`. The context is the whole of
 what the gateway offers a platform: take a message, ask whether messages
 are still taken, mount a webhook route, count an event for ``/metrics``,
-and ask whether a conversation exists. A plugin never sees the gateway,
+ask whether a conversation exists, and say whether the platform is
+reachable (:meth:`PlatformContext.report_connected`). A plugin never sees the gateway,
 its store, its API server or its aiohttp app, so the core may change
 behind this object without breaking third parties.
 
@@ -46,7 +47,8 @@ class PlatformContext:
                  count: Callable[[str, str, int], None] | None = None,
                  has_conversation: Callable[[str, str | None], Awaitable[bool]] | None = None,
                  streaming_transport: str | None = None,
-                 choose: Callable[["ChoiceAnswer"], Awaitable[str | None]] | None = None) -> None:
+                 choose: Callable[["ChoiceAnswer"], Awaitable[str | None]] | None = None,
+                 connection: Callable[[str, bool, str | None], None] | None = None) -> None:
         self.platform = platform
         self.source = source
         self.streaming_transport = streaming_transport
@@ -56,6 +58,11 @@ class PlatformContext:
         self._count = count
         self._has_conversation = has_conversation
         self._choose = choose
+        self._connection = connection
+        #: What the client last reported of its connection: None (nothing yet), "connected" or "disconnected".
+        self.connection: str | None = None
+        #: The error it gave with its last ``report_disconnected`` (None while connected).
+        self.connection_error: str | None = None
         #: The events counted so far by :meth:`count` (also in ``/metrics`` as ``hermes_platform_events_total``).
         self.counts: dict[str, int] = {}
 
@@ -109,6 +116,27 @@ class PlatformContext:
         if self._choose is None:
             return None
         return await self._choose(answer)
+
+    def report_connected(self) -> None:
+        """The platform is reachable now: a poll answered, the websocket said hello, the webhook was set.
+
+        Two methods rather than one ``connection(up: bool)``: each call site
+        then reads as what happened, and a disconnection cannot be reported
+        without its reason. Cheap and idempotent: call it after every
+        successful poll if that is simplest. A client that never calls it is
+        shown as ``running`` (started, state unknown), never as ``connected``.
+        """
+        self.connection, self.connection_error = "connected", None
+        if self._connection is not None:
+            self._connection(self.platform, True, None)
+
+    def report_disconnected(self, error: str) -> None:
+        """The platform cannot be reached now (its poll fails, its websocket dropped and is reconnecting),
+        with why, in a few words. The dashboard shows it, and it becomes the platform's last error (one
+        line, secrets masked). Report :meth:`report_connected` again once it recovers."""
+        self.connection, self.connection_error = "disconnected", error or "disconnected"
+        if self._connection is not None:
+            self._connection(self.platform, False, self.connection_error)
 
     def __repr__(self) -> str:
         return f"PlatformContext(platform={self.platform!r})"

@@ -12,7 +12,10 @@ once, after the text, with its bytes intact, also when the upload first
 meets a 429 or times out after landing; and an item over its declared
 limit is never uploaded but shown as one line. A client that can react
 (``react``) puts the emoji on the person's message and turns a 429 into
-``RateLimited``.
+``RateLimited``. A started client that reports its connection
+(``PlatformContext.report_connected``) says "connected" against a working
+emulator, "disconnected" (with why) while the harness breaks the
+connection, and "connected" again once it is restored.
 Describe how to reach your plugin and read its screen in a
 :class:`Harness`, then run every check from your own tests::
 
@@ -116,6 +119,14 @@ class Harness:
     async def inject_edit_failure(self, chat_id: str) -> None:
         """Optional: make the next edit in the chat fail for good (``DeliveryError(retryable=False)``)."""
         raise NotApplicable("this harness cannot make an edit fail")
+
+    async def break_connection(self) -> None:
+        """Optional: make the platform unreachable for the started client (its poll fails, its websocket
+        closes and reconnecting is refused) until :meth:`restore_connection`."""
+        raise NotApplicable("this harness cannot break the client's connection")
+
+    async def restore_connection(self) -> None:
+        """End what :meth:`break_connection` did (nothing, for an outage that ends by itself)."""
 
     def attachments(self, chat_id: str) -> list[tuple[str, bytes]]:
         """The attachments the emulator received in the chat, in order: ``(filename, bytes)``."""
@@ -460,6 +471,49 @@ async def check_a_choice_is_shown_and_closed(h: Harness) -> None:
     assert h.screen(chat) in (["Approved."], [choice.prompt, "Approved."]), h.screen(chat)
 
 
+#: Seconds a check waits for a client's connection report (a websocket's READY, a reconnect's backoff).
+CONNECTION_WAIT = 60.0
+#: Seconds a started client gets to make its first report (in or just after its start()) before the check
+#: decides it reports nothing.
+FIRST_REPORT_WAIT = 5.0
+
+
+async def check_a_started_client_reports_its_connection(h: Harness) -> None:
+    """Against a working emulator a client that reports its connection says "connected"; while the harness
+    breaks the connection it says "disconnected" with a reason, and "connected" again once restored.
+
+    A client that reports nothing is shown by the dashboard as ``running`` (never ``connected``): that is
+    allowed, and this check does not apply to it.
+    """
+    runner = h.runner
+    context = runner.context if runner is not None else None
+    if runner is None or context is None or not runner.started:
+        raise NotApplicable("the harness does not start the client (nothing connects)")
+    await _until(lambda: context.connection is not None, FIRST_REPORT_WAIT)
+    if context.connection is None:
+        raise NotApplicable("the client reports nothing of its connection (the dashboard shows it as running)")
+    await _until(lambda: context.connection == "connected", CONNECTION_WAIT)
+    assert context.connection == "connected", (context.connection, context.connection_error)
+    try:
+        await h.break_connection()
+    except NotApplicable:
+        return  # reaching the platform was checked; this harness cannot take it away
+    await _until(lambda: context.connection == "disconnected", CONNECTION_WAIT)
+    assert context.connection == "disconnected" and context.connection_error, "the outage was not reported"
+    await h.restore_connection()
+    await _until(lambda: context.connection == "connected", CONNECTION_WAIT)
+    assert context.connection == "connected", ("not back after the outage", context.connection_error)
+
+
+async def _until(condition: Callable[[], bool], timeout: float) -> None:
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition() and loop.time() < deadline:
+        await asyncio.sleep(0.02)
+
+
 CHECKS: tuple[Check, ...] = (
     check_the_plugin_implements_the_stream_hooks_it_needs,
     check_a_streamed_reply_lands_exactly,
@@ -476,6 +530,7 @@ CHECKS: tuple[Check, ...] = (
     check_a_reaction_lands_on_the_persons_message,
     check_a_table_is_laid_out_not_shown_raw,
     check_a_choice_is_shown_and_closed,
+    check_a_started_client_reports_its_connection,
 )
 
 

@@ -108,6 +108,11 @@ class PlatformRunner:
     def platform(self) -> Platform:
         return self.registered.platform
 
+    @property
+    def started(self) -> bool:
+        """Whether the client was started (``start=True``) and not yet stopped."""
+        return self._started
+
     def build(self) -> Any:
         """Parse the settings and call the factory (routes mounted now); returns the client."""
         settings = settings_for(self.platform, self.section, source=self.source)
@@ -134,6 +139,7 @@ class PlatformRunner:
         client, self.client = self.client, None
         try:
             if client is not None and self._started:
+                self._started = False
                 await client.stop()
             if client is not None and callable(getattr(client, "close", None)):
                 await client.close()

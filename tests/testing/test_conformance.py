@@ -152,3 +152,97 @@ async def test_a_plugin_whose_on_stream_end_does_not_show_the_text_fails_the_sui
     harness.plugin = Finaliser(budgets={"default": RateBudget(rate=100, burst=10)}, max_message_length=200)
     with pytest.raises(AssertionError, match="not what the message shows"):
         await run_check(check_every_message_ends_with_on_stream_end, harness)
+
+
+class _Line:
+    """A pretend platform connection for :class:`LineClient`: up or down, as the harness sets it."""
+
+    up = True
+
+
+def _line_plugin(line, *, notices_outage=True, lies=False):
+    """A platform whose client reports its connection: it checks ``line`` every 20 ms (like a poll loop)."""
+    import asyncio
+    from dataclasses import dataclass
+
+    from hermes_gateway import MessageRef, Platform, PlatformClient
+
+    @dataclass(frozen=True)
+    class LineSettings:
+        name: str = "line"
+
+    class LineClient(PlatformClient):
+        async def start(self):
+            self.task = asyncio.get_running_loop().create_task(self.watch())
+
+        async def stop(self):
+            self.task.cancel()
+
+        async def watch(self):
+            while True:
+                seen = line.up or not notices_outage
+                if lies:
+                    self.context.report_disconnected("pretends to be down")
+                elif seen:
+                    self.context.report_connected()
+                else:
+                    self.context.report_disconnected("the line is down")
+                await asyncio.sleep(0.02)
+
+        async def on_stream_end(self, stream, message, text):
+            return MessageRef(stream.chat_id, "1")
+
+    class LinePlugin:
+        @hookimpl
+        def register_platforms(self, register):
+            register(Platform(name="line", max_message_length=100, settings=LineSettings, client=LineClient))
+
+    return LinePlugin()
+
+
+class LineHarness(Harness):
+    platform = "line"
+
+    def __init__(self, **kw):
+        self.line = _Line()
+        self.plugin = _line_plugin(self.line, **kw)
+
+    async def start(self):
+        self.runner = PlatformRunner(self.plugin, {})
+        await self.runner.__aenter__()
+
+    async def stop(self):
+        await self.runner.__aexit__(None, None, None)
+
+    async def break_connection(self):
+        self.line.up = False
+
+    async def restore_connection(self):
+        self.line.up = True
+
+
+async def test_a_client_that_reports_its_connection_truly_passes():
+    from hermes_gateway.testing.conformance import check_a_started_client_reports_its_connection
+
+    async with LineHarness() as harness:
+        await check_a_started_client_reports_its_connection(harness)
+        assert harness.runner.context.connection == "connected"
+
+
+@pytest.mark.parametrize("kw", [{"notices_outage": False}, {"lies": True}], ids=["misses-an-outage", "lies"])
+async def test_a_client_whose_report_is_wrong_fails_the_check(kw, monkeypatch):
+    from hermes_gateway.testing import conformance
+
+    monkeypatch.setattr(conformance, "CONNECTION_WAIT", 0.5)
+    async with LineHarness(**kw) as harness:
+        with pytest.raises(AssertionError):
+            await conformance.check_a_started_client_reports_its_connection(harness)
+
+
+async def test_a_client_that_reports_nothing_is_not_applicable(monkeypatch):
+    from hermes_gateway.testing import conformance
+
+    monkeypatch.setattr(conformance, "FIRST_REPORT_WAIT", 0.2)
+    async with NotebookHarness() as harness:
+        with pytest.raises(conformance.NotApplicable, match="reports nothing"):
+            await conformance.check_a_started_client_reports_its_connection(harness)

@@ -52,6 +52,21 @@ def telegram_gateway(base_url: str, *, builtins: tuple[str, ...] = (), shutdown_
     return Gateway(config, plugins, shutdown_grace=shutdown_grace)
 
 
+def platform_gateway(plugin: Any, name: str, section: dict[str, Any], *, limits: dict[str, Any] | None = None,
+                     **sections: Any) -> Gateway:
+    """A real gateway with one platform plugin (on its emulator, ``section`` being ``platforms.<name>``)."""
+    plugins = make_plugins(builtins=("hermes_gateway._core.builtin.tools",), load_entry_points=False,
+                           extra=[with_limits(plugin, limits or FAST_LIMITS)])
+    data: dict[str, Any] = {
+        "model": {"demo": {"tokens_per_second": 300}},
+        "platforms": {name: {"enabled": True, **section}},
+        "store": {"path": ":memory:"},
+        "api_server": {"host": "127.0.0.1", "port": 0, "enabled": False},
+        **sections,
+    }
+    return Gateway(parse_config(data, source="(test config)", env={}), plugins, shutdown_grace=0.5)
+
+
 async def state_of(gateway: Gateway) -> dict[str, Any]:
     """The snapshot, through JSON as the browser gets it."""
     return json.loads(json.dumps(await snapshot(gateway)))
@@ -60,3 +75,19 @@ async def state_of(gateway: Gateway) -> dict[str, Any]:
 def platform(state: dict[str, Any], name: str) -> dict[str, Any]:
     [found] = [p for p in state["platforms"] if p["name"] == name]
     return found
+
+
+async def until_state(gateway: Gateway, name: str, state: str, timeout: float = 20.0) -> dict[str, Any]:
+    """The platform's row of the snapshot once its state is ``state``: a client reports its connection from
+    its own loop (a poll answered, a websocket said hello), shortly after start-up or a fault."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        row = platform(await state_of(gateway), name)
+        if row["state"] == state:
+            return row
+        if loop.time() > deadline:
+            raise AssertionError(f"{name} still not {state} after {timeout}s: {row!r}")
+        await asyncio.sleep(0.02)

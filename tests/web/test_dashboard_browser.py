@@ -101,3 +101,18 @@ async def test_html_in_a_chat_is_shown_as_text_in_the_list_and_the_conversation(
         assert (await transcript.nth(1).text_content()).endswith(HOSTILE)
         assert await page.evaluate("() => window.__pwned") is None
         assert await page.locator("#dashboard script, #dashboard img").count() == 0
+
+
+async def test_a_failing_poll_shows_disconnected_with_its_error_then_connected_again(browser, api):
+    async with telegram_gateway(api.base_url, builtins=CONSOLE) as gateway:
+        page = await open_dashboard(browser, gateway.url)
+        row = page.locator("#platforms tr[data-platform='telegram']")
+        await row.locator(".badge.connected").wait_for()
+        api.fail_method("getUpdates", 502, "Bad Gateway <b>down</b>", times=2)  # markup in the error: text only
+        badge = row.locator(".badge.disconnected")
+        await badge.wait_for(timeout=30_000)  # live: no reload
+        assert await badge.text_content() == "disconnected"
+        assert "Bad Gateway <b>down</b>" in (await badge.get_attribute("title") or "")
+        assert "Bad Gateway <b>down</b>" in (await row.locator("td").nth(4).text_content() or "")
+        assert await row.locator("b").count() == 0, "the error was shown as text, never parsed"
+        await row.locator(".badge.connected").wait_for(timeout=30_000)  # the poll loop got through again

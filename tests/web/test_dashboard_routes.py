@@ -10,7 +10,7 @@ import time
 import pytest
 
 from hermes_gateway.testing import eventually
-from dashboard_support import CONSOLE, TOKEN, telegram_gateway
+from dashboard_support import CONSOLE, TOKEN, telegram_gateway, until_state
 from web_helpers import OUTSIDE, browser_session, config, console_app, csrf_of
 
 pytest.importorskip("hermes_telegram")
@@ -69,6 +69,7 @@ async def test_nothing_of_the_dashboard_without_a_session_from_another_machine()
 async def test_the_state_as_json_and_live_over_sse_as_a_person_talks(api):
     gateway = telegram_gateway(api.base_url, builtins=CONSOLE)
     async with gateway, browser_session() as browser:
+        await until_state(gateway, "telegram", "connected")
         url = gateway.url
         async with browser.get(f"{url}/ui/api/state") as r:
             assert r.status == 200 and r.headers["Content-Type"].startswith("application/json")
@@ -97,6 +98,7 @@ async def test_the_state_as_json_and_live_over_sse_as_a_person_talks(api):
 async def test_snapshots_come_only_on_change_and_at_most_a_few_a_second(api):
     gateway = telegram_gateway(api.base_url, builtins=CONSOLE, tokens_per_second=20)
     async with gateway, browser_session() as browser:
+        await until_state(gateway, "telegram", "connected")  # its first poll answered: a change of its own
         feed = StateFeed(await browser.get(f"{gateway.url}/ui/api/state/events"))
         await feed.until(lambda s: True)
         await asyncio.sleep(1.2)

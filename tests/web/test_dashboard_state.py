@@ -17,7 +17,7 @@ import pytest
 from hermes_gateway.testing import eventually
 from hermes_gateway._core.web.dashboard_pairing import PairingRefused, decide
 from hermes_gateway._core.web.dashboard_state import snapshot, steady
-from dashboard_support import API_KEY, TOKEN, platform, state_of, telegram_gateway
+from dashboard_support import API_KEY, TOKEN, platform, state_of, telegram_gateway, until_state
 
 pytest.importorskip("hermes_telegram")
 from hermes_telegram.emulator import BotApiEmulator  # noqa: E402
@@ -36,12 +36,14 @@ async def api():
 async def test_a_running_platform_is_connected_with_its_mode_and_after_stop_it_is_not(api):
     gateway = telegram_gateway(api.base_url)
     before = await state_of(gateway)
-    assert platform(before, "telegram") | {} == {**platform(before, "telegram"), "enabled": True, "connected": False}
+    assert platform(before, "telegram") | {} == {**platform(before, "telegram"), "enabled": True, "connected": False,
+                                                  "state": "stopped"}
     async with gateway:
-        telegram = platform(await state_of(gateway), "telegram")
+        telegram = await until_state(gateway, "telegram", "connected")  # its first getUpdates answered
         assert telegram["connected"] is True and telegram["mode"] == "polling"
         assert telegram["last_error"] is None and telegram["rate_limited_last_hour"] == 0
-    assert platform(await state_of(gateway), "telegram")["connected"] is False
+    after = platform(await state_of(gateway), "telegram")
+    assert after["connected"] is False and after["state"] == "stopped" and after["last_error"] is None
 
 
 async def test_a_reply_in_flight_shows_its_chat_time_and_calls_then_leaves_the_list(api):
@@ -70,6 +72,7 @@ async def test_a_reply_in_flight_shows_its_chat_time_and_calls_then_leaves_the_l
 async def test_a_429_is_counted_for_the_last_hour_and_a_refused_call_is_the_last_error(api):
     gateway = telegram_gateway(api.base_url)
     async with gateway:
+        await until_state(gateway, "telegram", "connected")
         api.inject_rate_limit(7, 1)
         await api.push_message(7, "echo: patience")
         await eventually(lambda: api.screen(7) == ["patience"], lambda: api.chat(7).calls, timeout=15)
@@ -149,6 +152,7 @@ async def test_a_store_that_fails_leaves_the_rest_of_the_snapshot(api, caplog):
         raise OSError("disk gone")
 
     async with gateway:
+        await until_state(gateway, "telegram", "connected")
         gateway.store.list_conversations = broken
         state = await state_of(gateway)
     assert state["conversations"] == [] and state["errors"] == ["conversations: OSError"]

@@ -90,22 +90,39 @@ async def _part(errors: list[str], name: str, read: Callable[[], Awaitable[Any]]
 
 
 def platforms(gateway: Any, now: float) -> list[dict[str, Any]]:
-    """Every registered platform: enabled, connected (started and not stopped), mode, last error, 429s (1 h)."""
+    """Every registered platform: enabled, its state, mode, last error, 429s (1 h).
+
+    ``state`` is :meth:`~..platform_status.PlatformStatus.state` (``starting``,
+    ``connected``, ``disconnected``, ``running``: started but reporting
+    nothing, ``stopped``); ``connected`` is true only when the client itself
+    reported its platform reachable, and ``connection_error`` says why it is
+    not when it reported a disconnection.
+    """
     out = []
     for name in gateway.plugins.platforms():
         status = gateway.platform_status.get(name)
         enabled = gateway.config.platform_enabled(name)
+        state = status.state() if enabled else "stopped"
         out.append({
             "name": name,
             "enabled": enabled,
-            "connected": bool(enabled and status.running and name in gateway.started_platforms),
+            "state": state,
+            "connected": state == "connected",
+            "connection_error": status.connection_error if state == "disconnected" else None,
             "mode": status.mode,
-            "since": status.started_at if status.running else status.stopped_at,
+            "since": _since(status, state),
             "last_error": status.last_error,
             "last_error_at": status.last_error_at,
             "rate_limited_last_hour": status.rate_limited_since(now - 3600.0),
         })
     return out
+
+
+def _since(status: Any, state: str) -> float | None:
+    """When the platform entered the state shown: its last report, else its start or stop."""
+    if state in ("connected", "disconnected"):
+        return status.connection_at
+    return status.started_at if state in ("running", "starting") else status.stopped_at
 
 
 def in_flight(gateway: Any, now: float) -> list[dict[str, Any]]:

@@ -174,6 +174,8 @@ class DiscordClient(PlatformClient):
         client.event(self._make_on_message())
         client.event(self._make_on_raw_message_edit())
         client.event(self._make_on_ready())
+        client.event(self._make_on_resumed())
+        client.event(self._make_on_disconnect())
         client.event(self._make_on_interaction())
         return client
 
@@ -187,16 +189,36 @@ class DiscordClient(PlatformClient):
             raise
         except discord.PrivilegedIntentsRequired:
             log.error("discord: stopped receiving messages: the gateway refused the intents (%s)", INTENTS_NOTE)
+            self.context.report_disconnected(f"the gateway refused the intents ({INTENTS_NOTE}); stopped receiving")
         except discord.LoginFailure:
             log.error("discord: stopped receiving messages: the gateway rejected the token "
                       "(check platforms.discord.token)")
+            self.context.report_disconnected("the gateway rejected the token (check platforms.discord.token); "
+                                             "stopped receiving")
         except Exception as exc:
             log.error("discord: stopped receiving messages: %s", scrub(f"{type(exc).__name__}: {exc}"))
+            self.context.report_disconnected(f"stopped receiving: {type(exc).__name__}: {exc}")
+
+    # The gateway websocket's state, as discord.py's events tell it: READY and RESUMED mean connected; a
+    # ``disconnect`` comes each time the socket closed or a connection attempt failed (discord.py then
+    # resumes or retries with its backoff, and the next READY/RESUMED says it is back).
 
     def _make_on_ready(self) -> Callable[[], Awaitable[None]]:
         async def on_ready() -> None:
             self._ready.set()
+            self.context.report_connected()
         return on_ready
+
+    def _make_on_resumed(self) -> Callable[[], Awaitable[None]]:
+        async def on_resumed() -> None:
+            self.context.report_connected()
+        return on_resumed
+
+    def _make_on_disconnect(self) -> Callable[[], Awaitable[None]]:
+        async def on_disconnect() -> None:
+            if self._receiving:  # not the websocket our own stop() closes
+                self.context.report_disconnected("the gateway websocket closed; discord.py is reconnecting")
+        return on_disconnect
 
     def _make_on_message(self) -> Callable[[Any], Awaitable[None]]:
         async def on_message(message: Any) -> None:

@@ -176,6 +176,9 @@ class DiscordEmulator:
         self.sessions: dict[str, GatewaySession] = {}
         self.identifies = 0
         self.resumes = 0
+        #: While True the gateway is down: a websocket upgrade answers 503 (``refused_connections`` counts them).
+        self.gateway_down = False
+        self.refused_connections = 0
         self.global_blocked_until = float("-inf")
         self.global_violations: list[str] = []
         self._global_calls: list[float] = []
@@ -381,6 +384,16 @@ class DiscordEmulator:
     def fail_next(self, channel_id: str | int, status: int, code: int, message: str) -> None:
         """The next call into the channel answers this error, to no effect."""
         self.channel(channel_id).pending_errors.append(ApiError(status, code, message))
+
+    async def take_gateway_down(self) -> None:
+        """A gateway outage: every connection closes (4000, resumable) and new ones are refused with 503
+        until :meth:`bring_gateway_back`; discord.py keeps retrying with its backoff."""
+        self.gateway_down = True
+        await self.drop_connection()
+
+    def bring_gateway_back(self) -> None:
+        """The outage ends: the next connection attempt is accepted (and may RESUME its session)."""
+        self.gateway_down = False
 
     async def drop_connection(self, code: int = 4000) -> None:
         """Close every gateway connection as Discord does on an error; discord.py resumes."""
@@ -592,7 +605,10 @@ class DiscordEmulator:
 
     # ------------------------------------------------------------------ gateway websocket
 
-    async def _websocket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        if self.gateway_down:
+            self.refused_connections += 1
+            return web.Response(status=503, text="Service Unavailable")
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": HEARTBEAT_MS}, "s": None, "t": None}))

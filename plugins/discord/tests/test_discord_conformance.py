@@ -59,6 +59,13 @@ class DiscordHarness(Harness):
     def reactions(self, chat_id):
         return dict(self.api.channel(chat_id).reactions)
 
+    async def break_connection(self):
+        """A gateway outage: the websocket closes and reconnecting is refused (discord.py keeps trying)."""
+        await self.api.take_gateway_down()
+
+    async def restore_connection(self):
+        self.api.bring_gateway_back()
+
     async def inject_upload_timeout(self, chat_id, landed):
         """The upload answers later than the plugin waits for it."""
         self.runner.client.upload_timeout = 0.3

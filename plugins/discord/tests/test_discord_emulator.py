@@ -149,3 +149,28 @@ async def test_resume_replays_what_the_session_missed(api):
             replayed = await ws.receive_json(timeout=5)
             assert (replayed["t"], replayed["s"], replayed["d"]["id"]) == ("MESSAGE_CREATE", 3, missed)
             assert (await ws.receive_json(timeout=5))["t"] == "RESUMED"
+
+
+async def test_a_gateway_outage_closes_the_socket_and_refuses_upgrades_until_it_ends(api):
+    async with aiohttp.ClientSession() as session:
+        ws = await session.ws_connect(api.gateway_url)
+        hello = json.loads((await ws.receive()).data)
+        assert hello["op"] == 10
+        await ws.send_str(json.dumps({"op": 2, "d": {"token": TOKEN, "intents": 0, "properties": {}}}))
+        assert json.loads((await ws.receive()).data)["t"] == "READY"
+        await api.take_gateway_down()
+        closed = await ws.receive()
+        while closed.type == aiohttp.WSMsgType.TEXT:  # GUILD_CREATE, then the close
+            closed = await ws.receive()
+        assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED) and ws.close_code == 4000
+        try:
+            await session.ws_connect(api.gateway_url)
+        except aiohttp.WSServerHandshakeError as exc:
+            assert exc.status == 503
+        else:
+            raise AssertionError("an upgrade during the outage was accepted")
+        assert api.refused_connections == 1
+        api.bring_gateway_back()
+        again = await session.ws_connect(api.gateway_url)
+        assert json.loads((await again.receive()).data)["op"] == 10 and api.refused_connections == 1
+        await again.close()

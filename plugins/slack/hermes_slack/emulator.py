@@ -233,6 +233,9 @@ class SlackEmulator:
         self._ids = itertools.count(1)
         self._run = secrets.token_hex(4).upper()
         self._sockets: list[web.WebSocketResponse] = []
+        #: While True, Socket Mode is down: upgrades answer 503 (:meth:`take_socket_mode_down`).
+        self.socket_mode_down = False
+        self.refused_connections = 0
         self._connections = 0
         self._payloads: dict[str, dict[str, Any]] = {}
         self._acked: dict[str, asyncio.Event] = {}
@@ -357,6 +360,16 @@ class SlackEmulator:
         message = self.channel(channel_id).find(ts)
         if message is not None:
             message.state = "vanished"
+
+    async def take_socket_mode_down(self) -> None:
+        """A Socket Mode outage: the open websocket closes and new ones are refused with 503 (counted in
+        ``refused_connections``) until :meth:`bring_socket_mode_back`; slack_sdk keeps retrying."""
+        self.socket_mode_down = True
+        await self.drop_connection()
+
+    def bring_socket_mode_back(self) -> None:
+        """The outage ends: the next Socket Mode connection is accepted (and says hello)."""
+        self.socket_mode_down = False
 
     async def drop_connection(self) -> None:
         """The websocket breaks without a word (a network blip): the client must reconnect by itself."""
@@ -867,6 +880,9 @@ class SlackEmulator:
     # ------------------------------------------------------------------ Socket Mode
 
     async def _socket(self, request: web.Request) -> web.StreamResponse:
+        if self.socket_mode_down:
+            self.refused_connections += 1
+            return web.Response(status=503, text="Service Unavailable")
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self._sockets.append(ws)

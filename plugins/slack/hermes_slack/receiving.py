@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 from hermes_gateway import ConfigError, Incoming, PlatformContext
 
+from .connection import SocketWatch
 from .inbound import EventReader
 from .inbound_files import needs_lookup
 from .redaction import scrub
@@ -46,6 +47,7 @@ class Receiver:
         self._bolt: Any = None
         self._socket: Any = None
         self._connecting: asyncio.Task[Any] | None = None
+        self._watch: SocketWatch | None = None
 
     @property
     def bolt(self) -> Any:
@@ -61,12 +63,17 @@ class Receiver:
             await self._connect_socket(web)
         else:
             log.info("slack: receiving events at %s as <@%s>", EVENTS_PATH, self.events.bot_user_id)
+            if self.events.bot_user_id is not None:
+                self.context.report_connected()  # auth.test answered: Slack knows the bot; events come by HTTP
 
     async def stop(self) -> None:
         """Close Socket Mode; events that still arrive are not handed on."""
         handler, self._socket = self._socket, None
         connecting, self._connecting = self._connecting, None
+        watch, self._watch = self._watch, None
         self._bolt = None
+        if watch is not None:
+            await watch.stop()
         if connecting is not None and not connecting.done():
             connecting.cancel()
             await asyncio.gather(connecting, return_exceptions=True)
@@ -89,9 +96,11 @@ class Receiver:
                 raise ConfigError(self.context.source, "platforms.slack.bot_token",
                                   f"a bot token Slack accepts (auth.test answered {code})") from None
             log.warning("slack: auth.test failed (%s); carrying on", scrub(str(code)))
+            self.context.report_disconnected(f"auth.test failed: {code}")
             return
         except Exception as exc:
             log.warning("slack: auth.test failed (%s); carrying on", scrub(f"{type(exc).__name__}: {exc}"))
+            self.context.report_disconnected(f"auth.test failed: {type(exc).__name__}: {exc}")
             return
         self.events.bot_user_id = me.get("user_id")
         self.events.bot_id = me.get("bot_id")
@@ -104,6 +113,7 @@ class Receiver:
         from slack_sdk.errors import SlackApiError
 
         url: str | None = None
+        problem = ""
         try:
             url = (await web.apps_connections_open(app_token=self.settings.app_token))["url"]
         except SlackApiError as exc:
@@ -113,17 +123,28 @@ class Receiver:
                                   "an app-level token (xapp-…, scope connections:write) that Slack accepts "
                                   f"(apps.connections.open answered {code})") from None
             log.warning("slack: apps.connections.open failed (%s); Socket Mode keeps trying", scrub(str(code)))
+            problem = str(code)
         except Exception as exc:  # the network may come back: the client keeps trying
             log.warning("slack: apps.connections.open failed (%s); Socket Mode keeps trying",
                         scrub(f"{type(exc).__name__}: {exc}"))
+            problem = f"{type(exc).__name__}: {exc}"
         handler = AsyncSocketModeHandler(self._bolt, self.settings.app_token, web_client=web)
         self._socket = handler
         if url is None:
+            self.context.report_disconnected(f"apps.connections.open failed ({problem}); Socket Mode keeps trying")
             self._connecting = asyncio.get_running_loop().create_task(handler.connect_async(), name="slack-socket")
+            self._watch_socket(handler, up=False)
             return
         handler.client.wss_uri = url
         await handler.connect_async()
         log.info("slack: receiving events over Socket Mode as <@%s>", self.events.bot_user_id)
+        self.context.report_connected()
+        self._watch_socket(handler, up=True)
+
+    def _watch_socket(self, handler: Any, *, up: bool) -> None:
+        """Report each drop and return of the Socket Mode connection from now on (:mod:`.connection`)."""
+        self._watch = SocketWatch(handler.client, self.context, up=up)
+        self._watch.start()
 
     def _build_app(self, web: Any) -> Any:
         """The bolt app: one listener for every event type, so every event is acknowledged."""
@@ -155,6 +176,8 @@ class Receiver:
         """
         if self._bolt is None:
             return
+        if self.settings.mode == "http":
+            self.context.report_connected()  # a signed event came in: Slack reaches the gateway
         incoming = self.events.to_incoming(await self._with_file_details(body))
         if incoming is None or self._bolt is None:
             return

@@ -43,6 +43,13 @@ class SlackHarness(Harness):
     def attachments(self, chat_id):
         return self.api.attachments(chat_id)
 
+    async def break_connection(self):
+        """A Socket Mode outage: the websocket closes and reconnecting is refused (slack_sdk keeps trying)."""
+        await self.api.take_socket_mode_down()
+
+    async def restore_connection(self):
+        self.api.bring_socket_mode_back()
+
     async def person_message(self, chat_id, text):
         """A person's message in the channel; nobody mentions the bot, so the core is not asked to answer."""
         return await self.api.push_message(chat_id, text)

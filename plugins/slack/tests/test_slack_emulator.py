@@ -125,3 +125,23 @@ async def test_signed_requests(api):
     verifier = SignatureVerifier(api.signing_secret, clock=type("C", (), {"now": lambda self: 1531420618})())
     assert verifier.is_valid('{"a": 1}', "1531420618", headers["X-Slack-Signature"])
     assert not verifier.is_valid('{"a": 2}', "1531420618", headers["X-Slack-Signature"])
+
+
+async def test_a_socket_mode_outage_closes_the_socket_and_refuses_upgrades_until_it_ends(api, client):
+    import json
+
+    import aiohttp
+
+    url = (await client.apps_connections_open(app_token=APP_TOKEN))["url"]
+    async with aiohttp.ClientSession() as session:
+        ws = await session.ws_connect(url)
+        assert json.loads((await ws.receive()).data)["type"] == "hello" and api.connected
+        await api.take_socket_mode_down()
+        assert (await ws.receive()).type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await session.ws_connect(url)
+        assert refused.value.status == 503 and api.refused_connections == 1 and not api.connected
+        api.bring_socket_mode_back()
+        again = await session.ws_connect(url)
+        assert json.loads((await again.receive()).data)["type"] == "hello" and api.refused_connections == 1
+        await again.close()

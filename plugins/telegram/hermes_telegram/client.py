@@ -136,7 +136,7 @@ class TelegramClient(PlatformClient):
         except tg.TelegramError as exc:
             log.warning("telegram: deleteWebhook failed (%s); polling anyway", scrub(f"{type(exc).__name__}: {exc}"))
         self._poller = Poller(bot, self._receive, poll_timeout=self.settings.poll_timeout,
-                              attach=self.files.attachments, on_update=self.callbacks.take)
+                              attach=self.files.attachments, on_update=self.callbacks.take, context=self.context)
         self._poller.start()
 
     async def _set_webhook(self, bot: Any, source: str) -> None:
@@ -154,6 +154,7 @@ class TelegramClient(PlatformClient):
             raise ConfigError(source, "platforms.telegram", f"setWebhook failed: {scrub(type(exc).__name__)}: "
                                                             f"{scrub(str(exc))}") from None
         log.info("telegram: receiving messages by webhook at %s", scrub(self.settings.webhook_url))
+        self.context.report_connected()  # Telegram accepted the URL: it posts updates there from now on
 
     async def stop(self) -> None:
         """Stop polling and confirm what was received; a webhook's route answers 503 from now on."""

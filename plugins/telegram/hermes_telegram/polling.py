@@ -4,6 +4,12 @@ That is the whole inbound job of the plugin: the core dedupes, checks
 access and mentions, keeps one reply at a time per chat, runs commands and
 waits for replies at shutdown. Unlike the stream hooks, the poll loop does
 wait and retry: nobody else would.
+
+It also tells the gateway whether Telegram is reachable
+(``PlatformContext.report_connected/report_disconnected``): a poll that
+answers means connected, a failing one disconnected with its error. While
+not known to be connected (at first, and after a failure) it polls with
+``timeout=0``, so the answer comes at once rather than after a long poll.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import asyncio
 import logging
 from typing import Any, Callable
 
-from hermes_gateway import Attachment, Incoming
+from hermes_gateway import Attachment, Incoming, PlatformContext
 
 from .errors import retry_after_seconds
 from .redaction import scrub
@@ -36,9 +42,12 @@ class Poller:
     """One long-polling loop for one bot."""
 
     def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30, attach: Attach | None = None,
-                 on_update: Callable[[Any], bool] | None = None) -> None:
-        """``on_update(update)``: a look at each update first; True means it took it (a button press)."""
+                 on_update: Callable[[Any], bool] | None = None, context: PlatformContext | None = None) -> None:
+        """``on_update(update)``: a look at each update first; True means it took it (a button press).
+        ``context``: where the loop reports whether Telegram answers (the gateway's dashboard)."""
         self.bot = bot
+        self.context = context
+        self.connected = False
         self.on_update = on_update
         self.receive = receive
         self.attach = attach
@@ -64,7 +73,8 @@ class Poller:
         backoff = BACKOFF_FIRST
         while True:
             try:
-                updates = await self.bot.get_updates(offset=self.offset, timeout=self.poll_timeout,
+                updates = await self.bot.get_updates(offset=self.offset,
+                                                     timeout=self.poll_timeout if self.connected else 0,
                                                      allowed_updates=ALLOWED_UPDATES)
             except asyncio.CancelledError:
                 raise
@@ -74,14 +84,21 @@ class Poller:
             except (tg.InvalidToken, tg.Forbidden) as exc:
                 log.error("telegram: stopped receiving messages: %s (check platforms.telegram.token)",
                           scrub(type(exc).__name__))
+                self._disconnected(f"getUpdates refused the token ({type(exc).__name__}: {exc}); "
+                                   f"stopped receiving, check platforms.telegram.token")
                 return
             except Exception as exc:  # network trouble, a 5xx, a Conflict with another poller
                 log.warning("telegram: getUpdates failed (%s); retrying in %gs",
                             scrub(f"{type(exc).__name__}: {exc}"), backoff)
+                self._disconnected(f"getUpdates failed: {type(exc).__name__}: {exc}")
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_CAP)
                 continue
             backoff = BACKOFF_FIRST
+            if not self.connected:
+                self.connected = True
+                if self.context is not None:
+                    self.context.report_connected()
             self._acked = self.offset
             for update in updates:
                 self.offset = update.update_id + 1
@@ -90,6 +107,11 @@ class Poller:
                 incoming = to_incoming(update, self.bot, self.attach)
                 if incoming is not None:
                     self.receive(incoming)
+
+    def _disconnected(self, error: str) -> None:
+        self.connected = False
+        if self.context is not None:
+            self.context.report_disconnected(error)
 
     async def _confirm_received(self) -> None:
         """Tell Telegram which updates we took, so a restart does not answer them twice."""

@@ -50,6 +50,10 @@ class TelegramHarness(Harness):
     def reactions(self, chat_id):
         return {mid: [emoji] for mid, emoji in self.api.chat(chat_id).reactions.items()}
 
+    async def break_connection(self):
+        """Telegram unreachable for three polls (502 Bad Gateway); the poll loop backs off, then gets through."""
+        self.api.fail_method("getUpdates", 502, "Bad Gateway", times=3)
+
     async def inject_upload_timeout(self, chat_id, landed):
         """The upload answers later than the plugin waits (a real read timeout in python-telegram-bot)."""
         self.client.upload_timeout = 0.3

@@ -127,3 +127,23 @@ async def test_polling_backs_off_while_telegram_is_unreachable(api, monkeypatch)
     assert len(gaps) == 4
     assert all(gap >= 0.05 * 2 ** i * 0.9 for i, gap in enumerate(gaps)), f"doubling waits, never a spin: {gaps}"
 
+
+
+async def test_the_poll_loop_reports_its_connection_and_asks_at_once_while_not_connected(api, monkeypatch):
+    """Connected after the first answered poll (asked with timeout=0, so at once), long polls after that;
+    a failing poll is reported with its error, and the quick poll after it says when Telegram is back."""
+    from hermes_gateway.testing import PlatformRunner
+    from hermes_telegram import plugin
+    from telegram_test_support import section
+
+    monkeypatch.setattr(polling, "BACKOFF_FIRST", 0.05)
+    async with PlatformRunner(plugin, section(api.base_url, poll_timeout=2)) as runner:
+        context = runner.context
+        await eventually(lambda: context.connection == "connected", lambda: api.requests)
+        api.fail_method("getUpdates", 502, "Bad Gateway")
+        await eventually(lambda: context.connection == "disconnected", lambda: api.requests, timeout=10)
+        assert "Bad Gateway" in context.connection_error and TOKEN not in context.connection_error
+        await eventually(lambda: context.connection == "connected", lambda: api.requests, timeout=10)
+    timeouts = [int(p.get("timeout", 0)) for m, p in api.requests if m == "getUpdates"]
+    assert timeouts[:2] == [0, 2], "the first poll answers at once; once connected, long polls"
+    assert 0 in timeouts[2:], f"the poll after the failure asks at once again: {timeouts}"

@@ -191,6 +191,7 @@ class GraphApiEmulator:
         self.calls: list[GraphCall] = []
         self.deliveries: list[tuple[int, bytes]] = []   # webhook POSTs made by deliver(): (status, body)
         self._any_call_errors: list[GraphError] = []
+        self._lookup_errors: list[GraphError] = []
         self.media: dict[str, UploadedMedia] = {}      # uploads by media id
         #: Files users send (:mod:`.emulator_files`): the lookup, the media server, the download log.
         self.files = MediaStore(access_token)
@@ -281,6 +282,12 @@ class GraphApiEmulator:
         """The next ``times`` calls of any kind answer with ``code`` (130429 throughput, a 5xx...)."""
         message, details = MESSAGES.get(code, (f"(#{code}) Error", ""))
         self._any_call_errors.extend([GraphError(code, status, message, details, delay)] * times)
+
+    def fail_lookup(self, code: int, *, status: int = 400, times: int = 1) -> None:
+        """The next ``times`` lookups of the phone number (``GET /{phone_number_id}``, the plugin's start-up
+        check) answer with ``code`` (e.g. 2, status 503: the Graph API briefly unavailable)."""
+        message, details = MESSAGES.get(code, (f"(#{code}) Error", ""))
+        self._lookup_errors.extend([GraphError(code, status, message, details)] * times)
 
     def hang_next(self, wa_id: str, seconds: float, *, landed: bool, on: str = "media") -> None:
         """The next message to this user gets no answer for ``seconds`` (longer than the plugin's timeout).
@@ -424,6 +431,8 @@ class GraphApiEmulator:
         if error is None and request.match_info["object_id"] != self.phone_number_id:
             error = GraphError(UNKNOWN_OBJECT, 400, f"Unsupported get request. Object with ID "
                                                     f"'{request.match_info['object_id']}' does not exist")
+        if error is None and self._lookup_errors:
+            error = self._lookup_errors.pop(0)
         if error is not None:
             return self._answer_error(None, request.method, path, None, error)
         self.calls.append(GraphCall(time.monotonic(), request.method, path, None, 200, "lookup"))

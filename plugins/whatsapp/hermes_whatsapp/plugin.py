@@ -102,9 +102,13 @@ class WhatsAppClient(PlatformClient):
                                   "the id of a phone number this token can use (the Graph API does not know it)"
                                   ) from None
             log.warning("whatsapp: could not look up the phone number (%s); sending will keep trying", exc)
+            self.context.report_disconnected(f"phone number lookup failed: {exc}")
         else:
             shown = number.get("display_phone_number") or self.settings.phone_number_id
             log.info("whatsapp: receiving webhooks for %s at %s", shown, ROUTE)
+            # the webhook route is mounted and the Graph API accepts the token and the number: as connected
+            # as a webhook platform gets (whether Meta posts here is Meta's side; a signed POST confirms it)
+            self.context.report_connected()
 
     # ---------------------------------------------------------------- the webhook
 
@@ -131,6 +135,7 @@ class WhatsAppClient(PlatformClient):
             log.warning("whatsapp: refused a webhook POST with a %s %s header", "wrong" if header else "missing",
                         SIGNATURE_HEADER)
             return web.Response(status=403 if header else 401, text="bad signature")
+        self.context.report_connected()  # Meta reached the webhook with our app secret's signature
         try:
             delivery = parse(body, str(settings.phone_number_id))  # a str already (settings normalise it)
             if delivery.messages and not self.context.accepting:

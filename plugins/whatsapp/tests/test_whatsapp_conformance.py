@@ -17,7 +17,7 @@ class WhatsAppHarness(Harness):
         self.meta = GraphApiEmulator(TOKEN, PHONE_ID, APP_SECRET)
         await self.meta.start()
         # one Graph API call may take 1 s (the smallest timeout the config takes): the upload timeout check
-        self.runner = runner_for(self.meta, limits={"budgets": FAST}, timeout=1.0)
+        self.runner = runner_for(self.meta, limits={"budgets": FAST}, timeout=1.0, start=True)  # checks the token
         await self.runner.__aenter__()
         self.plugin = self.runner.client
 

@@ -68,3 +68,13 @@ async def test_every_call_is_recorded(meta):
     assert [(c.method, c.status, c.outcome.split(":")[0]) for c in meta.calls] == \
         [("POST", 200, "sent"), ("POST", 401, "190")]
     assert meta.calls[0].body["text"]["body"] == "one"
+
+
+async def test_a_failed_lookup_answers_its_error_once_then_the_number_again(meta):
+    meta.fail_lookup(2, status=503)
+    url = f"{meta.base_url}/{PHONE_ID}"
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        async with http.get(url) as r:
+            assert r.status == 503 and (await r.json())["error"]["code"] == 2
+        async with http.get(url) as r:
+            assert r.status == 200 and (await r.json())["id"] == PHONE_ID

@@ -86,3 +86,19 @@ async def test_two_gateways_in_one_process_share_no_client(meta):
     restarted = first.client("whatsapp")
     async with first:
         assert first.client("whatsapp") is not restarted, "a restarted gateway builds its client anew"
+
+
+async def test_the_connection_is_reported_from_the_start_up_lookup_and_the_signed_webhook(meta):
+    from whatsapp_test_support import ROUTE, runner_for
+
+    meta.fail_lookup(2, status=503)  # Meta briefly unavailable at start-up
+    async with runner_for(meta, start=True) as runner:
+        context = runner.context
+        assert context.connection == "disconnected" and "phone number lookup failed" in context.connection_error
+        assert await meta.deliver(runner.url + ROUTE, meta.text_message(USER, "hi"),
+                                  headers={"Content-Type": "application/json"}) == 401  # unsigned: proves nothing
+        assert context.connection == "disconnected"
+        assert await meta.deliver(runner.url + ROUTE, meta.text_message(USER, "hi")) == 200
+        assert context.connection == "connected" and [m.text for m in runner.received] == ["hi"]
+    async with runner_for(meta, start=True) as runner:
+        assert runner.context.connection == "connected", "the lookup answered: token and number are good"

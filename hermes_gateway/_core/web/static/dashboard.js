@@ -34,10 +34,17 @@
   }
   function badge(text, cls) { return el("span", `badge ${cls}`, text); }
 
+  /* connected / disconnected (the client said so), starting, running (started, reports nothing), stopped */
+  const STATES = {connected: "connected", disconnected: "disconnected", starting: "pending",
+                  running: "unknown", stopped: "disabled"};
+  function stateBadge(p) {
+    const b = badge(p.state, STATES[p.state] || "unknown");
+    if (p.connection_error) b.title = p.connection_error;
+    return b;
+  }
   function renderPlatforms(list) {
     fill("platforms", list.map((p) => {
-      const state = !p.enabled ? badge("disabled", "disabled")
-        : p.connected ? badge("connected", "connected") : badge("not connected", "disconnected");
+      const state = !p.enabled ? badge("disabled", "disabled") : stateBadge(p);
       const error = p.last_error ? `${p.last_error} (${when(p.last_error_at)})` : "–";
       const row = [el("strong", "", p.name), state, p.mode || "–", String(p.rate_limited_last_hour), error];
       return row;
