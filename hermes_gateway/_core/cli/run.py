@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             if getattr(args, "worker", None):  # one of several workers, started by the parent below
                 slot, control = parse_worker(args.worker, config)
+                config = with_workers(config, slot.count)  # as the parent counts them (``--workers`` included)
                 return runner.run(serve(config, plugins, worker=slot, control=control))
             if config.api_server.workers > 1:
                 return runner.run(supervise(config, args))
