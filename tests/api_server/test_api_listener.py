@@ -168,8 +168,8 @@ def _listen_overflows() -> int | None:
 
 
 async def test_a_burst_of_300_simultaneous_connects_is_queued_not_dropped():
-    """Issue 28: with aiohttp's backlog of 128, a burst overflowed the accept queue and the kernel dropped
-    the extra SYNs, which clients retry only after a second. Every connect of the burst is started
+    """Issue 28: with aiohttp's backlog of 128, a burst overflowed the accept queue (``ListenOverflows``) and
+    the kernel dropped the extra SYNs, which clients retry only after a second. Every connect of the burst is started
     before the gateway's loop can accept any (one loop step), so the queue must hold them all."""
     async with running_gateway(gateway_config()) as gw:
         host, port = host_port(gw)
@@ -197,7 +197,7 @@ async def test_a_burst_of_300_simultaneous_connects_is_queued_not_dropped():
         finally:
             for sock, _ in results:
                 sock.close()
-        assert slowest < 1.0, f"a connect took {slowest:.2f} s: its SYN was dropped and retried"
-        if overflows_before is not None and overflows_after is not None:
-            # system-wide counter: another process's overflow in this instant would show too (rare on a test box)
-            assert overflows_after == overflows_before, "the accept queue overflowed"
+        # ListenOverflows counts every listener of the machine (another process's burst would show too), so it
+        # only explains a failure; the retry's full second is what this socket's clients would wait
+        assert slowest < 1.0, (f"a connect took {slowest:.2f} s: its SYN was dropped and retried "
+                               f"(ListenOverflows {overflows_before} -> {overflows_after})")
