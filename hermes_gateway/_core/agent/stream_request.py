@@ -47,6 +47,8 @@ from ..config import Timeouts
 from ..demo.transport import httpx
 from ..json_compact import compact_encoder
 from .errors import UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
+from .eager_request import NEEDED as EAGER_NEEDED
+from .eager_request import EagerBodyRequest
 from .retry_policy import retry_delay, should_retry
 
 #: Connections per upstream at most (the SDK's default limit).
@@ -128,8 +130,9 @@ class StreamPoster:
         self._first_attempt = CIMultiDict({**headers, RAW_RESPONSE_HEADER: "stream", "x-stainless-retry-count": "0"})
         ssl: Any = httpx.create_ssl_context() if self.base_url.startswith("https:") else True  # as the SDK's
         connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY, ssl=ssl)
+        extra: dict[str, Any] = {"request_class": EagerBodyRequest} if EAGER_NEEDED else {}
         self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False,
-                                              skip_auto_headers=("User-Agent",))
+                                              skip_auto_headers=("User-Agent",), **extra)
 
     async def call(self, path: str, body: dict[str, Any]) -> bytes:
         """Send the non-streamed request ``body``; the 2xx answer's bytes, after the SDK's retries."""

@@ -17,6 +17,12 @@ What a careless or hostile client can do to a bare ``aiohttp`` listener
   malformed line) is answered in OpenAI's JSON error shape, and neither the
   log nor the body repeats what the client sent: an oversized
   ``Authorization`` header would otherwise be echoed back and logged.
+* A burst of simultaneous connects waits in the kernel's accept queue
+  until the event loop accepts it. aiohttp listens with a backlog of 128:
+  a burst of 200 overflowed it (``ListenOverflows`` in ``/proc/net/netstat``),
+  the kernel dropped the extra SYNs and their clients retried after a
+  second (issue 28's "slowest wait about a second"). :func:`listen_backlog`
+  queues up to :data:`MAX_BACKLOG` instead.
 * When ``accept()`` fails for lack of file descriptors, asyncio logs an
   error with a traceback on every retry; :class:`AcceptFloodFilter` lets
   one through per :data:`ACCEPT_LOG_INTERVAL` and counts the rest.
@@ -31,6 +37,7 @@ import asyncio
 import json
 import logging
 import resource
+import socket
 import time
 from typing import Any
 
@@ -47,8 +54,10 @@ IDLE_TIMEOUT = 15.0
 MAX_CONNECTIONS = 4096
 #: File descriptors kept free for everything else (the store, logs, upstream DNS...).
 RESERVED_FDS = 64
-#: asyncio accepts up to the listen backlog in one go before any closed socket is released.
+#: The listen backlog at least (aiohttp's default), and the descriptors kept for one batch of accepts at least.
 ACCEPT_BATCH = 128
+#: The listen backlog at most (the kernel also caps it at ``net.core.somaxconn``), see :func:`listen_backlog`.
+MAX_BACKLOG = 1024
 #: One "socket.accept() out of system resource" log line per this many seconds.
 ACCEPT_LOG_INTERVAL = 60.0
 
@@ -67,27 +76,60 @@ def hardened_site(runner: web.AppRunner, host: str, port: int, *, sock: Any = No
     ``api_server.workers``, see :mod:`.workers`).
     """
     install_accept_flood_filter()
-    return GuardedSite(runner, host, port, max_connections=connection_cap(), sock=sock)
+    backlog = listen_backlog()
+    return GuardedSite(runner, host, port, max_connections=connection_cap(backlog), sock=sock, backlog=backlog)
 
 
-def connection_cap() -> int:
-    """:data:`MAX_CONNECTIONS`, or less when the file limit is lower: two descriptors per stream, plus room
-    for a whole batch of accepts (closing an evicted connection frees its descriptor only afterwards).
+def listen_backlog() -> int:
+    """The accept queue's length: ``net.core.somaxconn`` up to :data:`MAX_BACKLOG`, at least :data:`ACCEPT_BATCH`.
 
-    Raises the soft ``RLIMIT_NOFILE`` towards the hard one first (as most servers do), so a default
-    limit of 1,024 does not cap the gateway at a few hundred streams.
+    Long enough that a burst of a few hundred simultaneous connects waits in the queue instead of
+    having SYNs dropped (retried by the client a second later). asyncio accepts up to the backlog in
+    one go before an evicted connection's descriptor is released, so with a low file limit the
+    backlog is kept to a quarter of the descriptors (never below aiohttp's 128): the connection cap
+    (:func:`connection_cap`) reserves a backlog's worth of them.
+    """
+    soft = raise_file_limit()
+    backlog = min(_somaxconn(), MAX_BACKLOG)
+    if soft != resource.RLIM_INFINITY:
+        backlog = min(backlog, (soft - RESERVED_FDS) // 4)
+    return max(ACCEPT_BATCH, backlog)
+
+
+def _somaxconn() -> int:
+    """The kernel's cap on any listen backlog (Linux), or ``socket.SOMAXCONN`` where it cannot be read."""
+    try:
+        with open("/proc/sys/net/core/somaxconn", "rb") as f:
+            return int(f.read().strip() or 0) or socket.SOMAXCONN
+    except (OSError, ValueError):
+        return socket.SOMAXCONN
+
+
+def raise_file_limit() -> int:
+    """Raise the soft ``RLIMIT_NOFILE`` towards the hard one (as most servers do); return the soft limit.
+
+    So a default limit of 1,024 does not cap the gateway at a few hundred streams.
     """
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        wanted = 2 * MAX_CONNECTIONS + RESERVED_FDS + ACCEPT_BATCH
+        wanted = 2 * MAX_CONNECTIONS + RESERVED_FDS + MAX_BACKLOG
         if soft != resource.RLIM_INFINITY and soft < wanted and (hard == resource.RLIM_INFINITY or hard > soft):
             soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     except (ValueError, OSError):  # not allowed here: live with the limit as it is
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft
+
+
+def connection_cap(backlog: int = ACCEPT_BATCH) -> int:
+    """:data:`MAX_CONNECTIONS`, or less when the file limit is lower: two descriptors per stream, plus room
+    for a whole batch of accepts, ``backlog`` (closing an evicted connection frees its descriptor only
+    afterwards). Raises the soft file limit first (:func:`raise_file_limit`).
+    """
+    soft = raise_file_limit()
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS
-    return min(MAX_CONNECTIONS, max(8, (soft - RESERVED_FDS - ACCEPT_BATCH) // 2))
+    return min(MAX_CONNECTIONS, max(8, (soft - RESERVED_FDS - backlog) // 2))
 
 
 def json_error_response(status: int, message: str, *, code: str | None = None,
@@ -192,8 +234,8 @@ class GuardedSite(web.TCPSite):
     """A ``TCPSite`` whose connections are :class:`HardenedHandler` s, at most ``max_connections`` at once."""
 
     def __init__(self, runner: web.AppRunner, host: str, port: int, *, max_connections: int,
-                 sock: Any = None) -> None:
-        super().__init__(runner, host, port)
+                 sock: Any = None, backlog: int = ACCEPT_BATCH) -> None:
+        super().__init__(runner, host, port, backlog=backlog)
         self.max_connections = max_connections
         self.sock = sock  # a socket the parent bound (several workers), or None: bind host:port
         self.connections: dict[HardenedHandler, None] = {}  # oldest first

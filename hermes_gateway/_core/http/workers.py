@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from ..errors import StartError
+from .listener import listen_backlog
 
 #: The response header naming the worker that answered (only when there are several).
 WORKER_HEADER = "X-Hermes-Worker"
-#: The listen backlog of each socket (aiohttp's default for its own sites).
-BACKLOG = 128
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ def bind_listeners(host: str, port: int, count: int) -> list[socket.socket]:
             if family == socket.AF_INET6:
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind(address)
-            sock.listen(BACKLOG)
+            sock.listen(listen_backlog())  # the worker's site listens again with the same
             sock.set_inheritable(True)
             address = sock.getsockname()  # the port the first one got, for the others
     except OSError:
