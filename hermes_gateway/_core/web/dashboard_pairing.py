@@ -14,13 +14,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..errors import HermesError
 from ..operator.store_ops import approve_code
 
 #: Longest platform name or user id accepted (anything longer is no user of any platform here).
 MAX_ID = 256
 
 
-class PairingRefused(ValueError):
+class PairingRefused(HermesError, ValueError):
     """Why a decision could not be made, in one line for the operator (the route answers 4xx with it)."""
 
     def __init__(self, status: int, message: str) -> None:
