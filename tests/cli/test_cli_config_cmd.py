@@ -7,6 +7,7 @@ script would, and reads its stderr, stdout and exit code.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -152,8 +153,8 @@ def test_head_minus_one_shows_the_first_line_and_nothing_on_stderr(tmp_path):
     path = config_file(tmp_path, "model:\n  system_prompt: '" + "be brief. " * 30_000 + "'\n")
     home = tmp_path / "home"
     home.mkdir()
-    result = subprocess.run(f"{sys.executable} -m hermes_gateway config --config {path} | head -1", shell=True,
-                            capture_output=True, text=True, timeout=DEADLINE * 4, env=child_env(home))
+    command = shlex.join([sys.executable, "-m", "hermes_gateway", "config", "--config", str(path)]) + " | head -1"
+    result = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=DEADLINE * 4, env=child_env(home))
     assert result.stdout == f"# source: {path}\n"
     assert result.stderr == ""
 

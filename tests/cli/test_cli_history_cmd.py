@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import sys
 
@@ -34,7 +35,7 @@ def make_store(path, build) -> None:
 def history(tmp_path, *args, shell_tail: str = ""):
     env = {**child_env(tmp_path / "home"), "HERMES_HOME": str(tmp_path / "data"), "TZ": "UTC"}
     if shell_tail:
-        command = " ".join([sys.executable, "-m", "hermes_gateway", "history", *args]) + " " + shell_tail
+        command = shlex.join([sys.executable, "-m", "hermes_gateway", "history", *args]) + " " + shell_tail
         return subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], capture_output=True, text=True,
                               env=env, cwd=tmp_path, timeout=DEADLINE)
     return subprocess.run([sys.executable, "-m", "hermes_gateway", "history", *args], capture_output=True, text=True,
