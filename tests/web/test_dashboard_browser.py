@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from browser_helpers import CHROMIUM, launch
+from browser_helpers import CHROMIUM
 from dashboard_support import CONSOLE, TOKEN, telegram_gateway
 from hermes_gateway.testing import eventually
 
@@ -30,16 +30,6 @@ HOSTILE = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwne
 async def api():
     async with BotApiEmulator(TOKEN) as emulator:
         yield emulator
-
-
-@pytest.fixture
-async def browser():
-    async with async_api.async_playwright() as playwright:
-        chromium = await launch(playwright)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 async def open_dashboard(browser, url: str):

@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from browser_helpers import CHROMIUM, RECORD_STEPS, launch, launch_args
+from browser_helpers import CHROMIUM, RECORD_STEPS, launch_args
 from web_helpers import config, running
 
 if CHROMIUM is None:
@@ -19,16 +19,6 @@ async_api = pytest.importorskip("playwright.async_api", reason="playwright is no
 
 PASSWORD = "browser-test-password"
 STREAMED = "hello, this reply grows in the browser one word after another until it ends here"
-
-
-@pytest.fixture
-async def browser():
-    async with async_api.async_playwright() as playwright:
-        chromium = await launch(playwright)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 async def open_chat(browser, url: str):
