@@ -308,6 +308,8 @@ def postprocess_reply(raw: str, *, starts_open: bool = False) -> str:
     run, fed the whole text at once, so the final text and the streamed
     one cannot disagree.
     """
+    if not starts_open and "<" not in raw:  # no tag: the filter would only trim whitespace (most replies)
+        return raw.strip()
     f = ReasoningFilter(starts_open=starts_open)
     return f.split(raw)[1] + f.finish()[1]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import aiohttp
 import openai
 import pytest
 from hypothesis import given
@@ -110,11 +109,11 @@ async def test_a_refused_connection_is_a_connection_error_after_the_retries() ->
     with pytest.raises(UpstreamConnectionError) as caught:
         await upstream.transport.open_stream("/chat/completions", {"model": "m", "messages": []})
     assert not isinstance(caught.value, UpstreamTimedOut) and not caught.value.mid_stream
-    assert isinstance(caught.value.__cause__, aiohttp.ClientConnectorError)
+    assert isinstance(caught.value.__cause__, ConnectionRefusedError)
     await agent.aclose()
 
 
-def test_the_fast_transport_is_used_only_where_aiohttp_suits(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fast_transport_is_used_only_where_fast_transport_suits(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
 
@@ -134,16 +133,16 @@ def test_the_fast_transport_is_used_only_where_aiohttp_suits(monkeypatch: pytest
 
 async def test_turns_that_start_together_share_one_connection_pool(fake: ScriptedUpstream,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """A burst of first turns on a fresh agent sets the aiohttp session up once (it used to make one per turn,
+    """A burst of first turns on a fresh agent sets the connection pool up once (it used to make one per turn,
     leaking all but the last with their connections)."""
-    sessions: list[aiohttp.ClientSession] = []
-    real = aiohttp.ClientSession
+    pools: list[stream_request.Http1Pool] = []
+    real = stream_request.Http1Pool
 
-    def counted(*args: object, **kwargs: object) -> aiohttp.ClientSession:
-        sessions.append(real(*args, **kwargs))
-        return sessions[-1]
+    def counted(*args: object, **kwargs: object) -> stream_request.Http1Pool:
+        pools.append(real(*args, **kwargs))  # type: ignore[arg-type]
+        return pools[-1]
 
-    monkeypatch.setattr(stream_request.aiohttp, "ClientSession", counted)
+    monkeypatch.setattr(stream_request, "Http1Pool", counted)
     for i in range(20):
         fake.add(*text_stream(f"reply {i}"))
     agent = agent_for(fake.url)
@@ -152,9 +151,9 @@ async def test_turns_that_start_together_share_one_connection_pool(fake: Scripte
         return "".join([e.text async for e in agent.astream("hi") if isinstance(e, TextDelta)])
     replies = await asyncio.gather(*(turn() for _ in range(20)))
     assert sorted(replies) == sorted(f"reply {i}" for i in range(20))
-    assert len(sessions) == 1
+    assert len(pools) == 1
     await agent.aclose()
-    assert sessions[0].closed
+    assert pools[0]._closed and not pools[0]._open
 
 
 JSON_VALUES = st.recursive(

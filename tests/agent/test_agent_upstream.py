@@ -39,11 +39,11 @@ def test_endpoint_repr_hides_the_key() -> None:
 
 
 def test_the_aiohttp_transport_is_used_unless_the_url_has_credentials_or_a_proxy_is_set(monkeypatch):
-    from hermes_gateway._core.agent.upstream import aiohttp_suits
+    from hermes_gateway._core.agent.upstream import fast_transport_suits
 
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    assert aiohttp_suits("http://127.0.0.1:8000/v1")
-    assert not aiohttp_suits("http://alice:secret@127.0.0.1:8000/v1")
+    assert fast_transport_suits("http://127.0.0.1:8000/v1")
+    assert not fast_transport_suits("http://alice:secret@127.0.0.1:8000/v1")
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.lan:3128")
-    assert not aiohttp_suits("https://api.example/v1")
+    assert not fast_transport_suits("https://api.example/v1")

@@ -1,4 +1,4 @@
-"""Upstream requests on plain aiohttp, with the openai SDK's headers and auth, its retry policy and its errors.
+"""Upstream requests on a lean HTTP/1.1 client, with the openai SDK's headers and auth, its retry policy and errors.
 
 Why not the SDK's own request path: profiled under the API server's
 one-request-at-a-time load (bench/README.md), it was a third of the
@@ -6,8 +6,10 @@ gateway's CPU per request (~0.45 ms): options copied with pydantic, the URL
 parsed and re-merged by httpx2, headers merged three times, then the
 httpx-to-aiohttp adapter and its response wrappers, and one more generator
 layer per streamed chunk. The agent's body is already plain JSON and its
-URL is fixed, so this posts it with an ``aiohttp.ClientSession`` of its own
-and hands :class:`~.sse.SSEPayloads` the aiohttp response, while keeping
+URL is fixed, so this posts it on a connection pool of its own
+(:mod:`.http1`: aiohttp's client in its place was a quarter of the gateway's
+instructions per request), with the request head rendered once per
+upstream, and hands :class:`~.sse.SSEPayloads` the response, while keeping
 what the SDK guarantees — through its public surface only:
 
 - the same request: URL ``base_url + path``, the SDK client's own headers
@@ -21,13 +23,13 @@ what the SDK guarantees — through its public surface only:
 - errors of the project's own (:mod:`.errors`): a non-2xx answer is
   :class:`~.errors.UpstreamStatusError` with the SDK's message and body, a
   connection failure :class:`~.errors.UpstreamConnectionError` and a timeout
-  :class:`~.errors.UpstreamTimedOut`, each with the aiohttp error as its
+  :class:`~.errors.UpstreamTimedOut`, each with the socket's error as its
   cause; read errors mid-body are the same, marked ``mid_stream``;
 - the same timeouts: connect (and waiting for a pooled connection) bounded
   by ``model.timeouts.connect``; reads unbounded here (the agent's
   first-token and stall deadlines govern them).
 
-Only where the SDK would run on aiohttp itself (:func:`.upstream.aiohttp_suits`:
+Only where the SDK's httpx client would send the same request (:func:`.upstream.fast_transport_suits`:
 no proxy variables, no credentials in the URL); elsewhere, and for the demo
 model, the ``sdk`` transport makes the requests.
 """
@@ -38,23 +40,16 @@ import asyncio
 import secrets
 from typing import Any
 
-import aiohttp
 import openai
-from multidict import CIMultiDict
 from yarl import URL
 
 from ..config import Timeouts
 from ..demo.transport import httpx
 from ..json_compact import compact_encoder
 from .errors import UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
-from .eager_request import NEEDED as EAGER_NEEDED
-from .eager_request import EagerBodyRequest
+from .http1 import KEEPALIVE_EXPIRY, MAX_CONNECTIONS, Http1Pool, Http1Response
 from .retry_policy import retry_delay, should_retry
 
-#: Connections per upstream at most (the SDK's default limit).
-MAX_CONNECTIONS = 1000
-#: How long an idle pooled connection is kept (the SDK's default keep-alive expiry).
-KEEPALIVE_EXPIRY = 5.0
 #: What the SDK's ``with_streaming_response`` / ``with_raw_response`` send (its ``RAW_RESPONSE_HEADER``).
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 
@@ -104,77 +99,79 @@ class BodyEncoder:
 
 
 class StreamPoster:
-    """POSTs requests for one upstream (one SDK client's settings) on an aiohttp session of its own."""
+    """POSTs requests for one upstream (one SDK client's settings) on a connection pool of its own (:mod:`.http1`)."""
 
     def __init__(self, client: openai.AsyncOpenAI, timeouts: Timeouts) -> None:
         self.client = client
         self.base_url = str(client.base_url)  # the SDK keeps it with a trailing slash
         self.max_retries = client.max_retries
-        self.timeout = aiohttp.ClientTimeout(total=None, connect=timeouts.connect, sock_connect=timeouts.connect,
-                                             sock_read=None)
-        self._first_attempt: CIMultiDict[str] = CIMultiDict()  # streamed: the SDK's headers, retry count 0
-        self._first_call: CIMultiDict[str] = CIMultiDict()     # the same, for a non-streamed call
-        self._urls: dict[str, URL] = {}
+        self.connect_timeout = timeouts.connect
+        self._heads: dict[tuple[str, bool, int], bytes] = {}  # (path, streamed, retry count): the request head
+        self._headers: dict[str, str] | None = None  # the SDK's headers, read once
         self._body = BodyEncoder()
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: Http1Pool | None = None
 
     async def _setup(self) -> None:
         # The SDK finds its platform headers (``platform.platform()`` and friends, cached) off the loop the
         # first time; so does this. The rest on the loop: ``X-Stainless-Async`` names the running loop's kind.
         client = self.client
         await asyncio.to_thread(client.platform_headers)
-        if self._session is not None:  # the first turns start together: one of them set up while we waited
+        if self._pool is not None:  # the first turns start together: one of them set up while we waited
             return
-        headers = _sdk_headers(client)
-        self._first_call = CIMultiDict({**headers, "x-stainless-retry-count": "0"})
-        self._first_attempt = CIMultiDict({**headers, RAW_RESPONSE_HEADER: "stream", "x-stainless-retry-count": "0"})
-        ssl: Any = httpx.create_ssl_context() if self.base_url.startswith("https:") else True  # as the SDK's
-        connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY, ssl=ssl)
-        extra: dict[str, Any] = {"request_class": EagerBodyRequest} if EAGER_NEEDED else {}
-        self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False,
-                                              skip_auto_headers=("User-Agent",), **extra)
+        self._headers = _sdk_headers(client)
+        url = URL(self.base_url)
+        secure = url.scheme == "https"
+        ssl = httpx.create_ssl_context() if secure else None  # the SDK's (certifi or the system's CAs)
+        self._pool = Http1Pool(url.raw_host or "", url.port or (443 if secure else 80), ssl=ssl,
+                               connect_timeout=self.connect_timeout, keepalive=KEEPALIVE_EXPIRY,
+                               limit=MAX_CONNECTIONS)
+
+    def _head(self, path: str, stream: bool, retries_taken: int) -> bytes:
+        """The request line and headers (all but ``Content-Length``), rendered once per path and attempt."""
+        key = (path, stream, retries_taken)
+        head = self._heads.get(key)
+        if head is None:
+            assert self._headers is not None
+            url = URL(self.base_url + path.lstrip("/"))
+            headers = {**self._headers, "Host": url.raw_authority, "Accept-Encoding": "identity"}
+            if stream:
+                headers[RAW_RESPONSE_HEADER] = "stream"
+            headers["x-stainless-retry-count"] = str(retries_taken)
+            head = self._heads[key] = render_head("POST", url.raw_path_qs, headers)
+        return head
 
     async def call(self, path: str, body: dict[str, Any]) -> bytes:
         """Send the non-streamed request ``body``; the 2xx answer's bytes, after the SDK's retries."""
         response = await self.post(path, body, stream=False)
         try:
             return await response.read()
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-            raise UpstreamConnectionError(mid_stream=True) from exc
         finally:
-            response.release()
+            response.close()  # (after a whole read it was released already: nothing to do)
 
-    async def post(self, path: str, body: dict[str, Any], *, stream: bool) -> aiohttp.ClientResponse:
+    async def post(self, path: str, body: dict[str, Any], *, stream: bool) -> Http1Response:
         """Send ``body`` to ``base_url + path`` (``stream``: as a streamed request, the SDK's raw-response
         header); the response once a 2xx answer's headers are in, after the SDK's retries."""
-        if self._session is None:
+        if self._pool is None:
             await self._setup()
-        session = self._session
-        assert session is not None
-        url = self._urls.get(path)
-        if url is None:
-            url = self._urls[path] = URL(self.base_url + path.lstrip("/"))  # parsed once, not per request
+        pool = self._pool
+        assert pool is not None
         data = self._body.encode(body)
+        length = b"Content-Length: %d\r\n\r\n" % len(data)
         max_retries = self.max_retries
-        first = self._first_attempt if stream else self._first_call
         for retries_taken in range(max_retries + 1):
             remaining = max_retries - retries_taken
-            attempt_headers = first
-            if retries_taken:
-                attempt_headers = first.copy()
-                attempt_headers["x-stainless-retry-count"] = str(retries_taken)
             try:
-                response = await session.post(url, data=data, headers=attempt_headers)
-            except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
+                response = await pool.request(self._head(path, stream, retries_taken) + length + data)
+            except UpstreamTimedOut:
                 if remaining > 0:
                     await asyncio.sleep(retry_delay(remaining, max_retries))
                     continue
-                raise UpstreamTimedOut() from exc
-            except aiohttp.ClientError as exc:
+                raise
+            except UpstreamConnectionError:
                 if remaining > 0:
                     await asyncio.sleep(retry_delay(remaining, max_retries))
                     continue
-                raise UpstreamConnectionError() from exc
+                raise
             if 200 <= response.status < 300:
                 return response
             failed = await _read_failure(response)
@@ -185,41 +182,54 @@ class StreamPoster:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.aclose()
 
 
-async def _read_failure(response: aiohttp.ClientResponse) -> UpstreamStatusError:
+def render_head(method: str, target: str, headers: dict[str, str]) -> bytes:
+    """``METHOD target HTTP/1.1`` and the headers, each line ending in CRLF (the blank line not included).
+
+    A name or value that could end its line early (CR, LF, NUL) is refused: a header must not be able to
+    smuggle another one (httpx refuses them too).
+    """
+    lines = [f"{method} {target} HTTP/1.1"]
+    for name, value in headers.items():
+        if any(c in name or c in value for c in "\r\n\0") or ":" in name:
+            raise ValueError(f"the header {name!r} has a character that cannot be sent in an HTTP/1.1 header")
+        lines.append(f"{name}: {value}")
+    return ("\r\n".join(lines) + "\r\n").encode("latin-1")
+
+
+async def _read_failure(response: Http1Response) -> UpstreamStatusError:
     """A non-2xx answer, read whole and released, as the error it stands for."""
     content: bytes | None
     try:
         content = await response.read()
-    except (aiohttp.ClientError, asyncio.TimeoutError):
+    except UpstreamConnectionError:
         content = None
     finally:
-        response.release()
+        response.close()
     return UpstreamStatusError.from_response(response.status, response.headers, content)
 
 
 class StreamBody:
-    """An aiohttp response in the shape :class:`~.sse.SSEPayloads` reads: ``headers``, ``aiter_raw()``,
-    ``aclose()``, ``is_closed``, ``http_version``.
+    """A response in the shape :class:`~.sse.SSEPayloads` reads: ``headers``, ``aiter_raw()``, ``aclose()``,
+    ``is_closed``, ``http_version``.
 
-    Reading it is one ``readany()`` per network read; aiohttp's read errors become
-    :class:`~.errors.UpstreamConnectionError` / :class:`~.errors.UpstreamTimedOut` (marked
-    ``mid_stream``). Closing it before the body's end closes the connection (the upstream sees the
-    client go, which stops the model); after the end, the connection goes back to the pool.
+    Reading it is one :meth:`~.http1.Http1Response.read_chunk` per network read (everything that arrived);
+    read errors are :class:`~.errors.UpstreamConnectionError` marked ``mid_stream``. Closing it before the
+    body's end closes the connection (the upstream sees the client go, which stops the model); after the
+    end, the connection goes back to the pool.
     """
 
-    __slots__ = ("raw", "headers", "_readany")
+    __slots__ = ("raw", "headers", "http_version", "_read")
 
-    http_version = "HTTP/1.1"
-
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
+    def __init__(self, response: Http1Response) -> None:
         self.raw = response
         self.headers = response.headers
-        self._readany = response.content.readany
+        self.http_version = response.http_version
+        self._read = response.read_chunk
 
     @property
     def is_closed(self) -> bool:
@@ -227,30 +237,25 @@ class StreamBody:
 
     def at_eof(self) -> bool:
         """The whole body has been read (:class:`~.sse.SSEPayloads` then has nothing to drain)."""
-        return self.raw.content.at_eof()
+        return self.raw.at_eof()
 
     def aiter_raw(self) -> "StreamBody":
         return self
 
-    aiter_bytes = aiter_raw  # aiohttp has already decoded any Content-Encoding
+    aiter_bytes = aiter_raw  # the client has already decoded any Content-Encoding
 
     def __aiter__(self) -> "StreamBody":
         return self
 
     async def __anext__(self) -> bytes:
-        try:
-            chunk = await self._readany()
-        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
-            raise UpstreamConnectionError(mid_stream=True) from exc
-        except asyncio.TimeoutError as exc:
-            raise UpstreamTimedOut(mid_stream=True) from exc
+        chunk = await self._read()
         if chunk:
             return chunk
         raise StopAsyncIteration
 
     async def aclose(self) -> None:
         response = self.raw
-        if response.content.at_eof():
+        if response.at_eof():
             response.release()
         else:
             response.close()

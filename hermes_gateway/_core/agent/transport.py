@@ -3,8 +3,8 @@
 The agent builds a request body (plain JSON) and reads plain JSON back; how
 the body travels is a transport's business (``model.transport``):
 
-- ``fast`` (:mod:`.transport_fast`, the default): the request on an aiohttp
-  session of its own and the SSE body read by :class:`~.sse.SSEPayloads`,
+- ``fast`` (:mod:`.transport_fast`, the default): the request on a lean
+  HTTP/1.1 connection pool of its own (:mod:`.http1`) and the SSE body read by :class:`~.sse.SSEPayloads`,
   with retries and errors from :mod:`.retry_policy` and :mod:`.errors`. No
   private name of the ``openai`` SDK is used; the SDK client only supplies
   its public headers (auth, ``User-Agent``, ``X-Stainless-*``).
@@ -17,7 +17,7 @@ Both raise only :mod:`.errors`' exceptions and yield the same payloads for
 the same bytes (``tests/agent/test_agent_transport_parity.py`` runs both on
 the same recorded streams and compares every event the agent yields). The
 demo model, and upstreams the fast path does not suit (proxy variables,
-credentials in the URL: :func:`.upstream.aiohttp_suits`), always use ``sdk``.
+credentials in the URL: :func:`.upstream.fast_transport_suits`), always use ``sdk``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``model.transport: fast``: the request on aiohttp (:mod:`.stream_request`), the body read by :mod:`.sse`.
+"""``model.transport: fast``: the request on :mod:`.http1` (:mod:`.stream_request`), the body read by :mod:`.sse`.
 
 The agent's default for real endpoints: about a tenth of the SDK's CPU per
 streamed chunk and a third less per request (bench/README.md). Uses no
@@ -19,7 +19,7 @@ from .stream_request import StreamBody, StreamPoster
 
 
 class FastTransport:
-    """One upstream's requests on an aiohttp session of its own, with the SDK client's headers and settings."""
+    """One upstream's requests on a connection pool of its own, with the SDK client's headers and settings."""
 
     kind = "fast"
 

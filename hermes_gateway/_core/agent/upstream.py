@@ -1,7 +1,7 @@
 """The upstreams an agent talks to: one transport (and ``AsyncOpenAI`` client) per endpoint.
 
 Which transport (:mod:`.transport`) is ``model.transport``: ``fast`` where
-it suits (:func:`aiohttp_suits`), else ``sdk``. Demo endpoints (no
+it suits (:func:`fast_transport_suits`), else ``sdk``. Demo endpoints (no
 ``base_url``) get a client whose HTTP transport is the in-process demo
 model, always through the ``sdk`` transport, so they go through exactly the
 same SDK code as a real upstream. Which upstreams do not stream is
@@ -88,8 +88,8 @@ STREAM_SUPPORT = StreamSupport()
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 
 
-def aiohttp_suits(base_url: str) -> bool:
-    """The fast transport (aiohttp), unless the SDK's httpx default does something it does not.
+def fast_transport_suits(base_url: str) -> bool:
+    """The fast transport (:mod:`.http1`), unless the SDK's httpx default does something it does not.
 
     It refuses credentials in the URL next to the bearer key
     (``http://user:pass@host``), and it ignores proxy environment variables;
@@ -111,7 +111,7 @@ class _NeverSends(httpx.AsyncBaseTransport):
 class UpstreamPool:
     """Clients for the primary endpoint and its fallbacks, made lazily on the running loop.
 
-    ``transport`` is ``model.transport``: ``fast`` (where :func:`aiohttp_suits`) or ``sdk``.
+    ``transport`` is ``model.transport``: ``fast`` (where :func:`fast_transport_suits`) or ``sdk``.
     """
 
     def __init__(self, endpoints: tuple[Endpoint, ...], timeouts: Timeouts, *, max_retries: int = 2,
@@ -134,7 +134,7 @@ class UpstreamPool:
     def _get(self, index: int, endpoint: Endpoint) -> Upstream:
         upstream = self._clients.get(index)
         if upstream is None:
-            fast = self.transport == "fast" and endpoint.base_url is not None and aiohttp_suits(endpoint.base_url)
+            fast = self.transport == "fast" and endpoint.base_url is not None and fast_transport_suits(endpoint.base_url)
             client = self._make_client(endpoint, sends=not fast)
             transport: UpstreamTransport = FastTransport(client, self.timeouts) if fast else SdkTransport(client)
             upstream = self._clients[index] = Upstream(endpoint, client, transport)

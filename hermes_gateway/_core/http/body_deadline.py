@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Awaitable
 
 from aiohttp import web
 
@@ -31,18 +32,28 @@ WEBHOOK_PREFIX = "/webhooks/"
 
 
 @web.middleware
-async def webhook_body_deadline(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Read a webhook's body within :data:`BODY_SECONDS` before its handler runs; 408 when it does not come."""
+def webhook_body_deadline(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+    """Read a webhook's body within :data:`BODY_SECONDS` before its handler runs; 408 when it does not come.
+
+    Every other request goes straight to its handler, with no frame of this middleware: aiohttp awaits
+    what a middleware returns, so the common case returns the handler's own coroutine.
+    """
     if request.path.startswith(WEBHOOK_PREFIX) and request.can_read_body \
             and not request.content_type.startswith("multipart/"):
-        try:
-            await asyncio.wait_for(request.read(), BODY_SECONDS)
-        except asyncio.TimeoutError:
-            log.info("refused a request to %s whose body did not arrive within %gs", request.path, BODY_SECONDS)
-            response = json_error_response(408, f"The request body did not arrive within {BODY_SECONDS:g} s.",
-                                           code="request_timeout", headers={"Connection": "close"})
-            await response.prepare(request)
-            await response.write_eof()
-            request.protocol.force_close()  # now, not after aiohttp's lingering wait for the rest of the body
-            return response
+        return _within_deadline(request, handler)
+    return handler(request)
+
+
+async def _within_deadline(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The webhook's body read first, within :data:`BODY_SECONDS`; then its handler, or the 408."""
+    try:
+        await asyncio.wait_for(request.read(), BODY_SECONDS)
+    except asyncio.TimeoutError:
+        log.info("refused a request to %s whose body did not arrive within %gs", request.path, BODY_SECONDS)
+        response = json_error_response(408, f"The request body did not arrive within {BODY_SECONDS:g} s.",
+                                       code="request_timeout", headers={"Connection": "close"})
+        await response.prepare(request)
+        await response.write_eof()
+        request.protocol.force_close()  # now, not after aiohttp's lingering wait for the rest of the body
+        return response
     return await handler(request)

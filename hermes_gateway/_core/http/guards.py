@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+from typing import Awaitable
 
 from aiohttp import web
 
@@ -75,11 +76,23 @@ def loopback_host(host: str) -> bool:
 
 
 @web.middleware
-async def json_not_found(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The router's 404 and 405 (no route, or not this method) in OpenAI's error shape."""
+def json_not_found(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+    """The router's 404 and 405 (no route, or not this method) in OpenAI's error shape.
+
+    A request that found its route gets its handler's own coroutine, with no frame of this middleware
+    in the way (aiohttp awaits what a middleware returns).
+    """
     routing_error = request.match_info.http_exception
     if routing_error is None:
-        return await handler(request)
+        return handler(request)
+    return _answered(_routing_error(request, routing_error))
+
+
+async def _answered(response: web.StreamResponse) -> web.StreamResponse:
+    return response
+
+
+def _routing_error(request: web.Request, routing_error: web.HTTPException) -> web.Response:
     path = request.path if len(request.path) <= 200 else request.path[:200] + "..."
     if isinstance(routing_error, web.HTTPMethodNotAllowed):
         allowed = ", ".join(sorted(routing_error.allowed_methods))

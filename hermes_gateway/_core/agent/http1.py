@@ -1,0 +1,414 @@
+"""A lean HTTP/1.1 client for one upstream: keep-alive connections, one ``write`` per request, llhttp parsing.
+
+Why not aiohttp's client here: in the API server's one-request-at-a-time
+benchmark, aiohttp's ``ClientSession`` (its request object, header
+merging, cookie jar, timers, response wrappers and stream reader) was
+about 0.35 M instructions of the gateway's ~1.33 M per request: a raw
+aiohttp relay measured 0.79 M, the same relay on this kind of client 0.44 M
+(bench/README.md, issue 28). The agent sends one kind of request to one
+fixed URL, with headers fixed per upstream, so this client keeps only
+what that needs and pre-renders the request head once:
+
+- connections are opened with ``loop.create_connection`` (TLS with the
+  SDK's SSL context for ``https``), kept alive and reused, at most
+  :data:`MAX_CONNECTIONS` at once, idle ones closed after ``keepalive``
+  seconds; waiting for a free connection and connecting are bounded by
+  ``connect_timeout`` together (aiohttp's ``connect`` timeout);
+- a request is written in the step that sends it (head and body in one
+  ``write``): on a pooled connection the upstream has it before the
+  caller's task next waits (a burst's upstream calls first);
+- responses are parsed by ``httptools`` (llhttp, as aiohttp and uvicorn
+  use): chunked, ``Content-Length`` and close-delimited bodies; gzip and
+  deflate bodies are decoded (``Accept-Encoding: identity`` asks for none);
+- the body is read as it arrives, everything buffered at once per read,
+  with reading paused beyond :data:`HIGH_WATER` buffered bytes;
+- a connection goes back to the pool only after its whole response was
+  read and both sides keep it alive; anything else (a cancelled read, an
+  error, a body left unread) closes it.
+
+Errors: connecting fails with :class:`~.errors.UpstreamConnectionError`
+(or :class:`~.errors.UpstreamTimedOut`) whose cause is the ``OSError``; a
+connection lost or a malformed response before or during the body is
+:class:`~.errors.UpstreamConnectionError` (``mid_stream`` once the
+headers were in). Retries are the caller's (:mod:`.stream_request`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl as ssl_module
+import zlib
+from collections import deque
+from typing import Any, Callable
+
+import httptools
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from .errors import UpstreamConnectionError, UpstreamTimedOut
+
+#: Connections per upstream at most (the SDK's default limit).
+MAX_CONNECTIONS = 1000
+#: How long an idle connection is kept (the SDK's default keep-alive expiry).
+KEEPALIVE_EXPIRY = 5.0
+#: Reading from the upstream pauses while this many bytes wait to be read, and resumes below :data:`LOW_WATER`.
+HIGH_WATER = 1 << 20
+LOW_WATER = 1 << 18
+
+
+class Http1Error(Exception):
+    """A response the client could not read (malformed, or the connection lost before its end)."""
+
+
+class _Connection(asyncio.Protocol):
+    """One TCP (or TLS) connection to the upstream and the response being read on it."""
+
+    __slots__ = ("transport", "parser", "status", "version", "raw_headers", "chunks", "buffered", "headers_done",
+                 "complete", "keep_alive", "error", "lost", "paused", "idle_since", "_waiter", "_length_known",
+                 "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.transport: asyncio.Transport | None = None
+        self.lost = False
+        self.idle_since = 0.0
+        self._waiter: asyncio.Future[None] | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.status = 0
+        self.version = "1.1"
+        self.raw_headers: list[tuple[bytes, bytes]] = []
+        self.chunks: deque[bytes] = deque()
+        self.buffered = 0
+        self.headers_done = False
+        self.complete = False
+        self.keep_alive = False
+        self.error: BaseException | None = None
+        self.paused = False
+        self._length_known = False  # Content-Length or chunked: the body's end is in the data, not the close
+
+    # -- asyncio.Protocol -----------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if self.complete or self.error is not None:
+            self.close()  # bytes nobody asked for (an idle connection talking): not reusable
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(Http1Error("the upstream switched protocols"))
+        except httptools.HttpParserError as exc:
+            self._fail(Http1Error(f"malformed response from the upstream ({exc})"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        if self.headers_done and not self.complete and not self._length_known and exc is None:
+            self.complete = True  # a body delimited by the close (no Content-Length, not chunked)
+        elif not self.complete and self.error is None:
+            self.error = exc or Http1Error("the upstream closed the connection before the response ended")
+        self._wake()
+
+    def pause_writing(self) -> None:  # the request is in memory already: nothing to hold back
+        pass
+
+    def resume_writing(self) -> None:
+        pass
+
+    # -- httptools callbacks --------------------------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.raw_headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        parser = self.parser
+        self.status = parser.get_status_code()
+        self.version = parser.get_http_version()
+        for name, value in self.raw_headers:
+            lowered = name.lower()
+            if lowered == b"content-length" or (lowered == b"transfer-encoding" and b"chunked" in value.lower()):
+                self._length_known = True
+        self.headers_done = True
+        self._wake()
+
+    def on_body(self, body: bytes) -> None:
+        self.chunks.append(body)
+        self.buffered += len(body)
+        if self.buffered > HIGH_WATER and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+        self.keep_alive = self.parser.should_keep_alive()
+        self._wake()
+
+    # -- the reader's side ----------------------------------------------------------------------------------
+
+    def send(self, data: bytes) -> None:
+        """Start a request on this connection: a fresh parser, and the whole request in one write."""
+        self._reset()
+        assert self.transport is not None
+        self.transport.write(data)
+
+    async def wait(self) -> None:
+        """Until the protocol has something new (headers, body, the end, an error)."""
+        waiter = self._waiter = self._loop.create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def take(self) -> bytes:
+        """Everything buffered, at once; resumes reading once under :data:`LOW_WATER`."""
+        chunks = self.chunks
+        data = chunks.popleft() if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        self.buffered = 0
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+        return data
+
+    def reusable(self) -> bool:
+        return self.complete and self.keep_alive and not self.lost and self.error is None and not self.chunks
+
+    def close(self) -> None:
+        self.lost = True
+        if self.transport is not None:
+            self.transport.close()
+
+    def _fail(self, error: BaseException) -> None:
+        self.error = error
+        self.close()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class Http1Response:
+    """A response whose headers are in; its body read with :meth:`read_chunk` (``b""`` at the end)."""
+
+    __slots__ = ("status", "headers", "http_version", "_conn", "_pool", "_decoder", "_done")
+
+    def __init__(self, conn: _Connection, pool: "Http1Pool") -> None:
+        self._conn = conn
+        self._pool = pool
+        self.status = conn.status
+        self.http_version = f"HTTP/{conn.version}"
+        self.headers: CIMultiDictProxy[str] = CIMultiDictProxy(CIMultiDict(
+            (name.decode("latin-1"), value.decode("latin-1")) for name, value in conn.raw_headers))
+        coding = self.headers.get("content-encoding", "").strip().lower()
+        self._decoder: Any = None
+        if coding in ("gzip", "x-gzip", "deflate"):
+            self._decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib, from the header
+        elif coding not in ("", "identity"):
+            conn.close()
+            pool.forget(conn)
+            raise UpstreamConnectionError() from Http1Error(f"the upstream answered in an encoding it was not "
+                                                            f"offered ({coding})")
+        self._done = False
+
+    @property
+    def closed(self) -> bool:
+        """Released or closed: nothing more will be read."""
+        return self._done
+
+    def at_eof(self) -> bool:
+        """The whole body has been read."""
+        conn = self._conn
+        return self._done or (conn.complete and not conn.chunks)
+
+    async def read_chunk(self) -> bytes:
+        """The body bytes that arrived since the last call (waiting for some), or ``b""`` after the last."""
+        conn = self._conn
+        while True:
+            if conn.chunks:
+                data = conn.take()
+                if self._decoder is not None:
+                    data = self._decode(data)
+                    if not data:
+                        continue
+                return data
+            if conn.complete or self._done:
+                if self._decoder is not None:
+                    tail, self._decoder = self._decoder.flush(), None
+                    if tail:
+                        return tail
+                return b""
+            if conn.error is not None:
+                self.close()
+                raise UpstreamConnectionError(mid_stream=True) from conn.error
+            try:
+                await conn.wait()
+            except BaseException:
+                self.close()  # cut short (cancelled): the rest of the body will never be read
+                raise
+
+    async def read(self) -> bytes:
+        """The whole body, then the connection released."""
+        parts = []
+        while True:
+            data = await self.read_chunk()
+            if not data:
+                break
+            parts.append(data)
+        self.release()
+        return b"".join(parts)
+
+    def release(self) -> None:
+        """Done with it: the connection goes back to the pool if its response was read whole, else closes."""
+        if self._done:
+            return
+        self._done = True
+        self._pool.release(self._conn)
+
+    def close(self) -> None:
+        """Done with it before its end: the connection closes (the upstream sees the client go)."""
+        if self._done:
+            return
+        self._done = True
+        self._conn.close()
+        self._pool.forget(self._conn)
+
+    def _decode(self, data: bytes) -> bytes:
+        try:
+            return self._decoder.decompress(data)  # type: ignore[no-any-return]
+        except zlib.error as exc:
+            self.close()
+            raise UpstreamConnectionError(mid_stream=True) from Http1Error(f"a body that does not decode ({exc})")
+
+
+class Http1Pool:
+    """The connections to one upstream (``host``, ``port``, TLS or not)."""
+
+    def __init__(self, host: str, port: int, *, ssl: ssl_module.SSLContext | None, connect_timeout: float,
+                 keepalive: float = KEEPALIVE_EXPIRY, limit: int = MAX_CONNECTIONS) -> None:
+        self.host = host
+        self.port = port
+        self.ssl = ssl
+        self.connect_timeout = connect_timeout
+        self.keepalive = keepalive
+        self.limit = limit
+        self._idle: list[_Connection] = []
+        self._open: set[_Connection] = set()
+        self._slots: deque[asyncio.Future[None]] = deque()  # requests waiting for a connection under the limit
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    async def request(self, data: bytes) -> Http1Response:
+        """Send a whole request (head and body, rendered by the caller); its response once the headers are in."""
+        conn = self._pooled()
+        if conn is None:
+            conn = await self._connect()
+        conn.send(data)
+        try:
+            while not conn.headers_done:
+                if conn.error is not None:
+                    raise UpstreamConnectionError() from conn.error
+                await conn.wait()
+        except BaseException:
+            conn.close()
+            self.forget(conn)
+            raise
+        return Http1Response(conn, self)
+
+    def release(self, conn: _Connection) -> None:
+        if self._closed or not conn.reusable():
+            conn.close()
+            self.forget(conn)
+            return
+        loop = conn._loop
+        conn.idle_since = loop.time()
+        self._idle.append(conn)
+        if self._sweeper is None:
+            self._sweeper = loop.call_later(self.keepalive, self._sweep)
+        self._free_slot()
+
+    def forget(self, conn: _Connection) -> None:
+        if conn in self._open:
+            self._open.discard(conn)
+            self._free_slot()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        for conn in list(self._open):
+            conn.close()
+        self._open.clear()
+        self._idle.clear()
+        for waiter in self._slots:
+            if not waiter.done():
+                waiter.cancel()
+
+    # -- internals ------------------------------------------------------------------------------------------
+
+    def _pooled(self) -> _Connection | None:
+        idle = self._idle
+        while idle:
+            conn = idle.pop()
+            if not conn.lost and conn._loop.time() - conn.idle_since < self.keepalive:
+                return conn
+            conn.close()
+            self.forget(conn)
+        return None
+
+    async def _connect(self) -> _Connection:
+        if self._closed:
+            raise UpstreamConnectionError() from Http1Error("the agent was closed")
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                while len(self._open) >= self.limit:
+                    waiter = loop.create_future()
+                    self._slots.append(waiter)
+                    try:
+                        await waiter
+                    finally:
+                        if waiter in self._slots:
+                            self._slots.remove(waiter)
+                    conn = self._pooled()  # a connection released meanwhile
+                    if conn is not None:
+                        return conn
+                factory: Callable[[], _Connection] = lambda: _Connection(loop)  # noqa: E731
+                _, conn = await loop.create_connection(factory, self.host, self.port, ssl=self.ssl,
+                                                       server_hostname=self.host if self.ssl else None)
+        except TimeoutError as exc:
+            raise UpstreamTimedOut() from exc
+        except OSError as exc:
+            raise UpstreamConnectionError() from exc
+        self._open.add(conn)
+        return conn
+
+    def _free_slot(self) -> None:
+        while self._slots:
+            waiter = self._slots.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _sweep(self) -> None:
+        """Close the connections idle longer than ``keepalive``; look again while any are left."""
+        self._sweeper = None
+        if not self._idle:
+            return
+        now = self._idle[0]._loop.time()
+        keep = []
+        for conn in self._idle:
+            if conn.lost or now - conn.idle_since >= self.keepalive:
+                conn.close()
+                self.forget(conn)
+            else:
+                keep.append(conn)
+        self._idle = keep
+        if keep:
+            self._sweeper = keep[0]._loop.call_later(self.keepalive, self._sweep)

@@ -1,0 +1,250 @@
+"""The lean HTTP/1.1 client (:mod:`hermes_gateway._core.agent.http1`) against a raw socket server on 127.0.0.1.
+
+What the upstream receives and when, how each kind of body is read, and which connections are reused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import socket
+
+import pytest
+
+from hermes_gateway._core.agent.errors import UpstreamConnectionError, UpstreamTimedOut
+from hermes_gateway._core.agent.http1 import Http1Pool
+from hermes_gateway._core.agent.stream_request import render_head
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+def request(port: int, body: bytes = b'{"n": 1}') -> bytes:
+    head = render_head("POST", "/v1/chat", {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json"})
+    return head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+class Server:
+    """A listening socket whose connections the test reads and answers by hand (in threads: plain sockets)."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.loop = asyncio.get_running_loop()
+
+    async def accept(self) -> socket.socket:
+        conn, _ = await self.loop.run_in_executor(None, self.listener.accept)
+        return conn
+
+    async def read_request(self, conn: socket.socket) -> bytes:
+        def read() -> bytes:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length")))
+            while len(body) < length:
+                body += conn.recv(65536)
+            return data
+        return await self.loop.run_in_executor(None, read)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture
+async def server():
+    s = Server()
+    yield s
+    s.close()
+
+
+def pool_for(server: Server, **options: object) -> Http1Pool:
+    return Http1Pool("127.0.0.1", server.port, ssl=None, connect_timeout=2.0, **options)  # type: ignore[arg-type]
+
+
+async def test_a_request_on_a_pooled_connection_is_out_when_the_posting_step_ends(server: Server) -> None:
+    """A burst's upstream calls first (issue 28): nothing queued behind other tasks before the bytes leave."""
+    pool = pool_for(server)
+    first = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    try:
+        await server.read_request(conn)
+        conn.sendall(OK)
+        assert await (await first).read() == b"ok"  # the connection goes back to the pool
+        second = asyncio.ensure_future(pool.request(request(server.port, b'{"n": 2}')))
+        await asyncio.sleep(0)  # the posting task's first step: up to waiting for the response
+        seen = conn.recv(65536, socket.MSG_DONTWAIT)
+        assert seen.startswith(b"POST /v1/chat HTTP/1.1\r\n") and seen.endswith(b'{"n": 2}')
+        conn.sendall(OK)
+        assert await (await second).read() == b"ok"
+    finally:
+        conn.close()
+        await pool.aclose()
+
+
+async def test_a_chunked_stream_is_read_as_it_arrives_and_its_connection_reused(server: Server) -> None:
+    pool = pool_for(server)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    try:
+        await server.read_request(conn)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     b"5\r\ndata:\r\n")
+        response = await task
+        assert response.status == 200 and response.headers["content-type"] == "text/event-stream"
+        assert await response.read_chunk() == b"data:"
+        conn.sendall(b"3\r\n 1\n\r\n")
+        assert await response.read_chunk() == b" 1\n"
+        assert not response.at_eof()
+        conn.sendall(b"0\r\n\r\n")
+        assert await response.read_chunk() == b""
+        assert response.at_eof()
+        response.release()
+        again = asyncio.ensure_future(pool.request(request(server.port)))
+        await server.read_request(conn)  # the same connection: no new accept
+        conn.sendall(OK)
+        assert await (await again).read() == b"ok"
+        assert len(pool._open) == 1
+    finally:
+        conn.close()
+        await pool.aclose()
+
+
+async def test_a_body_that_ends_with_the_connection_is_read_whole_and_not_reused(server: Server) -> None:
+    pool = pool_for(server)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: 1\n\n")
+    response = await task
+    conn.sendall(b"data: 2\n\n")
+    conn.close()
+    assert await response.read() == b"data: 1\n\ndata: 2\n\n"
+    assert not pool._idle and not pool._open
+    await pool.aclose()
+
+
+async def test_a_connection_lost_mid_body_is_a_mid_stream_connection_error(server: Server) -> None:
+    pool = pool_for(server)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+    response = await task
+    assert await response.read_chunk() == b"partial"
+    conn.close()
+    with pytest.raises(UpstreamConnectionError) as caught:
+        await response.read_chunk()
+    assert caught.value.mid_stream
+    assert not pool._open
+    await pool.aclose()
+
+
+async def test_a_connection_lost_before_the_headers_is_a_connection_error(server: Server) -> None:
+    pool = pool_for(server)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.close()
+    with pytest.raises(UpstreamConnectionError) as caught:
+        await task
+    assert not caught.value.mid_stream
+    await pool.aclose()
+
+
+async def test_a_malformed_response_is_a_connection_error(server: Server) -> None:
+    pool = pool_for(server)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+    with pytest.raises(UpstreamConnectionError):
+        await task
+    conn.close()
+    await pool.aclose()
+
+
+async def test_a_gzip_body_is_decoded(server: Server) -> None:
+    pool = pool_for(server)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    packed = gzip.compress(b'{"answer": 42}')
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed) + packed)
+    assert await (await task).read() == b'{"answer": 42}'
+    conn.close()
+    await pool.aclose()
+
+
+async def test_a_cancelled_read_closes_the_connection(server: Server) -> None:
+    """The upstream sees the client go (which stops the model), and the connection is never reused."""
+    pool = pool_for(server)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    response = await task
+    reading = asyncio.ensure_future(response.read_chunk())
+    await asyncio.sleep(0.05)
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+    conn.settimeout(2)
+    assert conn.recv(10) == b""  # closed by the client
+    assert not pool._open and not pool._idle
+    conn.close()
+    await pool.aclose()
+
+
+async def test_a_refused_connection_and_a_connect_timeout() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    pool = Http1Pool("127.0.0.1", port, ssl=None, connect_timeout=2.0)
+    with pytest.raises(UpstreamConnectionError) as refused:
+        await pool.request(request(port))
+    assert isinstance(refused.value.__cause__, ConnectionRefusedError)
+    await pool.aclose()
+
+
+async def test_beyond_the_limit_a_request_waits_for_a_connection_within_the_connect_timeout(server: Server) -> None:
+    pool = pool_for(server, limit=1)
+    pool.connect_timeout = 0.3
+    first = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    response = await first  # holds the only connection
+    with pytest.raises(UpstreamTimedOut):
+        await pool.request(request(server.port))
+    waiting = asyncio.ensure_future(pool.request(request(server.port)))
+    await asyncio.sleep(0.05)
+    conn.sendall(b"0\r\n\r\n")
+    assert await response.read() == b""  # released: the waiting request gets the same connection
+    await server.read_request(conn)
+    conn.sendall(OK)
+    assert await (await waiting).read() == b"ok"
+    conn.close()
+    await pool.aclose()
+
+
+async def test_idle_connections_are_closed_after_the_keepalive(server: Server) -> None:
+    pool = pool_for(server, keepalive=0.2)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.sendall(OK)
+    assert await (await task).read() == b"ok"
+    assert len(pool._idle) == 1
+    await asyncio.sleep(0.5)
+    assert not pool._idle and not pool._open
+    conn.settimeout(2)
+    assert conn.recv(10) == b""
+    conn.close()
+    await pool.aclose()
+
+
+def test_a_header_that_could_smuggle_another_is_refused() -> None:
+    with pytest.raises(ValueError, match="X-Evil"):
+        render_head("POST", "/", {"X-Evil": "a\r\nInjected: 1"})
