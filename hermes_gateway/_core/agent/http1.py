@@ -44,6 +44,7 @@ from typing import Any, Callable
 import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from ..errors import HermesError
 from .errors import UpstreamConnectionError, UpstreamTimedOut
 
 #: Connections per upstream at most (the SDK's default limit).
@@ -55,7 +56,7 @@ HIGH_WATER = 1 << 20
 LOW_WATER = 1 << 18
 
 
-class Http1Error(Exception):
+class Http1Error(HermesError):
     """A response the client could not read (malformed, or the connection lost before its end)."""
 
 
