@@ -8,12 +8,13 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
+import ssl
 
 import pytest
+import trustme
 
 from hermes_gateway._core.agent.errors import UpstreamConnectionError, UpstreamTimedOut
-from hermes_gateway._core.agent.http1 import Http1Pool
-from hermes_gateway._core.agent.stream_request import render_head
+from hermes_gateway._core.agent.http1 import Http1Pool, render_head
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
@@ -248,3 +249,43 @@ async def test_idle_connections_are_closed_after_the_keepalive(server: Server) -
 def test_a_header_that_could_smuggle_another_is_refused() -> None:
     with pytest.raises(ValueError, match="X-Evil"):
         render_head("POST", "/", {"X-Evil": "a\r\nInjected: 1"})
+
+
+async def _tls_upstream(ca: trustme.CA) -> tuple[asyncio.Server, int]:
+    """An HTTPS server on 127.0.0.1 with a certificate of ``ca`` that answers every request with ``ok``."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                await reader.readexactly(length)
+                writer.write(OK)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=context)
+    return server, server.sockets[0].getsockname()[1]
+
+
+async def test_https_with_the_upstreams_certificate_verified() -> None:
+    ca = trustme.CA()
+    server, port = await _tls_upstream(ca)
+    trusting = ssl.create_default_context()
+    ca.configure_trust(trusting)
+    pool = Http1Pool("127.0.0.1", port, ssl=trusting, connect_timeout=2.0)
+    try:
+        for _ in range(2):  # the second on the same (kept-alive) TLS connection
+            assert await (await pool.request(request(port))).read() == b"ok"
+        assert len(pool._open) == 1
+        stranger = Http1Pool("127.0.0.1", port, ssl=ssl.create_default_context(), connect_timeout=2.0)
+        with pytest.raises(UpstreamConnectionError) as caught:  # a certificate nobody vouches for: refused
+            await stranger.request(request(port))
+        assert isinstance(caught.value.__cause__, ssl.SSLCertVerificationError)
+        await stranger.aclose()
+    finally:
+        await pool.aclose()
+        server.close()
+        await server.wait_closed()

@@ -60,6 +60,20 @@ class Http1Error(HermesError):
     """A response the client could not read (malformed, or the connection lost before its end)."""
 
 
+def render_head(method: str, target: str, headers: dict[str, str]) -> bytes:
+    """``METHOD target HTTP/1.1`` and the headers, each line ending in CRLF (the blank line not included).
+
+    A name or value that could end its line early (CR, LF, NUL) is refused: a header must not be able to
+    smuggle another one (httpx refuses them too).
+    """
+    lines = [f"{method} {target} HTTP/1.1"]
+    for name, value in headers.items():
+        if any(c in name or c in value for c in "\r\n\0") or ":" in name:
+            raise ValueError(f"the header {name!r} has a character that cannot be sent in an HTTP/1.1 header")
+        lines.append(f"{name}: {value}")
+    return ("\r\n".join(lines) + "\r\n").encode("latin-1")
+
+
 class _Connection(asyncio.Protocol):
     """One TCP (or TLS) connection to the upstream and the response being read on it."""
 

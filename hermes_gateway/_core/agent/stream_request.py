@@ -47,7 +47,7 @@ from ..config import Timeouts
 from ..demo.transport import httpx
 from ..json_compact import compact_encoder
 from .errors import UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
-from .http1 import KEEPALIVE_EXPIRY, MAX_CONNECTIONS, Http1Pool, Http1Response
+from .http1 import KEEPALIVE_EXPIRY, MAX_CONNECTIONS, Http1Pool, Http1Response, render_head
 from .retry_policy import retry_delay, should_retry
 
 #: What the SDK's ``with_streaming_response`` / ``with_raw_response`` send (its ``RAW_RESPONSE_HEADER``).
@@ -185,20 +185,6 @@ class StreamPoster:
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.aclose()
-
-
-def render_head(method: str, target: str, headers: dict[str, str]) -> bytes:
-    """``METHOD target HTTP/1.1`` and the headers, each line ending in CRLF (the blank line not included).
-
-    A name or value that could end its line early (CR, LF, NUL) is refused: a header must not be able to
-    smuggle another one (httpx refuses them too).
-    """
-    lines = [f"{method} {target} HTTP/1.1"]
-    for name, value in headers.items():
-        if any(c in name or c in value for c in "\r\n\0") or ":" in name:
-            raise ValueError(f"the header {name!r} has a character that cannot be sent in an HTTP/1.1 header")
-        lines.append(f"{name}: {value}")
-    return ("\r\n".join(lines) + "\r\n").encode("latin-1")
 
 
 async def _read_failure(response: Http1Response) -> UpstreamStatusError:
