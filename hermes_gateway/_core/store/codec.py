@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
-from .base import ConversationKey, StoreError
+from .base import ConversationKey, ReplyInFlight, StoreError
 
 #: The API server's stored responses, all together, stay under this many bytes (oldest go first) ...
 DEFAULT_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -49,6 +49,17 @@ def encode_shown(shown: Any) -> str:
     """A reply in flight's messages as stored: a JSON list of ``[message id, chat, thread, text, ended]``."""
     return json.dumps([[m.message_id, m.chat_id, m.thread_id, m.text, bool(m.ended)] for m in shown],
                       ensure_ascii=False)
+
+
+#: The columns of a reply in flight, in the order :func:`decode_in_flight` reads them (both SQL backends).
+IN_FLIGHT_COLUMNS = "id, platform, chat_id, thread_id, chat_kind, message_id, text, owner, shown, attempt, started"
+
+
+def decode_in_flight(row: Sequence[Any]) -> ReplyInFlight:
+    """A row of :data:`IN_FLIGHT_COLUMNS` as the reply in flight it records."""
+    rid, platform, chat, thread, kind, message, text, owner, shown, attempt, started = row
+    return ReplyInFlight(rid, platform, chat, thread, kind, message, text, owner, decode_shown(shown),
+                         int(attempt), float(started))
 
 
 def decode_shown(text: str) -> tuple[Any, ...]:

@@ -59,8 +59,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 from ..secrets import protect, scrub
 from .base import (ConversationKey, ConversationStore, ConversationSummary, ReplyInFlight, ShownMessage, StoredResponse,
                    StoreError)
-from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, decode_shown, encode,
-                    encode_shown, first_user_text, key_parts)
+from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, IN_FLIGHT_COLUMNS, decode,
+                    decode_in_flight, encode, encode_shown, first_user_text, key_parts)
 from .operator_postgres import OPERATOR_MARKER, OPERATOR_SCHEMA, PostgresOperatorRecords
 from .outbound_postgres import OUTBOUND_MARKER, OUTBOUND_SCHEMA, PostgresOutboundRecords
 from .pgurl import describe, url_passwords
@@ -574,29 +574,21 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, Conversati
             await conn.execute("DELETE FROM hermes_replies_in_flight WHERE id = %s", (reply_id,))
         await self._run(write)
 
-    _IN_FLIGHT = ("SELECT id, platform, chat_id, thread_id, chat_kind, message_id, text, owner, shown, attempt,"
-                  " started FROM hermes_replies_in_flight ")
-
-    @staticmethod
-    def _in_flight(row: tuple) -> ReplyInFlight:
-        rid, platform, chat, thread, kind, message, text, owner, shown, attempt, started = row
-        return ReplyInFlight(rid, platform, chat, thread, kind, message, text, owner, decode_shown(shown),
-                             int(attempt), float(started))
+    _IN_FLIGHT = f"SELECT {IN_FLIGHT_COLUMNS} FROM hermes_replies_in_flight "
 
     async def replies_in_flight(self) -> list[ReplyInFlight]:
         async def read(conn: Any) -> list[ReplyInFlight]:
             cursor = await conn.execute(self._IN_FLIGHT + "ORDER BY started, seq")
-            return [self._in_flight(r) for r in await cursor.fetchall()]
+            return [decode_in_flight(r) for r in await cursor.fetchall()]
         return await self._run(read)
 
     async def claim_reply(self, reply_id: str, owner: str, new_owner: str) -> ReplyInFlight | None:
         async def claim(conn: Any) -> ReplyInFlight | None:  # one statement: the row lock makes one claimer win
             cursor = await conn.execute(
                 "UPDATE hermes_replies_in_flight SET owner = %s WHERE id = %s AND owner = %s"
-                " RETURNING id, platform, chat_id, thread_id, chat_kind, message_id, text, owner, shown, attempt,"
-                " started", (new_owner, reply_id, owner))
+                " RETURNING " + IN_FLIGHT_COLUMNS, (new_owner, reply_id, owner))
             row = await cursor.fetchone()
-            return None if row is None else self._in_flight(row)
+            return None if row is None else decode_in_flight(row)
         return await self._run(claim)
 
 

@@ -29,8 +29,8 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from .base import (ConversationKey, ConversationStore, ConversationSummary, ReplyInFlight, ShownMessage, StoredResponse,
                    StoreError)
-from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, decode, decode_shown, encode,
-                    encode_shown, first_user_text, key_parts)
+from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE_BYTES, IN_FLIGHT_COLUMNS, decode,
+                    decode_in_flight, encode, encode_shown, first_user_text, key_parts)
 from .operator_sqlite import OPERATOR_SCHEMA, SQLiteOperatorRecords
 from .outbound_sqlite import OUTBOUND_SCHEMA, SQLiteOutboundRecords
 from .policy import bound_newest_first, message_chars
@@ -406,18 +406,11 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, ConversationStor
                 db.execute("DELETE FROM replies_in_flight WHERE id = ?", (reply_id,))
         await self._run(write)
 
-    _IN_FLIGHT = ("SELECT id, platform, chat_id, thread_id, chat_kind, message_id, text, owner, shown, attempt, "
-                  "started FROM replies_in_flight ")
-
-    @staticmethod
-    def _in_flight(row: tuple) -> ReplyInFlight:
-        rid, platform, chat, thread, kind, message, text, owner, shown, attempt, started = row
-        return ReplyInFlight(rid, platform, chat, thread, kind, message, text, owner, decode_shown(shown),
-                             int(attempt), float(started))
+    _IN_FLIGHT = f"SELECT {IN_FLIGHT_COLUMNS} FROM replies_in_flight "
 
     async def replies_in_flight(self) -> list[ReplyInFlight]:
         def read(db: sqlite3.Connection) -> list[ReplyInFlight]:
-            return [self._in_flight(r) for r in db.execute(self._IN_FLIGHT + "ORDER BY started, rowid")]
+            return [decode_in_flight(r) for r in db.execute(self._IN_FLIGHT + "ORDER BY started, rowid")]
         return await self._run(read)
 
     async def claim_reply(self, reply_id: str, owner: str, new_owner: str) -> ReplyInFlight | None:
@@ -428,7 +421,7 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, ConversationStor
                 if not changed:
                     return None
                 row = db.execute(self._IN_FLIGHT + "WHERE id = ?", (reply_id,)).fetchone()
-                return None if row is None else self._in_flight(row)
+                return None if row is None else decode_in_flight(row)
         return await self._run(claim)
 
     async def journal_mode(self) -> str:
