@@ -49,6 +49,14 @@ class Server:
             return data
         return await self.loop.run_in_executor(None, read)
 
+    async def requested(self, pool: Http1Pool) -> tuple[asyncio.Future, socket.socket]:
+        """A request sent on a new connection of ``pool``: the task awaiting its response, and the server's
+        side of the connection with the request read."""
+        task = asyncio.ensure_future(pool.request(request(self.port)))
+        conn = await self.accept()
+        await self.read_request(conn)
+        return task, conn
+
     def close(self) -> None:
         self.listener.close()
 
@@ -114,9 +122,7 @@ async def test_a_chunked_stream_is_read_as_it_arrives_and_its_connection_reused(
 
 async def test_a_body_that_ends_with_the_connection_is_read_whole_and_not_reused(server: Server) -> None:
     pool = pool_for(server)
-    task = asyncio.ensure_future(pool.request(request(server.port)))
-    conn = await server.accept()
-    await server.read_request(conn)
+    task, conn = await server.requested(pool)
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: 1\n\n")
     response = await task
     conn.sendall(b"data: 2\n\n")
@@ -128,9 +134,7 @@ async def test_a_body_that_ends_with_the_connection_is_read_whole_and_not_reused
 
 async def test_a_connection_lost_mid_body_is_a_mid_stream_connection_error(server: Server) -> None:
     pool = pool_for(server)
-    task = asyncio.ensure_future(pool.request(request(server.port)))
-    conn = await server.accept()
-    await server.read_request(conn)
+    task, conn = await server.requested(pool)
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
     response = await task
     assert await response.read_chunk() == b"partial"
@@ -144,9 +148,7 @@ async def test_a_connection_lost_mid_body_is_a_mid_stream_connection_error(serve
 
 async def test_a_connection_lost_before_the_headers_is_a_connection_error(server: Server) -> None:
     pool = pool_for(server)
-    task = asyncio.ensure_future(pool.request(request(server.port)))
-    conn = await server.accept()
-    await server.read_request(conn)
+    task, conn = await server.requested(pool)
     conn.close()
     with pytest.raises(UpstreamConnectionError) as caught:
         await task
@@ -156,9 +158,7 @@ async def test_a_connection_lost_before_the_headers_is_a_connection_error(server
 
 async def test_a_malformed_response_is_a_connection_error(server: Server) -> None:
     pool = pool_for(server)
-    task = asyncio.ensure_future(pool.request(request(server.port)))
-    conn = await server.accept()
-    await server.read_request(conn)
+    task, conn = await server.requested(pool)
     conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
     with pytest.raises(UpstreamConnectionError):
         await task
@@ -168,9 +168,7 @@ async def test_a_malformed_response_is_a_connection_error(server: Server) -> Non
 
 async def test_a_gzip_body_is_decoded(server: Server) -> None:
     pool = pool_for(server)
-    task = asyncio.ensure_future(pool.request(request(server.port)))
-    conn = await server.accept()
-    await server.read_request(conn)
+    task, conn = await server.requested(pool)
     packed = gzip.compress(b'{"answer": 42}')
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed) + packed)
     assert await (await task).read() == b'{"answer": 42}'
@@ -181,9 +179,7 @@ async def test_a_gzip_body_is_decoded(server: Server) -> None:
 async def test_a_cancelled_read_closes_the_connection(server: Server) -> None:
     """The upstream sees the client go (which stops the model), and the connection is never reused."""
     pool = pool_for(server)
-    task = asyncio.ensure_future(pool.request(request(server.port)))
-    conn = await server.accept()
-    await server.read_request(conn)
+    task, conn = await server.requested(pool)
     conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
     response = await task
     reading = asyncio.ensure_future(response.read_chunk())
@@ -232,9 +228,7 @@ async def test_beyond_the_limit_a_request_waits_for_a_connection_within_the_conn
 
 async def test_idle_connections_are_closed_after_the_keepalive(server: Server) -> None:
     pool = pool_for(server, keepalive=0.2)
-    task = asyncio.ensure_future(pool.request(request(server.port)))
-    conn = await server.accept()
-    await server.read_request(conn)
+    task, conn = await server.requested(pool)
     conn.sendall(OK)
     assert await (await task).read() == b"ok"
     assert len(pool._idle) == 1
