@@ -51,9 +51,8 @@ from .errors import UpstreamConnectionError, UpstreamTimedOut
 MAX_CONNECTIONS = 1000
 #: How long an idle connection is kept (the SDK's default keep-alive expiry).
 KEEPALIVE_EXPIRY = 5.0
-#: Reading from the upstream pauses while this many bytes wait to be read, and resumes below :data:`LOW_WATER`.
+#: Reading from the upstream pauses while this many bytes wait to be read (the reader takes them all at once).
 HIGH_WATER = 1 << 20
-LOW_WATER = 1 << 18
 
 
 class Http1Error(HermesError):
@@ -78,11 +77,10 @@ class _Connection(asyncio.Protocol):
     """One TCP (or TLS) connection to the upstream and the response being read on it."""
 
     __slots__ = ("transport", "parser", "status", "version", "raw_headers", "chunks", "buffered", "headers_done",
-                 "complete", "keep_alive", "error", "lost", "paused", "idle_since", "_waiter", "_length_known",
-                 "_loop")
+                 "complete", "keep_alive", "error", "lost", "paused", "idle_since", "loop", "_waiter")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self.loop = loop
         self.transport: asyncio.Transport | None = None
         self.lost = False
         self.idle_since = 0.0
@@ -101,7 +99,6 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = False
         self.error: BaseException | None = None
         self.paused = False
-        self._length_known = False  # Content-Length or chunked: the body's end is in the data, not the close
 
     # -- asyncio.Protocol -----------------------------------------------------------------------------------
 
@@ -121,17 +118,22 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
-        if self.headers_done and not self.complete and not self._length_known and exc is None:
+        if self.headers_done and not self.complete and exc is None and not self._framed():
             self.complete = True  # a body delimited by the close (no Content-Length, not chunked)
         elif not self.complete and self.error is None:
             self.error = exc or Http1Error("the upstream closed the connection before the response ended")
         self._wake()
 
-    def pause_writing(self) -> None:  # the request is in memory already: nothing to hold back
-        pass
+    def _framed(self) -> bool:
+        """The response says where its body ends (``Content-Length`` or chunked), so a close before it is an error.
 
-    def resume_writing(self) -> None:
-        pass
+        Looked up only when a connection closes mid-body, not for every response.
+        """
+        for name, value in self.raw_headers:
+            lowered = name.lower()
+            if lowered == b"content-length" or (lowered == b"transfer-encoding" and b"chunked" in value.lower()):
+                return True
+        return False
 
     # -- httptools callbacks --------------------------------------------------------------------------------
 
@@ -142,10 +144,6 @@ class _Connection(asyncio.Protocol):
         parser = self.parser
         self.status = parser.get_status_code()
         self.version = parser.get_http_version()
-        for name, value in self.raw_headers:
-            lowered = name.lower()
-            if lowered == b"content-length" or (lowered == b"transfer-encoding" and b"chunked" in value.lower()):
-                self._length_known = True
         self.headers_done = True
         self._wake()
 
@@ -172,14 +170,14 @@ class _Connection(asyncio.Protocol):
 
     async def wait(self) -> None:
         """Until the protocol has something new (headers, body, the end, an error)."""
-        waiter = self._waiter = self._loop.create_future()
+        waiter = self._waiter = self.loop.create_future()
         try:
             await waiter
         finally:
             self._waiter = None
 
     def take(self) -> bytes:
-        """Everything buffered, at once; resumes reading once under :data:`LOW_WATER`."""
+        """Everything buffered, at once; reading resumes if it was paused."""
         chunks = self.chunks
         data = chunks.popleft() if len(chunks) == 1 else b"".join(chunks)
         chunks.clear()
@@ -340,7 +338,7 @@ class Http1Pool:
             conn.close()
             self.forget(conn)
             return
-        loop = conn._loop
+        loop = conn.loop
         conn.idle_since = loop.time()
         self._idle.append(conn)
         if self._sweeper is None:
@@ -371,7 +369,7 @@ class Http1Pool:
         idle = self._idle
         while idle:
             conn = idle.pop()
-            if not conn.lost and conn._loop.time() - conn.idle_since < self.keepalive:
+            if not conn.lost and conn.loop.time() - conn.idle_since < self.keepalive:
                 return conn
             conn.close()
             self.forget(conn)
@@ -416,7 +414,8 @@ class Http1Pool:
         self._sweeper = None
         if not self._idle:
             return
-        now = self._idle[0]._loop.time()
+        loop = self._idle[0].loop
+        now = loop.time()
         keep = []
         for conn in self._idle:
             if conn.lost or now - conn.idle_since >= self.keepalive:
@@ -426,4 +425,4 @@ class Http1Pool:
                 keep.append(conn)
         self._idle = keep
         if keep:
-            self._sweeper = keep[0]._loop.call_later(self.keepalive, self._sweep)
+            self._sweeper = loop.call_later(self.keepalive, self._sweep)

@@ -46,7 +46,7 @@ from yarl import URL
 from ..config import Timeouts
 from ..demo.transport import httpx
 from ..json_compact import compact_encoder
-from .errors import UpstreamConnectionError, UpstreamStatusError, UpstreamTimedOut
+from .errors import UpstreamConnectionError, UpstreamStatusError
 from .http1 import KEEPALIVE_EXPIRY, MAX_CONNECTIONS, Http1Pool, Http1Response, render_head
 from .retry_policy import retry_delay, should_retry
 
@@ -162,12 +162,7 @@ class StreamPoster:
             remaining = max_retries - retries_taken
             try:
                 response = await pool.request(self._head(path, stream, retries_taken) + length + data)
-            except UpstreamTimedOut:
-                if remaining > 0:
-                    await asyncio.sleep(retry_delay(remaining, max_retries))
-                    continue
-                raise
-            except UpstreamConnectionError:
+            except UpstreamConnectionError:  # UpstreamTimedOut included
                 if remaining > 0:
                     await asyncio.sleep(retry_delay(remaining, max_retries))
                     continue
