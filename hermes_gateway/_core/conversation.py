@@ -122,7 +122,8 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
 
 
 async def answer_turn(gateway: Any, messages: Sequence[Incoming],
-                      superseded: Callable[[], bool] | None = None) -> DeliveryReport:
+                      superseded: Callable[[], bool] | None = None,
+                      shown: Callable[[], None] | None = None) -> DeliveryReport:
     """Answer one or more messages of one chat in one turn (the inbound runtime's worker calls this).
 
     Cancelling the task that runs it stops the reply: the report then says
@@ -130,7 +131,10 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     end of a turn. ``superseded()`` true when it is stopped: an edit of one
     of its messages stopped it; what was shown ends with one line saying so,
     and the turn is not recorded (the history keeps the edited text, which
-    is answered next).
+    is answered next). ``shown()`` is called once the reply is on the screen
+    in full, before the turn is recorded: an edit from then on edits an
+    answered message (a person who saw the whole reply and then fixed a typo
+    is not answered again).
     """
     last = messages[-1]
     text: str | list[dict[str, Any]] = plain_text(messages)
@@ -211,6 +215,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
         if journal is not None:
             await journal.end()
         raise
+    if shown is not None:
+        shown()
     if end is not None and end.error:
         report.model_error = end.error
     await _unstoppable(_bookkeeping(store, key, text, report, end, journal))

@@ -81,3 +81,31 @@ def test_an_edit_that_keeps_the_text_changes_nothing():
             assert report.delivered and not report.interrupted
         assert ref.chat("1").screen == ["see https://example.org for more"]
     run_virtual(main())
+
+
+def test_an_edit_after_the_whole_reply_is_shown_is_ignored_while_the_turn_is_still_being_recorded():
+    """The person saw the whole reply, then fixed a typo: no second answer, even if the store is slow."""
+    ref = reference()
+
+    async def main():
+        async with make_gateway(ref, tokens_per_second=50) as gateway:
+            recording, release = asyncio.Event(), asyncio.Event()
+            record_turn = gateway.store.record_turn
+
+            async def slow_record_turn(*args, **kwargs):
+                recording.set()
+                await release.wait()
+                return await record_turn(*args, **kwargs)
+            gateway.store.record_turn = slow_record_turn
+            first = say(gateway, "echo: done already", "m1")
+            await recording.wait()
+            assert ref.chat("1").screen == ["done already"]
+            edited = say(gateway, "echo: done already, edited", "m1", edit=1)
+            second = say(gateway, "echo: next one", "m2")
+            await asyncio.sleep(0.2)
+            release.set()
+            assert (await first).delivered and not (await first).interrupted
+            assert await edited is None
+            assert (await second).delivered
+        assert ref.chat("1").screen == ["done already", "next one"]
+    run_virtual(main())

@@ -28,7 +28,7 @@ async def keep_alive(coordination: Any) -> None:
     """Renew this replica's presence key until cancelled; a failure waits for the next round."""
     ttl_ms = max(1000, int(coordination.lease_ttl * 1000))
     key = presence_key(coordination.prefix, coordination.replica_id)
-    while True:
+    while not coordination._closing:
         client = coordination.client
         if client is not None and not coordination._abandoned:
             try:

@@ -92,6 +92,7 @@ class RedisCoordination(Coordination):
         self._waiting: dict[str, set[asyncio.Event]] = {}   # lease key -> lanes waiting for it
         self._leases: set[RedisLease] = set()               # held leases (renewing)
         self._abandoned = False
+        self._closing = False
 
     # ---------------------------------------------------------------- connecting
 
@@ -111,6 +112,7 @@ class RedisCoordination(Coordination):
                          for name in ("budget", "budget_block", "admit", "lease_acquire", "lease_renew",
                                       "lease_release", "stop", "claim")}
         self._abandoned = False
+        self._closing = False
         self._listener = asyncio.get_running_loop().create_task(self._listen(), name="coordination-events")
         from .presence import keep_alive  # which replicas are alive (the dashboard)
 
@@ -120,16 +122,14 @@ class RedisCoordination(Coordination):
     async def close(self) -> None:
         tasks = [t for t in (self._listener, self._presence, *self._tasks) if t is not None]
         self._presence = None
+        self._closing = True  # the listener and presence loops end even if a cancellation is lost in the client
         if not self._abandoned:
             from .presence import leave
 
             await leave(self)
         for lease in list(self._leases):
             lease.stop_renewing()
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await _cancel_and_wait(tasks)
         self._listener = None
         client, self.client = self.client, None
         if client is not None:
@@ -286,7 +286,7 @@ class RedisCoordination(Coordination):
     async def _listen(self) -> None:
         """Follow the events channel: a lease released (wake its waiters), a reply to stop here."""
         backoff = 0.1
-        while not self._abandoned and self.client is not None:
+        while not self._abandoned and not self._closing and self.client is not None:
             pubsub = self.client.pubsub()
             try:
                 await pubsub.subscribe(self.channel)
@@ -455,6 +455,33 @@ class RedisLease:
         coord = self.coordination
         message = json.dumps({"op": "free", "lease": self.keys[0]})
         await coord.run("lease_release", [self.keys[0], self.keys[2]], [coord.replica_id, coord.channel, message], 0)
+
+
+#: How long :meth:`RedisCoordination.close` waits for its background tasks before it lets them go.
+CLOSE_GRACE = 3.0
+
+
+async def _cancel_and_wait(tasks: Sequence["asyncio.Task[Any]"], grace: float = CLOSE_GRACE) -> None:
+    """Cancel ``tasks`` and wait for them, within ``grace`` seconds.
+
+    A cancellation can be lost inside the Redis client (turned into one of
+    its timeouts or connection errors, which the loops here treat as an
+    outage and go on): such a task is cancelled again every half second, and
+    after ``grace`` it is let go with one log line, so stopping never hangs.
+    """
+    pending = {task for task in tasks if not task.done()}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    while pending and loop.time() < deadline:
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=min(0.5, max(0.0, deadline - loop.time())))
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            task.exception()  # retrieved: a failed background task was already reported where it failed
+    if pending:
+        log.warning("coordination: %d background task(s) did not stop within %g s; let go",
+                    len(pending), grace)
 
 
 def _reason(exc: BaseException) -> str:

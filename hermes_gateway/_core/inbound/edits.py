@@ -3,7 +3,8 @@
 * an edit of a message still queued replaces it there: the turn answers the edited text;
 * an edit of a message being answered stops that reply (what was shown stays, marked superseded in
   one short line, see :data:`SUPERSEDED_NOTE`) and the edited text is answered next, first in line;
-* an edit of an older message (answered, or never taken) is ignored.
+* an edit of an older message (answered, or never taken) is ignored; a message counts as answered once its
+  reply is on the screen in full, even while the turn is still being recorded.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def apply_edit(lane: ChatLane, edited: Incoming, future: "asyncio.Future[Any]",
                     item.futures.append(future)
                     return "replaced"
     running = lane.running
-    if isinstance(running, TextTurn) and any(m.message_id == target for m in running.messages):
+    if isinstance(running, TextTurn) and not running.answered and any(m.message_id == target for m in running.messages):
         if all(m.text == edited.text for m in running.messages if m.message_id == target):
             return "unchanged"
         messages = [edited if m.message_id == target else m for m in running.messages]

@@ -51,6 +51,10 @@ class TextTurn:
     futures: list[asyncio.Future[Any]]
     ticket: int = NO_TICKET  # the arrival number of its first message, across replicas
     superseded: bool = False  # stopped by an edit of one of its messages (:mod:`.edits`)
+    answered: bool = False  # its reply is on the screen in full: an edit from now on is of an answered message
+
+    def mark_answered(self) -> None:
+        self.answered = True
 
     @property
     def text(self) -> str:

@@ -403,7 +403,8 @@ class InboundRuntime:
     async def _answer(self, item: Item) -> Any:
         try:
             if isinstance(item, TextTurn):
-                report = await answer_turn(self.gateway, item.messages, superseded=lambda: item.superseded)
+                report = await answer_turn(self.gateway, item.messages, superseded=lambda: item.superseded,
+                                           shown=item.mark_answered)
                 self._react_after(item, report)
                 return report
             if isinstance(item, RecoveryTurn):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hermes_telegram import polling
-from telegram_test_support import CURSOR, eventually, gateway_for
+from telegram_test_support import CURSOR, eventually, gateway_for, spy_on_receive
 
 NOTE = "✏️ Superseded by your edit."
 
@@ -26,9 +26,12 @@ async def test_an_edit_during_the_reply_supersedes_it_and_the_edited_text_is_ans
 
 async def test_edits_are_asked_for_and_an_edit_of_an_answered_message_is_ignored(api):
     assert polling.ALLOWED_UPDATES == ["message", "edited_message", "callback_query"]  # presses: approvals
-    async with gateway_for(api.base_url):
+    async with gateway_for(api.base_url) as gateway:
+        _, replies = spy_on_receive(gateway)
         await api.push_message(8, "echo: first")
         await eventually(lambda: api.screen(8) == ["first"], lambda: api.screen(8))
+        await eventually(lambda: bool(replies), lambda: replies)
+        await replies[0]  # answered: the turn is over (an edit while it is recorded: tests/inbound/test_inbound_edits)
         await api.push_edit(8, 1, "echo: first, edited later")
         await api.push_message(8, "echo: second")
         await eventually(lambda: api.screen(8) == ["first", "second"], lambda: api.screen(8))
