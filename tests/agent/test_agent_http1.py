@@ -156,6 +156,47 @@ async def test_a_connection_lost_before_the_headers_is_a_connection_error(server
     await pool.aclose()
 
 
+async def _kept_alive(server: Server, pool: Http1Pool) -> socket.socket:
+    """One request answered on a new connection of ``pool``, now idle in it: the server's side of it."""
+    task, conn = await server.requested(pool)
+    conn.sendall(OK)
+    assert await (await task).read() == b"ok"
+    assert len(pool._idle) == 1
+    return conn
+
+
+async def test_a_reused_connection_closed_before_any_byte_of_the_response_is_replaced_at_once(
+        server: Server) -> None:
+    """The upstream's idle timeout and our reuse cross on the wire: the request goes again on a new connection."""
+    pool = pool_for(server)
+    old = await _kept_alive(server, pool)
+    task = asyncio.ensure_future(pool.request(request(server.port, b'{"n": 2}')))
+    assert (await server.read_request(old)).endswith(b'{"n": 2}')
+    old.close()  # closed with the request unanswered
+    new = await server.accept()
+    assert (await server.read_request(new)).endswith(b'{"n": 2}')  # sent again, without a retry's delay
+    new.sendall(OK)
+    assert await (await task).read() == b"ok"
+    new.close()
+    await pool.aclose()
+
+
+async def test_a_reused_connection_that_began_its_answer_and_closed_is_an_error_not_sent_again(
+        server: Server) -> None:
+    pool = pool_for(server)
+    old = await _kept_alive(server, pool)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    await server.read_request(old)
+    old.sendall(b"HTTP/1.1 200 OK\r\nContent-")
+    old.close()
+    with pytest.raises(UpstreamConnectionError):
+        await task
+    server.listener.settimeout(0.3)
+    with pytest.raises(socket.timeout):
+        server.listener.accept()  # no second connection: the upstream had begun to answer
+    await pool.aclose()
+
+
 async def test_a_malformed_response_is_a_connection_error(server: Server) -> None:
     pool = pool_for(server)
     task, conn = await server.requested(pool)

@@ -24,7 +24,9 @@ what that needs and pre-renders the request head once:
   with reading paused beyond :data:`HIGH_WATER` buffered bytes;
 - a connection goes back to the pool only after its whole response was
   read and both sides keep it alive; anything else (a cancelled read, an
-  error, a body left unread) closes it.
+  error, a body left unread) closes it;
+- a reused connection that the upstream closed as the request went out
+  (before any byte of the response) is replaced at once, once.
 
 Errors: connecting fails with :class:`~.errors.UpstreamConnectionError`
 (or :class:`~.errors.UpstreamTimedOut`) whose cause is the ``OSError``; a
@@ -77,7 +79,7 @@ class _Connection(asyncio.Protocol):
     """One TCP (or TLS) connection to the upstream and the response being read on it."""
 
     __slots__ = ("transport", "parser", "status", "version", "raw_headers", "chunks", "buffered", "headers_done",
-                 "complete", "keep_alive", "error", "lost", "paused", "idle_since", "loop", "_waiter")
+                 "complete", "keep_alive", "error", "lost", "paused", "idle_since", "loop", "answered", "_waiter")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -99,6 +101,7 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = False
         self.error: BaseException | None = None
         self.paused = False
+        self.answered = False  # a byte of the response arrived
 
     # -- asyncio.Protocol -----------------------------------------------------------------------------------
 
@@ -106,6 +109,7 @@ class _Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        self.answered = True
         if self.complete or self.error is not None:
             self.close()  # bytes nobody asked for (an idle connection talking): not reusable
             return
@@ -317,11 +321,30 @@ class Http1Pool:
         self._closed = False
 
     async def request(self, data: bytes) -> Http1Response:
-        """Send a whole request (head and body, rendered by the caller); its response once the headers are in."""
+        """Send a whole request (head and body, rendered by the caller); its response once the headers are in.
+
+        A kept-alive connection can be closed by the upstream just as it is
+        reused (its idle timeout and our reuse cross on the wire): when such a
+        connection ends before a single byte of the response, the request is
+        sent again at once on a new connection, once. (A new connection that
+        ends so is an error for the caller's retry policy, with its delay.)
+        """
         conn = self._pooled()
-        if conn is None:
-            conn = await self._connect()
+        if conn is not None:
+            conn.send(data)
+            try:
+                await self._headers(conn)
+                return Http1Response(conn, self)
+            except UpstreamConnectionError:
+                if conn.answered:
+                    raise
+        conn = await self._connect()
         conn.send(data)
+        await self._headers(conn)
+        return Http1Response(conn, self)
+
+    async def _headers(self, conn: _Connection) -> None:
+        """Until the response's headers are in; the connection is closed if they never come."""
         try:
             while not conn.headers_done:
                 if conn.error is not None:
@@ -331,7 +354,6 @@ class Http1Pool:
             conn.close()
             self.forget(conn)
             raise
-        return Http1Response(conn, self)
 
     def release(self, conn: _Connection) -> None:
         if self._closed or not conn.reusable():
