@@ -16,6 +16,7 @@ from typing import Any
 
 from ..http.errors import bad_request
 from .schemas import check_schema, check_schema_name
+from .shown import kind_of, shown
 
 #: OpenAI's own limit on the number of tools in one request.
 MAX_TOOLS = 128
@@ -27,7 +28,7 @@ def check_tools(tools: Any, where: str, gateway_tools: frozenset[str], *, nested
     if tools is None:
         return ()
     if not isinstance(tools, list):
-        raise bad_request(f"{where} must be an array of tools, got {_kind(tools)}.", where)
+        raise bad_request(f"{where} must be an array of tools, got {kind_of(tools)}.", where)
     if len(tools) > MAX_TOOLS:
         raise bad_request(f"{where} has {len(tools)} tools; at most {MAX_TOOLS} are allowed.", where)
     out: list[dict[str, Any]] = []
@@ -35,10 +36,10 @@ def check_tools(tools: Any, where: str, gateway_tools: frozenset[str], *, nested
     for i, tool in enumerate(tools):
         at = f"{where}[{i}]"
         if not isinstance(tool, dict):
-            raise bad_request(f"{at} must be an object, got {_kind(tool)}.", at)
+            raise bad_request(f"{at} must be an object, got {kind_of(tool)}.", at)
         if tool.get("type") != "function":
             raise bad_request(f"{at}.type must be 'function' (the gateway passes function tools through and runs "
-                              f"its own tools itself), got {_show(tool.get('type'))}.", f"{at}.type")
+                              f"its own tools itself), got {shown(tool.get('type'))}.", f"{at}.type")
         if nested:
             function = tool.get("function")
             if not isinstance(function, dict):
@@ -79,7 +80,7 @@ def check_tool_choice(choice: Any, tools: tuple[dict[str, Any], ...], *, nested:
     names = [t["function"]["name"] for t in tools]
     if isinstance(choice, str):
         if choice not in ("auto", "none", "required"):
-            raise bad_request(f"tool_choice must be 'auto', 'none', 'required' or a function, got {_show(choice)}.",
+            raise bad_request(f"tool_choice must be 'auto', 'none', 'required' or a function, got {shown(choice)}.",
                               "tool_choice")
         if choice == "required" and not tools:
             raise bad_request("tool_choice 'required' needs tools.", "tool_choice")
@@ -90,7 +91,7 @@ def check_tool_choice(choice: Any, tools: tuple[dict[str, Any], ...], *, nested:
     function = choice.get("function") if nested or "function" in choice else choice
     name = function.get("name") if isinstance(function, dict) else None
     if not isinstance(name, str) or name not in names:
-        raise bad_request(f"tool_choice names the function {_show(name)}, which is not among the tools offered.",
+        raise bad_request(f"tool_choice names the function {shown(name)}, which is not among the tools offered.",
                           "tool_choice")
     return {"type": "function", "function": {"name": name}}
 
@@ -99,17 +100,3 @@ def check_parallel(value: Any) -> bool | None:
     if value is not None and not isinstance(value, bool):
         raise bad_request("parallel_tool_calls must be a boolean.", "parallel_tool_calls")
     return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
-
-
-def _show(value: Any) -> str:
-    if not isinstance(value, str):
-        return _kind(value)
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."

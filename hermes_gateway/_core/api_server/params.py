@@ -19,6 +19,7 @@ from ..agent.options import NO_OPTIONS, TurnOptions
 from .client_tools import check_parallel, check_tool_choice, check_tools
 from ..http.errors import bad_request
 from .schemas import check_schema, check_schema_name
+from .shown import kind_of, shown
 
 #: Chat Completions parameters the gateway refuses unless sent with the value that asks for nothing.
 CHAT_REFUSED: dict[str, Callable[[Any], bool]] = {
@@ -120,7 +121,7 @@ def responses_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) ->
     limit = body.get("max_output_tokens")
     if limit is not None:
         if not _is_int(limit) or limit < 1:
-            raise bad_request(f"max_output_tokens must be a positive integer, got {_show(limit)}.",
+            raise bad_request(f"max_output_tokens must be a positive integer, got {shown(limit)}.",
                               "max_output_tokens")
         forwarded["max_completion_tokens"] = limit
     truncation = body.get("truncation")
@@ -164,14 +165,14 @@ def responses_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) ->
 def chat_response_format(fmt: Any) -> dict[str, Any] | None:
     """``response_format`` checked; None for ``{"type": "text"}`` (the default)."""
     if not isinstance(fmt, dict):
-        raise bad_request(f"response_format must be an object, got {_kind(fmt)}.", "response_format")
+        raise bad_request(f"response_format must be an object, got {kind_of(fmt)}.", "response_format")
     kind = fmt.get("type")
     if kind == "text":
         return None
     if kind == "json_object":
         return {"type": "json_object"}
     if kind != "json_schema":
-        raise bad_request(f"response_format.type must be one of text, json_object, json_schema, got {_show(kind)}.",
+        raise bad_request(f"response_format.type must be one of text, json_object, json_schema, got {shown(kind)}.",
                           "response_format.type")
     inner = fmt.get("json_schema")
     if not isinstance(inner, dict):
@@ -183,14 +184,14 @@ def chat_response_format(fmt: Any) -> dict[str, Any] | None:
 def responses_text_format(fmt: Any) -> dict[str, Any] | None:
     """``text.format`` checked, as a Chat Completions ``response_format``; None for text."""
     if not isinstance(fmt, dict):
-        raise bad_request(f"text.format must be an object, got {_kind(fmt)}.", "text.format")
+        raise bad_request(f"text.format must be an object, got {kind_of(fmt)}.", "text.format")
     kind = fmt.get("type")
     if kind == "text":
         return None
     if kind == "json_object":
         return {"type": "json_object"}
     if kind != "json_schema":
-        raise bad_request(f"text.format.type must be one of text, json_object, json_schema, got {_show(kind)}.",
+        raise bad_request(f"text.format.type must be one of text, json_object, json_schema, got {shown(kind)}.",
                           "text.format.type")
     inner = {k: v for k, v in fmt.items() if k != "type"}
     return {"type": "json_schema", "json_schema": _json_schema(inner, "text.format")}
@@ -231,7 +232,7 @@ def _common(body: Mapping[str, Any]) -> dict[str, Any]:
         value = body.get(name)
         if value is not None:
             if not isinstance(value, str):
-                raise bad_request(f"{name} must be a string, got {_kind(value)}.", name)
+                raise bad_request(f"{name} must be a string, got {kind_of(value)}.", name)
             if len(value) > 512:
                 raise bad_request(f"{name} must be at most 512 characters.", name)
             out[name] = value
@@ -245,7 +246,7 @@ def _common(body: Mapping[str, Any]) -> dict[str, Any]:
 
 def _stream_options(options: Any) -> None:
     if not isinstance(options, dict):
-        raise bad_request(f"stream_options must be an object, got {_kind(options)}.", "stream_options")
+        raise bad_request(f"stream_options must be an object, got {kind_of(options)}.", "stream_options")
     value = options.get("include_obfuscation")
     if value is not None and not isinstance(value, bool):
         raise bad_request("stream_options.include_obfuscation must be a boolean.", "stream_options.include_obfuscation")
@@ -256,9 +257,9 @@ def _put_number(body: Mapping[str, Any], out: dict[str, Any], name: str, low: fl
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise bad_request(f"{name} must be a number, got {_kind(value)}.", name)
+        raise bad_request(f"{name} must be a number, got {kind_of(value)}.", name)
     if not math.isfinite(value) or not low <= value <= high:
-        raise bad_request(f"{name} must be between {low:g} and {high:g}, got {_show(value)}.", name)
+        raise bad_request(f"{name} must be between {low:g} and {high:g}, got {shown(value)}.", name)
     out[name] = value
 
 
@@ -267,7 +268,7 @@ def _put_int(body: Mapping[str, Any], out: dict[str, Any], name: str) -> None:
     if value is None:
         return
     if not _is_int(value) or value < 1 or value >= 2 ** 31:
-        raise bad_request(f"{name} must be a positive integer, got {_show(value)}.", name)
+        raise bad_request(f"{name} must be a positive integer, got {shown(value)}.", name)
     out[name] = value
 
 
@@ -277,7 +278,7 @@ def _put_choice(body: Mapping[str, Any], out: dict[str, Any], name: str, choices
     if value is None:
         return
     if value not in choices:
-        raise bad_request(f"{where or name} must be one of {', '.join(choices)}, got {_show(value)}.", where or name)
+        raise bad_request(f"{where or name} must be one of {', '.join(choices)}, got {shown(value)}.", where or name)
     out[name] = value
 
 
@@ -314,17 +315,3 @@ def _is_int(value: Any) -> bool:
 
 def _key(key: str) -> str:
     return key if len(key) <= 40 else key[:37] + "..."
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        return _kind(value)
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."

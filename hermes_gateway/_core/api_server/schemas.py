@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ..http.errors import bad_request
+from .shown import kind_of, shown
 
 #: Deeper nesting than this is refused: OpenAI allows 10 levels of nested properties in a strict schema;
 #: 64 JSON levels leave room for ``anyOf``/``items``/``$defs`` wrappers around them.
@@ -25,7 +26,7 @@ NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def check_schema(schema: Any, where: str) -> dict[str, Any]:
     """``schema`` if it is an object within :data:`MAX_DEPTH` and :data:`MAX_NODES`; else a 400 naming ``where``."""
     if not isinstance(schema, dict):
-        raise bad_request(f"{where} must be a JSON schema object, got {_kind(schema)}.", where)
+        raise bad_request(f"{where} must be a JSON schema object, got {kind_of(schema)}.", where)
     nodes = 0
     stack: list[tuple[Any, int]] = [(schema, 1)]
     while stack:
@@ -46,19 +47,5 @@ def check_schema(schema: Any, where: str) -> dict[str, Any]:
 def check_schema_name(name: Any, where: str) -> str:
     """A tool or schema name: 1-64 letters, digits, ``_`` or ``-`` (OpenAI's rule)."""
     if not isinstance(name, str) or NAME.fullmatch(name) is None:
-        raise bad_request(f"{where} must be 1-64 letters, digits, underscores or dashes, got {_show(name)}.", where)
+        raise bad_request(f"{where} must be 1-64 letters, digits, underscores or dashes, got {shown(name)}.", where)
     return name
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
-
-
-def _show(value: Any) -> str:
-    if not isinstance(value, str):
-        return _kind(value)
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."

@@ -31,6 +31,7 @@ from ..errors import HermesError
 from ..http.errors import ApiError, bad_request, echo
 from .audio_parts import audio_part
 from .params import CHAT_KEYS, RESPONSES_KEYS, chat_options, responses_options
+from .shown import kind_of, shown
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
 RESPONSE_ROLES = ("system", "developer", "user", "assistant")
@@ -101,7 +102,7 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any]:
     :data:`MAX_CONTAINERS` objects (bounded work on the event loop).
     """
     if request.content_type != "application/json":
-        raise ApiError(415, f"Content-Type must be application/json (got {_show(request.content_type)}).",
+        raise ApiError(415, f"Content-Type must be application/json (got {shown(request.content_type)}).",
                        code="unsupported_media_type")
     if request.content_length is not None and request.content_length > limit:
         raise _too_large(limit)
@@ -126,7 +127,7 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any]:
     except ValueError as exc:  # an integer of more than 4,300 digits (sys.set_int_max_str_digits)
         raise bad_request(f"We could not parse the JSON body of your request: {exc}.", code="invalid_json") from None
     if not isinstance(body, dict):
-        raise bad_request(f"The request body must be a JSON object, got {_kind(body)}.", code="invalid_json")
+        raise bad_request(f"The request body must be a JSON object, got {kind_of(body)}.", code="invalid_json")
     if _SURROGATE_ESCAPE.search(raw) is not None:
         _check_unicode(body, "")
     return body
@@ -217,7 +218,7 @@ def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default
     options = body.get("stream_options")
     if options is not None:
         if not isinstance(options, dict):
-            raise bad_request(f"stream_options must be an object, got {_kind(options)}.", "stream_options")
+            raise bad_request(f"stream_options must be an object, got {kind_of(options)}.", "stream_options")
         usage = options.get("include_usage")
         if usage is not None and not isinstance(usage, bool):
             raise bad_request("stream_options.include_usage must be a boolean.", "stream_options.include_usage")
@@ -237,7 +238,7 @@ def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default
     if messages is None:
         raise bad_request("Missing required parameter: 'messages'.", "messages", "missing_required_parameter")
     if not isinstance(messages, list):
-        raise bad_request(f"messages must be an array, got {_kind(messages)}.", "messages")
+        raise bad_request(f"messages must be an array, got {kind_of(messages)}.", "messages")
     if not messages:
         raise bad_request("messages must contain at least one message.", "messages", "empty_array")
     if len(messages) > MAX_MESSAGES:
@@ -283,7 +284,7 @@ def _check_tool_results(history: list[dict[str, Any]], where: str, first: int = 
         elif role == "tool":
             if message["tool_call_id"] not in calls:
                 at = f"{where}[{i - first}]" if i >= first else where
-                raise bad_request(f"{at} answers tool call {_show(message['tool_call_id'])}, which no "
+                raise bad_request(f"{at} answers tool call {shown(message['tool_call_id'])}, which no "
                                   "earlier assistant message made.", f"{at}.{key}")
         else:
             calls = set()
@@ -292,10 +293,10 @@ def _check_tool_results(history: list[dict[str, Any]], where: str, first: int = 
 def _chat_message(message: Any, i: int, vision: bool = True) -> dict[str, Any]:
     where = f"messages[{i}]"
     if not isinstance(message, dict):
-        raise bad_request(f"{where} must be an object, got {_kind(message)}.", where)
+        raise bad_request(f"{where} must be an object, got {kind_of(message)}.", where)
     role = message.get("role")
     if role not in CHAT_ROLES:
-        raise bad_request(f"{where}.role must be one of {', '.join(CHAT_ROLES)}, got {_show(role)}.", f"{where}.role")
+        raise bad_request(f"{where}.role must be one of {', '.join(CHAT_ROLES)}, got {shown(role)}.", f"{where}.role")
     content = message.get("content")
     out: dict[str, Any] = {"role": role}
     if role == "assistant" and content is None:
@@ -386,7 +387,7 @@ def _parts_content(content: Any, where: str, text_types: tuple[str, ...], vision
     for j, part in enumerate(content):
         at = f"{where}[{j}]"
         if not isinstance(part, dict):
-            raise bad_request(f"{at} must be an object, got {_kind(part)}.", at)
+            raise bad_request(f"{at} must be an object, got {kind_of(part)}.", at)
         kind = part.get("type")
         if kind in text_types:
             text = part.get("text")
@@ -408,7 +409,7 @@ def _parts_content(content: Any, where: str, text_types: tuple[str, ...], vision
         elif kind == "input_audio" and audio:  # heard by voice.transcription, or passed on: api_server/audio_parts
             parts.append(audio_part(part.get("input_audio"), at))
         else:
-            raise bad_request(f"{at}.type {_show(kind)} is not supported; only text"
+            raise bad_request(f"{at}.type {shown(kind)} is not supported; only text"
                               f"{', image and audio' if audio else ' and image'} parts "
                               f"({', '.join((*text_types, *kinds))}) are.", f"{at}.type")
     return parts
@@ -427,7 +428,7 @@ def parse_responses_request(body: dict[str, Any], *, models: tuple[str, ...], de
         turn_options = responses_options(body, gateway_tools)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
-        raise bad_request(f"instructions must be a string, got {_kind(instructions)}.", "instructions")
+        raise bad_request(f"instructions must be a string, got {kind_of(instructions)}.", "instructions")
     store = body.get("store", True)
     if store is None:
         store = True
@@ -475,7 +476,7 @@ def _input_items(value: Any, vision: bool) -> list[dict[str, Any]]:
         return [{"id": _item_id("msg"), "type": "message", "role": "user", "status": "completed",
                  "content": [{"type": "input_text", "text": value}]}]
     if not isinstance(value, list):
-        raise bad_request(f"input must be a string or an array of items, got {_kind(value)}.", "input")
+        raise bad_request(f"input must be a string or an array of items, got {kind_of(value)}.", "input")
     if not value:
         raise bad_request("input must contain at least one item.", "input", "empty_array")
     if len(value) > MAX_MESSAGES:
@@ -485,7 +486,7 @@ def _input_items(value: Any, vision: bool) -> list[dict[str, Any]]:
     for i, item in enumerate(value):
         where = f"input[{i}]"
         if not isinstance(item, dict):
-            raise bad_request(f"{where} must be an object, got {_kind(item)}.", where)
+            raise bad_request(f"{where} must be an object, got {kind_of(item)}.", where)
         kind = item.get("type", "message")
         if kind == "function_call":
             call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments", "")
@@ -506,11 +507,11 @@ def _input_items(value: Any, vision: bool) -> list[dict[str, Any]]:
                           "call_id": call_id, "output": output})
             continue
         if kind != "message":
-            raise bad_request(f"{where}.type {_show(kind)} is not supported; send message, function_call and "
+            raise bad_request(f"{where}.type {shown(kind)} is not supported; send message, function_call and "
                               "function_call_output items.", f"{where}.type")
         role = item.get("role")
         if role not in RESPONSE_ROLES:
-            raise bad_request(f"{where}.role must be one of {', '.join(RESPONSE_ROLES)}, got {_show(role)}.",
+            raise bad_request(f"{where}.role must be one of {', '.join(RESPONSE_ROLES)}, got {shown(role)}.",
                               f"{where}.role")
         if role == "user":
             content = _parts_content(item.get("content"), f"{where}.content", ("input_text", "output_text", "text"),
@@ -576,9 +577,9 @@ def _text_content(content: Any, where: str, part_types: tuple[str, ...]) -> str:
         texts = []
         for j, part in enumerate(content):
             if not isinstance(part, dict):
-                raise bad_request(f"{where}[{j}] must be an object, got {_kind(part)}.", f"{where}[{j}]")
+                raise bad_request(f"{where}[{j}] must be an object, got {kind_of(part)}.", f"{where}[{j}]")
             if part.get("type") not in part_types:
-                raise bad_request(f"{where}[{j}].type {_show(part.get('type'))} is not supported; only text "
+                raise bad_request(f"{where}[{j}].type {shown(part.get('type'))} is not supported; only text "
                                   f"parts ({', '.join(part_types)}) are.", f"{where}[{j}].type")
             field_name = "refusal" if part.get("type") == "refusal" else "text"  # an assistant's refusal part
             text = part.get(field_name)
@@ -588,7 +589,7 @@ def _text_content(content: Any, where: str, part_types: tuple[str, ...]) -> str:
         return "\n".join(texts)
     if content is None:
         raise bad_request(f"Missing required parameter: '{where}'.", where, "missing_required_parameter")
-    raise bad_request(f"{where} must be a string or an array of text parts, got {_kind(content)}.", where)
+    raise bad_request(f"{where} must be a string or an array of text parts, got {kind_of(content)}.", where)
 
 
 def _model(body: dict[str, Any], models: tuple[str, ...]) -> str:
@@ -596,7 +597,7 @@ def _model(body: dict[str, Any], models: tuple[str, ...]) -> str:
     if model is None:
         raise bad_request("Missing required parameter: 'model'.", "model", "missing_required_parameter")
     if not isinstance(model, str):
-        raise bad_request(f"model must be a string, got {_kind(model)}.", "model")
+        raise bad_request(f"model must be a string, got {kind_of(model)}.", "model")
     if model not in models:
         raise ApiError(404, f"The model '{echo(model)}' does not exist. Available: {', '.join(models)} "
                             "(see GET /v1/models).", param="model", code="model_not_found")
@@ -610,7 +611,7 @@ def _stream(body: dict[str, Any], default: bool) -> bool:
     if stream is None:
         return default
     if not isinstance(stream, bool):
-        raise bad_request(f"stream must be a boolean, got {_kind(stream)}.", "stream")
+        raise bad_request(f"stream must be a boolean, got {kind_of(stream)}.", "stream")
     return stream
 
 
@@ -620,11 +621,11 @@ def _check_common_params(body: dict[str, Any]) -> None:
     for name in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
         value = body.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise bad_request(f"{name} must be a number, got {_kind(value)}.", name)
+            raise bad_request(f"{name} must be a number, got {kind_of(value)}.", name)
     for name in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         value = body.get(name)
         if value is not None and (not _is_int(value) or value < 1):
-            raise bad_request(f"{name} must be a positive integer, got {_show(value)}.", name)
+            raise bad_request(f"{name} must be a positive integer, got {shown(value)}.", name)
     user = body.get("user")
     if user is not None and not isinstance(user, str):
         raise bad_request("user must be a string.", "user")
@@ -632,17 +633,3 @@ def _check_common_params(body: dict[str, Any]) -> None:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        return _kind(value)
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
