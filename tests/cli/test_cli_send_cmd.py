@@ -56,3 +56,11 @@ def test_an_unreachable_redis_is_one_line(tmp_path):
     assert result.returncode == 1
     assert result.stderr.startswith("hermes-gateway: coordination: cannot reach Redis at 127.0.0.1:1 (")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_disabled_platform_is_refused_in_ask_s_words(tmp_path):
+    result = send(tmp_path, "--platform", "telegram", "--chat", "1", "hi",
+                  config="model: {name: demo}\nplatforms:\n  telegram: {enabled: false}\n")
+    assert result.returncode == 2
+    assert result.stderr == (f"hermes-gateway: platform telegram is disabled in {tmp_path / 'config.yaml'}: set "
+                             "platforms.telegram (enabled: true and its keys) to send into it\n")

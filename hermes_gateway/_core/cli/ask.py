@@ -12,10 +12,10 @@ import argparse
 import asyncio
 import sys
 
-from ..config import did_you_mean
 from ..conversation import reply_in_chat
 from ..gateway import Gateway
 from .loading import load_checked, warn
+from .target import platform_problem, reference_platform
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,20 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config, plugins = load_checked(args.config)
-    if args.platform not in plugins.platforms():
-        known = ", ".join(sorted(plugins.platforms())) or "none"
-        print(f"hermes-gateway: unknown platform {args.platform!r}{did_you_mean(args.platform, plugins.platforms())} "
-              f"(known: {known})", file=sys.stderr)
+    problem = platform_problem(config, plugins, args.platform)
+    if problem is not None:
+        print(f"hermes-gateway: {problem}", file=sys.stderr)
         return 2
-    reference = _reference_platform(plugins, args.platform)
-    # Checked before the model runs: a reply that cannot be delivered is a model call wasted.
-    # The in-memory reference platform needs no configuration; every other one must be enabled.
-    if reference is None and not config.platform_enabled(args.platform):
-        state = "disabled" if args.platform in config.platforms else "not configured"
-        where = f"in {config.source}" if config.source != "(defaults)" else "(no config file found)"
-        print(f"hermes-gateway: platform {args.platform} is {state} {where}: set "
-              f"platforms.{args.platform} (enabled: true and its keys) to send into it", file=sys.stderr)
-        return 2
+    reference = reference_platform(plugins, args.platform)
     warn(config, plugins, [args.platform])
     if reference is not None and args.show_calls:
         reference.on_call = lambda chat, call: print(
@@ -70,10 +61,3 @@ def run(args: argparse.Namespace) -> int:
         return 1
     return 0
 
-
-def _reference_platform(plugins, name: str):
-    from ..builtin.reference_platform import ReferencePlatform
-
-    plugin = plugins.platforms()[name].plugin
-    owner = getattr(plugin, "platform", plugin)
-    return owner if isinstance(owner, ReferencePlatform) else None

@@ -14,12 +14,11 @@ import argparse
 import asyncio
 import sys
 
-from ..config import did_you_mean
 from ..gateway import Gateway
 from ..outbound.home import resolve_chat
 from ..outbound.send import FileUnreadable, delivered_all, read_files, send_to_chat
-from .ask import _reference_platform
 from .loading import load_checked, warn
+from .target import platform_problem
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,15 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config, plugins = load_checked(args.config)
-    if args.platform not in plugins.platforms():
-        known = ", ".join(sorted(plugins.platforms())) or "none"
-        print(f"hermes-gateway: unknown platform {args.platform!r}{did_you_mean(args.platform, plugins.platforms())} "
-              f"(known: {known})", file=sys.stderr)
-        return 2
-    if _reference_platform(plugins, args.platform) is None and not config.platform_enabled(args.platform):
-        state = "disabled" if args.platform in config.platforms else "not configured"
-        print(f"hermes-gateway: platform {args.platform} is {state} in {config.source}: set "
-              f"platforms.{args.platform} (enabled: true and its keys) to send into it", file=sys.stderr)
+    problem = platform_problem(config, plugins, args.platform)
+    if problem is not None:
+        print(f"hermes-gateway: {problem}", file=sys.stderr)
         return 2
     chat = resolve_chat(config, args.platform, args.chat)
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
