@@ -42,7 +42,7 @@ from ..store.base import ConversationKey
 from .auth import require_csrf, require_session, session_of
 from .chat_client import PLATFORM, WebChatClient
 from .history_view import inside, user_view
-from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
+from .responses import PING, PING_EVERY, SECURITY_HEADERS, json_error, json_ok, open_event_stream, read_json
 from .uploads import read_upload
 
 log = logging.getLogger(__name__)
@@ -50,8 +50,6 @@ log = logging.getLogger(__name__)
 #: Longest message the browser may send, in characters, and its JSON body in bytes.
 MAX_TEXT = 32_000
 SEND_BODY_LIMIT = 4 * MAX_TEXT + 1024
-#: Seconds of silence before an SSE comment keeps proxies from closing the stream.
-KEEPALIVE = 15.0
 #: History entries sent to a page that opens (the rest stays in the store).
 HISTORY_LIMIT = 200
 #: A button press's JSON body: one short payload.
@@ -204,10 +202,7 @@ async def events(request: web.Request) -> web.StreamResponse:
         last = int(resumed or (feed.next_id - 1))
     except ValueError:
         last = feed.next_id - 1
-    response = web.StreamResponse(headers={**SECURITY_HEADERS, "Content-Type": "text/event-stream",
-                                           "X-Accel-Buffering": "no"})
-    await response.prepare(request)
-    await response.write(b"retry: 1000\n\n")
+    response = await open_event_stream(request, retry_ms=1000)
     if not resumed:  # a page that opens: the questions still waiting for a press (no id: the cursor stays)
         questions = client.open_questions(session.chat_id)
         if questions:
@@ -222,10 +217,10 @@ async def events(request: web.Request) -> web.StreamResponse:
                 last = pending[-1].id
                 continue
             waiter = asyncio.ensure_future(changed.wait())
-            done, _ = await asyncio.wait({waiter, closed}, timeout=KEEPALIVE, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({waiter, closed}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED)
             if not done:
                 waiter.cancel()
-                await response.write(b": ping\n\n")
+                await response.write(PING)
             elif waiter not in done:
                 waiter.cancel()
             feed = client.feed(session.chat_id)  # the same feed, unless it was evicted meanwhile

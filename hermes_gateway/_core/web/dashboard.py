@@ -7,7 +7,7 @@ and the two POSTs behind its CSRF check (:func:`.auth.require_csrf`):
 * ``GET /ui/api/state`` — the snapshot (:mod:`.dashboard_state`);
 * ``GET /ui/api/state/events`` — the snapshot again whenever it changes, as SSE
   (:mod:`.dashboard_feed`: at most two a second, a ``: ping`` comment every
-  :data:`HEARTBEAT` seconds, 429 past the connection cap, over at shutdown);
+  :data:`~.responses.PING_EVERY` seconds, 429 past the connection cap, over at shutdown);
 * ``GET /ui/api/chats/{platform}/{chat}`` (``?thread=``) — the chat's current stored conversation, read-only;
 * ``POST /ui/api/pairing/approve`` and ``/reject`` — ``{"platform", "user_id"}`` (:mod:`.dashboard_pairing`).
 
@@ -28,10 +28,8 @@ from .dashboard_messages import conversation_view
 from .dashboard_pairing import MAX_ID, PairingRefused, checked_ids, decide
 from .dashboard_state import LastMessages, snapshot
 from .pages import add_page
-from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
+from .responses import PING, PING_EVERY, json_error, json_ok, open_event_stream, read_json
 
-#: Seconds between two ``: ping`` comments on an idle stream (proxies close silent connections).
-HEARTBEAT = 15.0
 #: A pairing decision's body holds two ids.
 DECISION_BODY_LIMIT = 2 * MAX_ID + 256
 
@@ -74,10 +72,7 @@ async def state_events(request: web.Request) -> web.StreamResponse:
         return json_error(429, "too many open dashboards; close one and reload", "too_many_streams",
                           headers={"Retry-After": "5"})
     try:
-        response = web.StreamResponse(headers={**SECURITY_HEADERS, "Content-Type": "text/event-stream",
-                                               "X-Accel-Buffering": "no"})
-        await response.prepare(request)
-        await response.write(b"retry: 2000\n\n")
+        response = await open_event_stream(request, retry_ms=2000)
         seen = 0
         while not feed.closed.is_set():
             if feed.version > seen and feed.latest is not None:
@@ -85,8 +80,8 @@ async def state_events(request: web.Request) -> web.StreamResponse:
                 data = json.dumps(feed.latest, ensure_ascii=False, separators=(",", ":"))
                 await response.write(f"id: {seen}\nevent: state\ndata: {data}\n\n".encode())
                 continue
-            if not await feed.wait(seen, HEARTBEAT) and not feed.closed.is_set():
-                await response.write(b": ping\n\n")
+            if not await feed.wait(seen, PING_EVERY) and not feed.closed.is_set():
+                await response.write(PING)
         await response.write_eof()
     except ConnectionResetError:  # the browser went away
         pass

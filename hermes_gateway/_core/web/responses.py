@@ -1,4 +1,4 @@
-"""The console's answers: JSON errors and the security headers every page carries.
+"""The console's answers: JSON errors, live feeds, and the security headers every page carries.
 
 Errors use the same ``{"error": {message, type, param, code}}`` shape as
 the rest of the listener (:mod:`..http.errors`), so one client-side helper
@@ -59,3 +59,21 @@ async def read_json(request: web.Request, limit: int) -> dict | web.Response:
     if not isinstance(value, dict):
         return json_error(400, "the body must be a JSON object", "bad_json")
     return value
+
+
+#: An idle feed sends a comment this often, so proxies and browsers keep it open (and a gone browser is noticed).
+PING_EVERY = 15.0
+PING = b": ping\n\n"
+
+
+async def open_event_stream(request: web.Request, retry_ms: int) -> web.StreamResponse:
+    """A live feed (``text/event-stream``), prepared, telling the browser to reconnect after ``retry_ms``.
+
+    ``X-Accel-Buffering: no`` keeps a reverse proxy (nginx) from holding
+    events back; the console's security headers apply as to any page.
+    """
+    response = web.StreamResponse(headers={**SECURITY_HEADERS, "Content-Type": "text/event-stream",
+                                           "X-Accel-Buffering": "no"})
+    await response.prepare(request)
+    await response.write(b"retry: %d\n\n" % retry_ms)
+    return response
