@@ -98,6 +98,38 @@ async def test_a_store_that_fails_costs_the_cursor_not_the_reply():
     assert ref.chat("1").screen == [LONG.removeprefix("echo: ")] and not cursors(texts)
 
 
+class SlowWrites(MemoryStore):
+    """A store whose in-flight records take a while to write (a busy disk), and what each message holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: dict[str, str] = {}
+
+    async def update_reply(self, reply_id: str, shown: tuple[ShownMessage, ...]) -> None:
+        await asyncio.sleep(0.03)
+        await super().update_reply(reply_id, shown)
+        self.texts.update((m.message_id, m.text) for m in shown)
+
+
+async def test_a_crash_at_any_moment_finds_a_record_holding_at_least_what_the_screen_shows():
+    """Each edit that adds words is recorded before it is sent: recovery's last edit never takes words away."""
+    ref, store = reference(), SlowWrites()
+    behind: list[tuple[str, str]] = []
+
+    def check(chat: Any, call: Any) -> None:  # the moment the person sees this text
+        if call.outcome == "ok" and call.kind == "edit":
+            held, showing = store.texts.get(call.message_id, ""), call.text.removesuffix(CURSOR.strip()).rstrip()
+            if not held.startswith(showing):
+                behind.append((held, showing))
+
+    ref.on_call = check
+    async with gateway(ref, store):
+        assert (await ref.say("1", LONG)).delivered
+    edits = [c for c in ref.chat("1").calls if c.kind == "edit" and c.outcome == "ok"]
+    assert len(edits) >= 5 and behind == [], behind[:3]
+    assert ref.chat("1").screen == [LONG.removeprefix("echo: ")]
+
+
 class SlowHistory(MemoryStore):
     """A store whose history read waits until the test lets it through (a busy database)."""
 

@@ -55,8 +55,9 @@ __all__ = ["STATUS_GAP", "DeliveryPolicy", "DeliveryReport", "ReplyJournal", "St
 class ReplyJournal(Protocol):
     """Where a reply in flight is recorded for crash recovery (``recovery.journal.InFlightJournal``).
 
-    The session tells it what each message shows after every platform call,
-    and asks it before showing a cursor: a message shows the cursor only once
+    The session tells it what each message shows after every platform call
+    (and, before an edit that adds text, what it is about to show), and asks
+    it before showing a cursor: a message shows the cursor only once
     the store holds its id, so a crash at any moment leaves no cursor that
     recovery cannot find. (The first send of each message goes out without
     the cursor; it appears with the next preview after the record is written.)
@@ -65,6 +66,8 @@ class ReplyJournal(Protocol):
     async def begun(self) -> None: ...
 
     def shown(self, messages: tuple[ShownMessage, ...]) -> None: ...
+
+    async def intend(self, messages: tuple[ShownMessage, ...]) -> None: ...
 
     def recorded(self, message_id: str) -> bool: ...
 
@@ -522,6 +525,8 @@ class StreamSession:
         hook = "on_stream_end" if final else "on_delta"
         if self._journal is not None and entry.ref is None:
             await self._journal.begun()  # a crash after this send finds the reply's record
+        elif self._journal is not None:
+            await self._intend(entry, text, final)
         await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
         entry.last_call = self._pacer.now()
         try:
@@ -551,11 +556,28 @@ class StreamSession:
         if self._journal is not None:
             self._journal.shown(self.shown_messages())
 
-    def shown_messages(self) -> tuple[ShownMessage, ...]:
-        """The reply's messages as the person sees them now, without cursor or tool line (for recovery)."""
+    def shown_messages(self, about_to: tuple[LedgerEntry, str] | None = None) -> tuple[ShownMessage, ...]:
+        """The reply's messages as the person sees them now, without cursor or tool line (for recovery).
+
+        ``about_to``: one message's text as it is about to be (an edit's intent), the others as they are.
+        """
         from ..recovery.journal import clean_preview
 
         cursor = self._draft.cursor
         return tuple(ShownMessage(e.ref.message_id, e.ref.chat_id, e.ref.thread_id,
-                                  e.shown if e.ended else clean_preview(e.shown, cursor), e.ended)
+                                  clean_preview(about_to[1], cursor) if about_to is not None and e is about_to[0]
+                                  else e.shown if e.ended else clean_preview(e.shown, cursor), e.ended)
                      for e in self._ledger.entries if e.ref is not None and e.shown is not None)
+
+    async def _intend(self, entry: LedgerEntry, text: str, final: bool) -> None:
+        """Before an edit that adds text to a message, the journal records the text first (see
+        :meth:`ReplyJournal.intend`): a crash then never leaves a record shorter than the screen."""
+        from ..recovery.journal import clean_preview
+
+        assert self._journal is not None
+        cursor = self._draft.cursor
+        now = entry.shown if entry.ended or entry.shown is None else clean_preview(entry.shown, cursor)
+        after = clean_preview(text, cursor)
+        if entry.ended or now is None or after == now or not after.startswith(now):
+            return  # nothing added (or text taken away: recorded once the edit is on screen)
+        await self._journal.intend(self.shown_messages(about_to=(entry, text)))
