@@ -68,12 +68,17 @@ class TelegramClient(PlatformClient):
 
         #: Presses of approval buttons (``callback_query``), handed to the core (:mod:`.choices`).
         self.callbacks = CallbackAnswers(context)
+        from .albums import Albums
+
+        #: The parts of an album a person sends, handed to the core as one message (:mod:`.albums`).
+        self.albums = Albums(self._receive)
         if settings.webhook:  # a polling bot mounts nothing, so it does not make the gateway open a listener
             from .webhook import PATH, make_handler
 
             context.add_route("POST", PATH, make_handler(lambda: settings.webhook_secret, lambda: self.bot,
                                                          self._receive, lambda: self.context.accepting,
-                                                         self.files.attachments, self.callbacks.take))
+                                                         self.files.attachments, self.callbacks.take,
+                                                         self.albums))
 
     # ---------------------------------------------------------------- the bot
 
@@ -136,7 +141,8 @@ class TelegramClient(PlatformClient):
         except tg.TelegramError as exc:
             log.warning("telegram: deleteWebhook failed (%s); polling anyway", scrub(f"{type(exc).__name__}: {exc}"))
         self._poller = Poller(bot, self._receive, poll_timeout=self.settings.poll_timeout,
-                              attach=self.files.attachments, on_update=self.callbacks.take, context=self.context)
+                              attach=self.files.attachments, on_update=self.callbacks.take, context=self.context,
+                              albums=self.albums)
         self._poller.start()
 
     async def _set_webhook(self, bot: Any, source: str) -> None:
@@ -160,7 +166,9 @@ class TelegramClient(PlatformClient):
         """Stop polling and confirm what was received; a webhook's route answers 503 from now on."""
         poller, self._poller = self._poller, None
         if poller is not None:
-            await poller.stop()
+            await poller.stop()  # an album still arriving is left to Telegram to send again
+        else:
+            self.albums.hand_over_all()  # by webhook each part was answered 200: the core takes what came
         await self.callbacks.drain()
 
     async def close(self) -> None:

@@ -185,6 +185,7 @@ class BotApiEmulator:
         #: ``allowed_updates`` of the last getUpdates that gave some (Telegram keeps it between calls).
         self.allowed_updates: list[str] | None = None
         self._update_ids = itertools.count(1)
+        self._media_group_ids = itertools.count(13_579_246_801_234_567)  # an album's id: a long numeric string
         self._new_update = asyncio.Condition()
         self._poll_generation = 0
         self._closing = False
@@ -269,6 +270,25 @@ class BotApiEmulator:
 
         The largest size serves ``data``; a 90-pixel thumbnail (a real JPEG when Pillow is installed) comes first.
         """
+        return await self.push_content(chat_id, "photo", self._photo_sizes(data), caption, person)
+
+    async def push_album(self, chat_id: int, photos: list[bytes], *, caption: str = "", **person: Any) -> list[int]:
+        """A person sends several photos at once: one message and one update per photo, all with the same
+        ``media_group_id``, the caption on the first (as Telegram's apps send an album). Returns the update ids."""
+        group = str(next(self._media_group_ids))
+        update_ids = []
+        for i, data in enumerate(photos):
+            said = caption if i == 0 else ""
+            message = self._person_message(chat_id, f"[photo]{' ' + said if said else ''}", **person)
+            message["photo"] = self._photo_sizes(data)
+            message["media_group_id"] = group
+            if said:
+                message["caption"] = said
+            update_ids.append(await self.push_update({"message": message}))
+        return update_ids
+
+    def _photo_sizes(self, data: bytes) -> list[dict[str, Any]]:
+        """A photo's ``PhotoSize`` list, stored on the file server: a thumbnail, then the photo itself."""
         from .emulator_media import image_size
 
         width, height = image_size(data) or (0, 0)
@@ -279,7 +299,7 @@ class BotApiEmulator:
             sizes.append({**self.files.json(stored), "width": thumbnail[1], "height": thumbnail[2]})
         stored = self.files.add("photo", data)
         sizes.append({**self.files.json(stored), "width": width, "height": height})
-        return await self.push_content(chat_id, "photo", sizes, caption, person)
+        return sizes
 
     async def push_document(self, chat_id: int, data: bytes | None, *, filename: str = "file.pdf",
                             mime: str = "application/pdf", size: int | None = None, caption: str = "",

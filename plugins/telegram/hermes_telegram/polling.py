@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from hermes_gateway import Attachment, Incoming, PlatformContext
 
+from .albums import Albums
 from .errors import retry_after_seconds
 from .redaction import scrub
 
@@ -33,6 +34,9 @@ Attach = Callable[[Any], tuple[Attachment, ...]]
 #: presses of its approval buttons (:mod:`.choices`).
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 
+#: Seconds between polls while an album is being received (its updates stay unconfirmed, so a long poll would
+#: return at once with them).
+ALBUM_POLL = 0.2
 #: Seconds between polls after a network failure: doubles up to the cap, resets after a success.
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 30.0
@@ -42,9 +46,13 @@ class Poller:
     """One long-polling loop for one bot."""
 
     def __init__(self, bot: Any, receive: Receive, *, poll_timeout: int = 30, attach: Attach | None = None,
-                 on_update: Callable[[Any], bool] | None = None, context: PlatformContext | None = None) -> None:
+                 on_update: Callable[[Any], bool] | None = None, context: PlatformContext | None = None,
+                 albums: Albums | None = None) -> None:
         """``on_update(update)``: a look at each update first; True means it took it (a button press).
-        ``context``: where the loop reports whether Telegram answers (the gateway's dashboard)."""
+        ``context``: where the loop reports whether Telegram answers (the gateway's dashboard).
+        ``albums``: where the parts of an album wait for each other (:mod:`.albums`); their updates are not
+        confirmed to Telegram until the album is handed over."""
+        self.albums = albums
         self.bot = bot
         self.context = context
         self.connected = False
@@ -60,11 +68,20 @@ class Poller:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="telegram-poll")
 
     async def stop(self) -> None:
-        """Stop polling and confirm what was received (the core finishes the replies in flight)."""
+        """Stop polling and confirm what was received (the core finishes the replies in flight).
+
+        An album still being received is not confirmed: Telegram sends it again, whole, at the next start.
+        """
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        held = self.albums.first_held() if self.albums is not None else None
+        if held is not None and self.albums is not None:
+            if self.offset is not None:
+                self.offset = min(self.offset, held)
+            log.info("telegram: %d part(s) of an album still arriving at stop; Telegram will send them again",
+                     self.albums.drop_all())
         await self._confirm_received()
 
     async def _run(self) -> None:
@@ -72,9 +89,15 @@ class Poller:
 
         backoff = BACKOFF_FIRST
         while True:
+            held = self.albums.first_held() if self.albums is not None else None
+            if held is not None:  # an album is being received: its parts stay unconfirmed, the rest is asked soon
+                await asyncio.sleep(ALBUM_POLL)
+                held = self.albums.first_held() if self.albums is not None else None
+            fetch = self.offset if held is None or self.offset is None else min(held, self.offset)
             try:
-                updates = await self.bot.get_updates(offset=self.offset,
-                                                     timeout=self.poll_timeout if self.connected else 0,
+                updates = await self.bot.get_updates(offset=fetch,
+                                                     timeout=self.poll_timeout if self.connected and held is None
+                                                     else 0,
                                                      allowed_updates=ALLOWED_UPDATES)
             except asyncio.CancelledError:
                 raise
@@ -99,13 +122,15 @@ class Poller:
                 self.connected = True
                 if self.context is not None:
                     self.context.report_connected()
-            self._acked = self.offset
+            self._acked = fetch
             for update in updates:
+                if self.offset is not None and update.update_id < self.offset:
+                    continue  # an album's part asked for again while it is held: taken already
                 self.offset = update.update_id + 1
                 if self.on_update is not None and self.on_update(update):
                     continue
                 incoming = to_incoming(update, self.bot, self.attach)
-                if incoming is not None:
+                if incoming is not None and not (self.albums is not None and self.albums.hold(update, incoming)):
                     self.receive(incoming)
 
     def _disconnected(self, error: str) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
+from .albums import Albums
 from .polling import Attach, to_incoming
 from .redaction import scrub
 
@@ -33,13 +34,15 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any], receive: Callable[[Any], Any],
                  accepting: Callable[[], bool], attach: Attach | None = None,
-                 on_update: Callable[[Any], bool] | None = None) -> Callable[[web.Request], Any]:
+                 on_update: Callable[[Any], bool] | None = None,
+                 albums: Albums | None = None) -> Callable[[web.Request], Any]:
     """The aiohttp handler, mounted by the client (``PlatformContext.add_route``).
 
     ``secret``/``bot`` are read per request (the bot is built on first use);
     ``receive``/``accepting`` are the context's: hand over a message, and
     whether the gateway still takes messages; ``attach`` turns a message's
-    files into attachments (as for polling).
+    files into attachments (as for polling); ``albums``: where an album's
+    parts wait for each other (:mod:`.albums`; each part is answered 200 at once).
     """
 
     async def receive_update(request: web.Request) -> web.Response:
@@ -68,7 +71,7 @@ def make_handler(secret: Callable[[], str | None], bot: Callable[[], Any], recei
             log.info("telegram webhook: the gateway is stopping; Telegram will deliver update %s again",
                      data["update_id"])
             return web.Response(status=503, headers={"Retry-After": "5"})
-        if incoming is not None:
+        if incoming is not None and not (albums is not None and albums.hold(update, incoming)):
             receive(incoming)  # returns at once; the reply comes later
         return web.Response(status=200)
 

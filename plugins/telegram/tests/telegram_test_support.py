@@ -79,3 +79,17 @@ def spy_on_receive(gateway: TestGateway) -> tuple[list[Any], list[Any]]:
 def delivery_for(runner: PlatformRunner, config: dict[str, Any] | None = None) -> Any:
     """The real delivery core sending through the runner's client (fresh budgets each call)."""
     return runner.delivery(config)
+
+
+def webhook_gateway(base_url: str) -> TestGateway:
+    """The whole gateway with this plugin receiving by webhook from the emulator, on a free loopback port."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    section_ = {**section(base_url), "enabled": True, "mode": "webhook", "webhook_secret": "s3cret-0123456789",
+                "webhook_url": f"http://127.0.0.1:{port}/webhooks/telegram"}
+    return TestGateway({"model": {"demo": {"tokens_per_second": 300}}, "platforms": {"telegram": section_},
+                        "api_server": {"enabled": False, "host": "127.0.0.1", "port": port}},
+                       plugin, limits=FAST_LIMITS, shutdown_grace=0.5)

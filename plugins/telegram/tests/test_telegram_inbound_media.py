@@ -9,19 +9,18 @@ compares the bytes with what the emulator served.
 from __future__ import annotations
 
 import os
-import socket
 import struct
 import zlib
 
 import pytest
 
 from hermes_gateway import FetchError
-from hermes_gateway.testing import PlatformRunner, TestGateway
+from hermes_gateway.testing import PlatformRunner
 from hermes_telegram import plugin
 from hermes_telegram.emulator import BotApiEmulator
 from hermes_gateway.testing.samples import voice_ogg
 from hermes_telegram.inbound_media import DOWNLOAD_LIMIT
-from telegram_test_support import FAST_LIMITS, TOKEN, eventually, gateway_for, section, spy_on_receive
+from telegram_test_support import TOKEN, eventually, gateway_for, section, spy_on_receive, webhook_gateway
 
 
 def png(width: int, height: int) -> bytes:
@@ -138,14 +137,7 @@ async def test_a_19_mb_file_is_never_held_in_memory_whole(api):
 
 
 async def test_by_webhook_a_photo_arrives_as_an_attachment_and_a_redelivery_downloads_nothing_more(api):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    section_ = {**section(api.base_url), "enabled": True, "mode": "webhook", "webhook_secret": "s3cret-0123456789",
-                "webhook_url": f"http://127.0.0.1:{port}/webhooks/telegram"}
-    gateway = TestGateway({"model": {"demo": {"tokens_per_second": 300}}, "platforms": {"telegram": section_},
-                           "api_server": {"enabled": False, "host": "127.0.0.1", "port": port}},
-                          plugin, limits=FAST_LIMITS, shutdown_grace=0.5)
+    gateway = webhook_gateway(api.base_url)
     async with gateway:
         seen, _ = spy_on_receive(gateway)
         update = await api.push_photo(42, PHOTO, caption="echo: by webhook")
