@@ -111,8 +111,11 @@ class SlowWrites(MemoryStore):
         self.texts.update((m.message_id, m.text) for m in shown)
 
 
-async def test_a_crash_at_any_moment_finds_a_record_holding_at_least_what_the_screen_shows():
+async def test_a_crash_at_any_moment_finds_a_record_holding_at_least_what_the_screen_shows(monkeypatch):
     """Each edit that adds words is recorded before it is sent: recovery's last edit never takes words away."""
+    from hermes_gateway._core.recovery import journal
+
+    monkeypatch.setattr(journal, "INTENT_WAIT", 30.0)  # the bound is for a stuck store; a loaded machine is slow
     ref, store = reference(), SlowWrites()
     behind: list[tuple[str, str]] = []
 
