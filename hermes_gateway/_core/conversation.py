@@ -24,7 +24,7 @@ from .inbound.turn_content import plain_text, turn_content, with_stored_user
 from .voice.pipeline import VOICE_KINDS, register as register_voice
 from .voice.reply import follow_with_voice_note
 from .voice.speech import sends_audio, wants_voice_reply
-from .inbound.lane import cut_here
+from .cuts import cut_here
 from .store import ConversationKey, StoreError
 from .store.outage import report as report_store_failure
 
@@ -122,16 +122,16 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
 
 
 async def answer_turn(gateway: Any, messages: Sequence[Incoming],
-                      superseded: Callable[[], bool] | None = None,
+                      superseded: Callable[[], str | None] | None = None,
                       shown: Callable[[], None] | None = None) -> DeliveryReport:
     """Answer one or more messages of one chat in one turn (the inbound runtime's worker calls this).
 
     Cancelling the task that runs it stops the reply: the report then says
     ``interrupted`` and is returned, not raised, since a stop is an ordinary
-    end of a turn. ``superseded()`` true when it is stopped: an edit of one
-    of its messages stopped it; what was shown ends with one line saying so,
-    and the turn is not recorded (the history keeps the edited text, which
-    is answered next). ``shown()`` is called once the reply is on the screen
+    end of a turn. ``superseded()``: the line a stopped reply ends with when
+    an edit of one of its messages stopped it (None otherwise); the turn is
+    then not recorded (the history keeps the edited text, which is answered
+    next). ``shown()`` is called once the reply is on the screen
     in full, before the turn is recorded: an edit from then on edits an
     answered message (a person who saw the whole reply and then fixed a typo
     is not answered again).
@@ -165,9 +165,7 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
                 return content.model, await history_for_model(history, settings), content.preface
         progress = TurnProgress()
         if superseded is not None:
-            from .inbound.edits import SUPERSEDED_NOTE
-
-            progress.interrupt_note = lambda: SUPERSEDED_NOTE if superseded() else None
+            progress.interrupt_note = superseded
         from .operator.turns import prepare_turn
 
         plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)

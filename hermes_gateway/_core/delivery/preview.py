@@ -15,6 +15,7 @@ messages, and plans the next preview:
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from ..platform import Platform, StreamSettings
@@ -195,3 +196,15 @@ class Draft:
             if entry.needs_end(entry.text or ""):
                 return entry
         return None
+
+
+#: The tool progress line a preview may end with (:data:`STATUS_GAP` + "🔧 name…").
+_STATUS_LINE = re.compile(r"(?:\n\n)?🔧 [^\n]*…\Z")
+
+
+def clean_preview(text: str, cursor: str) -> str:
+    """What a preview shows of the reply itself: without the cursor and the tool progress line (what crash
+    recovery records and finishes)."""
+    if cursor and text.endswith(cursor):
+        text = text[: -len(cursor)]
+    return _STATUS_LINE.sub("", text).rstrip()

@@ -43,9 +43,9 @@ from .measure import measure_for_platform
 from .observer import NO_OBSERVER, ReplyObserver
 from .media import MediaSender, with_lines
 from .pacing import Pacer
-from .preview import STATUS_GAP, Draft
+from .preview import STATUS_GAP, Draft, clean_preview
 from .split import Piece
-from ..store.base import ShownMessage
+from ..messages.shown import ShownMessage
 
 log = logging.getLogger(__name__)
 
@@ -561,8 +561,6 @@ class StreamSession:
 
         ``about_to``: one message's text as it is about to be (an edit's intent), the others as they are.
         """
-        from ..recovery.journal import clean_preview
-
         cursor = self._draft.cursor
         return tuple(ShownMessage(e.ref.message_id, e.ref.chat_id, e.ref.thread_id,
                                   clean_preview(about_to[1], cursor) if about_to is not None and e is about_to[0]
@@ -572,8 +570,6 @@ class StreamSession:
     async def _intend(self, entry: LedgerEntry, text: str, final: bool) -> None:
         """Before an edit that adds text to a message, the journal records the text first (see
         :meth:`ReplyJournal.intend`): a crash then never leaves a record shorter than the screen."""
-        from ..recovery.journal import clean_preview
-
         assert self._journal is not None
         cursor = self._draft.cursor
         now = entry.shown if entry.ended or entry.shown is None else clean_preview(entry.shown, cursor)

@@ -23,24 +23,15 @@ arriving meanwhile queue up and merge here as they do on one replica.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Coroutine
 
 from ..coordination.base import NO_TICKET, ChatLease
+from ..cuts import CUT_TASKS
 from .commands import Command
 from ..messages.incoming import Incoming
 
 
-#: Reply tasks cut by something other than the person (shutdown, the chat's lease lost to another replica): the
-#: person was not told, so the turn leaves its reply in flight to crash recovery instead of recording it.
-CUT_TASKS: "weakref.WeakSet[asyncio.Task[Any]]" = weakref.WeakSet()
-
-
-def cut_here() -> bool:
-    """Whether the running reply task was cut by shutdown or a lost lease (see :data:`CUT_TASKS`)."""
-    task = asyncio.current_task()
-    return task is not None and task in CUT_TASKS
 
 
 @dataclass

@@ -40,6 +40,7 @@ from ..operator.gate import CHECK as GATE_CHECK, Gate
 from .commands import BUILTIN_COMMANDS, NOTICE, Command, CommandContext, meant_for_us, parse_command
 from .dedupe import SeenUpdates
 from ..messages.incoming import Incoming
+from .edits import SUPERSEDED_NOTE
 from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
 
 if TYPE_CHECKING:
@@ -403,7 +404,8 @@ class InboundRuntime:
     async def _answer(self, item: Item) -> Any:
         try:
             if isinstance(item, TextTurn):
-                report = await answer_turn(self.gateway, item.messages, superseded=lambda: item.superseded,
+                report = await answer_turn(self.gateway, item.messages,
+                                           superseded=lambda: SUPERSEDED_NOTE if item.superseded else None,
                                            shown=item.mark_answered)
                 self._react_after(item, report)
                 return report

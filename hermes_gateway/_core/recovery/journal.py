@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from typing import Any
 
 from ..store.base import ReplyInFlight, ShownMessage, StoreError
@@ -30,15 +29,6 @@ log = logging.getLogger(__name__)
 
 #: Longest an edit waits for its intent to be written (a slow store delays a word this much at most).
 INTENT_WAIT = 0.25
-#: The tool progress line a preview may end with (``preview.STATUS_GAP`` + "🔧 name…").
-_STATUS = re.compile(r"(?:\n\n)?🔧 [^\n]*…\Z")
-
-
-def clean_preview(text: str, cursor: str) -> str:
-    """What a preview shows of the reply itself: without the cursor and the tool progress line."""
-    if cursor and text.endswith(cursor):
-        text = text[: -len(cursor)]
-    return _STATUS.sub("", text).rstrip()
 
 
 class InFlightJournal:

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 from ..errors import HermesError
 from .operator_records import OperatorRecords
 from .outbound_records import OutboundRecords
+from ..messages.shown import ShownMessage  # noqa: F401  (the store records it; delivery makes it)
 
 
 class StoreError(HermesError):
@@ -70,17 +71,6 @@ class StoredResponse:
     response: dict[str, Any]            # the Response object as sent
     conversation: tuple[dict, ...]      # every message up to and including this reply (bounded, no instructions)
     owner: str | None = None            # which API key made it (a fingerprint, never the key); None = no keys
-
-
-@dataclass(frozen=True, slots=True)
-class ShownMessage:
-    """One message of a reply in flight as the person sees it: which message, and its text without cursor."""
-
-    message_id: str
-    chat_id: str
-    thread_id: str | None
-    text: str               # what it shows, minus the cursor and the tool progress line
-    ended: bool = False     # already ended with ``on_stream_end`` (no cursor on it)
 
 
 @dataclass(frozen=True, slots=True)
