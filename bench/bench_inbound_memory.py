@@ -6,7 +6,7 @@ the process's peak RSS rose above its RSS before the case (``VmHWM``, reset
 through ``/proc/self/clear_refs``; Linux), against the upload's size:
 
 * ``download``: a 20 MB file streamed by its plugin in 64 KB chunks into the
-  media directory (:func:`hermes_gateway._core.inbound.downloads.download`);
+  media directory (:func:`hermes_gateway._core.content.downloads.download`);
 * ``turn, document``: a whole turn on the reference platform with the demo
   model: a 20 MB text document is fetched, stored, read for its first
   ``media.document_max_chars`` characters, answered;
@@ -52,7 +52,7 @@ def text_piece(n: int) -> bytes:
 
 async def case_download(directory: Path) -> None:
     from hermes_gateway import Attachment
-    from hermes_gateway._core.inbound.downloads import Received, download
+    from hermes_gateway._core.content.downloads import Received, download
 
     got = await download(Attachment("document", chunks_of(text_piece, SIZE), size=SIZE, filename="big.txt"),
                          directory, SIZE)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 from .config import Config
 from .delivery import Delivery, DeliveryReport, StreamSession, deliver_events
 from .events import StreamReset, TextDelta, TurnEnd
-from .inbound.file_content import MediaSettings
-from .inbound.history_media import history_for_model
+from .content.file_content import MediaSettings
+from .content.history_media import history_for_model
 from .messages.incoming import Incoming
-from .inbound.turn_content import plain_text, turn_content, with_stored_user
+from .content.turn_content import plain_text, turn_content, with_stored_user
 from .voice.pipeline import VOICE_KINDS, register as register_voice
 from .voice.reply import follow_with_voice_note
 from .voice.speech import sends_audio, wants_voice_reply

@@ -18,7 +18,7 @@ def say(gateway, served: Served, text: str = "", update: str = "u1"):
 
 
 def test_the_converter_is_registered_for_voice_and_audio():
-    from hermes_gateway._core.inbound.file_content import converter_for, gate_for
+    from hermes_gateway._core.content.file_content import converter_for, gate_for
 
     assert pipeline.register()
     assert converter_for("voice") is pipeline.voice_content is converter_for("audio")

@@ -35,12 +35,12 @@ from prompt_toolkit.key_binding import KeyBindings
 
 from ..config import Config, data_dir
 from ..events import TurnEnd
-from ..inbound.downloads import human_size
-from ..inbound.file_content import MediaSettings
-from ..inbound.history_media import history_for_model
+from ..content.downloads import human_size
+from ..content.file_content import MediaSettings
+from ..content.history_media import history_for_model
 from ..messages.incoming import Incoming
-from ..inbound.local_files import file_attachment
-from ..inbound.turn_content import turn_content, with_stored_user
+from ..content.local_files import file_attachment
+from ..content.turn_content import turn_content, with_stored_user
 from ..store.base import ConversationKey, ConversationStore, StoreError
 from ..store.policy import bound_history
 from .moment import when

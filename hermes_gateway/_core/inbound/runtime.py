@@ -9,7 +9,7 @@ same way on every platform:
 3. runs chat commands (:mod:`.commands`);
 4. keeps one reply at a time per chat, with the busy policy (:mod:`.lane`);
    the files a message carries are fetched only when its turn runs
-   (:mod:`.turn_content`), so a message dropped by any step above costs no download;
+   (:mod:`..content.turn_content`), so a message dropped by any step above costs no download;
 5. at shutdown stops receiving, lets running replies finish within
    ``conversation.shutdown_grace``, then stops them cleanly (what was shown
    stays, without cursor).

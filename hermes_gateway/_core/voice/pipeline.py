@@ -1,6 +1,6 @@
 """Voice in the inbound media pipeline (issue 22 items 1–2): the converter for ``voice`` and ``audio`` files.
 
-The media pipeline (``_core/inbound/file_content.py``, built in parallel)
+The media pipeline (``_core/content/file_content.py``, built in parallel)
 downloads each file within ``media.inbound_max_bytes`` and hands it to the
 converter registered for its kind. :func:`voice_content` is that converter
 for voice notes and audio files: the transcript as the person's words
@@ -26,7 +26,7 @@ VOICE_KINDS = ("voice", "audio")
 
 async def voice_content(received: Any, settings: Any) -> Any:
     """A downloaded voice note or audio file as content for the model (``FileContent``), by ``voice.transcription``."""
-    from ..inbound.file_content import FileContent, text_part
+    from ..content.file_content import FileContent, text_part
 
     voice = settings.config.voice
     result = await transcribe(received.path, received.attachment.mime, voice)
@@ -46,7 +46,7 @@ def voice_gate(attachment: Any, name: str, settings: Any) -> Any:
 
 def _unheard(kind: str, name: str, line: str) -> Any:
     """The stand-in for a file nobody heard (the model is told it was sent), and the person's line."""
-    from ..inbound.file_content import FileContent, text_part
+    from ..content.file_content import FileContent, text_part
 
     word = "voice note" if kind == "voice" else f"audio file {name}"
     stand_in = text_part(f"[{word}: the person sent it, but it could not be heard]\n")
@@ -56,7 +56,7 @@ def _unheard(kind: str, name: str, line: str) -> Any:
 def register() -> bool:
     """Register :func:`voice_content` for voice notes and audio with the media pipeline, if it is there."""
     try:
-        from ..inbound.file_content import register_converter
+        from ..content.file_content import register_converter
     except ImportError:
         return False
     for kind in VOICE_KINDS:

@@ -1,6 +1,6 @@
 """A stored message as the chat page redraws it after a reload: the person's words, and their files by name.
 
-History keeps what the person sent with files as parts (:mod:`..inbound.turn_content`):
+History keeps what the person sent with files as parts (:mod:`..content.turn_content`):
 their caption (a text part ending in a blank line), then per file a stand-in
 (``[image: a.png (PNG 10x10)]``, a document's header and whole text, a
 transcript). The page shows the caption as the person wrote it and each file
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from ..inbound.file_content import FILE_KEY
+from ..content.file_content import FILE_KEY
 
 #: ``serve(path, mime, filename)``: a URL for a stored file, or None.
 Serve = Callable[[str, str, str], "str | None"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway._core.inbound.document_text import DocumentError, document_text
+from hermes_gateway._core.content.document_text import DocumentError, document_text
 
 from files_helpers import pdf_bytes
 

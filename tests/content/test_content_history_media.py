@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hermes_gateway._core.inbound.file_content import FILE_KEY, MediaSettings
-from hermes_gateway._core.inbound.history_media import history_for_model
+from hermes_gateway._core.content.file_content import FILE_KEY, MediaSettings
+from hermes_gateway._core.content.history_media import history_for_model
 
 from files_helpers import image_bytes
 

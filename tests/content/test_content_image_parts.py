@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway._core.inbound import image_parts
-from hermes_gateway._core.inbound.image_parts import ImageError, prepare_image
+from hermes_gateway._core.content import image_parts
+from hermes_gateway._core.content.image_parts import ImageError, prepare_image
 
 from files_helpers import image_bytes, image_size
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway._core.inbound import local_files
-from hermes_gateway._core.inbound.local_files import file_attachment
+from hermes_gateway._core.content import local_files
+from hermes_gateway._core.content.local_files import file_attachment
 
 
 async def test_a_file_is_described_and_streams_its_bytes_in_chunks(tmp_path: Path,

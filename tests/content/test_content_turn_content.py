@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from hermes_gateway import Attachment, Incoming
-from hermes_gateway._core.inbound.file_content import FILE_KEY, MediaSettings
-from hermes_gateway._core.inbound.turn_content import content_kind, turn_content, with_stored_user
+from hermes_gateway._core.content.file_content import FILE_KEY, MediaSettings
+from hermes_gateway._core.content.turn_content import content_kind, turn_content, with_stored_user
 
 from files_helpers import Fetches, image_bytes
 

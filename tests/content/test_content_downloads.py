@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_gateway._core.inbound.downloads import Received, Refused, display_name, download, human_size
+from hermes_gateway._core.content.downloads import Received, Refused, display_name, download, human_size
 
 from files_helpers import Fetches, broken
 
