@@ -172,7 +172,7 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
         from .approvals.chat import chat_approver
 
         approver = chat_approver(gateway, last, progress)  # tools.approval (issue 25): asked in this chat
-        from .outbound.reminders import TURN
+        from .messages.turn import TURN
 
         TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)
     except BaseException as exc:

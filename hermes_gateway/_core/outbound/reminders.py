@@ -4,7 +4,7 @@ Opt-in (``tools.reminders: true``). The model calls ``remind`` with the
 text and a time (``at``: "17:00" or "2026-12-24T09:00" in
 ``reminders.timezone``, or ``in``: "10m") and, for a repeating one,
 ``every`` ("1d"); the reminder is kept in the store for the chat the turn
-is answering (:data:`TURN`, set by the conversation for each turn), and the
+is answering (:data:`~hermes_gateway._core.messages.turn.TURN`, set by the conversation for each turn), and the
 scheduler (:mod:`.scheduler`) delivers it like a schedule, once per firing
 across replicas and restarts. ``reminders.max_per_chat`` bounds a chat's
 pending reminders; ``reminders.min_every`` how often one may repeat.
@@ -13,7 +13,6 @@ pending reminders; ``reminders.min_every`` how often one may repeat.
 from __future__ import annotations
 
 import time
-from contextvars import ContextVar
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 from zoneinfo import ZoneInfo
@@ -21,13 +20,12 @@ from zoneinfo import ZoneInfo
 from ..errors import HermesError
 from ..inbound.commands import Command, CommandContext
 from ..messages.incoming import Incoming
+from ..messages.turn import TURN
 from ..store import ConversationKey, StoreError
 from ..tools import Tool
 from ..settings.outbound import ReminderSettings, format_duration, parse_duration
 from .timing import local_time
 
-#: The turn being answered: (gateway, the person's message). The tool reads which chat it is for.
-TURN: ContextVar[tuple[Any, Incoming] | None] = ContextVar("hermes_reminder_turn", default=None)
 
 PARAMETERS = {
     "type": "object",
