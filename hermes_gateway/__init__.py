@@ -10,7 +10,7 @@ from ._core.errors import ConfigError, DeliveryError, HermesError, RateLimited, 
 from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
                      UsageReport)
 from ._core.hookspecs import hookimpl
-from ._core.inbound.commands import Command, CommandContext
+from ._core.messages.commands import Command, CommandContext
 from ._core.messages.attachments import Attachment, FetchError
 from ._core.messages.incoming import Incoming
 from ._core.inbound.stream_download import stream_download

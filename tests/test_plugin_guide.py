@@ -22,7 +22,7 @@ import plugin_guide_sdk as sdk
 import hermes_gateway
 from hermes_gateway import ConfigError, Platform, Stream, StreamSettings, make_plugins
 from hermes_gateway._core.delivery.budget import ALL_CHATS
-from hermes_gateway._core.inbound.commands import Command
+from hermes_gateway._core.messages.commands import Command
 from hermes_gateway.testing import PlatformRunner, TestGateway, run_virtual
 from hermes_gateway.testing.conformance import CHECKS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..approvals.answers import answer_choice
 from ..approvals.desk import APPROVE, DENY
-from .commands import Command, CommandContext
+from ..messages.commands import Command, CommandContext
 
 NAMES = ("allow", "deny")
 

@@ -3,58 +3,20 @@
 A command is recognised by the core, not by each platform: ``/name`` or
 ``/name@bot_name`` at the start of a message. ``/name@other_bot`` in a
 group is someone else's and is ignored. An unknown ``/word`` is ordinary
-text for the model (people type paths and smileys too).
+text for the model (people type paths and smileys too). What a command is
+(:class:`~..messages.commands.Command`) lives beneath every part that
+defines some (the operator's, the reminders').
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from ..messages.commands import Command, CommandContext
 from ..messages.incoming import Incoming
 
-if TYPE_CHECKING:
-    from .runtime import InboundRuntime
-
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_.-]{1,64}))?(?:\s+(.*))?\Z", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class CommandContext:
-    """What a command handler gets: the message, its arguments, and the runtime to act on the chat."""
-
-    incoming: Incoming
-    args: str
-    runtime: "InboundRuntime"
-    stopped_reply: bool = False  # a reply was running and this command stopped it
-
-    @property
-    def gateway(self) -> Any:
-        return self.runtime.gateway
-
-
-#: A handler returns the text to answer with (None: answer nothing).
-CommandHandler = Callable[[CommandContext], Awaitable[str | None]]
-
-
-@dataclass(frozen=True)
-class Command:
-    """One chat command. ``stops_reply`` commands act at once on a running reply (``/stop``,
-    ``/new``); the others wait their turn behind it, like any message."""
-
-    name: str
-    help: str
-    run: CommandHandler
-    stops_reply: bool = False
-    #: Who may run it: ``"everyone"`` or ``"admin"`` (``access.admins``); ``commands.<name>.who`` overrides it.
-    who: str = "everyone"
-
-    def __post_init__(self) -> None:
-        if not re.fullmatch(r"[a-z0-9_]{1,32}", self.name):
-            raise ValueError(f"command name {self.name!r}: 1-32 lower-case letters, digits or _ (no slash)")
-        if self.who not in ("everyone", "admin"):
-            raise ValueError(f"command /{self.name}: who must be 'everyone' or 'admin', got {self.who!r}")
 
 
 @dataclass(frozen=True)

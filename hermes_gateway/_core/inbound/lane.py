@@ -28,7 +28,7 @@ from typing import Any, Awaitable, Callable, Coroutine
 
 from ..coordination.base import NO_TICKET, ChatLease
 from ..cuts import CUT_TASKS
-from .commands import Command
+from ..messages.commands import Command
 from ..messages.incoming import Incoming
 
 

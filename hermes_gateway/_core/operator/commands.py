@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from ..inbound.commands import Command, CommandContext
+from ..messages.commands import Command, CommandContext
 from ..store import StoreError
 from .profile import MODEL_SETTING, PERSONA_SETTING, available_models, find_model, find_persona
 from .roles import role_of

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo
 
 from ..errors import HermesError
-from ..inbound.commands import Command, CommandContext
+from ..messages.commands import Command, CommandContext
 from ..messages.incoming import Incoming
 from ..messages.turn import TURN
 from ..store import ConversationKey, StoreError
