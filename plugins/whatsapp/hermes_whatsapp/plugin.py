@@ -72,6 +72,10 @@ class WhatsAppClient(PlatformClient):
 
         #: Taps on approval buttons, handed to the core and answered (:mod:`.choices`).
         self.taps = Taps(context, lambda: self.graph)
+        from .bursts import Bursts
+
+        #: A person's photos, videos and documents sent at once, handed to the core as one message.
+        self.bursts = Bursts(lambda incoming: self.context.receive(incoming))
         context.add_route("GET", ROUTE, self._handshake)
         context.add_route("POST", ROUTE, self._webhook)
 
@@ -81,6 +85,10 @@ class WhatsAppClient(PlatformClient):
         if self._graph is None:
             self._graph = GraphClient(self.settings, self.pairs)
         return self._graph
+
+    async def stop(self) -> None:
+        """The files still being gathered go to the core now (it takes messages until the platforms stopped)."""
+        self.bursts.hand_over_all()
 
     async def close(self) -> None:
         graph, self._graph = self._graph, None
@@ -166,14 +174,14 @@ class WhatsAppClient(PlatformClient):
                                 update_id=message.wamid, message_id=message.wamid, chat_kind="private")
             if message.kind in TEXT_TYPES:
                 self._count("message_text")
-                self.context.receive(incoming)
+                self.bursts.take(incoming, message.kind)
             elif message.kind in MEDIA_TYPES and message.media is not None:  # the caption is the text
-                self._count("message_media")
-                self.context.receive(replace(incoming, attachments=(self.media.attachment(message),)))
+                self._count("message_media")  # photos sent at once are one message (:mod:`.bursts`)
+                self.bursts.take(replace(incoming, attachments=(self.media.attachment(message),)), message.kind)
             elif message.kind in NOTICE_TYPES or message.kind in MEDIA_TYPES:  # a media message without its id too
                 # the core answers it with the notice, like any message
                 self._count("message_not_text")
-                self.context.receive(replace(incoming, text="", notice=NOTICE))
+                self.bursts.take(replace(incoming, text="", notice=NOTICE), message.kind)
             elif message.kind in QUIET_TYPES:
                 self._count(f"message_{message.kind}")
             else:
