@@ -526,7 +526,7 @@ class StreamSession:
         if self._journal is not None and entry.ref is None:
             await self._journal.begun()  # a crash after this send finds the reply's record
         elif self._journal is not None:
-            await self._intend(entry, text, final)
+            await self._intend(entry, text)
         await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
         entry.last_call = self._pacer.now()
         try:
@@ -559,21 +559,23 @@ class StreamSession:
     def shown_messages(self, about_to: tuple[LedgerEntry, str] | None = None) -> tuple[ShownMessage, ...]:
         """The reply's messages as the person sees them now, without cursor or tool line (for recovery).
 
-        ``about_to``: one message's text as it is about to be (an edit's intent), the others as they are.
+        ``about_to``: one message's text (already without cursor) as it is about to be (an edit's intent),
+        the others as they are.
         """
         cursor = self._draft.cursor
         return tuple(ShownMessage(e.ref.message_id, e.ref.chat_id, e.ref.thread_id,
-                                  clean_preview(about_to[1], cursor) if about_to is not None and e is about_to[0]
+                                  about_to[1] if about_to is not None and e is about_to[0]
                                   else e.shown if e.ended else clean_preview(e.shown, cursor), e.ended)
                      for e in self._ledger.entries if e.ref is not None and e.shown is not None)
 
-    async def _intend(self, entry: LedgerEntry, text: str, final: bool) -> None:
+    async def _intend(self, entry: LedgerEntry, text: str) -> None:
         """Before an edit that adds text to a message, the journal records the text first (see
         :meth:`ReplyJournal.intend`): a crash then never leaves a record shorter than the screen."""
         assert self._journal is not None
+        if entry.ended or entry.shown is None:
+            return
         cursor = self._draft.cursor
-        now = entry.shown if entry.ended or entry.shown is None else clean_preview(entry.shown, cursor)
-        after = clean_preview(text, cursor)
-        if entry.ended or now is None or after == now or not after.startswith(now):
+        now, after = clean_preview(entry.shown, cursor), clean_preview(text, cursor)
+        if after == now or not after.startswith(now):
             return  # nothing added (or text taken away: recorded once the edit is on screen)
-        await self._journal.intend(self.shown_messages(about_to=(entry, text)))
+        await self._journal.intend(self.shown_messages(about_to=(entry, after)))

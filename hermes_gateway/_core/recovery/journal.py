@@ -5,15 +5,15 @@ shows changes (the messages' refs and their text without cursor). Writes
 run in one task beside the reply, the newest state coalescing over the
 ones not yet written, so a slow or failing store never delays a word: a
 store that fails costs a log line a minute (the reply goes on; only its
-recovery after a crash is lost).
+recovery after a crash is lost). The record is cleared by the turn's own
+``record_turn(..., in_flight=id)`` — in the same transaction — or by
+:meth:`InFlightJournal.end` when no turn is recorded.
 
 An edit that adds text is recorded *before* it is sent (:meth:`InFlightJournal.intend`,
 waiting for that write at most :data:`INTENT_WAIT`): so after a crash the
 record never holds less than the screen showed, and recovery's final edit
 (the text and the note) never takes words away from the person. It may hold
-a few words more, which were never shown: the reply had them. The record is cleared by the turn's own
-``record_turn(..., in_flight=id)`` — in the same transaction — or by
-:meth:`InFlightJournal.end` when no turn is recorded.
+a few words more, which were never shown: the reply had them.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class InFlightJournal:
             if remaining <= 0:
                 return
             try:
-                await asyncio.wait_for(asyncio.shield(self._progress.wait()), remaining)
+                await asyncio.wait_for(self._progress.wait(), remaining)
             except TimeoutError:
                 return
 

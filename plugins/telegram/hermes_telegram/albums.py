@@ -66,11 +66,8 @@ def merged(parts: list[Incoming]) -> Incoming:
 class Albums:
     """Albums being received, each handed to ``receive`` as one message when complete."""
 
-    def __init__(self, receive: Callable[[Incoming], Any], *, quiet: float | None = None,
-                 longest: float | None = None) -> None:
+    def __init__(self, receive: Callable[[Incoming], Any]) -> None:
         self.receive = receive
-        self.quiet = QUIET if quiet is None else quiet
-        self.longest = LONGEST if longest is None else longest
         self._held: dict[tuple[str, str], _Held] = {}
         self._handed: OrderedDict[int, None] = OrderedDict()  # update ids of parts handed over, oldest first
 
@@ -94,7 +91,7 @@ class Albums:
         if len(held.parts) >= MAX_PARTS:
             self._hand_over(key)
         else:
-            wait = min(self.quiet, max(0.0, held.started + self.longest - loop.time()))
+            wait = min(QUIET, max(0.0, held.started + LONGEST - loop.time()))
             held.timer = loop.call_later(wait, self._hand_over, key)
         return True
 
