@@ -112,6 +112,24 @@ async def test_an_expired_code_approves_nobody():
     assert up.requests == []
 
 
+async def test_a_short_lived_code_says_its_real_lifetime():
+    ref = reference()
+    async with ScriptedUpstream(default=text_stream("welcome")) as up:
+        async with gateway(ref, paired(up.url, pairing_ttl=8)) as gw:
+            await say(gw, "dm", "hi", user="3000")
+            assert "(valid for 8 s)" in last_line(ref, "dm"), last_line(ref, "dm")
+
+
+def test_the_lifetime_a_code_states_is_never_longer_than_its_real_one():
+    from hermes_gateway._core.operator.pairing import code_message
+
+    said = {ttl: re.search(r"valid for ([^)]+)", code_message("ABCDEFGH", ttl)).group(1)
+            for ttl in (1, 8, 59.6, 90, 119, 120, 150, 3599.9999999, 3600.0000001, 5400, 86400, 90061)}
+    assert said == {1: "1 s", 8: "8 s", 59.6: "60 s", 90: "90 s", 119: "119 s", 120: "2 min", 150: "2 min",
+                    3599.9999999: "1 h", 3600.0000001: "1 h", 5400: "1 h 30 min", 86400: "24 h",
+                    90061: "25 h 1 min"}
+
+
 async def test_in_a_group_an_unknown_user_is_ignored_without_a_code():
     ref = reference()
     async with ScriptedUpstream(default=text_stream("welcome")) as up:

@@ -40,9 +40,24 @@ def masked(code: str) -> str:
     return code[:2] + "…"
 
 
+def lifetime_text(seconds: float) -> str:
+    """How long a code stays valid, never said longer than it is: ``8 s``, ``90 s``, ``2 min``, ``1 h 30 min``.
+
+    Whole seconds (to the nearest: the float sum ``now + ttl - now`` is not
+    exact), then each larger unit rounded down, so a code of 8 s never says
+    "1 min" and one of 150 s says "2 min", not 3.
+    """
+    whole = max(1, round(seconds))
+    if whole < 120:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min"
+    hours, minutes = whole // 3600, whole % 3600 // 60
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
 def code_message(code: str, ttl: float) -> str:
-    """The only answer an unknown user gets."""
-    minutes = max(1, round(ttl / 60))
-    valid = f"{minutes // 60} h" if minutes % 60 == 0 else f"{minutes} min"
+    """The only answer an unknown user gets (``ttl``: the seconds the code has left)."""
+    valid = lifetime_text(ttl)
     return (f"🔐 I only talk to approved people. Your pairing code is {shown(code)} (valid for {valid}). "
             f"Send it to the bot's operator to be let in.")
