@@ -160,10 +160,12 @@ class WebConfig:
     enabled: bool | None = None
     password: str | None = None  # a secret: masked by `config`, registered with the log scrubber
     session_hours: float = 12.0  # a signed-in browser stays signed in this long without activity
+    #: Reverse proxies (IPs or networks, normalised: ``127.0.0.1/32``) whose ``X-Forwarded-For`` names the client.
+    trusted_proxies: tuple[str, ...] = ()
 
     def __repr__(self) -> str:  # never show the password
         return (f"WebConfig(enabled={self.enabled!r}, password={'<set>' if self.password else None}, "
-                f"session_hours={self.session_hours!r})")
+                f"session_hours={self.session_hours!r}, trusted_proxies={self.trusted_proxies!r})")
 
 
 #: The web console streams by default, fast (a browser has no rate limit); ``streaming.web`` overrides each.
@@ -1027,7 +1029,7 @@ class _Parser:
         return out
 
     def web(self, value: Any) -> WebConfig:
-        sec = self.section(value, "web", ("enabled", "password", "session_hours"))
+        sec = self.section(value, "web", ("enabled", "password", "session_hours", "trusted_proxies"))
         d = WebConfig()
         password = self.get(sec, "web", "password", "str", d.password)
         if password is not None and len(password.strip()) < 8:
@@ -1037,7 +1039,22 @@ class _Parser:
             password=password,
             session_hours=self.get(sec, "web", "session_hours", "number", d.session_hours, minimum=0.01,
                                    maximum=24 * 365),
+            trusted_proxies=self.networks(self.get(sec, "web", "trusted_proxies", "strlist", d.trusted_proxies),
+                                          "web.trusted_proxies"),
         )
+
+    def networks(self, items: tuple[str, ...], key: str) -> tuple[str, ...]:
+        """Each item an IP address or a network in CIDR form, normalised (``10.0.0.0/8``, ``::1/128``)."""
+        import ipaddress
+
+        out = []
+        for i, item in enumerate(items):
+            try:
+                out.append(str(ipaddress.ip_network(item.strip(), strict=False)))
+            except ValueError:
+                raise self.fail(f"{key}[{i}]", f"an IP address or a network (127.0.0.1, 10.0.0.0/8, fd00::/8), "
+                                               f"got {_show(item)}") from None
+        return tuple(out)
 
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from web_helpers import OUTSIDE, config, console_app
+from web_helpers import OUTSIDE, browser_session, config, console_app
 
 PASSWORD = "correct horse battery"
 KEY = "sk-console-test-key-0001"
@@ -184,23 +184,6 @@ def test_a_session_unused_for_session_hours_is_gone():
     assert auth.current(request) is None and session.token not in auth.sessions
 
 
-def test_each_wrong_guess_past_the_free_ones_doubles_the_wait_and_a_right_one_clears_it():
-    from hermes_gateway._core.web.auth import FREE_GUESSES, MAX_LOCKOUT, WebAuth
-
-    clock = Clock()
-    auth = WebAuth(config({"password": PASSWORD}), clock=clock)
-    waits = []
-    for _ in range(FREE_GUESSES + 12):
-        assert auth.check_secret("198.51.100.1", "wrong") is None
-        waits.append(auth.wait_before_try("198.51.100.1"))
-    assert waits[:FREE_GUESSES - 1] == [0.0] * (FREE_GUESSES - 1)
-    assert waits[FREE_GUESSES - 1:FREE_GUESSES + 3] == [1.0, 2.0, 4.0, 8.0] and waits[-1] == MAX_LOCKOUT
-    assert auth.wait_before_try("198.51.100.2") == 0.0  # another address is not slowed
-    clock.now += MAX_LOCKOUT
-    assert auth.check_secret("198.51.100.1", PASSWORD) == "password"
-    assert auth.wait_before_try("198.51.100.1") == 0.0
-
-
 async def test_the_sign_in_page_sends_a_browser_that_needs_none_to_the_chat():
     async with console_app(config(), peer="127.0.0.1") as client:  # the open console
         r = await client.get("/ui/login", allow_redirects=False)
@@ -210,3 +193,48 @@ async def test_the_sign_in_page_sends_a_browser_that_needs_none_to_the_chat():
         assert (await sign_in(client, PASSWORD)).status == 200
         r = await client.get("/ui/login", allow_redirects=False)
         assert r.status == 303 and r.headers["Location"] == "/ui"
+
+
+@pytest.mark.parametrize("host", ["[::1", "[::1]x", "[::1]:", "[::1]:port", "[::1]]", "[::1]:8642:1", "[]", "[::1]:99999",
+                                  "localhost:", "localhost:x", "127.0.0.1:1:2", "::1", "localhost/x"])
+async def test_a_malformed_host_is_refused_never_taken_for_loopback(host):
+    async with console_app(config(), peer="127.0.0.1") as client:  # the open console
+        for path, accept in (("/ui/api/session", "application/json"), ("/ui", "text/html"),
+                             ("/ui/login", "text/html")):
+            r = await client.get(path, headers={"Host": host, "Accept": accept}, allow_redirects=False)
+            assert r.status == 400, (host, path, r.status)
+            assert (await r.json())["error"]["code"] == "bad_host" and "Set-Cookie" not in r.headers
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8642", "localhost", "LOCALHOST:1", "[::1]:8642", "[::1]", "127.0.0.1"])
+async def test_a_well_formed_loopback_host_opens_the_console(host):
+    async with console_app(config(), peer="127.0.0.1") as client:
+        r = await client.get("/ui/api/session", headers={"Host": host})
+        assert r.status == 200 and (await r.json())["via"] == "loopback"
+
+
+async def test_every_answer_under_ui_carries_the_pages_security_headers_404_and_405_included():
+    from hermes_gateway._core.web.responses import SECURITY_HEADERS
+
+    from web_helpers import running
+
+    async with running(config({"password": PASSWORD})) as gateway, browser_session() as browser:
+        url = gateway.url
+        for method, path, status in [("GET", "/ui/nope", 404), ("GET", "/ui/api/nope/deeper", 404),
+                                     ("GET", "/ui/static/nope.js", 404), ("DELETE", "/ui/api/state", 405),
+                                     ("PUT", "/ui/login", 405), ("HEAD", "/ui/api/chat/events", 405),
+                                     ("GET", "/ui/api/state", 401), ("GET", "/ui/login", 200),
+                                     ("GET", "/ui/api/session", 400)]:
+            headers = {"Host": "[::1"} if status == 400 else {}
+            async with browser.request(method, url + path, headers=headers, allow_redirects=False) as r:
+                assert r.status == status, (method, path, r.status)
+                for name, value in SECURITY_HEADERS.items():
+                    assert r.headers.get(name) == value, (method, path, name, r.headers.get(name))
+        async with browser.get(f"{url}/v1/nope") as r:  # the API's answers are not the console's
+            assert r.status in (401, 404) and "Content-Security-Policy" not in r.headers
+
+
+async def test_the_open_console_is_not_opened_through_a_proxy_on_this_machine():
+    async with console_app(config(), peer="127.0.0.1") as client:  # nginx on this machine, Host rewritten
+        r = await client.get("/ui/api/session", headers={"X-Forwarded-For": "203.0.113.7"})
+        assert r.status == 401 and "Set-Cookie" not in r.headers

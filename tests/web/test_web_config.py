@@ -65,9 +65,19 @@ def test_the_password_is_masked_by_config_and_in_every_log_line(caplog):
     ({"session_hours": "long"}, "web.session_hours", "a number"),
     ({"pasword": PASSWORD}, "web.pasword", "did you mean password"),
     ("on", "web", "a mapping"),
+    ({"trusted_proxies": ["127.0.0.1", "nginx"]}, "web.trusted_proxies[1]", "an IP address or a network"),
+    ({"trusted_proxies": "10.0.0.0/33"}, "web.trusted_proxies[0]", "an IP address or a network"),
+    ({"trusted_proxies": [""]}, "web.trusted_proxies[0]", "a non-empty string"),
+    ({"trusted_proxies": {"a": 1}}, "web.trusted_proxies", "a list"),
 ])
 def test_a_bad_value_is_one_line_naming_file_key_and_expectation(section, key, expected):
     with pytest.raises(ConfigError) as caught:
         parse_config({"web": section}, source="config.yaml", env={})
     text = str(caught.value)
     assert "\n" not in text and "config.yaml" in text and key in text and expected in text, text
+
+
+def test_trusted_proxies_are_addresses_or_networks_kept_normalised():
+    cfg = parse_config({"web": {"trusted_proxies": ["127.0.0.1", "10.1.2.3/8", "::1"]}}, env={})
+    assert cfg.web.trusted_proxies == ("127.0.0.1/32", "10.0.0.0/8", "::1/128")
+    assert parse_config({}, env={}).web.trusted_proxies == ()

@@ -13,11 +13,12 @@ import hashlib
 import json
 from typing import Any, Mapping, Sequence
 
+from ..store.api_owners import API_PLATFORM, owned_chat_id
 from ..store.base import ConversationKey
 from ..http.errors import bad_request
 
 #: The platform name API conversations are listed under in ``hermes-gateway history``.
-PLATFORM = "api"
+PLATFORM = API_PLATFORM
 
 
 def chat_message(text: str, tool_calls: Sequence[dict[str, Any]], reasoning: str = "") -> dict[str, Any]:
@@ -55,7 +56,8 @@ def record_key(history: Sequence[dict[str, Any]], message: Any, owner: str | Non
     """Where an API conversation is recorded: under a fingerprint of its instructions and first user message,
     which a client resending the growing conversation (Chat Completions, stateless Responses) sends every time.
     (A ``previous_response_id`` chain keeps the key of its first response.) Two API keys sending the same
-    first message are two conversations: ``owner`` is part of the fingerprint."""
+    first message are two conversations: ``owner`` is part of the fingerprint, and tags the chat id
+    (:mod:`..store.api_owners`), so the web console can show a key's conversations to that key alone."""
     first: list[Any] = []  # the instructions and the first user message: the same in every later request
     for m in (*history, *([{"role": "user", "content": message}] if message is not None else ())):
         if m.get("role") in ("system", "developer", "user"):
@@ -64,4 +66,4 @@ def record_key(history: Sequence[dict[str, Any]], message: Any, owner: str | Non
             break
     digest = hashlib.sha256(json.dumps([owner, first], sort_keys=True, ensure_ascii=False)
                             .encode("utf-8", "surrogatepass"))
-    return ConversationKey(PLATFORM, f"conv-{digest.hexdigest()[:16]}")
+    return ConversationKey(PLATFORM, owned_chat_id(owner, f"conv-{digest.hexdigest()[:16]}"))

@@ -19,20 +19,14 @@ does not hand one client's responses to another.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Callable
 
+from ..store.api_owners import owner_fingerprint
 from ..store.base import ConversationStore, StoredResponse
 from ..store.memory import MemoryStore
 from ..store.policy import bound_history
 
 __all__ = ["ResponseStore", "StoredResponse", "owner_fingerprint"]
-
-
-def owner_fingerprint(api_key: str) -> str:
-    """Who owns a response: a one-way fingerprint of the API key that made it."""
-    key = api_key.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(b"hermes-gateway response owner\0" + key).hexdigest()[:32]
 
 
 class ResponseStore:

@@ -24,7 +24,9 @@ a press comes back to :func:`choose`), and files come in through
 
 One chat per browser session: the chat id is the session's
 (:attr:`.auth.WebSession.chat_id`), so no browser can read or write
-another's conversation, nor fetch another's files.
+another's conversation, nor fetch another's files. Every route here is open
+to a user signed in with an API key as well as to the operator
+(:func:`.auth.user_session`): each acts on the session's own chat only.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from aiohttp import web
 
 from ..approvals.choice import ChoiceAnswer
 from ..store.base import ConversationKey
-from .auth import require_csrf, require_session, session_of
+from .auth import session_of, user_csrf, user_session
 from .chat_client import PLATFORM, WebChatClient
 from .history_view import inside, user_view
 from .responses import PING, PING_EVERY, SECURITY_HEADERS, json_error, json_ok, open_event_stream, read_json
@@ -71,7 +73,7 @@ def _unavailable() -> web.Response:
                       "unavailable")
 
 
-@require_csrf
+@user_csrf
 async def send(request: web.Request) -> web.StreamResponse:
     """``POST /ui/api/chat/send`` ``{"text": ...}``: 202 at once; the reply arrives on the feed."""
     client = client_of(request)
@@ -96,7 +98,7 @@ async def send(request: web.Request) -> web.StreamResponse:
     return json_ok({"accepted": True}, status=202)
 
 
-@require_csrf
+@user_csrf
 async def upload(request: web.Request) -> web.StreamResponse:
     """``POST /ui/api/chat/upload`` (multipart: ``text``, ``file``...): the message with its files, 202 at once.
 
@@ -116,7 +118,7 @@ async def upload(request: web.Request) -> web.StreamResponse:
     return json_ok({"accepted": True, "files": got.shown}, status=202)
 
 
-@require_csrf
+@user_csrf
 async def choose(request: web.Request) -> web.StreamResponse:
     """``POST /ui/api/chat/choose`` ``{"payload": ...}``: a button of a question in this chat was pressed.
 
@@ -142,7 +144,7 @@ async def choose(request: web.Request) -> web.StreamResponse:
     return json_ok({"line": line})
 
 
-@require_csrf
+@user_csrf
 async def stop(request: web.Request) -> web.StreamResponse:
     """``POST /ui/api/chat/stop``: ``/stop`` into the chat — the reply is cut, what was shown stays."""
     client = client_of(request)
@@ -153,7 +155,7 @@ async def stop(request: web.Request) -> web.StreamResponse:
     return json_ok({"stopping": True}, status=202)
 
 
-@require_session
+@user_session
 async def history(request: web.Request) -> web.StreamResponse:
     """The chat's stored conversation (user and assistant text), for a page that opens or reloads."""
     gateway: Any = request.app.get(GATEWAY_KEY)
@@ -189,7 +191,7 @@ async def history(request: web.Request) -> web.StreamResponse:
     return json_ok({"messages": messages, "busy": busy})
 
 
-@require_session
+@user_session
 async def events(request: web.Request) -> web.StreamResponse:
     """``GET /ui/api/chat/events``: the chat's feed as SSE (resumes after ``Last-Event-ID``)."""
     client = client_of(request)
@@ -231,7 +233,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     return response
 
 
-@require_session
+@user_session
 async def file(request: web.Request) -> web.StreamResponse:
     """A tool's file, only to the session whose chat it was sent into."""
     client = client_of(request)
@@ -254,5 +256,5 @@ def add_routes(app: web.Application, gateway: Any) -> None:
     app.router.add_post("/ui/api/chat/upload", upload)
     app.router.add_post("/ui/api/chat/choose", choose)
     app.router.add_get("/ui/api/chat/history", history)
-    app.router.add_get("/ui/api/chat/events", events)
+    app.router.add_get("/ui/api/chat/events", events, allow_head=False)  # a HEAD gets no stream
     app.router.add_get("/ui/api/chat/files/{token}", file)

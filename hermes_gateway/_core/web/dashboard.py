@@ -1,7 +1,11 @@
 """The dashboard's routes under ``/ui``: its page, the state as JSON and as SSE, a stored chat, pairing decisions.
 
-Every route is behind the console's sign-in (:func:`.auth.require_session`),
-and the two POSTs behind its CSRF check (:func:`.auth.require_csrf`):
+Every route is the operator's (:func:`.auth.require_session`: a user signed
+in with an API key gets 403), and the two POSTs behind its CSRF check
+(:func:`.auth.require_csrf`) — but one: a stored chat is open to a user too,
+for the chats that are theirs (their web chat, their key's API
+conversations: :func:`.auth.may_read`); any other is 404 to them, as if it
+did not exist:
 
 * ``GET /ui/dashboard`` — the page (``static/dashboard.html`` and ``dashboard.js``);
 * ``GET /ui/api/state`` — the snapshot (:mod:`.dashboard_state`);
@@ -22,7 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from ..store import ConversationKey
-from .auth import require_csrf, require_session, session_of
+from .auth import may_read, require_csrf, require_session, session_of, user_session
 from .dashboard_feed import DashboardFeed
 from .dashboard_messages import conversation_view
 from .dashboard_pairing import MAX_ID, PairingRefused, checked_ids, decide
@@ -49,7 +53,7 @@ def add_routes(app: web.Application, gateway: Any) -> None:
     app.on_shutdown.append(close_feed)
     add_page(app, "/ui/dashboard", "dashboard.html")
     app.router.add_get("/ui/api/state", state)
-    app.router.add_get("/ui/api/state/events", state_events)
+    app.router.add_get("/ui/api/state/events", state_events, allow_head=False)  # a HEAD gets no stream
     app.router.add_get("/ui/api/chats/{platform}/{chat}", chat)
     app.router.add_post("/ui/api/pairing/approve", approve)
     app.router.add_post("/ui/api/pairing/reject", reject)
@@ -90,15 +94,16 @@ async def state_events(request: web.Request) -> web.StreamResponse:
     return response
 
 
-@require_session
+@user_session
 async def chat(request: web.Request) -> web.StreamResponse:
-    """The current stored conversation of one chat (404 when it has none)."""
+    """The current stored conversation of one chat (404 when it has none, or it is not the user's)."""
     platform, chat_id = request.match_info["platform"], request.match_info["chat"]
     thread = request.query.get("thread") or None
     if any(len(v) > MAX_ID for v in (platform, chat_id, thread or "")):
         return json_error(400, f"platform, chat and thread are at most {MAX_ID} characters", "too_long")
     store = _gateway(request).store
-    summary = await store.current(ConversationKey(platform, chat_id, thread))
+    mine = may_read(session_of(request), platform, chat_id, thread)
+    summary = await store.current(ConversationKey(platform, chat_id, thread)) if mine else None
     messages = await store.conversation(summary.id) if summary is not None else None
     if summary is None or messages is None:
         return json_error(404, f"no stored conversation for {platform}:{chat_id}", "not_found")

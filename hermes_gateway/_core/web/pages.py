@@ -19,9 +19,10 @@ from importlib import resources
 
 from aiohttp import web
 
-from .auth import (MAX_SECRET, Handler, WebSession, auth_of, require_csrf, require_session, same_origin,
-                   session_of)
+from .auth import (MAX_SECRET, Handler, WebSession, auth_of, bad_host, require_session, same_origin, session_of,
+                   user_csrf, user_session)
 from .responses import SECURITY_HEADERS, json_error, json_ok, read_json
+from .throttle import Attempt
 
 #: A sign-in body holds one secret; nothing bigger is read.
 LOGIN_BODY_LIMIT = MAX_SECRET + 256
@@ -64,8 +65,9 @@ def file_response(request: web.Request, file: StaticFile, *, cache: bool = False
     return web.Response(body=file.body, headers=headers)
 
 
-def page(name: str, *, signed_in: bool = True) -> Handler:
-    """A handler serving the static page ``name``; behind a session unless ``signed_in=False``."""
+def page(name: str, *, signed_in: bool = True, users: bool = False) -> Handler:
+    """A handler serving the static page ``name``; behind a session unless ``signed_in=False``, the
+    operator's unless ``users``."""
 
     async def serve(request: web.Request) -> web.StreamResponse:
         file = request.app[STATIC_KEY].get(name)
@@ -73,12 +75,12 @@ def page(name: str, *, signed_in: bool = True) -> Handler:
             return json_error(404, "no such page", "not_found")
         return file_response(request, file)
 
-    return require_session(serve) if signed_in else serve
+    return require_session(serve, users=users) if signed_in else serve
 
 
-def add_page(app: web.Application, path: str, name: str) -> None:
+def add_page(app: web.Application, path: str, name: str, *, users: bool = False) -> None:
     """Mount the static page ``name`` at ``path`` behind a session (the dashboard uses it for its page)."""
-    app.router.add_get(path, page(name))
+    app.router.add_get(path, page(name, users=users))
 
 
 async def static(request: web.Request) -> web.StreamResponse:
@@ -92,21 +94,34 @@ async def static(request: web.Request) -> web.StreamResponse:
 async def login_page(request: web.Request) -> web.StreamResponse:
     """The sign-in page; a browser already signed in, or on the open loopback console, goes to the chat."""
     auth = auth_of(request)
+    refused = bad_host(request)
+    if refused is not None:
+        return refused
     if auth.open_to(request) or auth.current(request) is not None:
         raise web.HTTPSeeOther("/ui")
     return file_response(request, request.app[STATIC_KEY]["login.html"])
 
 
+def throttled(wait: float) -> web.Response:
+    return json_error(429, f"too many wrong tries; wait {wait:.0f} s", "throttled",
+                      headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+
+
 async def login(request: web.Request) -> web.StreamResponse:
-    """``POST /ui/login`` ``{"secret": ...}``: a session cookie, or 400/401/403/429 JSON."""
+    """``POST /ui/login`` ``{"secret": ...}``: a session cookie, or 400/401/403/429 JSON.
+
+    The try is reserved with the throttle (counted as wrong) before the secret
+    is compared, and given back only when it was right (:mod:`.throttle`)."""
     auth = auth_of(request)
+    refused = bad_host(request)
+    if refused is not None:
+        return refused
     if not same_origin(request):
         return json_error(403, "sign-in from another site is refused", "origin")
-    address = request.remote or "?"
-    wait = auth.wait_before_try(address)
-    if wait > 0:
-        return json_error(429, f"too many wrong tries; wait {wait:.0f} s", "throttled",
-                          headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+    client = auth.client_key(request)
+    wait = auth.throttle.wait(client)
+    if wait > 0:  # cheap: a locked-out client's body is not even read
+        return throttled(wait)
     body = await read_json(request, LOGIN_BODY_LIMIT)
     if isinstance(body, web.Response):
         return body
@@ -116,19 +131,23 @@ async def login(request: web.Request) -> web.StreamResponse:
     if not auth.can_sign_in:
         return json_error(401, "no web.password or api_server.api_keys is configured: nobody can sign in "
                                "from another machine", "no_secret")
-    via = auth.check_secret(address, secret)
-    if via is None:
+    attempt = auth.throttle.reserve(client)  # after the await above: the tries that arrived meanwhile count
+    if not isinstance(attempt, Attempt):
+        return throttled(attempt)
+    account = auth.check_secret(secret)
+    if account is None:
         return json_error(401, "wrong password or key", "wrong_secret")
+    auth.throttle.succeeded(attempt)
     old = auth.current(request)
     if old is not None:
         auth.close_session(old)  # a fresh token at each sign-in: a cookie planted before it is worthless
-    session = auth.open_session(via)
+    session = auth.open_session(account.via, account.owner)
     response = json_ok({"ok": True})
     auth.set_cookie(request, response, session)
     return response
 
 
-@require_csrf
+@user_csrf
 async def logout(request: web.Request) -> web.StreamResponse:
     auth = auth_of(request)
     auth.close_session(session_of(request))
@@ -137,11 +156,13 @@ async def logout(request: web.Request) -> web.StreamResponse:
     return response
 
 
-@require_session
+@user_session
 async def session_info(request: web.Request) -> web.StreamResponse:
-    """What the page's script needs: the CSRF token, and whether signing out means anything."""
+    """What the page's script needs: the CSRF token, the role (a user's page hides the dashboard), and
+    whether signing out means anything."""
     session: WebSession = session_of(request)
-    return json_ok({"csrf": session.csrf, "via": session.via, "can_sign_out": auth_of(request).can_sign_in})
+    return json_ok({"csrf": session.csrf, "via": session.via, "role": session.role,
+                    "can_sign_out": auth_of(request).can_sign_in})
 
 
 async def redirect_home(request: web.Request) -> web.StreamResponse:
@@ -150,7 +171,7 @@ async def redirect_home(request: web.Request) -> web.StreamResponse:
 
 def add_routes(app: web.Application) -> None:
     app[STATIC_KEY] = load_static()
-    app.router.add_get("/ui", page("index.html"))
+    app.router.add_get("/ui", page("index.html", users=True))
     app.router.add_get("/ui/", redirect_home)
     app.router.add_get("/ui/login", login_page)
     app.router.add_post("/ui/login", login)

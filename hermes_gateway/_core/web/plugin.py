@@ -25,6 +25,7 @@ from ..platform import Platform
 from . import chat, pages
 from .chat_client import WEB_PLATFORM
 from .auth import AUTH_KEY, WebAuth
+from .responses import add_security_headers
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ def register_routes(app: web.Application, gateway: Any) -> None:
 def mount(app: web.Application, gateway: Any) -> WebAuth:
     """Every console route on ``app`` (the tests mount it on an app of their own)."""
     auth = app[AUTH_KEY] = WebAuth(gateway.config)
+    app.on_response_prepare.append(add_security_headers)  # the router's 404/405 under /ui too
     pages.add_routes(app)
     chat.add_routes(app, gateway)
     add_dashboard(app, gateway)

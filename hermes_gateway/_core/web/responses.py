@@ -29,6 +29,19 @@ SECURITY_HEADERS = {
 }
 
 
+def under_console(path: str) -> bool:
+    return path == "/ui" or path.startswith("/ui/")
+
+
+async def add_security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """Every response under ``/ui`` carries the console's headers (``on_response_prepare``): also the
+    router's own 404 and 405, a 413 aiohttp raises, anything a handler forgot. What a response set itself
+    (a static file's ``Cache-Control``) stays."""
+    if under_console(request.path):
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+
+
 def json_error(status: int, message: str, code: str | None = None, *,
                headers: dict[str, str] | None = None) -> web.Response:
     """A refusal as JSON (never aiohttp's HTML page), with the console's headers."""
@@ -46,10 +59,18 @@ async def read_json(request: web.Request, limit: int) -> dict | web.Response:
     """The request's JSON object, or the 4xx to answer: too large (413), not JSON or not an object (400)."""
     if request.content_length is not None and request.content_length > limit:
         return json_error(413, f"the body is larger than {limit} bytes", "too_large")
+    chunks: list[bytes] = []
+    size = 0
     try:
-        raw = await request.content.read(limit + 1)
+        while size <= limit:  # read(n) gives what has arrived: a body sent in pieces takes several reads
+            chunk = await request.content.read(limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
     except Exception:  # a body cut short by the client
         return json_error(400, "the body could not be read", "bad_body")
+    raw = b"".join(chunks)
     if len(raw) > limit:
         return json_error(413, f"the body is larger than {limit} bytes", "too_large")
     try:
