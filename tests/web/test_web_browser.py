@@ -257,3 +257,21 @@ async def test_record_a_voice_note_and_the_model_hears_its_transcript(tmp_path):
                 assert heard.filename.endswith(".webm") and heard.seconds > 0.5, heard
         finally:
             await chromium.close()
+
+
+async def test_signed_in_with_an_api_key_the_chat_works_and_the_dashboard_is_not_offered(browser):
+    key = "sk-browser-test-key-0001"
+    async with running(config({"password": PASSWORD}, api={"api_keys": [key]}, tokens_per_second=0)) as gateway:
+        page = await browser.new_page()
+        await page.goto(f"{gateway.url}/ui/login")
+        await page.fill("#secret", key)
+        await page.click("button[type=submit]")
+        await page.wait_for_url(f"{gateway.url}/ui")
+        await page.wait_for_selector("body[data-ready='1']")
+        await page.wait_for_selector("nav a[href='/ui/dashboard']", state="hidden")
+        assert await page.is_visible("nav a[href='/ui']")
+        await say(page, "echo: a user's chat")
+        await page.wait_for_function("() => document.querySelector('.msg.bot[data-final=\"1\"]')", timeout=30_000)
+        assert await bot_texts(page) == ["a user's chat"]
+        response = await page.goto(f"{gateway.url}/ui/dashboard")
+        assert response.status == 403 and "operator" in await page.content()

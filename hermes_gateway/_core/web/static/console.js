@@ -48,6 +48,9 @@ const Console = (() => {
     const out = document.getElementById("signout");
     if (!out) return;
     const s = await load();
+    if (s.role === "user") {  /* signed in with an API key: the dashboard is the operator's (403) */
+      document.querySelectorAll('nav a[href="/ui/dashboard"]').forEach((a) => { a.hidden = true; });
+    }
     if (s.can_sign_out) {
       out.hidden = false;
       out.addEventListener("click", async () => { await post("/ui/logout"); location.href = "/ui/login"; });
