@@ -8,8 +8,10 @@ the same way — a package with an entry point in the ``hermes_gateway``
 group whose plugin implements ``register_routes`` (and, for a chat,
 ``register_platforms``).
 
-Modules: :mod:`.auth` (sessions, CSRF, the loopback rule; the decorators
-other console routes use), :mod:`.pages` (pages, static files, sign-in),
+Modules: :mod:`.auth` (sessions, roles, CSRF, the loopback rule; the
+decorators other console routes use), :mod:`.throttle` (wrong sign-ins),
+:mod:`.client_address` (the client behind ``web.trusted_proxies``),
+:mod:`.pages` (pages, static files, sign-in),
 :mod:`.chat` (the chat's routes: send, stop, history, the SSE feed),
 :mod:`.chat_client` (the ``web`` platform and its client), :mod:`.feed` (a
 chat's live events), :mod:`.responses`

@@ -201,7 +201,8 @@ class WebAuth:
         self.sessions[session.token] = session
         mine = self._by_account.setdefault(session.account, OrderedDict())
         mine[session.token] = None
-        while len(mine) > MAX_SESSIONS_PER_ACCOUNT:
+        # the open console (no secret set: the only account) opens one per cookie-less request, as before
+        while len(mine) > (MAX_SESSIONS if via == "loopback" else MAX_SESSIONS_PER_ACCOUNT):
             self._drop(next(iter(mine)))
         while len(self.sessions) > MAX_SESSIONS:
             largest = max(self._by_account.values(), key=len)
