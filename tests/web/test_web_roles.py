@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
+import pytest
 
 from hermes_gateway._core.operator.store_ops import issue_code
 from hermes_gateway._core.store.base import ConversationKey
@@ -189,19 +190,24 @@ async def test_the_open_loopback_console_is_the_operator():
             assert r.status == 200
 
 
-async def test_one_key_signing_in_again_and_again_never_pushes_out_the_operators_session():
+@pytest.mark.parametrize("total, per_account", [(30, 10), (10, 1000)], ids=["account-bound", "total-bound"])
+async def test_one_key_signing_in_again_and_again_never_pushes_out_the_operators_session(monkeypatch, total,
+                                                                                          per_account):
     from hermes_gateway._core.web import auth as auth_module
     from web_helpers import OUTSIDE, console_app
 
+    monkeypatch.setattr(auth_module, "MAX_SESSIONS", total)  # the bounds, made small enough to reach
+    monkeypatch.setattr(auth_module, "MAX_SESSIONS_PER_ACCOUNT", per_account)
     cfg = config({"password": PASSWORD}, api={"api_keys": [KEY_B]})
     async with console_app(cfg, peer=OUTSIDE) as client:
         assert (await client.post("/ui/login", json={"secret": PASSWORD})).status == 200
         operator_cookie = client.session.cookie_jar.filter_cookies(client.make_url("/ui"))["hermes_console"].value
-        client.session.cookie_jar.clear()
         auth = client.server.app[auth_module.AUTH_KEY]
-        for _ in range(auth_module.MAX_SESSIONS_PER_ACCOUNT + 5):
-            session = auth.open_session("api_key", "f" * 32)  # what each right sign-in with the key does
-        assert len([s for s in auth.sessions.values() if s.owner]) == auth_module.MAX_SESSIONS_PER_ACCOUNT
-        assert session.token in auth.sessions
+        for _ in range(40):  # each a browser of its own, the same key
+            client.session.cookie_jar.clear()
+            assert (await client.post("/ui/login", json={"secret": KEY_B})).status == 200
+        assert len(auth.sessions) <= total and len([s for s in auth.sessions.values() if s.via == "api_key"]) <= per_account
+        assert (await client.get("/ui/api/session")).status == 200  # the newest key session is kept
+        client.session.cookie_jar.clear()
         r = await client.get("/ui/api/state", headers={"Cookie": f"hermes_console={operator_cookie}"})
         assert r.status == 200

@@ -7,6 +7,7 @@ import asyncio
 import aiohttp
 from yarl import URL
 
+from hermes_gateway._core.web.auth import AUTH_KEY
 from hermes_gateway._core.web.throttle import FREE_GUESSES, MAX_LOCKOUT, Attempt, Throttle
 from web_helpers import OUTSIDE, config, console_app
 
@@ -57,6 +58,11 @@ def test_the_addresses_remembered_are_bounded():
 PASSWORD = "correct horse battery"
 
 
+def stop_the_clock(client) -> None:
+    """The throttle's waits never run out during the test, however slowly a loaded machine answers."""
+    client.server.app[AUTH_KEY].throttle.clock = lambda: 1000.0
+
+
 async def sign_in(client, secret: str, forwarded_for: str | None = None):
     headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
     async with client.post("/ui/login", json={"secret": secret}, headers=headers) as r:
@@ -82,6 +88,7 @@ async def test_200_parallel_wrong_sign_ins_from_one_address_are_almost_all_refus
 
     async with console_app(config({"password": PASSWORD}), peer=OUTSIDE) as client, \
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+        stop_the_clock(client)
         statuses = await asyncio.gather(*(guess(http, client.make_url("/ui/login"), i) for i in range(200)))
         assert statuses.count(429) >= 190 and set(statuses) == {401, 429}, sorted(statuses)
         assert statuses.count(401) == FREE_GUESSES  # exactly the free guesses were checked
@@ -91,6 +98,7 @@ async def test_200_parallel_wrong_sign_ins_from_one_address_are_almost_all_refus
 async def test_behind_a_trusted_proxy_one_locked_out_client_locks_out_nobody_else():
     cfg = config({"password": PASSWORD, "trusted_proxies": ["127.0.0.1", "10.0.0.0/8"]})
     async with console_app(cfg, peer="127.0.0.1") as client:  # every request comes through the local proxy
+        stop_the_clock(client)
         statuses = [await sign_in(client, "wrong", "198.51.100.9") for _ in range(FREE_GUESSES + 3)]
         assert statuses[-1] == 429 and statuses[:FREE_GUESSES] == [401] * FREE_GUESSES
         # what the client wrote itself sits left of what the proxies appended: it changes nothing
@@ -104,6 +112,7 @@ async def test_behind_a_trusted_proxy_one_locked_out_client_locks_out_nobody_els
 async def test_forwarded_for_from_a_peer_that_is_no_trusted_proxy_is_ignored():
     cfg = config({"password": PASSWORD, "trusted_proxies": ["127.0.0.1"]})
     async with console_app(cfg, peer=OUTSIDE) as client:
+        stop_the_clock(client)
         statuses = [await sign_in(client, "wrong", f"198.51.100.{i}") for i in range(FREE_GUESSES + 2)]
         assert statuses[FREE_GUESSES:] == [429, 429]  # counted against the peer, whatever the header says
         assert await sign_in(client, PASSWORD, "203.0.113.50") == 429
@@ -111,6 +120,7 @@ async def test_forwarded_for_from_a_peer_that_is_no_trusted_proxy_is_ignored():
 
 async def test_without_trusted_proxies_a_local_proxy_is_one_client():
     async with console_app(config({"password": PASSWORD}), peer="127.0.0.1") as client:
+        stop_the_clock(client)
         for i in range(FREE_GUESSES):
             assert await sign_in(client, "wrong", f"198.51.100.{i}") == 401
         assert await sign_in(client, PASSWORD, "203.0.113.50") == 429
