@@ -240,3 +240,10 @@ async def test_the_open_console_is_not_opened_through_a_proxy_on_this_machine():
     async with console_app(config(), peer="127.0.0.1") as client:  # nginx on this machine, Host rewritten
         r = await client.get("/ui/api/session", headers={"X-Forwarded-For": "203.0.113.7"})
         assert r.status == 401 and "Set-Cookie" not in r.headers
+
+
+async def test_the_cookie_is_secure_behind_tls_from_a_trusted_proxy_on_another_machine():
+    cfg = config({"password": PASSWORD, "trusted_proxies": [f"{OUTSIDE}/32"]})
+    async with console_app(cfg, peer=OUTSIDE) as client:
+        r = await sign_in(client, PASSWORD, **{"X-Forwarded-Proto": "https", "X-Forwarded-For": "198.51.100.3"})
+        assert r.status == 200 and "Secure" in cookie_header(r)
