@@ -9,7 +9,9 @@ through :func:`call_into_chat`, so each one, whoever makes it:
 * waits for the chat's budget and the bot's (and the replicas' shared ones),
   a 429's ``retry_after`` included: **no call reaches a chat before its
   ``retry_after`` has passed**;
-* takes one token from each (:meth:`.pacing.Pacer.acquire`);
+* takes one token from each (:meth:`.pacing.Pacer.acquire`), in the chat's
+  turn (:meth:`.pacing.Pacer.turn`: one call into a chat is out at a time,
+  so a 429 is known before the next call goes);
 * on a 429 blocks the budget the 429 names (the chat's, or every chat of the
   bot) and tries again once it has passed: **nothing is lost** to a 429,
   unless the caller asked for one attempt (typing, which is refreshed
@@ -78,9 +80,10 @@ async def call_into_chat(pacer: Pacer, invoke: Callable[[], Awaitable[T]], *, wh
             return CallOutcome(failure=DEADLINE)
         if not await _wait_turn(pacer, claim, deadline):
             return CallOutcome(failure=DEADLINE)
-        await pacer.acquire()  # the chat's and the bot's budget, shared by every replica when replicated
         try:
-            value = await invoke()
+            async with pacer.turn():  # one call into the chat at a time: a 429 is known before the next goes
+                await pacer.acquire()  # the chat's and the bot's budget, shared by every replica when replicated
+                value = await invoke()
         except RateLimited as exc:
             pacer.rate_limited(exc)
             rate_limits += 1

@@ -530,11 +530,12 @@ class StreamSession:
             await self._journal.begun()  # a crash after this send finds the reply's record
         elif self._journal is not None:
             await self._intend(entry, text)
-        await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
-        entry.last_call = self._pacer.now()
         try:
-            ref = await self._observer.call(hook, text, self.hooks.call(hook, stream=self.stream, message=entry.ref,
-                                                                        text=text))
+            async with self._pacer.turn():  # one call into the chat at a time (a reaction, a question, a reply)
+                await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
+                entry.last_call = self._pacer.now()
+                ref = await self._observer.call(hook, text, self.hooks.call(hook, stream=self.stream,
+                                                                            message=entry.ref, text=text))
         except RateLimited:
             raise
         except DeliveryError as exc:
