@@ -1,4 +1,4 @@
-"""Status reactions on the Telegram emulator: 👀 when the message is taken, 👍 when the reply is final."""
+"""Status reactions (and typing) on the Telegram emulator: 👀 when the message is taken, 👍 when the reply is final, 429s waited out."""
 
 from __future__ import annotations
 
@@ -91,3 +91,32 @@ async def test_an_emoji_telegram_refuses_is_a_config_error_at_start(api):
     with pytest.raises(ConfigError, match=r"reactions\.done: an emoji telegram accepts as a reaction.*'✅'"):
         async with gateway_for(api.base_url, reactions={"done": "✅"}):
             pass
+
+
+async def test_a_429_on_the_reaction_is_waited_out_and_the_reaction_set_after_it(api):
+    """The 👀 meets "retry after 1": nothing goes into the chat for that second, then the 👀 is set (not lost)."""
+    api.inject_rate_limit(7, 1, method="setMessageReaction")
+    async with ScriptedUpstream(default=thinking_model()) as upstream:
+        model = {"base_url": upstream.url, "name": "thinker", "api_key": "k"}
+        async with gateway_for(api.base_url, reactions={"received": "👀"}, limits=PRIVATE, model=model):
+            await api.push_message(7, "hello")
+            await eventually(lambda: api.screen(7) == ["".join(WORDS).strip()], lambda: api.chat(7).calls)
+            await eventually(lambda: api.chat(7).reactions.get("1") == "👀", lambda: api.chat(7).calls)
+    chat = api.chat(7)
+    reacts = [c for c in chat.calls if c.method == "setMessageReaction"]
+    assert [c.outcome for c in reacts] == ["rate_limited", "ok"] and reacts[1].at - reacts[0].at >= 1.0
+    assert not chat.violations
+
+
+async def test_a_429_on_typing_holds_every_call_into_the_chat_and_the_reply_is_whole(api):
+    api.inject_rate_limit(8, 2, method="sendChatAction")
+    async with ScriptedUpstream(default=thinking_model()) as upstream:
+        model = {"base_url": upstream.url, "name": "thinker", "api_key": "k"}
+        async with gateway_for(api.base_url, reactions=None, limits=PRIVATE, model=model):
+            await api.push_message(8, "hello")
+            await eventually(lambda: api.screen(8) == ["".join(WORDS).strip()], lambda: api.chat(8).calls)
+    chat = api.chat(8)
+    limited = next(c for c in chat.calls if c.outcome == "rate_limited")
+    assert limited.method == "sendChatAction"
+    assert all(c.at >= limited.at + 2.0 for c in chat.calls if c.at > limited.at)
+    assert not chat.violations
