@@ -82,7 +82,9 @@ class Pacer:
         reply's, a reaction, a question with buttons). Taking turns, a call
         never goes out while another may still come back with a 429; and a
         429 that came back while this call waited for its turn is waited out
-        here, before it goes (its token was planned already).
+        here, before it goes (its token was planned already). A platform call
+        that does not answer holds the chat's turn until the plugin's own
+        timeout (or a cut at shutdown) ends it.
         """
         async with self.budget.turn:
             while True:
