@@ -1,4 +1,4 @@
-"""Status reactions never delay a reply's first text (run by hand; issue 24).
+"""Status reactions and a reply's first text: when each lands (run by hand; issues 24 and 35).
 
     .venv/bin/python bench/bench_reactions_first_text.py
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from hermes_gateway import Incoming, RateBudget
 from hermes_gateway.testing import ReferencePlatform, TestGateway, run_virtual
-from hermes_gateway.testing.reference import _Receiving
+from hermes_gateway._core.builtin.reference_platform import _Receiving
 
 PRIVATE = RateBudget(rate=1 / 1.05, burst=1)
 GROUP = RateBudget(rate=19 / 60, burst=3)

@@ -12,7 +12,10 @@ once, after the text, with its bytes intact, also when the upload first
 meets a 429 or times out after landing; and an item over its declared
 limit is never uploaded but shown as one line. A client that can react
 (``react``) puts the emoji on the person's message and turns a 429 into
-``RateLimited``. A started client that reports its connection
+``RateLimited``. Every kind of call into a chat — a text, the typing
+indicator, an upload, a reaction, a question with buttons and its update —
+that meets a 429 is made again through the core once ``retry_after`` has
+passed, and shown once. A started client that reports its connection
 (``PlatformContext.report_connected``) says "connected" against a working
 emulator, "disconnected" (with why) while the harness breaks the
 connection, and "connected" again once it is restored.
@@ -115,6 +118,11 @@ class Harness:
 
     async def inject_rate_limit(self, chat_id: str, retry_after: float) -> None:
         raise NotApplicable("this harness cannot inject a 429")
+
+    async def inject_typing_rate_limit(self, chat_id: str, retry_after: float) -> None:
+        """Optional: the next typing indicator in the chat answers 429 (by default :meth:`inject_rate_limit`; a
+        platform whose per-chat limit counts messages only may answer its bot-wide one instead)."""
+        await self.inject_rate_limit(chat_id, retry_after)
 
     async def inject_edit_failure(self, chat_id: str) -> None:
         """Optional: make the next edit in the chat fail for good (``DeliveryError(retryable=False)``)."""
@@ -471,6 +479,120 @@ async def check_a_choice_is_shown_and_closed(h: Harness) -> None:
     assert h.screen(chat) in (["Approved."], [choice.prompt, "Approved."]), h.screen(chat)
 
 
+#: Seconds of the 429s the checks below inject (short: the suite runs in real time).
+WAIT = 1.0
+#: What a platform may round off a 429's wait by (the core waits what the platform says; Telegram says whole seconds).
+ROUNDING = 0.05
+
+
+def _choice_client(h: Harness) -> Any:
+    client = h.runner.client if h.runner is not None else None
+    if client is None or not callable(getattr(client, "offer_choice", None)) \
+            or not callable(getattr(client, "close_choice", None)):
+        raise NotApplicable("the platform shows no buttons (offer_choice/close_choice)")
+    return client
+
+
+async def check_a_choice_after_a_429_is_shown_after_the_wait(h: Harness) -> None:
+    """A 429 on a question with buttons, and on the update that closes it: through the core's one path of calls
+    into a chat (``Delivery.call``, what approvals use) each is made again once ``retry_after`` has passed, once."""
+    import asyncio
+
+    from .._core.approvals.choice import Choice, ChoiceOption
+
+    client = _choice_client(h)
+    chat = h.chat_id + "-choice"
+    delivery = h.delivery()
+    stream = delivery.session(h.platform, chat, settings=h.settings).stream
+    choice = Choice("c0nf429", "Approve running the tool y?", (ChoiceOption("approve", "Approve", "primary"),
+                                                               ChoiceOption("deny", "Deny", "danger")))
+    loop = asyncio.get_running_loop()
+    await h.inject_rate_limit(chat, WAIT)
+    start = loop.time()
+    shown = await delivery.call(h.platform, chat, lambda: client.offer_choice(stream, choice), what="a choice")
+    assert shown.ok and isinstance(shown.value, MessageRef), f"the buttons were not shown after a 429: {shown}"
+    assert loop.time() - start >= WAIT - ROUNDING, "the question was sent again before the 429's retry_after"
+    assert h.screen(chat) == [choice.prompt], h.screen(chat)
+    ref = shown.value
+    await h.inject_rate_limit(chat, WAIT)
+    start = loop.time()
+    closed = await delivery.call(h.platform, chat, lambda: client.close_choice(stream, ref, "Approved."),
+                                 what="a choice's outcome")
+    assert closed.ok, f"the question was not closed after a 429: {closed}"
+    assert loop.time() - start >= WAIT - ROUNDING, "the question was updated again before the 429's retry_after"
+    assert h.screen(chat) in (["Approved."], [choice.prompt, "Approved."]), h.screen(chat)
+
+
+async def check_a_reaction_after_a_429_is_set_after_the_wait(h: Harness) -> None:
+    """A status reaction that meets a 429 is set once ``retry_after`` has passed (the core's reactions)."""
+    import asyncio
+
+    from .._core.messages.incoming import Incoming
+    from .._core.reactions.reactor import Reactor
+    from .._core.settings.reactions import ReactionSettings
+
+    client = h.runner.client if h.runner is not None else None
+    if not callable(getattr(client, "react", None)):
+        raise NotApplicable("the platform's client has no react method")
+    chat = h.chat_id + "-react"
+    message_id = await h.person_message(chat, "hello bot")
+    reactor = Reactor(ReactionSettings(received="👀", done=None, failed=None), h.delivery())
+    loop = asyncio.get_running_loop()
+    await h.inject_rate_limit(chat, WAIT)
+    start = loop.time()
+    reactor.mark(Incoming(h.platform, chat, "hello bot", message_id=message_id), "received")
+    await _until(lambda: "👀" in h.reactions(chat).get(message_id, []), 10 * WAIT + 5)
+    assert "👀" in h.reactions(chat).get(message_id, []), f"no 👀 after a 429: {h.reactions(chat)!r}"
+    assert loop.time() - start >= WAIT - ROUNDING, "the reaction was sent again before the 429's retry_after"
+    await reactor.close()
+
+
+async def check_typing_that_meets_a_429_holds_the_chat(h: Harness) -> None:
+    """A 429 on the typing indicator: no call into the chat until ``retry_after`` has passed; the reply is whole."""
+    import asyncio
+
+    delivery = h.delivery()
+    if not delivery.hooks(h.platform).implements["on_stream_start"]:
+        raise NotApplicable("the platform shows no typing indicator (no on_stream_start)")
+    chat = h.chat_id + "-429"
+    try:  # a platform may show typing on the person's message (WhatsApp)
+        reply_to: str | None = await h.person_message(chat, "are you there?")
+    except NotImplementedError:
+        reply_to = None
+    session = delivery.session(h.platform, chat, settings=StreamSettings(enabled=False), reply_to=reply_to)
+    loop = asyncio.get_running_loop()
+    await h.inject_typing_rate_limit(chat, WAIT)
+    session.start()
+
+    def blocked() -> int:  # a 429 blocks the chat's budget, or the bot's for a bot-wide one
+        bot = session.bot_budget
+        return session.budget.rate_limited + (bot.rate_limited if bot is not None else 0)
+    await _until(lambda: blocked() > 0, 10 * WAIT + 5)
+    assert blocked() > 0, "the typing indicator's 429 did not reach the core as RateLimited"
+    limited = loop.time()
+    report = await session.finish("Typed after the wait.")
+    assert report.delivered, report.error
+    assert loop.time() - limited >= WAIT - ROUNDING - 0.1, "the reply's text went before the 429's retry_after"
+    assert h.screen(chat) == ["Typed after the wait."], h.screen(chat)
+
+
+async def check_a_text_after_a_429_arrives_once(h: Harness) -> None:
+    """A 429 on a message sent through the core (``hermes-gateway send``, a short answer): it arrives once, after
+    the wait."""
+    import asyncio
+
+    delivery = h.delivery()
+    chat = h.chat_id + "-429"
+    loop = asyncio.get_running_loop()
+    await h.inject_rate_limit(chat, WAIT)
+    start = loop.time()
+    report = await delivery.session(h.platform, chat, settings=h.settings).finish("Sent after the wait.")
+    assert report.delivered, report.error
+    assert report.rate_limited >= 1, "the 429 did not reach the core as RateLimited"
+    assert loop.time() - start >= WAIT - ROUNDING, "the text was sent again before the 429's retry_after"
+    assert h.screen(chat) == ["Sent after the wait."], h.screen(chat)
+
+
 #: Seconds a check waits for a client's connection report (a websocket's READY, a reconnect's backoff).
 CONNECTION_WAIT = 60.0
 #: Seconds a started client gets to make its first report (in or just after its start()) before the check
@@ -530,6 +652,10 @@ CHECKS: tuple[Check, ...] = (
     check_a_reaction_lands_on_the_persons_message,
     check_a_table_is_laid_out_not_shown_raw,
     check_a_choice_is_shown_and_closed,
+    check_a_choice_after_a_429_is_shown_after_the_wait,
+    check_a_reaction_after_a_429_is_set_after_the_wait,
+    check_typing_that_meets_a_429_holds_the_chat,
+    check_a_text_after_a_429_arrives_once,
     check_a_started_client_reports_its_connection,
 )
 

@@ -91,6 +91,8 @@ class ScriptedUpstream:
     requests: list[Seen] = field(default_factory=list)
     disconnected: asyncio.Event = field(default_factory=asyncio.Event)
     url: str = ""
+    #: ``("mark", NAME)`` steps: ``time.monotonic()`` when the first request reached each (e.g. the first token)
+    marks: dict[str, float] = field(default_factory=dict)
 
     def add(self, *steps: tuple) -> None:
         self.scripts.append(list(steps))
@@ -130,6 +132,9 @@ class ScriptedUpstream:
                     return web.json_response(step[1])
                 if kind == "sleep":
                     await asyncio.sleep(step[1])
+                    continue
+                if kind == "mark":
+                    self.marks.setdefault(step[1], time.monotonic())
                     continue
                 if response is None:
                     response = web.StreamResponse(headers={"Content-Type": "text/event-stream",

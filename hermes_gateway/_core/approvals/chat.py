@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 Approver = Callable[[str, str], Awaitable[bool]]
 
 ARGUMENTS_CHARS = 300
+#: Seconds (429 waits added) the question's message may take to show the outcome before it is left as it is.
+CLOSE_WITHIN = 30.0
 
 
 def shorten_arguments(arguments: str, limit: int = ARGUMENTS_CHARS) -> str:
@@ -101,22 +103,33 @@ def chat_approver(gateway: Any, incoming: Any, progress: Any) -> Approver | None
             if session is not None:
                 session.set_status("")
             if ref is not None and stream is not None and callable(getattr(client, "close_choice", None)):
-                await asyncio.shield(_close(client, stream, ref, outcome.format(tool=tool)))
+                await asyncio.shield(_close(gateway, incoming, client, stream, ref, outcome.format(tool=tool)))
 
     return approve
 
 
 async def _ask(gateway: Any, incoming: Any, client: Any, stream: Stream | None, question: Question,
                arguments: str, timeout: float) -> MessageRef | None:
-    """Show the question: buttons when the client can, else the commands to type."""
+    """Show the question: buttons when the client can, else the commands to type.
+
+    The buttons go through the chat's budget and 429 handling like every call
+    into the chat (:meth:`~hermes_gateway._core.delivery.Delivery.call`),
+    ahead of the reply's previews: after a 429 they are shown once
+    ``retry_after`` has passed. Only when they cannot be shown for good are
+    the commands sent instead.
+    """
     text = prompt_text(question.tool, arguments, timeout)
     if stream is not None and callable(getattr(client, "offer_choice", None)):
         choice = Choice(question.question_id, text, (ChoiceOption(APPROVE, "Approve", "primary"),
                                                      ChoiceOption("deny", "Deny", "danger")))
-        try:
-            return await client.offer_choice(stream, choice)
-        except Exception as exc:  # buttons failed: the commands still work
-            log.warning("%s: could not show approval buttons: %s: %s", incoming.platform, type(exc).__name__, exc)
+        shown = await gateway.delivery.call(incoming.platform, incoming.chat_id,
+                                            lambda: client.offer_choice(stream, choice), what="approval buttons",
+                                            chat_kind=incoming.chat_kind, within=timeout)
+        if shown.ok and isinstance(shown.value, MessageRef):
+            return shown.value
+        # buttons that cannot be shown (or that may have been, unknown where): the commands still work
+        log.warning("%s: could not show approval buttons (%s); the commands to type are sent instead",
+                    incoming.platform, shown.failure or f"offer_choice returned {shown.value!r}")
     # as the core's own short answers are sent (budget, 429s, split), without importing the turn above us
     session = gateway.delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
                                        chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
@@ -124,8 +137,10 @@ async def _ask(gateway: Any, incoming: Any, client: Any, stream: Stream | None, 
     return None
 
 
-async def _close(client: Any, stream: Stream, ref: MessageRef, text: str) -> None:
-    try:
-        await client.close_choice(stream, ref, text)
-    except Exception as exc:  # the outcome stands even if the message could not be updated
-        log.info("could not update the approval message: %s: %s", type(exc).__name__, exc)
+async def _close(gateway: Any, incoming: Any, client: Any, stream: Stream, ref: MessageRef, text: str) -> None:
+    """The question's message says how it ended: through the chat's budget, a 429 waited out (best effort)."""
+    closed = await gateway.delivery.call(incoming.platform, incoming.chat_id,
+                                         lambda: client.close_choice(stream, ref, text), what="approval outcome",
+                                         chat_kind=incoming.chat_kind, within=CLOSE_WITHIN)
+    if not closed.ok:  # the outcome stands even if the message could not be updated
+        log.info("%s: could not update the approval message (%s)", incoming.platform, closed.failure)

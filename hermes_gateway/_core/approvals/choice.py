@@ -13,6 +13,10 @@ calls ``context.choose(ChoiceAnswer(...))`` and shows the returned line to
 the person who pressed it only (a toast, an ephemeral message), or nothing
 for None. A platform without these methods gets the prompt as text with
 ``/allow ID`` and ``/deny ID`` to type.
+
+The core makes both calls through the chat's budget and 429 handling
+(``Delivery.call``), like every call into a chat: a client raises
+``RateLimited`` on a 429 and never sleeps or retries itself.
 """
 
 from __future__ import annotations

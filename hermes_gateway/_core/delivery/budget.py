@@ -2,12 +2,15 @@
 
 A token bucket refilled at the platform's declared rate, plus a "blocked
 until" instant set by a 429. Every call into a chat (typing, previews,
-overflow sends, final edits) takes a token here first, so a chat never
-sees more than the platform allows, however many replies run in it.
+overflow sends, final edits, reactions, choices) takes a token here first,
+so a chat never sees more than the platform allows, however many replies
+run in it; and one call into a chat is out at a time (``turn``), so the
+answer of one (a 429) is known before the next is made.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from ..platform import RateBudget
@@ -28,6 +31,8 @@ class ChatBudget:
     rate_limited: int = 0
     #: Calls waiting for a token ahead of previews (status reactions): every other caller leaves them one each.
     claims: int = 0
+    #: Held while a call into the chat is out (``Pacer.turn``): a 429 is known before the next call goes.
+    turn: asyncio.Lock = field(default_factory=asyncio.Lock, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.tokens < 0:

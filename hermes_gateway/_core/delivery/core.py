@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, AsyncIterable, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterable, Awaitable, Callable, TypeVar
 
 from ..config import Config
 from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd
@@ -20,13 +20,17 @@ from ..media_dir import MediaDirectory
 from ..platform import Stream, StreamSettings
 from ..plugins import Plugins
 from .budget import ALL_CHATS, UNLIMITED, ChatBudgets
+from .calls import CallOutcome, call_into_chat
 from .hooks import PlatformHooks
 from .observer import DeliveryObserver
+from .pacing import Pacer
 from .session import DeliveryPolicy, DeliveryReport, StreamSession
 from .tool_progress import tell_tool_progress
 
 if TYPE_CHECKING:
     from ..coordination import Coordination
+
+T = TypeVar("T")
 
 
 class Delivery:
@@ -83,6 +87,39 @@ class Delivery:
                                 media_directory=self.media_directory, journal=journal)
         self._live.add(session)
         return session
+
+    def pacer(self, platform: str, chat_id: str, chat_kind: str | None = None) -> Pacer:
+        """A pacer on the chat's and the bot's budgets: the ones every reply into the chat spends.
+
+        For a call into the chat outside a reply's text (a reaction, a question with buttons and its
+        update): :meth:`call` makes such a call through it.
+        """
+        declared = self.hooks(platform).platform
+        now = asyncio.get_running_loop().time()
+        budget = self.budgets.for_chat(platform, str(chat_id), declared.budget_for(chat_kind), now)
+        bot = self.budgets.for_chat(platform, ALL_CHATS, declared.bot_budget or UNLIMITED, now)
+        shared = None
+        if self.coordination is not None and self.coordination.shared:
+            shared = self.coordination.shared_budget(platform, str(chat_id), budget.budget, bot.budget)
+        return Pacer(budget, bot, backoff_base=self.policy.backoff_base, backoff_cap=self.policy.backoff_cap,
+                     shared=shared)
+
+    async def call(self, platform: str, chat_id: str, invoke: Callable[[], Awaitable[T]], *, what: str,
+                   chat_kind: str | None = None, within: float | None = None) -> CallOutcome[T]:
+        """Make one call into a chat outside a reply's text, through the chat's budget and 429 handling.
+
+        The one path (:func:`.calls.call_into_chat`): nothing reaches the chat
+        before a 429's ``retry_after`` has passed, and the call is made again
+        after it; it goes ahead of a streaming reply's previews (it claims the
+        chat's next token). ``within``: seconds to give up after (429 waits
+        added), by default the policy's ``final_deadline``.
+        """
+        pacer = self.pacer(platform, chat_id, chat_kind)
+        limit = self.policy.final_deadline if within is None else within
+        return await call_into_chat(pacer, invoke, what=what, label=f"{platform}/{chat_id}",
+                                    deadline=pacer.now() + limit,
+                                    max_retries=self.policy.max_retries,
+                                    max_rate_limits=self.policy.max_rate_limits, claim=True)
 
     def in_flight(self) -> list[StreamSession]:
         """The replies being delivered right now (started, not done), oldest first: the dashboard lists them."""

@@ -33,10 +33,10 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from ..errors import DeliveryError, RateLimited
 from ..media import Media, MediaLimits
 from ..media_dir import MediaDirectory
 from ..platform import MessageRef, Stream
+from .calls import call_into_chat
 from .hooks import PlatformHooks
 from .measure import Measure, longest_prefix_within
 from .pacing import Pacer
@@ -170,41 +170,20 @@ class MediaSender:
             log.warning("the fallback line for media %r on %s could not be sent", entry.media.filename, self.label)
 
     async def _call(self, hook: str, kwargs: dict[str, Any], deadline: float, *, what: str) -> MessageRef | str:
-        """One platform call made until it succeeds: a ref, ``"uncertain"``, ``"deadline"``, or why it failed for good."""
-        failures = rate_limits = 0
-        pacer = self.pacer
-        while True:
-            if pacer.now() > deadline + pacer.rate_limit_waits:
-                return "deadline"
-            await pacer.until(pacer.ready_at, interruptible=False)
-            await pacer.acquire()  # the chat's and the bot's budget, shared by every replica when replicated
-            try:
-                ref = await self.observer.call(hook, str(kwargs.get("text") or ""),
-                                               self.hooks.call(hook, stream=self.stream, **kwargs))
-            except RateLimited as exc:
-                pacer.rate_limited(exc)
-                rate_limits += 1
-                if rate_limits > self.max_rate_limits:
-                    return "rate limited"
-                continue
-            except DeliveryError as exc:
-                if exc.maybe_delivered:
-                    return "uncertain"
-                failures += 1
-                if exc.retryable and failures <= self.max_retries:
-                    pacer.back_off(failures)
-                    continue
-                log.info("%s of %r on %s failed: %s", hook, what, self.label, exc)
-                return "could not be sent"
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a plugin bug is a failed call, not a crashed reply
-                log.warning("%s of %r on %s raised %s: %s", hook, what, self.label, type(exc).__name__, exc)
-                return "could not be sent"
-            if not isinstance(ref, MessageRef):
-                log.warning("%s on %s returned %r, not a MessageRef", hook, self.label, ref)
-                return "uncertain"  # something was sent: never again
-            return ref
+        """One platform call made until it succeeds (:func:`.calls.call_into_chat`, the one path of calls into a
+        chat): a ref, ``"uncertain"``, ``"deadline"``, or why it failed for good."""
+        outcome = await call_into_chat(
+            self.pacer, lambda: self.observer.call(hook, str(kwargs.get("text") or ""),
+                                                   self.hooks.call(hook, stream=self.stream, **kwargs)),
+            what=f"{hook} of {what!r}", label=self.label, deadline=deadline, max_retries=self.max_retries,
+            max_rate_limits=self.max_rate_limits)
+        if outcome.failure is not None:
+            return outcome.failure
+        ref = outcome.value
+        if not isinstance(ref, MessageRef):
+            log.warning("%s on %s returned %r, not a MessageRef", hook, self.label, ref)
+            return "uncertain"  # something was sent: never again
+        return ref
 
     # ------------------------------------------------------------------ the report
 

@@ -17,7 +17,8 @@ old synchronous charge behind one ``await`` that never suspends.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from ..errors import RateLimited
 from .budget import ChatBudget
@@ -72,6 +73,29 @@ class Pacer:
             self.budget.tokens = min(self.budget.tokens, grant.chat_left)
             if self.bot_budget is not None:
                 self.bot_budget.tokens = min(self.bot_budget.tokens, grant.bot_left)
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """The chat's turn for one call: no other call into the chat is out meanwhile.
+
+        Calls into one chat come from several tasks (a reply's worker, another
+        reply's, a reaction, a question with buttons). Taking turns, a call
+        never goes out while another may still come back with a 429; and a
+        429 that came back while this call waited for its turn is waited out
+        here, before it goes (its token was planned already). A platform call
+        that does not answer holds the chat's turn until the plugin's own
+        timeout (or a cut at shutdown) ends it.
+        """
+        async with self.budget.turn:
+            while True:
+                now = self.now()
+                blocked = self.budget.blocked_until
+                if self.bot_budget is not None:
+                    blocked = max(blocked, self.bot_budget.blocked_until)
+                if blocked <= now:
+                    break
+                await asyncio.sleep(blocked - now)
+            yield
 
     def charge(self, chat: bool = True) -> None:
         """One call is being made: take its token from the chat's and the bot's budget.

@@ -36,6 +36,7 @@ from ..media_dir import MediaDirectory
 from ..platform import MessageRef, Stream
 from ..reasoning import postprocess_reply
 from .budget import ChatBudget
+from .calls import RATE_LIMITED, call_into_chat
 from .final import Finisher
 from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
@@ -387,16 +388,18 @@ class StreamSession:
     async def _typing(self) -> None:
         """Show (refresh) the typing indicator: one call from the chat's budget, never retried."""
         pacer = self._pacer
-        await pacer.acquire()
         self._typing_at = pacer.now() + self._typing_interval
-        try:
-            await self._observer.call("on_stream_start", "", self.hooks.call("on_stream_start", stream=self.stream))
+        # the one path of calls into a chat, one attempt: a 429 blocks the chat (the next refresh waits it
+        # out), a failure is not retried (the indicator is refreshed anyway while it is wanted)
+        outcome = await call_into_chat(
+            pacer, lambda: self._observer.call("on_stream_start", "",
+                                               self.hooks.call("on_stream_start", stream=self.stream)),
+            what="on_stream_start", label=f"{self.hooks.platform.name}/{self.stream.chat_id}",
+            max_retries=0, max_rate_limits=0)
+        if outcome.ok:
             self._typing_failures = 0
-        except RateLimited as exc:
-            pacer.rate_limited(exc)
-        except Exception as exc:  # a failed typing indicator must not cost the reply
+        elif outcome.failure != RATE_LIMITED:  # a failed typing indicator must not cost the reply
             self._typing_failures += 1
-            log.info("on_stream_start failed on %s: %s", self.hooks.platform.name, exc)
 
     # ------------------------------------------------------------------ previews
 
@@ -527,11 +530,12 @@ class StreamSession:
             await self._journal.begun()  # a crash after this send finds the reply's record
         elif self._journal is not None:
             await self._intend(entry, text)
-        await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
-        entry.last_call = self._pacer.now()
         try:
-            ref = await self._observer.call(hook, text, self.hooks.call(hook, stream=self.stream, message=entry.ref,
-                                                                        text=text))
+            async with self._pacer.turn():  # one call into the chat at a time (a reaction, a question, a reply)
+                await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
+                entry.last_call = self._pacer.now()
+                ref = await self._observer.call(hook, text, self.hooks.call(hook, stream=self.stream,
+                                                                            message=entry.ref, text=text))
         except RateLimited:
             raise
         except DeliveryError as exc:

@@ -1,4 +1,4 @@
-"""Sending status reactions: through the chat's budget, never ahead of a reply's first text, once, best effort.
+"""Sending status reactions: through the chat's budget and 429 handling, "seen" at once when a call is spare.
 
 The core calls :meth:`Reactor.mark` when a message is taken (``received``),
 when its reply is final (``done``) and when it failed (``failed``). Each
@@ -8,16 +8,23 @@ replicas' shared budgets too, with ``coordination.url``), like any call
 into the chat, and waits for it like any call: a reaction is never a reason
 for a 429.
 
-**Never ahead of the first text.** While a reply in the chat is waiting for
-its first text (``first_text_pending``), a reaction goes only when the
-chat's bucket holds a spare call beyond the one that text will need
-(a group's burst); in a chat with a burst of one (a Telegram private chat)
-the 👀 therefore follows the first text instead of taking its call.
+**"Seen" at once.** A ``received`` reaction goes at once when the chat's
+bucket holds a call: in a Telegram private chat (burst 1) the 👀 is on the
+person's message while the model still thinks, and the reply's first text
+waits at most one refill for the call it took. When the bucket is empty
+and a reply in the chat is waiting for its first text
+(``first_text_pending``), the reaction goes only when a spare call stays for
+that text beside it (a group's burst), or after the text.
+
+Every call goes through the one path of calls into a chat
+(:func:`~hermes_gateway._core.delivery.calls.call_into_chat`): a 429 blocks
+the chat and the reaction is made once ``retry_after`` has passed.
 
 A message's reactions go in order (the last one set is what stays on
 Telegram, which keeps one per bot): a ``done`` that comes before the
 ``received`` was sent replaces it. A reaction that fails is logged once and
-forgotten; one still waiting after :data:`MAX_WAIT` seconds is dropped.
+forgotten; one still waiting after :data:`MAX_WAIT` seconds (429 waits
+added) is dropped.
 """
 
 from __future__ import annotations
@@ -26,9 +33,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Callable
 
-from ..delivery.budget import ALL_CHATS, UNLIMITED
+from ..delivery.calls import FAILED, call_into_chat
 from ..delivery.pacing import Pacer
-from ..errors import RateLimited
 from ..settings.reactions import ReactionSettings, platform_form
 
 if TYPE_CHECKING:
@@ -89,7 +95,7 @@ class Reactor:
         platform, chat_id, message_id = key
         if before is not None:
             await asyncio.wait([before])
-        pacer = self._pacer(platform, chat_id, chat_kind)
+        pacer = self.delivery.pacer(platform, chat_id, chat_kind)
         if not await self._wait_turn(pacer, pending):
             log.info("%s: a %s reaction in chat %s waited %gs and was dropped", platform, emoji, chat_id, MAX_WAIT)
             return
@@ -101,51 +107,38 @@ class Reactor:
         if allowed is not None:
             emoji = platform_form(emoji, allowed) or emoji
         self._sending.add(key)
-        try:
-            await pacer.acquire()
-            await react(chat_id=chat_id, message_id=message_id, emoji=emoji, thread_id=thread_id)
-        except asyncio.CancelledError:
-            raise
-        except RateLimited as exc:  # the chat waits it out like any 429; the reaction is forgotten
-            pacer.rate_limited(exc)
-            log.warning("%s: reaction %s in chat %s rate limited (retry after %gs); not sent", platform, emoji,
-                        chat_id, exc.retry_after)
-        except Exception as exc:  # logged once, forgotten: a reaction is never worth a retry
-            log.warning("%s: reaction %s in chat %s failed: %s: %s", platform, emoji, chat_id,
-                        type(exc).__name__, exc)
+        try:  # the one path of calls into a chat: a 429 is waited out and the reaction made after it
+            outcome = await call_into_chat(
+                pacer, lambda: react(chat_id=chat_id, message_id=message_id, emoji=emoji, thread_id=thread_id),
+                what=f"reaction {emoji}", label=f"{platform}/{chat_id}", deadline=pacer.now() + MAX_WAIT,
+                max_retries=0, claim=True)
         finally:
             self._sending.discard(key)
-
-    def _pacer(self, platform: str, chat_id: str, chat_kind: str | None) -> Pacer:
-        """A pacer on the chat's and the bot's budgets, the ones every reply into the chat spends."""
-        delivery = self.delivery
-        declared = delivery.hooks(platform).platform
-        now = asyncio.get_running_loop().time()
-        budget = delivery.budgets.for_chat(platform, chat_id, declared.budget_for(chat_kind), now)
-        bot = delivery.budgets.for_chat(platform, ALL_CHATS, declared.bot_budget or UNLIMITED, now)
-        shared = None
-        coordination = delivery.coordination
-        if coordination is not None and coordination.shared:
-            shared = coordination.shared_budget(platform, chat_id, budget.budget, bot.budget)
-        policy = delivery.policy
-        return Pacer(budget, bot, backoff_base=policy.backoff_base, backoff_cap=policy.backoff_cap, shared=shared)
+        if outcome.failure not in (None, FAILED):  # a failed call was logged by the path; forgotten either way
+            log.warning("%s: reaction %s in chat %s not set (%s)", platform, emoji, chat_id, outcome.failure)
 
     @staticmethod
     async def _wait_turn(pacer: Pacer, pending: FirstTextPending) -> bool:
-        """Wait until a call may be made that no reply's first text needs. False after :data:`MAX_WAIT`.
+        """Wait until the reaction may go. False after :data:`MAX_WAIT`.
 
-        Once no first text is pending, the reaction claims the chat's next token (``ChatBudget.claims``):
-        a streaming reply's previews, which take every token as it comes, then let it through.
+        At once when the chat's budget holds a call nobody claims: a reply's
+        first text then waits at most one refill. Else, while a reply's first
+        text is pending, only when a call stays for that text beside it; once
+        no first text is pending, the reaction claims the chat's next token
+        (``ChatBudget.claims``): a streaming reply's previews, which take every
+        token as it comes, then let it through.
         """
         give_up = pacer.now() + MAX_WAIT
         budget = pacer.budget
         claimed = False
+        keep = 0.0  # the first look leaves nothing for the text: the 👀 says "seen" while the model thinks
         try:
             while True:
                 now = pacer.now()
                 if now >= give_up:
                     return False
-                spare = budget.available(now) >= 2.0 + budget.claims - claimed  # a call stays for the text
+                spare = budget.available(now) >= 1.0 + keep + budget.claims - claimed
+                keep = 1.0  # from now on a call stays for the text
                 if spare or not pending():
                     if not claimed:
                         budget.claims += 1

@@ -42,7 +42,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from aiohttp import WSMsgType, web
 
@@ -122,6 +122,9 @@ class EmulatedChannel:
     buckets: dict[str, Bucket] = field(default_factory=dict)
     pending_errors: list[ApiError] = field(default_factory=list)
     scheduled_errors: dict[int, ApiError] = field(default_factory=dict)  # index in calls -> error
+    #: (kind, which of its calls, error): the next such call answers it (see ``inject_rate_limit``)
+    targeted_errors: list[tuple[str, Callable[[dict[str, Any]], bool] | None, ApiError]] = \
+        field(default_factory=list)
     deleted: set[str] = field(default_factory=set)
     denied: bool = False
     delays: list[float] = field(default_factory=list)          # answer the next calls this much later
@@ -367,16 +370,21 @@ class DiscordEmulator:
         self.channel(channel_id).denied = True
 
     def inject_rate_limit(self, channel_id: str | int, retry_after: float, *, is_global: bool = False,
-                          at_call: int | None = None) -> None:
+                          at_call: int | None = None, kind: str | None = None,
+                          when: Callable[[dict[str, Any]], bool] | None = None) -> None:
         """The next call into the channel (or call number ``at_call``, from 0) answers 429.
 
         ``is_global`` makes it the bot's global limit: then no call into any channel may arrive
-        before ``retry_after`` has passed.
+        before ``retry_after`` has passed. ``kind`` (``"create"``, ``"edit"``, ``"typing"``, ``"react"``,
+        ``"upload"``): the next call of that kind instead; ``when(body)``: only one whose JSON body it
+        accepts (a question with buttons is a ``create`` with ``components``: ``when=with_buttons``).
         """
         error = ApiError(429, 0, "You are being rate limited.", {"retry_after": float(retry_after),
                                                                  "global": is_global})
         channel = self.channel(channel_id)
-        if at_call is None:
+        if kind is not None or when is not None:
+            channel.targeted_errors.append((kind or "", when, error))
+        elif at_call is None:
             channel.pending_errors.append(error)
         else:
             channel.scheduled_errors[at_call] = error
@@ -503,6 +511,10 @@ class DiscordEmulator:
         error = channel.scheduled_errors.pop(len(channel.calls), None)
         if error is None and channel.pending_errors:
             error = channel.pending_errors.pop(0)
+        for index, (wanted, when, _) in enumerate(channel.targeted_errors if error is None else ()):
+            if (not wanted or wanted == kind) and (when is None or when(params)):
+                error = channel.targeted_errors.pop(index)[2]
+                break
         if error is not None:
             if error.status == 429:
                 retry_after = float(error.extra["retry_after"])
@@ -750,6 +762,11 @@ def _limit_headers(limit: int, remaining: int, reset_after: float, bucket: str) 
     return {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": str(remaining),
             "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}", "X-RateLimit-Reset-After": f"{reset_after:.3f}",
             "X-RateLimit-Bucket": bucket}
+
+
+def with_buttons(body: dict[str, Any]) -> bool:
+    """A message with components (``inject_rate_limit(..., when=with_buttons)``)."""
+    return bool(body.get("components"))
 
 
 def _answer(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:

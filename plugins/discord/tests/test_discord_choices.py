@@ -12,6 +12,7 @@ from typing import Any
 from hermes_gateway import Tool, hookimpl
 from hermes_gateway.testing import TestGateway
 from discord_test_support import FAST_LIMITS, eventually, gateway_config, plugin_for_tests
+from hermes_discord.emulator import with_buttons
 
 ASKER, OTHER = "2001", "3003"
 CALL = 'tool: shell_run {"cmd": "ls /tmp"}'
@@ -120,4 +121,24 @@ async def test_in_a_thread_the_question_and_the_press_stay_in_the_thread(api):
         await reply_says(api, thread, asked, "a.txt b.txt")
         assert api.components.toasts() == [(ASKER, "✅ Approved.")]
         assert api.screen(api.general) == []
+    assert tool.runs == ["ls /tmp"]
+
+
+async def test_a_429_on_the_question_shows_the_buttons_after_the_wait(api):
+    """A 429 on the message with components: the core waits ``retry_after`` (no call into the channel meanwhile)
+    and then shows the buttons, instead of the typed commands."""
+    tool = ShellTool()
+    channel = api.general
+    api.inject_rate_limit(channel, 1.5, kind="create", when=with_buttons)
+    async with approval_gateway(api, tool):
+        await api.wait_connected()
+        await api.push_message(channel, CALL, mention=True, author_id=ASKER)
+        asked = await question(api, channel)
+        offers = [c for c in api.channel(channel).calls if c.method == "create" and with_buttons(c.params)]
+        assert [c.outcome for c in offers] == ["rate_limited", "ok"]
+        assert offers[1].at - offers[0].at >= 1.5
+        assert not any("/allow" in text for text in api.screen(channel))
+        await api.press_button(channel, asked, "Approve", user_id=ASKER)
+        await reply_says(api, channel, asked, "a.txt b.txt")
+        assert not api.violations
     assert tool.runs == ["ls /tmp"]

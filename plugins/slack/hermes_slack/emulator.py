@@ -55,7 +55,7 @@ import secrets
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qsl, urlencode
 
 import aiohttp
@@ -333,14 +333,16 @@ class SlackEmulator:
         self._limits[method] = _Bucket(per_minute, burst)
 
     def inject_rate_limit(self, retry_after: float, *, method: str | None = None, channel: str | None = None,
-                          shape: str = "http429", times: int = 1) -> None:
+                          shape: str = "http429", times: int = 1,
+                          when: Callable[[dict[str, Any]], bool] | None = None) -> None:
         """The next ``times`` matching calls are rate limited.
 
         ``shape="http429"``: HTTP 429 ``ratelimited`` with ``Retry-After``;
         ``shape="ok_false"``: HTTP 200 ``{"ok": false, "error": "rate_limited"}`` (no header, as Slack does).
+        ``when(params)``: only calls whose parameters it accepts (``when=with_buttons``: a message with buttons).
         """
         self._injected.append({"method": method, "channel": channel, "retry_after": retry_after,
-                               "shape": shape, "times": times})
+                               "shape": shape, "times": times, "when": when})
 
     def fail_method(self, method: str, error: str, *, times: int = 1, status: int = 200) -> None:
         """The next ``times`` calls of ``method`` answer ``{"ok": false, "error": error}`` with ``status``."""
@@ -444,7 +446,7 @@ class SlackEmulator:
         wanted = self.app_token if method == "apps.connections.open" else self.bot_token
         if token != wanted:
             return 200, {"ok": False, "error": "invalid_auth" if token else "not_authed"}, {}
-        injected = self._take_injected(method, _channel_of(p))
+        injected = self._take_injected(method, _channel_of(p), p)
         if injected is not None:
             if injected["shape"] == "ok_false":
                 return 200, {"ok": False, "error": "rate_limited"}, {}
@@ -467,12 +469,14 @@ class SlackEmulator:
         except _SlackError as exc:
             return 200, {"ok": False, "error": exc.error}, {}
 
-    def _take_injected(self, method: str, channel: Any) -> dict[str, Any] | None:
+    def _take_injected(self, method: str, channel: Any, params: dict[str, Any]) -> dict[str, Any] | None:
         """The first injected rate limit matching this call (``channel``: its channel or channel_id)."""
         for rule in self._injected:
             if rule["times"] <= 0:
                 continue
             if rule["method"] not in (None, method) or rule["channel"] not in (None, channel):
+                continue
+            if rule.get("when") is not None and not rule["when"](params):
                 continue
             if rule["method"] is None and method not in METHODS_WITH_CHANNEL:
                 continue
@@ -936,6 +940,17 @@ class _SlackError(Exception):
     def __init__(self, error: str) -> None:
         super().__init__(error)
         self.error = error
+
+
+def with_buttons(params: dict[str, Any]) -> bool:
+    """A message with buttons (an ``actions`` block): ``inject_rate_limit(..., when=with_buttons)``."""
+    blocks = params.get("blocks")
+    if isinstance(blocks, str):
+        try:
+            blocks = json.loads(blocks)
+        except ValueError:
+            return False
+    return isinstance(blocks, list) and any(isinstance(b, dict) and b.get("type") == "actions" for b in blocks)
 
 
 def _channel_of(p: dict[str, Any]) -> Any:

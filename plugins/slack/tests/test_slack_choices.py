@@ -13,6 +13,7 @@ from hermes_gateway import Tool, hookimpl
 from hermes_gateway.testing import TestGateway
 from hermes_slack import plugin
 from hermes_slack.choices import INTERACTIVITY_PATH
+from hermes_slack.emulator import with_buttons
 from hermes_slack.receiving import EVENTS_PATH
 from slack_test_support import LIMITS, config, eventually
 
@@ -118,3 +119,19 @@ async def test_no_answer_in_time_is_a_deny(api):
         assert text_of(api, asked) == "⌛ Not answered in time: shell_run was not run."
         assert api.blocks.labels(asked) == []
     assert tool.runs == []
+
+
+async def test_a_429_on_the_question_shows_the_buttons_after_the_wait(api):
+    """A 429 on the message with buttons: the core waits ``Retry-After`` and then shows them (not the commands)."""
+    tool = ShellTool()
+    api.inject_rate_limit(2, method="chat.postMessage", channel=DM, when=with_buttons)
+    async with approval_gateway(api, tool):
+        await api.push_message(DM, CALL, user=ASKER, kind="im")
+        asked = await question(api)
+        offers = [c for c in api.calls_to("chat.postMessage", DM) if with_buttons(c.params)]
+        assert [c.status for c in offers] == [429, 200] and offers[1].at - offers[0].at >= 2.0
+        assert not any("/allow" in m.text for m in api.bot_messages(DM))
+        await api.press_button(DM, asked, "Approve", user=ASKER)
+        await reply_says(api, asked, "a.txt b.txt")
+        assert not api.violations
+    assert tool.runs == ["ls /tmp"]

@@ -41,7 +41,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from aiohttp import web
 
@@ -66,6 +66,11 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 DRAFT_LIFETIME = 30.0
 #: Seconds before an update the webhook did not accept (non-2xx, no answer) is posted again; Telegram waits longer.
 WEBHOOK_RETRY = 0.2
+
+
+def with_buttons(params: dict[str, Any]) -> bool:
+    """A call that carries an inline keyboard (``inject_rate_limit(..., when=with_buttons)``)."""
+    return bool(params.get("reply_markup"))
 
 
 def utf16_units(text: str) -> int:
@@ -107,6 +112,9 @@ class EmulatedChat:
     actions: list[str] = field(default_factory=list)
     pending_errors: list[ApiError] = field(default_factory=list)
     scheduled_errors: dict[int, ApiError] = field(default_factory=dict)  # index in calls -> error
+    #: (method, which of its calls, error): the next such call answers it (see ``inject_rate_limit``)
+    targeted_errors: list[tuple[str, Callable[[dict[str, Any]], bool] | None, ApiError]] = \
+        field(default_factory=list)
     blocked_until: float = float("-inf")
     violations: list[str] = field(default_factory=list)
     entities: dict[str, list[dict[str, Any]]] = field(default_factory=dict)       # message id -> entities now
@@ -445,10 +453,20 @@ class BotApiEmulator:
         """Updates not yet confirmed by a getUpdates with a higher offset."""
         return len(self._updates)
 
-    def inject_rate_limit(self, chat_id: int | str, retry_after: int, *, at_call: int | None = None) -> None:
-        """The next call into the chat (or call number ``at_call``, from 0) answers 429 "retry after N"."""
-        self.fail_next(chat_id, 429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after},
-                       at_call=at_call)
+    def inject_rate_limit(self, chat_id: int | str, retry_after: int, *, at_call: int | None = None,
+                          method: str | None = None, when: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        """The next call into the chat (or call number ``at_call``, from 0) answers 429 "retry after N".
+
+        ``method`` (e.g. ``"setMessageReaction"``, ``"sendChatAction"``, ``"sendPhoto"``): the next call of
+        that method instead; ``when(params)``: only one whose parameters it accepts (a question with
+        buttons is a ``sendMessage`` with ``reply_markup``: ``when=with_buttons``).
+        """
+        parameters = {"retry_after": retry_after}
+        description = f"Too Many Requests: retry after {retry_after}"
+        if method is None and when is None:
+            self.fail_next(chat_id, 429, description, parameters, at_call=at_call)
+            return
+        self.chat(chat_id).targeted_errors.append((method or "", when, ApiError(429, description, parameters)))
 
     def fail_next(self, chat_id: int | str, code: int, description: str,
                   parameters: dict[str, Any] | None = None, *, at_call: int | None = None) -> None:
@@ -772,6 +790,10 @@ class BotApiEmulator:
             self._refuse(chat, method, params, scheduled, now)
         if chat.pending_errors:
             self._refuse(chat, method, params, chat.pending_errors.pop(0), now)
+        for index, (kind, when, error) in enumerate(chat.targeted_errors):
+            if (not kind or kind.lower() == method.lower()) and (when is None or when(params)):
+                del chat.targeted_errors[index]
+                self._refuse(chat, method, params, error, now)
         if now < chat.blocked_until and method == "sendMessageDraft" and not self.drafts_rate_limited:
             wait = max(1, math.ceil(chat.blocked_until - now))
             self._refuse(chat, method, params, ApiError(

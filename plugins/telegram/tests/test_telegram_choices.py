@@ -12,6 +12,7 @@ from typing import Any
 from hermes_gateway import Tool, hookimpl
 from hermes_gateway.testing import TestGateway
 from hermes_telegram import plugin
+from hermes_telegram.emulator import with_buttons
 from telegram_test_support import FAST_LIMITS, config, eventually
 
 ASKER, OTHER = 1001, 2002
@@ -140,3 +141,39 @@ async def test_by_webhook_the_press_arrives_as_a_callback_query_too(api):
         await reply_says(api, 42, asked, "a.txt b.txt")
         assert [t[2] for t in api.buttons.toasts] == ["✅ Approved."]
     assert tool.runs == ["ls /tmp"]
+
+
+async def test_a_429_on_the_question_right_after_the_streamed_reply_shows_the_buttons_after_the_wait(api):
+    """The issue: ``offer_choice`` took "flood control, retry after 4 s" after a streamed reply and the person got
+    the typed commands. Now the question waits out the 429 like any call into the chat, then shows its buttons."""
+    tool = ShellTool()
+    api.inject_rate_limit(42, 2, method="sendMessage", when=with_buttons)
+    async with approval_gateway(api, tool):
+        await api.push_message(42, CALL, user_id=ASKER)
+        asked = await question(api, 42)
+        offers = [c for c in api.chat(42).calls if c.method == "sendMessage" and with_buttons(c.params)]
+        assert [c.outcome for c in offers] == ["rate_limited", "ok"]
+        assert offers[1].at - offers[0].at >= 2.0
+        assert not any("/allow" in text for text in api.screen(42))  # no typed-command fallback
+        await api.press_button(42, asked, "Approve", user_id=ASKER)
+        await reply_says(api, 42, asked, "a.txt b.txt")
+        await eventually(lambda: text_of(api, 42, asked) == "✅ Approved: running shell_run.", lambda: api.screen(42))
+    assert tool.runs == ["ls /tmp"]
+    assert not api.chat(42).violations
+
+
+async def test_a_429_on_the_questions_update_is_waited_out_and_the_outcome_shown(api):
+    tool = ShellTool()
+    async with approval_gateway(api, tool):
+        await api.push_message(42, CALL, user_id=ASKER)
+        asked = await question(api, 42)
+        api.inject_rate_limit(42, 2, method="editMessageText", when=lambda p: str(p.get("message_id")) == asked)
+        await api.press_button(42, asked, "Deny", user_id=ASKER)
+        await eventually(lambda: text_of(api, 42, asked) == "❌ Denied: shell_run was not run.", lambda: api.screen(42))
+        updates = [c for c in api.chat(42).calls if c.method == "editMessageText"
+                   and str(c.params.get("message_id")) == asked]
+        assert [c.outcome for c in updates] == ["rate_limited", "ok"]
+        assert updates[1].at - updates[0].at >= 2.0
+        assert api.buttons.labels("42", asked) == []
+    assert tool.runs == []
+    assert not api.chat(42).violations

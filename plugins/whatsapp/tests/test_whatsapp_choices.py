@@ -74,3 +74,23 @@ async def test_a_tap_on_deny_never_runs_it(meta):
         await eventually(lambda: any("denied by the user" in t for t in meta.screen(USER)), lambda: meta.screen(USER))
         assert "❌ Denied: shell_run was not run." in meta.screen(USER)
     assert tool.runs == []
+
+
+async def test_a_429_on_the_question_shows_the_buttons_after_the_wait(meta):
+    """WhatsApp's "too many messages to this user" (131056) on the question: the core waits the plugin's wait and
+    sends the buttons then, not the typed commands."""
+    tool = ShellTool()
+    async with approval_gateway(meta, tool) as gw:
+        gw.client("whatsapp").pairs.first = 1.0  # the plugin's first wait after 131056 (it names none)
+        meta.pair_penalty = 1.0                  # the emulator's "too soon" window after it
+        meta.inject_pair_rate_limit(USER)        # the next send to the user: the question (no previews here)
+        url = webhook_url(gw)
+        assert await meta.deliver(url, meta.text_message(USER, CALL)) == 200
+        asked = await question(meta)
+        offers = [c for c in meta.calls if isinstance(c.body, dict) and c.body.get("type") == "interactive"]
+        assert [c.status for c in offers] == [400, 200] and offers[1].at - offers[0].at >= 1.0
+        assert not any("/allow" in t for t in meta.screen(USER))
+        assert await meta.deliver(url, meta.button_tap(USER, asked.wamid, "Approve")) == 200
+        await eventually(lambda: any("a.txt b.txt" in t for t in meta.screen(USER)), lambda: meta.screen(USER))
+        assert not meta.user(USER).violations
+    assert tool.runs == ["ls /tmp"]

@@ -6,6 +6,7 @@ import pytest
 
 from hermes_gateway.testing.conformance import CHECKS, Harness, run_check
 from hermes_whatsapp.emulator import GraphApiEmulator
+from hermes_whatsapp.errors import THROUGHPUT
 from whatsapp_test_support import APP_SECRET, FAST, PHONE_ID, TOKEN, runner_for
 
 
@@ -33,6 +34,11 @@ class WhatsAppHarness(Harness):
         self.plugin.pairs.first = retry_after
         self.meta.pair_penalty = retry_after  # the emulator's "too soon after 131056" matches this test's wait
         self.meta.inject_pair_rate_limit(chat_id)
+
+    async def inject_typing_rate_limit(self, chat_id, retry_after):
+        """WhatsApp counts messages per user, not typing indicators: the number's throughput limit (130429,
+        every chat waits the plugin's 2 s) is what a typing indicator can meet."""
+        self.meta.fail_any_call(THROUGHPUT)
 
     def attachments(self, chat_id):
         return self.meta.attachments(chat_id)
