@@ -104,3 +104,14 @@ async def test_a_server_that_ignores_eof_and_sigterm_is_stopped_within_the_bound
     await mcp.stop()
     took = time.monotonic() - began
     assert took <= server_module.STOP_TIMEOUT + 1.0, took
+
+
+async def test_the_gateway_stops_within_its_grace_plus_five_seconds_with_a_stubborn_server():
+    from hermes_gateway.testing import TestGateway
+
+    entry = {"name": "h", "command": sys.executable, "args": [HOSTILE], "env": {"HOSTILE_STUBBORN": "1"}}
+    gateway = TestGateway({"mcp_servers": [entry]}, shutdown_grace=1.0)
+    await gateway.start()
+    began = time.monotonic()
+    await gateway.stop()
+    assert time.monotonic() - began <= 1.0 + 5.0

@@ -127,3 +127,17 @@ async def test_many_due_reminders_are_all_delivered_in_one_poll():
         await eventually(lambda: all(ref.chat(c).screen for c in chats),
                          lambda: sum(1 for c in chats if ref.chat(c).screen), timeout=POLL / 2)
     assert all(ref.chat(c).screen == [f"⏰ Reminder: due {c}"] for c in chats)
+
+
+async def test_a_reminder_stored_too_far_ahead_before_the_bound_is_still_listed(tmp_path):
+    """A row an older version stored (next run 8.6e18): /reminders answers, and /cancel removes it."""
+    ref = reference()
+    async with gateway(ref, store={"path": str(tmp_path / "state.db")}) as gw:
+        now = time.time()
+        stored = await gw._gateway.store.add_reminder("reference", "a", None, "far", 8.6e18, None, now, 10)
+        await say(gw, "a", "/reminders")
+        listing = ref.chat("a").screen[-1].splitlines()
+        await say(gw, "a", f"/cancel {stored.id}")
+        cancelled = ref.chat("a").screen[-1]
+    assert listing[0] == "Reminders:" and listing[1].startswith(f"{stored.id}. ") and listing[1].endswith("— far")
+    assert cancelled == f"🗑 Reminder {stored.id} cancelled."

@@ -17,7 +17,7 @@ import contextvars
 import logging
 import os
 import time
-from typing import IO, Callable
+from typing import Callable, TextIO
 
 log = logging.getLogger("hermes_gateway._core.mcp.server")
 
@@ -67,7 +67,7 @@ class StderrPipe:
 
     def __init__(self, server: str) -> None:
         read_fd, write_fd = os.pipe()
-        self.errlog: IO[str] = os.fdopen(write_fd, "w")
+        self.errlog: TextIO = os.fdopen(write_fd, "w")
         self._reader = os.fdopen(read_fd, "rb", buffering=0)
         self.budget = LineBudget(server, "stderr lines", STDERR_LINES_PER_MINUTE)
         self.server = server
@@ -84,6 +84,7 @@ class StderrPipe:
             if not done:  # the server (or a child of it) still holds the pipe open
                 self._task.cancel()
                 await asyncio.gather(self._task, return_exceptions=True)
+        self._reader.close()  # (closed already by its transport once reading began)
         self.budget.flush()
 
     async def _read(self) -> None:

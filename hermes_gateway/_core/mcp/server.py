@@ -229,8 +229,9 @@ class McpServer:
                                            cwd=s.cwd)
             from mcp.client.stdio import stdio_client
 
-            errlog = self.errlog
-            if errlog is None:  # into the log, cut and rate-limited (output.py), not straight into ours
+            if self.errlog is not None:
+                errlog = self.errlog
+            else:  # into the log, cut and rate-limited (output.py), not straight into ours
                 pipe = StderrPipe(self.name)
                 pipe.start()
                 stack.push_async_callback(pipe.close)
