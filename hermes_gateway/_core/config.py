@@ -1117,7 +1117,7 @@ class _Parser:
         try:
             return int(parse_number(value, whole=True, minimum=1, maximum=MAX_WORKERS))
         except NumberError as exc:
-            raise self.fail(key, f"{exc.expected}, or auto (one per core)") from None
+            raise self.fail(key, f"{exc.wanted}, or auto (one per core), {exc.got}") from None
 
 
 def _kind(value: Any) -> str:

@@ -15,13 +15,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..errors import HermesError
 
-class NumberError(ValueError):
-    """A value that is not a number in its range; ``expected`` is the text after ``expected`` in the one line."""
 
-    def __init__(self, expected: str) -> None:
-        super().__init__(expected)
-        self.expected = expected
+class NumberError(HermesError, ValueError):
+    """A value that is not a number in its range: ``expected`` (the range, then ``got ...``) is what the config's
+    one line says after the key; ``wanted`` and ``got`` are its two halves, for a key that accepts more."""
+
+    def __init__(self, wanted: str, got: str) -> None:
+        self.wanted, self.got = wanted, got
+        self.expected = f"{wanted}, {got}"
+        super().__init__(self.expected)
 
 
 def describe_range(*, whole: bool, minimum: float | None, maximum: float | None, unit: str = "") -> str:
@@ -53,7 +57,7 @@ def parse_number(value: Any, *, whole: bool = False, minimum: float | None = Non
     expected = describe_range(whole=whole, minimum=minimum, maximum=maximum, unit=unit)
     number: int | float
     if isinstance(value, bool):
-        raise NumberError(f"{expected}, got {value!r}")
+        raise NumberError(expected, f"got {value!r}")
     if isinstance(value, (int, float)):
         number = value
     elif isinstance(value, str):
@@ -63,20 +67,20 @@ def parse_number(value: Any, *, whole: bool = False, minimum: float | None = Non
             try:
                 number = float(value.strip())  # "3.0" for a whole number: judged below like the float 3.0
             except ValueError:
-                raise NumberError(f"{expected}, got {_show(value)}") from None
+                raise NumberError(expected, f"got {_show(value)}") from None
     else:
-        raise NumberError(f"{expected}, got {_kind(value)}")
+        raise NumberError(expected, f"got {_kind(value)}")
     if isinstance(number, float) and not math.isfinite(number):
-        raise NumberError(f"{expected} (finite), got {number!r}")
+        raise NumberError(f"{expected} (finite)", f"got {number!r}")
     if whole:
         if isinstance(number, float):
             if not number.is_integer():
-                raise NumberError(f"{expected}, got {number!r}")
+                raise NumberError(expected, f"got {number!r}")
             number = int(number)
     else:
         number = float(number)
     if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
-        raise NumberError(f"{expected}, got {_show(number) if isinstance(number, int) else show_number(number)}")
+        raise NumberError(expected, f"got {_show(number) if isinstance(number, int) else show_number(number)}")
     return number
 
 
