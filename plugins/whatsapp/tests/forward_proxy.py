@@ -25,8 +25,7 @@ class ForwardProxy:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
