@@ -53,9 +53,9 @@ BAD = [
     ("modle:\n  name: x\n", "modle", "(did you mean model?)"),
     ("model:\n  nmae: x\n", "model.nmae", "(did you mean name?)"),
     ("streaming:\n  enabled: maybe\n", "streaming.enabled", "true or false, got 'maybe'"),
-    ("streaming:\n  edit_interval: -1\n", "streaming.edit_interval", "a number >= 0"),
+    ("streaming:\n  edit_interval: -1\n", "streaming.edit_interval", "a number from 0 to 3,600"),
     ("streaming:\n  telegram: sometimes\n", "streaming.telegram", "true/false or a mapping"),
-    ("api_server:\n  port: http\n", "api_server.port", "a whole number, got 'http'"),
+    ("api_server:\n  port: http\n", "api_server.port", "a whole number from 0 to 65,535, got 'http'"),
     ("model:\n  base_url: http://127.0.0.1:9/v1\n  name: m\n  api_key: ${HG_TEST_UNSET_KEY}\n", "model.api_key",
      "environment variable HG_TEST_UNSET_KEY to be set"),
     ("model:\n  api_mode: completions\n", "model.api_mode", "one of chat_completions, responses"),
@@ -86,7 +86,7 @@ def test_the_command_line_prints_one_line_and_no_traceback(tmp_path):
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.strip() == (f"hermes-gateway: config error: {path}: streaming.min_tokens: "
-                                     "a whole number, got 'lots'")
+                                     "a whole number from 0 to 1,000,000, got 'lots'")
 
 
 def test_a_missing_file_is_named(tmp_path):
@@ -394,12 +394,12 @@ def test_inbound_file_limits_take_bytes_or_sizes_per_kind_or_for_all():
      "c.yaml: media.inbound_max_bytes.imgae: unknown kind; expected one of image, document, audio, voice, video, "
      "sticker (did you mean image?)"),
     ({"media": {"inbound_max_bytes": {"image": "lots"}}},
-     "c.yaml: media.inbound_max_bytes.image: a size in bytes such as 20971520 or \"20 MB\", got 'lots'"),
+     "c.yaml: media.inbound_max_bytes.image: a size in bytes such as 20971520 or \"20 MB\", from 0 to 64 GiB, got 'lots'"),
     ({"media": {"inbound_max_bytes": -1}},
-     "c.yaml: media.inbound_max_bytes: a size in bytes such as 20971520 or \"20 MB\", got -1"),
-    ({"media": {"image_max_side": 8}}, "c.yaml: media.image_max_side: a number >= 16, got 8"),
-    ({"media": {"document_max_chars": "many"}}, "c.yaml: media.document_max_chars: a whole number, got 'many'"),
-    ({"store": {"history_images": -1}}, "c.yaml: store.history_images: a number >= 0, got -1"),
+     "c.yaml: media.inbound_max_bytes: a size in bytes such as 20971520 or \"20 MB\", from 0 to 64 GiB, got -1"),
+    ({"media": {"image_max_side": 8}}, "c.yaml: media.image_max_side: a whole number from 16 to 16,384, got 8"),
+    ({"media": {"document_max_chars": "many"}}, "c.yaml: media.document_max_chars: a whole number from 100 to 100,000,000, got 'many'"),
+    ({"store": {"history_images": -1}}, "c.yaml: store.history_images: a whole number from 0 to 1,000, got -1"),
 ])
 def test_bad_inbound_file_settings_are_one_line_naming_the_key(section, line):
     with pytest.raises(ConfigError) as caught:

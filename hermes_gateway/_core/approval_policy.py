@@ -48,5 +48,5 @@ def parse_tools(p: Any, value: Any) -> ToolsConfig:
             raise p.fail(f"tools.approval.require[{i}]", "a tool name or glob, got an empty string")
     return ToolsConfig(approval=ApprovalPolicy(
         require=tuple(require),
-        timeout=p.get(approval, "tools.approval", "timeout", "number", d.timeout, minimum=1),
+        timeout=p.get(approval, "tools.approval", "timeout", "number", d.timeout, minimum=1, maximum=86_400),
         who=p.get(approval, "tools.approval", "who", "str", d.who, choices=WHO)))

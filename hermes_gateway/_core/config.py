@@ -37,6 +37,7 @@ from .approval_policy import API_APPROVALS, ToolsConfig, parse_tools
 from .settings.mcp import MCP_KEY, McpServerSettings, parse_mcp_servers
 from .settings.reactions import ReactionSettings, parse_reactions
 from .settings.operator import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
+from .settings.numbers import NumberError, parse_number
 from .settings.outbound import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
 from .platform import StreamSettings
 
@@ -45,6 +46,8 @@ ENV_STREAMING = "HERMES_STREAMING_ENABLED"
 TRUE_WORDS = {"true", "1", "yes", "on"}
 FALSE_WORDS = {"false", "0", "no", "off"}
 DEFAULT_PATHS = (Path("config.yaml"), Path("~/.hermes/config.yaml"))
+#: Seconds in an hour and a day: the upper ends of most durations' ranges (every number has one: NumberKey).
+HOUR, DAY = 3600, 86_400
 #: ``api_server.workers`` at most (a typo such as 1000 is refused rather than forking a thousand processes).
 MAX_WORKERS = 64
 
@@ -213,6 +216,8 @@ INBOUND_MAX_BYTES: Mapping[str, int] = {
     "image": 20 * 1024 * 1024, "document": 20 * 1024 * 1024, "audio": 25 * 1024 * 1024,
     "voice": 25 * 1024 * 1024, "video": 50 * 1024 * 1024, "sticker": 5 * 1024 * 1024,
 }
+#: The largest size a ``media`` byte count may say (far past any platform's file limit).
+MAX_SIZE = 64 * 1024 ** 3
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|kib|mib|gib)?\s*", re.IGNORECASE)
 #: KB/MB/GB are binary, as chat apps show sizes (and as the person's "too large" line shows them).
 _UNITS = {None: 1, "b": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3,
@@ -564,7 +569,19 @@ def parse_config(data: Any, *, source: str = "(inline)", env: Mapping[str, str] 
                  allow_unset_env: bool = False) -> Config:
     """Validate an already-parsed mapping (the body of ``config.yaml``)."""
     env = os.environ if env is None else env
-    p = _Parser(source, env)
+    return _parse(_Parser(source, env), data, allow_unset_env)
+
+
+def numeric_keys(data: Any, env: Mapping[str, str] | None = None) -> dict[str, NumberKey]:
+    """Every numeric key ``data`` leads the parser to (those of its list entries and named sections
+    included), with its kind and range: the schema of numbers, which tests walk to check each of them."""
+    p = _Parser("(schema)", os.environ if env is None else env)
+    _parse(p, data, False)
+    return dict(p.numbers)
+
+
+def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
+    source, env = p.source, p.env
     if not isinstance(data, dict):
         raise ConfigError(source, "(top level)", f"a mapping of {', '.join(TOP_LEVEL_KEYS)}, got {_kind(data)}")
     data = p.expand(data, "")
@@ -642,6 +659,15 @@ def _without_unset(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class NumberKey:
+    """A numeric key of the schema: ``int``, ``number``, ``duration`` (seconds or ``30m``) or ``size`` (bytes)."""
+
+    kind: str
+    minimum: float | None
+    maximum: float | None
+
+
 class _Parser:
     """Validation helpers that know the file name, so every error is one line."""
 
@@ -650,6 +676,12 @@ class _Parser:
         self.env = env
         self.origins: dict[str, str] = {}
         self.missing: dict[str, tuple[str, ...]] = {}  # key -> unset environment variables it uses
+        #: every numeric key asked about (written or not) and its range: what tests walk to check them all
+        self.numbers: dict[str, NumberKey] = {}
+
+    def number(self, key: str, kind: str, minimum: float | None, maximum: float | None) -> None:
+        """Note a numeric key a section parses by its own rules (a duration, a size) in :attr:`numbers`."""
+        self.numbers[key] = NumberKey(kind, minimum, maximum)
 
     def fail(self, key: str, expected: str) -> ConfigError:
         return ConfigError(self.source, key, expected)
@@ -697,6 +729,8 @@ class _Parser:
 
     def get(self, section: dict, prefix: str, name: str, kind: str, default: Any, **limits: Any) -> Any:
         key = f"{prefix}.{name}"
+        if kind in ("int", "number"):  # known even when not written: the schema of numbers (NumberKey)
+            self.numbers[key] = NumberKey(kind, limits.get("minimum"), limits.get("maximum"))
         if name not in section or section[name] is None:
             return default
         value = section[name]
@@ -712,22 +746,11 @@ class _Parser:
                 return value.strip().lower() in TRUE_WORDS
             raise self.fail(key, f"true or false, got {_show(value)}")
         if kind in ("int", "number"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                if isinstance(value, str):
-                    try:
-                        value = float(value) if kind == "number" else int(value)
-                    except ValueError:
-                        raise self.fail(key, f"a {'whole ' if kind == 'int' else ''}number, got {_show(value)}") from None
-                else:
-                    raise self.fail(key, f"a {'whole ' if kind == 'int' else ''}number, got {_show(value)}")
-            if kind == "int" and float(value) != int(value):
-                raise self.fail(key, f"a whole number, got {_show(value)}")
-            value = int(value) if kind == "int" else float(value)
-            if minimum is not None and value < minimum:
-                raise self.fail(key, f"a number >= {minimum:g}, got {value:g}")
-            if maximum is not None and value > maximum:
-                raise self.fail(key, f"a number <= {maximum:g}, got {value:g}")
-            return value
+            self.numbers[key] = NumberKey(kind, minimum, maximum)
+            try:
+                return parse_number(value, whole=kind == "int", minimum=minimum, maximum=maximum)
+            except NumberError as exc:
+                raise self.fail(key, exc.expected) from None
         if kind == "str":
             if not isinstance(value, str):
                 raise self.fail(key, f"a string, got {_kind(value)}")
@@ -824,17 +847,20 @@ class _Parser:
         tsec = self.section(sec.get("timeouts"), f"{key}.timeouts", ("connect", "first_token", "stall"))
         td = Timeouts()
         timeouts = Timeouts(
-            connect=self.get(tsec, f"{key}.timeouts", "connect", "number", td.connect, minimum=0.001),
-            first_token=self.get(tsec, f"{key}.timeouts", "first_token", "number", td.first_token, minimum=0.001),
-            stall=self.get(tsec, f"{key}.timeouts", "stall", "number", td.stall, minimum=0.001),
+            connect=self.get(tsec, f"{key}.timeouts", "connect", "number", td.connect, minimum=0.001,
+                          maximum=DAY),
+            first_token=self.get(tsec, f"{key}.timeouts", "first_token", "number", td.first_token,
+                              minimum=0.001, maximum=DAY),
+            stall=self.get(tsec, f"{key}.timeouts", "stall", "number", td.stall, minimum=0.001, maximum=DAY),
         )
         demo = self.section(sec.get("demo"), f"{key}.demo", ("tokens_per_second",))
         return ModelConfig(
             endpoint=endpoint,
             fallback=fallback,
-            max_turns=self.get(sec, key, "max_turns", "int", 8, minimum=1),
+            max_turns=self.get(sec, key, "max_turns", "int", 8, minimum=1, maximum=1000),
             timeouts=timeouts,
-            demo_tokens_per_second=self.get(demo, f"{key}.demo", "tokens_per_second", "number", 30.0, minimum=0),
+            demo_tokens_per_second=self.get(demo, f"{key}.demo", "tokens_per_second", "number", 30.0,
+                                            minimum=0, maximum=1_000_000),
             system_prompt=self.get(sec, key, "system_prompt", "str", None),
             reasoning_starts_open=self.get(sec, key, "reasoning_starts_open", "bool", False),
             transport=self.get(sec, key, "transport", "str", "fast", choices=TRANSPORTS),
@@ -848,10 +874,12 @@ class _Parser:
         d = ConversationConfig()
         return ConversationConfig(
             busy=self.get(sec, "conversation", "busy", "str", d.busy, choices=("queue", "interrupt")),
-            shutdown_grace=self.get(sec, "conversation", "shutdown_grace", "number", d.shutdown_grace, minimum=0),
+            shutdown_grace=self.get(sec, "conversation", "shutdown_grace", "number", d.shutdown_grace, minimum=0,
+                                    maximum=HOUR),
             typing_interval=self.get(sec, "conversation", "typing_interval", "number", d.typing_interval,
-                                     minimum=0.5),
-            dedupe_window=self.get(sec, "conversation", "dedupe_window", "int", d.dedupe_window, minimum=1),
+                                     minimum=0.5, maximum=HOUR),
+            dedupe_window=self.get(sec, "conversation", "dedupe_window", "int", d.dedupe_window, minimum=1,
+                                   maximum=10_000_000),
             on_edit=self.get(sec, "conversation", "on_edit", "str", d.on_edit, choices=("answer", "ignore")),
             after_crash=self.get(sec, "conversation", "after_crash", "str", d.after_crash, choices=("note", "retry")),
         )
@@ -869,9 +897,12 @@ class _Parser:
                                          f"postgresql://user@host/dbname, got {_show(mask_url(url))}")
         return StoreConfig(
             path=path, url=url,
-            history_messages=self.get(sec, "store", "history_messages", "int", d.history_messages, minimum=2),
-            history_chars=self.get(sec, "store", "history_chars", "int", d.history_chars, minimum=100),
-            history_images=self.get(sec, "store", "history_images", "int", d.history_images, minimum=0),
+            history_messages=self.get(sec, "store", "history_messages", "int", d.history_messages, minimum=2,
+                                      maximum=100_000),
+            history_chars=self.get(sec, "store", "history_chars", "int", d.history_chars, minimum=100,
+                                   maximum=100_000_000),
+            history_images=self.get(sec, "store", "history_images", "int", d.history_images, minimum=0,
+                                    maximum=1000),
         )
 
     def coordination(self, value: Any) -> CoordinationConfig:
@@ -892,8 +923,8 @@ class _Parser:
                                                     f"unix:///path/redis.sock), got {_show(mask_url(url))}")
         return CoordinationConfig(
             url=url or None,
-            lease_ttl=self.get(sec, "coordination", "lease_ttl", "number", d.lease_ttl, minimum=0.5),
-            dedupe_ttl=self.get(sec, "coordination", "dedupe_ttl", "int", d.dedupe_ttl, minimum=1),
+            lease_ttl=self.get(sec, "coordination", "lease_ttl", "number", d.lease_ttl, minimum=0.5, maximum=DAY),
+            dedupe_ttl=self.get(sec, "coordination", "dedupe_ttl", "int", d.dedupe_ttl, minimum=1, maximum=365 * DAY),
         )
 
     def media(self, value: Any) -> MediaConfig:
@@ -905,11 +936,12 @@ class _Parser:
             image_max_side=self.get(sec, "media", "image_max_side", "int", d.image_max_side, minimum=16,
                                     maximum=16384),
             document_max_chars=self.get(sec, "media", "document_max_chars", "int", d.document_max_chars,
-                                        minimum=100),
+                                        minimum=100, maximum=100_000_000),
             directory=self.get(sec, "media", "directory", "str", d.directory),
-            url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
-            inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
-            keep_days=self.get(sec, "media", "keep_days", "number", d.keep_days, minimum=0),
+            url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1, maximum=365 * DAY),
+            inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0,
+                                      maximum=1024 ** 3),
+            keep_days=self.get(sec, "media", "keep_days", "number", d.keep_days, minimum=0, maximum=36_500),
             public_url=self.get(sec, "media", "public_url", "url", d.public_url),
         )
 
@@ -919,6 +951,7 @@ class _Parser:
         A size is a whole number of bytes or a string such as ``20 MB`` / ``512KiB``."""
         key = "media.inbound_max_bytes"
         limits = dict(INBOUND_MAX_BYTES)
+        self.number(key, "size", 0, MAX_SIZE)
         if value is None:
             return limits
         self.origins[key] = f"{self.source} ({key})"
@@ -933,13 +966,19 @@ class _Parser:
         return limits
 
     def size(self, value: Any, key: str) -> int:
-        """A byte count: a whole number, or a number with a unit (``20 MB``, ``512 KiB``)."""
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            return value
+        """A byte count up to :data:`MAX_SIZE`: a whole number, or a number with a unit (``20 MB``, ``512 KiB``)."""
+        self.number(key, "size", 0, MAX_SIZE)
+        expected = f"a size in bytes such as 20971520 or \"20 MB\", from 0 to {MAX_SIZE // 1024 ** 3} GiB"
         match = _SIZE.fullmatch(value) if isinstance(value, str) else None
         if match is None:
-            raise self.fail(key, f"a size in bytes such as 20971520 or \"20 MB\", got {_show(value)}")
-        return int(float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None])
+            try:
+                return int(parse_number(value, whole=True, minimum=0, maximum=MAX_SIZE))
+            except NumberError:
+                raise self.fail(key, f"{expected}, got {_show(value)}") from None
+        size = int(float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None])
+        if size > MAX_SIZE:
+            raise self.fail(key, f"{expected}, got {_show(value)}")
+        return size
 
     def voice(self, value: Any) -> VoiceConfig:
         sec = self.section(value, "voice", ("transcription", "speech", "show_transcript", "reply", "max_seconds"))
@@ -958,7 +997,7 @@ class _Parser:
             speech=speech,
             show_transcript=self.get(sec, "voice", "show_transcript", "bool", d.show_transcript),
             reply=reply,
-            max_seconds=self.get(sec, "voice", "max_seconds", "number", d.max_seconds, minimum=1),
+            max_seconds=self.get(sec, "voice", "max_seconds", "number", d.max_seconds, minimum=1, maximum=DAY),
         )
 
     def voice_endpoint(self, value: Any, key: str, d: VoiceEndpoint) -> VoiceEndpoint:
@@ -975,7 +1014,7 @@ class _Parser:
             model=self.get(sec, key, "model", "str", d.model) or d.model,
             voice=self.get(sec, key, "voice", "str", d.voice) if speech else d.voice,
             language=None if speech else self.get(sec, key, "language", "str", d.language),
-            timeout=self.get(sec, key, "timeout", "number", d.timeout, minimum=0.1),
+            timeout=self.get(sec, key, "timeout", "number", d.timeout, minimum=0.1, maximum=HOUR),
         )
 
     def streaming(self, value: Any) -> StreamingConfig:
@@ -993,9 +1032,11 @@ class _Parser:
                 if "enabled" in sub:
                     override["enabled"] = self.check(sub["enabled"], f"{key}.enabled", "bool")
                 if "edit_interval" in sub:
-                    override["edit_interval"] = self.check(sub["edit_interval"], f"{key}.edit_interval", "number", minimum=0)
+                    override["edit_interval"] = self.check(sub["edit_interval"], f"{key}.edit_interval", "number",
+                                                           minimum=0, maximum=HOUR)
                 if "min_tokens" in sub:
-                    override["min_tokens"] = self.check(sub["min_tokens"], f"{key}.min_tokens", "int", minimum=0)
+                    override["min_tokens"] = self.check(sub["min_tokens"], f"{key}.min_tokens", "int", minimum=0,
+                                                        maximum=1_000_000)
                 if "transport" in sub:  # how the platform shows previews; the platform's plugin checks the word
                     override["transport"] = self.check(sub["transport"], f"{key}.transport", "str")
                 overrides[name] = override
@@ -1007,8 +1048,8 @@ class _Parser:
                                          f"(or one of enabled, edit_interval, min_tokens, cursor), got {_show(item)}") from None
         return StreamingConfig(
             enabled=self.get(sec, "streaming", "enabled", "bool", d.enabled),
-            edit_interval=self.get(sec, "streaming", "edit_interval", "number", d.edit_interval, minimum=0),
-            min_tokens=self.get(sec, "streaming", "min_tokens", "int", d.min_tokens, minimum=0),
+            edit_interval=self.get(sec, "streaming", "edit_interval", "number", d.edit_interval, minimum=0, maximum=HOUR),
+            min_tokens=self.get(sec, "streaming", "min_tokens", "int", d.min_tokens, minimum=0, maximum=1_000_000),
             cursor=self.get(sec, "streaming", "cursor", "str", d.cursor),
             overrides=overrides,
         )
@@ -1068,36 +1109,32 @@ class _Parser:
             port=self.get(sec, "api_server", "port", "int", d.port, minimum=0, maximum=65535),
             api_keys=self.get(sec, "api_server", "api_keys", "keylist", d.api_keys),
             allow_unauthenticated=self.get(sec, "api_server", "allow_unauthenticated", "bool", d.allow_unauthenticated),
-            max_body_bytes=self.get(sec, "api_server", "max_body_bytes", "int", d.max_body_bytes, minimum=1),
+            max_body_bytes=self.get(sec, "api_server", "max_body_bytes", "int", d.max_body_bytes, minimum=1,
+                                    maximum=1024 ** 3),
             tool_progress_events=self.get(sec, "api_server", "tool_progress_events", "bool", d.tool_progress_events),
             model_name=self.get(sec, "api_server", "model_name", "str", d.model_name),
             keepalive_interval=self.get(sec, "api_server", "keepalive_interval", "number", d.keepalive_interval,
-                                        minimum=0),
+                                        minimum=0, maximum=HOUR),
             cors_origins=self.get(sec, "api_server", "cors_origins", "strlist", d.cors_origins),
             expose_reasoning=self.get(sec, "api_server", "expose_reasoning", "bool", d.expose_reasoning),
             max_concurrent_streams=self.get(sec, "api_server", "max_concurrent_streams", "int",
-                                            d.max_concurrent_streams, minimum=1),
+                                            d.max_concurrent_streams, minimum=1, maximum=1_000_000),
             approvals=self.get(sec, "api_server", "approvals", "str", d.approvals, choices=API_APPROVALS),
             workers=self.workers(sec.get("workers"), "api_server.workers", d.workers),
         )
 
     def workers(self, value: Any, key: str, default: int) -> int:
         """``api_server.workers``: a whole number from 1 to :data:`MAX_WORKERS`, or ``auto`` (one per core)."""
+        self.number(key, "int", 1, MAX_WORKERS)
         if value is None:
             return default
         self.origins[key] = f"{self.source} ({key})"
         if isinstance(value, str) and value.strip().lower() == "auto":
             return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
-        expected = f"a whole number from 1 to {MAX_WORKERS}, or auto (one per core)"
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise self.fail(key, f"{expected}, got {_show(value)}")
         try:
-            count = int(value)
-        except ValueError:
-            raise self.fail(key, f"{expected}, got {_show(value)}") from None
-        if not 1 <= count <= MAX_WORKERS:
-            raise self.fail(key, f"{expected}, got {count}")
-        return count
+            return int(parse_number(value, whole=True, minimum=1, maximum=MAX_WORKERS))
+        except NumberError as exc:
+            raise self.fail(key, f"{exc.wanted}, or auto (one per core), {exc.got}") from None
 
 
 def _kind(value: Any) -> str:

@@ -277,6 +277,8 @@ class Gateway:
         self.started_platforms.clear()
         if self._inbound is not None:  # kept, refusing messages, until the gateway starts again
             await self._inbound.stop(self.shutdown_grace)
+        # the replies done, no tool call needs a server: they stop (bounded) while the rest closes
+        mcp_stopping = asyncio.ensure_future(self._mcp.stop()) if self._mcp is not None else None
         if self._startup_ran:
             self._startup_ran = False
             wanted = self._plugins_in_use()
@@ -310,9 +312,9 @@ class Gateway:
                 await store.close()
             except Exception:
                 log.exception("closing the conversation store failed")
-        if self._mcp is not None:  # after the replies: a tool call in flight keeps its server until then
+        if mcp_stopping is not None:
             try:
-                await self._mcp.stop()
+                await mcp_stopping
             except Exception:
                 log.exception("stopping the MCP servers failed")
         agent, self._agent = self._agent, None

@@ -27,12 +27,14 @@ from typing import Any, Literal, Mapping, TypeVar, Union
 from .config import did_you_mean
 from .errors import ConfigError, HermesError
 from .platform import CORE_KEYS
+from .settings.numbers import NumberError, describe_range, parse_number
 
 S = TypeVar("S")
 
 
 _SECRET = "hermes_secret"
 _HINT = "hermes_hint"
+_RANGE = "hermes_range"
 
 
 class SettingsError(HermesError, ValueError):
@@ -60,9 +62,32 @@ def secret(default: Any = dataclasses.MISSING, *, hint: str | None = None) -> An
     return dataclasses.field(default=default, repr=False, metadata=metadata)
 
 
-def setting(default: Any = dataclasses.MISSING, *, hint: str) -> Any:
-    """A settings field with a ``hint`` for the one-line error when it is missing or has the wrong type."""
-    return dataclasses.field(default=default, metadata={_HINT: hint})
+def setting(default: Any = dataclasses.MISSING, *, hint: str | None = None, minimum: float | None = None,
+            maximum: float | None = None) -> Any:
+    """A settings field with a ``hint`` for the one-line error when it is missing or has the wrong type, and,
+    for an ``int`` or ``float`` field, its range: ``poll_timeout: int = setting(30, minimum=0, maximum=300)``.
+
+    Every number of a platform's section should declare its range (a test walks them all): nan and the
+    infinities are refused always, a number outside ``[minimum, maximum]`` in one line naming the range.
+    """
+    metadata: dict[str, Any] = {_RANGE: (minimum, maximum)}
+    if hint:
+        metadata[_HINT] = hint
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def number_fields(settings_type: type) -> dict[str, tuple[type, float | None, float | None]]:
+    """Each ``int``/``float`` field of ``settings_type`` (``X | None`` too): its type and declared range.
+    A field that also takes a string (``str | int``: an id YAML may read as a number) is no number."""
+    hints = typing.get_type_hints(settings_type)
+    out: dict[str, tuple[type, float | None, float | None]] = {}
+    for f in dataclasses.fields(settings_type):
+        options = typing.get_args(hints[f.name]) or (hints[f.name],)
+        kinds = [h for h in options if h in (int, float)]
+        if kinds and str not in options:
+            minimum, maximum = f.metadata.get(_RANGE, (None, None))
+            out[f.name] = (kinds[0], minimum, maximum)
+    return out
 
 
 def secret_fields(settings_type: type) -> tuple[str, ...]:
@@ -95,27 +120,38 @@ def parse_settings(settings_type: type[S], section: Mapping[str, Any] | None, *,
             raise ConfigError(source, f"{prefix}.{key}",
                               f"unknown key{did_you_mean(str(key), known)}; the keys are {', '.join(known)}")
     values: dict[str, Any] = {}
+    for name, f in fields.items():  # the keys given first: a wrong value is named before a missing key
+        if f.init and name in section:
+            values[name] = _coerce(section[name], hints[name], source, f"{prefix}.{name}",
+                                   hide=bool(f.metadata.get(_SECRET)), hint=f.metadata.get(_HINT),
+                                   limits=f.metadata.get(_RANGE))
     for name, f in fields.items():
-        if not f.init:
-            continue
-        if name not in section:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                hint = f.metadata.get(_HINT)
-                raise ConfigError(source, f"{prefix}.{name}", hint or f"{_describe(hints[name])} (required)")
-            continue
-        values[name] = _coerce(section[name], hints[name], source, f"{prefix}.{name}",
-                               hide=bool(f.metadata.get(_SECRET)), hint=f.metadata.get(_HINT))
+        if f.init and name not in section \
+                and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            hint = f.metadata.get(_HINT)
+            raise ConfigError(source, f"{prefix}.{name}", hint or f"{_describe(hints[name])} (required)")
     try:
         return settings_type(**values)
     except SettingsError as exc:
         raise ConfigError(source, f"{prefix}.{exc.key}", exc.expected) from None
 
 
-def _coerce(value: Any, annotation: Any, source: str, key: str, *, hide: bool, hint: str | None = None) -> Any:
-    """``value`` checked against ``annotation``; ints are accepted where floats are expected."""
+def _coerce(value: Any, annotation: Any, source: str, key: str, *, hide: bool, hint: str | None = None,
+            limits: tuple[float | None, float | None] | None = None) -> Any:
+    """``value`` checked against ``annotation`` (ints are accepted where floats are expected) and, for a number,
+    against the field's range (:func:`setting`), by the config's one number parser."""
     ok, result = _matches(value, annotation)
     if ok:
+        if limits is not None and isinstance(result, (int, float)) and not isinstance(result, bool):
+            try:
+                return parse_number(result, whole=isinstance(result, int), minimum=limits[0], maximum=limits[1])
+            except NumberError as exc:
+                raise ConfigError(source, key, exc.expected) from None
         return result
+    if limits is not None and not hide and isinstance(value, float):  # nan, an infinity: say the range
+        whole = int in typing.get_args(annotation) or annotation is int
+        raise ConfigError(source, key, f"{describe_range(whole=whole, minimum=limits[0], maximum=limits[1])} "
+                                       f"(finite), got {value!r}")
     shown = "(not shown: it is a secret)" if hide else f"got {_show(value)}"
     raise ConfigError(source, key, f"{hint or _describe(annotation)}, {shown}")
 
@@ -139,9 +175,11 @@ def _matches(value: Any, hint: Any) -> tuple[bool, Any]:
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool), value
     if hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
-                and value not in (float("inf"), float("-inf")):
-            return True, float(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                return True, parse_number(value)  # finite: nan and the infinities are no setting's value
+            except NumberError:
+                return False, None
         return False, None
     if hint is str:
         return isinstance(value, str), value

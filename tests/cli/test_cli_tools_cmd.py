@@ -37,3 +37,17 @@ def test_a_tool_that_needs_approval_says_who_must_approve_it(tmp_path: Path, cap
     lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
     assert "calculate built-in available, needs approval (admin)" in lines
     assert "qr_code built-in available" in lines
+
+
+def test_a_tool_a_server_lists_twice_is_listed_once_saying_which_one_the_model_gets(tmp_path: Path, capsys,
+                                                                                     monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "data"))
+    hostile = str(Path(__file__).parents[1] / "mcp" / "mcp_hostile_server.py")
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"mcp_servers": [
+        {"name": "h", "command": sys.executable, "args": [hostile], "env": {"HOSTILE_DUPLICATE": "echo"}}]}),
+        encoding="utf-8")
+    assert main(["tools", "--config", str(config), "--wait", "30"]) == 0
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    assert [line for line in lines if line.startswith("h__echo ")] == ["h__echo MCP server h (stdio) available"]
+    assert "h__echo: offered twice by MCP server h (stdio); the model gets the first one listed" in lines

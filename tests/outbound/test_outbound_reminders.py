@@ -91,3 +91,53 @@ def test_times_are_read_in_the_reminder_time_zone():
     assert when("09:00", None, now, "Europe/Berlin") == now + 20 * 3600          # tomorrow
     assert when("2026-01-02T09:00", None, now, "UTC") == now + 21 * 3600
     assert when(None, "90m", now, "UTC") == now + 5400
+
+
+async def test_a_delay_past_ten_years_is_refused_and_nothing_is_stored():
+    ref = reference()
+    async with gateway(ref) as gw:
+        for far in ('"in": "99999999999999d"', '"in": "3651d"', '"every": "99999999999999d", "in": "1m"',
+                    '"at": "9999-12-31T00:00"'):
+            await say(gw, "a", f'tool: remind {{"text": "far", {far}}}')
+            assert "No reminder set: " in ref.chat("a").screen[-1], far
+            assert "10 years" in ref.chat("a").screen[-1], far
+        await say(gw, "a", "/reminders")
+    assert ref.chat("a").screen[-1] == "No reminders in this chat."
+
+
+async def test_cancel_with_a_number_too_large_for_the_store_is_answered(tmp_path):
+    ref = reference()
+    async with gateway(ref, store={"path": str(tmp_path / "state.db")}) as gw:
+        await say(gw, "a", "/cancel 99999999999999999999999")
+        answer = ref.chat("a").screen[-1]
+    assert answer == "No reminder 99999999999999999999999 in this chat (see /reminders)."
+
+
+async def test_many_due_reminders_are_all_delivered_in_one_poll():
+    """300 reminders due at once (one per chat): all delivered well within one poll (not 100 per poll)."""
+    from hermes_gateway._core.outbound.scheduler import POLL
+
+    ref = reference()
+    chats = [f"c{i}" for i in range(300)]
+    async with gateway(ref) as gw:
+        store, now = gw._gateway.store, time.time()
+        for chat in chats:
+            await store.add_reminder("reference", chat, None, f"due {chat}", now - 1, None, now - 60, 10)
+        gw._gateway.scheduler.wake()
+        await eventually(lambda: all(ref.chat(c).screen for c in chats),
+                         lambda: sum(1 for c in chats if ref.chat(c).screen), timeout=POLL / 2)
+    assert all(ref.chat(c).screen == [f"⏰ Reminder: due {c}"] for c in chats)
+
+
+async def test_a_reminder_stored_too_far_ahead_before_the_bound_is_still_listed(tmp_path):
+    """A row an older version stored (next run 8.6e18): /reminders answers, and /cancel removes it."""
+    ref = reference()
+    async with gateway(ref, store={"path": str(tmp_path / "state.db")}) as gw:
+        now = time.time()
+        stored = await gw._gateway.store.add_reminder("reference", "a", None, "far", 8.6e18, None, now, 10)
+        await say(gw, "a", "/reminders")
+        listing = ref.chat("a").screen[-1].splitlines()
+        await say(gw, "a", f"/cancel {stored.id}")
+        cancelled = ref.chat("a").screen[-1]
+    assert listing[0] == "Reminders:" and listing[1].startswith(f"{stored.id}. ") and listing[1].endswith("— far")
+    assert cancelled == f"🗑 Reminder {stored.id} cancelled."

@@ -33,8 +33,8 @@ def test_stdio_and_http_servers_parse_with_their_defaults():
     ({"name": "a", "url": "http://h/mcp", "env": {"X": "1"}}, "env, cwd and args only with command"),
     ({"name": "a", "command": "x", "headers": {"X": "1"}}, "mcp_servers.a.headers: headers only with url"),
     ({"name": "a", "command": "x", "transport": "http"}, "mcp_servers.a.transport"),
-    ({"name": "a", "command": "x", "timeout": 0}, "mcp_servers.a.timeout: a number >= 0.1"),
-    ({"name": "a", "command": "x", "timeout": 300}, "mcp_servers.a.timeout: a number <= 120"),
+    ({"name": "a", "command": "x", "timeout": 0}, "mcp_servers.a.timeout: a number from 0.1 to 120"),
+    ({"name": "a", "command": "x", "timeout": 300}, "mcp_servers.a.timeout: a number from 0.1 to 120"),
 ])
 def test_each_mistake_is_one_line_naming_the_key(entry, message):
     with pytest.raises(ConfigError) as caught:

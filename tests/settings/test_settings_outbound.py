@@ -32,7 +32,7 @@ def test_defaults_and_a_full_schedule():
 @pytest.mark.parametrize("schedule, expected", [
     ({**GOOD, "cron": "0 8 * * *"}, "config.yaml: schedules[0]: exactly one of cron (\"0 8 * * 1-5\") or every "
                                     "(\"30m\") (schedule s)"),
-    ({**GOOD, "every": "soon"}, "config.yaml: schedules[0].every: a duration like 10s, 30m, 2h or 1d, got 'soon'"),
+    ({**GOOD, "every": "soon"}, "config.yaml: schedules[0].every: a duration like 10s, 30m, 2h or 1d, above 0s and at most 10 years (3650d), got 'soon'"),
     ({**GOOD, "timezone": "Berlin"}, "config.yaml: schedules[0].timezone: an IANA time zone like Europe/Berlin or "
                                      "UTC, got 'Berlin'"),
     ({**GOOD, "prompt": "also"}, "config.yaml: schedules[0]: exactly one of prompt (run through the agent) or text "
@@ -55,9 +55,9 @@ def test_two_schedules_with_one_name_are_refused():
 
 def test_reminder_mistakes_are_one_line():
     assert error(tools={"reminders": "maybe"}) == "config.yaml: tools.reminders: true or false, got 'maybe'"
-    assert error(reminders={"max_per_chat": 0}) == "config.yaml: reminders.max_per_chat: a number >= 1, got 0"
+    assert error(reminders={"max_per_chat": 0}) == "config.yaml: reminders.max_per_chat: a whole number from 1 to 10,000, got 0"
     assert error(reminders={"min_every": "often"}) == ("config.yaml: reminders.min_every: a duration like 1m or 1h, "
-                                                       "got 'often'")
+                                                       "from 1s to 10 years (3650d), got 'often'")
 
 
 def test_durations():

@@ -95,3 +95,22 @@ async def test_api_responses_are_stored_on_postgresql_and_continue_after_a_resta
     check = PostgresStore(postgres_url)
     assert await check.get_response(second.id, None) is not None and await check.get_response(first.id, None) is None
     await check.close()
+
+
+def test_a_database_not_in_utf8_is_refused_at_start_saying_how_to_create_one(tmp_path, postgres_server):
+    """A database created SQL_ASCII (a plain C locale): psycopg would hand text back as bytes."""
+    name = f"ascii_{os.getpid()}_{id(tmp_path) % 100000}"
+    postgres_server.execute(f"CREATE DATABASE \"{name}\" ENCODING 'SQL_ASCII' TEMPLATE template0 "
+                            "LC_COLLATE 'C' LC_CTYPE 'C'")
+    try:
+        url = postgres_server.url(name)
+        for args in (("history",), ("run",)):
+            done = command(tmp_path, url, *args)
+            assert done.returncode == 1, (args, done.stdout, done.stderr)
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1, (args, lines)
+            assert "encoding is SQL_ASCII" in lines[0] and "UTF8" in lines[0], lines
+            assert "createdb -E UTF8 -T template0" in lines[0], lines
+        assert postgres_server.execute("SELECT to_regclass('hermes_schema_version')", name) == [(None,)]
+    finally:
+        postgres_server.drop_database(name)

@@ -32,7 +32,7 @@ def test_a_full_section():
     ({"transcription": {"model": "whisper-1"}}, "voice.transcription.base_url", "OpenAI-compatible endpoint"),
     ({"transcription": {"base_url": "ftp://x"}}, "voice.transcription.base_url", "http:// or https://"),
     ({"speech": {"base_url": "http://h/v1", "language": "en"}}, "voice.speech.language", "unknown key"),
-    ({"max_seconds": 0}, "voice.max_seconds", ">= 1"),
+    ({"max_seconds": 0}, "voice.max_seconds", "from 1 to 86,400"),
     ({"show_transcirpt": True}, "voice.show_transcirpt", "show_transcript"),
 ])
 def test_bad_values_are_one_line_naming_the_file_and_key(section, key, expected):

@@ -61,7 +61,7 @@ def test_the_password_is_masked_by_config_and_in_every_log_line(caplog):
     ({"enabled": "sometimes"}, "web.enabled", "true or false"),
     ({"password": 12345678}, "web.password", "a string"),
     ({"password": "short"}, "web.password", "at least 8 characters"),
-    ({"session_hours": 0}, "web.session_hours", ">= 0.01"),
+    ({"session_hours": 0}, "web.session_hours", "from 0.01 to 8,760"),
     ({"session_hours": "long"}, "web.session_hours", "a number"),
     ({"pasword": PASSWORD}, "web.pasword", "did you mean password"),
     ("on", "web", "a mapping"),

@@ -14,6 +14,7 @@ items ride along in the outcome to the turn's end (``TurnEnd.media``).
 from __future__ import annotations
 
 import asyncio
+import difflib
 import inspect
 import json
 import logging
@@ -52,6 +53,20 @@ class ToolOutcome:
         return {"role": "tool", "tool_call_id": self.call.call_id, "content": self.result}
 
 
+#: An unknown tool's error names at most this many tools (an MCP server may offer 20,000: 389 KB to the model).
+MAX_SUGGESTIONS = 5
+
+
+def unknown_tool(name: str, tools: Mapping[str, Tool]) -> str:
+    """The model's answer for a name no tool has: every tool when there are few, else the closest few."""
+    shown = repr(name[:100])
+    if len(tools) <= MAX_SUGGESTIONS:
+        return f"Error: unknown tool {shown}. Available tools: {', '.join(sorted(tools)) or 'none'}."
+    close = difflib.get_close_matches(name[:100], list(tools), n=MAX_SUGGESTIONS, cutoff=0.5)
+    what = f"Closest tool names: {', '.join(close)}" if close else "No tool has a similar name"
+    return f"Error: unknown tool {shown}. {what} (of {len(tools)} tools)."
+
+
 async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | None = None,
                    media_directory: MediaDirectory | None = None) -> ToolOutcome:
     """Run one call and describe the result (or the failure) as text, with its media admitted.
@@ -61,8 +76,7 @@ async def run_tool(tools: Mapping[str, Tool], call: ToolCall, timeout: float | N
     """
     tool = tools.get(call.name)
     if tool is None:
-        known = ", ".join(sorted(tools)) or "none"
-        return ToolOutcome(call, f"Error: unknown tool {call.name!r}. Available tools: {known}.", False)
+        return ToolOutcome(call, unknown_tool(call.name, tools), False)
     try:
         arguments = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError as exc:  # a JSONDecodeError, or a plain ValueError (an integer over 4300 digits)

@@ -61,7 +61,7 @@ async def tool_lines(config: Any, plugins: Any, *, wait: float = DEFAULT_WAIT) -
                 await servers.stop()
         for settings in servers.disabled:
             notes.append(f"MCP server {settings.name} ({settings.transport}): disabled (enabled: false)")
-    rows = [(name, origin, _with_approval(config, name, state)) for name, origin, state in rows]
+    rows = [(name, origin, _with_approval(config, name, state)) for name, origin, state in _once(rows, notes)]
     width = max((len(name) for name, _, _ in rows), default=4)
     origin_width = max((len(origin) for _, origin, _ in rows), default=6)
     lines = [f"{'TOOL':<{width}}  {'ORIGIN':<{origin_width}}  STATE"]
@@ -69,6 +69,24 @@ async def tool_lines(config: Any, plugins: Any, *, wait: float = DEFAULT_WAIT) -
     if notes:
         lines += ["", *notes]
     return lines
+
+
+def _once(rows: list[tuple[str, str, str]], notes: list[str]) -> list[tuple[str, str, str]]:
+    """Each name once, as the model sees it: of the tools offered under one name the first wins (the agent's
+    ToolBox keeps the first: plugins' tools, then MCP servers in config order, each in its listed order)."""
+    kept: dict[str, tuple[str, str, str]] = {}
+    for row in rows:
+        name, origin, state = row
+        first = kept.get(name)
+        if first is None or (first[2] != "available" and state == "available"):  # a hidden one is never offered
+            kept[name] = row
+            continue
+        if state == "available":
+            if origin == first[1]:
+                notes.append(f"{name}: offered twice by {origin}; the model gets the first one listed")
+            else:
+                notes.append(f"{name}: offered by {first[1]} and by {origin}; the model gets {first[1]}'s")
+    return list(kept.values())
 
 
 def _with_approval(config: Any, name: str, state: str) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, Mapping, TextIO
@@ -24,14 +23,20 @@ from typing import Any, Mapping, TextIO
 from ..secrets import scrub
 from ..tools import EMPTY_SCHEMA, Tool
 from .names import tool_name
+from .output import StderrPipe, watch_stdout
 from .results import McpToolError, to_tool_result
 from ..settings.mcp import McpServerSettings
 
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 30.0     # start, handshake and tool listing; longer is a hung server
-PING_INTERVAL = 5.0        # how soon a dead or hung server is noticed between calls (a tools/list)
+PING_INTERVAL = 5.0        # how soon a dead or hung server is noticed between calls (a ping)
 PING_TIMEOUT = 10.0
+#: The tool list is fetched again when the server says it changed (notifications/tools/list_changed), else at
+#: most this often: a server of 20,000 tools listed every 5 s stalled the gateway ~2 s each time.
+LIST_INTERVAL = 60.0
+#: Stopping a server ends within this many seconds: the SDK closes stdin, waits, then SIGTERM, SIGKILL.
+STOP_TIMEOUT = 4.5
 FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 60.0
 STABLE_AFTER = 60.0        # up this long: the next failure starts the backoff from the beginning
@@ -60,7 +65,7 @@ class McpServer:
     def __init__(self, settings: McpServerSettings, *, errlog: TextIO | None = None,
                  connect_timeout: float = CONNECT_TIMEOUT, ping_interval: float = PING_INTERVAL,
                  ping_timeout: float = PING_TIMEOUT, first_backoff: float = FIRST_BACKOFF,
-                 max_backoff: float = MAX_BACKOFF) -> None:
+                 max_backoff: float = MAX_BACKOFF, list_interval: float = LIST_INTERVAL) -> None:
         self.settings = settings
         self.errlog = errlog
         self.connect_timeout = connect_timeout
@@ -68,6 +73,9 @@ class McpServer:
         self.ping_timeout = ping_timeout
         self.first_backoff = first_backoff
         self.max_backoff = max_backoff
+        self.list_interval = list_interval
+        self.pings = 0                   # health checks answered (tests wait for them)
+        self._tools_changed = asyncio.Event()
         self.state = STOPPED
         self.reason: str | None = None   # why it is down
         self.listed: tuple[ListedTool, ...] = ()  # as of the last successful listing
@@ -107,15 +115,18 @@ class McpServer:
         except TimeoutError:
             pass
 
-    async def stop(self, timeout: float = 5.0) -> None:
-        """Close the connection (a stdio server's process ends), cancel if that takes longer than ``timeout``."""
+    async def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Close the connection (a stdio server's process ends); after ``timeout`` seconds the supervisor is
+        cancelled and not waited for: the SDK's own shutdown (stdin closed, SIGTERM, SIGKILL, each bounded)
+        finishes on its own, and the gateway's stop stays within its grace + 5 s."""
         task, self._task = self._task, None
         self._stop.set()
         if task is not None and not task.done():
             done, _ = await asyncio.wait({task}, timeout=timeout)
             if not done:
                 task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+                log.warning("MCP server %s did not stop within %gs; its process is being killed", self.name,
+                            timeout)
         self._set_tools(())
         self.state = STOPPED
 
@@ -125,6 +136,7 @@ class McpServer:
         loop = asyncio.get_running_loop()
         delay = self.first_backoff
         reported_down = False
+        bad_stdout = watch_stdout(self.name)  # the SDK's reader tasks start in this task's context
         while not self._stop.is_set():
             began = loop.time()
             reason = None
@@ -134,6 +146,8 @@ class McpServer:
                 raise
             except BaseException as exc:  # ExceptionGroup from the SDK's task groups, OSError, timeouts ...
                 reason = describe(exc, self.ping_timeout if self.state == UP else self.connect_timeout)
+            finally:
+                bad_stdout.flush()
             self._client = None
             came_up = self.state == UP
             self._set_tools(())
@@ -175,24 +189,35 @@ class McpServer:
             await self._watch(client)
 
     async def _watch(self, client: Any) -> None:
+        loop = asyncio.get_running_loop()
+        listed_at = loop.time()
         while True:
-            stop = asyncio.ensure_future(self._stop.wait())
-            broken = asyncio.ensure_future(self._broken.wait())
+            waits = [asyncio.ensure_future(event.wait()) for event in (self._stop, self._broken, self._tools_changed)]
             try:
-                await asyncio.wait({stop, broken}, timeout=self.ping_interval, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(waits, timeout=self.ping_interval, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                stop.cancel()
-                broken.cancel()
+                for wait in waits:
+                    wait.cancel()
             if self._stop.is_set():
                 return
             if self._broken.is_set():
                 raise ConnectionError("the connection broke during a call")
-            # The health check lists the tools again (ping is gone from the 2026 protocol): a dead or hung
-            # server fails it, and a server whose tools changed has the new list offered.
             async with asyncio.timeout(self.ping_timeout):
-                listed = await _list_tools(client, cache_mode="bypass")
-            if tuple(item.name for item in listed) != tuple(entry.server_name for entry in self.listed):
-                self._offer(client, listed)
+                if self._tools_changed.is_set() or loop.time() - listed_at >= self.list_interval:
+                    self._tools_changed.clear()
+                    listed = await _list_tools(client, cache_mode="bypass")
+                    listed_at = loop.time()
+                    if tuple(item.name for item in listed) != tuple(entry.server_name for entry in self.listed):
+                        self._offer(client, listed)
+                else:
+                    await _alive(client)
+            self.pings += 1
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK's message handler: ``notifications/tools/list_changed`` has the list fetched again."""
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/tools/list_changed":
+            self._tools_changed.set()
 
     def _client_for(self, stack: AsyncExitStack) -> Any:
         """The SDK's ``Client`` for this server's transport (imported here: the SDK loads only when used)."""
@@ -204,18 +229,25 @@ class McpServer:
                                            cwd=s.cwd)
             from mcp.client.stdio import stdio_client
 
-            return Client(stdio_client(params, errlog=self.errlog or sys.stderr))
+            if self.errlog is not None:
+                errlog = self.errlog
+            else:  # into the log, cut and rate-limited (output.py), not straight into ours
+                pipe = StderrPipe(self.name)
+                pipe.start()
+                stack.push_async_callback(pipe.close)
+                errlog = pipe.errlog
+            return Client(stdio_client(params, errlog=errlog), message_handler=self._on_message)
         headers = dict(s.headers) or None
         if s.transport == "sse":
             from mcp.client.sse import sse_client
 
-            return Client(sse_client(s.url or "", headers=headers), mode="legacy")
+            return Client(sse_client(s.url or "", headers=headers), mode="legacy", message_handler=self._on_message)
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         http = create_mcp_http_client(headers=headers)
         stack.push_async_callback(http.aclose)
-        return Client(streamable_http_client(s.url or "", http_client=http))
+        return Client(streamable_http_client(s.url or "", http_client=http), message_handler=self._on_message)
 
     def _offer(self, client: Any, listed: list[Any]) -> None:
         self._client = client
@@ -266,6 +298,22 @@ class McpServer:
                 raise McpToolError(f"the connection to the MCP server {self.name} was lost") from None
             raise McpToolError(scrub(_first_line(exc))) from None
         return to_tool_result(result)
+
+
+async def _alive(client: Any) -> None:
+    """A request the server must answer: a hung or dead one raises (the caller bounds the wait).
+
+    ``ping`` is gone from the 2026 protocol, but any answer proves the server reads and writes: a server that
+    no longer knows ping answers "method not found", which counts as alive as much as an empty result does.
+    """
+    from mcp import MCPError
+    from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    try:
+        await client.session.send_ping()
+    except MCPError as exc:
+        if exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):  # said by the SDK, not by the server
+            raise ConnectionError(exc.message) from None
 
 
 async def _list_tools(client: Any, cache_mode: str = "use") -> list[Any]:

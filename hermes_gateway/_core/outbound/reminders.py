@@ -23,7 +23,8 @@ from ..messages.incoming import Incoming
 from ..messages.turn import TURN
 from ..store import ConversationKey, StoreError
 from ..tools import Tool
-from ..settings.outbound import ReminderSettings, format_duration, parse_duration
+from ..settings.outbound import (MAX_DURATION, MAX_DURATION_TEXT, ReminderSettings, format_duration,
+                                 parse_duration)
 from .timing import local_time
 
 
@@ -75,9 +76,11 @@ async def add_reminder(gateway: Any, incoming: Incoming, text: str, at: str | No
     if every:
         repeat = parse_duration(every)
         if repeat is None:
-            raise ReminderRefused(f"'every' takes a duration like 1h or 1d, got {every!r}")
+            raise ReminderRefused(f"'every' takes a duration like 1h or 1d, at most {MAX_DURATION_TEXT}, "
+                                  f"got {every!r}")
         if repeat < settings.min_every:
             raise ReminderRefused(f"a reminder may repeat at most every {format_duration(settings.min_every)}")
+    shown = local_time(first, settings.timezone)  # before storing: nothing is kept that cannot be shown
     try:
         reminder = await gateway.store.add_reminder(incoming.platform, incoming.chat_id, incoming.thread_id,
                                                     text[:500], first, repeat, now, settings.max_per_chat)
@@ -87,15 +90,17 @@ async def add_reminder(gateway: Any, incoming: Incoming, text: str, at: str | No
         raise ReminderRefused(f"this chat already has {settings.max_per_chat} reminders (/reminders, /cancel ID)")
     gateway.scheduler.wake()
     repeating = f", then every {format_duration(repeat)}" if repeat else ""
-    return f"Reminder {reminder.id} set for {local_time(first, settings.timezone)}{repeating}: {text}"
+    return f"Reminder {reminder.id} set for {shown}{repeating}: {text}"
 
 
 def when(at: str | None, after: str | None, now: float, zone: str) -> float:
-    """The first firing: ``in`` a duration from now, or ``at`` a local time (today, else tomorrow) or date-time."""
+    """The first firing: ``in`` a duration from now, or ``at`` a local time (today, else tomorrow) or date-time;
+    at most :data:`MAX_DURATION` (10 years) ahead."""
     if after:
         seconds = parse_duration(after)
         if seconds is None:
-            raise ReminderRefused(f"'in' takes a duration like 10m or 2h, got {after!r}")
+            raise ReminderRefused(f"'in' takes a duration like 10m or 2h, at most {MAX_DURATION_TEXT}, "
+                                  f"got {after!r}")
         return now + seconds
     if not at:
         raise ReminderRefused("say when: 'at' (17:00 or 2026-12-24T09:00) or 'in' (10m)")
@@ -118,9 +123,15 @@ def when(at: str | None, after: str | None, now: float, zone: str) -> float:
         raise ReminderRefused(f"'at' takes 17:00 or 2026-12-24T09:00, got {at!r}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=tz)
-    if moment.timestamp() <= now:
+    try:
+        at_seconds = moment.timestamp()
+    except (OverflowError, OSError, ValueError):
+        at_seconds = float("inf")
+    if at_seconds <= now:
         raise ReminderRefused(f"{text} has already passed")
-    return moment.timestamp()
+    if at_seconds - now > MAX_DURATION:
+        raise ReminderRefused(f"{text} is more than {MAX_DURATION_TEXT} ahead")
+    return at_seconds
 
 
 # ---------------------------------------------------------------- /reminders and /cancel
@@ -139,15 +150,29 @@ async def _list(ctx: CommandContext) -> str:
     lines = ["Reminders:"]
     for r in pending:
         repeat = f" (every {format_duration(r.every)})" if r.every else ""
-        lines.append(f"{r.id}. {local_time(r.next_at, zone)}{repeat} — {r.text}")
+        lines.append(f"{r.id}. {_shown(r.next_at, zone)}{repeat} — {r.text}")
     lines.append("Cancel one with /cancel ID.")
     return "\n".join(lines)
 
 
+def _shown(at: float, zone: str) -> str:
+    """``local_time``, or the raw instant for one no calendar holds (a reminder stored before delays were bounded)."""
+    try:
+        return local_time(at, zone)
+    except (OverflowError, OSError, ValueError):
+        return f"at {at:g}"
+
+
+#: The largest id a store holds (SQLite's and PostgreSQL's 64-bit integers); past it no reminder has that id.
+MAX_ID = 2 ** 63 - 1
+
+
 async def _cancel(ctx: CommandContext) -> str:
     arg = ctx.args.strip().lstrip("#")
-    if not arg.isdigit():
+    if not arg.isascii() or not arg.isdigit():
         return "Usage: /cancel ID (see /reminders)"
+    if len(arg) > 19 or int(arg) > MAX_ID:
+        return f"No reminder {arg[:30]} in this chat (see /reminders)."
     incoming = ctx.incoming
     try:
         gone = await ctx.gateway.store.cancel_reminder(

@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 #: The longest sleep: reminders other replicas add, and clock jumps, are noticed within it.
 POLL = 30.0
+#: Due reminders are read this many at a time, and at most this many batches in one pass of the loop.
+BATCH, BATCHES = 100, 10
 
 
 class Scheduler:
@@ -140,28 +142,41 @@ class Scheduler:
         return wake_at
 
     async def _reminders(self, now: float) -> float:
+        """Claim every due reminder, :data:`BATCH` at a time and at most :data:`BATCHES` batches a pass; with
+        due ones left (a backlog after an outage), look again at once rather than a poll later (100 per poll
+        left the last of 10,000 due reminders ~50 minutes late)."""
         store = self.gateway.store
+        more = False
         try:
-            due = await store.due_reminders(now)
-            for reminder in due:
-                if (reminder.id, reminder.next_at) in self._tried:
-                    continue
-                self._tried.add((reminder.id, reminder.next_at))
-                following = None
-                if reminder.every:
-                    following = reminder.next_at + reminder.every
-                    while following <= now:  # down for a while: one firing now, the next in the future
-                        following += reminder.every
-                if await claim_reminder(self.gateway, reminder, following):
-                    self._spawn(reminder.platform, reminder.chat_id, reminder.thread_id,
-                                partial(deliver_reminder, self.gateway, reminder), f"reminder {reminder.id}")
+            for _ in range(BATCHES):
+                due = await store.due_reminders(now, BATCH)
+                fresh = [r for r in due if (r.id, r.next_at) not in self._tried]
+                for reminder in fresh:
+                    await self._claim(reminder, now)
+                more = len(due) >= BATCH and bool(fresh)  # a full batch of new ones: there may be more
+                if not more:
+                    break
             soonest = await store.next_reminder_at()
         except StoreError as exc:
             report_store_failure(store, log, "reminders not read", exc)
             return now + self.poll
         if len(self._tried) > 10_000:
             self._tried.clear()
+        if more:
+            return now  # the next pass right away (after the loop has run what is waiting)
         return now + self.poll if soonest is None or soonest <= now else soonest
+
+    async def _claim(self, reminder: Any, now: float) -> None:
+        """Claim one firing of ``reminder`` (moving it to its next time, or ending it) and deliver it if won."""
+        self._tried.add((reminder.id, reminder.next_at))
+        following = None
+        if reminder.every:
+            following = reminder.next_at + reminder.every
+            while following <= now:  # down for a while: one firing now, the next in the future
+                following += reminder.every
+        if await claim_reminder(self.gateway, reminder, following):
+            self._spawn(reminder.platform, reminder.chat_id, reminder.thread_id,
+                        partial(deliver_reminder, self.gateway, reminder), f"reminder {reminder.id}")
 
     def _spawn(self, platform: str, chat: str, thread: str | None, delivery: Callable[[], Any], what: str) -> None:
         """Deliver in the chat's lane (after a reply being written there; with replicas, under its lease)."""

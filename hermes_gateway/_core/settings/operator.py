@@ -205,8 +205,9 @@ def _access(p: Any, value: Any) -> AccessConfig:
     return AccessConfig(
         admins=tuple(ids),
         unknown_users=p.get(sec, "access", "unknown_users", "str", None, choices=UNKNOWN_USERS),
-        pairing_ttl=p.get(sec, "access", "pairing_ttl", "number", d.pairing_ttl, minimum=1),
-        max_messages_per_minute=p.get(sec, "access", "max_messages_per_minute", "int", 0, minimum=0),
+        pairing_ttl=p.get(sec, "access", "pairing_ttl", "number", d.pairing_ttl, minimum=1, maximum=30 * 86_400),
+        max_messages_per_minute=p.get(sec, "access", "max_messages_per_minute", "int", 0, minimum=0,
+                                      maximum=1_000_000),
     )
 
 
@@ -262,10 +263,10 @@ def _overrides(p: Any, value: Any, models: Mapping[str, "ModelConfig"], personas
             streaming["enabled"] = p.check(streaming_raw["enabled"], f"{key}.streaming.enabled", "bool")
         if "edit_interval" in streaming_raw:
             streaming["edit_interval"] = p.check(streaming_raw["edit_interval"], f"{key}.streaming.edit_interval",
-                                                 "number", minimum=0)
+                                                 "number", minimum=0, maximum=3600)
         if "min_tokens" in streaming_raw:
             streaming["min_tokens"] = p.check(streaming_raw["min_tokens"], f"{key}.streaming.min_tokens", "int",
-                                              minimum=0)
+                                              minimum=0, maximum=1_000_000)
         conversation = p.section(body.get("conversation"), f"{key}.conversation", ("busy",))
         out.append(Override(
             index=i, match=match, model=model, system_prompt=p.get(body, key, "system_prompt", "str", None),
@@ -287,8 +288,8 @@ def _usage(p: Any, value: Any, pricing_value: Any) -> UsageConfig:
         body = p.section(item, key, ("input", "output"))
         if "input" not in body or "output" not in body:
             raise p.fail(key, "input and output: the price of a million tokens each way (for example 0.15 and 0.60)")
-        prices[str(name)] = Price(p.check(body["input"], f"{key}.input", "number", minimum=0),
-                                  p.check(body["output"], f"{key}.output", "number", minimum=0))
+        prices[str(name)] = Price(p.check(body["input"], f"{key}.input", "number", minimum=0, maximum=1_000_000),
+                                  p.check(body["output"], f"{key}.output", "number", minimum=0, maximum=1_000_000))
     d = UsageConfig()
     footer = p.get(sec, "usage", "footer", "str", d.footer, choices=FOOTERS)
     if footer == "cost" and not prices:

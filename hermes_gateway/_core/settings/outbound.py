@@ -66,19 +66,27 @@ class OutboundSettings:
     reminders: ReminderSettings = field(default_factory=ReminderSettings)
 
 
-def parse_duration(text: Any) -> float | None:
-    """``"30m"`` -> 1800.0, ``"10s"``, ``"1.5h"``, ``"2d"``, or a number of seconds; None if not a duration."""
+#: The longest duration anything here takes (a reminder's delay or repeat, a schedule's ``every``): 10 years.
+#: Past it an instant no longer fits the store's or the clock's types (a delay of 99999999999999d overflowed).
+MAX_DURATION = 10 * 365 * 86400.0
+MAX_DURATION_TEXT = "10 years (3650d)"
+
+
+def parse_duration(text: Any, maximum: float = MAX_DURATION) -> float | None:
+    """``"30m"`` -> 1800.0, ``"10s"``, ``"1.5h"``, ``"2d"``, or a number of seconds; None if not a duration
+    above 0 and at most ``maximum`` (nan and infinities are not durations)."""
     if isinstance(text, bool):
         return None
     if isinstance(text, (int, float)):
-        return float(text) if text > 0 else None
-    if not isinstance(text, str):
+        seconds = float(text)
+    elif isinstance(text, str):
+        match = _DURATION.fullmatch(text)
+        if match is None:
+            return None
+        seconds = float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "").lower() or None]
+    else:
         return None
-    match = _DURATION.fullmatch(text)
-    if match is None:
-        return None
-    seconds = float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "").lower() or None]
-    return seconds if seconds > 0 else None
+    return seconds if 0 < seconds <= maximum else None  # false for nan
 
 
 def format_duration(seconds: float) -> str:
@@ -105,6 +113,7 @@ def _schedules(p: Any, value: Any) -> tuple[Schedule, ...]:
     seen: set[str] = set()
     for i, item in enumerate(value):
         key = f"schedules[{i}]"
+        p.number(f"{key}.every", "duration", 0, MAX_DURATION)
         sec = p.section(item, key, _SCHEDULE_KEYS)
         if not isinstance(item, dict) or not item:
             raise p.fail(key, "a mapping with name, cron or every, platform, chat, and prompt or text")
@@ -129,7 +138,8 @@ def _schedules(p: Any, value: Any) -> tuple[Schedule, ...]:
         if every is not None:
             seconds = parse_duration(every)
             if seconds is None:
-                raise p.fail(f"{key}.every", f"a duration like 10s, 30m, 2h or 1d, got {every!r}")
+                raise p.fail(f"{key}.every", f"a duration like 10s, 30m, 2h or 1d, above 0s and at most "
+                                             f"{MAX_DURATION_TEXT}, got {every!r}")
         prompt, text = sec.get("prompt"), sec.get("text")
         if (prompt is None) == (text is None):
             raise p.fail(key, f"exactly one of prompt (run through the agent) or text (sent as is) (schedule {name})")
@@ -152,15 +162,18 @@ def _reminders(p: Any, tools: Any, value: Any) -> ReminderSettings:
     sec = p.section(value, "reminders", ("max_per_chat", "min_every", "timezone"))
     d = ReminderSettings()
     min_every = d.min_every
+    p.number("reminders.min_every", "duration", 1, MAX_DURATION)
     if sec.get("min_every") is not None:
         parsed = parse_duration(sec["min_every"])
-        if parsed is None:
-            raise p.fail("reminders.min_every", f"a duration like 1m or 1h, got {sec['min_every']!r}")
+        if parsed is None or parsed < 1:
+            raise p.fail("reminders.min_every", f"a duration like 1m or 1h, from 1s to "
+                                                f"{MAX_DURATION_TEXT}, got {sec['min_every']!r}")
         min_every = parsed
     timezone = p.get(sec, "reminders", "timezone", "str", d.timezone)
     _check_timezone(p, "reminders.timezone", timezone)
     return ReminderSettings(enabled=p.get(tools_sec, "tools", "reminders", "bool", d.enabled),
-                            max_per_chat=p.get(sec, "reminders", "max_per_chat", "int", d.max_per_chat, minimum=1),
+                            max_per_chat=p.get(sec, "reminders", "max_per_chat", "int", d.max_per_chat, minimum=1,
+                                                         maximum=10_000),
                             min_every=min_every, timezone=timezone)
 
 

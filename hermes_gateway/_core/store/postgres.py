@@ -242,8 +242,20 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, Conversati
         await pool.open(wait=False)
         return pool
 
+    async def _check_encoding(self, conn: Any) -> None:
+        """Refuse a database whose encoding is not UTF-8: in SQL_ASCII (what a plain C locale gives) psycopg
+        hands text back as bytes, and everything reading the history fails later, far from the cause."""
+        encoding = (await (await conn.execute("SHOW server_encoding")).fetchone())[0]
+        if isinstance(encoding, bytes):
+            encoding = encoding.decode("ascii", "replace")
+        if str(encoding).upper() not in ("UTF8", "UTF-8"):
+            name = conn.info.dbname or "hermes"
+            raise StoreError(f"{self.location}: the database's encoding is {encoding}, not UTF8 (text would come "
+                             f"back as bytes); create it in UTF-8: createdb -E UTF8 -T template0 {name}")
+
     async def _migrate(self, conn: Any) -> None:
         """Create (or bring up to date) the schema, once, whoever else is starting at the same moment."""
+        await self._check_encoding(conn)
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", MIGRATION_LOCK)
             found = await (await conn.execute("SELECT to_regclass('hermes_schema_version')")).fetchone()

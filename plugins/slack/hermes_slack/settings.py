@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_gateway import SettingsError, secret
+from hermes_gateway import SettingsError, secret, setting
 
 from .starts import START_STREAMS_PER_MINUTE
 
@@ -46,8 +46,8 @@ class SlackSettings:
     signing_secret: str | None = secret(None)
     native_streaming: Literal["auto", "off", False] = "auto"
     api_base_url: str = DEFAULT_API_BASE_URL
-    api_timeout: float | None = None
-    start_streams_per_minute: int = START_STREAMS_PER_MINUTE
+    api_timeout: float | None = setting(None, minimum=0.001, maximum=3600)
+    start_streams_per_minute: int = setting(START_STREAMS_PER_MINUTE, minimum=1, maximum=10_000)
 
     def __post_init__(self) -> None:
         # surrounding spaces (an env file's) are not part of a token: dropped before anything is checked
@@ -74,11 +74,6 @@ class SlackSettings:
             raise SettingsError("api_base_url", f"an http(s) URL of the Web API, e.g. {DEFAULT_API_BASE_URL}")
         if not self.api_base_url.endswith("/"):
             self._set("api_base_url", self.api_base_url + "/")
-        if self.api_timeout is not None and not self.api_timeout > 0:
-            raise SettingsError("api_timeout", f"a number of seconds above 0, got {self.api_timeout!r}")
-        if self.start_streams_per_minute < 1:
-            raise SettingsError("start_streams_per_minute",
-                                f"a whole number of at least 1, got {self.start_streams_per_minute!r}")
 
     @property
     def native(self) -> bool:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_gateway import SettingsError, secret
+from hermes_gateway import SettingsError, secret, setting
 
 TOKEN_SHAPE = re.compile(r"^\d+:[A-Za-z0-9_-]{8,}$")
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
@@ -39,7 +39,7 @@ class TelegramSettings:
     base_url: str = DEFAULT_BASE_URL                # a Bot API server, ending in /bot (the plugin adds the token)
     base_file_url: str | None = None                # where files people send are downloaded, ending in /file/bot;
                                                     # default: /file/bot on base_url's host (the Bot API's layout)
-    poll_timeout: int = 30                          # seconds one getUpdates long poll may wait
+    poll_timeout: int = setting(30, minimum=0, maximum=300)  # seconds one getUpdates long poll may wait
     mode: Literal["polling", "webhook"] = "polling"  # or updates arrive at POST /webhooks/telegram
     webhook_url: str | None = None                  # the public URL Telegram posts to (setWebhook)
     webhook_secret: str | None = secret(None)       # X-Telegram-Bot-Api-Secret-Token
@@ -65,8 +65,6 @@ class TelegramSettings:
                                                      "/file/bot, e.g. https://api.telegram.org/file/bot")
             if token in self.base_file_url:
                 raise SettingsError("base_file_url", "the server's URL without the token (the plugin adds it)")
-        if not 0 <= self.poll_timeout <= 300:
-            raise SettingsError("poll_timeout", "whole seconds from 0 to 300")
         if self.webhook:
             self._check_webhook(token)
         else:

@@ -45,8 +45,9 @@ class GraphClient:
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             timeout = aiohttp.ClientTimeout(total=self.settings.timeout, connect=min(10.0, self.settings.timeout))
+            # trust_env: HTTPS_PROXY / HTTP_PROXY / NO_PROXY apply, as they do to the model's requests
             self._session = aiohttp.ClientSession(
-                timeout=timeout, headers={"Authorization": f"Bearer {self.settings.access_token}"})
+                timeout=timeout, headers={"Authorization": f"Bearer {self.settings.access_token}"}, trust_env=True)
         return self._session
 
     async def close(self) -> None:

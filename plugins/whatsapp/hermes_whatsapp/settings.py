@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hermes_gateway import SettingsError, secret
+from hermes_gateway import SettingsError, secret, setting
 
 DEFAULT_API_BASE_URL = "https://graph.facebook.com/v21.0"
 #: Shorter values are refused: the log scrubber would not mask them (they could be ordinary words).
@@ -28,7 +28,7 @@ class WhatsAppSettings:
     app_secret: str = secret()                # the Meta app's secret, which signs every webhook
     verify_token: str = secret()              # the token typed into the webhook set-up
     api_base_url: str = DEFAULT_API_BASE_URL
-    timeout: float = 20.0                     # seconds one Graph API call may take
+    timeout: float = setting(20.0, minimum=1, maximum=300)  # seconds one Graph API call may take
 
     def __post_init__(self) -> None:
         for name in SECRET_KEYS:
@@ -48,8 +48,6 @@ class WhatsAppSettings:
         if any(getattr(self, name) in self.api_base_url for name in SECRET_KEYS):
             raise SettingsError("api_base_url", "the server's URL without a token in it")
         object.__setattr__(self, "api_base_url", self.api_base_url.rstrip("/"))
-        if not 1 <= self.timeout <= 300:
-            raise SettingsError("timeout", "seconds from 1 to 300 that one Graph API call may take")
 
     @property
     def secrets(self) -> tuple[str, ...]:
