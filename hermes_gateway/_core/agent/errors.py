@@ -164,7 +164,14 @@ def refusal_of(exc: BaseException, secrets: Sequence[str] = ()) -> UpstreamRefus
         return _one_line(value, 200) if isinstance(value, str) and value else None
     headers = exc.headers
     return UpstreamRefusal(exc.status_code, message, param=text("param"), code=text("code"), type=text("type"),
-                           retry_after=headers.get("retry-after"), retry_after_ms=headers.get("retry-after-ms"))
+                           retry_after=_wait(headers.get("retry-after")), retry_after_ms=_wait(headers.get("retry-after-ms")))
+
+
+def _wait(value: str | None) -> str | None:
+    """A ``Retry-After`` value worth passing on: short and printable (seconds, or an HTTP date)."""
+    if value is None or len(value) > 40 or not value.isprintable():
+        return None
+    return value.strip() or None
 
 
 #: HTTP statuses after which this endpoint is considered down (the SDK already retried 429/5xx).

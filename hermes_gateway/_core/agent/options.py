@@ -24,13 +24,15 @@ from typing import Any, Mapping
 #: Chat Completions fields forwarded to the upstream as they are (already validated by the API server).
 FORWARDED = ("temperature", "top_p", "seed", "stop", "max_tokens", "max_completion_tokens", "response_format",
              "user", "metadata", "presence_penalty", "frequency_penalty", "logit_bias", "service_tier",
-             "reasoning_effort", "verbosity", "prompt_cache_key", "safety_identifier", "prompt_cache_retention")
+             "reasoning_effort", "verbosity", "prompt_cache_key", "safety_identifier", "prompt_cache_retention",
+             "prompt_cache_options")
 
 #: Their names in a Responses request; a field without an equivalent there is not sent to such an endpoint.
 _RESPONSES_NAMES = {"temperature": "temperature", "top_p": "top_p", "user": "user", "metadata": "metadata",
                     "service_tier": "service_tier", "max_completion_tokens": "max_output_tokens",
                     "max_tokens": "max_output_tokens", "prompt_cache_key": "prompt_cache_key",
-                    "safety_identifier": "safety_identifier", "prompt_cache_retention": "prompt_cache_retention"}
+                    "safety_identifier": "safety_identifier", "prompt_cache_retention": "prompt_cache_retention",
+                    "prompt_cache_options": "prompt_cache_options"}
 
 
 @dataclass(frozen=True)
