@@ -481,8 +481,8 @@ class AIAgent:
                         reason = redact(reason, secret)
                     failures.append(f"{upstream.label} ({how}): {reason}")
                     log.info("upstream %s %s failed: %s", upstream.label, how, reason)
-                    refusal = refusal_of(exc, secrets)
-                    if refusal is not None:
+                    refusal = refusal_of(exc, secrets) if stream_failure is None else None
+                    if refusal is not None:  # (the first answer only: a replay's refusal is not why it failed)
                         refusals.append(refusal)
                     if refuses_the_request(exc):  # the same request fails the same way: no non-streamed replay
                         break

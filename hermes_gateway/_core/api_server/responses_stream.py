@@ -340,7 +340,8 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
     else:
         output = [shape.message("incomplete", text)] if opened else []
         fields = outcome.error_fields()
-        error = {"code": fields["code"] or "server_error", "message": fields["message"]}
+        code = fields["code"] if fields["code"] in ("rate_limit_exceeded", "invalid_prompt") else "server_error"
+        error = {"code": code, "message": fields["message"]}  # (the SDK knows a fixed list of codes)
         final = shape.response("failed", output, usage=outcome.usage, error=error)
         tail = ev.frame("response.failed", {"response": final})
     await out.end(tail, eof=False)  # the body ends after the response is stored (routes.py)

@@ -216,8 +216,8 @@ def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default
     ``extra_params``: fields beyond OpenAI's passed to the upstream (``api_server.extra_params``);
     ``vision``: whether image parts may be sent (``model.vision``)."""
     model = _model(body, models)
-    extras = extra_fields(body, CHAT_FIELDS, extra_params, responses=False)
     stream = _stream(body, default_stream)
+    extras = extra_fields(body, CHAT_FIELDS, extra_params, responses=False)
     include_usage = False
     options = body.get("stream_options")
     if options is not None:
@@ -426,8 +426,8 @@ def parse_responses_request(body: dict[str, Any], *, models: tuple[str, ...], de
                             vision: bool = True) -> TurnInput:
     """Validate a ``POST /v1/responses`` body; ``conversation_of`` looks up ``previous_response_id``."""
     model = _model(body, models)
-    extras = extra_fields(body, RESPONSES_FIELDS, extra_params, responses=True)
     stream = _stream(body, default_stream)
+    extras = extra_fields(body, RESPONSES_FIELDS, extra_params, responses=True)
     if RESPONSES_KEYS.isdisjoint(body):
         turn_options = NO_OPTIONS
     else:
