@@ -30,7 +30,7 @@ from ..media import Media
 from ..http.errors import ApiError
 from .media import RenderedMedia
 from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, refusal_error, total_usage
-from .progress import chat_progress_frame
+from .progress import tool_progress_frame
 from .reply_text import Diverged, ReplyText
 from .coalesce import MAX_COALESCED, Frames, next_event
 from .sse import DONE, SSEWriter, data_frame, dumps, json_string
@@ -87,8 +87,7 @@ class ChatChunks:
                 + ',"logprobs":null,"finish_reason":null}]}\n\n').encode()
 
     def progress(self, event: ToolCallStarted | ToolCallFinished) -> bytes:
-        return chat_progress_frame(event, {"id": self.completion_id, "object": "chat.completion.chunk",
-                                           "created": self.created, "model": self.model})
+        return tool_progress_frame(event)
 
     def finish(self, reason: str = "stop") -> bytes:
         return (self._base + '"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":'
