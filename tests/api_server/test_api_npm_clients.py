@@ -1,4 +1,4 @@
-"""The openai npm SDK's stream helpers finish with the gateway's tool progress on (issue 34).
+"""The openai npm SDK's stream helpers, and the Vercel AI SDK, finish with the gateway's tool progress on (issue 34).
 
 ``responses.stream()`` threw ``Unhandled response stream event`` on the
 progress events; they are SSE comments now, which every SSE parser skips.
@@ -22,23 +22,30 @@ NPM_DIR = Path(__file__).parent / "npm"
 PROMPT = 'tool: calculate {"expression": "6 * 7"}'
 
 
+PACKAGES = ("openai", "ai", "@ai-sdk/openai")
+
+
 def _npm_clients() -> Path | None:
-    """The folder with the pinned openai package installed (installed now if npm can), or None."""
+    """The folder with the pinned packages installed (installed now if npm can), or None."""
     if shutil.which("node") is None:
         return None
-    if not (NPM_DIR / "node_modules" / "openai").is_dir() and shutil.which("npm") is not None:
+
+    def installed() -> bool:
+        return all((NPM_DIR / "node_modules" / name / "package.json").is_file() for name in PACKAGES)
+    if not installed() and shutil.which("npm") is not None:
         subprocess.run(["npm", "ci", "--prefix", str(NPM_DIR), "--no-audit", "--no-fund", "-q"],
                        capture_output=True, timeout=300, check=False)
-    return NPM_DIR if (NPM_DIR / "node_modules" / "openai").is_dir() else None
+    return NPM_DIR if installed() else None
 
 
-async def test_the_npm_sdk_stream_helpers_finish_with_tool_progress_on():
+@pytest.mark.parametrize("script", ["helpers.mjs", "ai_sdk.mjs"])
+async def test_the_npm_clients_finish_with_tool_progress_on(script):
     folder = _npm_clients()
     if folder is None:
-        pytest.skip("node or the openai npm package is not installed (npm ci --prefix tests/api_server/npm)")
+        pytest.skip("node or the npm clients are not installed (npm ci --prefix tests/api_server/npm)")
     async with running_gateway(gateway_config(api={"tool_progress_events": True})) as gw:
         process = await asyncio.create_subprocess_exec(
-            "node", str(folder / "helpers.mjs"), f"{gw.url}/v1", MODEL, PROMPT,
+            "node", str(folder / script), f"{gw.url}/v1", MODEL, PROMPT,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         stdout, stderr = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 0, stderr.decode()[-2000:]
