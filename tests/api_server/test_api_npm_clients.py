@@ -51,3 +51,5 @@ async def test_the_npm_clients_finish_with_tool_progress_on(script):
     assert process.returncode == 0, stderr.decode()[-2000:]
     result = json.loads(stdout.decode().strip().splitlines()[-1])
     assert "42" in result["responses"] and "42" in result["chat"]
+    if script == "ai_sdk.mjs":  # a client tool's arguments reach the AI SDK in pieces (tool-input-delta)
+        assert result["responses_tool_input_deltas"] >= 3 and result["chat_tool_input_deltas"] >= 3, result
