@@ -125,3 +125,33 @@ async def test_a_bad_gateway_tools_setting_is_one_line_naming_the_key():
         parse_config({"api_server": {"gateway_tools": "sometimes"}}, env={})
     assert str(info.value).count("\n") == 0 and "api_server.gateway_tools" in str(info.value)
     assert "auto, always, never" in str(info.value)
+
+
+async def test_both_kinds_in_one_answer_continue_by_previous_response_id(upstream):
+    """The stored conversation holds both calls and the gateway's result; the client's result follows them."""
+    async def both_then_text(body: dict, s) -> None:
+        await s.role()
+        if body["messages"][-1]["role"] == "tool":
+            await s.text("done")
+            await s.finish()
+            return
+        await s.response.write(s._chunk({"tool_calls": [
+            {"index": 0, "id": "call_gw", "type": "function",
+             "function": {"name": "gateway_calculate", "arguments": '{"expression": "6 * 7"}'}},
+            {"index": 1, "id": "call_client", "type": "function",
+             "function": {"name": "calculate", "arguments": '{"x": "1"}'}}]}))
+        await s.response.write(s._chunk({}, "tool_calls") + b"data: [DONE]\n\n")
+    upstream.stream_script = both_then_text
+    flat = {"type": "function", **CLIENT_CALC["function"]}
+    config = gateway_config(model=upstream.model_config(), api={"gateway_tools": "always"})
+    async with running_gateway(config) as gw:
+        client = openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key="x", max_retries=0)
+        first = await client.responses.create(model=MODEL, input="what is 6 * 7?", tools=[flat])
+        (call,) = [item for item in first.output if item.type == "function_call"]
+        assert call.name == "calculate" and call.call_id == "call_client"
+        second = await client.responses.create(model=MODEL, previous_response_id=first.id, tools=[flat], input=[
+            {"type": "function_call_output", "call_id": "call_client", "output": "one"}])
+    assert second.output_text == "done"
+    sent = upstream.requests[-1]["messages"]
+    assert [m["role"] for m in sent[-4:]] == ["user", "assistant", "tool", "tool"]
+    assert [m["tool_call_id"] for m in sent[-2:]] == ["call_gw", "call_client"] and sent[-2]["content"] == "42"

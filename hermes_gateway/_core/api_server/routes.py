@@ -562,7 +562,9 @@ def _this_turn(turn: TurnInput, end: TurnEnd | None, reply: str | None) -> list[
         this_turn = [{"role": "user", "content": turn.message}]
     if this_turn and this_turn[-1].get("role") == "assistant" and not this_turn[-1].get("tool_calls"):
         this_turn[-1]["content"] = seen  # exactly the text the client received
-    elif not (this_turn and this_turn[-1].get("tool_calls")):
+    elif not (this_turn and (this_turn[-1].get("tool_calls") or end is not None and end.tool_calls)):
+        # (a turn that ends with the client's calls may end with the results of the gateway's calls of the
+        # same answer: the client's results follow them)
         this_turn.append({"role": "assistant", "content": seen})
     return this_turn
 
