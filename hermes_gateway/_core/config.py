@@ -131,6 +131,10 @@ class StreamingConfig:
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
+#: ``api_server.gateway_tools``: when an API turn offers the gateway's own tools beside the client's.
+GATEWAY_TOOLS = ("auto", "always", "never")
+
+
 @dataclass(frozen=True)
 class ApiServerConfig:
     enabled: bool = True
@@ -147,6 +151,8 @@ class ApiServerConfig:
     max_concurrent_streams: int = 1000  # SSE streams open at once; beyond it a 429 with Retry-After
     approvals: str = "deny"  # a tool under tools.approval.require, in an API turn: "deny" or "allow" (nobody to ask)
     workers: int = 1  # processes serving the listener (SO_REUSEPORT); "auto" in the file = os.cpu_count()
+    gateway_tools: str = "auto"  # the gateway's own tools in API turns: auto (when the client brings none), always, never
+    extra_params: tuple[str, ...] = ()  # request fields beyond OpenAI's that are passed to the upstream as they are
 
 
 @dataclass(frozen=True)
@@ -1100,7 +1106,8 @@ class _Parser:
     def api_server(self, value: Any) -> ApiServerConfig:
         allowed = ("enabled", "host", "port", "api_keys", "allow_unauthenticated", "max_body_bytes",
                    "tool_progress_events", "model_name", "keepalive_interval", "cors_origins",
-                   "expose_reasoning", "max_concurrent_streams", "approvals", "workers")
+                   "expose_reasoning", "max_concurrent_streams", "approvals", "workers", "gateway_tools",
+                   "extra_params")
         sec = self.section(value, "api_server", allowed)
         d = ApiServerConfig()
         return ApiServerConfig(
@@ -1121,6 +1128,8 @@ class _Parser:
                                             d.max_concurrent_streams, minimum=1, maximum=1_000_000),
             approvals=self.get(sec, "api_server", "approvals", "str", d.approvals, choices=API_APPROVALS),
             workers=self.workers(sec.get("workers"), "api_server.workers", d.workers),
+            gateway_tools=self.get(sec, "api_server", "gateway_tools", "str", d.gateway_tools, choices=GATEWAY_TOOLS),
+            extra_params=self.get(sec, "api_server", "extra_params", "strlist", d.extra_params),
         )
 
     def workers(self, value: Any, key: str, default: int) -> int:

@@ -30,6 +30,35 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallArguments:
+    """A piece of a tool call's arguments, as the upstream streamed it (after its ``ToolCallStarted``).
+
+    The API server streams these on for a client's own tool (``delta.tool_calls[].function.arguments``,
+    ``response.function_call_arguments.delta``); everything else ignores them."""
+
+    call_id: str
+    index: int
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamRefusal:
+    """Why the upstream refused the turn's request, in terms a client can act on (``TurnEnd.refusal``).
+
+    ``status`` is the upstream's HTTP status (400, 422, 429, 401, ...); ``message``, ``param``, ``code``
+    and ``type`` its error body's fields (secrets masked); ``retry_after`` its ``Retry-After`` header.
+    """
+
+    status: int
+    message: str
+    param: str | None = None
+    code: str | None = None
+    type: str | None = None
+    retry_after: str | None = None
+    retry_after_ms: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallFinished:
     """A tool ran; ``summary`` is a short, printable form of its result."""
 
@@ -70,7 +99,8 @@ class TurnEnd:
     ``tool_calls``: calls of an API client's own tools (Chat Completions
     ``tool_calls`` entries) that end the turn for the client to run;
     ``finish_reason``: ``stop``, ``length`` (cut by a token limit),
-    ``tool_calls`` or the upstream's own reason."""
+    ``tool_calls`` or the upstream's own reason. ``refusal``: with ``error``, the upstream's own
+    refusal when that is why the turn failed (a 400, a 429, a 401), so an API client can be told the same."""
 
     reply: str
     raw: str = ""
@@ -81,6 +111,8 @@ class TurnEnd:
     media: tuple[Media, ...] = ()
     tool_calls: tuple[dict, ...] = ()
     finish_reason: str = "stop"
+    refusal: UpstreamRefusal | None = None
 
 
-StreamEvent = Union[TextDelta, ToolCallStarted, ToolCallFinished, UsageReport, StreamReset, TurnEnd]
+StreamEvent = Union[TextDelta, ToolCallStarted, ToolCallArguments, ToolCallFinished, UsageReport, StreamReset,
+                    TurnEnd]

@@ -108,3 +108,26 @@ def test_status_errors_carry_what_the_sdks_carry(status: int, content: bytes) ->
     ours = UpstreamStatusError.from_response(status, {}, content)
     theirs = SDK._make_status_error_from_response(httpx.Response(status, content=content, request=REQUEST))
     assert (ours.status_code, ours.message, ours.body) == (theirs.status_code, theirs.message, theirs.body)
+
+
+def test_an_upstream_refusal_keeps_its_fields_and_masks_the_secrets() -> None:
+    """(issue 34) What an API client is told about an upstream's 4xx: its status, message, param and code."""
+    from hermes_gateway._core.agent.errors import AllUpstreamsFailed, refusal_of, refuses_the_request
+    body = (b'{"error": {"message": "too long for sk-secret-key", "type": "invalid_request_error", '
+            b'"param": "messages", "code": "context_length_exceeded"}}')
+    error = UpstreamStatusError.from_response(400, {}, body)
+    refusal = refusal_of(error, ["sk-secret-key"])
+    assert refusal is not None and refuses_the_request(error)
+    assert (refusal.status, refusal.message, refusal.param, refusal.code) == \
+        (400, "too long for ***", "messages", "context_length_exceeded")
+    limited = UpstreamStatusError.from_response(429, {"retry-after": "7", "retry-after-ms": "x" * 100}, b"{}")
+    assert refusal_of(limited).retry_after == "7" and refusal_of(limited).retry_after_ms is None  # (bounded)
+    assert not refuses_the_request(limited)
+    assert refusal_of(UpstreamStatusError(503, "Error code: 503")) is None  # an outage is not a refusal
+    assert refusal_of(UpstreamStatusError(408, "Error code: 408")) is None
+    assert not refuses_the_request(UpstreamStatusError(400, "x", {"message": "stream is not supported"}))
+    unauthorized = refusal_of(UpstreamStatusError(401, "Error code: 401", {"message": "bad key"}))
+    failed = AllUpstreamsFailed(["a", "b", "c"], [refusal_of(limited), unauthorized, refusal])
+    assert failed.refusal is refusal  # the client's own mistake first
+    assert AllUpstreamsFailed(["a", "b"], [refusal_of(limited), unauthorized]).refusal is unauthorized
+    assert AllUpstreamsFailed(["a"]).refusal is None

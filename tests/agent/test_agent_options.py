@@ -109,3 +109,15 @@ async def test_chats_send_exactly_what_they_always_did():
         await agent.aclose()
     assert set(upstream.requests[0].body) == {"model", "messages", "stream", "stream_options"}
     assert json.dumps(upstream.requests[0].body["messages"]) == json.dumps([{"role": "user", "content": "hello"}])
+
+
+def test_tool_choice_binds_the_first_round_only_and_needs_tools() -> None:
+    """(issue 34) A forcing tool_choice becomes auto for later rounds; without tools it is not sent at all."""
+    from hermes_gateway._core.agent.options import later_round
+    forced = TurnOptions(tool_choice="required")
+    assert later_round(forced).tool_choice == "auto"
+    assert later_round(TurnOptions(tool_choice="none")).tool_choice == "none"
+    assert later_round(OPTIONS) is OPTIONS or later_round(OPTIONS).tool_choice == "auto"
+    assert "tool_choice" not in chat_body(forced, []) and "tool_choice" not in responses_body(forced, [])
+    assert chat_body(forced, [GATEWAY])["tool_choice"] == "required"
+    assert chat_body(TurnOptions(extra={"top_k": 4}, body={"temperature": 0.1}), [])["top_k"] == 4

@@ -57,3 +57,17 @@ def test_usage_from_either_api() -> None:
     assert usage_from(Chat()) == UsageReport(3, 4, 7)
     assert usage_from(Responses()) == UsageReport(5, 6, 11)
     assert usage_from(None) is None
+
+
+def test_streamed_argument_pieces_come_out_as_they_arrive_after_the_start() -> None:
+    """(issue 34) Each piece of a call's arguments is an event; pieces before the name follow its start."""
+    from hermes_gateway._core.agent.results import ToolCallAccumulator
+    from hermes_gateway._core.events import ToolCallArguments, ToolCallStarted
+    accumulator = ToolCallAccumulator()
+    early = accumulator.add_chat_delta_dicts([{"index": 0, "function": {"arguments": '{"ci'}}])
+    assert early == []
+    started = accumulator.add_chat_delta_dicts([{"index": 0, "id": "c1", "function": {"name": "f"}}])
+    assert started == [ToolCallStarted("c1", "f", 0), ToolCallArguments("c1", 0, '{"ci')]
+    assert accumulator.add_chat_delta_dicts([{"index": 0, "function": {"arguments": 'ty": 1}'}}]) == \
+        [ToolCallArguments("c1", 0, 'ty": 1}')]
+    assert accumulator.calls()[0].arguments == '{"city": 1}'

@@ -112,3 +112,21 @@ async def test_the_tool_call_arguments_satisfy_the_tools_schema(client):
     arguments = json.loads(call.function.arguments)
     assert arguments["count"] >= 3 and len(arguments["tags"]) == 2 and arguments["mode"] in ("fast", "slow")
     assert completion.choices[0].finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+async def test_an_agent_streams_through_the_gateways_tool_progress(api):
+    """(issue 34) With progress on for every request, the gateway's own tool runs and the agent still finishes."""
+    async with running_gateway(gateway_config(api={"tool_progress_events": True})) as gw:
+        client = openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key="unused", max_retries=0)
+        agent = Agent(name="maths", instructions="Answer.", model=model_for(api, client))
+        result = Runner.run_streamed(agent, 'tool: calculate {"expression": "6 * 7"}')
+        async for _ in result.stream_events():
+            pass
+        assert "42" in str(result.final_output)
+        # and the openai SDK's own stream helpers
+        ask = 'tool: calculate {"expression": "6 * 7"}'
+        async with client.responses.stream(model=MODEL, input=ask) as stream:
+            assert "42" in (await stream.get_final_response()).output_text
+        async with client.chat.completions.stream(model=MODEL, messages=[{"role": "user", "content": ask}]) as s:
+            assert "42" in (await s.get_final_completion()).choices[0].message.content

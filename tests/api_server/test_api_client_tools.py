@@ -92,10 +92,12 @@ async def test_responses_streamed_function_call_events(client):
     assert call.type == "function_call" and json.loads(call.arguments)["city"]
 
 
-async def test_gateway_tools_still_run_server_side_in_the_same_turn(client):
-    reply = await client.chat.completions.create(
-        model=MODEL, tools=[WEATHER],
-        messages=[{"role": "user", "content": 'tool: calculate {"expression": "6 * 7"}'}])
+async def test_gateway_tools_still_run_server_side_in_the_same_turn():
+    async with running_gateway(gateway_config(api={"gateway_tools": "always"})) as gateway:
+        client = openai.AsyncOpenAI(base_url=f"{gateway.url}/v1", api_key="unused", max_retries=0)
+        reply = await client.chat.completions.create(
+            model=MODEL, tools=[WEATHER],
+            messages=[{"role": "user", "content": 'tool: calculate {"expression": "6 * 7"}'}])
     assert reply.choices[0].finish_reason == "stop"
     assert "42" in reply.choices[0].message.content
 
@@ -121,14 +123,12 @@ async def test_named_tool_choice_and_parallel_calls(client):
 
 @pytest.mark.parametrize("tools, choice, param", [
     ("garbage", None, "tools"),
-    ([{"type": "function", "function": {"name": "calculate"}}], None, "tools[0].function.name"),
     ([WEATHER, WEATHER], None, "tools[1].function.name"),
     ([{"type": "web_search"}], None, "tools[0].type"),
     ([{"type": "function", "function": {"name": "bad name!"}}], None, "tools[0].function.name"),
     ([{"type": "function", "function": {"name": "x", "parameters": "nope"}}], None, "tools[0].function.parameters"),
     ([WEATHER], {"type": "function", "function": {"name": "unknown"}}, "tool_choice"),
     ([WEATHER], "sometimes", "tool_choice"),
-    (None, "required", "tool_choice"),
 ])
 async def test_bad_tools_are_a_400_naming_the_parameter(gw, tools, choice, param):
     body = {"model": MODEL, "messages": ASK}
@@ -147,7 +147,15 @@ async def test_a_tool_result_without_its_call_is_a_400(gw):
     assert status == 400 and json.loads(raw)["error"]["param"] == "messages[1].tool_call_id"
 
 
-async def test_responses_tool_name_collision_is_a_400(gw):
+async def test_a_client_tool_named_like_a_gateway_tool_is_taken(gw):
+    """(issue 34) With api_server.gateway_tools: auto the gateway's own are not offered beside the client's."""
     body = {"model": MODEL, "input": "hi", "tools": [{"type": "function", "name": "calculate"}]}
     status, _, raw = await post_raw(f"{gw.url}/v1/responses", body)
-    assert status == 400 and json.loads(raw)["error"]["param"] == "tools[0].name"
+    assert status == 200, raw
+
+
+async def test_required_without_tools_is_a_400_when_no_gateway_tool_is_offered():
+    async with running_gateway(gateway_config(api={"gateway_tools": "never"})) as gateway:
+        status, _, raw = await post_raw(f"{gateway.url}/v1/chat/completions",
+                                        {"model": MODEL, "messages": ASK, "tool_choice": "required"})
+    assert status == 400 and json.loads(raw)["error"]["param"] == "tool_choice"

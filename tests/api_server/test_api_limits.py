@@ -58,8 +58,8 @@ async def test_an_upstream_400_for_one_request_leaves_streaming_on_for_the_other
     async with running_gateway(gateway_config(model=upstream.model_config())) as gw:
         status, _, raw = await post_raw(f"{gw.url}/v1/chat/completions",
                                         {**STREAM, "messages": [{"role": "user", "content": "poison"}]})
-        assert status == 200
-        assert [r.get("stream") for r in upstream.requests] == [True, None]  # this turn fell back
+        assert status == 400 and b"unsupported bytes" in raw  # the client's request, refused (issue 34)
+        assert [r.get("stream") for r in upstream.requests] == [True]  # not replayed without streaming
         status, _, raw = await post_raw(f"{gw.url}/v1/chat/completions", STREAM)
         assert status == 200
         assert upstream.requests[-1].get("stream") is True  # the next client still streams

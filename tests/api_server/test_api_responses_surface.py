@@ -74,7 +74,8 @@ async def get(gw, path):
 
 
 def progress_of(raw: bytes) -> list[dict]:
-    return [e.json() for e in parse_sse(raw) if not isinstance(e, str) and e.event == "hermes.tool_progress"]
+    prefix = ": hermes.tool_progress "  # SSE comment lines (issue 34)
+    return [json.loads(c[len(prefix):]) for c in parse_sse(raw) if isinstance(c, str) and c.startswith(prefix)]
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])

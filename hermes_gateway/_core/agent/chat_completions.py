@@ -103,8 +103,8 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
                     tool_deltas = delta.get("tool_calls")
                     if tool_deltas:
                         call.got_content = True
-                        for started in tools.add_chat_delta_dicts(tool_deltas):
-                            yield started
+                        for tool_event in tools.add_chat_delta_dicts(tool_deltas):
+                            yield tool_event
                 finish_reason = choice.get("finish_reason")
                 if finish_reason:
                     call.finish_reason = finish_reason

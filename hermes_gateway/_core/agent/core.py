@@ -33,17 +33,17 @@ from contextlib import aclosing
 from typing import Any, AsyncGenerator, AsyncIterator, Callable, Sequence
 
 from ..config import Config, Endpoint, MediaConfig, ModelConfig
-from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, TurnEnd, UsageReport
+from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, TurnEnd, UpstreamRefusal, UsageReport
 from ..media import Media
 from ..media_dir import MediaDirectory
 from ..reasoning import postprocess_reply, strip_thinking
 from ..toolbox import ToolBox
 from ..tools import Tool, collect_tools, installed_tools
 from .chat_completions import complete_chat, stream_chat
-from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, rejects_usage_option,
-                     streaming_unsupported)
+from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, refusal_of,
+                     refuses_the_request, rejects_usage_option, streaming_unsupported)
 from .guard import Interrupted, ReadGuard
-from .options import NO_OPTIONS, TurnOptions, chat_body, responses_body
+from .options import NO_OPTIONS, TurnOptions, chat_body, later_round, responses_body
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
 from .tool_runner import Approver, ToolOutcome, refusal, run_tool
@@ -63,10 +63,11 @@ class _Turn:
     """The state of one turn: what has been shown, and how to stop it."""
 
     __slots__ = ("committed", "has_content", "orphan", "pending", "guard", "interrupted", "usage", "separator",
-                 "options", "approver", "__weakref__")
+                 "options", "approver", "offer", "__weakref__")
 
     def __init__(self, separator: str = SEPARATOR, options: TurnOptions = NO_OPTIONS) -> None:
         self.options = options               # an API client's parameters and tools (none for chats)
+        self.offer: GatewayOffer | None = None  # the gateway's tools as this turn offers them; None: all, as named
         self.approver: Approver | None = None  # asked before a tool runs (tools.approval); None: every tool runs
         self.separator = separator           # between the text of successive model calls
         self.committed: list[str] = []       # text of finished model calls, separators included
@@ -99,6 +100,46 @@ class _Turn:
                 parts.append(self.separator)
             parts.extend(tail.text_parts)
         return "".join(parts)
+
+
+class GatewayOffer:
+    """The gateway's own tools as one API turn offers them: none (``TurnOptions.gateway_tools`` off), or all,
+    each under the name the model sees: a tool whose name a client tool took gets a ``gateway_`` prefix
+    (``api_server.gateway_tools: always``), so neither side's tool is refused or hidden."""
+
+    __slots__ = ("tools", "chat", "responses")
+
+    def __init__(self, tools: dict[str, Tool]) -> None:
+        self.tools = tools  # by the name the model sees
+        self.chat = [_renamed(tool.chat_schema(), name, nested=True) for name, tool in tools.items()]
+        self.responses = [_renamed(tool.responses_schema(), name, nested=False) for name, tool in tools.items()]
+
+    @classmethod
+    def of(cls, tools: dict[str, Tool], options: TurnOptions) -> "GatewayOffer | None":
+        """The offer for ``options``; None when it is every tool under its own name (chats, most API turns)."""
+        if not options.gateway_tools:
+            return cls({})
+        taken = options.client_tool_names
+        if taken.isdisjoint(tools):
+            return None
+        offered: dict[str, Tool] = {}
+        for name, tool in tools.items():
+            shown = name
+            while shown in taken or shown in tools and shown != name:
+                shown = PREFIX + shown
+            offered[shown] = tool
+        return cls(offered)
+
+
+#: What a gateway tool's name gets in front when a client tool has the same name.
+PREFIX = "gateway_"
+
+
+def _renamed(schema: dict[str, Any], name: str, *, nested: bool) -> dict[str, Any]:
+    if nested:
+        function = schema["function"]
+        return schema if function.get("name") == name else {**schema, "function": {**function, "name": name}}
+    return schema if schema.get("name") == name else {**schema, "name": name}
 
 
 class AIAgent:
@@ -281,9 +322,15 @@ class AIAgent:
         starts_open = self.model.reasoning_starts_open
         error: str | None = None
         interrupted = False
+        refused: UpstreamRefusal | None = None
         max_turns = self.model.max_turns
+        if turn.options is not NO_OPTIONS:
+            turn.offer = GatewayOffer.of(self.tools, turn.options)
+        called: list[str] = []  # the gateway tools run this turn, for the log when it runs out of rounds
         try:
             for round_number in range(1, max_turns + 1):
+                if round_number == 2:
+                    turn.options = later_round(turn.options)  # tool_choice forced the first call only
                 call: ModelCall | None = None
                 # aclosing: if our consumer stops early, the upstream stream is closed now, not at GC.
                 async with aclosing(self._call_model(turn, messages, stream)) as model_events:
@@ -304,10 +351,9 @@ class AIAgent:
                     tool_calls = []  # cut short: arguments may be incomplete, nothing is run
                 if client_tools:
                     # A call of the client's own tool ends the turn: the client runs it and sends the result.
-                    # The gateway's calls of the same answer are dropped; the model asks again next turn.
+                    # The gateway's calls of the same answer run first (their results join the turn's history).
                     client_calls = [c for c in tool_calls if c.name in client_tools]
                     if client_calls:
-                        tool_calls = client_calls
                         finish_reason = "tool_calls"
                 content = strip_thinking(call.text, starts_open=starts_open) or None
                 assistant: dict[str, Any] = {"role": "assistant", "content": content}
@@ -315,24 +361,32 @@ class AIAgent:
                     assistant["tool_calls"] = [c.as_message() for c in tool_calls]
                 messages.append(assistant)
                 new_messages.append(assistant)
-                if not tool_calls or client_calls or finish_reason == "length":
+                if not tool_calls or finish_reason == "length":
                     break
-                if round_number == max_turns:
+                gateway_calls = [c for c in tool_calls if c.name not in client_tools] if client_calls else tool_calls
+                if round_number == max_turns and not client_calls:
                     error = (f"stopped after {max_turns} model calls (model.max_turns): "
                              f"the model still wanted to call tools")
+                    log.warning("a turn stopped after %d model calls (model.max_turns); gateway tools run: %s; "
+                                "the last answer asked for: %s", max_turns, _tally(called) or "none",
+                                _tally([c.name for c in tool_calls]))
                     self._skip_tools(tool_calls, "not run: the turn reached model.max_turns", messages, new_messages)
                     break
-                async with aclosing(self._run_tools(guard, tool_calls, messages, new_messages,
-                                                    media, turn.approver)) as tool_events:
-                    async for event in tool_events:
-                        yield event
+                called.extend(c.name for c in gateway_calls)
+                if gateway_calls:
+                    async with aclosing(self._run_tools(guard, gateway_calls, messages, new_messages,
+                                                        media, turn.approver, turn.offer)) as tool_events:
+                        async for event in tool_events:
+                            yield event
+                if client_calls:
+                    break
         except Interrupted:
             interrupted = True
             if turn.pending is not None and turn.pending.text:
                 content = strip_thinking(turn.pending.text, starts_open=starts_open)
                 new_messages.append({"role": "assistant", "content": content})
         except AllUpstreamsFailed as exc:
-            error = str(exc)
+            error, refused = str(exc), exc.refusal
             log.warning("%s", error)
         except Exception as exc:  # a bug must still end the turn properly, with a readable reason
             log.exception("agent turn failed")
@@ -344,7 +398,7 @@ class AIAgent:
         yield TurnEnd(reply=postprocess_reply(raw, starts_open=starts_open), raw=raw, interrupted=interrupted,
                       error=error, usage=turn.usage, messages=new_messages, media=tuple(media),
                       tool_calls=tuple(c.as_message() for c in client_calls) if client_calls else (),
-                      finish_reason=finish_reason)
+                      finish_reason=finish_reason, refusal=refused)
 
     def _initial_messages(self, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
         messages = [dict(m) for m in history or ()]
@@ -353,8 +407,8 @@ class AIAgent:
             messages.insert(0, {"role": "system", "content": prompt})
         return messages
 
-    def _request(self, upstream: Upstream, messages: list[dict[str, Any]],
-                 options: TurnOptions = NO_OPTIONS) -> tuple[dict[str, Any], Any, Any]:
+    def _request(self, upstream: Upstream, messages: list[dict[str, Any]], options: TurnOptions = NO_OPTIONS,
+                 offer: GatewayOffer | None = None) -> tuple[dict[str, Any], Any, Any]:
         endpoint = upstream.endpoint
         if endpoint.vision is False or (endpoint.vision is None and not self.model.vision):
             messages = without_images(messages)  # a fallback that cannot see: stand-ins, not a 400
@@ -364,10 +418,10 @@ class AIAgent:
                 request = build_request(endpoint.name, messages, self._responses_tools)
             else:
                 request = {**build_request(endpoint.name, messages, []),
-                           **responses_body(options, self._responses_tools)}
+                           **responses_body(options, self._responses_tools if offer is None else offer.responses)}
             return request, stream_responses, complete_responses
         request = {"model": endpoint.name, "messages": list(messages)}
-        tools = self._chat_tools  # (a property: read once)
+        tools = self._chat_tools if offer is None else offer.chat  # (a property: read once)
         if options is not NO_OPTIONS:
             request.update(chat_body(options, tools))
         elif tools:
@@ -381,8 +435,9 @@ class AIAgent:
         assert guard is not None
         timeouts = self.model.timeouts
         failures: list[str] = []
+        refusals: list[UpstreamRefusal] = []
         for upstream in self._pool.all():
-            request, streamer, completer = self._request(upstream, messages, turn.options)
+            request, streamer, completer = self._request(upstream, messages, turn.options, turn.offer)
             key = upstream.key
             # (stream?, ask for usage with stream_options?) in the order to try them on this upstream
             paths = [(True, STREAM_SUPPORT.takes_usage_option(key)), (False, False)] \
@@ -421,10 +476,16 @@ class AIAgent:
                         continue
                     how = "stream" if streaming else "non-streaming call"
                     reason = describe(exc)
-                    for secret in upstream.endpoint.secrets():  # servers may echo the key or the URL
+                    secrets = upstream.endpoint.secrets()
+                    for secret in secrets:  # servers may echo the key or the URL
                         reason = redact(reason, secret)
                     failures.append(f"{upstream.label} ({how}): {reason}")
                     log.info("upstream %s %s failed: %s", upstream.label, how, reason)
+                    refusal = refusal_of(exc, secrets) if stream_failure is None else None
+                    if refusal is not None:  # (the first answer only: a replay's refusal is not why it failed)
+                        refusals.append(refusal)
+                    if refuses_the_request(exc):  # the same request fails the same way: no non-streamed replay
+                        break
                     if call.text_parts:
                         turn.orphan = call
                     if streaming:
@@ -447,7 +508,7 @@ class AIAgent:
                               len(call.final_tool_calls()), call.usage)
                 yield call
                 return
-        raise AllUpstreamsFailed(failures)
+        raise AllUpstreamsFailed(failures, refusals)
 
     @staticmethod
     def _reset(turn: _Turn) -> StreamReset:
@@ -455,10 +516,12 @@ class AIAgent:
         return StreamReset(reason="the stream failed part-way; replaced by a retry")
 
     async def _run_tools(self, guard: ReadGuard, calls: list[ToolCall], messages: list[dict[str, Any]],
-                         new_messages: list[dict[str, Any]], media: list[Media],
-                         approver: Approver | None = None) -> AsyncGenerator[StreamEvent, None]:
-        """Run the calls concurrently; report and record them (and collect their media) in call order."""
-        tasks = [asyncio.ensure_future(self._run_approved(call, approver)) for call in calls]
+                         new_messages: list[dict[str, Any]], media: list[Media], approver: Approver | None = None,
+                         offer: GatewayOffer | None = None) -> AsyncGenerator[StreamEvent, None]:
+        """Run the calls concurrently; report and record them (and collect their media) in call order.
+
+        ``offer``: the tools the turn offered, by the names the model saw (None: all, under their own)."""
+        tasks = [asyncio.ensure_future(self._run_approved(call, approver, offer)) for call in calls]
         done = 0
         try:
             for call, task in zip(calls, tasks):
@@ -478,8 +541,14 @@ class AIAgent:
                 if not task.done():
                     task.cancel()
 
-    async def _run_approved(self, call: ToolCall, approver: Approver | None) -> ToolOutcome:
+    async def _run_approved(self, call: ToolCall, approver: Approver | None,
+                            offer: GatewayOffer | None = None) -> ToolOutcome:
         """One call, once a person approved it when ``tools.approval`` says so (else the refusal)."""
+        if offer is not None:
+            tool = offer.tools.get(call.name)
+            if tool is None:  # not offered this turn: reported like an unknown tool, never run
+                return await run_tool(offer.tools, call)
+            call = ToolCall(call.call_id, tool.name, call.arguments, call.index)  # approved and run as itself
         refused = await refusal(self.tools, call, approver)
         if refused is not None:
             return refused
@@ -496,6 +565,14 @@ class AIAgent:
 
 
 _warned_callbacks: set[int] = set()
+
+
+def _tally(names: Sequence[str]) -> str:
+    """``calculate x21, current_time`` for the log."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())
 
 
 def _call_back(callback: StreamCallback, value: str | None) -> None:

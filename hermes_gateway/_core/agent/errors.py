@@ -14,9 +14,10 @@ the retries), :class:`UpstreamConnectionError` / :class:`UpstreamTimedOut`
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..errors import HermesError
+from ..events import UpstreamRefusal
 from .guard import UpstreamTimeout
 
 
@@ -106,11 +107,71 @@ class UpstreamError(HermesError):
 
 
 class AllUpstreamsFailed(HermesError):
-    """Every endpoint (primary and fallbacks) failed; ``str()`` is one line listing why."""
+    """Every endpoint (primary and fallbacks) failed; ``str()`` is one line listing why.
 
-    def __init__(self, failures: list[str]) -> None:
+    ``refusals``: the upstreams' own refusals among the failures (:func:`refusal_of`); :attr:`refusal` is
+    the one an API client is told about."""
+
+    def __init__(self, failures: list[str], refusals: Sequence[UpstreamRefusal] = ()) -> None:
         self.failures = failures
+        self.refusals = tuple(refusals)
         super().__init__("the model is unavailable: " + "; ".join(failures))
+
+    @property
+    def refusal(self) -> UpstreamRefusal | None:
+        """What to tell an API client: a refusal of its request first (it can fix that), then the operator's
+        problem (a key or model the upstream refuses), then a rate limit; None when the failures were outages
+        (5xx, the network), which a client's retry is for."""
+        for wanted in (lambda status: status in CLIENT_FAULTS, lambda status: status != 429,
+                       lambda status: status == 429):
+            for refusal in reversed(self.refusals):
+                if wanted(refusal.status):
+                    return refusal
+        return None
+
+
+#: Upstream statuses that mean "this request is wrong" (a bad parameter, a context too long, too large):
+#: the client's to fix, so it is told them as they are.
+CLIENT_FAULTS = frozenset({400, 413, 422})
+#: 4xx statuses that are not a refusal of this request but a passing state (a timeout, a conflict): retried.
+_TRANSIENT = frozenset({408, 409})
+
+
+def refuses_the_request(exc: BaseException) -> bool:
+    """A refusal of the request itself (400, 413, 422), not of streaming (:func:`streaming_unsupported`): the
+    same request is not sent again to this endpoint (no non-streamed replay); a fallback endpoint (another
+    model) may still take it."""
+    return isinstance(exc, UpstreamStatusError) and exc.status_code in CLIENT_FAULTS \
+        and not streaming_unsupported(exc)
+
+
+def refusal_of(exc: BaseException, secrets: Sequence[str] = ()) -> UpstreamRefusal | None:
+    """The upstream's 4xx answer as an :class:`UpstreamRefusal` (None for anything else: 5xx, the network);
+    ``secrets`` (the endpoint's key and URL) are masked in its message."""
+    if not isinstance(exc, UpstreamStatusError) or not 400 <= exc.status_code < 500 \
+            or exc.status_code in _TRANSIENT:
+        return None
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, dict) else None
+    fields = error if isinstance(error, dict) else {}
+    message = fields.get("message") if isinstance(fields.get("message"), str) else None
+    message = _one_line(message or _status_message(exc) or f"HTTP {exc.status_code}", 2000)
+    for secret in secrets:
+        message = redact(message, secret)
+
+    def text(name: str) -> str | None:
+        value = fields.get(name)
+        return _one_line(value, 200) if isinstance(value, str) and value else None
+    headers = exc.headers
+    return UpstreamRefusal(exc.status_code, message, param=text("param"), code=text("code"), type=text("type"),
+                           retry_after=_wait(headers.get("retry-after")), retry_after_ms=_wait(headers.get("retry-after-ms")))
+
+
+def _wait(value: str | None) -> str | None:
+    """A ``Retry-After`` value worth passing on: short and printable (seconds, or an HTTP date)."""
+    if value is None or len(value) > 40 or not value.isprintable():
+        return None
+    return value.strip() or None
 
 
 #: HTTP statuses after which this endpoint is considered down (the SDK already retried 429/5xx).

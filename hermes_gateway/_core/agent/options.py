@@ -7,27 +7,32 @@ the turn (:func:`chat_body` / :func:`responses_body`, which translates them
 for an endpoint in ``api_mode: responses``). Chats and the terminal pass
 none: their requests are exactly what they were.
 
-Client tools are offered beside the gateway's own; a call to one ends the
-turn the OpenAI way (the client runs it and sends the result back), while
-the gateway's tools keep running server-side.
+Client tools are offered beside the gateway's own when ``gateway_tools``
+says so (``api_server.gateway_tools``); a call to one ends the turn the
+OpenAI way (the client runs it and sends the result back), while the
+gateway's tools keep running server-side. ``tool_choice`` binds the
+model's first call of the turn only (:func:`later_round`): after a gateway
+tool ran, forcing another call would loop until ``model.max_turns``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Mapping
 
 #: Chat Completions fields forwarded to the upstream as they are (already validated by the API server).
 FORWARDED = ("temperature", "top_p", "seed", "stop", "max_tokens", "max_completion_tokens", "response_format",
              "user", "metadata", "presence_penalty", "frequency_penalty", "logit_bias", "service_tier",
-             "reasoning_effort", "verbosity", "prompt_cache_key", "safety_identifier", "prompt_cache_retention")
+             "reasoning_effort", "verbosity", "prompt_cache_key", "safety_identifier", "prompt_cache_retention",
+             "prompt_cache_options")
 
 #: Their names in a Responses request; a field without an equivalent there is not sent to such an endpoint.
 _RESPONSES_NAMES = {"temperature": "temperature", "top_p": "top_p", "user": "user", "metadata": "metadata",
                     "service_tier": "service_tier", "max_completion_tokens": "max_output_tokens",
                     "max_tokens": "max_output_tokens", "prompt_cache_key": "prompt_cache_key",
-                    "safety_identifier": "safety_identifier", "prompt_cache_retention": "prompt_cache_retention"}
+                    "safety_identifier": "safety_identifier", "prompt_cache_retention": "prompt_cache_retention",
+                    "prompt_cache_options": "prompt_cache_options"}
 
 
 @dataclass(frozen=True)
@@ -37,13 +42,18 @@ class TurnOptions:
     ``body``: fields of :data:`FORWARDED` the client set. ``client_tools``:
     ``{"type": "function", "function": {...}}`` entries. ``tool_choice``:
     ``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function",
-    "function": {"name": ...}}`` (None: not set).
+    "function": {"name": ...}}`` (None: not set). ``gateway_tools``: whether the
+    gateway's own tools are offered beside the client's. ``extra``: vendor
+    fields the operator allowed (``api_server.extra_params``), sent to the
+    upstream as they are.
     """
 
     body: Mapping[str, Any] = field(default_factory=dict)
     client_tools: tuple[dict[str, Any], ...] = ()
     tool_choice: Any = None
     parallel_tool_calls: bool | None = None
+    gateway_tools: bool = True
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @cached_property  # (a frozen dataclass still has a __dict__ for it)
     def client_tool_names(self) -> frozenset[str]:
@@ -60,14 +70,21 @@ class TurnOptions:
 NO_OPTIONS = TurnOptions()
 
 
+def later_round(options: TurnOptions) -> TurnOptions:
+    """The options for the turn's second and later model calls: a forcing ``tool_choice`` becomes ``auto``."""
+    if options.tool_choice is None or options.tool_choice in ("auto", "none"):
+        return options
+    return replace(options, tool_choice="auto")
+
+
 def chat_body(options: TurnOptions, gateway_tools: list[dict[str, Any]]) -> dict[str, Any]:
     """The fields ``options`` adds to a Chat Completions request (tools included)."""
-    out: dict[str, Any] = dict(options.body)
+    out: dict[str, Any] = {**options.extra, **options.body}
     tools = [*options.client_tools, *gateway_tools]  # the client's first: what it offered is what it cares about
     if tools:
         out["tools"] = tools
-    if options.tool_choice is not None:
-        out["tool_choice"] = options.tool_choice
+        if options.tool_choice is not None:
+            out["tool_choice"] = options.tool_choice
     if options.parallel_tool_calls is not None and tools:
         out["parallel_tool_calls"] = options.parallel_tool_calls
     return out
@@ -76,7 +93,7 @@ def chat_body(options: TurnOptions, gateway_tools: list[dict[str, Any]]) -> dict
 def responses_body(options: TurnOptions, gateway_tools: list[dict[str, Any]]) -> dict[str, Any]:
     """The same for a Responses request: tools flattened, ``response_format`` as ``text.format``,
     token limits as ``max_output_tokens``."""
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = dict(options.extra)
     for name, value in options.body.items():
         if name in _RESPONSES_NAMES:
             out[_RESPONSES_NAMES[name]] = value
@@ -94,7 +111,7 @@ def responses_body(options: TurnOptions, gateway_tools: list[dict[str, Any]]) ->
     tools = [*(flat_tool(t) for t in options.client_tools), *gateway_tools]
     if tools:
         out["tools"] = tools
-    choice = options.tool_choice
+    choice = options.tool_choice if tools else None
     if isinstance(choice, Mapping):
         out["tool_choice"] = {"type": "function", "name": choice["function"]["name"]}
     elif choice is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
 
-from ..events import StreamEvent, TextDelta
+from ..events import StreamEvent, TextDelta, ToolCallArguments
 from .chat_completions import TAIL_TIMEOUT, TAIL_WHAT
 from .errors import (IncompleteStream, MalformedChunk, MalformedResponse, NotStreaming, UpstreamConnectionError,
                      UpstreamError)
@@ -117,7 +117,10 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
                         yield TextDelta(delta)
                 elif kind == "response.function_call_arguments.delta":
                     slot = tools.slot(event.get("output_index"), dense=True)
-                    slot.arguments.append(text_field(event.get("delta") or "", "tool arguments"))
+                    piece = text_field(event.get("delta") or "", "tool arguments")
+                    slot.arguments.append(piece)
+                    if piece and slot.announced:
+                        yield ToolCallArguments(slot.call_id, slot.index, piece)
                 elif kind in ("response.output_item.added", "response.output_item.done"):
                     item = event.get("item")
                     if item is not None and item.get("type") == "function_call":
@@ -132,6 +135,8 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
                             slot.arguments.append(text_field(arguments, "tool arguments"))
                         if slot.name and not slot.announced:
                             yield tools.announce(slot)
+                            if slot.arguments and kind == "response.output_item.added":
+                                yield ToolCallArguments(slot.call_id, slot.index, "".join(slot.arguments))
                 elif kind == "response.function_call_arguments.done":
                     slot = tools.slot(event.get("output_index"), dense=True)
                     arguments = event.get("arguments")

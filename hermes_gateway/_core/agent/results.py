@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..events import ToolCallStarted, UsageReport
+from ..events import ToolCallArguments, ToolCallStarted, UsageReport
 
 
 @dataclass(slots=True)
@@ -75,9 +75,10 @@ class ToolCallAccumulator:
                 started.append(self.announce(slot))
         return started
 
-    def add_chat_delta_dicts(self, deltas: Sequence[dict[str, Any]]) -> list[ToolCallStarted]:
-        """:meth:`add_chat_deltas` for deltas as parsed JSON (the streaming path reads no SDK models)."""
-        started: list[ToolCallStarted] = []
+    def add_chat_delta_dicts(self, deltas: Sequence[dict[str, Any]]) -> list[ToolCallStarted | ToolCallArguments]:
+        """:meth:`add_chat_deltas` for deltas as parsed JSON (the streaming path reads no SDK models), with each
+        piece of arguments as a :class:`ToolCallArguments` too (after its call's start), as it arrived."""
+        started: list[ToolCallStarted | ToolCallArguments] = []
         for delta in deltas:
             key = delta.get("index")
             if key is None:
@@ -96,8 +97,12 @@ class ToolCallAccumulator:
                 arguments = function.get("arguments")
                 if arguments:
                     slot.arguments.append(text_field(arguments, "tool arguments"))
+                    if slot.announced:
+                        started.append(ToolCallArguments(slot.call_id, slot.index, arguments))
             if slot.name and not slot.announced:
                 started.append(self.announce(slot))
+                if slot.arguments:  # pieces that came before the name (or with it)
+                    started.append(ToolCallArguments(slot.call_id, slot.index, "".join(slot.arguments)))
         return started
 
     def announce(self, slot: _Slot) -> ToolCallStarted:

@@ -5,8 +5,9 @@ chunks, one per agent delta, written before the agent next waits for
 anything (deltas that were ready together share one write, see
 :mod:`.coalesce`; none waits for a later token); one chunk
 with ``finish_reason`` (``tool_calls`` after the client's own tool calls,
-streamed as ``delta.tool_calls`` pieces: ``index``, ``id``, ``type`` and
-``function.name`` once, then the arguments; ``length`` after a cut by a
+streamed as ``delta.tool_calls`` pieces the moment the upstream writes them
+(:mod:`.tool_stream`): ``index``, ``id``, ``type`` and ``function.name``
+once, then each piece of the arguments; ``length`` after a cut by a
 token limit); a usage chunk with ``"choices": []`` when the client
 asked for ``stream_options.include_usage``; then ``data: [DONE]`` exactly
 once, last. A failure after the stream started is ``data: {"error": ...}``
@@ -23,16 +24,17 @@ import logging
 import time
 from typing import AsyncIterator, Awaitable, Callable, Sequence
 
-from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
-                      UsageReport)
+from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallArguments, ToolCallFinished, ToolCallStarted,
+                      TurnEnd, UsageReport)
 from ..media import Media
-from ..http.errors import SERVER_ERROR, error_body
+from ..http.errors import ApiError
 from .media import RenderedMedia
-from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
-from .progress import chat_progress_frame
+from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, refusal_error, total_usage
+from .progress import tool_progress_frame
 from .reply_text import Diverged, ReplyText
 from .coalesce import MAX_COALESCED, Frames, next_event
 from .sse import DONE, SSEWriter, data_frame, dumps, json_string
+from .tool_stream import StreamedCall, StreamedCalls
 
 log = logging.getLogger(__name__)
 
@@ -71,27 +73,21 @@ class ChatChunks:
     def reasoning(self, text: str) -> str:
         return self._reasoning[0] + json_string(text) + self._reasoning[1]
 
-    def tool_calls(self, calls: Sequence[dict]) -> bytes:
-        """The client's tool calls as OpenAI streams them: per call, a first delta with its index, id, type and
-        name (arguments ""), then one with the arguments."""
-        frames = []
-        for index, call in enumerate(calls):
-            function = call["function"]
-            first = {"index": index, "id": call["id"], "type": "function",
-                     "function": {"name": function["name"], "arguments": ""}}
-            frames.append(self._delta({"tool_calls": [first]}))
-            if function["arguments"]:
-                frames.append(self._delta({"tool_calls": [{"index": index,
-                                                           "function": {"arguments": function["arguments"]}}]}))
-        return b"".join(frames)
+    def call_start(self, call: StreamedCall) -> bytes:
+        """A client tool call's first delta, as OpenAI streams it: index, id, type and name (arguments "")."""
+        return self._delta({"tool_calls": [{"index": call.index, "id": call.call_id, "type": "function",
+                                            "function": {"name": call.name, "arguments": ""}}]})
+
+    def call_arguments(self, call: StreamedCall, piece: str) -> bytes:
+        """A piece of a client tool call's arguments."""
+        return self._delta({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
 
     def _delta(self, delta: dict) -> bytes:
         return (self._base + '"choices":[{"index":0,"delta":' + dumps(delta)
                 + ',"logprobs":null,"finish_reason":null}]}\n\n').encode()
 
     def progress(self, event: ToolCallStarted | ToolCallFinished) -> bytes:
-        return chat_progress_frame(event, {"id": self.completion_id, "object": "chat.completion.chunk",
-                                           "created": self.created, "model": self.model})
+        return tool_progress_frame(event)
 
     def finish(self, reason: str = "stop") -> bytes:
         return (self._base + '"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":'
@@ -108,7 +104,8 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                             on_text: Callable[[int], None], shutting_down: Callable[[], bool],
                             starts_open: bool = False, expose_reasoning: bool = False,
                             render_media: Callable[[Sequence[Media]], Awaitable[RenderedMedia]] | None = None,
-                            verbatim: bool = False, client_tools: frozenset[str] = frozenset()) -> Outcome:
+                            verbatim: bool = False, client_tools: frozenset[str] = frozenset(),
+                            hold: float = 0.0) -> Outcome:
     """Relay ``events`` to ``sse`` until the turn ends; return what the client got.
 
     ``on_text(n)`` is called after each write that carried text (``n`` events),
@@ -119,7 +116,10 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
     ``render_media`` turns the turn's media into Markdown lines, sent as one
     last content chunk after the reply's text. ``verbatim``: the client asked for JSON; the text goes out
-    unfiltered. ``client_tools``: the client's own tools, whose calls are not the gateway's progress.
+    unfiltered. ``client_tools``: the client's own tools, whose calls stream to the client (not the gateway's
+    progress). ``hold``: seconds the role chunk (and the response's status) waits for the agent's first event
+    (:meth:`.coalesce.Frames.hold`), so an upstream's refusal is answered with its own status (:class:`ApiError`
+    raised, nothing written).
     """
     outcome = Outcome()
     reply = ReplyText(starts_open=starts_open, verbatim=verbatim)
@@ -127,6 +127,9 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     end: TurnEnd | None = None
     out = Frames(sse, on_text)
     out.add(chunks.role())
+    out.hold(hold)
+    calls = StreamedCalls(client_tools)
+    refused: ApiError | None = None
     content_head, content_tail = chunks.content_template
     try:
         try:  # closing the agent's iterator closes the upstream request (as contextlib.aclosing, a frame less)
@@ -136,6 +139,8 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                     event = await next_event(anext, out.flush_before_wait if out.frames else None)
                 except StopAsyncIteration:
                     break
+                if out.held:
+                    out.release()
                 if type(event) is TextDelta:
                     reasoning, visible = reply.feed(event.text)
                     if not expose_reasoning:
@@ -152,14 +157,25 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
                     break
                 elif isinstance(event, UsageReport):
                     reports.append(event)
+                elif type(event) is ToolCallArguments:
+                    call = calls.piece(event)
+                    if call is not None:
+                        out.add(chunks.call_arguments(call, event.delta))
                 elif isinstance(event, StreamReset):
                     reply.reset()
+                    calls.reset()
                 elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
-                    if tool_progress and event.name not in client_tools:
+                    if event.name in client_tools:
+                        call = calls.started(event) if isinstance(event, ToolCallStarted) else None
+                        if call is not None:
+                            out.add(chunks.call_start(call))
+                    elif tool_progress:
                         out.add(chunks.progress(event))
         finally:
             await events.aclose()  # type: ignore[attr-defined]
         code, message = classify_end(end, shutting_down())
+        if code is not None and not out.wrote:
+            refused = refusal_error(end)
         if code is None:
             reasoning, visible = reply.finish()
             if not expose_reasoning:
@@ -168,7 +184,7 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
             if end is not None and end.media and render_media is not None:
                 _add_pieces(out, chunks, "", (await render_media(end.media)).tail(reply.sent))
         else:
-            outcome.fail(code, message)
+            outcome.fail(code, message, refusal_error(end))
     except Diverged as exc:
         log.warning("chat completion %s: %s; ending the stream with an error", chunks.completion_id, exc)
         outcome.fail(STREAM_RESET)
@@ -177,17 +193,32 @@ async def write_chat_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], 
     except Exception:
         log.exception("chat completion %s: the agent failed", chunks.completion_id)
         outcome.fail(INTERNAL)
+    finally:
+        out.close()
+    if refused is not None:
+        raise refused  # nothing was written: the client gets the upstream's status (routes.py)
     outcome.text, outcome.reasoning, outcome.end = reply.sent, reply.reasoning_sent, end
     outcome.usage = total_usage(reports, end)
+    tail = b""
     if outcome.ok:
         assert end is not None
-        tail = chunks.finish(end.finish_reason)
-        if end.tool_calls:
-            tail = chunks.tool_calls(end.tool_calls) + tail
+        try:
+            calls.leftover(end.tool_calls, end.finish_reason == "length")
+            for call, rest, new in calls.finish(end.tool_calls):
+                if new:
+                    tail += chunks.call_start(call)
+                if rest:
+                    tail += chunks.call_arguments(call, rest)
+        except Diverged as exc:
+            log.warning("chat completion %s: %s; ending the stream with an error", chunks.completion_id, exc)
+            outcome.fail(STREAM_RESET)
+    if outcome.ok:
+        assert end is not None
+        tail += chunks.finish(end.finish_reason)
         if include_usage:
             tail += chunks.usage(outcome.usage)
     else:
-        tail = data_frame(error_body(outcome.error_message or "", type=SERVER_ERROR, code=outcome.error_code))
+        tail = data_frame({"error": outcome.error_fields()})
     await out.end(tail + DONE)  # what is left, the tail and the end of the body, in one send
     return outcome
 

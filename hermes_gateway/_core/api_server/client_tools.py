@@ -1,11 +1,12 @@
 """An API client's own ``tools``, ``tool_choice`` and ``parallel_tool_calls``, checked.
 
-The client's function tools are offered to the model beside the
-gateway's own (the agent runs its own; a call of a client tool ends the
-turn for the client to run). Anything the gateway could not pass on
-faithfully is a 400 naming the parameter: a tool type other than
-``function``, a name that collides with a gateway tool, duplicate names,
-a ``tool_choice`` naming a function that was not offered. Both endpoints'
+The client's function tools are offered to the model, beside the
+gateway's own when ``api_server.gateway_tools`` says so (:func:`offers_gateway_tools`;
+the agent runs its own, renamed if a client tool took the name; a call of
+a client tool ends the turn for the client to run). Anything the gateway
+could not pass on faithfully is a 400 naming the parameter: a tool type
+other than ``function``, duplicate names, a ``tool_choice`` naming a
+function that was not offered. Both endpoints'
 shapes are accepted (Chat Completions nests the function, Responses does
 not); the result is always the Chat Completions shape.
 """
@@ -23,7 +24,13 @@ MAX_TOOLS = 128
 MAX_DESCRIPTION = 8192
 
 
-def check_tools(tools: Any, where: str, gateway_tools: frozenset[str], *, nested: bool) -> tuple[dict[str, Any], ...]:
+def offers_gateway_tools(mode: str, client_tools: tuple[dict[str, Any], ...]) -> bool:
+    """Whether a turn offers the gateway's own tools (``api_server.gateway_tools``): ``always``, ``never``, or
+    ``auto``: only when the client brings no tools (an agent framework runs its own loop)."""
+    return mode == "always" or (mode == "auto" and not client_tools)
+
+
+def check_tools(tools: Any, where: str, *, nested: bool) -> tuple[dict[str, Any], ...]:
     """The client's tools as ``{"type": "function", "function": {...}}`` entries (checked)."""
     if tools is None:
         return ()
@@ -48,9 +55,6 @@ def check_tools(tools: Any, where: str, gateway_tools: frozenset[str], *, nested
         else:
             function, fat = tool, at
         name = check_schema_name(function.get("name"), f"{fat}.name")
-        if name in gateway_tools:
-            raise bad_request(f"{fat}.name '{name}' is the name of one of the gateway's own tools; rename your tool.",
-                              f"{fat}.name", "tool_name_conflict")
         if name in seen:
             raise bad_request(f"{fat}.name '{name}' is offered twice.", f"{fat}.name")
         seen.add(name)
@@ -73,8 +77,10 @@ def check_tools(tools: Any, where: str, gateway_tools: frozenset[str], *, nested
     return tuple(out)
 
 
-def check_tool_choice(choice: Any, tools: tuple[dict[str, Any], ...], *, nested: bool) -> Any:
-    """``tool_choice`` in Chat Completions shape (None when absent)."""
+def check_tool_choice(choice: Any, tools: tuple[dict[str, Any], ...], *, nested: bool,
+                      gateway_tools: bool = False) -> Any:
+    """``tool_choice`` in Chat Completions shape (None when absent); ``gateway_tools``: the gateway's own
+    are offered too (``required`` may then be met by one of them)."""
     if choice is None:
         return None
     names = [t["function"]["name"] for t in tools]
@@ -82,7 +88,7 @@ def check_tool_choice(choice: Any, tools: tuple[dict[str, Any], ...], *, nested:
         if choice not in ("auto", "none", "required"):
             raise bad_request(f"tool_choice must be 'auto', 'none', 'required' or a function, got {shown(choice)}.",
                               "tool_choice")
-        if choice == "required" and not tools:
+        if choice == "required" and not tools and not gateway_tools:
             raise bad_request("tool_choice 'required' needs tools.", "tool_choice")
         return choice
     if not isinstance(choice, dict) or choice.get("type") != "function":

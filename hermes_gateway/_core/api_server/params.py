@@ -7,7 +7,13 @@ dropped silently. The refused ones are those the gateway cannot deliver
 (other output modalities, logprobs, server-side OpenAI features such as
 background responses, stored prompts or conversations); a refused
 parameter sent with its "off" value (``logprobs: false``, ``n: 1``,
-``include: []``) is accepted, since it asks for nothing.
+``include: []``) is accepted, since it asks for nothing. A parameter
+OpenAI does not have is a 400 naming it, as OpenAI answers, unless the
+operator listed it in ``api_server.extra_params`` (a vendor extension the
+upstream understands): then it is sent to the upstream as it is
+(:func:`extra_fields`). ``tests/api_server/test_api_params_known.py``
+checks :data:`CHAT_FIELDS` / :data:`RESPONSES_FIELDS` against the
+``openai`` SDK's own request types.
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping
 
+from dataclasses import replace
+
 from ..agent.options import NO_OPTIONS, TurnOptions
-from .client_tools import check_parallel, check_tool_choice, check_tools
-from ..http.errors import bad_request
+from .client_tools import check_parallel, check_tool_choice, check_tools, offers_gateway_tools
+from ..http.errors import ApiError, bad_request
+from .progress import FIELD as PROGRESS_FIELD
 from .schemas import check_schema, check_schema_name
 from .shown import kind_of, shown
 
@@ -69,7 +78,7 @@ MAX_LOGIT_BIAS = 1024
 
 #: Every key the two functions below read: a body with none of them (most requests) costs one set operation.
 _COMMON_KEYS = ("temperature", "top_p", "user", "prompt_cache_key", "safety_identifier", "prompt_cache_retention",
-                "service_tier", "metadata", "tools", "tool_choice", "parallel_tool_calls")
+                "service_tier", "metadata", "tools", "tool_choice", "parallel_tool_calls", "prompt_cache_options")
 #: (``_check_common_params`` in validation reads a few more, listed here too: max_output_tokens, penalties.)
 CHAT_KEYS = frozenset((*_COMMON_KEYS, *CHAT_REFUSED, "max_tokens", "max_completion_tokens", "presence_penalty",
                        "frequency_penalty", "seed", "stop", "logit_bias", "reasoning_effort", "verbosity",
@@ -79,8 +88,46 @@ RESPONSES_KEYS = frozenset((*_COMMON_KEYS, *RESPONSES_REFUSED, "max_output_token
                             "frequency_penalty"))
 
 
-def chat_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) -> TurnOptions:
-    """Check a Chat Completions body's model parameters; the options the agent forwards."""
+#: Every top-level field of a request the gateway knows: OpenAI's (every one the SDK's request types have) and
+#: its own (``hermes_tool_progress``). Any other is refused unless ``api_server.extra_params`` lists it.
+CHAT_FIELDS = frozenset((*CHAT_KEYS, "model", "messages", "stream", "stream_options", "n", PROGRESS_FIELD))
+RESPONSES_FIELDS = frozenset((*RESPONSES_KEYS, "model", "input", "instructions", "previous_response_id", "stream",
+                              "store", PROGRESS_FIELD))
+
+
+def extra_fields(body: Mapping[str, Any], known: frozenset[str], allowed: frozenset[str],
+                 responses: bool) -> dict[str, Any]:
+    """The body's fields beyond ``known`` that ``allowed`` (``api_server.extra_params``) lets through; a 400 in
+    OpenAI's words naming the first other one (``Unrecognized request argument supplied`` on Chat Completions,
+    ``Unknown parameter`` on Responses)."""
+    if known.issuperset(body):
+        return {}
+    extras: dict[str, Any] = {}
+    for name in body:
+        if name in known:
+            continue
+        if name not in allowed:
+            shown_name = name if len(name) <= 64 else name[:64] + "..."
+            message = f"Unknown parameter: '{shown_name}'." if responses \
+                else f"Unrecognized request argument supplied: {shown_name}"
+            raise ApiError(400, message, param=shown_name, code="unknown_parameter")
+        extras[name] = body[name]
+    return extras
+
+
+def with_policy(options: TurnOptions, gateway_tools: str, extras: dict[str, Any]) -> TurnOptions:
+    """``options`` with whether the gateway's own tools are offered (``api_server.gateway_tools``) and the
+    allowed vendor fields; :data:`NO_OPTIONS` itself when neither changes anything."""
+    offered = offers_gateway_tools(gateway_tools, options.client_tools)
+    if offered == options.gateway_tools and not extras:
+        return options
+    return replace(options, gateway_tools=offered, extra=extras)
+
+
+def chat_options(body: Mapping[str, Any], gateway_tools: str = "auto") -> TurnOptions:
+    """Check a Chat Completions body's model parameters; the options the agent forwards.
+
+    ``gateway_tools``: ``api_server.gateway_tools`` (a ``tool_choice: required`` may be met by one of them)."""
     if CHAT_KEYS.isdisjoint(body):
         return NO_OPTIONS
     _refuse(body, CHAT_REFUSED)
@@ -107,12 +154,14 @@ def chat_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) -> Turn
         checked = chat_response_format(fmt)
         if checked is not None:
             forwarded["response_format"] = checked
-    tools = check_tools(body.get("tools"), "tools", gateway_tools, nested=True)
-    return TurnOptions(forwarded, tools, check_tool_choice(body.get("tool_choice"), tools, nested=True),
-                       check_parallel(body.get("parallel_tool_calls")))
+    tools = check_tools(body.get("tools"), "tools", nested=True)
+    offered = offers_gateway_tools(gateway_tools, tools)
+    return TurnOptions(forwarded, tools, check_tool_choice(body.get("tool_choice"), tools, nested=True,
+                                                           gateway_tools=offered),
+                       check_parallel(body.get("parallel_tool_calls")), offered)
 
 
-def responses_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) -> TurnOptions:
+def responses_options(body: Mapping[str, Any], gateway_tools: str = "auto") -> TurnOptions:
     """Check a Responses body's model parameters; the options, in Chat Completions terms."""
     if RESPONSES_KEYS.isdisjoint(body):
         return NO_OPTIONS
@@ -157,9 +206,11 @@ def responses_options(body: Mapping[str, Any], gateway_tools: frozenset[str]) ->
     options = body.get("stream_options")
     if options is not None:
         _stream_options(options)
-    tools = check_tools(body.get("tools"), "tools", gateway_tools, nested=False)
-    return TurnOptions(forwarded, tools, check_tool_choice(body.get("tool_choice"), tools, nested=False),
-                       check_parallel(body.get("parallel_tool_calls")))
+    tools = check_tools(body.get("tools"), "tools", nested=False)
+    offered = offers_gateway_tools(gateway_tools, tools)
+    return TurnOptions(forwarded, tools, check_tool_choice(body.get("tool_choice"), tools, nested=False,
+                                                           gateway_tools=offered),
+                       check_parallel(body.get("parallel_tool_calls")), offered)
 
 
 def chat_response_format(fmt: Any) -> dict[str, Any] | None:
@@ -241,6 +292,11 @@ def _common(body: Mapping[str, Any]) -> dict[str, Any]:
     metadata = body.get("metadata")
     if metadata is not None:
         out["metadata"] = _metadata(metadata)
+    cache = body.get("prompt_cache_options")
+    if cache is not None:
+        if not isinstance(cache, dict):
+            raise bad_request(f"prompt_cache_options must be an object, got {kind_of(cache)}.", "prompt_cache_options")
+        out["prompt_cache_options"] = cache
     return out
 
 

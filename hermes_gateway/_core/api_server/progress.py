@@ -6,13 +6,14 @@ with the request field ``hermes_tool_progress: true`` or the header
 ``X-Hermes-Tool-Progress: true``; ``api_server.tool_progress_events`` only
 sets the default for requests that say neither.
 
-They travel under their own SSE event name, ``hermes.tool_progress``, and
-are shaped so that clients that ignore event names (the official SDKs) do
-not break: on Chat Completions each is a valid chunk with an empty
-``delta.content`` (OpenAI's quickstart loop ``chunk.choices[0].delta.content``
-reads ``""``) and the progress under ``hermes_tool_progress``. On Responses
-they carry no ``sequence_number``: they are not Responses events, and a
-client ignoring them must not see a gap.
+They travel as SSE comments, one line each:
+``: hermes.tool_progress {"type":"tool.started","call_id":...,"name":...}``
+(then ``tool.finished`` with ``ok`` and ``summary``), on both endpoints.
+Every SSE parser skips comments, so no client can choke on them: the
+``openai`` SDKs' stream helpers (the npm SDK's ``responses.stream()``
+throws on an event type it does not know), the Agents SDK, the AI SDK.
+A client that wants them reads the comment lines of the raw stream. They
+carry no ``sequence_number`` and are not Responses events (issue 34).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from typing import Any, Mapping
 
 from ..events import ToolCallFinished, ToolCallStarted
 from ..http.errors import bad_request
-from .sse import event_frame
+from .sse import dumps
 
 EVENT_NAME = "hermes.tool_progress"
+COMMENT = b": " + EVENT_NAME.encode() + b" "
 FIELD = "hermes_tool_progress"
 HEADER = "X-Hermes-Tool-Progress"
 
@@ -52,12 +54,5 @@ def progress_body(event: ToolCallStarted | ToolCallFinished) -> dict[str, Any]:
 
 
 def tool_progress_frame(event: ToolCallStarted | ToolCallFinished) -> bytes:
-    """The Responses form: the progress itself as the data."""
-    return event_frame(EVENT_NAME, progress_body(event))
-
-
-def chat_progress_frame(event: ToolCallStarted | ToolCallFinished, chunk: Mapping[str, Any]) -> bytes:
-    """The Chat Completions form: a chunk with an empty content delta (``chunk`` gives id, created, model)."""
-    body = {**chunk, "choices": [{"index": 0, "delta": {"content": ""}, "logprobs": None, "finish_reason": None}],
-            FIELD: progress_body(event)}
-    return event_frame(EVENT_NAME, body)
+    """The progress as one SSE comment line (compact JSON has no raw newline)."""
+    return COMMENT + dumps(progress_body(event)).encode() + b"\n\n"

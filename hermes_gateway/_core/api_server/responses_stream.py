@@ -4,9 +4,11 @@ Order on the wire: ``response.created``, ``response.in_progress``; at the
 first text ``response.output_item.added`` (a message) and
 ``response.content_part.added``; one ``response.output_text.delta`` per
 agent delta; then ``output_text.done``, ``content_part.done``,
-``output_item.done``; then, for each call of the client's own tools, a
-``function_call`` item (``output_item.added``,
-``function_call_arguments.delta``/``.done``, ``output_item.done``); then
+``output_item.done``; each call of the client's own tools is a
+``function_call`` item, added the moment its name is known, with a
+``function_call_arguments.delta`` per piece the upstream writes
+(:mod:`.tool_stream`), its ``.done`` and ``output_item.done`` at the end
+(``output_index`` counts items in the order they were added); then
 ``response.completed`` (``response.incomplete`` with
 ``incomplete_details.reason: "max_output_tokens"`` after a cut by the
 token limit). A failure after the stream
@@ -25,15 +27,17 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
 from ..agent.options import NO_OPTIONS, TurnOptions, flat_tool
 
-from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,
-                      UsageReport)
+from ..events import (StreamEvent, StreamReset, TextDelta, ToolCallArguments, ToolCallFinished, ToolCallStarted,
+                      TurnEnd, UsageReport)
+from ..http.errors import ApiError
 from ..media import Media
 from .coalesce import MAX_COALESCED, Frames, next_event
 from .media import RenderedMedia
-from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, total_usage
+from .outcome import INTERNAL, STREAM_RESET, Outcome, classify_end, refusal_error, total_usage
 from .progress import tool_progress_frame
 from .reply_text import Diverged, ReplyText
 from .sse import SSEWriter, dumps, event_frame, json_string
+from .tool_stream import StreamedCall, StreamedCalls
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +123,43 @@ class ResponseEvents:
     def __init__(self, shape: ResponseShape) -> None:
         self.shape = shape
         self.seq = 0
-        item = dumps(shape.message_id)
+        self.items = 0  # output items added so far (the next one's output_index)
+        self.message_index = 0
+        self._delta_head = ""
+        self._place_message(0)
+
+    def _place_message(self, index: int) -> None:
+        self.message_index = index
+        item = dumps(self.shape.message_id)
         self._delta_head = ('event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
-                            f'"item_id":{item},"output_index":0,"content_index":0,"logprobs":[],"delta":')
+                            f'"item_id":{item},"output_index":{index},"content_index":0,"logprobs":[],"delta":')
+
+    def add_message(self) -> int:
+        """The message item's ``output_index``: the next one."""
+        self._place_message(self.items)
+        self.items += 1
+        return self.message_index
+
+    def call_added(self, call: StreamedCall) -> bytes:
+        """A client tool call's ``function_call`` item, added (its arguments follow as they stream)."""
+        call.slot = self.items
+        self.items += 1
+        item = self.shape.function_call(_chat_call(call), "in_progress")
+        return self.frame("response.output_item.added", {"output_index": call.slot, "item": item})
+
+    def call_arguments(self, call: StreamedCall, piece: str) -> bytes:
+        return self.frame("response.function_call_arguments.delta",
+                          {"item_id": f"fc_{call.call_id}", "output_index": call.slot, "delta": piece})
+
+    def call_done(self, call: StreamedCall, status: str = "completed") -> tuple[bytes, dict[str, Any]]:
+        """The ``.done`` events of a call's arguments and item; and the item."""
+        item = {**self.shape.function_call(_chat_call(call)), "status": status}
+        frames = b""
+        if status == "completed":
+            frames = self.frame("response.function_call_arguments.done",
+                                {"item_id": item["id"], "output_index": call.slot, "name": call.name,
+                                 "arguments": call.arguments})
+        return frames + self.frame("response.output_item.done", {"output_index": call.slot, "item": item}), item
 
     def frame(self, event_type: str, body: dict[str, Any]) -> bytes:
         body = {"type": event_type, **body, "sequence_number": self.seq}
@@ -134,7 +172,12 @@ class ResponseEvents:
         return frame.encode()
 
     def item_location(self) -> dict[str, Any]:
-        return {"item_id": self.shape.message_id, "output_index": 0, "content_index": 0}
+        return {"item_id": self.shape.message_id, "output_index": self.message_index, "content_index": 0}
+
+
+def _chat_call(call: StreamedCall) -> dict[str, Any]:
+    """A streamed call as a Chat Completions ``tool_calls`` entry (what ``ResponseShape.function_call`` reads)."""
+    return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
 
 
 async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEvent], shape: ResponseShape, *,
@@ -142,18 +185,22 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                                  shutting_down: Callable[[], bool],
                                  starts_open: bool = False,
                                  render_media: Callable[[Sequence[Media]], Awaitable[RenderedMedia]] | None = None,
-                                 verbatim: bool = False) -> tuple[Outcome, dict[str, Any]]:
+                                 verbatim: bool = False, hold: float = 0.0) -> tuple[Outcome, dict[str, Any]]:
     """Relay ``events`` as Responses events; return the outcome and the final Response object.
 
     ``starts_open`` is ``model.reasoning_starts_open`` (replies open inside reasoning).
     ``render_media``: the turn's media, as Markdown after the text (one last
     delta) with a ``url_citation`` annotation per link, and an
-    ``image_generation_call`` item per inlined image, after the message.
+    ``image_generation_call`` item per inlined image, after the message. ``hold``: as in
+    :func:`.chat_stream.write_chat_stream` (an upstream's refusal before anything was sent is raised as
+    :class:`ApiError`).
     """
     ev = ResponseEvents(shape)
     outcome = Outcome()
     reply = ReplyText(starts_open=starts_open, verbatim=verbatim)
     client_tools = shape.options.client_tool_names
+    calls = StreamedCalls(client_tools)
+    refused: ApiError | None = None
     reports: list[UsageReport] = []
     end: TurnEnd | None = None
     media: RenderedMedia | None = None
@@ -162,13 +209,16 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
     def open_item() -> bytes:
         nonlocal opened
         opened = True
-        return (ev.frame("response.output_item.added", {"output_index": 0, "item": shape.message("in_progress", None)})
+        index = ev.add_message()
+        return (ev.frame("response.output_item.added", {"output_index": index,
+                                                        "item": shape.message("in_progress", None)})
                 + ev.frame("response.content_part.added", {**ev.item_location(), "part": shape.part("")}))
 
     initial = shape.response("in_progress", [])
     out = Frames(sse, on_text)  # written before the agent waits for anything, as Chat Completions (coalesce.py)
     out.add(ev.frame("response.created", {"response": initial})
             + ev.frame("response.in_progress", {"response": initial}))
+    out.hold(hold)
     try:
         try:  # closing the agent's iterator closes the upstream request (as contextlib.aclosing, a frame less)
             anext = events.__anext__
@@ -177,6 +227,8 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                     event = await next_event(anext, out.flush_before_wait if out.frames else None)
                 except StopAsyncIteration:
                     break
+                if out.held:
+                    out.release()
                 if type(event) is TextDelta:
                     visible = reply.feed(event.text)[1]
                     if visible:
@@ -190,14 +242,25 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                     break
                 elif isinstance(event, UsageReport):
                     reports.append(event)
+                elif type(event) is ToolCallArguments:
+                    call = calls.piece(event)
+                    if call is not None:
+                        out.add(ev.call_arguments(call, event.delta))
                 elif isinstance(event, StreamReset):
                     reply.reset()
+                    calls.reset()
                 elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
-                    if tool_progress and event.name not in client_tools:
+                    if event.name in client_tools:
+                        call = calls.started(event) if isinstance(event, ToolCallStarted) else None
+                        if call is not None:
+                            out.add(ev.call_added(call))
+                    elif tool_progress:
                         out.add(tool_progress_frame(event))
         finally:
             await events.aclose()  # type: ignore[attr-defined]
         code, message = classify_end(end, shutting_down())
+        if code is not None and not out.wrote:
+            refused = refusal_error(end)
         if code is None:
             visible = reply.finish()[1]
             if end is not None and end.media and render_media is not None:
@@ -208,7 +271,7 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
                     out.add(open_item())
                 out.add(ev.delta(visible), 1)
         else:
-            outcome.fail(code, message)
+            outcome.fail(code, message, refusal_error(end))
     except Diverged as exc:
         log.warning("response %s: %s; failing the response", shape.response_id, exc)
         outcome.fail(STREAM_RESET)
@@ -217,6 +280,20 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
     except Exception:
         log.exception("response %s: the agent failed", shape.response_id)
         outcome.fail(INTERNAL)
+    finally:
+        out.close()
+    if refused is not None:
+        raise refused  # nothing was written: the client gets the upstream's status (routes.py)
+    finals: list[tuple[StreamedCall, str, bool]] = []
+    left: list[StreamedCall] = []
+    if outcome.ok:
+        assert end is not None
+        try:
+            left = calls.leftover(end.tool_calls, end.finish_reason == "length")
+            finals = list(calls.finish(end.tool_calls))
+        except Diverged as exc:
+            log.warning("response %s: %s; failing the response", shape.response_id, exc)
+            outcome.fail(STREAM_RESET)
     outcome.text, outcome.end = reply.sent, end
     outcome.usage = total_usage(reports, end)
     text = outcome.text
@@ -224,8 +301,13 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
         assert end is not None
         text = text + (media.tail(text) if media is not None else "")
         notes = media.annotations(text) if media is not None else []
-        output: list[dict[str, Any]] = []
+        placed: dict[int, dict[str, Any]] = {}  # by output_index
         tail = b""
+        for call, rest, new in finals:  # calls not announced yet, and the arguments that did not stream
+            if new:
+                tail += ev.call_added(call)
+            if rest:
+                tail += ev.call_arguments(call, rest)
         if opened or not end.tool_calls:  # a turn that only calls the client's tools has no message
             tail += b"" if opened else open_item()
             for i, note in enumerate(notes):
@@ -234,23 +316,20 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
             item = shape.message("completed", text, notes)
             tail += ev.frame("response.output_text.done", {**ev.item_location(), "text": text, "logprobs": []})
             tail += ev.frame("response.content_part.done", {**ev.item_location(), "part": shape.part(text, notes)})
-            tail += ev.frame("response.output_item.done", {"output_index": 0, "item": item})
-            output.append(item)
-        for call in end.tool_calls:
-            index = len(output)
-            done = shape.function_call(call)
-            tail += ev.frame("response.output_item.added", {"output_index": index,
-                                                            "item": shape.function_call(call, "in_progress")})
-            if done["arguments"]:
-                tail += ev.frame("response.function_call_arguments.delta",
-                                 {"item_id": done["id"], "output_index": index, "delta": done["arguments"]})
-            tail += ev.frame("response.function_call_arguments.done",
-                             {"item_id": done["id"], "output_index": index, "name": done["name"],
-                              "arguments": done["arguments"]})
-            tail += ev.frame("response.output_item.done", {"output_index": index, "item": done})
-            output.append(done)
+            tail += ev.frame("response.output_item.done", {"output_index": ev.message_index, "item": item})
+            placed[ev.message_index] = item
+        for call, _, _ in finals:
+            frames, done = ev.call_done(call)
+            tail += frames
+            placed[call.slot] = done
+        for call in left:  # cut short by the token limit before the call was complete
+            frames, done = ev.call_done(call, "incomplete")
+            tail += frames
+            placed[call.slot] = done
+        output: list[dict[str, Any]] = [placed[i] for i in sorted(placed)]
         for image in media.images if media is not None else ():
-            index = len(output)
+            index = ev.items
+            ev.items += 1
             tail += ev.frame("response.output_item.added", {"output_index": index,
                                                             "item": {**image, "status": "generating", "result": None}})
             tail += ev.frame("response.output_item.done", {"output_index": index, "item": image})
@@ -260,7 +339,9 @@ async def write_responses_stream(sse: SSEWriter, events: AsyncIterator[StreamEve
         tail += ev.frame(f"response.{status}", {"response": final})
     else:
         output = [shape.message("incomplete", text)] if opened else []
-        error = {"code": "server_error", "message": outcome.error_message or ""}
+        fields = outcome.error_fields()
+        code = fields["code"] if fields["code"] in ("rate_limit_exceeded", "invalid_prompt") else "server_error"
+        error = {"code": code, "message": fields["message"]}  # (the SDK knows a fixed list of codes)
         final = shape.response("failed", output, usage=outcome.usage, error=error)
         tail = ev.frame("response.failed", {"response": final})
     await out.end(tail, eof=False)  # the body ends after the response is stored (routes.py)

@@ -36,7 +36,7 @@ from .chat_stream import ChatChunks, write_chat_stream
 from .audio_parts import has_audio, hear_audio_parts, hear_content, passes_audio_through
 from .media import ROUTE as MEDIA_ROUTE, MediaLinks, RenderedMedia, link_base, render_media
 from .metrics import Metrics
-from .outcome import classify_end, total_usage
+from .outcome import classify_end, refusal_error, total_usage
 from .progress import FIELD as PROGRESS_FIELD, HEADER as PROGRESS_HEADER, wants_progress
 from .replies import PLATFORM, chat_message, input_items_page, record_key
 from .responses_stream import ResponseShape, final_status, write_responses_stream
@@ -122,7 +122,11 @@ class ApiServer:
         self.owners = tuple(owner_fingerprint(k) for k in self.cfg.api_keys)  # who owns a stored response
         self.models = model_ids(config)  # api_server.model_name, then the configured models' names
         self.vision = config.model.vision  # image parts accepted (model.vision)
+        self.extra_params = frozenset(self.cfg.extra_params)  # vendor fields passed to the upstream
         self.ping_interval = self.cfg.keepalive_interval
+        # A stream's status and first frames wait this long for the agent's first event (an upstream refusal is
+        # then answered with its own status): until the keep-alive's first ping would be due.
+        self.hold = self.ping_interval or DEFAULT_HOLD
         self.cors = Cors(self.cfg.cors_origins)
         self.guard = RequestGuard(self.cfg, self.cors)
         self.metrics = metrics if metrics is not None else Metrics()  # the gateway's registry, or one of its own
@@ -273,8 +277,8 @@ class ApiServer:
         started = asyncio.get_running_loop().time()
         body = await read_json_body(request, self.cfg.max_body_bytes)
         agent = self.agent_factory()
-        turn = parse_chat_request(body, models=self.models, vision=self.vision,
-                                  gateway_tools=_tool_names(agent) if "tools" in body else NO_TOOLS)
+        turn = parse_chat_request(body, models=self.models, vision=self.vision, gateway_tools=self.cfg.gateway_tools,
+                                  extra_params=self.extra_params)
         await self._hear_audio(turn, "messages")
         progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
             request.headers else wants_progress(body, request.headers, self.cfg.tool_progress_events)
@@ -308,7 +312,8 @@ class ApiServer:
                                     starts_open=_starts_open(agent), expose_reasoning=self.cfg.expose_reasoning,
                                     on_text=self._text_counter(started, request), shutting_down=lambda: self.closing,
                                     render_media=lambda items: self._render_media(request, items),
-                                    verbatim=verbatim, client_tools=turn.options.client_tool_names)
+                                    verbatim=verbatim, client_tools=turn.options.client_tool_names,
+                                    hold=self.hold)
             if outcome.ok and outcome.end is not None:
                 if turn.record:
                     await self._record_chat(turn, outcome.end, outcome.text, self._owner(request))
@@ -323,8 +328,8 @@ class ApiServer:
         earlier_id = body.get("previous_response_id")
         earlier = await self._stored(earlier_id, owner)
         agent = self.agent_factory()
-        turn = parse_responses_request(body, models=self.models,
-                                       gateway_tools=_tool_names(agent) if "tools" in body else NO_TOOLS,
+        turn = parse_responses_request(body, models=self.models, gateway_tools=self.cfg.gateway_tools,
+                                       extra_params=self.extra_params,
                                        vision=self.vision, conversation_of=lambda response_id: None if earlier is None
                                        else list(earlier.conversation))
         progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
@@ -357,7 +362,7 @@ class ApiServer:
                                    approver=api_approver(self.config)), shape,
                 tool_progress=progress, on_text=self._text_counter(started, request),
                 shutting_down=lambda: self.closing, starts_open=_starts_open(agent),
-                render_media=lambda items: self._render_media(request, items), verbatim=verbatim)
+                render_media=lambda items: self._render_media(request, items), verbatim=verbatim, hold=self.hold)
             if outcome.ok:
                 await self._remember(turn, shape, final, outcome.end, owner, outcome.text, chain=chain)
             else:
@@ -462,6 +467,9 @@ class ApiServer:
         code, message = classify_end(end, self.closing)
         if code is not None or end is None:
             self.metrics.error(code or "internal_error")
+            refused = refusal_error(end)
+            if refused is not None:
+                raise refused
             status = 503 if code == "server_shutdown" else 502
             raise ApiError(status, message or "", type=SERVER_ERROR, code=code)
         return end, total_usage(reports, end)
@@ -473,8 +481,10 @@ class ApiServer:
         active = self._track(agent)
         self.metrics.active_streams += 1
         try:
-            await relay(sse, active)  # the writer opens the response once the agent's upstream request is out
+            await relay(sse, active)  # the writer opens the response at the agent's first event (coalesce.Frames)
             await sse.close()
+        except ApiError:  # the upstream refused before anything was sent: a plain error answer (its status)
+            raise
         except asyncio.CancelledError:
             self.metrics.error("client_disconnect")
             raise
@@ -523,6 +533,9 @@ class ApiServer:
                 turn.task.cancel()
 
 
+#: The hold (seconds) when keep-alive pings are off (``api_server.keepalive_interval: 0``).
+DEFAULT_HOLD = 15.0
+
 #: Kept beside a stored Response object, never shown with it: the request's input items and the chain's first id.
 INPUT_ITEMS = "_hermes_input_items"
 CHAIN = "_hermes_chain"
@@ -533,20 +546,12 @@ def _public(response: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in response.items() if k not in (INPUT_ITEMS, CHAIN)}
 
 
-NO_TOOLS: frozenset[str] = frozenset()
-
-
 def random_hex_id() -> str:
     """``uuid.uuid4().hex`` (the same 122 random bits, version and variant bits), without building a ``UUID``."""
     raw = bytearray(os.urandom(16))
     raw[6] = raw[6] & 0x0F | 0x40  # version 4
     raw[8] = raw[8] & 0x3F | 0x80  # RFC 4122 variant
     return raw.hex()
-
-
-def _tool_names(agent: Agent) -> frozenset[str]:
-    """The gateway's own tools, which a client's tool may not be named like (looked up only when it sends tools)."""
-    return frozenset(getattr(agent, "tools", None) or ())
 
 
 def _this_turn(turn: TurnInput, end: TurnEnd | None, reply: str | None) -> list[dict[str, Any]]:
@@ -557,7 +562,9 @@ def _this_turn(turn: TurnInput, end: TurnEnd | None, reply: str | None) -> list[
         this_turn = [{"role": "user", "content": turn.message}]
     if this_turn and this_turn[-1].get("role") == "assistant" and not this_turn[-1].get("tool_calls"):
         this_turn[-1]["content"] = seen  # exactly the text the client received
-    elif not (this_turn and this_turn[-1].get("tool_calls")):
+    elif not (this_turn and (this_turn[-1].get("tool_calls") or end is not None and end.tool_calls)):
+        # (a turn that ends with the client's calls may end with the results of the gateway's calls of the
+        # same answer: the client's results follow them)
         this_turn.append({"role": "assistant", "content": seen})
     return this_turn
 

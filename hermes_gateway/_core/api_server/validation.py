@@ -30,7 +30,8 @@ from ..config import Config
 from ..errors import HermesError
 from ..http.errors import ApiError, bad_request, echo
 from .audio_parts import audio_part
-from .params import CHAT_KEYS, RESPONSES_KEYS, chat_options, responses_options
+from .params import (CHAT_FIELDS, CHAT_KEYS, RESPONSES_FIELDS, RESPONSES_KEYS, chat_options, extra_fields,
+                     responses_options, with_policy)
 from .shown import kind_of, shown
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -209,11 +210,14 @@ def _check_unicode(value: Any, where: str) -> None:
 
 
 def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default_stream: bool = False,
-                       gateway_tools: frozenset[str] = frozenset(), vision: bool = True) -> TurnInput:
-    """Validate a ``POST /v1/chat/completions`` body. ``gateway_tools``: the names a client tool may not take;
+                       gateway_tools: str = "auto", extra_params: frozenset[str] = frozenset(),
+                       vision: bool = True) -> TurnInput:
+    """Validate a ``POST /v1/chat/completions`` body. ``gateway_tools``: ``api_server.gateway_tools``;
+    ``extra_params``: fields beyond OpenAI's passed to the upstream (``api_server.extra_params``);
     ``vision``: whether image parts may be sent (``model.vision``)."""
     model = _model(body, models)
     stream = _stream(body, default_stream)
+    extras = extra_fields(body, CHAT_FIELDS, extra_params, responses=False)
     include_usage = False
     options = body.get("stream_options")
     if options is not None:
@@ -231,6 +235,7 @@ def parse_chat_request(body: dict[str, Any], *, models: tuple[str, ...], default
         record = body.get("store")
         if record is not None and not isinstance(record, bool):
             raise bad_request("store must be a boolean.", "store")
+    turn_options = with_policy(turn_options, gateway_tools, extras)
     n = body.get("n")
     if n is not None and (not _is_int(n) or n != 1):
         raise bad_request("Only n=1 is supported: the gateway's agent produces one reply per turn.", "n")
@@ -417,15 +422,18 @@ def _parts_content(content: Any, where: str, text_types: tuple[str, ...], vision
 
 def parse_responses_request(body: dict[str, Any], *, models: tuple[str, ...], default_stream: bool = False,
                             conversation_of: Callable[[str], list[dict[str, Any]] | None],
-                            gateway_tools: frozenset[str] = frozenset(), vision: bool = True) -> TurnInput:
+                            gateway_tools: str = "auto", extra_params: frozenset[str] = frozenset(),
+                            vision: bool = True) -> TurnInput:
     """Validate a ``POST /v1/responses`` body; ``conversation_of`` looks up ``previous_response_id``."""
     model = _model(body, models)
     stream = _stream(body, default_stream)
+    extras = extra_fields(body, RESPONSES_FIELDS, extra_params, responses=True)
     if RESPONSES_KEYS.isdisjoint(body):
         turn_options = NO_OPTIONS
     else:
         _check_common_params(body)
         turn_options = responses_options(body, gateway_tools)
+    turn_options = with_policy(turn_options, gateway_tools, extras)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise bad_request(f"instructions must be a string, got {kind_of(instructions)}.", "instructions")
