@@ -230,6 +230,8 @@ class MediaConfig:
     inbound_max_bytes: Mapping[str, int] = field(default_factory=lambda: dict(INBOUND_MAX_BYTES))
     image_max_side: int = 1568     # images a person sends are downscaled to this longest side (pixels)
     document_max_chars: int = 20_000  # at most this much of a document's text goes into the prompt
+    max_image_pixels: int = 50_000_000  # an image with more pixels (read from its header) is refused undecoded
+    max_concurrent_decodes: int | None = None  # images decoded at once in the process (None: one per core)
 
     def path(self, env: Mapping[str, str] | None = None) -> Path:
         """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
@@ -896,7 +898,8 @@ class _Parser:
 
     def media(self, value: Any) -> MediaConfig:
         sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url",
-                                            "inbound_max_bytes", "image_max_side", "document_max_chars"))
+                                            "inbound_max_bytes", "image_max_side", "document_max_chars",
+                                            "max_image_pixels", "max_concurrent_decodes"))
         d = MediaConfig()
         return MediaConfig(
             inbound_max_bytes=self.inbound_max_bytes(sec.get("inbound_max_bytes")),
@@ -904,6 +907,10 @@ class _Parser:
                                     maximum=16384),
             document_max_chars=self.get(sec, "media", "document_max_chars", "int", d.document_max_chars,
                                         minimum=100),
+            max_image_pixels=self.get(sec, "media", "max_image_pixels", "int", d.max_image_pixels,
+                                      minimum=1_000_000, maximum=500_000_000),
+            max_concurrent_decodes=self.get(sec, "media", "max_concurrent_decodes", "int",
+                                            d.max_concurrent_decodes, minimum=1, maximum=64),
             directory=self.get(sec, "media", "directory", "str", d.directory),
             url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),

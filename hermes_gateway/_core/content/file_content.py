@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Mapping
 
 from .document_text import DocumentError, document_text
 from .downloads import KIND_WORDS, Received
-from .image_parts import ImageError, prepare_image
+from .image_parts import MAX_PIXELS, ImageError, PreparedImage, prepare_image_bounded
 
 #: The key of a stored text part that stands in for a file kept in the media directory (never sent upstream).
 FILE_KEY = "hermes_file"
@@ -38,6 +38,8 @@ class MediaSettings:
     limits: Mapping[str, int]
     image_max_side: int = 1568
     document_max_chars: int = 20_000
+    max_image_pixels: int = MAX_PIXELS
+    max_concurrent_decodes: int | None = None  # None: one per core
     vision: bool = True
     history_images: int = 2
     keep_seconds: float = 0.0
@@ -48,6 +50,7 @@ class MediaSettings:
         media = config.media
         return cls(directory=media.path(), limits=dict(media.inbound_max_bytes),
                    image_max_side=media.image_max_side, document_max_chars=media.document_max_chars,
+                   max_image_pixels=media.max_image_pixels, max_concurrent_decodes=media.max_concurrent_decodes,
                    vision=config.model.vision, history_images=config.store.history_images,
                    keep_seconds=media.keep_seconds, config=config)
 
@@ -80,10 +83,16 @@ def failed(name: str, kind: str, why: str) -> FileContent:
     return FileContent([stand_in], [stand_in], f"📎 {name}: {why}", unused=True)
 
 
+async def decode_image(path: str | Path, settings: MediaSettings) -> PreparedImage:
+    """The image at ``path`` for the model, within the settings' pixel cap and the process's decode bound."""
+    return await prepare_image_bounded(path, settings.image_max_side, max_pixels=settings.max_image_pixels,
+                                       workers=settings.max_concurrent_decodes)
+
+
 async def image_content(received: Received, settings: MediaSettings) -> FileContent:
     """An image as a vision part (downscaled), its stand-in kept in history with the stored file's path."""
     try:
-        image = await asyncio.to_thread(prepare_image, received.path, settings.image_max_side)
+        image = await decode_image(received.path, settings)
     except ImageError as exc:
         return failed(received.name, received.attachment.kind, str(exc))
     line = f"[image: {received.name} ({image.summary})]\n"
