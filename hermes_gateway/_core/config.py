@@ -232,6 +232,10 @@ class MediaConfig:
     document_max_chars: int = 20_000  # at most this much of a document's text goes into the prompt
     max_image_pixels: int = 50_000_000  # an image with more pixels (read from its header) is refused undecoded
     max_concurrent_decodes: int | None = None  # images decoded at once in the process (None: one per core)
+    pdf_timeout: float = 30.0      # seconds one PDF's text may take to read (its reader process is then ended)
+    pdf_max_pages: int = 200       # pages of one PDF read at most
+    pdf_empty_pages: int = 20      # reading a PDF stops after this many pages in a row without text
+    pdf_memory_mb: int = 512       # the PDF reader process's address space, in MiB
 
     def path(self, env: Mapping[str, str] | None = None) -> Path:
         """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
@@ -899,7 +903,8 @@ class _Parser:
     def media(self, value: Any) -> MediaConfig:
         sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url",
                                             "inbound_max_bytes", "image_max_side", "document_max_chars",
-                                            "max_image_pixels", "max_concurrent_decodes"))
+                                            "max_image_pixels", "max_concurrent_decodes", "pdf_timeout",
+                                            "pdf_max_pages", "pdf_empty_pages", "pdf_memory_mb"))
         d = MediaConfig()
         return MediaConfig(
             inbound_max_bytes=self.inbound_max_bytes(sec.get("inbound_max_bytes")),
@@ -911,6 +916,12 @@ class _Parser:
                                       minimum=1_000_000, maximum=500_000_000),
             max_concurrent_decodes=self.get(sec, "media", "max_concurrent_decodes", "int",
                                             d.max_concurrent_decodes, minimum=1, maximum=64),
+            pdf_timeout=self.get(sec, "media", "pdf_timeout", "number", d.pdf_timeout, minimum=1, maximum=600),
+            pdf_max_pages=self.get(sec, "media", "pdf_max_pages", "int", d.pdf_max_pages, minimum=1, maximum=100_000),
+            pdf_empty_pages=self.get(sec, "media", "pdf_empty_pages", "int", d.pdf_empty_pages, minimum=1,
+                                     maximum=100_000),
+            pdf_memory_mb=self.get(sec, "media", "pdf_memory_mb", "int", d.pdf_memory_mb, minimum=128,
+                                   maximum=65_536),
             directory=self.get(sec, "media", "directory", "str", d.directory),
             url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
