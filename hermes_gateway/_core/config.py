@@ -236,6 +236,8 @@ class MediaConfig:
     pdf_max_pages: int = 200       # pages of one PDF read at most
     pdf_empty_pages: int = 20      # reading a PDF stops after this many pages in a row without text
     pdf_memory_mb: int = 512       # the PDF reader process's address space, in MiB
+    upload_queue_files: int = 20   # files uploaded in the web chat waiting for their turn, per chat (then 429)
+    upload_queue_bytes: int = 200 * 1024 * 1024  # and their bytes (spooled to disk meanwhile), per chat
 
     def path(self, env: Mapping[str, str] | None = None) -> Path:
         """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
@@ -904,7 +906,8 @@ class _Parser:
         sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url",
                                             "inbound_max_bytes", "image_max_side", "document_max_chars",
                                             "max_image_pixels", "max_concurrent_decodes", "pdf_timeout",
-                                            "pdf_max_pages", "pdf_empty_pages", "pdf_memory_mb"))
+                                            "pdf_max_pages", "pdf_empty_pages", "pdf_memory_mb",
+                                            "upload_queue_files", "upload_queue_bytes"))
         d = MediaConfig()
         return MediaConfig(
             inbound_max_bytes=self.inbound_max_bytes(sec.get("inbound_max_bytes")),
@@ -922,6 +925,9 @@ class _Parser:
                                      maximum=100_000),
             pdf_memory_mb=self.get(sec, "media", "pdf_memory_mb", "int", d.pdf_memory_mb, minimum=128,
                                    maximum=65_536),
+            upload_queue_files=self.get(sec, "media", "upload_queue_files", "int", d.upload_queue_files, minimum=1,
+                                        maximum=10_000),
+            upload_queue_bytes=self.upload_queue_bytes(sec.get("upload_queue_bytes"), d.upload_queue_bytes),
             directory=self.get(sec, "media", "directory", "str", d.directory),
             url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1),
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0),
@@ -947,6 +953,17 @@ class _Parser:
                                                  f"{did_you_mean(str(kind), tuple(limits))}")
             limits[kind] = self.size(item, f"{key}.{kind}")
         return limits
+
+    def upload_queue_bytes(self, value: Any, default: int) -> int:
+        """``media.upload_queue_bytes``: a size (``200 MB``), at least 1 MiB."""
+        key = "media.upload_queue_bytes"
+        if value is None:
+            return default
+        self.origins[key] = f"{self.source} ({key})"
+        size = self.size(value, key)
+        if size < 1024 * 1024:
+            raise self.fail(key, f"a size of at least 1 MiB, got {_show(value)}")
+        return size
 
     def size(self, value: Any, key: str) -> int:
         """A byte count: a whole number, or a number with a unit (``20 MB``, ``512 KiB``)."""
