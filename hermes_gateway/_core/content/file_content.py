@@ -53,7 +53,8 @@ class MediaSettings:
         return cls(directory=media.path(), limits=dict(media.inbound_max_bytes),
                    image_max_side=media.image_max_side, document_max_chars=media.document_max_chars,
                    max_image_pixels=media.max_image_pixels, max_concurrent_decodes=media.max_concurrent_decodes,
-                   pdf=PdfBudget(media.pdf_timeout, media.pdf_max_pages, media.pdf_empty_pages, media.pdf_memory_mb),
+                   pdf=PdfBudget(media.pdf_timeout, media.pdf_max_pages, media.pdf_empty_pages, media.pdf_memory_mb,
+                                 media.max_concurrent_decodes),
                    vision=config.model.vision, history_images=config.store.history_images,
                    keep_seconds=media.keep_seconds, config=config)
 

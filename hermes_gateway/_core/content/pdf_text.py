@@ -10,7 +10,10 @@ address space is capped at ``media.pdf_memory_mb``. This side kills it
 at ``media.pdf_timeout`` seconds, or when the turn is cancelled (``/stop``,
 the gateway stopping): what was read by then is kept, and the person is
 told in one line that only part of the document was read. The worker
-also exits when its stdin closes, so it never outlives the gateway.
+also exits when its stdin closes, so it never outlives the gateway. At
+most ``media.max_concurrent_decodes`` workers run at once (default: one
+per core), so PDFs in many chats at once cost that many workers' memory;
+the others wait, and their budget starts when their worker does.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ import asyncio
 import json
 import logging
 import sys
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .document_text import DocumentError, DocumentText
+from .image_parts import default_decodes
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +43,21 @@ class PdfBudget:
     pages: int = 200
     empty_pages: int = 20
     memory_mb: int = 512
+    at_once: int | None = None  # workers running at once in the process (``media.max_concurrent_decodes``)
+
+
+_running: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[int, asyncio.Semaphore]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _slots(at_once: int | None) -> asyncio.Semaphore:
+    """The running loop's bound on workers at once (a new one when the configured number changes)."""
+    size = at_once or default_decodes()
+    loop = asyncio.get_running_loop()
+    held = _running.get(loop)
+    if held is None or held[0] != size:
+        held = _running[loop] = (size, asyncio.Semaphore(size))
+    return held[1]
 
 
 def _pages(n: int) -> str:
@@ -46,6 +66,11 @@ def _pages(n: int) -> str:
 
 async def pdf_text(path: str | Path, name: str, max_chars: int, budget: PdfBudget) -> DocumentText:
     """The PDF's text (see the module's docstring); :class:`DocumentError` when it gives none."""
+    async with _slots(budget.at_once):
+        return await _read(path, name, max_chars, budget)
+
+
+async def _read(path: str | Path, name: str, max_chars: int, budget: PdfBudget) -> DocumentText:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(WORKER), str(path), str(max_chars), str(budget.pages), str(budget.empty_pages),
         str(budget.memory_mb * 1024 * 1024), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
