@@ -90,13 +90,21 @@ async def test_reading_stops_after_pages_in_a_row_without_text(tmp_path: Path) -
 
 
 async def test_a_cancelled_read_ends_its_worker_at_once(tmp_path: Path) -> None:
-    """/stop or the gateway stopping cancels the turn: the worker is killed, not left to finish its pages."""
+    """/stop or the gateway stopping cancels the turn: the worker is killed, not left to finish its pages. While
+    it ran, its address space was capped (RLIMIT_AS, media.pdf_memory_mb: 512 MiB by default)."""
     task = asyncio.ensure_future(pdf_text(write(tmp_path, slow_pdf(40)), "slow.pdf", 20_000, PdfBudget()))
     for _ in range(500):  # until the worker runs (bounded poll)
         if workers_running():
             break
         await asyncio.sleep(0.02)
     [pid] = workers_running()
+    for _ in range(500):  # the worker sets its cap as it starts (bounded poll)
+        limits = Path(f"/proc/{pid}/limits").read_text()
+        [address_space] = [line for line in limits.splitlines() if line.startswith("Max address space")]
+        if "unlimited" not in address_space:
+            break
+        await asyncio.sleep(0.01)
+    assert address_space.split()[3:5] == [str(512 * 1024 * 1024)] * 2, "media.pdf_memory_mb caps the worker"
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -92,6 +92,8 @@ async def _read(path: str | Path, name: str, max_chars: int, budget: PdfBudget) 
                         chunks.append(str(message["text"]))
                 elif "end" in message:
                     end = str(message["end"])
+                elif message.get("error") == "memory" and chunks:  # out of memory later on: keep the start
+                    end = "died"
                 elif "error" in message:
                     _refuse(str(message["error"]), str(message.get("detail", "")))
         if end is None:  # it died without a word: killed by the memory cap, or crashed
