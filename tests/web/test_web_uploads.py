@@ -164,6 +164,8 @@ async def test_hostile_uploads_are_refused_in_4xx_and_nothing_is_sent(tmp_path, 
         assert not [e for e in feed.events if e["type"] in ("busy", "text")], feed.events  # nothing was sent
         async with browser.get(f"{url}/ui/api/chat/history") as r:
             assert (await r.json())["messages"] == []
+        assert spooled(tmp_path) == [], "a refused upload leaves nothing on disk"
+        assert gateway.clients_view("web").uploads.files == {}, "nor in the chat's queue"
 
 
 async def test_after_a_reload_the_persons_message_shows_its_files_not_a_documents_text(tmp_path):
