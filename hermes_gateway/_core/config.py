@@ -232,7 +232,7 @@ class MediaConfig:
     document_max_chars: int = 20_000  # at most this much of a document's text goes into the prompt
     max_image_pixels: int = 50_000_000  # an image with more pixels (read from its header) is refused undecoded
     max_concurrent_decodes: int | None = None  # images decoded, PDF readers run at once in the process (None: cores)
-    pdf_timeout: float = 30.0      # seconds one PDF's text may take to read (its reader process is then ended)
+    pdf_timeout: float = 30.0      # seconds to open one PDF, and as many to read its pages (its reader is then ended)
     pdf_max_pages: int = 200       # pages of one PDF read at most
     pdf_empty_pages: int = 20      # reading a PDF stops after this many pages in a row without text
     pdf_memory_mb: int = 512       # the PDF reader process's address space, in MiB

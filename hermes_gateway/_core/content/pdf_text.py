@@ -7,7 +7,9 @@ this Python, which streams each page's text back as it goes and stops on
 its own at ``media.document_max_chars`` characters, ``media.pdf_max_pages``
 pages or ``media.pdf_empty_pages`` pages in a row without text; its
 address space is capped at ``media.pdf_memory_mb``. This side kills it
-at ``media.pdf_timeout`` seconds, or when the turn is cancelled (``/stop``,
+when it has not opened the PDF within ``media.pdf_timeout`` seconds, or
+not read its pages within as many again (a loaded machine's slow start
+does not eat the pages' time), or when the turn is cancelled (``/stop``,
 the gateway stopping): what was read by then is kept, and the person is
 told in one line that only part of the document was read. The worker
 also exits when its stdin closes, so it never outlives the gateway. At
@@ -81,11 +83,12 @@ async def _read(path: str | Path, name: str, max_chars: int, budget: PdfBudget) 
     read = 0
     end: str | None = None
     try:
-        async with asyncio.timeout(budget.seconds):
+        async with asyncio.timeout(budget.seconds) as window:
             while end is None and (line := await proc.stdout.readline()):
                 message: dict[str, Any] = json.loads(line)
-                if "pages" in message:
-                    total = int(message["pages"])
+                if "pages" in message:  # opened (its start and the PDF's header within the budget): the
+                    total = int(message["pages"])  # pages get a whole budget of their own
+                    window.reschedule(asyncio.get_running_loop().time() + budget.seconds)
                 elif "page" in message:
                     read += 1
                     if message.get("text"):
