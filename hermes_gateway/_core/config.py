@@ -243,6 +243,14 @@ class MediaConfig:
     inbound_max_bytes: Mapping[str, int] = field(default_factory=lambda: dict(INBOUND_MAX_BYTES))
     image_max_side: int = 1568     # images a person sends are downscaled to this longest side (pixels)
     document_max_chars: int = 20_000  # at most this much of a document's text goes into the prompt
+    max_image_pixels: int = 50_000_000  # an image with more pixels (read from its header) is refused undecoded
+    max_concurrent_decodes: int | None = None  # images decoded, PDF readers run at once in the process (None: cores)
+    pdf_timeout: float = 30.0      # seconds to open one PDF, and as many to read its pages (its reader is then ended)
+    pdf_max_pages: int = 200       # pages of one PDF read at most
+    pdf_empty_pages: int = 20      # reading a PDF stops after this many pages in a row without text
+    pdf_memory_mb: int = 512       # the PDF reader process's address space, in MiB
+    upload_queue_files: int = 20   # files uploaded in the web chat waiting for their turn, per chat (then 429)
+    upload_queue_bytes: int = 200 * 1024 * 1024  # and their bytes (spooled to disk meanwhile), per chat
 
     def path(self, env: Mapping[str, str] | None = None) -> Path:
         """The media directory (``~`` expanded; default ``$HERMES_HOME/media``)."""
@@ -935,7 +943,10 @@ class _Parser:
 
     def media(self, value: Any) -> MediaConfig:
         sec = self.section(value, "media", ("directory", "url_ttl", "inline_max_bytes", "keep_days", "public_url",
-                                            "inbound_max_bytes", "image_max_side", "document_max_chars"))
+                                            "inbound_max_bytes", "image_max_side", "document_max_chars",
+                                            "max_image_pixels", "max_concurrent_decodes", "pdf_timeout",
+                                            "pdf_max_pages", "pdf_empty_pages", "pdf_memory_mb",
+                                            "upload_queue_files", "upload_queue_bytes"))
         d = MediaConfig()
         return MediaConfig(
             inbound_max_bytes=self.inbound_max_bytes(sec.get("inbound_max_bytes")),
@@ -943,6 +954,19 @@ class _Parser:
                                     maximum=16384),
             document_max_chars=self.get(sec, "media", "document_max_chars", "int", d.document_max_chars,
                                         minimum=100, maximum=100_000_000),
+            max_image_pixels=self.get(sec, "media", "max_image_pixels", "int", d.max_image_pixels,
+                                      minimum=1_000_000, maximum=500_000_000),
+            max_concurrent_decodes=self.get(sec, "media", "max_concurrent_decodes", "int",
+                                            d.max_concurrent_decodes, minimum=1, maximum=64),
+            pdf_timeout=self.get(sec, "media", "pdf_timeout", "number", d.pdf_timeout, minimum=1, maximum=600),
+            pdf_max_pages=self.get(sec, "media", "pdf_max_pages", "int", d.pdf_max_pages, minimum=1, maximum=100_000),
+            pdf_empty_pages=self.get(sec, "media", "pdf_empty_pages", "int", d.pdf_empty_pages, minimum=1,
+                                     maximum=100_000),
+            pdf_memory_mb=self.get(sec, "media", "pdf_memory_mb", "int", d.pdf_memory_mb, minimum=128,
+                                   maximum=65_536),
+            upload_queue_files=self.get(sec, "media", "upload_queue_files", "int", d.upload_queue_files, minimum=1,
+                                        maximum=10_000),
+            upload_queue_bytes=self.upload_queue_bytes(sec.get("upload_queue_bytes"), d.upload_queue_bytes),
             directory=self.get(sec, "media", "directory", "str", d.directory),
             url_ttl=self.get(sec, "media", "url_ttl", "number", d.url_ttl, minimum=1, maximum=365 * DAY),
             inline_max_bytes=self.get(sec, "media", "inline_max_bytes", "int", d.inline_max_bytes, minimum=0,
@@ -970,6 +994,17 @@ class _Parser:
                                                  f"{did_you_mean(str(kind), tuple(limits))}")
             limits[kind] = self.size(item, f"{key}.{kind}")
         return limits
+
+    def upload_queue_bytes(self, value: Any, default: int) -> int:
+        """``media.upload_queue_bytes``: a size (``200 MB``), at least 1 MiB."""
+        key = "media.upload_queue_bytes"
+        if value is None:
+            return default
+        self.origins[key] = f"{self.source} ({key})"
+        size = self.size(value, key)
+        if size < 1024 * 1024:
+            raise self.fail(key, f"a size of at least 1 MiB, got {_show(value)}")
+        return size
 
     def size(self, value: Any, key: str) -> int:
         """A byte count up to :data:`MAX_SIZE`: a whole number, or a number with a unit (``20 MB``, ``512 KiB``)."""

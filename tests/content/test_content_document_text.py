@@ -41,24 +41,10 @@ def test_a_binary_file_named_txt_is_refused(tmp_path: Path) -> None:
         document_text(write(tmp_path, b"\x00\x01\x02binary" * 10, "x.txt"), "x.txt", None, 100)
 
 
-def test_a_pdf_becomes_its_text_page_by_page(tmp_path: Path) -> None:
-    path = write(tmp_path, pdf_bytes("Quarterly report: revenue grew", "Second page"), "r.pdf")
-    doc = document_text(path, "r.pdf", "application/pdf", 20_000)
-    assert doc.text == "Quarterly report: revenue grew\n\nSecond page"
-    assert doc.prompt().startswith("[document: r.pdf (PDF, 2 pages)]\nQuarterly report")
-
-
-def test_a_long_pdf_stops_reading_pages_at_the_bound(tmp_path: Path) -> None:
-    path = write(tmp_path, pdf_bytes(*[f"page {i} " + "x" * 80 for i in range(50)]), "long.pdf")
-    doc = document_text(path, "long.pdf", None, 300)
-    assert len(doc.text) == 300 and doc.cut and doc.text.startswith("page 0 ")
-
-
-@pytest.mark.parametrize("data,why", [(b"%PDF-1.4 garbage", "not a PDF I can read"),
-                                      (pdf_bytes(""), "no text I can read")])
-def test_a_broken_or_textless_pdf_is_a_reason(tmp_path: Path, data: bytes, why: str) -> None:
-    with pytest.raises(DocumentError, match=why):
-        document_text(write(tmp_path, data, "s.pdf"), "s.pdf", "application/pdf", 1000)
+def test_a_pdf_is_not_read_in_this_process(tmp_path: Path) -> None:
+    """PDFs go to pdf_text's worker process (tests/content/test_content_pdf_text.py)."""
+    with pytest.raises(ValueError, match="pdf_text"):
+        document_text(write(tmp_path, pdf_bytes("hi"), "r.pdf"), "r.pdf", "application/pdf", 1000)
 
 
 def test_other_kinds_are_named_in_the_reason(tmp_path: Path) -> None:

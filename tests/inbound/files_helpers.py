@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass, field
 from typing import AsyncIterator
@@ -51,6 +52,50 @@ def image_bytes(width: int, height: int, fmt: str = "PNG", color: tuple[int, ...
     else:
         image.save(out, fmt)
     return out.getvalue()
+
+
+@functools.lru_cache(maxsize=4)
+def big_png(width: int, height: int) -> bytes:
+    """An RGBA PNG of one colour written row by row with zlib: ~1.5 MB of file (8900x8900), built in a second
+    without ever holding the pixels (it decodes to ~317 MB, ~700 MB while Pillow scales it)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    row = b"\0" + bytes((30, 120, 200, 255)) * width
+    packer = zlib.compressobj(1)
+    data = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+
+
+def slow_pdf(pages: int, operators: int = 100_000, text_on: dict[int, str] | None = None) -> bytes:
+    """A PDF of a few KB whose pages each show ``operators`` single spaces (``( ) Tj``, deflated): pypdf
+    spends ~4 s on a page of 100,000 of them and gets no text. ``text_on``: pages showing a line instead."""
+    import zlib
+
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(pages))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    spaces = zlib.compress(b"BT /F1 12 Tf 72 720 Td " + b"( ) Tj " * operators + b"ET")
+    for i in range(pages):
+        line = (text_on or {}).get(i)
+        content = spaces if line is None else zlib.compress(f"BT /F1 12 Tf 72 720 Td ({line}) Tj ET".encode())
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+                       f"/Resources << /Font << /F1 3 0 R >> >> >>".encode())
+        objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
 
 
 def image_size(data: bytes) -> tuple[str, int, int]:

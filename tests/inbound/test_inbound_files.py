@@ -105,7 +105,7 @@ async def test_three_files_one_corrupt_are_answered_once_with_one_line_about_it(
     assert "[document: stock.csv (text)]\nname,qty\napples,3\n\n[end of stock.csv]" in text
     assert "[photo: broken.png: the person sent it, but it could not be used: not an image I can read" in text
     assert ref.chat("1").screen == [
-        "📎 broken.png: not an image I can read (corrupt or of an unknown format)\n\nGot it."]
+        "📎 broken.png: not an image I can read (corrupt, or not PNG, JPEG, GIF or WebP)\n\nGot it."]
     assert fetches.calls == ["chart.png", "broken.png", "stock.csv"]
 
 

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import signal
+import sys
+
 import aiohttp
 import pytest
+import yaml
 
 from files_helpers import image_bytes, pdf_bytes
 from hermes_gateway._core.web.uploads import kind_of
@@ -157,6 +164,8 @@ async def test_hostile_uploads_are_refused_in_4xx_and_nothing_is_sent(tmp_path, 
         assert not [e for e in feed.events if e["type"] in ("busy", "text")], feed.events  # nothing was sent
         async with browser.get(f"{url}/ui/api/chat/history") as r:
             assert (await r.json())["messages"] == []
+        assert spooled(tmp_path) == [], "a refused upload leaves nothing on disk"
+        assert gateway.clients_view("web").uploads.files == {}, "nor in the chat's queue"
 
 
 async def test_after_a_reload_the_persons_message_shows_its_files_not_a_documents_text(tmp_path):
@@ -183,3 +192,107 @@ async def test_after_a_reload_the_persons_message_shows_its_files_not_a_document
         await csrf_of(other, url)
         async with other.get(f"{url}{image['url']}") as r:
             assert r.status == 404  # another session never gets this chat's files
+
+
+QR = 'tool: qr_code {"text": "https://example.org"}'
+HELD = {"tools": {"approval": {"require": ["qr_code"], "timeout": 60}}}  # a question holds the chat busy
+
+
+def spooled(directory) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith("-upload.part")) if directory.exists() \
+        else []
+
+
+async def hold_the_chat(browser, url: str, csrf: str, feed) -> str:
+    """A reply waiting on an approval button: what is uploaded now waits in the queue. Its Approve payload."""
+    async with browser.post(f"{url}/ui/api/chat/send", json={"text": QR}, headers={"X-CSRF-Token": csrf}) as r:
+        assert r.status == 202
+    events = await feed.until(lambda ev: any(e["type"] == "choice" for e in ev))
+    return next(e for e in events if e["type"] == "choice")["options"][0]["payload"]
+
+
+@pytest.mark.parametrize("bound", ["files", "bytes"])
+async def test_the_chats_upload_queue_is_bounded_with_a_429_and_what_is_queued_is_kept(tmp_path, bound):
+    """Two files wait behind a busy reply; a third upload passes the chat's bound (media.upload_queue_files: 2,
+    or media.upload_queue_bytes: 1 MB with 400 KB files): 429 with a clear message, its bytes not kept; once
+    the reply is done both queued files are answered and no spool file is left."""
+    media = tmp_path / "media"
+    queue = {"upload_queue_files": 2} if bound == "files" else {"upload_queue_bytes": "1 MB"}
+    size = 10 if bound == "files" else 400 * 1024
+    async with running(config(media={"directory": str(media), **queue}, **HELD)) as gateway, \
+            browser_session() as browser:
+        url = gateway.url
+        csrf = await csrf_of(browser, url)
+        feed = await open_feed(browser, url)
+        approve = await hold_the_chat(browser, url, csrf, feed)
+        for name in ("first.txt", "second.txt"):
+            body = f"{name} says hello ".encode().ljust(size, b".")
+            status, answer = await upload(browser, url, form(None, ("file", name, body, "text/plain")), csrf)
+            assert status == 202, answer
+        assert len(spooled(media)) == 2
+        status, answer = await upload(browser, url, form(None, ("file", "third.txt", b"x" * size, "text/plain")),
+                                      csrf)
+        assert status == 429 and answer["error"]["code"] == "queue_full", answer
+        waiting = "2 files (1 KB)" if bound == "files" else "2 files (800 KB)"
+        limits = "at most 2 files, 200.0 MB" if bound == "files" else "at most 20 files, 1.0 MB"
+        assert answer["error"]["message"] == (f"this chat already has {waiting} waiting to be read ({limits}); "
+                                              "send more once they are answered")
+        assert len(spooled(media)) == 2, "the refused upload left nothing on disk"
+        async with browser.post(f"{url}/ui/api/chat/choose", json={"payload": approve},
+                                headers={"X-CSRF-Token": csrf}) as r:
+            assert r.status == 200
+        events = await feed.until(lambda ev: ev[-1]["type"] == "idle" and any(
+            e["type"] == "text" and e["final"] and "second.txt says" in e["text"] for e in ev))
+        feed.close()
+        texts = " ".join(e["text"] for e in events if e["type"] == "text" and e["final"])
+        assert "first.txt says hello" in texts and "second.txt says hello" in texts and "third" not in texts
+        assert spooled(media) == []
+        assert gateway.clients_view("web").uploads.files == {}, "the chat's queue is empty again"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="resident memory is read from /proc")
+async def test_twelve_48_mb_uploads_waiting_do_not_grow_the_gateway_by_their_size(tmp_path):
+    """`hermes-gateway run`, a chat held busy, twelve 48 MB files uploaded (576 MB): they wait on disk, and the
+    gateway's resident memory grows by far less than their size."""
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(yaml.safe_dump({
+        "api_server": {"port": 0}, "store": {"path": str(tmp_path / "s.db")}, **HELD,
+        "media": {"directory": str(tmp_path / "media"), "inbound_max_bytes": {"document": "50 MB"},
+                  "upload_queue_bytes": "1 GB"}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+    env.update(HOME=str(tmp_path), HERMES_HOME=str(tmp_path / ".hermes"), HERMES_LOAD_PLUGINS="",
+               PYTHONUNBUFFERED="1")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hermes_gateway", "run", "--config", str(config_file),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=tmp_path)
+
+    def resident_mb() -> float:
+        for line in open(f"/proc/{proc.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise AssertionError("no VmRSS")
+
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+        url = re.search(r"listening on (http://\S+) ", line).group(1)
+        payload = b"a line of a large log file\n" * (48 * 1024 * 1024 // 27)
+        async with browser_session() as browser:
+            csrf = await csrf_of(browser, url)
+            feed = await open_feed(browser, url)
+            await hold_the_chat(browser, url, csrf, feed)
+            before = resident_mb()
+            for n in range(12):
+                status, body = await upload(browser, url, form(None, ("file", f"log{n}.txt", payload, "text/plain")),
+                                            csrf)
+                assert status == 202, body
+            grown = resident_mb() - before
+            feed.close()
+        assert grown < 100, f"the gateway grew by {grown:.0f} MB holding 12 x 48 MB of uploads"
+        assert len(spooled(tmp_path / "media")) == 12
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+        assert spooled(tmp_path / "media") == [], "stopping drops the queued messages and their spool files"
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

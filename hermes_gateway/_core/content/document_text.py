@@ -3,9 +3,9 @@
 Plain text, Markdown, CSV, JSON, XML, YAML and source code are read as
 UTF-8 (UTF-16 with a byte-order mark too), at most a little more than
 ``media.document_max_chars`` characters' worth of bytes, never the whole
-file; PDFs go through ``pypdf`` page by page until the bound is reached.
-What goes to the model carries the file's name and says when it was cut,
-so the model can say it read only the start::
+file; PDFs are read by a child process within a time, page and memory
+budget (:mod:`.pdf_text`). What goes to the model carries the file's name
+and says when it was cut, so the model can say it read only the start::
 
     [document: report.pdf (PDF, 3 pages)]
     ...the text...
@@ -13,19 +13,16 @@ so the model can say it read only the start::
 
 Other kinds (a .docx, a zip, a binary) raise :class:`DocumentError`, whose
 message is what the person is told; the model then gets a stand-in line.
-Blocking (file reads, PDF parsing): call :func:`document_text` in a thread.
+Blocking (file reads): call :func:`document_text` in a thread.
 """
 
 from __future__ import annotations
 
 import codecs
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HermesError
-
-log = logging.getLogger(__name__)
 
 #: File name endings read as text (besides any ``text/*`` mime type).
 TEXT_SUFFIXES = frozenset("""
@@ -52,10 +49,13 @@ class DocumentText:
     kind: str      # "PDF, 3 pages" / "text"
     text: str
     cut: bool
+    line: str | None = None  # why reading stopped early, for the person ("only the first 3 of 40 pages ...")
 
     def prompt(self) -> str:
         """The document as it goes into the prompt, delimited and named."""
         note = f"\n[cut here: only the first {len(self.text):,} characters are shown]" if self.cut else ""
+        if self.line:
+            note = f"\n[cut here: {self.line}]"
         return f"[document: {self.name} ({self.kind})]\n{self.text}{note}\n[end of {self.name}]"
 
 
@@ -73,9 +73,11 @@ def is_text(name: str, mime: str | None) -> bool:
 
 
 def document_text(path: str | Path, name: str, mime: str | None, max_chars: int) -> DocumentText:
-    """The text of the document at ``path`` (blocking); :class:`DocumentError` if it has none to give."""
+    """The text of the document at ``path`` (blocking); :class:`DocumentError` if it has none to give.
+
+    Not for PDFs (:func:`is_pdf`): those are read by :func:`.pdf_text.pdf_text`, in a process it can end."""
     if is_pdf(name, mime):
-        return _pdf_text(Path(path), name, max_chars)
+        raise ValueError("a PDF is read by pdf_text.pdf_text, not in this process")
     if is_text(name, mime):
         return _plain_text(Path(path), name, max_chars)
     kind = (mime or "").split(";", 1)[0] or (name.rsplit(".", 1)[-1] if "." in name else "unknown")
@@ -98,43 +100,3 @@ def _plain_text(path: Path, name: str, max_chars: int) -> DocumentText:
         raise DocumentError("not a text file I can read (not UTF-8)")
     cut = more_bytes or len(text) > max_chars
     return DocumentText(name, "text", text[:max_chars], cut)
-
-
-def _pdf_text(path: Path, name: str, max_chars: int) -> DocumentText:
-    try:
-        from pypdf import PdfReader
-    except ImportError as exc:  # a dependency of the gateway; only a broken install lacks it
-        raise DocumentError("PDFs cannot be read here (pypdf is not installed)") from exc
-    try:
-        reader = PdfReader(path)
-        if reader.is_encrypted:
-            try:
-                if not reader.decrypt(""):
-                    raise DocumentError("the PDF is protected by a password")
-            except DocumentError:
-                raise
-            except Exception as exc:
-                raise DocumentError("the PDF is protected by a password") from exc
-        pages = len(reader.pages)
-        chunks: list[str] = []
-        total = 0
-        cut = False
-        for number, page in enumerate(reader.pages):
-            if total >= max_chars:
-                cut = number < pages
-                break
-            text = (page.extract_text() or "").strip()
-            if text:
-                chunks.append(text)
-                total += len(text) + 2
-    except DocumentError:
-        raise
-    except Exception as exc:  # pypdf raises many kinds on a broken file; each is "corrupt" to the person
-        log.info("a PDF could not be read: %s: %s", type(exc).__name__, exc)
-        raise DocumentError("not a PDF I can read (corrupt?)") from exc
-    text = "\n\n".join(chunks)
-    if not text.strip():
-        raise DocumentError("the PDF has no text I can read (a scan? only images)")
-    if len(text) > max_chars:
-        text, cut = text[:max_chars], True
-    return DocumentText(name, f"PDF, {pages} page{'s' if pages != 1 else ''}", text, cut)

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping
 
-from .document_text import DocumentError, document_text
+from .document_text import DocumentError, document_text, is_pdf
+from .pdf_text import PdfBudget, pdf_text
 from .downloads import KIND_WORDS, Received
-from .image_parts import ImageError, prepare_image
+from .image_parts import MAX_PIXELS, ImageError, PreparedImage, prepare_image_bounded
 
 #: The key of a stored text part that stands in for a file kept in the media directory (never sent upstream).
 FILE_KEY = "hermes_file"
@@ -38,6 +39,9 @@ class MediaSettings:
     limits: Mapping[str, int]
     image_max_side: int = 1568
     document_max_chars: int = 20_000
+    max_image_pixels: int = MAX_PIXELS
+    max_concurrent_decodes: int | None = None  # None: one per core
+    pdf: PdfBudget = PdfBudget()
     vision: bool = True
     history_images: int = 2
     keep_seconds: float = 0.0
@@ -48,6 +52,9 @@ class MediaSettings:
         media = config.media
         return cls(directory=media.path(), limits=dict(media.inbound_max_bytes),
                    image_max_side=media.image_max_side, document_max_chars=media.document_max_chars,
+                   max_image_pixels=media.max_image_pixels, max_concurrent_decodes=media.max_concurrent_decodes,
+                   pdf=PdfBudget(media.pdf_timeout, media.pdf_max_pages, media.pdf_empty_pages, media.pdf_memory_mb,
+                                 media.max_concurrent_decodes),
                    vision=config.model.vision, history_images=config.store.history_images,
                    keep_seconds=media.keep_seconds, config=config)
 
@@ -80,10 +87,16 @@ def failed(name: str, kind: str, why: str) -> FileContent:
     return FileContent([stand_in], [stand_in], f"📎 {name}: {why}", unused=True)
 
 
+async def decode_image(path: str | Path, settings: MediaSettings) -> PreparedImage:
+    """The image at ``path`` for the model, within the settings' pixel cap and the process's decode bound."""
+    return await prepare_image_bounded(path, settings.image_max_side, max_pixels=settings.max_image_pixels,
+                                       workers=settings.max_concurrent_decodes)
+
+
 async def image_content(received: Received, settings: MediaSettings) -> FileContent:
     """An image as a vision part (downscaled), its stand-in kept in history with the stored file's path."""
     try:
-        image = await asyncio.to_thread(prepare_image, received.path, settings.image_max_side)
+        image = await decode_image(received.path, settings)
     except ImageError as exc:
         return failed(received.name, received.attachment.kind, str(exc))
     line = f"[image: {received.name} ({image.summary})]\n"
@@ -92,14 +105,17 @@ async def image_content(received: Received, settings: MediaSettings) -> FileCont
 
 
 async def document_content(received: Received, settings: MediaSettings) -> FileContent:
-    """A document's text (bounded, named) in the prompt and in history."""
+    """A document's text (bounded, named) in the prompt and in history; one line when only part was read."""
     try:
-        doc = await asyncio.to_thread(document_text, received.path, received.name, received.attachment.mime,
-                                      settings.document_max_chars)
+        if is_pdf(received.name, received.attachment.mime):
+            doc = await pdf_text(received.path, received.name, settings.document_max_chars, settings.pdf)
+        else:
+            doc = await asyncio.to_thread(document_text, received.path, received.name, received.attachment.mime,
+                                          settings.document_max_chars)
     except DocumentError as exc:
         return failed(received.name, "document", str(exc))
     part = text_part(doc.prompt() + "\n")
-    return FileContent([part], [part])
+    return FileContent([part], [part], f"📎 {received.name}: {doc.line}" if doc.line else None)
 
 
 _CONVERTERS: dict[str, Converter] = {"image": image_content, "sticker": image_content,

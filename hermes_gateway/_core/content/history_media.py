@@ -14,13 +14,12 @@ unknown fields.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any, Sequence
 
 from ..media_dir import MediaDirectory
-from .file_content import FILE_KEY, MediaSettings
-from .image_parts import ImageError, prepare_image
+from .file_content import FILE_KEY, MediaSettings, decode_image
+from .image_parts import ImageError
 
 log = logging.getLogger(__name__)
 
@@ -49,19 +48,19 @@ async def history_for_model(history: Sequence[dict[str, Any]], settings: MediaSe
                 continue
             parts.append({k: v for k, v in part.items() if k != FILE_KEY})
             if index in recent:
-                image = await _image_again(part[FILE_KEY], directory, settings.image_max_side)
+                image = await _image_again(part[FILE_KEY], directory, settings)
                 if image is not None:
                     parts.append(image)
         out.append({**message, "content": parts})
     return out
 
 
-async def _image_again(file: Any, directory: MediaDirectory, max_side: int) -> dict[str, Any] | None:
+async def _image_again(file: Any, directory: MediaDirectory, settings: MediaSettings) -> dict[str, Any] | None:
     path = file.get("path") if isinstance(file, dict) else None
     if not isinstance(path, str) or file.get("kind") != "image" or not directory.contains(path):
         return None
     try:
-        image = await asyncio.to_thread(prepare_image, path, max_side)
+        image = await decode_image(path, settings)
     except ImageError as exc:
         log.info("an image of the history is not re-sent: %s", exc)
         return None

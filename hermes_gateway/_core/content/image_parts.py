@@ -10,24 +10,39 @@ is sent as it came. The part is the Chat Completions shape
 (``{"type": "image_url", "image_url": {"url": "data:..."}}``), the same the
 API server passes on; the Responses client turns it into ``input_image``.
 
-Pillow decodes in a thread (:func:`image_part` is blocking: call it with
-``asyncio.to_thread``). A file that is not an image, is truncated, or has
-more pixels than :data:`MAX_PIXELS` (a decompression bomb) raises
-:class:`ImageError` with a reason for the person.
+Only PNG, JPEG, GIF and WebP are opened (:mod:`..image_formats`): any
+other file — an EPS whose decoding would run Ghostscript, a PDF, a BMP —
+is "not an image I can read", whatever its name says. The pixels are
+counted from the header before anything is decoded: over
+``media.max_image_pixels`` (default :data:`MAX_PIXELS`, 50 MP: a 48 MP
+phone photo passes; an 8900x8900 RGBA PNG of 300 KB would decode to
+~700 MB) the image is refused unread. Decoding is blocking and costs up to
+a few hundred MB, so :func:`prepare_image_bounded` runs it in a thread of
+a process-wide pool of ``media.max_concurrent_decodes`` threads (default:
+the number of cores): six large images sent at once wait their turn
+instead of holding six decodes in memory. A file that is not an image, is
+truncated or too large raises :class:`ImageError` with a reason for the
+person.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import HermesError
+from ..image_formats import open_image, pillow
 
-#: Images with more pixels than this are refused unread (a 20 MB PNG can otherwise decode to gigabytes).
-MAX_PIXELS = 80_000_000
+#: Images with more pixels than this are refused unread (``media.max_image_pixels``; a 300 KB PNG can otherwise
+#: decode to gigabytes). 50 MP: a 48 MP phone photo passes.
+MAX_PIXELS = 50_000_000
 #: Formats every vision API accepts as they are.
 PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 JPEG_QUALITY = 85
@@ -61,16 +76,51 @@ class PreparedImage:
         return f"{self.mime.split('/', 1)[1].upper()} {self.width}x{self.height}"
 
 
-def prepare_image(path: str | Path, max_side: int) -> PreparedImage:
+def default_decodes() -> int:
+    """``media.max_concurrent_decodes`` unset: one decode per core the process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_pool_lock = threading.Lock()
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _decoders(workers: int) -> ThreadPoolExecutor:
+    """The process's decoding threads: ``workers`` of them, shared by every chat and event loop."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != workers:  # a new size (another config in the process): a new pool
+            old = _pool
+            _pool = (workers, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hermes-image"))
+            if old is not None:
+                old[1].shutdown(wait=False)  # its running decodes finish; nothing new goes there
+        return _pool[1]
+
+
+async def prepare_image_bounded(path: str | Path, max_side: int, *, max_pixels: int = MAX_PIXELS,
+                                workers: int | None = None) -> PreparedImage:
+    """:func:`prepare_image` off the event loop, at most ``workers`` decodes at once in the process
+    (the others wait, holding no pixels). A cancelled wait drops the decode if it has not started."""
+    pool = _decoders(workers or default_decodes())
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(pool, prepare_image, path, max_side, max_pixels)
+
+
+def prepare_image(path: str | Path, max_side: int, max_pixels: int = MAX_PIXELS) -> PreparedImage:
     """Read, orient and downscale the image at ``path`` (blocking)."""
     try:
+        pillow()
         from PIL import Image, ImageOps, UnidentifiedImageError
     except ImportError as exc:  # a dependency of the gateway; only a broken install lacks it
         raise ImageError("images cannot be read here (Pillow is not installed)") from exc
     try:
-        with Image.open(path) as image:
-            if image.width * image.height > MAX_PIXELS:
-                raise ImageError(f"the image is too large to look at ({image.width}x{image.height} pixels)")
+        with open(path, "rb") as file, open_image(file) as image:
+            if image.width * image.height > max_pixels:
+                raise ImageError(f"the image is too large to look at ({image.width}x{image.height} pixels; "
+                                 f"the limit is {max_pixels / 1e6:g} megapixels)")
             source = image.format or "image"
             fits = max(image.width, image.height) <= max_side
             turned = _orientation(image) not in (0, 1)
@@ -92,7 +142,7 @@ def prepare_image(path: str | Path, max_side: int) -> PreparedImage:
     except Image.DecompressionBombError as exc:
         raise ImageError("the image is too large to look at") from exc
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
-        raise ImageError("not an image I can read (corrupt or of an unknown format)") from exc
+        raise ImageError("not an image I can read (corrupt, or not PNG, JPEG, GIF or WebP)") from exc
 
 
 def _orientation(image: Any) -> int:

@@ -29,11 +29,13 @@ def describe_image(url: str) -> str:
     except (binascii.Error, ValueError):
         return "an image I could not read (bad base64)"
     try:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import UnidentifiedImageError
+
+        from ..image_formats import open_image
     except ImportError:  # Pillow is optional for the gateway; the demo then only counts bytes
         return f"an image of {len(data)} bytes"
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        with open_image(io.BytesIO(data)) as image:  # PNG, JPEG, GIF, WebP only: no other plugin is loaded
             return f"a {image.format} image of {image.width}x{image.height} pixels"
     except (UnidentifiedImageError, OSError, ValueError):
         return f"{len(data)} bytes that are not an image I know"

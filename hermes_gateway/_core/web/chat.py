@@ -45,7 +45,7 @@ from .auth import session_of, user_csrf, user_session
 from .chat_client import PLATFORM, WebChatClient
 from .history_view import inside, user_view
 from .responses import PING, PING_EVERY, SECURITY_HEADERS, json_error, json_ok, open_event_stream, read_json
-from .uploads import read_upload
+from .uploads import QueueBound, read_upload
 
 log = logging.getLogger(__name__)
 
@@ -102,19 +102,28 @@ async def send(request: web.Request) -> web.StreamResponse:
 async def upload(request: web.Request) -> web.StreamResponse:
     """``POST /ui/api/chat/upload`` (multipart: ``text``, ``file``...): the message with its files, 202 at once.
 
-    Each file becomes an ``Attachment`` as on every platform (:mod:`.uploads`); beyond
-    ``media.inbound_max_bytes`` the upload is a 413 and nothing is sent."""
+    Each file becomes an ``Attachment`` as on every platform (:mod:`.uploads`), spooled to disk until its turn;
+    beyond ``media.inbound_max_bytes`` the upload is a 413, beyond the chat's queue
+    (``media.upload_queue_files``/``upload_queue_bytes``) a 429, and nothing is sent."""
     client = client_of(request)
     if client is None or not client.context.accepting:
         return _unavailable()
     gateway: Any = request.app[GATEWAY_KEY]
-    got = await read_upload(request, gateway.config.media.inbound_max_bytes, MAX_TEXT)
+    media = gateway.config.media
+    session = session_of(request)
+    bound = QueueBound(client.uploads, session.chat_id, media.upload_queue_files, media.upload_queue_bytes)
+    got = await read_upload(request, media.inbound_max_bytes, MAX_TEXT, media.path(), bound)
     if isinstance(got, web.Response):
         return got
     if not got.attachments and not got.text:
+        got.discard()
         return json_error(400, "send a file (a form field named file) or some text", "empty")
-    session = session_of(request)
-    client.send(session.chat_id, got.text, sender=session.chat_id, attachments=tuple(got.attachments))
+    try:
+        turn = client.send(session.chat_id, got.text, sender=session.chat_id, attachments=tuple(got.attachments))
+    except BaseException:
+        got.discard()
+        raise
+    turn.add_done_callback(lambda _: got.discard())  # answered, dropped or stopped: the spool and count go
     return json_ok({"accepted": True, "files": got.shown}, status=202)
 
 

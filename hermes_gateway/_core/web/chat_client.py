@@ -26,6 +26,7 @@ from ..media import Media, MediaLimits
 from ..platform import MessageRef, Platform, RateBudget, Stream
 from ..platform_context import PlatformClient, PlatformContext
 from .feed import ChatFeed
+from .uploads import UploadQueue
 
 PLATFORM = "web"
 #: Chats with a live feed kept at once (the least recently used beyond it is forgotten).
@@ -54,6 +55,7 @@ class WebChatClient(PlatformClient):
         self.questions: dict[str, dict[str, dict[str, Any]]] = {}  # chat -> message id -> its open choice event
         self._ids = 0
         self.closed = asyncio.Event()
+        self.uploads = UploadQueue()  # per chat: files uploaded and not yet answered (media.upload_queue_*)
 
     def feed(self, chat_id: str) -> ChatFeed:
         feed = self.feeds.get(chat_id)
