@@ -24,7 +24,7 @@ from ..config import Endpoint, Timeouts
 from ..demo.transport import DEMO_BASE_URL, demo_http_client, httpx
 from .transport import UpstreamTransport
 from .transport_fast import FastTransport
-from .transport_sdk import SdkTransport
+from .transport_sdk import SdkTransport, bounded_http_client
 
 NO_KEY = "no-key-configured"
 
@@ -149,7 +149,7 @@ class UpstreamPool:
         timeout = httpx.Timeout(connect=t.connect, read=None, write=max(t.connect, 30.0), pool=t.connect)
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": self.max_retries}
         if endpoint.base_url:  # sends: the SDK's own HTTP client (httpx), which honours proxy variables
-            http_client = None if sends else httpx.AsyncClient(transport=_NeverSends())
+            http_client = bounded_http_client() if sends else httpx.AsyncClient(transport=_NeverSends())
             return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY,
                                       http_client=http_client, **kwargs)
         return openai.AsyncOpenAI(base_url=DEMO_BASE_URL, api_key="demo",
