@@ -70,7 +70,9 @@ class TurnEnd:
     ``tool_calls``: calls of an API client's own tools (Chat Completions
     ``tool_calls`` entries) that end the turn for the client to run;
     ``finish_reason``: ``stop``, ``length`` (cut by a token limit),
-    ``tool_calls`` or the upstream's own reason."""
+    ``tool_calls`` or the upstream's own reason. ``note``: a line for the
+    person that the reply was cut by the gateway (``model.max_reply_chars``;
+    ``finish_reason`` is then ``length``): chats end the reply with it."""
 
     reply: str
     raw: str = ""
@@ -81,6 +83,7 @@ class TurnEnd:
     media: tuple[Media, ...] = ()
     tool_calls: tuple[dict, ...] = ()
     finish_reason: str = "stop"
+    note: str | None = None
 
 
 StreamEvent = Union[TextDelta, ToolCallStarted, ToolCallFinished, UsageReport, StreamReset, TurnEnd]

@@ -21,8 +21,9 @@ one talks to it; README.md's "Limits" table lists them for operators.
 - A body that is not a stream (an answer to a non-streamed request, or an
   error's body): :data:`MAX_BODY_BYTES`.
 - The reply's length in characters: ``model.max_reply_chars`` (config,
-  default :data:`DEFAULT_MAX_REPLY_CHARS`); the turn then ends cut, with
-  :data:`REPLY_CUT_NOTE` in chats (:mod:`.core`).
+  default 200,000); the turn then ends cut, as an interrupt ends it (the
+  upstream's connection closed, which stops the model), with
+  ``finish_reason`` ``length`` and :data:`REPLY_CUT_NOTE` (:mod:`.core`).
 
 A response past a bound is an :class:`UpstreamTooLarge`: a connection
 error to the agent (the request is not read further and the connection is
@@ -46,8 +47,6 @@ MAX_SSE_LINE = 1 << 20
 MAX_SSE_EVENT = 1 << 20
 #: A body that is not an event stream: a non-streamed answer, or the body of an error status.
 MAX_BODY_BYTES = 16 << 20
-#: ``model.max_reply_chars``'s default: a reply (all its model calls' text) longer than this is cut.
-DEFAULT_MAX_REPLY_CHARS = 200_000
 #: The line a chat's reply ends with when it was cut at ``model.max_reply_chars``.
 REPLY_CUT_NOTE = "✂️ (cut: the reply reached its length limit)"
 
