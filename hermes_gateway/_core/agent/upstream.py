@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]  # (not in typeshed)
 
 import openai
 
@@ -85,20 +86,23 @@ class StreamSupport:
 STREAM_SUPPORT = StreamSupport()
 
 
-_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
-
-
 def fast_transport_suits(base_url: str) -> bool:
     """The fast transport (:mod:`.http1`), unless the SDK's httpx default does something it does not.
 
     It refuses credentials in the URL next to the bearer key
-    (``http://user:pass@host``), and it ignores proxy environment variables;
+    (``http://user:pass@host``), and it does not speak to proxies: where a
+    proxy variable applies to the URL (``HTTPS_PROXY`` or ``ALL_PROXY`` for
+    ``https``, ``HTTP_PROXY`` or ``ALL_PROXY`` for ``http``, any case) and
+    ``NO_PROXY`` does not exempt its host, httpx goes through the proxy, so
     such setups keep httpx.
     """
-    if "@" in urlsplit(base_url).netloc:
+    parts = urlsplit(base_url)
+    if "@" in parts.netloc:
         return False
-    return not any(name in _PROXY_VARIABLES and value for name, value in
-                   ((k.lower(), v) for k, v in os.environ.items()))
+    wanted = {f"{parts.scheme.lower()}_proxy", "all_proxy"}
+    if not any(name.lower() in wanted and value for name, value in os.environ.items()):
+        return True
+    return bool(proxy_bypass_environment(parts.hostname or ""))
 
 
 class _NeverSends(httpx.AsyncBaseTransport):
