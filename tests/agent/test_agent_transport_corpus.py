@@ -87,6 +87,29 @@ def forever_tokens() -> Answer:
                    chunked(f"data: {json.dumps(chunk('word '))}\n\n".encode())[:-5])
 
 
+def tool_event(index: int, name: str | None, arguments: str) -> bytes:
+    function = {"arguments": arguments, **({"name": name} if name else {})}
+    delta = {"tool_calls": [{"index": index, **({"id": f"call_{index}"} if name else {}), "function": function}]}
+    event = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    return chunked(f"data: {json.dumps(event)}\n\n".encode())[:-5]
+
+
+def forever_tool_arguments() -> Answer:
+    return endless(head("200 OK", "Transfer-Encoding: chunked") + tool_event(0, "calculate", '{"expression": "'),
+                   tool_event(0, None, "1 + " * 1000))
+
+
+def forever_tool_calls() -> Answer:
+    async def answer(ex: Exchange) -> None:
+        ex.keep = False
+        await ex.send(head("200 OK", "Transfer-Encoding: chunked"))
+        for index in range(100_000):
+            await ex.send(tool_event(index, f"tool_{index}", "{}"))
+        ex.writer.close()
+    return answer
+
+
 def status(code: int, body: bytes, content_type: str = "application/json") -> Answer:
     return answer_with(head(f"{code} Status", length=len(body), content_type=content_type) + body)
 
@@ -180,6 +203,8 @@ CASES: dict[str, Case] = {
                                      + DEFLATE_BOMB), failed=True),
     "brotli named": Case(ok(HELLO, "Content-Encoding: br"), failed=True),
     "endless tokens": Case(forever_tokens(), ("word " * MAX_REPLY)[:MAX_REPLY].strip(), finish="length"),
+    "endless tool call arguments": Case(forever_tool_arguments(), failed=True),
+    "endless new tool calls": Case(forever_tool_calls(), failed=True),
     "endless non-streamed answer": Case(endless(head("200 OK", "Connection: close", content_type="application/json"),
                                                 b'{"a": "' + b"x" * 65536), failed=True),
 }

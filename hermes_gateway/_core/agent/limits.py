@@ -20,6 +20,9 @@ one talks to it; README.md's "Limits" table lists them for operators.
   (:mod:`.sse` for ``fast``, :class:`SSEFrameBound` on the SDK's byte stream).
 - A body that is not a stream (an answer to a non-streamed request, or an
   error's body): :data:`MAX_BODY_BYTES`.
+- One answer's tool calls: :data:`MAX_TOOL_CALLS`, their arguments
+  together :data:`MAX_TOOL_ARGUMENT_CHARS` (:mod:`.results`): past either,
+  the answer fails as malformed.
 - The reply's length in characters: ``model.max_reply_chars`` (config,
   default 200,000); the turn then ends cut, as an interrupt ends it (the
   upstream's connection closed, which stops the model), with
@@ -47,6 +50,10 @@ MAX_SSE_LINE = 1 << 20
 MAX_SSE_EVENT = 1 << 20
 #: A body that is not an event stream: a non-streamed answer, or the body of an error status.
 MAX_BODY_BYTES = 16 << 20
+#: Tool calls in one answer of the model.
+MAX_TOOL_CALLS = 128
+#: The arguments of one answer's tool calls together, in characters (a tool call's tokens that never stop).
+MAX_TOOL_ARGUMENT_CHARS = 1 << 20
 #: The line a chat's reply ends with when it was cut at ``model.max_reply_chars``.
 REPLY_CUT_NOTE = "✂️ (cut: the reply reached its length limit)"
 

@@ -117,7 +117,7 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
                         yield TextDelta(delta)
                 elif kind == "response.function_call_arguments.delta":
                     slot = tools.slot(event.get("output_index"), dense=True)
-                    slot.arguments.append(text_field(event.get("delta") or "", "tool arguments"))
+                    tools.add_arguments(slot, text_field(event.get("delta") or "", "tool arguments"))
                 elif kind in ("response.output_item.added", "response.output_item.done"):
                     item = event.get("item")
                     if item is not None and item.get("type") == "function_call":
@@ -129,7 +129,7 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
                         if kind == "response.output_item.done" and arguments is not None:
                             slot.arguments[:] = [text_field(arguments, "tool arguments")]
                         elif arguments and not slot.arguments:
-                            slot.arguments.append(text_field(arguments, "tool arguments"))
+                            tools.add_arguments(slot, text_field(arguments, "tool arguments"))
                         if slot.name and not slot.announced:
                             yield tools.announce(slot)
                 elif kind == "response.function_call_arguments.done":
