@@ -424,3 +424,37 @@ async def test_https_with_the_upstreams_certificate_verified() -> None:
         await pool.aclose()
         server.close()
         await server.wait_closed()
+
+
+async def test_an_address_that_does_not_answer_costs_a_quarter_second_not_the_connect_timeout(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Happy Eyeballs (aiohappyeyeballs, as aiohttp): the host's first address swallows the SYN (a listener
+    whose accept queue is full), the second answers; the request goes out on the second well within the
+    connect timeout, where trying the addresses one after another would spend all of it on the first."""
+    blackhole = socket.create_server(("127.0.0.1", 0), backlog=0)
+    filler = []
+    for _ in range(4):  # fill its accept queue: from then on its SYNs are dropped, a connect just waits
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(blackhole.getsockname())
+        filler.append(s)
+    loop = asyncio.get_running_loop()
+    addresses = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", blackhole.getsockname()),
+                 (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", server.port))]
+
+    async def resolve(host: str, port: int, **kwargs: object) -> list:
+        assert host == "upstream.test"
+        return addresses
+
+    monkeypatch.setattr(loop, "getaddrinfo", resolve)
+    pool = Http1Pool("upstream.test", server.port, ssl=None, connect_timeout=10.0)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.sendall(OK)
+    assert await (await asyncio.wait_for(task, 5)).read() == b"ok"
+    conn.close()
+    await pool.aclose()
+    for s in filler:
+        s.close()
+    blackhole.close()
