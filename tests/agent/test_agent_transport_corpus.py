@@ -258,6 +258,7 @@ async def test_a_redirect_to_another_origin_drops_the_key_on_both() -> None:
             assert end.reply == "Hello there"
             first, moved = upstream.seen[0], upstream.seen[1]
             assert first.header("authorization") == "Bearer sk-corpus"
+            assert first.header("accept-encoding") == moved.header("accept-encoding") == "identity"  # no bombs
             assert moved.head.startswith(b"POST /v2/chat/completions ")
             assert moved.header("authorization") is None and moved.header("host") == f"localhost:{upstream.port}"
             assert json.loads(moved.body) == json.loads(first.body)
