@@ -90,3 +90,22 @@ async def test_a_tools_image_reaches_the_chat_after_the_text_and_the_history_kee
     assert len(report.media) == 1 and report.media[0].message_id == chat.messages[1].id
     tool_message = next(m for m in history if m["role"] == "tool")
     assert tool_message["content"] == "A QR code for 5 characters of text.\n[image: qr.png attached]"
+
+
+async def test_a_reply_that_never_stops_is_cut_with_a_note_and_remembered():
+    """A model that never stops (issue 33): the chat gets the reply up to model.max_reply_chars and a short
+    note that it was cut, and the conversation remembers what was said."""
+    from scripted_upstream import ScriptedUpstream
+
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=50, burst=5)})
+    async with ScriptedUpstream() as fake:
+        fake.add(("forever", 0))
+        model = {"base_url": fake.url, "name": "m", "max_reply_chars": 300}
+        async with gateway_with(ref, model=model) as gateway:
+            await ref.say("5", "count for ever")
+            history = await gateway.store.history(ConversationKey("reference", "5", None))
+    text = ref.chat("5").messages[-1].text
+    body, _, note = text.rpartition("\n\n")
+    assert body.startswith("tick0 tick1") and len(body) <= 300 and CURSOR not in text
+    assert "cut" in note and "length limit" in note
+    assert history[-1]["role"] == "assistant" and history[-1]["content"].startswith("tick0 tick1")

@@ -114,6 +114,8 @@ class ModelConfig:
     transport: str = "fast"
     vision: bool = True  # the model takes images (API image parts); false: such a request is a 400
     audio: bool = False  # the model takes input_audio parts; false (and the demo): the API server transcribes them
+    #: A turn's reply (all its model calls' text) is cut at this many characters: a model that never stops.
+    max_reply_chars: int = 200_000
 
     @property
     def is_demo(self) -> bool:
@@ -849,7 +851,7 @@ class _Parser:
         """``model`` (or a ``models.NAME`` entry: the same keys), errors naming ``key``."""
         allowed = ("base_url", "api_key", "name", "api_mode", "fallback", "max_turns", "timeouts", "demo",
                    "system_prompt", "reasoning_starts_open", "transport",
-                   "vision", "audio")
+                   "vision", "audio", "max_reply_chars")
         sec = self.section(value, key, allowed)
         endpoint = self.endpoint({k: sec[k] for k in ("base_url", "api_key", "name", "api_mode") if k in sec}, key)
         if endpoint.base_url and "name" not in sec:
@@ -880,6 +882,8 @@ class _Parser:
             transport=self.get(sec, key, "transport", "str", "fast", choices=TRANSPORTS),
             vision=self.get(sec, key, "vision", "bool", True),
             audio=self.get(sec, key, "audio", "bool", False),
+            max_reply_chars=self.get(sec, key, "max_reply_chars", "int", ModelConfig.max_reply_chars, minimum=100,
+                                     maximum=100_000_000),
         )
 
     def conversation(self, value: Any) -> ConversationConfig:

@@ -100,6 +100,8 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                     line = footer(event)  # usage.footer: on the final message only, never on previews
                     if line:
                         event = replace(event, reply=f"{event.reply}\n\n{line}")
+                if event.note and not event.interrupted:  # cut by the gateway (model.max_reply_chars): say so
+                    event = replace(event, reply=f"{event.reply}\n\n{event.note}")
                 if lead:
                     event = replace(event, reply=lead + event.reply if event.reply.strip() else preface)
             yield event

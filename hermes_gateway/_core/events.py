@@ -100,7 +100,9 @@ class TurnEnd:
     ``tool_calls`` entries) that end the turn for the client to run;
     ``finish_reason``: ``stop``, ``length`` (cut by a token limit),
     ``tool_calls`` or the upstream's own reason. ``refusal``: with ``error``, the upstream's own
-    refusal when that is why the turn failed (a 400, a 429, a 401), so an API client can be told the same."""
+    refusal when that is why the turn failed (a 400, a 429, a 401), so an API client can be told the same.
+    ``note``: a line for the person that the reply was cut by the gateway (``model.max_reply_chars``;
+    ``finish_reason`` is then ``length``): chats end the reply with it."""
 
     reply: str
     raw: str = ""
@@ -112,6 +114,7 @@ class TurnEnd:
     tool_calls: tuple[dict, ...] = ()
     finish_reason: str = "stop"
     refusal: UpstreamRefusal | None = None
+    note: str | None = None
 
 
 StreamEvent = Union[TextDelta, ToolCallStarted, ToolCallArguments, ToolCallFinished, UsageReport, StreamReset,

@@ -226,3 +226,30 @@ async def test_agent_as_async_context_manager_closes_its_clients(demo_url: str) 
         assert (await agent.arun_conversation("echo: ctx")).reply == "ctx"
         client = agent._pool.all()[0].client
     assert client.is_closed()
+
+
+@pytest.mark.parametrize("transport", ["fast", "sdk"])
+async def test_a_model_that_never_stops_is_cut_at_max_reply_chars(fake: ScriptedUpstream, transport: str) -> None:
+    """Tokens that never stop: the reply stops at model.max_reply_chars, the upstream's connection is closed
+    (which stops the model), and the turn ends cut (finish_reason length, the note) with what was said kept."""
+    fake.add(("forever", 0))
+    agent = AIAgent.from_config(model_config(fake.url, transport=transport, max_reply_chars=500), tools=[])
+    events = await collect(agent, "count for ever")
+    end = events[-1]
+    assert isinstance(end, TurnEnd)
+    shown = texts(events)
+    assert len(shown) == 500 and shown.startswith("tick0 tick1 ")
+    assert (end.reply, end.finish_reason, end.error, end.interrupted) == (shown.strip(), "length", None, False)
+    assert end.note and "cut" in end.note
+    assert end.messages[-1] == {"role": "assistant", "content": shown}
+    await asyncio.wait_for(fake.disconnected.wait(), 10)  # the model was stopped: the connection is gone
+
+
+def test_max_reply_chars_is_checked_in_one_line() -> None:
+    from hermes_gateway._core.config import ConfigError, parse_config
+    assert parse_config({"model": {"max_reply_chars": 5000}}).model.max_reply_chars == 5000
+    assert parse_config({}).model.max_reply_chars == 200_000
+    for bad in (0, -1, 10**12, "many", 2.5):
+        with pytest.raises(ConfigError) as caught:
+            parse_config({"model": {"max_reply_chars": bad}})
+        assert "model.max_reply_chars" in str(caught.value) and "\n" not in str(caught.value)

@@ -9,12 +9,14 @@ import asyncio
 import gzip
 import socket
 import ssl
+import threading
 
 import pytest
 import trustme
 
 from hermes_gateway._core.agent.errors import UpstreamConnectionError, UpstreamTimedOut
 from hermes_gateway._core.agent.http1 import Http1Pool, render_head
+from hermes_gateway._core.agent.limits import UpstreamTooLarge
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
@@ -207,12 +209,110 @@ async def test_a_malformed_response_is_a_connection_error(server: Server) -> Non
     await pool.aclose()
 
 
-async def test_a_gzip_body_is_decoded(server: Server) -> None:
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br"])
+async def test_a_compressed_body_is_refused_never_decoded(server: Server, coding: str) -> None:
+    """Compression is never asked for (identity); an upstream that compresses anyway (a bomb) is refused."""
     pool = pool_for(server)
     task, conn = await server.requested(pool)
     packed = gzip.compress(b'{"answer": 42}')
-    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed) + packed)
-    assert await (await task).read() == b'{"answer": 42}'
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n" % (coding.encode(), len(packed))
+                 + packed)
+    with pytest.raises(UpstreamConnectionError) as caught:
+        await task
+    assert isinstance(caught.value.__cause__, UpstreamTooLarge)
+    assert "compressed" in str(caught.value.__cause__)
+    conn.close()
+    await pool.aclose()
+
+
+async def _sender(conn: socket.socket, head: bytes, piece: bytes, *, stop: threading.Event) -> int:
+    """Send ``head`` then ``piece`` over and over until the client hangs up (or 64 MiB); the bytes sent."""
+    def send() -> int:
+        sent = 0
+        try:
+            conn.sendall(head)
+            while not stop.is_set() and sent < 64 << 20:
+                conn.sendall(piece)
+                sent += len(piece)
+        except OSError:
+            pass
+        return sent
+    return await asyncio.get_running_loop().run_in_executor(None, send)
+
+
+@pytest.mark.parametrize("endless", ["fields", "one value"])
+async def test_an_endless_head_is_refused_at_its_bound(server: Server, endless: str) -> None:
+    """Headers that never end (or one value that never ends) stop at 64 KiB / 100 fields: the connection closes."""
+    pool = pool_for(server)
+    task, conn = await server.requested(pool)
+    stop = threading.Event()
+    piece = b"X-More: yes\r\n" if endless == "fields" else b"a" * 1024
+    head = b"HTTP/1.1 200 OK\r\n" if endless == "fields" else b"HTTP/1.1 200 OK\r\nX-Long: "
+    sending = asyncio.ensure_future(_sender(conn, head, piece, stop=stop))
+    with pytest.raises(UpstreamConnectionError) as caught:
+        await asyncio.wait_for(task, 30)
+    stop.set()
+    sent = await sending
+    assert isinstance(caught.value.__cause__, UpstreamTooLarge)
+    assert sent < 8 << 20  # the client hung up early: the sender did not get to 64 MiB
+    conn.close()
+    await pool.aclose()
+
+
+async def test_a_head_of_100_fields_and_under_64_kib_is_read(server: Server) -> None:
+    pool = pool_for(server)
+    task, conn = await server.requested(pool)
+    fields = b"".join(b"X-F%d: %s\r\n" % (i, b"v" * 500) for i in range(99))
+    conn.sendall(b"HTTP/1.1 200 OK\r\n" + fields + b"Content-Length: 2\r\n\r\nok")
+    response = await task
+    assert len(response.headers) == 100
+    assert await response.read() == b"ok"
+    conn.close()
+    await pool.aclose()
+
+
+async def test_informational_heads_are_skipped(server: Server) -> None:
+    """103 Early Hints and 100 Continue come before the answer's own head: the answer is what counts."""
+    pool = pool_for(server)
+    task, conn = await server.requested(pool)
+    conn.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                 b"HTTP/1.1 100 Continue\r\n\r\n")
+    await asyncio.sleep(0)
+    conn.sendall(OK)
+    response = await task
+    assert (response.status, "link" in response.headers) == (200, False)
+    assert await response.read() == b"ok"
+    assert len(pool._idle) == 1  # the connection is kept: the answer was read whole
+    conn.close()
+    await pool.aclose()
+
+
+async def test_an_unasked_second_response_does_not_spoil_the_first(server: Server) -> None:
+    """A kept-alive connection whose upstream sends a second response nobody asked for, in the same bytes as
+    the first's end: the first answer stands (the SDK's httpx reads it so), the connection is not reused."""
+    pool = pool_for(server)
+    task, conn = await server.requested(pool)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 14\r\n\r\n{\"answer\": 42}"
+                 b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{\"no\": 0}")
+    response = await task
+    assert response.status == 200
+    assert await response.read() == b'{"answer": 42}'
+    assert pool._idle == []
+    conn.close()
+    await pool.aclose()
+
+
+async def test_a_non_streamed_body_past_its_bound_is_refused(server: Server) -> None:
+    pool = pool_for(server)
+    task, conn = await server.requested(pool)
+    stop = threading.Event()
+    sending = asyncio.ensure_future(_sender(conn, b"HTTP/1.1 200 OK\r\n\r\n", b"x" * 65536, stop=stop))
+    response = await task
+    with pytest.raises(UpstreamConnectionError) as caught:
+        await response.read(limit=1 << 20)
+    stop.set()
+    assert isinstance(caught.value.__cause__, UpstreamTooLarge)
+    assert await sending < 8 << 20
     conn.close()
     await pool.aclose()
 
@@ -324,3 +424,37 @@ async def test_https_with_the_upstreams_certificate_verified() -> None:
         await pool.aclose()
         server.close()
         await server.wait_closed()
+
+
+async def test_an_address_that_does_not_answer_costs_a_quarter_second_not_the_connect_timeout(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Happy Eyeballs (aiohappyeyeballs, as aiohttp): the host's first address swallows the SYN (a listener
+    whose accept queue is full), the second answers; the request goes out on the second well within the
+    connect timeout, where trying the addresses one after another would spend all of it on the first."""
+    blackhole = socket.create_server(("127.0.0.1", 0), backlog=0)
+    filler = []
+    for _ in range(4):  # fill its accept queue: from then on its SYNs are dropped, a connect just waits
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(blackhole.getsockname())
+        filler.append(s)
+    loop = asyncio.get_running_loop()
+    addresses = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", blackhole.getsockname()),
+                 (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", server.port))]
+
+    async def resolve(host: str, port: int, **kwargs: object) -> list:
+        assert host == "upstream.test"
+        return addresses
+
+    monkeypatch.setattr(loop, "getaddrinfo", resolve)
+    pool = Http1Pool("upstream.test", server.port, ssl=None, connect_timeout=10.0)
+    task = asyncio.ensure_future(pool.request(request(server.port)))
+    conn = await server.accept()
+    await server.read_request(conn)
+    conn.sendall(OK)
+    assert await (await asyncio.wait_for(task, 5)).read() == b"ok"
+    conn.close()
+    await pool.aclose()
+    for s in filler:
+        s.close()
+    blackhole.close()

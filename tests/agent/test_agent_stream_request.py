@@ -114,7 +114,8 @@ async def test_a_refused_connection_is_a_connection_error_after_the_retries() ->
 
 
 def test_the_fast_transport_is_used_only_where_fast_transport_suits(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
         monkeypatch.delenv(name, raising=False)
 
     async def kind(url: str | None, **model: object) -> str:
@@ -129,6 +130,10 @@ def test_the_fast_transport_is_used_only_where_fast_transport_suits(monkeypatch:
     assert asyncio.run(kind(None)) == "sdk"  # the demo model stays in-process, through the SDK
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.lan:3128")
     assert asyncio.run(kind("https://api.example/v1")) == "sdk"
+    assert asyncio.run(kind("http://127.0.0.1:8000/v1")) == "fast"  # HTTPS_PROXY is for https URLs only
+    monkeypatch.setenv("NO_PROXY", "localhost,.example")  # exempt: httpx would connect directly too
+    assert asyncio.run(kind("https://api.example/v1")) == "fast"
+    assert asyncio.run(kind("https://api.openai.com/v1")) == "sdk"
 
 
 async def test_turns_that_start_together_share_one_connection_pool(fake: ScriptedUpstream,

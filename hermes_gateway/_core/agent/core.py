@@ -43,6 +43,7 @@ from .chat_completions import complete_chat, stream_chat
 from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, refusal_of,
                      refuses_the_request, rejects_usage_option, streaming_unsupported)
 from .guard import Interrupted, ReadGuard
+from .limits import REPLY_CUT_NOTE
 from .options import NO_OPTIONS, TurnOptions, chat_body, later_round, responses_body
 from .responses_api import build_request, complete_responses, stream_responses
 from .results import ModelCall, ToolCall, add_usage, estimate_usage
@@ -57,6 +58,10 @@ SEPARATOR = "\n\n"
 #: included (the filter's ``starts_open``); a later call's start is marked in the text itself.
 SEPARATOR_STARTS_OPEN = SEPARATOR + "<think>"
 StreamCallback = Callable[[str | None], Any]
+
+
+class ReplyCut(Exception):
+    """The turn's text reached ``model.max_reply_chars``: the model call is stopped as an interrupt stops it."""
 
 
 class _Turn:
@@ -323,6 +328,7 @@ class AIAgent:
         error: str | None = None
         interrupted = False
         refused: UpstreamRefusal | None = None
+        note: str | None = None
         max_turns = self.model.max_turns
         if turn.options is not NO_OPTIONS:
             turn.offer = GatewayOffer.of(self.tools, turn.options)
@@ -385,6 +391,14 @@ class AIAgent:
             if turn.pending is not None and turn.pending.text:
                 content = strip_thinking(turn.pending.text, starts_open=starts_open)
                 new_messages.append({"role": "assistant", "content": content})
+        except ReplyCut:
+            # a model that does not stop: cut as an interrupt cuts (the upstream's connection closed), what was
+            # said is kept and recorded, no tool runs; chats end the reply with the note
+            log.warning("a reply reached model.max_reply_chars (%d); the turn ends cut", self.model.max_reply_chars)
+            finish_reason, note = "length", REPLY_CUT_NOTE
+            if turn.pending is not None and turn.pending.text:
+                content = strip_thinking(turn.pending.text, starts_open=starts_open)
+                new_messages.append({"role": "assistant", "content": content})
         except AllUpstreamsFailed as exc:
             error, refused = str(exc), exc.refusal
             log.warning("%s", error)
@@ -398,7 +412,7 @@ class AIAgent:
         yield TurnEnd(reply=postprocess_reply(raw, starts_open=starts_open), raw=raw, interrupted=interrupted,
                       error=error, usage=turn.usage, messages=new_messages, media=tuple(media),
                       tool_calls=tuple(c.as_message() for c in client_calls) if client_calls else (),
-                      finish_reason=finish_reason, refusal=refused)
+                      finish_reason=finish_reason, refusal=refused, note=note)
 
     def _initial_messages(self, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
         messages = [dict(m) for m in history or ()]
@@ -434,6 +448,7 @@ class AIAgent:
         guard = turn.guard
         assert guard is not None
         timeouts = self.model.timeouts
+        max_chars = self.model.max_reply_chars
         failures: list[str] = []
         refusals: list[UpstreamRefusal] = []
         for upstream in self._pool.all():
@@ -453,6 +468,7 @@ class AIAgent:
                     source = completer(upstream.transport, request, guard, call, timeouts.first_token, timeouts.stall)
                 fresh = True
                 need_separator = turn.has_content
+                shown = sum(map(len, turn.committed))  # the turn's text so far, against model.max_reply_chars
                 try:
                     async for event in source:
                         if fresh:
@@ -461,12 +477,20 @@ class AIAgent:
                                 yield self._reset(turn)
                                 if turn.committed:
                                     yield TextDelta("".join(turn.committed))
-                        if need_separator and type(event) is TextDelta:
-                            need_separator = False
-                            call.separated = True
-                            yield TextDelta(turn.separator)
+                        if type(event) is TextDelta:
+                            if need_separator:
+                                need_separator = False
+                                call.separated = True
+                                shown += len(turn.separator)
+                                yield TextDelta(turn.separator)
+                            shown += len(event.text)  # type: ignore[union-attr]
+                            if shown > max_chars:
+                                kept = _cut_last(call, event.text, shown - max_chars)  # type: ignore[union-attr]
+                                if kept:
+                                    yield TextDelta(kept)
+                                raise ReplyCut
                         yield event
-                except Interrupted:
+                except (Interrupted, ReplyCut):
                     turn.pending = call
                     raise
                 except Exception as exc:
@@ -562,6 +586,19 @@ class AIAgent:
             message = {"role": "tool", "tool_call_id": call.call_id, "content": f"Error: {why}."}
             messages.append(message)
             new_messages.append(message)
+
+
+def _cut_last(call: ModelCall, text: str, over: int) -> str:
+    """The start of ``text`` (the call's last delta) without its last ``over`` characters, the call's text cut
+    the same way."""
+    kept = text[:max(0, len(text) - over)]
+    parts = call.text_parts
+    if parts and parts[-1] is text:
+        if kept:
+            parts[-1] = kept
+        else:
+            parts.pop()
+    return kept
 
 
 _warned_callbacks: set[int] = set()

@@ -118,7 +118,7 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
                 elif kind == "response.function_call_arguments.delta":
                     slot = tools.slot(event.get("output_index"), dense=True)
                     piece = text_field(event.get("delta") or "", "tool arguments")
-                    slot.arguments.append(piece)
+                    tools.add_arguments(slot, piece)
                     if piece and slot.announced:
                         yield ToolCallArguments(slot.call_id, slot.index, piece)
                 elif kind in ("response.output_item.added", "response.output_item.done"):
@@ -132,7 +132,7 @@ async def stream_responses(upstream: "Upstream", request: dict[str, Any], guard:
                         if kind == "response.output_item.done" and arguments is not None:
                             slot.arguments[:] = [text_field(arguments, "tool arguments")]
                         elif arguments and not slot.arguments:
-                            slot.arguments.append(text_field(arguments, "tool arguments"))
+                            tools.add_arguments(slot, text_field(arguments, "tool arguments"))
                         if slot.name and not slot.announced:
                             yield tools.announce(slot)
                             if slot.arguments and kind == "response.output_item.added":

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..events import ToolCallArguments, ToolCallStarted, UsageReport
+from .limits import MAX_TOOL_ARGUMENT_CHARS, MAX_TOOL_CALLS, UpstreamTooLarge
 
 
 @dataclass(slots=True)
@@ -41,10 +42,11 @@ class ToolCallAccumulator:
     moment a call's name is known, before its arguments are complete.
     """
 
-    __slots__ = ("_slots",)
+    __slots__ = ("_slots", "_argument_chars")
 
     def __init__(self) -> None:
         self._slots: dict[int, _Slot] = {}
+        self._argument_chars = 0
 
     def slot(self, key: int, *, dense: bool = False) -> _Slot:
         """The slot for ``key``, made on first sight; calls come out ordered by key.
@@ -55,8 +57,17 @@ class ToolCallAccumulator:
         """
         slot = self._slots.get(key)
         if slot is None:
+            if len(self._slots) >= MAX_TOOL_CALLS:
+                raise UpstreamTooLarge(f"the upstream sent more than {MAX_TOOL_CALLS} tool calls in one answer")
             slot = self._slots[key] = _Slot(len(self._slots) if dense else key)
         return slot
+
+    def add_arguments(self, slot: _Slot, text: str) -> None:
+        """A piece of ``slot``'s arguments, within :data:`~.limits.MAX_TOOL_ARGUMENT_CHARS` for the answer."""
+        self._argument_chars += len(text)
+        if self._argument_chars > MAX_TOOL_ARGUMENT_CHARS:
+            raise UpstreamTooLarge(f"the upstream sent tool call arguments over {MAX_TOOL_ARGUMENT_CHARS} characters")
+        slot.arguments.append(text)
 
     def add_chat_deltas(self, deltas: Sequence[Any]) -> list[ToolCallStarted]:
         started: list[ToolCallStarted] = []
@@ -70,7 +81,7 @@ class ToolCallAccumulator:
                 if function.name and not slot.name:
                     slot.name = function.name
                 if function.arguments:
-                    slot.arguments.append(function.arguments)
+                    self.add_arguments(slot, function.arguments)
             if slot.name and not slot.announced:
                 started.append(self.announce(slot))
         return started
@@ -96,7 +107,7 @@ class ToolCallAccumulator:
                     slot.name = text_field(name, "tool name")
                 arguments = function.get("arguments")
                 if arguments:
-                    slot.arguments.append(text_field(arguments, "tool arguments"))
+                    self.add_arguments(slot, text_field(arguments, "tool arguments"))
                     if slot.announced:
                         started.append(ToolCallArguments(slot.call_id, slot.index, arguments))
             if slot.name and not slot.announced:

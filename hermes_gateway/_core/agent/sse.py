@@ -23,7 +23,11 @@ Behaviour follows ``openai/_streaming.py`` (``AsyncStream`` with its
 - HTTP timeouts and transport errors while reading become
   :class:`~.errors.UpstreamTimedOut` / :class:`~.errors.UpstreamConnectionError`
   (the transport's own read errors pass through as they are);
-- bad UTF-8 on any line raises ``UnicodeDecodeError`` at that line.
+- bad UTF-8 on any line raises ``UnicodeDecodeError`` at that line;
+- unlike the SDK, a line or an event past :mod:`.limits`' bounds
+  (``MAX_SSE_LINE``, ``MAX_SSE_EVENT``, 1 MiB each) is not held: the stream
+  fails there as a connection lost mid-stream (the SDK transport enforces
+  the same bounds on its byte stream, :class:`~.limits.SSEFrameBound`).
 
 Payloads decoded before an error in the same network read are handed out
 first, as the SDK does. ``tests/agent/test_agent_sse.py`` checks all of it
@@ -52,6 +56,7 @@ from typing import Any
 
 from ..demo.transport import httpx
 from .errors import ReportedError, UpstreamConnectionError, UpstreamTimedOut
+from .limits import MAX_SSE_EVENT, MAX_SSE_LINE, too_large
 
 # typeshed types the context as a make_scanner; CPython takes any object with the decoder's attributes (its TODO)
 _scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
@@ -150,7 +155,8 @@ class SSEPayloads:
     """
 
     __slots__ = ("response", "ready", "_read", "_chunks", "_pending", "_error", "_ended", "_saw_done", "_tail",
-                 "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry", "_template", "_attempts")
+                 "_skip_lf", "_data", "_has_event", "_has_id", "_has_retry", "_template", "_attempts", "_tail_size",
+                 "_event_size")
 
     def __init__(self, response: Any) -> None:
         self.response = response
@@ -165,6 +171,8 @@ class SSEPayloads:
         self._ended = False        # no more bytes will be decoded ([DONE], end of body, or an error)
         self._saw_done = False
         self._tail: list[bytes] = []   # the start of a line whose end has not arrived yet
+        self._tail_size = 0            # its bytes (bounded by MAX_SSE_LINE)
+        self._event_size = 0           # bytes of the lines of the event being read (bounded by MAX_SSE_EVENT)
         self._skip_lf = False          # the last read ended with CR: an LF first in the next read is its CRLF
         self._data: list[str] = []     # data lines of the event being read
         self._has_event = False
@@ -214,6 +222,9 @@ class SSEPayloads:
     # -- decoding ------------------------------------------------------------------------------
 
     def _feed(self, chunk: bytes) -> None:
+        if len(chunk) > MAX_SSE_LINE:  # (not the shortcuts below: the line-by-line path checks each line)
+            self._feed_lines(chunk)
+            return
         # Fast path: one whole ``data: {...}`` event in one read, nothing carried over (most reads).
         if chunk.endswith(b"\n\n") and chunk.startswith(b"data: ") and chunk.find(b"\n") == len(chunk) - 2 \
                 and not (self._tail or self._data or self._skip_lf or self._has_event or self._has_retry) \
@@ -230,6 +241,10 @@ class SSEPayloads:
             chunk = self._feed_events(chunk)  # several whole ``data:`` events in one read (a fast upstream)
             if not chunk:
                 return
+        self._feed_lines(chunk)
+
+    def _feed_lines(self, chunk: bytes) -> None:
+        """Split ``chunk`` into lines (the start of the next one kept in the tail) and read them."""
         if self._skip_lf:
             self._skip_lf = False
             if chunk[:1] == b"\n":
@@ -238,19 +253,28 @@ class SSEPayloads:
         if not has_cr and b"\n" not in chunk:
             if chunk:
                 self._tail.append(chunk)
+                self._tail_size += len(chunk)
+                if self._tail_size > MAX_SSE_LINE:
+                    self._tail = []
+                    self._fail(too_large(f"an SSE line longer than {MAX_SSE_LINE} bytes"))
             return
         if self._tail:
             self._tail.append(chunk)
             chunk = b"".join(self._tail)
             self._tail = []
+            self._tail_size = 0
         if has_cr:
             self._skip_lf = chunk.endswith(b"\r")
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = chunk.split(b"\n")
         last = lines.pop()
-        if last:
-            self._tail.append(last)
         self._lines(lines)
+        if last and not self._ended:
+            self._tail.append(last)
+            self._tail_size = len(last)
+            if self._tail_size > MAX_SSE_LINE:
+                self._tail = []
+                self._fail(too_large(f"an SSE line longer than {MAX_SSE_LINE} bytes"))
 
     def _feed_events(self, chunk: bytes) -> bytes:
         """Dispatch the leading events of ``chunk`` that are one ``data: `` line each; return the rest (from
@@ -282,11 +306,19 @@ class SSEPayloads:
             if self._ended:
                 return
             if not line:
+                self._event_size = 0
                 if data or self._has_event or self._has_id or self._has_retry:
                     self._dispatch("\n".join(data) if len(data) != 1 else data[0])
                     data.clear()
                     self._has_event = self._has_retry = False
                 continue
+            self._event_size += len(line) + 1
+            if self._event_size > MAX_SSE_EVENT or len(line) > MAX_SSE_LINE:
+                data.clear()
+                what = f"an SSE line longer than {MAX_SSE_LINE}" if len(line) > MAX_SSE_LINE else \
+                    f"an SSE event longer than {MAX_SSE_EVENT}"
+                self._fail(too_large(what + " bytes"))
+                return
             if line.startswith(b"data: "):  # the common case, first
                 try:
                     data.append(line.decode("utf-8")[6:])

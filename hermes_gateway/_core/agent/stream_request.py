@@ -27,7 +27,12 @@ what the SDK guarantees — through its public surface only:
   cause; read errors mid-body are the same, marked ``mid_stream``;
 - the same timeouts: connect (and waiting for a pooled connection) bounded
   by ``model.timeouts.connect``; reads unbounded here (the agent's
-  first-token and stall deadlines govern them).
+  first-token and stall deadlines govern them);
+- the same redirects: a ``307``/``308`` answer (the two that keep the
+  method and body) is followed as the SDK's httpx follows it, up to
+  :data:`MAX_REDIRECTS`, the ``Authorization`` header dropped when the
+  new URL is another origin (an ``http`` to ``https`` move on the same host
+  keeps it); other origins get a connection pool of their own.
 
 Only where the SDK's httpx client would send the same request (:func:`.upstream.fast_transport_suits`:
 no proxy variables, no credentials in the URL); elsewhere, and for the demo
@@ -47,11 +52,15 @@ from ..config import Timeouts
 from ..demo.transport import httpx
 from ..json_compact import compact_encoder
 from .errors import UpstreamConnectionError, UpstreamStatusError
-from .http1 import KEEPALIVE_EXPIRY, MAX_CONNECTIONS, Http1Pool, Http1Response, render_head
+from .http1 import KEEPALIVE_EXPIRY, MAX_CONNECTIONS, Http1Error, Http1Pool, Http1Response, render_head
 from .retry_policy import retry_delay, should_retry
 
 #: What the SDK's ``with_streaming_response`` / ``with_raw_response`` send (its ``RAW_RESPONSE_HEADER``).
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
+#: Redirects followed for one request at most (httpx's default, which the SDK keeps).
+MAX_REDIRECTS = 20
+#: The answers that redirect a POST as it is (method and body kept); httpx turns 301-303 into a GET.
+_REDIRECTS = (307, 308)
 
 
 def _sdk_headers(client: openai.AsyncOpenAI) -> dict[str, str]:
@@ -110,6 +119,8 @@ class StreamPoster:
         self._headers: dict[str, str] | None = None  # the SDK's headers, read once
         self._body = BodyEncoder()
         self._pool: Http1Pool | None = None
+        self._elsewhere: dict[tuple[str, str, int], Http1Pool] = {}  # pools of origins redirected to
+        self._ssl: Any = None
 
     async def _setup(self) -> None:
         # The SDK finds its platform headers (``platform.platform()`` and friends, cached) off the loop the
@@ -119,12 +130,14 @@ class StreamPoster:
         if self._pool is not None:  # the first turns start together: one of them set up while we waited
             return
         self._headers = _sdk_headers(client)
-        url = URL(self.base_url)
+        self._pool = self._new_pool(URL(self.base_url))
+
+    def _new_pool(self, url: URL) -> Http1Pool:
         secure = url.scheme == "https"
-        ssl = httpx.create_ssl_context() if secure else None  # the SDK's (certifi or the system's CAs)
-        self._pool = Http1Pool(url.raw_host or "", url.port or (443 if secure else 80), ssl=ssl,
-                               connect_timeout=self.connect_timeout, keepalive=KEEPALIVE_EXPIRY,
-                               limit=MAX_CONNECTIONS)
+        if secure and self._ssl is None:
+            self._ssl = httpx.create_ssl_context()  # the SDK's (certifi or the system's CAs)
+        return Http1Pool(url.raw_host or "", url.port or (443 if secure else 80), ssl=self._ssl if secure else None,
+                         connect_timeout=self.connect_timeout, keepalive=KEEPALIVE_EXPIRY, limit=MAX_CONNECTIONS)
 
     def _head(self, path: str, stream: bool, retries_taken: int) -> bytes:
         """The request line and headers (all but ``Content-Length``), rendered once per path and attempt."""
@@ -162,6 +175,8 @@ class StreamPoster:
             remaining = max_retries - retries_taken
             try:
                 response = await pool.request(self._head(path, stream, retries_taken) + length + data)
+                if response.status in _REDIRECTS and "location" in response.headers:
+                    response = await self._redirected(response, path, stream, retries_taken, length + data)
             except UpstreamConnectionError:  # UpstreamTimedOut included
                 if remaining > 0:
                     await asyncio.sleep(retry_delay(remaining, max_retries))
@@ -176,10 +191,55 @@ class StreamPoster:
             raise failed
         raise AssertionError("unreachable: the last attempt returns or raises")
 
+    async def _redirected(self, response: Http1Response, path: str, stream: bool, retries_taken: int,
+                          rest: bytes) -> Http1Response:
+        """Follow ``response`` (a 307/308) and its successors as httpx would; the first answer that is not one."""
+        url = URL(self.base_url + path.lstrip("/"))
+        assert self._headers is not None
+        for _ in range(MAX_REDIRECTS):
+            response.close()  # its body is not wanted: the connection is not reused for it
+            try:
+                target = url.join(URL(response.headers["location"]))
+            except ValueError:
+                raise UpstreamConnectionError() from Http1Error("a redirect to a malformed URL")
+            if target.scheme not in ("http", "https") or not target.raw_host:
+                raise UpstreamConnectionError() from Http1Error(f"a redirect to a {target.scheme or 'relative'} URL")
+            keeps_auth = target.origin() == url.origin() or (
+                url.scheme == "http" and target.scheme == "https" and target.raw_host == url.raw_host
+                and url.port == 80 and target.port == 443)
+            headers = {**self._headers, "Host": target.raw_authority, "Accept-Encoding": "identity"}
+            if not keeps_auth:
+                headers = {name: value for name, value in headers.items() if name.lower() != "authorization"}
+            if stream:
+                headers[RAW_RESPONSE_HEADER] = "stream"
+            headers["x-stainless-retry-count"] = str(retries_taken)
+            head = render_head("POST", target.raw_path_qs, headers)
+            response = await self._pool_for(target).request(head + rest)
+            if response.status not in _REDIRECTS or "location" not in response.headers:
+                return response
+            url = target
+        response.close()
+        raise UpstreamConnectionError() from Http1Error(f"more than {MAX_REDIRECTS} redirects")
+
+    def _pool_for(self, url: URL) -> Http1Pool:
+        """The pool for ``url``'s origin: the upstream's own, or one made for an origin it redirected to."""
+        assert self._pool is not None
+        secure = url.scheme == "https"
+        key = (url.scheme, url.raw_host or "", url.port or (443 if secure else 80))
+        pool = self._pool
+        if (key[1], key[2], secure) == (pool.host, pool.port, pool.ssl is not None):
+            return pool
+        elsewhere = self._elsewhere.get(key)
+        if elsewhere is None:
+            elsewhere = self._elsewhere[key] = self._new_pool(url)
+        return elsewhere
+
     async def aclose(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.aclose()
+        pools = [self._pool, *self._elsewhere.values()]
+        self._pool, self._elsewhere = None, {}
+        for pool in pools:
+            if pool is not None:
+                await pool.aclose()
 
 
 async def _read_failure(response: Http1Response) -> UpstreamStatusError:

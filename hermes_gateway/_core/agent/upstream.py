@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]  # (not in typeshed)
 
 import openai
 
@@ -24,7 +25,7 @@ from ..config import Endpoint, Timeouts
 from ..demo.transport import DEMO_BASE_URL, demo_http_client, httpx
 from .transport import UpstreamTransport
 from .transport_fast import FastTransport
-from .transport_sdk import SdkTransport
+from .transport_sdk import SdkTransport, bounded_http_client
 
 NO_KEY = "no-key-configured"
 
@@ -85,20 +86,23 @@ class StreamSupport:
 STREAM_SUPPORT = StreamSupport()
 
 
-_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
-
-
 def fast_transport_suits(base_url: str) -> bool:
     """The fast transport (:mod:`.http1`), unless the SDK's httpx default does something it does not.
 
     It refuses credentials in the URL next to the bearer key
-    (``http://user:pass@host``), and it ignores proxy environment variables;
+    (``http://user:pass@host``), and it does not speak to proxies: where a
+    proxy variable applies to the URL (``HTTPS_PROXY`` or ``ALL_PROXY`` for
+    ``https``, ``HTTP_PROXY`` or ``ALL_PROXY`` for ``http``, any case) and
+    ``NO_PROXY`` does not exempt its host, httpx goes through the proxy, so
     such setups keep httpx.
     """
-    if "@" in urlsplit(base_url).netloc:
+    parts = urlsplit(base_url)
+    if "@" in parts.netloc:
         return False
-    return not any(name in _PROXY_VARIABLES and value for name, value in
-                   ((k.lower(), v) for k, v in os.environ.items()))
+    wanted = {f"{parts.scheme.lower()}_proxy", "all_proxy"}
+    if not any(name.lower() in wanted and value for name, value in os.environ.items()):
+        return True
+    return bool(proxy_bypass_environment(parts.hostname or ""))
 
 
 class _NeverSends(httpx.AsyncBaseTransport):
@@ -149,7 +153,7 @@ class UpstreamPool:
         timeout = httpx.Timeout(connect=t.connect, read=None, write=max(t.connect, 30.0), pool=t.connect)
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": self.max_retries}
         if endpoint.base_url:  # sends: the SDK's own HTTP client (httpx), which honours proxy variables
-            http_client = None if sends else httpx.AsyncClient(transport=_NeverSends())
+            http_client = bounded_http_client() if sends else httpx.AsyncClient(transport=_NeverSends())
             return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY,
                                       http_client=http_client, **kwargs)
         return openai.AsyncOpenAI(base_url=DEMO_BASE_URL, api_key="demo",
