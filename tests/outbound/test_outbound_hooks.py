@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import logging
 import time
 from typing import Any
 
@@ -44,12 +45,13 @@ async def post(url: str, body: bytes, headers: dict[str, str] | None = None,
             return response.status, await response.json(), dict(response.headers)
 
 
-async def accepted_reply(gateway: TestGateway, platform: ReferencePlatform, text: str, **hook_more: Any) -> None:
-    """A valid GitHub-signed call whose reply is ``text``: 202, then ``text`` is the chat's only message."""
+async def accepted_reply(gateway: TestGateway, platform: ReferencePlatform, text: str,
+                         before: tuple[str, ...] = ()) -> None:
+    """A valid GitHub-signed call whose reply is ``text``: 202, then the chat shows ``before`` and ``text``, no more."""
     body = json.dumps({"msg": text}).encode()
     status, answer, _ = await post(f"{gateway.url}/hooks/ci", body, {"X-Hub-Signature-256": sign(body)})
     assert (status, answer["status"]) == (202, "accepted")
-    await eventually(lambda: platform.chat("ops").screen == [text], lambda: platform.chat("ops").screen)
+    await eventually(lambda: platform.chat("ops").screen == [*before, text], lambda: platform.chat("ops").screen)
 
 
 async def test_a_github_signed_call_is_answered_202_and_its_reply_is_recorded_in_the_chat():
@@ -89,11 +91,14 @@ async def test_a_redelivery_gets_no_second_turn_and_a_forged_or_unsigned_call_no
         assert (await post(f"{gateway.url}/hooks/ci", body, headers))[0] == 202
         status, answer, _ = await post(f"{gateway.url}/hooks/ci", body, headers)
         assert (status, answer["status"]) == (200, "duplicate")
-        await accepted_reply(gateway, platform, "build 7 failed")  # no delivery id: its own turn ...
-    assert platform.chat("ops").screen == ["build 7 failed", "build 7 failed"]  # ... the redelivery none
+        await eventually(lambda: platform.chat("ops").screen == ["build 7 failed"],
+                         lambda: platform.chat("ops").screen)
+        # a turn for the redelivery would have run before this one, in the chat's lane
+        await accepted_reply(gateway, platform, "build 8 passed", before=("build 7 failed",))
 
 
-async def test_bearer_token_is_checked_before_the_body():
+async def test_bearer_token_is_checked_before_the_body(caplog):
+    caplog.set_level(logging.DEBUG)
     platform = ReferencePlatform(budgets=FAST)
     async with gateway_with(platform, hook(verify="bearer", prompt="echo: {body}")) as gateway:
         url = f"{gateway.url}/hooks/ci"
@@ -104,6 +109,7 @@ async def test_bearer_token_is_checked_before_the_body():
         assert status == 202
         await eventually(lambda: platform.chat("ops").screen == ["deploy {json.x} done"],
                          lambda: platform.chat("ops").screen)  # the body's braces are not read as fields
+    assert "refused a call" in caplog.text and SECRET not in caplog.text
 
 
 async def test_generic_hmac_takes_prefixed_or_bare_hex_and_refuses_a_stale_timestamp():
@@ -191,42 +197,54 @@ async def test_an_oversized_body_is_413_before_the_rest_is_sent():
         await accepted_reply(gateway, platform, "still answering")
 
 
-def test_bad_hook_entries_are_one_line_naming_the_key():
-    from hermes_gateway._core.config import parse_config
-    from hermes_gateway._core.errors import ConfigError
-
-    cases = [
-        ([{**hook(), "verfy": "github"}], "hooks[0].verfy", "did you mean verify?"),
-        ([hook(verify="md5")], "hooks[0].verify", "github, hmac-sha256, bearer"),
-        ([{**hook(), "secret": ""}], "hooks[0].secret", "non-empty"),
-        ([hook(chat="ops")], "hooks[0].chat", "PLATFORM:CHAT"),
-        ([hook(name="a/b")], "hooks[0].name", "letters"),
-        ([hook(), hook()], "hooks[1].name", "twice"),
-        ([hook(max_bytes=0)], "hooks[0].max_bytes", ">= 1"),
-        ({"name": "ci"}, "hooks", "a list"),
-    ]
-    for hooks, key, expected in cases:
-        with pytest.raises(ConfigError) as caught:
-            parse_config({"hooks": hooks}, source="config.yaml", env={})
-        line = str(caught.value)
-        assert "\n" not in line and "config.yaml" in line and key in line and expected in line, line
-
-
-def test_the_secret_comes_from_the_environment_and_is_masked_in_config_output():
-    from hermes_gateway._core.config import parse_config
-    from hermes_gateway._core.config_view import effective
-
-    config = parse_config({"hooks": [{**hook(), "secret": "${HOOK_SECRET}"}]}, source="config.yaml",
-                          env={"HOOK_SECRET": SECRET})
-    assert config.hooks[0].secret == SECRET
-    shown = effective(config)
-    assert shown["hooks"][0]["secret"] == "***" and SECRET not in json.dumps(shown)
-    assert SECRET not in repr(config.hooks[0])
-
-
 async def test_a_hook_into_a_platform_that_is_not_enabled_stops_start_up_in_one_line():
     from hermes_gateway._core.errors import StartError
 
     with pytest.raises(StartError, match=r"hooks\[0\]\.chat: telegram is not an enabled platform"):
         async with gateway_with(ReferencePlatform(budgets=FAST), hook(chat="telegram:-100")):
             pass
+
+
+async def test_several_workers_without_coordination_refuse_hooks_in_one_line():
+    from hermes_gateway._core.errors import StartError
+    from hermes_gateway._core.gateway import Gateway
+    from hermes_gateway._core.http.workers import WorkerSlot
+
+    test_gateway = gateway_with(ReferencePlatform(budgets=FAST), hook())
+    gateway = Gateway(test_gateway.config, test_gateway._gateway.plugins, worker=WorkerSlot(index=1, count=2))
+    with pytest.raises(StartError, match=r"api_server.workers is 2, but hooks: .* set coordination.url"):
+        await gateway.start()
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    from hermes_gateway.testing.redis import RedisServer
+
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_two_replicas_sharing_redis_take_one_delivery_once(redis_server):
+    redis_server.flush()
+    platform = ReferencePlatform(budgets=FAST)
+    body = json.dumps({"msg": "deploy finished"}).encode()
+    headers = {"X-Hub-Signature-256": sign(body), "X-GitHub-Delivery": "shared-1"}
+    replicas = [gateway_with(platform, hook(), coordination={"url": redis_server.url}) for _ in range(2)]
+    for replica in replicas:
+        await replica.start()
+    try:
+        answers = [await post(f"{replica.url}/hooks/ci", body, headers) for replica in replicas]
+        assert sorted(status for status, _, _ in answers) == [200, 202]
+        await eventually(lambda: platform.chat("ops").screen == ["deploy finished"],
+                         lambda: platform.chat("ops").screen)
+        later = json.dumps({"msg": "and the next one"}).encode()
+        assert (await post(f"{replicas[0].url}/hooks/ci", later, {"X-Hub-Signature-256": sign(later),
+                                                                   "X-GitHub-Delivery": "shared-2"}))[0] == 202
+        await eventually(lambda: platform.chat("ops").screen == ["deploy finished", "and the next one"],
+                         lambda: platform.chat("ops").screen)  # the duplicate's turn would have come before it
+    finally:
+        for replica in replicas:
+            await replica.stop()
