@@ -248,3 +248,17 @@ async def test_two_replicas_sharing_redis_take_one_delivery_once(redis_server):
     finally:
         for replica in replicas:
             await replica.stop()
+
+
+async def test_a_sender_hanging_up_mid_body_costs_no_turn_and_no_traceback(caplog):
+    caplog.set_level(logging.INFO)
+    platform = ReferencePlatform(budgets=FAST)
+    async with gateway_with(platform, hook()) as gateway:
+        host, port = gateway.url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"POST /hooks/ci HTTP/1.1\r\nHost: localhost\r\nX-Hub-Signature-256: " + sign(b"{}").encode()
+                     + b"\r\nContent-Length: 500\r\n\r\n{\"msg\":")
+        await writer.drain()
+        writer.close()
+        await accepted_reply(gateway, platform, "after the hang-up")
+    assert "Traceback" not in caplog.text and "never retrieved" not in caplog.text

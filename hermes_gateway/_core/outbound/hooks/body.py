@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from ...http.body_deadline import BODY_SECONDS
 from ...http.errors import ApiError
@@ -41,6 +42,9 @@ async def read_bounded(request: web.Request, max_bytes: int, deadline: float = B
         except asyncio.TimeoutError:
             raise ApiError(408, f"The request body did not arrive within {deadline:g} s.", code="request_timeout",
                            headers={"Connection": "close"}) from None
+        except (ConnectionError, HttpProcessingError) as exc:  # the sender hung up, or garbled its chunks
+            raise ApiError(400, "The request body was cut off or malformed.", code="body_unreadable",
+                           headers={"Connection": "close"}) from exc
         if not chunk:
             return b"".join(parts)
         size += len(chunk)

@@ -86,13 +86,18 @@ class Hooks:
         self.seen.restore([key for key in recent if key[0].startswith(DEDUPE_PREFIX)])
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        """The route's handler: every refusal in OpenAI's error shape; never an exception (the handler is
+        shielded from a sender's hang-up, so one raised after it would only be logged as never retrieved)."""
         try:
             return await self._handle(request)
         except ApiError as exc:
             response = exc.response()
             if exc.headers.get("Connection") == "close":  # a body left unread: answer now, never read the rest
-                await response.prepare(request)
-                await response.write_eof()
+                try:
+                    await response.prepare(request)
+                    await response.write_eof()
+                except (ConnectionError, RuntimeError):
+                    pass  # the sender is gone already
                 request.protocol.force_close()
             return response
 
