@@ -39,6 +39,7 @@ from .settings.reactions import ReactionSettings, parse_reactions
 from .settings.operator import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
 from .settings.numbers import NumberError, parse_number
 from .settings.outbound import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
+from .settings.hooks import HOOKS_KEY, HookSettings, parse_hooks
 from .platform import StreamSettings
 
 ENV_CONFIG = "HERMES_CONFIG"
@@ -52,7 +53,7 @@ HOUR, DAY = 3600, 86_400
 MAX_WORKERS = 64
 
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", "reactions", "web", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS)
+                  "voice", "reactions", "web", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS, HOOKS_KEY)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -340,6 +341,8 @@ class Config:
     reactions: ReactionSettings = field(default_factory=ReactionSettings)
     #: ``schedules``, ``tools.reminders``, ``reminders``: the gateway speaking first (:mod:`.outbound`).
     outbound: OutboundSettings = field(default_factory=OutboundSettings)
+    #: ``hooks``: webhooks from outside that start a turn in a chat (issue 38; :mod:`.outbound.hooks`).
+    hooks: tuple[HookSettings, ...] = ()
     tools: ToolsConfig = field(default_factory=ToolsConfig)
     web: WebConfig = field(default_factory=WebConfig)
     source: str = "(defaults)"
@@ -619,6 +622,7 @@ def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
     media = p.media(data.get("media"))
     operator = parse_operator_sections(p, data)
     outbound = parse_outbound_sections(p, data)
+    hooks = parse_hooks(p, data.get(HOOKS_KEY))
     voice = p.voice(data.get("voice"))
     mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
     reactions = parse_reactions(p, data.get("reactions"))
@@ -637,7 +641,7 @@ def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
                     conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
-                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, tools=tools, web=web, source=source, env_streaming=env_streaming,
+                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, hooks=hooks, tools=tools, web=web, source=source, env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 

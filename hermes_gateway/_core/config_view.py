@@ -64,6 +64,8 @@ def effective(config: Config, plugins: Any = None) -> dict:
     }
     if config.mcp_servers:
         data["mcp_servers"] = _mcp_servers(config)
+    if config.hooks:  # `secret` is masked below, as every secret-named key
+        data["hooks"] = [{k: v for k, v in asdict(h).items() if v is not None} for h in config.hooks]
     data = mask(data)
     for key, names in config.missing_env.items():
         _put(data, key, f"<unset: {', '.join(names)}>")

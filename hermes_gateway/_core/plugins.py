@@ -46,6 +46,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "hermes_gateway._core.builtin.tools",
     "hermes_gateway._core.api_server.plugin",
     "hermes_gateway._core.web.plugin",
+    "hermes_gateway._core.outbound.hooks.plugin",
 )
 
 STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end", "on_media")

@@ -132,6 +132,7 @@ def protect_config(config: Any) -> None:
         protect(*(e.api_key for e in (voice.transcription, voice.speech) if e.api_key), mask="<api-key>")
     for server in getattr(config, "mcp_servers", ()):  # env values and headers of MCP servers
         protect(*server.secrets())
+    protect(*(hook.secret for hook in getattr(config, "hooks", ())), mask="<hook-secret>")
     coordination = getattr(config, "coordination", None)
     if coordination is not None and coordination.url:
         from .masking import url_secrets

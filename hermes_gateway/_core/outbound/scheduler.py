@@ -134,7 +134,7 @@ class Scheduler:
                 self.next_run[schedule.name] = next_after(schedule, max(at, now))
                 if await claim_schedule(self.gateway, schedule.name, at):
                     chat = resolve_chat(self.gateway.config, schedule.platform, schedule.chat)
-                    self._spawn(schedule.platform, chat, schedule.thread,
+                    self.spawn(schedule.platform, chat, schedule.thread,
                                 partial(deliver_schedule, self.gateway, schedule), f"schedule {schedule.name}")
         wake_at = min([now + self.poll, *self.next_run.values()])
         if self.reminders:
@@ -175,11 +175,15 @@ class Scheduler:
             while following <= now:  # down for a while: one firing now, the next in the future
                 following += reminder.every
         if await claim_reminder(self.gateway, reminder, following):
-            self._spawn(reminder.platform, reminder.chat_id, reminder.thread_id,
-                        partial(deliver_reminder, self.gateway, reminder), f"reminder {reminder.id}")
+            self.spawn(reminder.platform, reminder.chat_id, reminder.thread_id,
+                       partial(deliver_reminder, self.gateway, reminder), f"reminder {reminder.id}")
 
-    def _spawn(self, platform: str, chat: str, thread: str | None, delivery: Callable[[], Any], what: str) -> None:
-        """Deliver in the chat's lane (after a reply being written there; with replicas, under its lease)."""
+    def spawn(self, platform: str, chat: str, thread: str | None, delivery: Callable[[], Any], what: str) -> None:
+        """Deliver in the chat's lane (after a reply being written there; with replicas, under its lease).
+
+        Also what a hook from outside (:mod:`.hooks`) runs its turn with: stopped with the scheduler, so the
+        shutdown grace covers it like an occurrence.
+        """
         from ..inbound.runtime import run_in_lane
 
         async def run() -> None:
