@@ -1006,12 +1006,14 @@ class _Parser:
     def upload_queue_bytes(self, value: Any, default: int) -> int:
         """``media.upload_queue_bytes``: a size (``200 MB``), at least 1 MiB."""
         key = "media.upload_queue_bytes"
+        self.number(key, "size", 1024 * 1024, MAX_SIZE)
         if value is None:
             return default
         self.origins[key] = f"{self.source} ({key})"
         size = self.size(value, key)
         if size < 1024 * 1024:
-            raise self.fail(key, f"a size of at least 1 MiB, got {_show(value)}")
+            raise self.fail(key, f"a size from 1048576 to {MAX_SIZE} bytes (1 MiB to {MAX_SIZE // 1024 ** 3} GiB), "
+                                 f"got {_show(value)}")
         return size
 
     def size(self, value: Any, key: str) -> int:

@@ -25,7 +25,7 @@ def test_bad_hook_entries_are_one_line_naming_the_key():
         ([hook(chat="ops")], "hooks[0].chat", "PLATFORM:CHAT"),
         ([hook(name="a/b")], "hooks[0].name", "letters"),
         ([hook(), hook()], "hooks[1].name", "twice"),
-        ([hook(max_bytes=0)], "hooks[0].max_bytes", ">= 1"),
+        ([hook(max_bytes=0)], "hooks[0].max_bytes", "from 1 to"),
         ({"name": "ci"}, "hooks", "a list"),
     ]
     for hooks, key, expected in cases:

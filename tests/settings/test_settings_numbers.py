@@ -36,6 +36,7 @@ BASE: dict[str, Any] = {
     "streaming": {"p": {"edit_interval": 1, "min_tokens": 1}},
     "overrides": [{"match": {"platform": "p"}, "streaming": {"edit_interval": 1, "min_tokens": 1}}],
     "pricing": {"m": {"input": 1, "output": 1}},
+    "hooks": [{"name": "h", "secret": "s" * 16, "verify": "bearer", "chat": "p:1", "prompt": "{body}"}],
     "voice": {"transcription": {"base_url": "http://127.0.0.1:9/v1"}, "speech": {"base_url": "http://127.0.0.1:9/v1"}},
 }
 #: Numeric dataclass fields whose YAML key has another last part, and fields that are no key at all.

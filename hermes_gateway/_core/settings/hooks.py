@@ -91,6 +91,6 @@ def parse_hooks(p: Any, value: Any) -> tuple[HookSettings, ...]:
             name=name, verify=verify, platform=platform.strip(), chat=chat_id.strip(), prompt=prompt,
             secret=secret.strip(), thread=None if thread is None else str(thread),
             max_bytes=p.get(sec, key, "max_bytes", "int", DEFAULT_MAX_BYTES, minimum=1, maximum=MAX_MAX_BYTES),
-            per_minute=p.get(sec, key, "per_minute", "number", 60.0, minimum=0.01),
-            burst=p.get(sec, key, "burst", "int", 10, minimum=1)))
+            per_minute=p.get(sec, key, "per_minute", "number", 60.0, minimum=0.01, maximum=1_000_000),
+            burst=p.get(sec, key, "burst", "int", 10, minimum=1, maximum=1_000_000)))
     return tuple(out)
