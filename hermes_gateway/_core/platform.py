@@ -191,9 +191,11 @@ class Stream:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-#: Keys the core itself reads in every platform's section (who may talk, group mention gating, and
-#: ``home_chat``: the chat ``send --chat home`` and a schedule's ``chat: home`` mean).
-CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention", "home_chat")
+#: Keys the core itself reads in every platform's section (who may talk, group mention gating,
+#: ``home_chat``: the chat ``send --chat home`` and a schedule's ``chat: home`` mean, ``platform``: the plugin's
+#: platform an account uses, ``rate_limits``: budgets over the declared ones).
+CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention", "home_chat",
+             "platform", "rate_limits")
 
 
 def _check_settings_type(settings_type: Any, platform: str) -> None:

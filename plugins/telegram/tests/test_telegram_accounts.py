@@ -1,0 +1,143 @@
+"""Two Telegram bots in one gateway: ``support`` and ``sales``, each an account of the telegram plugin.
+
+Each account is its own platform instance: its chats, conversations, budgets and 429 windows, its ``send``
+target. Two Bot API emulators stand for the two bots (one token each, as Telegram has it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import yaml
+
+from hermes_gateway.testing import TestGateway
+from hermes_telegram import plugin
+from hermes_telegram.emulator import BotApiEmulator
+from telegram_test_support import FAST_LIMITS, TOKEN, eventually
+
+SALES_TOKEN = "987654321:BBHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0"
+
+
+def accounts_config(support: BotApiEmulator, sales: BotApiEmulator, **extra: object) -> dict:
+    return {
+        "model": {"demo": {"tokens_per_second": 300}},
+        "platforms": {
+            "support": {"platform": "telegram", "token": TOKEN, "base_url": support.base_url, "poll_timeout": 5},
+            "sales": {"platform": "telegram", "token": SALES_TOKEN, "base_url": sales.base_url, "poll_timeout": 5},
+        },
+        **extra,
+    }
+
+
+async def test_two_accounts_answer_each_in_their_own_chats_with_their_own_conversations():
+    async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
+        async with TestGateway(accounts_config(support, sales), plugin, limits=FAST_LIMITS) as gateway:
+            assert gateway.started_platforms == ["support", "sales"]
+            await support.push_message(42, "echo: how do I reset my password?")
+            await sales.push_message(42, "echo: what does the pro plan cost?")  # the same chat id, another bot
+            await eventually(lambda: support.screen(42) == ["how do I reset my password?"]
+                             and sales.screen(42) == ["what does the pro plan cost?"],
+                             lambda: (support.screen(42), sales.screen(42)))
+            support_history = await gateway.history("support", "42")
+            sales_history = await gateway.history("sales", "42")
+            assert [m["content"] for m in support_history] == ["echo: how do I reset my password?",
+                                                               "how do I reset my password?"]
+            assert [m["content"] for m in sales_history] == ["echo: what does the pro plan cost?",
+                                                             "what does the pro plan cost?"]
+            assert await gateway.history("telegram", "42") == []  # no instance under the plugin's own name
+            assert gateway.client("support").context.platform == "support"
+
+
+async def test_a_429_in_one_accounts_chat_does_not_hold_up_the_other_accounts_same_chat():
+    """The budgets and 429 windows are the account's: chat 42 of ``support`` waits, chat 42 of ``sales`` not."""
+    async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
+        async with TestGateway(accounts_config(support, sales), plugin, limits=FAST_LIMITS,
+                               shutdown_grace=0.2) as gateway:
+            support.inject_rate_limit(42, retry_after=60)
+            await support.push_message(42, "echo: first in line")
+            await eventually(lambda: support.chat(42).rate_limited, lambda: support.chat(42).calls)
+            await sales.push_message(42, "echo: meanwhile on the sales bot")
+            await eventually(lambda: sales.screen(42) == ["meanwhile on the sales bot"], lambda: sales.screen(42))
+            assert support.screen(42) == [], "support's chat 42 is still waiting out its 429"
+            assert gateway.started_platforms == ["support", "sales"]
+
+
+async def test_rate_limits_in_an_accounts_section_set_that_accounts_budget_only():
+    async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
+        config = accounts_config(support, sales)
+        config["platforms"]["sales"]["rate_limits"] = {"private": {"rate": 0.5, "burst": 2}, "bot": {"rate": 10}}
+        gateway = TestGateway(config, plugin)
+        platforms = gateway._gateway.plugins.platforms()
+        assert platforms["sales"].platform.budget_for("private").rate == 0.5
+        assert platforms["sales"].platform.budget_for("private").burst == 2
+        assert platforms["sales"].platform.bot_budget is not None and platforms["sales"].platform.bot_budget.rate == 10
+        assert platforms["support"].platform.budgets == platforms["telegram"].platform.budgets  # Telegram's own
+        assert platforms["sales"].account_of == "telegram" and platforms["sales"].plugin is plugin
+
+
+async def test_send_with_an_account_reaches_that_accounts_bot(tmp_path):
+    async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
+        path = tmp_path / "config.yaml"
+        config = accounts_config(support, sales, store={"path": str(tmp_path / "store.db")})
+        path.write_text(yaml.safe_dump(config))
+        env = {**os.environ}
+        env.pop("HERMES_CONFIG", None)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hermes_gateway", "send", "--config", str(path), "--platform", "sales",
+            "--chat", "777", "The new price list is out", env=env, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(process.communicate(), 90)
+        assert process.returncode == 0, err.decode()
+        assert sales.screen(777) == ["The new price list is out"]
+        assert support.chat(777).calls == [], "nothing went to the support bot"
+
+
+async def test_a_reply_a_crash_cut_on_one_account_is_finished_on_that_account(tmp_path):
+    """SIGKILL mid-reply on ``sales``; at restart the note goes to sales' chat, support's same chat sees nothing."""
+    import signal
+
+    from hermes_gateway.testing import stored_history
+    from telegram_test_support import CURSOR
+
+    words = " ".join(f"word{i}" for i in range(80))
+    note = "— interrupted; please send your message again"
+    async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
+        config = accounts_config(support, sales, store={"path": str(tmp_path / "state.db")},
+                                 streaming={"enabled": True, "edit_interval": 0.3, "min_tokens": 2},
+                                 conversation={"after_crash": "note"}, api_server={"enabled": False})
+        config["model"] = {"demo": {"tokens_per_second": 8}}
+        for account in config["platforms"].values():
+            account["poll_timeout"] = 1
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        env = {**os.environ}
+        env.pop("HERMES_CONFIG", None)
+
+        async def start() -> asyncio.subprocess.Process:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "hermes_gateway", "run", "--config", str(path), env=env,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            banner = await asyncio.wait_for(process.stdout.readline(), 60)
+            assert b"support" in banner and b"sales" in banner, banner
+            return process
+
+        process = await start()
+        try:
+            await sales.push_message(42, "echo: " + words)
+            await eventually(lambda: any(t.endswith(CURSOR) and "word5" in t for t in sales.screen(42)),
+                             lambda: sales.screen(42), timeout=30)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            await process.wait()
+        process = await start()
+        try:
+            await eventually(lambda: sales.screen(42) and sales.screen(42)[-1].endswith(note),
+                             lambda: sales.screen(42), timeout=10)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 30)
+        assert support.chat(42).calls == [], "the support bot was never called"
+        texts = [m["content"] for m in await stored_history(tmp_path / "state.db", "sales", "42")]
+        assert texts[0] == "echo: " + words and texts[1].startswith("word0 word1")
