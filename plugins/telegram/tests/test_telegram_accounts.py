@@ -10,6 +10,7 @@ import asyncio
 import os
 import sys
 
+import pytest
 import yaml
 
 from hermes_gateway.testing import TestGateway
@@ -141,3 +142,41 @@ async def test_a_reply_a_crash_cut_on_one_account_is_finished_on_that_account(tm
         assert support.chat(42).calls == [], "the support bot was never called"
         texts = [m["content"] for m in await stored_history(tmp_path / "state.db", "sales", "42")]
         assert texts[0] == "echo: " + words and texts[1].startswith("word0 word1")
+
+
+async def test_overrides_metrics_and_the_dashboard_know_each_account():
+    """``overrides: match: {platform: sales}`` applies to the sales bot only; /metrics and the dashboard list both."""
+    from hermes_gateway._core.web.dashboard_state import platforms as dashboard_platforms
+
+    async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
+        config = accounts_config(support, sales, streaming={"enabled": True, "edit_interval": 0.05, "min_tokens": 2},
+                                 overrides=[{"match": {"platform": "sales"}, "streaming": {"enabled": False}}])
+        config["model"] = {"demo": {"tokens_per_second": 40}}
+        words = " ".join(f"w{i}" for i in range(30))
+        async with TestGateway(config, plugin, limits=FAST_LIMITS) as gateway:
+            await support.push_message(7, f"echo: {words}")
+            await sales.push_message(7, f"echo: {words}")
+            await eventually(lambda: support.screen(7) == [words] and sales.screen(7) == [words],
+                             lambda: (support.screen(7), sales.screen(7)))
+            assert len(support.chat(7).messages[0].history) > 1, "support streams: previews, then the final text"
+            assert sales.chat(7).messages[0].history == [words], "sales' override: no previews, one send"
+            body, _ = gateway._gateway.metrics.render()
+            text = body.decode()
+            assert 'platform="support"' in text and 'platform="sales"' in text and 'platform="telegram"' not in text
+            rows = {row["name"]: row for row in dashboard_platforms(gateway._gateway, 0.0)}
+            assert rows["support"]["enabled"] and rows["sales"]["enabled"] and not rows["telegram"]["enabled"]
+
+
+async def test_two_accounts_receiving_by_webhook_on_one_path_are_refused_in_one_line():
+    from hermes_gateway import StartError
+
+    async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
+        config = accounts_config(support, sales)
+        for account in config["platforms"].values():
+            account.update(mode="webhook", webhook_url="https://bot.example.com/webhooks/telegram",
+                           webhook_secret="s3cret-value")
+        with pytest.raises(StartError) as raised:
+            async with TestGateway(config, plugin, limits=FAST_LIMITS):
+                pass
+        assert str(raised.value).startswith("platform sales: the route POST /webhooks/telegram is already mounted")
+        assert "\n" not in str(raised.value)
