@@ -107,3 +107,18 @@ def test_a_rate_limit_for_a_chat_kind_the_platform_does_not_have_gets_a_did_you_
     assert errors({"reference": {"rate_limits": {"gruop": {"rate": 1}}}}) == [
         "config.yaml: platforms.reference.rate_limits.gruop: a chat kind of reference (did you mean group?); "
         "known: bot, default, group"]
+
+
+def test_the_dashboard_and_the_delivery_core_see_each_account_as_its_own_platform():
+    from hermes_gateway._core.gateway import Gateway
+    from hermes_gateway._core.web.dashboard_state import platforms as dashboard_rows
+
+    cfg = config({"support": {"platform": "reference", "rate_limits": {"default": {"rate": 7}}},
+                  "sales": {"platform": "reference"}})
+    gateway = Gateway(cfg, make_plugins(load_entry_points=False))
+    assert [p for p in gateway.enabled_platforms() if p != "web"] == ["support", "sales"]
+    rows = {row["name"]: row for row in dashboard_rows(gateway, 0.0)}
+    assert rows["support"]["enabled"] and rows["sales"]["enabled"] and not rows["reference"]["enabled"]
+    hooks = gateway.delivery.hooks("support")
+    assert hooks.platform.name == "support" and hooks.platform.budget_for("private").rate == 7
+    assert gateway.delivery.hooks("sales").platform.budget_for("private").rate == 1
