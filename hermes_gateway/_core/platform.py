@@ -13,7 +13,8 @@ from typing import Any, Callable, Iterable, Literal, Mapping
 
 from .media import MediaLimits
 
-LengthUnit = Literal["chars", "utf16"]
+#: How a platform counts a message's length: characters, UTF-16 code units (Telegram), UTF-8 bytes (Matrix).
+LengthUnit = Literal["chars", "utf16", "bytes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +142,8 @@ class Platform:
             raise ValueError(f"Platform name {self.name!r} must be a non-empty identifier")
         if self.max_message_length < 16:
             raise ValueError(f"Platform {self.name}: max_message_length must be >= 16")
-        if self.length_unit not in ("chars", "utf16"):
-            raise ValueError(f"Platform {self.name}: length_unit must be 'chars' or 'utf16'")
+        if self.length_unit not in ("chars", "utf16", "bytes"):
+            raise ValueError(f"Platform {self.name}: length_unit must be 'chars', 'utf16' or 'bytes'")
         if self.typing_interval < 0:
             raise ValueError(f"Platform {self.name}: typing_interval must be >= 0")
         if self.edit_interval < 0:
