@@ -104,6 +104,11 @@ class Platform:
     may define a ``free_previews(stream)`` method instead (an answer that
     depends on its settings); it wins over this field.
 
+    ``command_prefix``: what starts a chat command on this platform (``/new``, ``/help``): ``"/"`` by
+    default; ``"!"`` where the platform's own clients take ``/`` for themselves (Element, on Matrix). The
+    core recognises commands with it and ``/help`` lists them with it. One to three characters, none a
+    letter, a digit or a space.
+
     ``settings``: the dataclass type of the platform's ``platforms.<name>``
     section (see :func:`hermes_gateway.secret`); the core parses the section
     into it, names unknown keys, and masks every secret field. None: the
@@ -136,6 +141,7 @@ class Platform:
     media: MediaLimits | None = None
     settings: type | None = None
     client: Callable[[Any, Any], Any] | None = None
+    command_prefix: str = "/"
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
@@ -148,6 +154,11 @@ class Platform:
             raise ValueError(f"Platform {self.name}: typing_interval must be >= 0")
         if self.edit_interval < 0:
             raise ValueError(f"Platform {self.name}: edit_interval must be >= 0")
+        prefix = self.command_prefix
+        if not isinstance(prefix, str) or not 1 <= len(prefix) <= 3 \
+                or any(ch.isalnum() or ch.isspace() or ch == "@" for ch in prefix):
+            raise ValueError(f"Platform {self.name}: command_prefix must be 1 to 3 characters, none a letter, a "
+                             f"digit, a space or @ (e.g. '/' or '!'), got {prefix!r}")
         if self.settings is not None:
             _check_settings_type(self.settings, self.name)
 

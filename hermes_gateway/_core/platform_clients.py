@@ -86,7 +86,8 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
         accepting=lambda: host.accepting, add_route=add_route, count=_counter(host),
         has_conversation=_conversations(host, name),
         streaming_transport=config.streaming.overrides.get(name, {}).get("transport"),
-        choose=_chooser(host, name, registered.plugin_platform), connection=_connection(host))
+        choose=_chooser(host, name, registered.plugin_platform), connection=_connection(host),
+        values=_StoreValues(host))
     client = make_client(registered, settings, context)
     status = getattr(host, "platform_status", None)  # the dashboard's record (a gateway has one; the kit may not)
     if status is not None:
@@ -122,6 +123,23 @@ def _conversations(host: Any, platform: str) -> Callable[[str, str | None], Awai
         except Exception:  # a failing store must not stop a platform from receiving
             return False
     return has_conversation
+
+
+class _StoreValues:
+    """A platform's small values in the gateway's store, looked up per call (a restarted gateway opens a fresh
+    store): with PostgreSQL, every replica sees the same sync position."""
+
+    def __init__(self, host: Any) -> None:
+        self._host = host
+
+    async def platform_value(self, platform: str, key: str) -> str | None:
+        return await self._host.store.platform_value(platform, key)  # type: ignore[no-any-return]
+
+    async def set_platform_value(self, platform: str, key: str, value: str, max_total: int) -> bool:
+        return await self._host.store.set_platform_value(platform, key, value, max_total)  # type: ignore[no-any-return]
+
+    async def delete_platform_value(self, platform: str, key: str) -> bool:
+        return await self._host.store.delete_platform_value(platform, key)  # type: ignore[no-any-return]
 
 
 def _route_owner(app: "web.Application", method: str, path: str) -> str | None:

@@ -1,0 +1,57 @@
+"""A platform's own small values (a sync position, a cursor), kept beside the conversations.
+
+A platform plugin sometimes has state of its own that must survive a restart and be shared by replicas:
+Matrix's sync position, an IMAP mailbox's last seen UID. Rather than each plugin bringing a file or a database,
+the core keeps a few small JSON values per platform instance in its store (memory, SQLite or PostgreSQL),
+reached through :meth:`~hermes_gateway.PlatformContext.get_value` and its kin. Values are stored as JSON text;
+the context's bounds (a short key, a value and a platform's total of a few KiB to 1 MiB) keep it small: this is
+no database for a plugin's messages.
+
+:class:`PlatformValueRecords` is the seam; the memory backend is here, :mod:`.platform_values_sqlite` and
+:mod:`.platform_values_postgres` the others, and one contract test module runs against all three.
+"""
+
+from __future__ import annotations
+
+
+class PlatformValueRecords:
+    """Get, set and delete one platform's small JSON values (as text); every write is one transaction."""
+
+    async def platform_value(self, platform: str, key: str) -> str | None:
+        """The JSON text stored under ``key`` for ``platform``, or None."""
+        return None
+
+    async def set_platform_value(self, platform: str, key: str, value: str, max_total: int) -> bool:
+        """Store ``value`` (JSON text) under ``key``; False, storing nothing, when the platform's values would
+        then hold more than ``max_total`` bytes. Of replicas writing at once, the total is still kept."""
+        from .base import StoreError
+
+        raise StoreError(f"{getattr(self, 'location', '(store)')}: this store does not keep platform values")
+
+    async def delete_platform_value(self, platform: str, key: str) -> bool:
+        """Remove ``key``; True when it was there."""
+        return False
+
+
+class MemoryPlatformValueRecords(PlatformValueRecords):
+    """The values in a dict (the :class:`~.memory.MemoryStore`'s; kept across ``close()`` like it)."""
+
+    def _values(self) -> dict[tuple[str, str], str]:
+        values: dict[tuple[str, str], str] | None = self.__dict__.get("_platform_values")
+        if values is None:
+            values = self.__dict__["_platform_values"] = {}
+        return values
+
+    async def platform_value(self, platform: str, key: str) -> str | None:
+        return self._values().get((platform, key))
+
+    async def set_platform_value(self, platform: str, key: str, value: str, max_total: int) -> bool:
+        values = self._values()
+        others = sum(len(v.encode()) for (p, k), v in values.items() if p == platform and k != key)
+        if others + len(value.encode()) > max_total:
+            return False
+        values[(platform, key)] = value
+        return True
+
+    async def delete_platform_value(self, platform: str, key: str) -> bool:
+        return self._values().pop((platform, key), None) is not None
