@@ -98,8 +98,8 @@ def show_calls(hooks: Any) -> None:
             outcome = "ok"
             return result
         finally:
-            target = kwargs.get("message")
-            where = f" message {target.message_id}" if getattr(target, "message_id", None) else ""
+            target = getattr(kwargs.get("message"), "message_id", None)
+            where = f" message {target}" if target else ""
             print(f"[+{loop.time() - started:.2f}s {name}{where} {outcome}] {shown(kwargs)}".rstrip(),
                   file=sys.stderr, flush=True)
 
