@@ -50,8 +50,9 @@ class ValueStore(Protocol):
     async def delete_platform_value(self, platform: str, key: str) -> bool: ...
 
 
-class _LocalValues:
-    """The values of a context built without a store (a plugin's own unit test): this process's only."""
+class LocalValues:
+    """Values in this process's memory: a context built without a store (a plugin's own unit test), and the
+    memory store's (:class:`~.store.memory.MemoryStore`)."""
 
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], str] = {}
@@ -90,7 +91,7 @@ class PlatformContext:
                  connection: Callable[[str, bool, str | None], None] | None = None,
                  values: ValueStore | None = None) -> None:
         self.platform = platform
-        self._values: ValueStore = values if values is not None else _LocalValues()
+        self._values: ValueStore = values if values is not None else LocalValues()
         self.source = source
         self.streaming_transport = streaming_transport
         self._receive = receive

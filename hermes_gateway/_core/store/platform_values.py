@@ -13,6 +13,8 @@ no database for a plugin's messages.
 
 from __future__ import annotations
 
+from ..platform_context import LocalValues
+
 
 class PlatformValueRecords:
     """Get, set and delete one platform's small JSON values (as text); every write is one transaction."""
@@ -34,24 +36,19 @@ class PlatformValueRecords:
 
 
 class MemoryPlatformValueRecords(PlatformValueRecords):
-    """The values in a dict (the :class:`~.memory.MemoryStore`'s; kept across ``close()`` like it)."""
+    """The values in this process's memory (the :class:`~.memory.MemoryStore`'s; kept across ``close()`` like it)."""
 
-    def _values(self) -> dict[tuple[str, str], str]:
-        values: dict[tuple[str, str], str] | None = self.__dict__.get("_platform_values")
+    def _values(self) -> LocalValues:
+        values: LocalValues | None = self.__dict__.get("_platform_values")
         if values is None:
-            values = self.__dict__["_platform_values"] = {}
+            values = self.__dict__["_platform_values"] = LocalValues()
         return values
 
     async def platform_value(self, platform: str, key: str) -> str | None:
-        return self._values().get((platform, key))
+        return await self._values().platform_value(platform, key)
 
     async def set_platform_value(self, platform: str, key: str, value: str, max_total: int) -> bool:
-        values = self._values()
-        others = sum(len(v.encode()) for (p, k), v in values.items() if p == platform and k != key)
-        if others + len(value.encode()) > max_total:
-            return False
-        values[(platform, key)] = value
-        return True
+        return await self._values().set_platform_value(platform, key, value, max_total)
 
     async def delete_platform_value(self, platform: str, key: str) -> bool:
-        return self._values().pop((platform, key), None) is not None
+        return await self._values().delete_platform_value(platform, key)

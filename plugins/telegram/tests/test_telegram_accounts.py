@@ -32,6 +32,16 @@ def accounts_config(support: BotApiEmulator, sales: BotApiEmulator, **extra: obj
     }
 
 
+async def recorded(gateway: TestGateway, platform: str, chat_id: str) -> list[dict]:
+    """The chat's stored turn, once the store has it (it is written just after the reply shows)."""
+    for _ in range(500):
+        history = await gateway.history(platform, chat_id)
+        if len(history) >= 2:
+            return history
+        await asyncio.sleep(0.01)
+    return await gateway.history(platform, chat_id)
+
+
 async def test_two_accounts_answer_each_in_their_own_chats_with_their_own_conversations():
     async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
         async with TestGateway(accounts_config(support, sales), plugin, limits=FAST_LIMITS) as gateway:
@@ -41,8 +51,8 @@ async def test_two_accounts_answer_each_in_their_own_chats_with_their_own_conver
             await eventually(lambda: support.screen(42) == ["how do I reset my password?"]
                              and sales.screen(42) == ["what does the pro plan cost?"],
                              lambda: (support.screen(42), sales.screen(42)))
-            support_history = await gateway.history("support", "42")
-            sales_history = await gateway.history("sales", "42")
+            support_history = await recorded(gateway, "support", "42")
+            sales_history = await recorded(gateway, "sales", "42")
             assert [m["content"] for m in support_history] == ["echo: how do I reset my password?",
                                                                "how do I reset my password?"]
             assert [m["content"] for m in sales_history] == ["echo: what does the pro plan cost?",
@@ -166,3 +176,21 @@ async def test_two_accounts_receiving_by_webhook_on_one_path_are_refused_in_one_
                 pass
         assert str(raised.value).startswith("platform sales: the route POST /webhooks/telegram is already mounted")
         assert "\n" not in str(raised.value)
+
+
+async def test_ask_with_an_account_answers_in_that_accounts_chat(tmp_path):
+    async with BotApiEmulator(TOKEN) as support, BotApiEmulator(SALES_TOKEN) as sales:
+        path = tmp_path / "config.yaml"
+        config = accounts_config(support, sales, store={"path": str(tmp_path / "store.db")})
+        config["model"] = {"demo": {"tokens_per_second": 0}}
+        path.write_text(yaml.safe_dump(config))
+        env = {**os.environ}
+        env.pop("HERMES_CONFIG", None)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hermes_gateway", "ask", "--config", str(path), "--platform", "support",
+            "--chat", "31", "echo: answered by the support bot", env=env, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(process.communicate(), 90)
+        assert process.returncode == 0, err.decode()
+        assert support.screen(31) == ["answered by the support bot"]
+        assert sales.chat(31).calls == []
