@@ -122,3 +122,22 @@ def test_the_dashboard_and_the_delivery_core_see_each_account_as_its_own_platfor
     hooks = gateway.delivery.hooks("support")
     assert hooks.platform.name == "support" and hooks.platform.budget_for("private").rate == 7
     assert gateway.delivery.hooks("sales").platform.budget_for("private").rate == 1
+
+
+@pytest.mark.parametrize("command", [["run"], ["config"]])
+def test_run_and_config_say_each_account_mistake_in_one_line_and_stop(tmp_path, command):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "config.yaml"
+    path.write_text("platforms:\n  support: {platform: refrence}\n  web: {platform: reference}\n")
+    env = {**os.environ, "HERMES_LOAD_PLUGINS": "", "HERMES_HOME": str(tmp_path / "home")}
+    result = subprocess.run([sys.executable, "-m", "hermes_gateway", *command, "--config", str(path)],
+                            capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"hermes-gateway: config error: {path}: platforms.support.platform: the name of an installed platform "
+        f"(did you mean reference?); known: reference, web",
+        f"hermes-gateway: config error: {path}: platforms.web: an account name that is not another platform's: "
+        f"web is the web plugin's platform, so it cannot be an account of reference; name it e.g. reference_web"]
