@@ -85,24 +85,6 @@ def test_rate_limits_replace_the_declared_budgets_by_chat_kind():
     assert support.budget_for("private") == RateBudget(rate=1, burst=1) and support.bot_budget is None
 
 
-@pytest.mark.parametrize("limits, message", [
-    ({"private": {"rate": float("nan")}}, "rate_limits.private.rate: calls per second, a number above 0"),
-    ({"private": {"rate": float("inf")}}, "rate_limits.private.rate: calls per second"),
-    ({"private": {"rate": 0}}, "rate_limits.private.rate: calls per second"),
-    ({"private": {"rate": True}}, "rate_limits.private.rate: calls per second"),
-    ({"private": {"burst": 2}}, "rate_limits.private.rate: calls per second, a number above 0 (required)"),
-    ({"private": {"rate": 1, "burst": 0}}, "rate_limits.private.burst: calls at once, a whole number from 1"),
-    ({"private": {"rate": 1, "burst": 1.5}}, "rate_limits.private.burst: calls at once"),
-    ({"private": {"rate": 1, "brust": 2}}, "rate_limits.private.brust: rate or burst"),
-    ({"private": 5}, "rate_limits.private: a mapping {rate: calls per second, burst: calls at once}"),
-    ([1], "rate_limits: a mapping of chat kind to {rate, burst}"),
-])
-def test_a_bad_rate_limit_is_one_line_naming_the_key(limits, message):
-    with pytest.raises(ConfigError) as raised:
-        config({"reference": {"rate_limits": limits}})
-    assert f"config.yaml: platforms.reference.{message}" in str(raised.value)
-
-
 def test_a_rate_limit_for_a_chat_kind_the_platform_does_not_have_gets_a_did_you_mean():
     assert errors({"reference": {"rate_limits": {"gruop": {"rate": 1}}}}) == [
         "config.yaml: platforms.reference.rate_limits.gruop: a chat kind of reference (did you mean group?); "
