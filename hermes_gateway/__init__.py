@@ -18,7 +18,7 @@ from ._core.markdown_spans import markdown_keep_whole
 from ._core.media import Media, MediaLimits
 from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSettings, appended
 from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
-                                  utf16_length)
+                                  utf8_length, utf16_length)
 from ._core.platform_context import PlatformClient, PlatformContext
 from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
@@ -81,6 +81,7 @@ __all__ = [
     "setting",
     "split_markdown",
     "stream_download",
+    "utf8_length",
     "utf16_length",
 ]
 

@@ -52,7 +52,7 @@ def test_a_good_section_is_the_dataclass_with_defaults_and_the_core_keys_left_ou
     ({"token": "t" * 10, "tokne": 1}, "config.yaml: platforms.acme.tokne: unknown key (did you mean token?); the "
                                       "keys are token, signing_secret, base_url, poll_timeout, timeout, mode, rooms, "
                                       "greeting, enabled, allowed_chats, allowed_channels, allowed_users, "
-                                      "require_mention, home_chat"),
+                                      "require_mention, home_chat, platform, rate_limits"),
     ({"token": "t" * 10, "poll_timeout": "30"}, "config.yaml: platforms.acme.poll_timeout: a whole number, got '30'"),
     ({"token": "t" * 10, "poll_timeout": True}, "config.yaml: platforms.acme.poll_timeout: a whole number, got True"),
     ({"token": "t" * 10, "timeout": float("nan")}, "config.yaml: platforms.acme.timeout: a number, got nan"),

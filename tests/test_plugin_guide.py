@@ -230,3 +230,22 @@ async def test_the_guides_file_attachment_downloads_within_the_declared_size(gui
                 [chunk async for chunk in gone.fetch()]
     finally:
         await runner.cleanup()
+
+
+def test_the_guide_names_the_chat_kinds_the_core_reads():
+    """The valid ``chat_kind`` values are written down: each one-person word the core knows, and what others mean."""
+    from hermes_gateway._core.messages.incoming import DIRECT_KINDS
+
+    guide = GUIDE.read_text(encoding="utf-8")
+    section = guide[guide.index("### Chat kinds"):]
+    section = section[:section.index("\n### ", 5)]
+    for kind in sorted(DIRECT_KINDS):
+        assert f"`{kind}`" in section, kind
+    assert "chat_kind: group" in section and 'budgets["default"]' in section and "rate_limits" in section
+
+
+def test_the_guide_shows_what_a_platform_may_declare_and_keep():
+    guide = GUIDE.read_text(encoding="utf-8")
+    for needle in ('"bytes"', "command_prefix=", "rate_limits", "set_value", "get_value", "delete_value",
+                   "make_chat", "async def screen"):
+        assert needle in guide, needle

@@ -41,6 +41,7 @@ from .settings.numbers import NumberError, parse_number
 from .settings.outbound import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
 from .settings.hooks import HOOKS_KEY, HookSettings, parse_hooks
 from .platform import StreamSettings
+from .settings.rate_limits import parse_rate_limits
 
 ENV_CONFIG = "HERMES_CONFIG"
 ENV_STREAMING = "HERMES_STREAMING_ENABLED"
@@ -60,6 +61,8 @@ _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _VAR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 #: ``fallback: [demo]``: the one way to name the built-in demo model as a fallback.
 DEMO_WORD = "demo"
+#: A ``platforms:`` entry that names its plugin's platform (an account, ``support: {platform: telegram}``).
+_ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 #: ``model.transport`` values (agent/transport.py), the default first.
 TRANSPORTS = ("fast", "sdk")
 
@@ -1117,6 +1120,17 @@ class _Parser:
             item = dict(item)
             if "enabled" in item:
                 item["enabled"] = self.check(item["enabled"], f"{key}.enabled", "bool")
+            if item.get("platform") is not None:  # an account: which plugin's platform serves it (accounts.py)
+                plugin = item["platform"]
+                if not isinstance(plugin, str) or not _ACCOUNT_NAME.fullmatch(plugin):
+                    raise self.fail(f"{key}.platform", f"the name of an installed platform, e.g. telegram, "
+                                                       f"got {_show(plugin)}")
+                if not _ACCOUNT_NAME.fullmatch(str(name)):
+                    raise self.fail(key, "an account name of letters, digits, _ and - (it is also the chats' "
+                                         "prefix, e.g. support:123)")
+            if item.get("rate_limits") is not None:
+                item["rate_limits"] = parse_rate_limits(item["rate_limits"], source=self.source,
+                                                        key=f"{key}.rate_limits")
             out[str(name)] = item
         return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .accounts import account_errors, accounts
 from .config import Config, did_you_mean
 from .errors import ConfigError
 from .platform import Platform
@@ -37,13 +38,20 @@ def _platforms(plugins: Any) -> Mapping[str, Platform]:
     return {name: getattr(reg, "platform", reg) for name, reg in registered.items()}
 
 
+def _loaded_platforms(plugins: Any) -> Mapping[str, Platform]:
+    """The plugins' own platforms (no accounts), also from a view :meth:`Plugins.configured` made."""
+    return _platforms(getattr(plugins, "_loaded", None) or plugins)
+
+
 def check_names(config: Config, plugins: Any) -> list[ConfigError]:
-    """Every name under ``platforms:`` and ``streaming:`` that no loaded plugin knows, one error each."""
-    platforms = sorted(_platforms(plugins))
+    """Every name under ``platforms:`` and ``streaming:`` that no loaded plugin knows, one error each; every
+    account (``platforms.NAME.platform``) naming an unknown platform or taking another platform's name."""
+    loaded = _loaded_platforms(plugins)
+    platforms = sorted({*loaded, *accounts(config)})
     broken = len(getattr(plugins, "problems", ()) or ())
     hint = (f"; {broken} plugin{'s' if broken != 1 else ''} failed to load, see `hermes-gateway plugins`"
             if broken else "")
-    errors: list[ConfigError] = []
+    errors: list[ConfigError] = account_errors(config, loaded)
     for name in config.platforms:
         if name not in platforms:
             errors.append(ConfigError(config.source, f"platforms.{name}",

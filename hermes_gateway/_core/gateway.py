@@ -69,7 +69,8 @@ class Gateway:
         self.config = config
         self.serve = serve
         self.worker = worker
-        self.plugins = plugins if plugins is not None else installed_plugins()
+        # the platforms as the config makes them: an instance per account (accounts.py), rate_limits applied
+        self.plugins = (plugins if plugins is not None else installed_plugins()).configured(config)
         self.shutdown_grace = config.conversation.shutdown_grace if shutdown_grace is None else shutdown_grace
         self.app: web.Application | None = None
         self.runner: web.AppRunner | None = None

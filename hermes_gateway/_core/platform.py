@@ -13,7 +13,8 @@ from typing import Any, Callable, Iterable, Literal, Mapping
 
 from .media import MediaLimits
 
-LengthUnit = Literal["chars", "utf16"]
+#: How a platform counts a message's length: characters, UTF-16 code units (Telegram), UTF-8 bytes (Matrix).
+LengthUnit = Literal["chars", "utf16", "bytes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,11 @@ class Platform:
     may define a ``free_previews(stream)`` method instead (an answer that
     depends on its settings); it wins over this field.
 
+    ``command_prefix``: what starts a chat command on this platform (``/new``, ``/help``): ``"/"`` by
+    default; ``"!"`` where the platform's own clients take ``/`` for themselves (Element, on Matrix). The
+    core recognises commands with it and ``/help`` lists them with it. One to three characters, none a
+    letter, a digit or a space.
+
     ``settings``: the dataclass type of the platform's ``platforms.<name>``
     section (see :func:`hermes_gateway.secret`); the core parses the section
     into it, names unknown keys, and masks every secret field. None: the
@@ -135,18 +141,24 @@ class Platform:
     media: MediaLimits | None = None
     settings: type | None = None
     client: Callable[[Any, Any], Any] | None = None
+    command_prefix: str = "/"
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"Platform name {self.name!r} must be a non-empty identifier")
         if self.max_message_length < 16:
             raise ValueError(f"Platform {self.name}: max_message_length must be >= 16")
-        if self.length_unit not in ("chars", "utf16"):
-            raise ValueError(f"Platform {self.name}: length_unit must be 'chars' or 'utf16'")
+        if self.length_unit not in ("chars", "utf16", "bytes"):
+            raise ValueError(f"Platform {self.name}: length_unit must be 'chars', 'utf16' or 'bytes'")
         if self.typing_interval < 0:
             raise ValueError(f"Platform {self.name}: typing_interval must be >= 0")
         if self.edit_interval < 0:
             raise ValueError(f"Platform {self.name}: edit_interval must be >= 0")
+        prefix = self.command_prefix
+        if not isinstance(prefix, str) or not 1 <= len(prefix) <= 3 \
+                or any(ch.isalnum() or ch.isspace() or ch == "@" for ch in prefix):
+            raise ValueError(f"Platform {self.name}: command_prefix must be 1 to 3 characters, none a letter, a "
+                             f"digit, a space or @ (e.g. '/' or '!'), got {prefix!r}")
         if self.settings is not None:
             _check_settings_type(self.settings, self.name)
 
@@ -191,9 +203,11 @@ class Stream:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-#: Keys the core itself reads in every platform's section (who may talk, group mention gating, and
-#: ``home_chat``: the chat ``send --chat home`` and a schedule's ``chat: home`` mean).
-CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention", "home_chat")
+#: Keys the core itself reads in every platform's section (who may talk, group mention gating,
+#: ``home_chat``: the chat ``send --chat home`` and a schedule's ``chat: home`` mean, ``platform``: the plugin's
+#: platform an account uses, ``rate_limits``: budgets over the declared ones).
+CORE_KEYS = ("enabled", "allowed_chats", "allowed_channels", "allowed_users", "require_mention", "home_chat",
+             "platform", "rate_limits")
 
 
 def _check_settings_type(settings_type: Any, platform: str) -> None:

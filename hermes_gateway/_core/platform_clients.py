@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from .errors import ConfigError
+from .accounts import as_account
+from .errors import ConfigError, StartError
 from .platform import Platform
 from .platform_context import PlatformContext, RouteHandler
 from .platform_settings import parse_settings, secret_values
@@ -38,7 +39,6 @@ def settings_for(platform: Platform, section: Any, *, source: str) -> Any:
 
 def make_client(registered: "RegisteredPlatform", settings: Any, context: PlatformContext) -> Any:
     """``factory(settings, context)``; afterwards the context mounts no more routes."""
-    from .errors import StartError
     from .plugins import implemented_hooks
 
     platform = registered.platform
@@ -73,14 +73,21 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
     mounted: list[str] = []
 
     def add_route(method: str, path: str, handler: RouteHandler) -> None:
+        taken = _route_owner(app, method, path)
+        if taken is not None:  # aiohttp would take it, and the first route would get every request
+            raise StartError(f"platform {name}: the route {method} {path} is already mounted (by another account "
+                             f"of {registered.plugin_platform}, or a plugin); give each account its own receiving "
+                             f"(e.g. polling) or its own path")
         app.router.add_route(method, path, handler)
         mounted.append(path)
 
     context = PlatformContext(
-        name, source=config.source, receive=host.receive, accepting=lambda: host.accepting,
-        add_route=add_route, count=_counter(host), has_conversation=_conversations(host, name),
-        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"), choose=_chooser(host),
-        connection=_connection(host))
+        name, source=config.source, receive=_receiver(host, name, registered.plugin_platform),
+        accepting=lambda: host.accepting, add_route=add_route, count=_counter(host),
+        has_conversation=_conversations(host, name),
+        streaming_transport=config.streaming.overrides.get(name, {}).get("transport"),
+        choose=_chooser(host, name, registered.plugin_platform), connection=_connection(host),
+        values=_StoreValues(host))
     client = make_client(registered, settings, context)
     status = getattr(host, "platform_status", None)  # the dashboard's record (a gateway has one; the kit may not)
     if status is not None:
@@ -118,11 +125,48 @@ def _conversations(host: Any, platform: str) -> Callable[[str, str | None], Awai
     return has_conversation
 
 
-def _chooser(host: Any) -> Callable[[Any], Awaitable[str | None]]:
+class _StoreValues:
+    """A platform's small values in the gateway's store, looked up per call (a restarted gateway opens a fresh
+    store): with PostgreSQL, every replica sees the same sync position."""
+
+    def __init__(self, host: Any) -> None:
+        self._host = host
+
+    async def platform_value(self, platform: str, key: str) -> str | None:
+        return await self._host.store.platform_value(platform, key)  # type: ignore[no-any-return]
+
+    async def set_platform_value(self, platform: str, key: str, value: str, max_total: int) -> bool:
+        return await self._host.store.set_platform_value(platform, key, value, max_total)  # type: ignore[no-any-return]
+
+    async def delete_platform_value(self, platform: str, key: str) -> bool:
+        return await self._host.store.delete_platform_value(platform, key)  # type: ignore[no-any-return]
+
+
+def _route_owner(app: "web.Application", method: str, path: str) -> str | None:
+    """The path of a route ``method path`` already on ``app`` (None: free)."""
+    for route in app.router.routes():
+        info = route.resource.get_info() if route.resource is not None else {}
+        if route.method in (method.upper(), "*") and (info.get("path") or info.get("formatter")) == path:
+            return path
+    return None
+
+
+def _receiver(host: Any, account: str, plugin: str) -> Callable[[Any], Any]:
+    """``host.receive``, the message taken as the account's when the plugin named its own platform (accounts.py)."""
+    if account == plugin:
+        return host.receive  # type: ignore[no-any-return]
+
+    def receive(incoming: Any) -> Any:
+        return host.receive(as_account(incoming, account, plugin))
+    return receive
+
+
+def _chooser(host: Any, account: str, plugin: str) -> Callable[[Any], Awaitable[str | None]]:
     """A button press goes to the gateway's approval desk, or to the replica whose reply waits (issue 25)."""
     async def choose(answer: Any) -> str | None:
         from .approvals.answers import answer_choice
 
+        answer = as_account(answer, account, plugin)
         return await answer_choice(host, answer.platform, answer.chat_id, answer.user_id, answer.choice_id,
                                    answer.option)
     return choose

@@ -5,7 +5,8 @@ A platform plugin's client is built by its factory,
 settings and one :class:`PlatformContext`. The context is the whole of
 what the gateway offers a platform: take a message, ask whether messages
 are still taken, mount a webhook route, count an event for ``/metrics``,
-ask whether a conversation exists, and say whether the platform is
+ask whether a conversation exists, keep a few small values of its own
+(:meth:`PlatformContext.set_value`: a sync position), and say whether the platform is
 reachable (:meth:`PlatformContext.report_connected`). A plugin never sees the gateway,
 its store, its API server or its aiohttp app, so the core may change
 behind this object without breaking third parties.
@@ -20,7 +21,8 @@ are called only for this platform's replies.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+import json
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -29,6 +31,44 @@ if TYPE_CHECKING:
     from .messages.incoming import Incoming
 
 RouteHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
+
+#: A key of :meth:`PlatformContext.set_value`: a short name (``sync_token``), at most this many characters.
+MAX_VALUE_KEY_CHARS = 200
+#: One value of :meth:`PlatformContext.set_value`, as JSON text in UTF-8, at most this many bytes.
+MAX_VALUE_BYTES = 64 * 1024
+#: All the values of one platform (instance) together, as JSON text, at most this many bytes.
+MAX_PLATFORM_VALUE_BYTES = 1024 * 1024
+
+
+class ValueStore(Protocol):
+    """Where a context keeps its platform's values: the gateway's store (memory, SQLite, PostgreSQL)."""
+
+    async def platform_value(self, platform: str, key: str) -> str | None: ...
+
+    async def set_platform_value(self, platform: str, key: str, value: str, max_total: int) -> bool: ...
+
+    async def delete_platform_value(self, platform: str, key: str) -> bool: ...
+
+
+class LocalValues:
+    """Values in this process's memory: a context built without a store (a plugin's own unit test), and the
+    memory store's (:class:`~.store.memory.MemoryStore`)."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], str] = {}
+
+    async def platform_value(self, platform: str, key: str) -> str | None:
+        return self.values.get((platform, key))
+
+    async def set_platform_value(self, platform: str, key: str, value: str, max_total: int) -> bool:
+        others = sum(len(v.encode()) for (p, k), v in self.values.items() if p == platform and k != key)
+        if others + len(value.encode()) > max_total:
+            return False
+        self.values[(platform, key)] = value
+        return True
+
+    async def delete_platform_value(self, platform: str, key: str) -> bool:
+        return self.values.pop((platform, key), None) is not None
 
 
 class PlatformContext:
@@ -48,8 +88,10 @@ class PlatformContext:
                  has_conversation: Callable[[str, str | None], Awaitable[bool]] | None = None,
                  streaming_transport: str | None = None,
                  choose: Callable[["ChoiceAnswer"], Awaitable[str | None]] | None = None,
-                 connection: Callable[[str, bool, str | None], None] | None = None) -> None:
+                 connection: Callable[[str, bool, str | None], None] | None = None,
+                 values: ValueStore | None = None) -> None:
         self.platform = platform
+        self._values: ValueStore = values if values is not None else LocalValues()
         self.source = source
         self.streaming_transport = streaming_transport
         self._receive = receive
@@ -117,6 +159,40 @@ class PlatformContext:
             return None
         return await self._choose(answer)
 
+    async def get_value(self, key: str, default: Any = None) -> Any:
+        """The value this platform stored under ``key`` with :meth:`set_value`, or ``default``.
+
+        For a plugin's own small state that must survive a restart and be the same on every replica: Matrix's
+        sync position, an IMAP mailbox's last seen UID. Kept in the gateway's store (SQLite, or PostgreSQL
+        shared by replicas), per platform instance: two accounts of one plugin each have their own.
+        """
+        text = await self._values.platform_value(self.platform, _checked_key(key))
+        return default if text is None else json.loads(text)
+
+    async def set_value(self, key: str, value: Any) -> None:
+        """Keep ``value`` (anything JSON can hold: a string, a number, a small dict) under ``key``.
+
+        Small values only: a key of at most 200 characters, a value of at most 64 KiB as JSON, and all of
+        one platform's values at most 1 MiB together; more is a ``ValueError`` naming the limit (nothing is
+        stored then). A value JSON cannot hold (a set, NaN) is a ``ValueError`` too.
+        """
+        key = _checked_key(key)
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"platform {self.platform}: the value of {key!r} is not JSON ({exc})") from None
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_VALUE_BYTES:
+            raise ValueError(f"platform {self.platform}: the value of {key!r} is {size} bytes as JSON; "
+                             f"at most {MAX_VALUE_BYTES} per key")
+        if not await self._values.set_platform_value(self.platform, key, text, MAX_PLATFORM_VALUE_BYTES):
+            raise ValueError(f"platform {self.platform}: storing {key!r} would take its values past "
+                             f"{MAX_PLATFORM_VALUE_BYTES} bytes; delete some (delete_value)")
+
+    async def delete_value(self, key: str) -> bool:
+        """Forget ``key``; True when there was a value."""
+        return await self._values.delete_platform_value(self.platform, _checked_key(key))
+
     def report_connected(self) -> None:
         """The platform is reachable now: a poll answered, the websocket said hello, the webhook was set.
 
@@ -140,6 +216,13 @@ class PlatformContext:
 
     def __repr__(self) -> str:
         return f"PlatformContext(platform={self.platform!r})"
+
+
+def _checked_key(key: str) -> str:
+    if not isinstance(key, str) or not key or len(key) > MAX_VALUE_KEY_CHARS:
+        raise ValueError(f"a value's key is a non-empty string of at most {MAX_VALUE_KEY_CHARS} characters, "
+                         f"got {key!r:.60}")
+    return key
 
 
 class PlatformClient:

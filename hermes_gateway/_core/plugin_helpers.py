@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .length import utf16_length
+from .length import utf8_length, utf16_length
 from .secrets import protect, protect_shape, scrub
 
-__all__ = ["protect_secret", "protect_secret_shape", "scrub_secrets", "split_markdown", "utf16_length"]
+__all__ = ["protect_secret", "protect_secret_shape", "scrub_secrets", "split_markdown", "utf8_length",
+           "utf16_length"]
 
 
 def split_markdown(text: str, limit: int, *, measure: Callable[[str], int] = len,

@@ -73,12 +73,22 @@ class PluginProblem:
 
 @dataclass
 class RegisteredPlatform:
-    """A platform and the plugin that serves it."""
+    """A platform and the plugin that serves it.
+
+    ``account_of``: for an account (``platforms.support: {platform: telegram}``, see :mod:`.accounts`), the
+    plugin's platform it is an instance of; ``platform`` is then that platform under the account's name.
+    """
 
     platform: Platform
     plugin: Any
     plugin_name: str
     origin: str
+    account_of: str | None = None
+
+    @property
+    def plugin_platform(self) -> str:
+        """The name the plugin registered this platform under (the account's own for a plain entry)."""
+        return self.account_of or self.platform.name
 
 
 @dataclass
@@ -89,6 +99,11 @@ class Plugins:
     problems: list[PluginProblem] = field(default_factory=list)
     origins: dict[str, str] = field(default_factory=dict)
     _platforms: dict[str, RegisteredPlatform] | None = None
+    #: Set on the view :meth:`configured` returns: the plugins as loaded, and the config whose ``platforms:``
+    #: entries (accounts, ``rate_limits``) shape what :meth:`platforms` answers.
+    _loaded: "Plugins | None" = field(default=None, repr=False)
+    _config: Any = field(default=None, repr=False)
+    _instances_of: dict[str, RegisteredPlatform] | None = field(default=None, repr=False)
 
     def register(self, plugin: Any, name: str | None = None, origin: str = "direct") -> bool:
         """Register one plugin object/module; report and skip it if it breaks the contract."""
@@ -111,10 +126,28 @@ class Plugins:
             return False
         self.origins[name] = origin
         self._platforms = None
+        if self._loaded is not None:
+            self._loaded._platforms = None
         return True
 
+    def configured(self, config: Any) -> "Plugins":
+        """These plugins as ``config`` instantiates their platforms: an account per ``platforms.NAME:
+        {platform: P}`` entry (see :mod:`.accounts`), ``rate_limits`` over the declared budgets.
+
+        A view sharing the plugin manager: the plugins load once per process, while each gateway (and
+        each test's config) gets its own platform instances.
+        """
+        loaded = self._loaded or self
+        return Plugins(loaded.pm, loaded.problems, loaded.origins, _loaded=loaded, _config=config)
+
     def platforms(self) -> dict[str, RegisteredPlatform]:
-        """Every registered platform by name (collected once, then cached)."""
+        """Every registered platform by name (collected once, then cached); with a config (:meth:`configured`),
+        its accounts too, and each platform as its ``platforms:`` entry configures it."""
+        if self._loaded is not None:
+            loaded = self._loaded.platforms()  # a plugin registered since (tests do) is seen: the cache is per dict
+            if self._platforms is None or self._instances_of is not loaded:
+                self._platforms, self._instances_of = _instances(loaded, self._config), loaded
+            return self._platforms
         if self._platforms is None:
             found: dict[str, RegisteredPlatform] = {}
             for platform, impl in self.collect("register_platforms", Platform, "platform"):
@@ -175,6 +208,25 @@ class Plugins:
         problem = PluginProblem(name, message)
         self.problems.append(problem)
         log.warning("%s", problem)
+
+
+def _instances(loaded: dict[str, RegisteredPlatform], config: Any) -> dict[str, RegisteredPlatform]:
+    """The loaded platforms as ``config``'s ``platforms:`` entries make them, accounts added after them."""
+    from dataclasses import replace
+
+    from .accounts import accounts, instance
+
+    sections = getattr(config, "platforms", {}) or {}
+    found: dict[str, RegisteredPlatform] = {}
+    for name, registered in loaded.items():
+        platform = instance(registered.platform, name, sections.get(name))
+        found[name] = registered if platform is registered.platform else replace(registered, platform=platform)
+    for name, plugin in accounts(config).items():
+        base = loaded.get(plugin)
+        if base is None or name in loaded:  # refused by check_names in one line (config_check.py)
+            continue
+        found[name] = replace(base, platform=instance(base.platform, name, sections.get(name)), account_of=plugin)
+    return found
 
 
 _installed: dict[frozenset[str] | None, Plugins] = {}

@@ -36,8 +36,10 @@ A check that does not apply (no edits, no way to inject a 429) raises
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import tempfile
+import warnings
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .._core.config import Config, MediaConfig
@@ -61,17 +63,23 @@ class NotApplicable(HermesError):
     """This check does not apply to this platform."""
 
 
+#: What the checks use a chat for, and the suffix of the chat id :meth:`Harness.make_chat` gives each by default.
+CHAT_PURPOSES: dict[str, str] = {"main": "", "edit": "-edit", "long": "-long", "same": "-same", "429": "-429",
+                                 "media": "-media", "react": "-react", "table": "-table", "choice": "-choice"}
+
+
 class Harness:
     """How the suite reaches one platform plugin. Subclass it for yours.
 
     ``plugin`` is the plugin object or module, ``platform`` its platform
-    name. ``screen(chat_id)`` returns the texts of the bot's messages in that
-    chat, top to bottom, as your emulator recorded them.
+    name. ``async screen(chat_id)`` returns the texts of the bot's messages in that
+    chat, top to bottom, as your emulator (or a real server) shows them now.
     ``inject_rate_limit`` makes the next call into the chat answer 429;
     ``inject_edit_failure`` makes the next edit fail for good. The checks
-    use the chats ``chat_id`` plus ``""``, ``-edit``, ``-long``, ``-same``,
-    ``-429``, ``-media``, ``-react`` and ``-choice``: an emulator that needs its channels created up
-    front creates those.
+    use one chat per purpose (:data:`CHAT_PURPOSES`), each asked of
+    :meth:`make_chat` once: by default ``chat_id`` plus a suffix
+    (``conformance-1-edit``); a platform whose server chooses the ids (a
+    Matrix room) overrides it to create the chat and return its id.
 
     For a plugin that sends media: ``attachments(chat_id)`` returns what
     the emulator received as attachments in that chat, in order, as
@@ -113,7 +121,26 @@ class Harness:
     async def stop(self) -> None:
         """Stop what ``start`` started."""
 
-    def screen(self, chat_id: str) -> list[str]:
+    async def make_chat(self, purpose: str) -> str:
+        """The id of a chat for the checks' ``purpose`` (a key of :data:`CHAT_PURPOSES`), made once per purpose.
+
+        Override it when your emulator or server chooses chat ids: create the room there and return its id.
+        """
+        return self.chat_id + CHAT_PURPOSES[purpose]
+
+    async def chat(self, purpose: str) -> str:
+        """The chat the checks use for ``purpose``: :meth:`make_chat`'s answer, asked once per harness."""
+        chats: dict[str, str] = self.__dict__.setdefault("_chats", {})
+        if purpose not in chats:
+            chats[purpose] = str(await self.make_chat(purpose))
+        return chats[purpose]
+
+    async def screen(self, chat_id: str) -> list[str]:
+        """The texts of the bot's messages in the chat, top to bottom (async: it may ask a real server).
+
+        A harness written for an older kit defines it with ``def``: that still works for one release, with
+        a ``DeprecationWarning``.
+        """
         raise NotImplementedError
 
     async def inject_rate_limit(self, chat_id: str, retry_after: float) -> None:
@@ -137,7 +164,7 @@ class Harness:
         """End what :meth:`break_connection` did (nothing, for an outage that ends by itself)."""
 
     def attachments(self, chat_id: str) -> list[tuple[str, bytes]]:
-        """The attachments the emulator received in the chat, in order: ``(filename, bytes)``."""
+        """The attachments the emulator received in the chat, in order: ``(filename, bytes)`` (may be async)."""
         raise NotImplementedError
 
     async def inject_upload_timeout(self, chat_id: str, landed: bool) -> None:
@@ -149,7 +176,8 @@ class Harness:
         raise NotImplementedError
 
     def reactions(self, chat_id: str) -> dict[str, list[str]]:
-        """The bot's reactions the chat shows now: message id -> emoji. Required when the client can react."""
+        """The bot's reactions the chat shows now: message id -> emoji (may be async). Required when the client
+        can react."""
         raise NotImplementedError
 
     # -- helpers the checks use ---------------------------------------------------------------
@@ -170,7 +198,7 @@ class Harness:
 
     async def stream_reply(self, text: str, chat_id: str | None = None, pieces: int = 40,
                            delivery: Delivery | None = None, before_finish: Any = None) -> Any:
-        session = (delivery or self.delivery()).session(self.platform, chat_id or self.chat_id,
+        session = (delivery or self.delivery()).session(self.platform, chat_id or await self.chat("main"),
                                                         settings=self.settings)
         step = max(1, len(text) // pieces)
         for start in range(0, len(text), step):
@@ -198,6 +226,26 @@ class _HookLog:
         hooks.call = recorded  # type: ignore[method-assign]
 
 
+async def _screen(h: Harness, chat_id: str) -> list[str]:
+    """``h.screen(chat_id)``, awaited; a harness's sync ``screen`` still works, with a deprecation warning."""
+    shown = h.screen(chat_id)
+    if inspect.isawaitable(shown):
+        return list(await shown)
+    warnings.warn(f"{type(h).__name__}.screen() is a plain function: define it as `async def screen(self, "
+                  f"chat_id)`; a sync screen is read for one more release", DeprecationWarning, stacklevel=2)
+    return list(shown)
+
+
+async def _attachments(h: Harness, chat_id: str) -> list[tuple[str, bytes]]:
+    found = h.attachments(chat_id)
+    return list(await found) if inspect.isawaitable(found) else list(found)
+
+
+async def _reactions(h: Harness, chat_id: str) -> dict[str, list[str]]:
+    found = h.reactions(chat_id)
+    return dict(await found) if inspect.isawaitable(found) else dict(found)
+
+
 async def _pause(seconds: float) -> None:
     import asyncio
 
@@ -223,19 +271,19 @@ async def check_a_streamed_reply_lands_exactly(h: Harness) -> None:
     reply = _reply(max(10, min(60, limit * 2 // 7)))  # about two messages on a small platform
     report = await h.stream_reply(reply)
     assert report.delivered, report.error
-    assert same_text(h.screen(h.chat_id), reply), h.screen(h.chat_id)
+    assert same_text(await _screen(h, await h.chat("main")), reply), await _screen(h, await h.chat("main"))
 
 
 async def check_previews_edit_one_message(h: Harness) -> None:
     """Previews are edits of the first message, not a trail of new ones."""
     delivery = h.delivery()
-    session = delivery.session(h.platform, h.chat_id + "-edit", settings=h.settings)
+    session = delivery.session(h.platform, await h.chat("edit"), settings=h.settings)
     if not await session.hooks.supports_edit(session.stream):
         raise NotApplicable("the platform cannot edit")
     reply = _reply(max(3, session.hooks.platform.max_message_length // 10))  # fits one message
-    report = await h.stream_reply(reply, chat_id=h.chat_id + "-edit")
+    report = await h.stream_reply(reply, chat_id=await h.chat("edit"))
     assert report.delivered, report.error
-    assert h.screen(h.chat_id + "-edit") == [reply]
+    assert await _screen(h, await h.chat("edit")) == [reply]
     assert report.calls >= 2, "a streamed reply is shown before it ends"
 
 
@@ -246,9 +294,9 @@ async def check_overflow_fits_the_limit(h: Harness) -> None:
     measure = measure_for(platform.length_unit)
     words = platform.max_message_length * 5 // 2 // 7
     reply = _reply(words)
-    report = await h.stream_reply(reply, chat_id=h.chat_id + "-long", pieces=60)
+    report = await h.stream_reply(reply, chat_id=await h.chat("long"), pieces=60)
     assert report.delivered, report.error
-    screen = h.screen(h.chat_id + "-long")
+    screen = await _screen(h, await h.chat("long"))
     assert len(screen) >= 3
     assert all(measure(text) <= platform.max_message_length for text in screen)
     assert same_text(screen, reply), screen
@@ -257,20 +305,20 @@ async def check_overflow_fits_the_limit(h: Harness) -> None:
 async def check_an_identical_edit_is_success(h: Harness) -> None:
     """Editing a message to the text it already shows is not an error ("not modified")."""
     hooks = h.delivery().hooks(h.platform)
-    stream = Stream(platform=hooks.platform, chat_id=h.chat_id + "-same", settings=h.settings)
+    stream = Stream(platform=hooks.platform, chat_id=await h.chat("same"), settings=h.settings)
     if not await hooks.supports_edit(stream):
         raise NotApplicable("the platform cannot edit")
     ref = await hooks.call("on_delta", stream=stream, message=None, text="same text")
     assert isinstance(ref, MessageRef), f"on_delta returned {ref!r}, not a MessageRef"
     again = await hooks.call("on_stream_end", stream=stream, message=ref, text="same text")
     assert isinstance(again, MessageRef)
-    assert h.screen(h.chat_id + "-same") == ["same text"]
+    assert await _screen(h, await h.chat("same")) == ["same text"]
 
 
 async def check_a_429_becomes_rate_limited(h: Harness) -> None:
     """The platform's flood error reaches the core as RateLimited with its retry_after."""
     hooks = h.delivery().hooks(h.platform)
-    chat = h.chat_id + "-429"
+    chat = await h.chat("429")
     stream = Stream(platform=hooks.platform, chat_id=chat, settings=h.settings)
     await h.inject_rate_limit(chat, 7)
     try:
@@ -279,7 +327,7 @@ async def check_a_429_becomes_rate_limited(h: Harness) -> None:
         assert abs(exc.retry_after - 7) < 1.0, exc.retry_after
     else:
         raise AssertionError("a 429 from the platform did not raise hermes_gateway.RateLimited")
-    assert h.screen(chat) == []
+    assert await _screen(h, chat) == []
 
 
 async def check_the_plugin_implements_the_stream_hooks_it_needs(h: Harness) -> None:
@@ -301,20 +349,20 @@ async def check_every_message_ends_with_on_stream_end(h: Harness) -> None:
     delivery = h.delivery()
     log = _HookLog(delivery.hooks(h.platform))
     limit = delivery.hooks(h.platform).platform.max_message_length
-    chat = h.chat_id + "-long"  # the chat ids a harness knows: chat_id + "", -edit, -long, -same, -429
+    chat = await h.chat("long")
     reply = _reply(max(10, min(200, limit * 5 // 2 // 7)))  # two or three messages on a small platform
     report = await h.stream_reply(reply, chat_id=chat, delivery=delivery)
     assert report.delivered, report.error
     assert log.last, "no message was sent"
     assert all(hook == "on_stream_end" for hook, _ in log.last.values()), log.last
-    assert sorted(text for _, text in log.last.values()) == sorted(h.screen(chat)), \
+    assert sorted(text for _, text in log.last.values()) == sorted(await _screen(h, chat)), \
         "on_stream_end's text is not what the message shows"
 
 
 async def check_no_cursor_stays_when_an_edit_fails(h: Harness) -> None:
     """A final edit refused for good: no message keeps the cursor, and the reply is still all there once."""
     delivery = h.delivery()
-    chat = h.chat_id + "-edit"
+    chat = await h.chat("edit")
     session = delivery.session(h.platform, chat, settings=h.settings)
     if not await session.hooks.supports_edit(session.stream):
         raise NotApplicable("the platform cannot edit")
@@ -322,7 +370,7 @@ async def check_no_cursor_stays_when_an_edit_fails(h: Harness) -> None:
     reply = _reply(max(4, min(40, limit // 10)))  # fits one message
     report = await h.stream_reply(reply, chat_id=chat, delivery=delivery,
                                   before_finish=lambda: h.inject_edit_failure(chat))
-    screen = h.screen(chat)
+    screen = await _screen(h, chat)
     cursor = h.settings.cursor.strip()
     assert report.delivered, report.error
     assert not any(text.rstrip().endswith(cursor) for text in screen if cursor), screen
@@ -336,12 +384,12 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001
                     "0000000b49444154789c6360000200000500017a5eab3f0000000049454e44ae426082")
 
 
-def _media_platform(h: Harness, delivery: Delivery) -> Any:
+async def _media_platform(h: Harness, delivery: Delivery) -> Any:
     platform = delivery.hooks(h.platform).platform
     if platform.media is None:
         raise NotApplicable("the platform declares no media")
     try:
-        h.attachments(h.chat_id + "-media")
+        await _attachments(h, await h.chat("media"))
     except NotImplementedError:
         raise AssertionError("the platform declares media: the harness must implement attachments(chat_id), "
                              "what the emulator received") from None
@@ -355,49 +403,49 @@ def _item(platform: Any) -> Media:
 
 
 async def _send_media(h: Harness, delivery: Delivery, text: str, media: list[Media]) -> Any:
-    session = delivery.session(h.platform, h.chat_id + "-media", settings=h.settings)
+    session = delivery.session(h.platform, await h.chat("media"), settings=h.settings)
     return await session.finish(text, media)
 
 
 async def check_an_attachment_arrives_once_after_the_text(h: Harness) -> None:
     """A tool's image reaches the chat as an attachment, bytes intact, once, after the reply's text."""
     delivery = h.delivery()
-    platform = _media_platform(h, delivery)
+    platform = await _media_platform(h, delivery)
     report = await _send_media(h, delivery, "Here is the picture.", [_item(platform)])
-    chat = h.chat_id + "-media"
+    chat = await h.chat("media")
     assert report.delivered, report.error
-    assert h.attachments(chat) == [("conformance.png", PNG)], h.attachments(chat)
+    assert await _attachments(h, chat) == [("conformance.png", PNG)], await _attachments(h, chat)
     assert len(report.media) == 1 and report.media_notes == [], report
-    assert any("Here is the picture." in text for text in h.screen(chat)), h.screen(chat)
+    assert any("Here is the picture." in text for text in await _screen(h, chat)), await _screen(h, chat)
 
 
 async def check_an_upload_after_a_429_is_sent_once(h: Harness) -> None:
     """An upload answered with 429 raises RateLimited; the core waits, and the item arrives exactly once."""
     delivery = h.delivery()
-    platform = _media_platform(h, delivery)
-    chat = h.chat_id + "-media"
+    platform = await _media_platform(h, delivery)
+    chat = await h.chat("media")
     await h.inject_rate_limit(chat, 1)
     report = await _send_media(h, delivery, "", [_item(platform)])  # no text: the upload is the first call
     assert report.delivered, report.error
     assert report.rate_limited >= 1, "the 429 did not reach the core as RateLimited"
-    assert h.attachments(chat) == [("conformance.png", PNG)], h.attachments(chat)
+    assert await _attachments(h, chat) == [("conformance.png", PNG)], await _attachments(h, chat)
 
 
 async def check_an_upload_that_may_have_landed_is_not_repeated(h: Harness) -> None:
     """A timeout after the upload took effect raises DeliveryError(maybe_delivered=True): no second copy."""
     delivery = h.delivery()
-    platform = _media_platform(h, delivery)
-    chat = h.chat_id + "-media"
+    platform = await _media_platform(h, delivery)
+    chat = await h.chat("media")
     await h.inject_upload_timeout(chat, landed=True)
     report = await _send_media(h, delivery, "", [_item(platform)])
-    assert h.attachments(chat) == [("conformance.png", PNG)], h.attachments(chat)
+    assert await _attachments(h, chat) == [("conformance.png", PNG)], await _attachments(h, chat)
     assert report.media_uncertain == 1, "the timeout did not reach the core as maybe_delivered"
 
 
 async def check_an_item_over_the_limit_is_a_line_not_an_upload(h: Harness) -> None:
     """An item over every limit the platform declares is never uploaded; the person sees one line instead."""
     delivery = h.delivery()
-    platform = _media_platform(h, delivery)
+    platform = await _media_platform(h, delivery)
     limits = platform.media
     declared = [limits.limit_for(kind) for kind in limits.kinds]
     if not declared or None in declared:
@@ -408,11 +456,11 @@ async def check_an_item_over_the_limit_is_a_line_not_an_upload(h: Harness) -> No
     with open(big, "wb") as out:
         out.truncate(max(declared) + 1)  # sparse: one byte over the largest limit, nothing written
     report = await _send_media(h, delivery, "Too big:", [Media(path=big)])
-    chat = h.chat_id + "-media"
+    chat = await h.chat("media")
     assert report.delivered, report.error
-    assert h.attachments(chat) == [], h.attachments(chat)
+    assert await _attachments(h, chat) == [], await _attachments(h, chat)
     line = f"📎 big.{suffix} (too large for {platform.name})"
-    assert any(line in text for text in h.screen(chat)), h.screen(chat)
+    assert any(line in text for text in await _screen(h, chat)), await _screen(h, chat)
 
 
 async def check_a_reaction_lands_on_the_persons_message(h: Harness) -> None:
@@ -421,14 +469,14 @@ async def check_a_reaction_lands_on_the_persons_message(h: Harness) -> None:
     react = getattr(client, "react", None)
     if not callable(react):
         raise NotApplicable("the platform's client has no react method")
-    chat = h.chat_id + "-react"
+    chat = await h.chat("react")
     message_id = await h.person_message(chat, "hello bot")
     allowed = getattr(client, "reaction_emoji", None)
     for emoji in ("👀", "👍"):
         assert allowed is None or emoji in allowed, f"{emoji} is not in the client's reaction_emoji"
         await react(chat_id=chat, message_id=message_id, emoji=emoji, thread_id=None)
-    shown = h.reactions(chat).get(message_id, [])
-    assert "👍" in shown, f"the chat shows {h.reactions(chat)!r} after react(👍) on message {message_id}"
+    shown = (await _reactions(h, chat)).get(message_id, [])
+    assert "👍" in shown, f"the chat shows {await _reactions(h, chat)!r} after react(👍) on message {message_id}"
     try:
         await h.inject_rate_limit(chat, 7)
     except NotApplicable:
@@ -450,9 +498,9 @@ async def check_a_table_is_laid_out_not_shown_raw(h: Harness) -> None:
     platform = h.delivery().hooks(h.platform).platform
     if platform.rendered_length is None:
         raise NotApplicable("the platform shows the text as sent (it declares no rendered_length)")
-    report = await h.stream_reply(TABLE_REPLY, chat_id=h.chat_id + "-table")
+    report = await h.stream_reply(TABLE_REPLY, chat_id=await h.chat("table"))
     assert report.delivered, report.error
-    shown = "\n".join(h.screen(h.chat_id + "-table"))
+    shown = "\n".join(await _screen(h, await h.chat("table")))
     assert "build" in shown and "Friday" in shown, shown
     assert not any(line.lstrip().startswith("|") for line in shown.splitlines()), f"a raw table: {shown!r}"
 
@@ -467,16 +515,16 @@ async def check_a_choice_is_shown_and_closed(h: Harness) -> None:
     if client is None or not callable(getattr(client, "offer_choice", None)) \
             or not callable(getattr(client, "close_choice", None)):
         raise NotApplicable("the platform shows no buttons (offer_choice/close_choice)")
-    chat = h.chat_id + "-choice"
+    chat = await h.chat("choice")
     stream = h.delivery().session(h.platform, chat, settings=h.settings).stream
     choice = Choice("c0nf1g", "Approve running the tool x?", (ChoiceOption("approve", "Approve", "primary"),
                                                               ChoiceOption("deny", "Deny", "danger")))
     assert len(choice.payload("approve").encode()) <= 64
     ref = await client.offer_choice(stream, choice)
     assert isinstance(ref, MessageRef), ref
-    assert h.screen(chat) == [choice.prompt], h.screen(chat)
+    assert await _screen(h, chat) == [choice.prompt], await _screen(h, chat)
     await client.close_choice(stream, ref, "Approved.")
-    assert h.screen(chat) in (["Approved."], [choice.prompt, "Approved."]), h.screen(chat)
+    assert await _screen(h, chat) in (["Approved."], [choice.prompt, "Approved."]), await _screen(h, chat)
 
 
 #: Seconds of the 429s the checks below inject (short: the suite runs in real time).

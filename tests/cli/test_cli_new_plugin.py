@@ -34,8 +34,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     root = tmp_path_factory.mktemp("author")
     env = {**os.environ, "HERMES_HOME": str(root / "home")}
     env.pop("HERMES_LOAD_PLUGINS", None)  # the author's machine: every installed plugin loads
-    made = run([sys.executable, "-m", "hermes_gateway", "new-plugin", "acmechat", "--dir", str(root)],
-               env=env, cwd=root)
+    made = run([sys.executable, "-m", "hermes_gateway", "new-plugin", "acmechat"], env=env, cwd=root)  # ./acmechat
     assert made.returncode == 0, made.stderr
     assert "pip install -e" in made.stdout
     prefix = root / "prefix"
@@ -61,6 +60,22 @@ def test_the_scaffold_is_a_distribution_with_plugin_emulator_tests_and_readme(tm
     assert "class AcmeChatClient(PlatformClient)" in (target / "hermes_acme_chat/plugin.py").read_text()
 
 
+def test_the_scaffold_marks_what_it_cannot_know_about_the_platform_as_placeholders(tmp_path: Path) -> None:
+    """No sentence states an invented fact as the new platform's; each such place says FILL IN."""
+    target = scaffold("acmechat", tmp_path)
+    readme = (target / "README.md").read_text()
+    plugin = (target / "hermes_acmechat" / "plugin.py").read_text()
+    emulator = (target / "hermes_acmechat" / "emulator.py").read_text()
+    for invented in ("arrive through a signed webhook", "Acmechat allows 1 a second", "Messages arrive at"):
+        assert invented not in readme + plugin + emulator, invented
+    assert "FILL IN" in readme and plugin.count("FILL IN") >= 5 and emulator.count("FILL IN") >= 2
+    platform_block = plugin[plugin.index("PLATFORM = Platform("):]
+    for field in ("max_message_length", "edit_interval", "budgets"):  # each declared limit is marked above it
+        before = platform_block[:platform_block.index(field)]
+        assert before.rstrip().splitlines()[-1].lstrip().startswith("#"), field
+        assert "FILL IN" in before.split(")")[-1] or "FILL IN" in before, field
+
+
 def test_the_scaffold_imports_only_the_public_surface(tmp_path: Path) -> None:
     target = scaffold("acmechat", tmp_path)
     for path in target.rglob("*.py"):
@@ -76,7 +91,7 @@ def test_the_scaffold_imports_only_the_public_surface(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, why", [("Acme", "not a platform name"), ("1chat", "not a platform name"),
                                        ("a-b", "not a platform name")])
 def test_a_bad_name_is_one_line(tmp_path: Path, name: str, why: str) -> None:
-    made = run([sys.executable, "-m", "hermes_gateway", "new-plugin", name, "--dir", str(tmp_path)],
+    made = run([sys.executable, "-m", "hermes_gateway", "new-plugin", name, "--dir", str(tmp_path / "x")],
                env=dict(os.environ), cwd=tmp_path, timeout=60)
     assert made.returncode == 2 and why in made.stderr and made.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
@@ -85,10 +100,23 @@ def test_a_bad_name_is_one_line(tmp_path: Path, name: str, why: str) -> None:
 def test_a_folder_in_use_is_left_alone(tmp_path: Path) -> None:
     (tmp_path / "acmechat").mkdir()
     (tmp_path / "acmechat" / "mine.txt").write_text("keep me")
-    made = run([sys.executable, "-m", "hermes_gateway", "new-plugin", "acmechat", "--dir", str(tmp_path)],
+    made = run([sys.executable, "-m", "hermes_gateway", "new-plugin", "acmechat"],
                env=dict(os.environ), cwd=tmp_path, timeout=60)
     assert made.returncode == 2 and "not empty" in made.stderr
     assert [p.name for p in (tmp_path / "acmechat").iterdir()] == ["mine.txt"]
+
+
+def test_dir_is_the_plugins_own_folder_made_where_the_author_says(tmp_path: Path) -> None:
+    folder = tmp_path / "src" / "hermes-matrix"  # not named after the platform, and not there yet
+    made = run([sys.executable, "-m", "hermes_gateway", "new-plugin", "matrix", "--dir", str(folder)],
+               env=dict(os.environ), cwd=tmp_path, timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert (folder / "pyproject.toml").is_file() and (folder / "hermes_matrix" / "plugin.py").is_file()
+    assert f"pip install -e {folder}" in made.stdout and not (tmp_path / "matrix").exists()
+    again = run([sys.executable, "-m", "hermes_gateway", "new-plugin", "matrix", "--dir", str(folder)],
+                env=dict(os.environ), cwd=tmp_path, timeout=60)
+    assert again.returncode == 2 and again.stderr.strip().endswith("already exists and is not empty; choose "
+                                                                   "another --dir or name")
 
 
 def test_its_tests_pass_under_plain_pytest(installed: tuple[Path, dict[str, str]]) -> None:

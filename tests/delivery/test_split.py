@@ -46,6 +46,16 @@ def test_limits_count_utf16_units():
     assert "".join(out) == doc
 
 
+def test_limits_count_utf8_bytes_and_never_cut_a_character():
+    doc = "Grüße aus Köln 😀 " * 12 + "中文字符" * 10
+    out = messages(doc, 40, "bytes")
+    assert len(out) > 5 and all(len(m.encode("utf-8")) <= 40 for m in out)
+    assert "".join(out) == doc  # each message is whole characters: the pieces decode and join back exactly
+    one_word = "😀" * 30  # no place to cut but between characters: 4 bytes each, 10 a message
+    out = messages(one_word, 40, "bytes")
+    assert "".join(out) == one_word and all(len(m.encode("utf-8")) <= 40 and m for m in out)
+
+
 def test_a_table_cut_between_rows_repeats_its_head_in_the_next_message():
     head = "| name | qty |\n|------|----:|\n"
     rows = "".join(f"| item {i} | {i} |\n" for i in range(30))
@@ -56,7 +66,7 @@ def test_a_table_cut_between_rows_repeats_its_head_in_the_next_message():
     assert reassemble(out) == doc
 
 
-prose = st.text(alphabet=st.sampled_from(list("abc de.\n😀")), min_size=0, max_size=400)
+prose = st.text(alphabet=st.sampled_from(list("abc de.\n😀é中")), min_size=0, max_size=400)
 cell = st.text(alphabet="xy z", min_size=1, max_size=2)  # a head of at most 22: a repeated head + a row fits 30
 table = st.builds(lambda header, rows: "| " + " | ".join(header) + " |\n" + "|---" * len(header) + "|\n"
                   + "".join("| " + " | ".join(row) + " |\n" for row in rows),
@@ -67,7 +77,7 @@ table = st.builds(lambda header, rows: "| " + " | ".join(header) + " |\n" + "|--
 @given(st.lists(st.one_of(prose, table, st.builds(lambda lines: "```py\n" + "\n".join(lines) + "\n```\n",
                                                      st.lists(st.text(alphabet="xy =", max_size=12), max_size=10))),
                 max_size=6),
-       st.integers(min_value=30, max_value=120), st.sampled_from(["chars", "utf16"]))
+       st.integers(min_value=30, max_value=120), st.sampled_from(["chars", "utf16", "bytes"]))
 def test_every_message_fits_and_the_text_comes_back(parts, limit, unit):
     # code lines stay shorter than a message: only a longer line forces a mid-line cut (see reassemble)
     doc = "\n".join(parts)

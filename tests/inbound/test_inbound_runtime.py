@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from hermes_gateway._core.store import ConversationKey
 from hermes_gateway.testing import run_virtual
 from inbound_helpers import CURSOR, People, make_gateway, reference
 
@@ -236,3 +239,36 @@ def test_a_message_with_a_lone_surrogate_is_answered_not_sent_upstream_broken():
         assert report.delivered and report.error is None
         assert ref.chat("1").screen == ["before \ufffd after"]
     run_virtual(main())
+
+
+def test_a_platform_declaring_a_command_prefix_takes_commands_with_it_and_help_shows_it():
+    """Matrix's clients take ``/new`` for themselves, so a Matrix plugin declares ``command_prefix="!"``."""
+    import dataclasses
+
+    ref = reference()
+    ref.platform = dataclasses.replace(ref.platform, command_prefix="!")
+
+    async def main():
+        async with make_gateway(ref, tokens_per_second=0) as gateway:
+            people = People(gateway)
+            await people.say("1", "echo: remember me")
+            await people.say("1", "!help")
+            await people.say("1", "/new")  # not a command here: a message for the model
+            await people.say("1", "!new")
+            history = await gateway.store.history(ConversationKey("reference", "1"))
+        screen = ref.chat("1").screen
+        assert screen[1].splitlines()[:4] == ["Commands:", "!new — start a new conversation (forget this one)",
+                                              "!stop — stop the reply being written", "!help — list the commands"]
+        assert not screen[2].startswith("✨") and screen[3].startswith("✨ New conversation")
+        assert history == []  # !new forgot the conversation ("/new" was part of it)
+    run_virtual(main())
+
+
+def test_a_command_prefix_is_a_few_signs_never_a_letter_or_space():
+    from hermes_gateway import Platform
+
+    assert Platform(name="matrixish", command_prefix="!").command_prefix == "!"
+    assert Platform(name="plain").command_prefix == "/"
+    for bad in ("", "x", "! ", "/@", "!!!!", "1"):
+        with pytest.raises(ValueError, match="command_prefix must be 1 to 3 characters"):
+            Platform(name="p", command_prefix=bad)

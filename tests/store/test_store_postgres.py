@@ -47,7 +47,8 @@ async def test_replicas_starting_together_on_an_empty_database_create_the_schema
         assert rows(postgres_url, "SELECT version FROM hermes_schema_version") == [(SCHEMA_VERSION,)]
         tables = rows(postgres_url, "SELECT tablename FROM pg_tables WHERE tablename LIKE 'hermes_%' ORDER BY 1")
         assert [t for (t,) in tables] == ["hermes_approved_users", "hermes_chat_settings", "hermes_conversations",
-                                          "hermes_messages", "hermes_pairing_codes", "hermes_reminders",
+                                          "hermes_messages", "hermes_pairing_codes", "hermes_platform_values",
+                                          "hermes_reminders",
                                           "hermes_replies_in_flight", "hermes_responses", "hermes_schedule_runs",
                                           "hermes_schema_version", "hermes_updates", "hermes_usage"]
         await stores[0].record_turn(CHAT, [user("hi"), assistant("hello")])

@@ -27,7 +27,7 @@ class ReferenceHarness(Harness):
         self.plugin = ReferencePlatform(budgets={"default": RateBudget(rate=100, burst=10)},
                                         max_message_length=200, **kw)
 
-    def screen(self, chat_id):
+    async def screen(self, chat_id):
         return self.plugin.chat(chat_id).screen
 
     async def inject_rate_limit(self, chat_id, retry_after):
@@ -55,7 +55,7 @@ class NotebookHarness(Harness):
     async def stop(self):
         await self.runner.__aexit__(None, None, None)
 
-    def screen(self, chat_id):
+    async def screen(self, chat_id):
         return list(self.runner.client.pages.get(chat_id, []))
 
 
@@ -246,3 +246,35 @@ async def test_a_client_that_reports_nothing_is_not_applicable(monkeypatch):
     async with NotebookHarness() as harness:
         with pytest.raises(conformance.NotApplicable, match="reports nothing"):
             await conformance.check_a_started_client_reports_its_connection(harness)
+
+
+class RoomHarness(ReferenceHarness):
+    """A harness whose server chooses the chat ids (as a Matrix homeserver names rooms ``!id:server``)."""
+
+    async def make_chat(self, purpose):
+        made = self.__dict__.setdefault("made", [])
+        room = f"!r{len(made)}x{purpose}:example.org"
+        made.append(room)
+        return room
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+async def test_the_checks_use_the_chats_the_harness_made_and_no_invented_id(check):
+    limits = MediaLimits(kinds={"image", "document"}, max_bytes={"image": 5_000_000, "document": 20_000_000})
+    async with RoomHarness(media=limits) as harness:
+        await run_check(check, harness)
+        used = set(harness.plugin.chats)
+        assert used <= set(getattr(harness, "made", [])), f"chats the server never made: {used}"
+        made = getattr(harness, "made", [])
+        assert len(set(made)) == len(made), "a purpose's chat is made once per harness"
+
+
+async def test_a_harness_with_a_sync_screen_still_works_with_a_deprecation_warning():
+    class OldStyle(ReferenceHarness):
+        def screen(self, chat_id):  # how a harness for the previous kit was written
+            return self.plugin.chat(chat_id).screen
+
+    async with OldStyle() as harness:
+        with pytest.warns(DeprecationWarning, match=r"OldStyle.screen\(\) is a plain function: define it as "
+                                                    r"`async def screen"):
+            await run_check(check_an_identical_edit_is_success, harness)

@@ -32,7 +32,7 @@ class WebHarness(Harness):
     def _events(self, chat_id):
         return [json.loads(e.data) for e in self.runner.client.feed(chat_id).events]
 
-    def screen(self, chat_id):
+    async def screen(self, chat_id):
         shown: dict[str, str] = {}
         for event in self._events(chat_id):
             if event["type"] in ("text", "choice"):

@@ -32,11 +32,15 @@ def _platform_errors(config: Config, plugins: Any) -> list[Any]:
     from ..errors import ConfigError
     from ..platform_settings import parse_settings
 
+    from ..accounts import plugin_platform
+
     errors = []
     for name, registered in plugins.platforms().items():
         settings_type = registered.platform.settings
         if settings_type is None or not config.platform_enabled(name):
             continue
+        if plugin_platform(name, config.platforms.get(name)) != registered.plugin_platform:
+            continue  # the entry names another plugin (a refused account): that one line says all
         try:
             parse_settings(settings_type, config.platforms.get(name), platform=name, source=config.source)
         except ConfigError as exc:

@@ -16,7 +16,7 @@ from ..plugins import Plugins, installed_plugins
 def load_checked(path: str | None) -> tuple[Config, Plugins]:
     """The config and the plugins; :class:`~hermes_gateway._core.errors.ConfigError` for any mistake in either."""
     config = load_config(path)
-    plugins = installed_plugins()
+    plugins = installed_plugins().configured(config)  # accounts and rate_limits: the platforms as configured
     raise_for_names(config, plugins)
     return config, plugins
 
@@ -36,7 +36,7 @@ def load_for_display(path: str | None) -> tuple[Config, Plugins, list[str]]:
     returned as lines to print (on stderr) and make the command exit 2.
     """
     config = load_config(path, allow_unset_env=True)
-    plugins = installed_plugins()
+    plugins = installed_plugins().configured(config)
     errors = []
     if config.missing_env:
         errors.append(str(missing_env_error(config.source, config.missing_env)))

@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
             budgets += f"; all chats {p.bot_budget.rate * 60:g}/min burst {p.bot_budget.burst}"
         enabled = "enabled" if config.platform_enabled(name) else "disabled"  # as `run` decides
         streaming = "streaming on" if config.streaming_for(name).enabled else "streaming off"
-        print(f"  {name}  [{enabled}, {streaming}]  from {reg.plugin_name} ({reg.origin})")
+        account = f"account of {reg.account_of}, " if reg.account_of else ""
+        print(f"  {name}  [{enabled}, {streaming}]  {account}from {reg.plugin_name} ({reg.origin})")
         print(f"    max {p.max_message_length} {p.length_unit} per message, edit interval >= {p.edit_interval:g}s, "
               f"budget {budgets}")
         print(f"    media: {describe_media(p.media)}")

@@ -1,7 +1,7 @@
 """Message length in the platform's own unit.
 
 Telegram counts UTF-16 code units (an emoji outside the BMP counts 2);
-most others count characters. Getting this wrong means a 400 on the last
+Matrix counts UTF-8 bytes (an event's size); most others count characters. Getting this wrong means a 400 on the last
 chunk of a long reply, so every limit check goes through here.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from ..length import utf16_length  # public too (hermes_gateway.utf16_length); defined once
+from ..length import utf8_length, utf8_width, utf16_length  # public too (hermes_gateway.utf16_length ...)
 from ..tables import has_table
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ Measure = Callable[[str], int]
 
 
 def measure_for(unit: str) -> Measure:
-    return utf16_length if unit == "utf16" else len
+    return utf16_length if unit == "utf16" else utf8_length if unit == "bytes" else len
 
 
 class RenderedMeasure:
@@ -77,6 +77,12 @@ def longest_prefix_within(text: str, budget: int, measure: Measure) -> int:
     if measure is len or text.isascii():
         return min(len(text), budget)
     used = 0
+    if getattr(measure, "unit", measure) is utf8_length:  # bytes: whole characters only, never half of one
+        for i, ch in enumerate(text):
+            used += utf8_width(ch)
+            if used > budget:
+                return i
+        return len(text)
     for i, ch in enumerate(text):
         used += 2 if ord(ch) > 0xFFFF else 1
         if used > budget:

@@ -1,7 +1,9 @@
 """Chat commands: ``/new``, ``/stop``, ``/help`` on every platform, plus what plugins add.
 
 A command is recognised by the core, not by each platform: ``/name`` or
-``/name@bot_name`` at the start of a message. ``/name@other_bot`` in a
+``/name@bot_name`` at the start of a message, with the platform's declared
+``Platform.command_prefix`` in place of ``/`` (``!new`` on Matrix, whose
+clients take ``/new`` for themselves). ``/name@other_bot`` in a
 group is someone else's and is ignored. An unknown ``/word`` is ordinary
 text for the model (people type paths and smileys too). What a command is
 (:class:`~..messages.commands.Command`) lives beneath every part that
@@ -12,11 +14,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..messages.commands import Command, CommandContext
 from ..messages.incoming import Incoming
 
-_COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_.-]{1,64}))?(?:\s+(.*))?\Z", re.DOTALL)
+_COMMAND = r"^{prefix}([A-Za-z0-9_]{{1,32}})(?:@([A-Za-z0-9_.-]{{1,64}}))?(?:\s+(.*))?\Z"
+
+
+@lru_cache(maxsize=16)
+def _command_pattern(prefix: str) -> re.Pattern[str]:
+    return re.compile(_COMMAND.format(prefix=re.escape(prefix)), re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -26,9 +34,9 @@ class ParsedCommand:
     args: str
 
 
-def parse_command(text: str) -> ParsedCommand | None:
-    """``/name@target args`` -> its parts; None when the text is not shaped like a command."""
-    match = _COMMAND.match(text.strip())
+def parse_command(text: str, prefix: str = "/") -> ParsedCommand | None:
+    """``/name@target args`` (``prefix`` for ``/``) -> its parts; None when the text is not shaped like a command."""
+    match = _command_pattern(prefix).match(text.strip())
     if match is None:
         return None
     return ParsedCommand(match.group(1).lower(), match.group(2), (match.group(3) or "").strip())
@@ -57,7 +65,8 @@ async def _help(ctx: CommandContext) -> str:
     from ..operator.roles import may_run  # /help lists only what the asking person may run
 
     config = ctx.runtime.gateway.config
-    lines = ["Commands:"] + [f"/{c.name} — {c.help}" for c in ctx.runtime.commands.values()
+    prefix = ctx.runtime.command_prefix(ctx.incoming.platform)  # "!" on Matrix: what the person types there
+    lines = ["Commands:"] + [f"{prefix}{c.name} — {c.help}" for c in ctx.runtime.commands.values()
                              if may_run(config, ctx.incoming, c)]
     lines.append("Anything else is a message for the assistant.")
     return "\n".join(lines)

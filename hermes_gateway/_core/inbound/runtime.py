@@ -188,7 +188,7 @@ class InboundRuntime:
         if incoming.edit_of is not None:
             self._edit(incoming, future, ticket)
             return
-        parsed = parse_command(incoming.text)
+        parsed = parse_command(incoming.text, self.command_prefix(incoming.platform))
         command = self.commands.get(parsed.name) if parsed is not None else None
         lane = self._lane(incoming)
         if not incoming.text.strip() and not incoming.attachments:  # only a notice: the fixed answer, in its place
@@ -295,7 +295,7 @@ class InboundRuntime:
         """Whether this message stops the chat's running reply, wherever it runs."""
         if incoming.edit_of is not None:  # an edit stops only the reply to the message it edits (:mod:`.edits`)
             return None
-        parsed = parse_command(incoming.text)
+        parsed = parse_command(incoming.text, self.command_prefix(incoming.platform))
         command = self.commands.get(parsed.name) if parsed is not None else None
         if command is not None:
             return "stop" if command.stops_reply else None
@@ -333,12 +333,19 @@ class InboundRuntime:
         refused = policy.allows_chat(incoming)
         if refused is not None:
             return refused
-        parsed = parse_command(incoming.text)
+        parsed = parse_command(incoming.text, self.command_prefix(incoming.platform))
         if parsed is not None and not meant_for_us(parsed, incoming):
             return f"a command for @{parsed.target}"
         if not policy.addressed(incoming, parsed.name if parsed else None):
             return "not addressed to the bot (platforms.%s.require_mention)" % incoming.platform
         return self.gate.screen(incoming, policy)  # allowed_users, admins, pairing, the per-user rate limit
+
+    def command_prefix(self, platform: str) -> str:
+        """What starts a command on ``platform`` (its ``Platform.command_prefix``; ``/`` when it declares none)."""
+        try:
+            return self.gateway.plugins.platform(platform).platform.command_prefix  # type: ignore[no-any-return]
+        except KeyError:  # not a registered platform (the terminal chat)
+            return "/"
 
     def access(self, platform: str) -> AccessPolicy:
         if platform not in self._access:

@@ -31,12 +31,13 @@ def render(text: str, name: str) -> str:
             .replace("{{name}}", name))
 
 
-def scaffold(name: str, parent: Path) -> Path:
-    """Write the distribution ``parent/name``; returns its folder. Refuses a bad name or a non-empty folder."""
+def scaffold(name: str, parent: Path, *, into: bool = False) -> Path:
+    """Write the distribution ``parent/name`` (``into=True``: into ``parent`` itself, the folder the author
+    chose); returns its folder. Refuses a bad name or a non-empty folder."""
     if not NAME_SHAPE.match(name):
         raise ScaffoldError(f"{name!r} is not a platform name: 2 to 31 characters a-z, 0-9 or _, "
                             f"starting with a letter (e.g. acmechat)")
-    target = parent / name
+    target = parent if into else parent / name
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ScaffoldError(f"{target} already exists and is not empty; choose another --dir or name")
     template = resources.files(__package__) / "template"

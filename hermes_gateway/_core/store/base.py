@@ -23,6 +23,7 @@ from typing import Any, Sequence
 from ..errors import HermesError
 from .operator_records import OperatorRecords
 from .outbound_records import OutboundRecords
+from .platform_values import PlatformValueRecords
 from ..messages.shown import ShownMessage  # noqa: F401  (the store records it; delivery makes it)
 
 
@@ -101,7 +102,7 @@ class ReplyInFlight:
         return ConversationKey(self.platform, self.chat_id, self.thread_id)
 
 
-class ConversationStore(OperatorRecords, OutboundRecords, abc.ABC):
+class ConversationStore(OperatorRecords, OutboundRecords, PlatformValueRecords, abc.ABC):
     """Where conversations live. Never blocks the event loop; every write is one transaction."""
 
     @abc.abstractmethod

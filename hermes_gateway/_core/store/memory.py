@@ -24,6 +24,7 @@ from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE
                     first_user_text, key_parts)
 from .operator_records import MemoryOperatorRecords
 from .outbound_records import MemoryOutboundRecords
+from .platform_values import MemoryPlatformValueRecords
 from .policy import bound_newest_first, message_chars
 
 
@@ -46,7 +47,7 @@ class _Response:
     size: int
 
 
-class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, ConversationStore):
+class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, MemoryPlatformValueRecords, ConversationStore):
     """Conversations and stored responses in dicts; gone when the process ends."""
 
     def __init__(self, *, history_messages: int = 40, history_chars: int = 60_000,

@@ -63,6 +63,8 @@ from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE
                     decode_in_flight, encode, encode_shown, first_user_text, key_parts)
 from .operator_postgres import OPERATOR_MARKER, OPERATOR_SCHEMA, PostgresOperatorRecords
 from .outbound_postgres import OUTBOUND_MARKER, OUTBOUND_SCHEMA, PostgresOutboundRecords
+from .platform_values_postgres import (PLATFORM_VALUES_MARKER, PLATFORM_VALUES_SCHEMA,
+                                      PostgresPlatformValueRecords)
 from .pgurl import describe, url_passwords
 from .policy import bound_newest_first, message_chars
 
@@ -155,7 +157,7 @@ SCHEMA = (
 )
 
 
-class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, ConversationStore):
+class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, PostgresPlatformValueRecords, ConversationStore):
     """Conversations and stored API responses in a PostgreSQL database; see the module docstring."""
 
     def __init__(self, url: str, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -277,6 +279,10 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, Conversati
             marker = await (await conn.execute("SELECT to_regclass(%s)", (OUTBOUND_MARKER,))).fetchone()
             if marker[0] is None:  # schedules' runs and reminders (issue 24), also on an older database
                 for statement in OUTBOUND_SCHEMA:
+                    await conn.execute(statement)
+            marker = await (await conn.execute("SELECT to_regclass(%s)", (PLATFORM_VALUES_MARKER,))).fetchone()
+            if marker[0] is None:  # the platforms' own small values (issue 35), also on an older database
+                for statement in PLATFORM_VALUES_SCHEMA:
                     await conn.execute(statement)
 
     def _error(self, exc: BaseException, *, connecting: bool = False, doing: str = "") -> StoreError:

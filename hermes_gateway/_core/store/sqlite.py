@@ -33,6 +33,7 @@ from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE
                     decode_in_flight, encode, encode_shown, first_user_text, key_parts)
 from .operator_sqlite import OPERATOR_SCHEMA, SQLiteOperatorRecords
 from .outbound_sqlite import OUTBOUND_SCHEMA, SQLiteOutboundRecords
+from .platform_values_sqlite import PLATFORM_VALUES_SCHEMA, SQLitePlatformValueRecords
 from .policy import bound_newest_first, message_chars
 
 T = TypeVar("T")
@@ -95,7 +96,7 @@ CREATE TABLE IF NOT EXISTS replies_in_flight (       -- replies streaming now; w
 """
 
 
-class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, ConversationStore):
+class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformValueRecords, ConversationStore):
     """Conversations and stored API responses in one SQLite file; see the module docstring."""
 
     def __init__(self, path: str | Path, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -149,7 +150,7 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, ConversationStor
             db.execute("PRAGMA synchronous=NORMAL")   # WAL + NORMAL: a committed turn survives a process crash
             db.execute("PRAGMA foreign_keys=ON")
             with _transaction(db):
-                for statement in _statements(SCHEMA + OPERATOR_SCHEMA + OUTBOUND_SCHEMA):
+                for statement in _statements(SCHEMA + OPERATOR_SCHEMA + OUTBOUND_SCHEMA + PLATFORM_VALUES_SCHEMA):
                     db.execute(statement)
                 row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
                 if row[0] is None:

@@ -34,7 +34,7 @@ class SlackHarness(Harness):
         await self.runner.__aexit__(None, None, None)
         await self.api.stop()
 
-    def screen(self, chat_id):
+    async def screen(self, chat_id):
         return self.api.screen(chat_id)
 
     async def inject_rate_limit(self, chat_id, retry_after):

@@ -26,7 +26,7 @@ class WhatsAppHarness(Harness):
         await self.runner.__aexit__(None, None, None)
         await self.meta.stop()
 
-    def screen(self, chat_id):
+    async def screen(self, chat_id):
         return self.meta.screen(chat_id)
 
     async def inject_rate_limit(self, chat_id, retry_after):
