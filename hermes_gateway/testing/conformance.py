@@ -549,7 +549,7 @@ async def check_a_choice_after_a_429_is_shown_after_the_wait(h: Harness) -> None
     from .._core.approvals.choice import Choice, ChoiceOption
 
     client = _choice_client(h)
-    chat = h.chat_id + "-choice"
+    chat = await h.chat("choice")
     delivery = h.delivery()
     stream = delivery.session(h.platform, chat, settings=h.settings).stream
     choice = Choice("c0nf429", "Approve running the tool y?", (ChoiceOption("approve", "Approve", "primary"),
@@ -560,7 +560,7 @@ async def check_a_choice_after_a_429_is_shown_after_the_wait(h: Harness) -> None
     shown = await delivery.call(h.platform, chat, lambda: client.offer_choice(stream, choice), what="a choice")
     assert shown.ok and isinstance(shown.value, MessageRef), f"the buttons were not shown after a 429: {shown}"
     assert loop.time() - start >= WAIT - ROUNDING, "the question was sent again before the 429's retry_after"
-    assert h.screen(chat) == [choice.prompt], h.screen(chat)
+    assert await _screen(h, chat) == [choice.prompt], await _screen(h, chat)
     ref = shown.value
     await h.inject_rate_limit(chat, WAIT)
     start = loop.time()
@@ -568,7 +568,7 @@ async def check_a_choice_after_a_429_is_shown_after_the_wait(h: Harness) -> None
                                  what="a choice's outcome")
     assert closed.ok, f"the question was not closed after a 429: {closed}"
     assert loop.time() - start >= WAIT - ROUNDING, "the question was updated again before the 429's retry_after"
-    assert h.screen(chat) in (["Approved."], [choice.prompt, "Approved."]), h.screen(chat)
+    assert await _screen(h, chat) in (["Approved."], [choice.prompt, "Approved."]), await _screen(h, chat)
 
 
 async def check_a_reaction_after_a_429_is_set_after_the_wait(h: Harness) -> None:
@@ -582,7 +582,7 @@ async def check_a_reaction_after_a_429_is_set_after_the_wait(h: Harness) -> None
     client = h.runner.client if h.runner is not None else None
     if not callable(getattr(client, "react", None)):
         raise NotApplicable("the platform's client has no react method")
-    chat = h.chat_id + "-react"
+    chat = await h.chat("react")
     message_id = await h.person_message(chat, "hello bot")
     reactor = Reactor(ReactionSettings(received="👀", done=None, failed=None), h.delivery())
     loop = asyncio.get_running_loop()
@@ -602,7 +602,7 @@ async def check_typing_that_meets_a_429_holds_the_chat(h: Harness) -> None:
     delivery = h.delivery()
     if not delivery.hooks(h.platform).implements["on_stream_start"]:
         raise NotApplicable("the platform shows no typing indicator (no on_stream_start)")
-    chat = h.chat_id + "-429"
+    chat = await h.chat("429")
     try:  # a platform may show typing on the person's message (WhatsApp)
         reply_to: str | None = await h.person_message(chat, "are you there?")
     except NotImplementedError:
@@ -621,7 +621,7 @@ async def check_typing_that_meets_a_429_holds_the_chat(h: Harness) -> None:
     report = await session.finish("Typed after the wait.")
     assert report.delivered, report.error
     assert loop.time() - limited >= WAIT - ROUNDING - 0.1, "the reply's text went before the 429's retry_after"
-    assert h.screen(chat) == ["Typed after the wait."], h.screen(chat)
+    assert await _screen(h, chat) == ["Typed after the wait."], await _screen(h, chat)
 
 
 async def check_a_text_after_a_429_arrives_once(h: Harness) -> None:
@@ -630,7 +630,7 @@ async def check_a_text_after_a_429_arrives_once(h: Harness) -> None:
     import asyncio
 
     delivery = h.delivery()
-    chat = h.chat_id + "-429"
+    chat = await h.chat("429")
     loop = asyncio.get_running_loop()
     await h.inject_rate_limit(chat, WAIT)
     start = loop.time()
@@ -638,7 +638,7 @@ async def check_a_text_after_a_429_arrives_once(h: Harness) -> None:
     assert report.delivered, report.error
     assert report.rate_limited >= 1, "the 429 did not reach the core as RateLimited"
     assert loop.time() - start >= WAIT - ROUNDING, "the text was sent again before the 429's retry_after"
-    assert h.screen(chat) == ["Sent after the wait."], h.screen(chat)
+    assert await _screen(h, chat) == ["Sent after the wait."], await _screen(h, chat)
 
 
 #: Seconds a check waits for a client's connection report (a websocket's READY, a reconnect's backoff).
