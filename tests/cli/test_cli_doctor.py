@@ -155,3 +155,22 @@ async def test_a_config_that_does_not_parse(tmp_path):
     assert code == 1
     (line,) = failing(lines)
     assert line.startswith("✗ config: ") and "store.history_messages" in line
+
+
+async def test_a_port_held_by_a_running_gateway_is_named_as_such(tmp_path):
+    port = free_port()
+    config = tmp_path / "gateway.yaml"
+    config.write_text(yaml.safe_dump({"api_server": {"port": port}, "store": {"path": str(tmp_path / "g.db")}}))
+    gateway = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hermes_gateway", "run", "--config", str(config), env=child_env(tmp_path / "home"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        banner = await asyncio.wait_for(gateway.stdout.readline(), DEADLINE)
+        assert banner, (await gateway.stderr.read()).decode()
+        code, lines = await doctor(tmp_path, {"api_server": {"port": port}})
+    finally:
+        gateway.terminate()
+        await asyncio.wait_for(gateway.communicate(), DEADLINE)
+    assert code == 0, lines
+    assert (f"✓ api_server: 127.0.0.1:{port} is in use by a running hermes-gateway (its /health answered); a second "
+            "one there would fail to start") in lines

@@ -190,3 +190,37 @@ def test_export_round_trips_a_conversation_with_tools_and_media(backend, capsys)
     assert main(["export", "--chat", str(first), "--format", "markdown", "--config", str(config)]) == 0
     text = capsys.readouterr().out
     assert f"{MARK} what time is it" in text and "```tool-call clock" in text and "noon" in text
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def any_store(request, tmp_path):
+    from hermes_gateway._core.store import MemoryStore
+
+    if request.param == "memory":
+        return MemoryStore()
+    if request.param == "sqlite":
+        return SQLiteStore(tmp_path / "state.db")
+    return PostgresStore(request.getfixturevalue("postgres_url"))
+
+
+async def test_every_backend_forgets_the_same_things(any_store, tmp_path):
+    media = tmp_path / "media"
+    media.mkdir()
+    try:
+        await _seed(any_store, media)
+        forgotten = await any_store.forget_person("telegram", PERSON)
+        assert forgotten.counts == {"messages": 6, "conversations": 2, "replies in flight": 1, "chat settings": 1,
+                                    "reminders": 1, "usage records": 2, "approvals": 1, "pairing codes": 1}
+        assert forgotten.media == (str(media / "0123456789abcdef-cat.jpg"),)
+        assert forgotten.shared_chats == (GROUP,)
+        # what is left: the other person's and the group's, untouched; nothing of the person
+        assert await any_store.history(ConversationKey("telegram", PERSON)) == []
+        assert await any_store.history(ConversationKey("telegram", GROUP)) != []
+        assert await any_store.history(ConversationKey("telegram", OTHER)) != []
+        assert not await any_store.is_approved("telegram", PERSON) and await any_store.is_approved("telegram", OTHER)
+        assert [u.user_id for u in await any_store.usage()] == [OTHER, OTHER]
+        assert await any_store.replies_in_flight() == []
+        assert await any_store.reminders(ConversationKey("telegram", PERSON)) == []
+        assert len(await any_store.reminders(ConversationKey("telegram", OTHER))) == 1
+    finally:
+        await any_store.close()
