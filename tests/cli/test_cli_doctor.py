@@ -174,3 +174,26 @@ async def test_a_port_held_by_a_running_gateway_is_named_as_such(tmp_path):
     assert code == 0, lines
     assert (f"✓ api_server: 127.0.0.1:{port} is in use by a running hermes-gateway (its /health answered); a second "
             "one there would fail to start") in lines
+
+
+async def test_mcp_servers_are_started_listed_and_stopped(tmp_path):
+    from pathlib import Path
+
+    server = str(Path(__file__).parents[1] / "mcp" / "mcp_demo_server.py")
+    code, lines = await doctor(tmp_path, {"mcp_servers": [
+        {"name": "demo", "command": sys.executable, "args": [server]},
+        {"name": "broken", "command": str(tmp_path / "no-such-program")},
+    ]})
+    assert code == 1
+    assert any(line.startswith("✓ mcp_servers.demo: started, ") and "add" in line for line in lines), lines
+    (line,) = failing(lines)
+    assert line.startswith("✗ mcp_servers.broken: does not start: ") and "hermes-gateway tools" in line, lines
+
+
+async def test_an_unreachable_postgresql_store(tmp_path):
+    port = closed_port()
+    code, lines = await doctor(tmp_path, {"store": {"url": f"postgresql://hermes:pg-secret-pw@127.0.0.1:{port}/bot"}})
+    assert code == 1
+    (line,) = failing(lines)
+    assert line.startswith(f"✗ store.url: PostgreSQL at 127.0.0.1:{port}/bot: cannot connect: "), line
+    assert "pg-secret-pw" not in "\n".join(lines)

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     plugins = installed_plugins()
     problems = [str(e) for e in check_names(config, plugins)]
-    _print(Line(not problems, "config", f"{config.source} parses" if not problems else problems[0]))
+    found = f"{config.source} parses" if config.source != "(defaults)" else "no config file: the defaults apply"
+    _print(Line(not problems, "config", found if not problems else problems[0]))
     for problem in problems[1:]:
         _print(Line(False, "config", problem))
     lines = asyncio.run(diagnose(config, plugins, max(0.1, args.timeout)))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import io
+import logging
+import os
 
 from ...config import Config
 from ...mcp.server import UP, McpServer
@@ -12,11 +13,20 @@ from . import Line
 
 async def check_mcp(config: Config, timeout: float) -> list[Line]:
     servers = [s for s in config.mcp_servers if s.enabled]
-    return list(await asyncio.gather(*(_one(s, timeout) for s in servers)))
+    if not servers:
+        return []
+    supervisor = logging.getLogger("hermes_gateway._core.mcp")
+    level = supervisor.level
+    supervisor.setLevel(logging.ERROR)  # its "failed to start ... retrying" warnings: the ✗ line says it once
+    try:
+        with open(os.devnull, "w") as quiet:  # a stdio server's own stderr (its traceback) is not doctor's output
+            return list(await asyncio.gather(*(_one(s, timeout, quiet) for s in servers)))
+    finally:
+        supervisor.setLevel(level)
 
 
-async def _one(settings: object, timeout: float) -> Line:
-    server = McpServer(settings, errlog=io.StringIO(), connect_timeout=timeout)  # type: ignore[arg-type]
+async def _one(settings: object, timeout: float, errlog: object) -> Line:
+    server = McpServer(settings, errlog=errlog, connect_timeout=timeout)  # type: ignore[arg-type]
     key = f"mcp_servers.{server.name}"
     server.start()
     try:
