@@ -197,3 +197,18 @@ async def test_an_unreachable_postgresql_store(tmp_path):
     (line,) = failing(lines)
     assert line.startswith(f"✗ store.url: PostgreSQL at 127.0.0.1:{port}/bot: cannot connect: "), line
     assert "pg-secret-pw" not in "\n".join(lines)
+
+
+async def test_a_healthy_postgresql_store(tmp_path):
+    from hermes_gateway._core.store.postgres import SCHEMA_VERSION
+    from hermes_gateway.testing.postgres import start_or_skip
+
+    server = await asyncio.to_thread(start_or_skip)
+    try:
+        name = await asyncio.to_thread(server.create_database)
+        code, lines = await doctor(tmp_path, {"store": {"url": server.url(name)}})
+    finally:
+        await asyncio.to_thread(server.cleanup)
+    assert code == 0, lines
+    assert any(line.startswith("✓ store: PostgreSQL at ") and line.endswith(f"reachable, writable, schema {SCHEMA_VERSION} (current)")
+               for line in lines), lines
