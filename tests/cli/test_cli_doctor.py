@@ -23,12 +23,14 @@ KEY = "sk-doctor-test-key-0123456789"
 
 
 @asynccontextmanager
-async def upstream(models: list[str]) -> AsyncIterator[str]:
-    """An OpenAI-compatible ``GET /v1/models`` listing ``models`` (with the key), on 127.0.0.1:0."""
+async def upstream(models: list[str], *, date: str | None = None) -> AsyncIterator[str]:
+    """An OpenAI-compatible ``GET /v1/models`` listing ``models`` (with the key), on 127.0.0.1:0; ``date``: the
+    ``Date`` header it sends instead of its own clock's."""
     async def list_models(request: web.Request) -> web.Response:
         if request.headers.get("Authorization") != f"Bearer {KEY}":
             return web.json_response({"error": {"message": "bad key"}}, status=401)
-        return web.json_response({"object": "list", "data": [{"id": m, "object": "model"} for m in models]})
+        return web.json_response({"object": "list", "data": [{"id": m, "object": "model"} for m in models]},
+                                 headers={"Date": date} if date else None)
     app = web.Application()
     app.router.add_get("/v1/models", list_models)
     runner = web.AppRunner(app)
@@ -212,3 +214,25 @@ async def test_a_healthy_postgresql_store(tmp_path):
     assert code == 0, lines
     assert any(line.startswith("✓ store: PostgreSQL at ") and line.endswith(f"reachable, writable, schema {SCHEMA_VERSION} (current)")
                for line in lines), lines
+
+
+async def test_an_upstream_that_does_not_answer(tmp_path):
+    port = closed_port()
+    code, lines = await doctor(tmp_path, model(f"http://127.0.0.1:{port}/v1"))
+    assert code == 1
+    model_line, clock_line = failing(lines)
+    assert model_line.startswith(f"✗ model.base_url: cannot reach http://127.0.0.1:{port}/v1/models (")
+    assert model_line.endswith("); is the server running, and the address right?")
+    assert clock_line == "✗ clock: not compared: the upstream did not answer"
+
+
+async def test_a_clock_far_from_the_upstreams(tmp_path):
+    import email.utils
+    import time
+
+    behind = email.utils.formatdate(time.time() - 600, usegmt=True)  # the upstream's clock: 10 minutes earlier
+    async with upstream(["llama-3-8b"], date=behind) as url:
+        code, lines = await doctor(tmp_path, model(url))
+    assert code == 1
+    (line,) = failing(lines)
+    assert line.startswith("✗ clock: ") and " s ahead of the upstream's Date: sync it (timedatectl set-ntp true" in line

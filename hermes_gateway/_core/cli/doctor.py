@@ -26,7 +26,7 @@ from ..errors import ConfigError
 from ..plugins import Plugins, installed_plugins
 from .doctor_checks import DEFAULT_TIMEOUT, Check, Line, bounded
 from .doctor_checks.mcp import check_mcp
-from .doctor_checks.platforms import platform_checks
+from .doctor_checks.platforms import PlatformCheck
 from .doctor_checks.services import check_port, check_redis
 from .doctor_checks.store import check_store
 from .doctor_checks.upstream import check_upstream
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 async def diagnose(config: Config, plugins: Plugins, timeout: float) -> list[Line]:
     """Every check at once, each bounded; their lines in a fixed order (platforms, model, store, services)."""
     checks: list[tuple[str, Check]] = [
-        ("platforms", platform_checks(plugins)), ("model", check_upstream), ("store", check_store),
+        ("platforms", PlatformCheck(plugins)), ("model", check_upstream), ("store", check_store),
         ("coordination", check_redis), ("api_server", check_port), ("mcp_servers", check_mcp),
     ]
     found = await asyncio.gather(*(bounded(subject, check, config, timeout) for subject, check in checks))

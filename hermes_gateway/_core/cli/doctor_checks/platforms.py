@@ -14,12 +14,8 @@ import asyncio
 from ...config import Config
 from ...errors import ConfigError
 from ...platform_clients import settings_for
-from ...plugins import Plugins
+from ...plugins import Plugins, RegisteredPlatform
 from . import Line
-
-
-def platform_checks(plugins: Plugins) -> "PlatformCheck":
-    return PlatformCheck(plugins)
 
 
 class PlatformCheck:
@@ -34,15 +30,15 @@ class PlatformCheck:
         found = await asyncio.gather(*(self._one(config, name, registered[name], timeout) for name in names))
         return [line for lines in found for line in lines]
 
-    async def _one(self, config: Config, name: str, registered: object, timeout: float) -> list[Line]:
+    async def _one(self, config: Config, name: str, registered: RegisteredPlatform, timeout: float) -> list[Line]:
         key = f"platforms.{name}"
-        platform = registered.platform  # type: ignore[attr-defined]
+        platform = registered.platform
         try:
             settings = settings_for(platform, config.platforms.get(name), source=config.source)
         except ConfigError as exc:
             return [Line(False, key, str(exc))]
         if platform.doctor is None:
-            return [Line(True, key, f"settings parse (plugin {registered.plugin_name} has no doctor "  # type: ignore[attr-defined]
+            return [Line(True, key, f"settings parse (plugin {registered.plugin_name} has no doctor "
                                     "check of its credentials)")]
         try:
             async with asyncio.timeout(timeout):

@@ -9,6 +9,7 @@ Slack's and WhatsApp's request signatures and every TLS certificate check.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import time
 from typing import Any
@@ -30,14 +31,12 @@ async def check_upstream(config: Config, timeout: float) -> list[Line]:
     lines: list[Line] = []
     endpoints = [("model", config.model.endpoint)]
     endpoints += [(f"model.fallback[{i}]", e) for i, e in enumerate(config.model.fallback) if e.base_url]
-    date: str | None = None
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-        for key, endpoint in endpoints:
-            line, answered_date = await _models(session, key, endpoint)
-            lines.append(line)
-            if key == "model":
-                date = answered_date
-    lines.append(_clock(date))
+        found = await asyncio.gather(*(_models(session, key, endpoint) for key, endpoint in endpoints))
+    lines.extend(line for line, _ in found)
+    primary, date = found[0]  # the clock is compared with the primary's answer
+    unreachable = date is None and primary.subject.endswith(".base_url")
+    lines.append(Line(False, "clock", "not compared: the upstream did not answer") if unreachable else _clock(date))
     return lines
 
 
