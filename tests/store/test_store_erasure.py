@@ -224,3 +224,24 @@ async def test_every_backend_forgets_the_same_things(any_store, tmp_path):
         assert len(await any_store.reminders(ConversationKey("telegram", OTHER))) == 1
     finally:
         await any_store.close()
+
+
+def test_forget_deletes_no_file_outside_the_media_directory(tmp_path, capsys):
+    """A stored reference is not trusted to name a file to delete: only files inside the media directory go."""
+    media, outside = tmp_path / "media", tmp_path / "precious.txt"
+    media.mkdir()
+    outside.write_text("not the gateway's\n")
+    store = SQLiteStore(tmp_path / "state.db")
+
+    async def seed() -> None:
+        try:
+            await store.record_turn(ConversationKey("telegram", PERSON), _image_turn(str(outside), "look"))
+            await store.record_turn(ConversationKey("telegram", PERSON), _image_turn(f"{media}/../precious.txt", "x"))
+        finally:
+            await store.close()
+    asyncio.run(seed())
+    config = tmp_path / "config.yaml"
+    config.write_text(f"store:\n  path: {tmp_path / 'state.db'}\nmedia:\n  directory: {media}\n", encoding="utf-8")
+    assert main(["forget", "--user", f"telegram:{PERSON}", "--config", str(config)]) == 0
+    assert "  0 media files\n" in capsys.readouterr().out
+    assert outside.read_text() == "not the gateway's\n"
