@@ -61,6 +61,7 @@ def effective(config: Config, plugins: Any = None) -> dict:
                   "speech": {**asdict(config.voice.speech), "base_url": config.voice.speech.display_url}},
         "reactions": asdict(config.reactions),
         "web": {**asdict(config.web), "enabled": config.web_enabled},
+        "logging": asdict(config.logging),
     }
     if config.mcp_servers:
         data["mcp_servers"] = _mcp_servers(config)

@@ -138,6 +138,9 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     answered message (a person who saw the whole reply and then fixed a typo
     is not answered again).
     """
+    from .messages.turn import LOG_IDS, log_ids
+
+    LOG_IDS.set(log_ids(messages[-1]))  # this turn's log lines carry its ids (logging.format: json)
     last = messages[-1]
     text: str | list[dict[str, Any]] = plain_text(messages)
     # voice (issue 22): a voice note is transcribed by the media pipeline's converter for its kind; a reply to

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping, Sequence
 
 from .media import MediaLimits
 
@@ -124,6 +124,13 @@ class Platform:
     platform's replies; a stream hook the client does not define is
     taken from the plugin object. None: a send-only platform whose plugin
     implements the stream hooks itself.
+
+    ``doctor``: for ``hermes-gateway doctor``, ``await doctor(settings)`` checks
+    the parsed settings against the platform's API (the token accepted, a
+    webhook set where configured) and returns ``(ok, text)`` pairs, one line
+    each; a failing text says what to fix. The core bounds it in time and
+    masks secrets in what it prints. None: doctor checks only that the
+    section parses.
     """
 
     name: str
@@ -142,6 +149,7 @@ class Platform:
     settings: type | None = None
     client: Callable[[Any, Any], Any] | None = None
     command_prefix: str = "/"
+    doctor: Callable[[Any], Awaitable[Sequence[tuple[bool, str]]]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():

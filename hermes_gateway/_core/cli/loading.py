@@ -16,6 +16,9 @@ from ..plugins import Plugins, installed_plugins
 def load_checked(path: str | None) -> tuple[Config, Plugins]:
     """The config and the plugins; :class:`~hermes_gateway._core.errors.ConfigError` for any mistake in either."""
     config = load_config(path)
+    from .json_logs import apply_logging
+
+    apply_logging(config.logging)  # logging.format / logging.level, from the first line on
     plugins = installed_plugins().configured(config)  # accounts and rate_limits: the platforms as configured
     raise_for_names(config, plugins)
     return config, plugins

@@ -31,6 +31,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("hermes_gateway._core.cli.history_cmd", "list stored conversations, or show one (history ID)"),
     "pairing": ("hermes_gateway._core.cli.pairing_cmd", "pending pairing codes; approve CODE; revoke USER"),
     "usage": ("hermes_gateway._core.cli.usage_cmd", "tokens and cost per user, chat or model (--by, --since)"),
+    "export": ("hermes_gateway._core.cli.export_cmd", "write a chat's or a person's conversations (jsonl, markdown)"),
+    "forget": ("hermes_gateway._core.cli.forget_cmd", "erase a person: conversations, usage, pairing, reminders, media"),
+    "doctor": ("hermes_gateway._core.cli.doctor", "check the config, credentials, model, store, ports: what to fix"),
     "new-plugin": ("hermes_gateway._core.cli.new_plugin", "scaffold a platform plugin: package, emulator, tests"),
     "demo-llm": ("hermes_gateway._core.cli.demo_llm", "serve the built-in demo model as an OpenAI-compatible endpoint"),
 }

@@ -15,3 +15,14 @@ from .incoming import Incoming
 
 #: ``(gateway, the message being answered)`` while a turn runs in this context; None elsewhere.
 TURN: ContextVar[tuple[Any, Incoming] | None] = ContextVar("hermes_reminder_turn", default=None)
+
+#: The ids of the turn running in this context, for its log lines (``logging.format: json``): platform, chat,
+#: thread, message and update id. Set when the turn starts; each turn runs in its own task, so it ends with it.
+LOG_IDS: ContextVar[dict[str, str] | None] = ContextVar("hermes_turn_log_ids", default=None)
+
+
+def log_ids(incoming: Incoming) -> dict[str, str]:
+    """What names a turn in a log line: the fields of ``incoming`` that are set (never the text)."""
+    ids = {"platform": incoming.platform, "chat_id": incoming.chat_id, "thread_id": incoming.thread_id,
+           "message_id": incoming.message_id, "update_id": incoming.update_id, "user_id": incoming.sender_id}
+    return {name: str(value) for name, value in ids.items() if value is not None}

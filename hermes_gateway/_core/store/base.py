@@ -24,6 +24,7 @@ from ..errors import HermesError
 from .operator_records import OperatorRecords
 from .outbound_records import OutboundRecords
 from .platform_values import PlatformValueRecords
+from .erasure import Forgotten
 from ..messages.shown import ShownMessage  # noqa: F401  (the store records it; delivery makes it)
 
 
@@ -206,4 +207,14 @@ class ConversationStore(OperatorRecords, OutboundRecords, PlatformValueRecords, 
         Returns the record now owned by ``new_owner``, or None when it is gone
         or no longer ``owner``'s (another replica claimed it first, or the
         reply ended meanwhile).
+        """
+
+    # -- erasure (``hermes-gateway forget``) ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def forget_person(self, platform: str, user_id: str) -> Forgotten:
+        """Delete everything of one person, in one transaction (what that is: :mod:`.erasure`).
+
+        Returns the counts, the media files the deleted messages referenced (the
+        caller deletes those files) and the shared chats whose conversations were kept.
         """

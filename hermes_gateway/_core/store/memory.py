@@ -25,6 +25,7 @@ from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE
 from .operator_records import MemoryOperatorRecords
 from .outbound_records import MemoryOutboundRecords
 from .platform_values import MemoryPlatformValueRecords
+from .erasure import Forgotten, add, media_paths, own_chats
 from .policy import bound_newest_first, message_chars
 
 
@@ -187,3 +188,45 @@ class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, MemoryPlatformVa
             return None
         claimed = self._in_flight[reply_id] = dataclasses.replace(found, owner=new_owner)
         return claimed
+
+    # -- erasure ---------------------------------------------------------------------------------------------
+
+    async def forget_person(self, platform: str, user_id: str) -> Forgotten:
+        records, outbound = self._records(), self._outbound()
+        usage = records["usage"]
+        candidates = [r.chat_id for r in usage if (r.platform, r.user_id) == (platform, user_id)]
+        candidates += [p.chat_id for p in records["pairings"].values() if (p.platform, p.user_id) == (platform, user_id)]
+        others = [r.chat_id for r in usage if r.platform == platform and r.user_id != user_id]
+        own, shared = own_chats(user_id, candidates, others)
+        mine = set(own)
+        counts: dict[str, int] = {}
+        media: list[str] = []
+
+        def in_own(p: str, chat: str) -> bool:
+            return p == platform and chat in mine
+        for conv in [c for c in self._conversations.values() if in_own(c.key[0], c.key[1])]:
+            media += media_paths(text for text, _ in conv.messages)
+            add(counts, "messages", len(conv.messages))
+            add(counts, "conversations", 1)
+            del self._conversations[conv.id]
+            if self._current.get(conv.key) == conv.id:
+                del self._current[conv.key]
+        flying = [k for k, r in self._in_flight.items() if in_own(r.platform, r.chat_id)]
+        for k in flying:
+            del self._in_flight[k]
+        add(counts, "replies in flight", len(flying))
+        settings = [k for k in records["settings"] if in_own(k[0], k[1])]
+        add(counts, "chat settings", sum(len(records["settings"].pop(k)) for k in settings))
+        reminders = [k for k, r in outbound["reminders"].items() if in_own(r.platform, r.chat_id)]
+        for k in reminders:
+            del outbound["reminders"][k]
+        add(counts, "reminders", len(reminders))
+        kept = [r for r in usage if not (in_own(r.platform, r.chat_id) or (r.platform, r.user_id) == (platform, user_id))]
+        add(counts, "usage records", len(usage) - len(kept))
+        records["usage"] = kept
+        add(counts, "approvals", int(records["approved"].pop((platform, user_id), None) is not None))
+        codes = [c for c, p in records["pairings"].items() if (p.platform, p.user_id) == (platform, user_id)]
+        for c in codes:
+            del records["pairings"][c]
+        add(counts, "pairing codes", len(codes))
+        return Forgotten(counts, tuple(dict.fromkeys(media)), tuple(shared))

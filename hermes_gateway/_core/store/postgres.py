@@ -66,6 +66,7 @@ from .outbound_postgres import OUTBOUND_MARKER, OUTBOUND_SCHEMA, PostgresOutboun
 from .platform_values_postgres import (PLATFORM_VALUES_MARKER, PLATFORM_VALUES_SCHEMA,
                                       PostgresPlatformValueRecords)
 from .pgurl import describe, url_passwords
+from .erasure import PER_CHAT, PER_PERSON, Forgotten, add, media_paths, own_chats, queries
 from .policy import bound_newest_first, message_chars
 
 try:  # psycopg is the ``postgres`` extra: say how to get it rather than fail with an ImportError
@@ -599,6 +600,26 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, PostgresPl
             cursor = await conn.execute(self._IN_FLIGHT + "ORDER BY started, seq")
             return [decode_in_flight(r) for r in await cursor.fetchall()]
         return await self._run(read)
+
+    async def forget_person(self, platform: str, user_id: str) -> Forgotten:
+        q = queries("hermes_", "%s")
+
+        async def write(conn: Any) -> Forgotten:
+            counts: dict[str, int] = {}
+            media: list[str] = []
+            cursor = await conn.execute(q["candidates"], (platform, user_id, platform, user_id))
+            candidates = [r[0] for r in await cursor.fetchall()]
+            others = [r[0] for r in await (await conn.execute(q["others"], (platform, user_id))).fetchall()]
+            own, shared = own_chats(user_id, candidates, others)
+            for chat in own:
+                rows = await (await conn.execute(q["media"], (platform, chat))).fetchall()
+                media += media_paths(r[0] for r in rows)
+                for what in PER_CHAT:
+                    add(counts, what, (await conn.execute(q[what], (platform, chat))).rowcount)
+            for what in PER_PERSON:
+                add(counts, what, (await conn.execute(q[what], (platform, user_id))).rowcount)
+            return Forgotten(counts, tuple(dict.fromkeys(media)), tuple(shared))
+        return await self._run(write, transaction=True)
 
     async def claim_reply(self, reply_id: str, owner: str, new_owner: str) -> ReplyInFlight | None:
         async def claim(conn: Any) -> ReplyInFlight | None:  # one statement: the row lock makes one claimer win

@@ -34,6 +34,7 @@ from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE
 from .operator_sqlite import OPERATOR_SCHEMA, SQLiteOperatorRecords
 from .outbound_sqlite import OUTBOUND_SCHEMA, SQLiteOutboundRecords
 from .platform_values_sqlite import PLATFORM_VALUES_SCHEMA, SQLitePlatformValueRecords
+from .erasure import PER_CHAT, PER_PERSON, Forgotten, add, media_paths, own_chats, queries
 from .policy import bound_newest_first, message_chars
 
 T = TypeVar("T")
@@ -413,6 +414,26 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
         def read(db: sqlite3.Connection) -> list[ReplyInFlight]:
             return [decode_in_flight(r) for r in db.execute(self._IN_FLIGHT + "ORDER BY started, rowid")]
         return await self._run(read)
+
+    async def forget_person(self, platform: str, user_id: str) -> Forgotten:
+        return await self._run(self._forget, platform, user_id)
+
+    @staticmethod
+    def _forget(db: sqlite3.Connection, platform: str, user_id: str) -> Forgotten:
+        q = queries("", "?")
+        counts: dict[str, int] = {}
+        media: list[str] = []
+        with _transaction(db):
+            candidates = [r[0] for r in db.execute(q["candidates"], (platform, user_id, platform, user_id))]
+            others = [r[0] for r in db.execute(q["others"], (platform, user_id))]
+            own, shared = own_chats(user_id, candidates, others)
+            for chat in own:
+                media += media_paths(r[0] for r in db.execute(q["media"], (platform, chat)))
+                for what in PER_CHAT:
+                    add(counts, what, db.execute(q[what], (platform, chat)).rowcount)
+            for what in PER_PERSON:
+                add(counts, what, db.execute(q[what], (platform, user_id)).rowcount)
+        return Forgotten(counts, tuple(dict.fromkeys(media)), tuple(shared))
 
     async def claim_reply(self, reply_id: str, owner: str, new_owner: str) -> ReplyInFlight | None:
         def claim(db: sqlite3.Connection) -> ReplyInFlight | None:

@@ -19,6 +19,7 @@ from hermes_gateway import Platform, RateBudget, hookimpl, markdown_keep_whole
 from . import formatting
 from . import media as attachments
 from .client import CALL_TIMEOUT, DiscordClient, Tuning
+from .doctor import doctor
 from .receiving import NAME
 from .settings import DiscordSettings
 
@@ -49,7 +50,7 @@ class DiscordPlugin:
             budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, description="Discord (discord.py)",
             media=attachments.limits(upload_limit), settings=DiscordSettings,
             client=partial(DiscordClient, tuning=self.tuning), rendered_length=formatting.rendered_length,
-            keep_whole=markdown_keep_whole,
+            keep_whole=markdown_keep_whole, doctor=doctor,
         )
         self.__name__ = "hermes_discord"
 

@@ -18,6 +18,7 @@ from hermes_gateway import Platform, RateBudget, markdown_keep_whole
 
 from . import files, formatting
 from .client import SlackClient
+from .doctor import doctor
 from .settings import SlackSettings
 
 NAME = "slack"
@@ -36,7 +37,7 @@ PLATFORM = Platform(
     budgets=BUDGETS, bot_budget=BOT_BUDGET, append_only=True, media=files.LIMITS,
     description="Slack (slack-bolt, Socket Mode or Events API; native AI streaming in threads)",
     settings=SlackSettings, client=SlackClient, rendered_length=formatting.rendered_length,
-    keep_whole=markdown_keep_whole,
+    keep_whole=markdown_keep_whole, doctor=doctor,
 )
 
 

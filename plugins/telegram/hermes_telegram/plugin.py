@@ -18,6 +18,7 @@ from hermes_gateway import Platform, RateBudget
 
 from . import media as attachments
 from .client import NAME, TelegramClient
+from .doctor import doctor
 from .measure import keep_whole_ranges, rendered_length
 from .settings import TelegramSettings
 
@@ -41,7 +42,7 @@ PLATFORM = Platform(
     name=NAME, max_message_length=MAX_MESSAGE_UNITS, length_unit="utf16", edit_interval=EDIT_INTERVAL,
     budgets=BUDGETS, bot_budget=BOT_BUDGET, keep_whole=keep_whole_ranges, rendered_length=rendered_length,
     media=attachments.LIMITS, description="Telegram Bot API (python-telegram-bot)",
-    settings=TelegramSettings, client=TelegramClient,
+    settings=TelegramSettings, client=TelegramClient, doctor=doctor,
 )
 
 

@@ -31,6 +31,7 @@ from .errors import TOKEN_INVALID, UNKNOWN_OBJECT, PairBackoff
 from . import formatting
 from . import media as attachments
 from .graph import GraphClient
+from .doctor import doctor
 from .notices import NOTICE
 from .redaction import scrub
 from .settings import WhatsAppSettings
@@ -261,7 +262,7 @@ PLATFORM = Platform(
     budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, typing_interval=TYPING_REFRESH,
     description="WhatsApp Cloud API (Graph API over aiohttp, signed webhooks)",
     media=attachments.LIMITS, settings=WhatsAppSettings, client=WhatsAppClient,
-    rendered_length=formatting.rendered_length, keep_whole=markdown_keep_whole,
+    rendered_length=formatting.rendered_length, keep_whole=markdown_keep_whole, doctor=doctor,
 )
 
 
