@@ -21,10 +21,35 @@ def _private_data_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path_factory.mktemp("hermes_home")))
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``long`` (mypy, whole-program checks) run first: under pytest-xdist they then overlap the
-    rest of the suite on one worker instead of running alone at its end. The order is otherwise kept."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` (mypy, a nested pytest run) start first, each on a worker of its own: under
+    pytest-xdist they then overlap the rest of the suite instead of queueing behind each other or running alone
+    at its end. ``--dist worksteal`` hands worker *i* the *i*-th contiguous slice of the list, so each long test
+    heads a slice; otherwise they head the list. The order of the rest is kept (every worker computes the same)."""
+    long = [item for item in items if item.get_closest_marker("long") is not None]
+    if not long:
+        return
+    rest = [item for item in items if item.get_closest_marker("long") is None]
+    handed = getattr(config, "workerinput", {})  # on a pytest-xdist worker: what the controller handed over
+    workers = handed.get("workercount", 1)
+    if workers < 2 or handed.get("suite_dist") != "worksteal":
+        items[:] = long + rest
+        return
+    ordered: list[pytest.Item] = []
+    start = 0
+    for worker in range(workers):  # the slices WorkStealingScheduling.check_schedule hands out at the start
+        size = (len(items) - start) // (workers - worker)
+        heads = long[worker::workers]
+        ordered += heads + rest[:size - len(heads)]
+        del rest[:size - len(heads)]
+        start += size
+    items[:] = ordered + rest
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # noqa: ANN001 (xdist's WorkerController)
+    """Tell each worker the ``--dist`` mode (a worker's own option says ``no``) for the order above."""
+    node.workerinput["suite_dist"] = node.config.getoption("dist")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -127,6 +127,7 @@ def test_an_installed_plugin_changes_nothing_a_core_test_sees(intruder: Path):
 
 
 @pytest.mark.long  # a pytest run of its own: started first, beside the rest of the suite
+@pytest.mark.timeout(600)  # the nested run's own bound (below); the default 120 s is too close on a busy machine
 def test_core_tests_pass_with_a_plugin_installed_and_the_default_port_taken(intruder: Path,
                                                                              private_network: list[str]):
     """Core tests that list plugins, platforms or tools, or start a gateway or ``hermes-gateway run`` (without
