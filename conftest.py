@@ -19,3 +19,45 @@ os.environ["HERMES_LOAD_PLUGINS"] = ""
 @pytest.fixture(autouse=True)
 def _private_data_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path_factory.mktemp("hermes_home")))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` (mypy, a nested pytest run) start first, each on a worker of its own: under
+    pytest-xdist they then overlap the rest of the suite instead of queueing behind each other or running alone
+    at its end. ``--dist worksteal`` hands worker *i* the *i*-th contiguous slice of the list, so each long test
+    heads a slice; otherwise they head the list. The order of the rest is kept (every worker computes the same)."""
+    long = [item for item in items if item.get_closest_marker("long") is not None]
+    if not long:
+        return
+    rest = [item for item in items if item.get_closest_marker("long") is None]
+    handed = getattr(config, "workerinput", {})  # on a pytest-xdist worker: what the controller handed over
+    workers = handed.get("workercount", 1)
+    if workers < 2 or handed.get("suite_dist") != "worksteal":
+        items[:] = long + rest
+        return
+    ordered: list[pytest.Item] = []
+    start = 0
+    for worker in range(workers):  # the slices WorkStealingScheduling.check_schedule hands out at the start
+        size = (len(items) - start) // (workers - worker)
+        heads = long[worker::workers]
+        ordered += heads + rest[:size - len(heads)]
+        del rest[:size - len(heads)]
+        start += size
+    items[:] = ordered + rest
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # noqa: ANN001 (xdist's WorkerController)
+    """Tell each worker the ``--dist`` mode (a worker's own option says ``no``) for the order above."""
+    node.workerinput["suite_dist"] = node.config.getoption("dist")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (``addopts`` in pyproject.toml): two pytest-xdist workers per usable core, since most of the
+    suite's wall time is spent waiting (servers on 127.0.0.1, subprocesses, real timers), not computing; see
+    bench/README.md, "Test suite time". ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still chooses, as in pytest-xdist."""
+    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if chosen:
+        return int(chosen)
+    return 2 * len(os.sched_getaffinity(0))

@@ -126,13 +126,15 @@ def test_an_installed_plugin_changes_nothing_a_core_test_sees(intruder: Path):
     assert asked["plugins"] == sorted([*seen(suite)["plugins"], "intruder"]), "only the plugin asked for"
 
 
+@pytest.mark.long  # a pytest run of its own: started first, beside the rest of the suite
+@pytest.mark.timeout(600)  # the nested run's own bound (below); the default 120 s is too close on a busy machine
 def test_core_tests_pass_with_a_plugin_installed_and_the_default_port_taken(intruder: Path,
                                                                              private_network: list[str]):
     """Core tests that list plugins, platforms or tools, or start a gateway or ``hermes-gateway run`` (without
     the switch the intruder's tool reaches the model and the agent's tool-loop test fails)."""
     files = ["tests/test_plugins.py", "tests/agent/test_agent_tool_loop.py", "tests/cli/test_cli_plugins_cmd.py",
              "tests/api_server/test_api_run_command.py"]
-    pytest_run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files]
+    pytest_run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *files]  # in-process
     result = subprocess.run([*private_network, sys.executable, "-c", HOLDING_8642, *pytest_run], capture_output=True,
                             text=True, timeout=600, env=with_site(dict(os.environ), intruder), cwd=ROOT)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
