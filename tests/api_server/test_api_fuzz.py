@@ -81,7 +81,7 @@ def gw(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def watch(gw):
-    with HealthWatch(gw.host, gw.port) as w:
+    with HealthWatch(gw.host, gw.port, pid=gw.proc.pid) as w:
         yield w
 
 

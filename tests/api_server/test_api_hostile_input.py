@@ -78,10 +78,10 @@ def test_hostile_body_is_a_4xx_and_health_stays_responsive(gw, name):
     headers = dict(headers)
     if headers.get("Content-Type") == "":
         del headers["Content-Type"]
-        with HealthWatch(gw.host, gw.port) as watch:
+        with HealthWatch(gw.host, gw.port, pid=gw.proc.pid) as watch:
             answer = request(gw, "POST", CHAT, body, headers)
     else:
-        with HealthWatch(gw.host, gw.port) as watch:
+        with HealthWatch(gw.host, gw.port, pid=gw.proc.pid) as watch:
             answer = post_json(gw, CHAT, body, headers)
     assert_openai_error(answer, status, code)
     watch.assert_responsive(name)
@@ -89,7 +89,7 @@ def test_hostile_body_is_a_4xx_and_health_stays_responsive(gw, name):
 
 def test_the_largest_accepted_conversation_streams_without_blocking_health(gw):
     """4,096 messages (the cap) are taken, relayed upstream and answered; nothing else waits on them."""
-    with HealthWatch(gw.host, gw.port) as watch:
+    with HealthWatch(gw.host, gw.port, pid=gw.proc.pid) as watch:
         answer = post_json(gw, CHAT, tiny_messages(4096))
     assert answer.status == 200, answer.body[:300]
     assert streamed_text(answer.body) == "still here"

@@ -61,7 +61,12 @@ async def test_a_reply_in_flight_shows_its_chat_time_and_calls_then_leaves_the_l
         assert later["running_for"] >= reply["running_for"] >= 0  # (rounded to 0.1 s: may not have moved yet)
         await eventually(lambda: api.screen(42) == [words], lambda: api.screen(42), timeout=30)
         await eventually(lambda: gateway.delivery.in_flight() == [], lambda: gateway.delivery.in_flight())
-        state = await state_of(gateway)
+        # the turn is recorded after its reply is delivered: the dashboard lists it once the store has it
+        for _ in range(300):
+            state = await state_of(gateway)
+            if state["conversations"]:
+                break
+            await asyncio.sleep(0.05)
     assert state["in_flight"] == []
     [conversation] = state["conversations"]
     assert (conversation["platform"], conversation["chat_id"], conversation["turns"]) == ("telegram", "42", 1)
