@@ -7,8 +7,7 @@ and prints each ``(ok, text)`` as one line, secrets masked.
 
 from __future__ import annotations
 
-from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
+from typing import Any
 
 from .settings import SlackSettings
 
@@ -21,6 +20,12 @@ _FIXES = {
 
 
 async def doctor(settings: SlackSettings) -> list[tuple[bool, str]]:
+    """The checks; the SDK is imported here, not with the plugin (the plugin loads without it, and says why)."""
+    try:
+        from slack_sdk.errors import SlackApiError
+        from slack_sdk.web.async_client import AsyncWebClient
+    except ImportError:
+        return [(False, "slack needs slack_sdk and slack-bolt: pip install hermes-slack")]
     try:
         answer = await AsyncWebClient(token=settings.bot_token, base_url=settings.api_base_url).auth_test()
     except SlackApiError as exc:
@@ -41,6 +46,7 @@ async def doctor(settings: SlackSettings) -> list[tuple[bool, str]]:
     return lines
 
 
-def _why(exc: SlackApiError) -> str:
+def _why(exc: Any) -> str:
+    """The fix for a ``SlackApiError``'s ``error`` code."""
     error = str(exc.response.get("error", "")) if exc.response is not None else ""
     return _FIXES.get(error, f"Slack answered {error or exc}")
