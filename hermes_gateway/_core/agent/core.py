@@ -40,6 +40,7 @@ from ..reasoning import postprocess_reply, strip_thinking
 from ..toolbox import ToolBox
 from ..tools import Tool, collect_tools, installed_tools
 from .chat_completions import complete_chat, stream_chat
+from ..errors import HermesError
 from .errors import (AllUpstreamsFailed, describe, endpoint_is_down, redact, refusal_of,
                      refuses_the_request, rejects_usage_option, streaming_unsupported)
 from .guard import Interrupted, ReadGuard
@@ -60,7 +61,7 @@ SEPARATOR_STARTS_OPEN = SEPARATOR + "<think>"
 StreamCallback = Callable[[str | None], Any]
 
 
-class ReplyCut(Exception):
+class ReplyCut(HermesError):
     """The turn's text reached ``model.max_reply_chars``: the model call is stopped as an interrupt stops it."""
 
 

@@ -80,7 +80,7 @@ class Http1Error(HermesError):
     """A response the client could not read (malformed, or the connection lost before its end)."""
 
 
-class _Unasked(Exception):
+class _Unasked(HermesError):
     """Raised inside the parser when a second response begins on a connection: nobody asked for it."""
 
 

@@ -16,6 +16,8 @@ import hashlib
 import hmac
 from typing import Mapping
 
+from ...errors import HermesError
+
 #: How old (or how far ahead) ``X-Signature-Timestamp`` may be, in seconds.
 MAX_AGE = 300.0
 GITHUB_HEADER = "X-Hub-Signature-256"
@@ -23,7 +25,7 @@ HMAC_HEADER = "X-Signature-256"
 TIMESTAMP_HEADER = "X-Signature-Timestamp"
 
 
-class Refused(Exception):
+class Refused(HermesError):
     """The call is not the hook owner's: the one line the caller is told (a 401)."""
 
 
