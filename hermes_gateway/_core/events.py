@@ -115,6 +115,8 @@ class TurnEnd:
     finish_reason: str = "stop"
     refusal: UpstreamRefusal | None = None
     note: str | None = None
+    #: the turn stopped at ``model.max_turns`` with the model still calling tools (retrying would do the same)
+    rounds_exhausted: bool = False
 
 
 StreamEvent = Union[TextDelta, ToolCallStarted, ToolCallArguments, ToolCallFinished, UsageReport, StreamReset,

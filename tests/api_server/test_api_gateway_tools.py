@@ -60,9 +60,17 @@ async def test_running_out_of_rounds_is_logged_with_the_rounds_and_the_tools(ups
     config = gateway_config(model=upstream.model_config(max_turns=3))
     with caplog.at_level(logging.WARNING):
         async with running_gateway(config) as gw:
-            status, _, raw = await post_raw(f"{gw.url}/v1/chat/completions", {"model": MODEL, "messages": ASK})
-    assert status == 502 and "log has the details" in json.loads(raw)["error"]["message"]
-    assert len(upstream.requests) == 3
+            status, headers, raw = await post_raw(f"{gw.url}/v1/chat/completions",
+                                                  {"model": MODEL, "messages": ASK})
+            error = json.loads(raw)["error"]
+            assert len(upstream.requests) == 3
+            # the SDK with its default retries asks once: the 502 says retrying would loop the same way
+            client = openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key="x")
+            with pytest.raises(openai.InternalServerError) as caught:
+                await client.chat.completions.create(model=MODEL, messages=ASK)
+    assert status == 502 and error["code"] == "max_rounds_exceeded" and "log lists the tools" in error["message"]
+    assert headers.get("x-should-retry") == "false" and "Please retry" not in error["message"]
+    assert caught.value.status_code == 502 and len(upstream.requests) == 6  # 3 + 3: the SDK did not retry
     logged = [r.getMessage() for r in caplog.records if "model.max_turns" in r.getMessage()]
     assert any("after 3 model calls" in line and "calculate x2" in line for line in logged), logged
 

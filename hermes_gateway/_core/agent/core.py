@@ -330,6 +330,7 @@ class AIAgent:
         interrupted = False
         refused: UpstreamRefusal | None = None
         note: str | None = None
+        exhausted = False
         max_turns = self.model.max_turns
         if turn.options is not NO_OPTIONS:
             turn.offer = GatewayOffer.of(self.tools, turn.options)
@@ -374,6 +375,7 @@ class AIAgent:
                 if round_number == max_turns and not client_calls:
                     error = (f"stopped after {max_turns} model calls (model.max_turns): "
                              f"the model still wanted to call tools")
+                    exhausted = True
                     log.warning("a turn stopped after %d model calls (model.max_turns); gateway tools run: %s; "
                                 "the last answer asked for: %s", max_turns, _tally(called) or "none",
                                 _tally([c.name for c in tool_calls]))
@@ -413,7 +415,8 @@ class AIAgent:
         yield TurnEnd(reply=postprocess_reply(raw, starts_open=starts_open), raw=raw, interrupted=interrupted,
                       error=error, usage=turn.usage, messages=new_messages, media=tuple(media),
                       tool_calls=tuple(c.as_message() for c in client_calls) if client_calls else (),
-                      finish_reason=finish_reason, refusal=refused, note=note)
+                      finish_reason=finish_reason, refusal=refused, note=note,
+                      rounds_exhausted=exhausted)
 
     def _initial_messages(self, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
         messages = [dict(m) for m in history or ()]

@@ -4,7 +4,9 @@ An upstream's refusal keeps its meaning (:func:`refusal_error`): a 400 (413, 422
 and reaches it as that status with the upstream's message, ``param`` and ``code``
 (``context_length_exceeded``); a 429 stays a 429 with the upstream's ``Retry-After``; any other 4xx (401,
 403, 404: a key or model the upstream refuses) is the operator's to fix, a 502 that says so and that the
-SDKs do not retry (``x-should-retry: false``). Only outages (5xx, the network) are "Please retry".
+SDKs do not retry (``x-should-retry: false``). A turn that ran out of rounds (``model.max_turns``, the model
+still calling the gateway's tools) is a 502 the SDKs do not retry either: the same request would loop the same
+way. Only outages (5xx, the network) are "Please retry".
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ UPSTREAM_ERROR = "upstream_error"
 UPSTREAM_REFUSED = "upstream_refused"            # the upstream refused the request (400, 413, 422)
 UPSTREAM_RATE_LIMITED = "upstream_rate_limited"  # 429
 UPSTREAM_MISCONFIGURED = "upstream_misconfigured"  # 401, 403, 404...: the gateway's key or model
+MAX_ROUNDS = "max_rounds_exceeded"             # model.max_turns reached with the model still calling tools
 STREAM_RESET = "stream_reset"
 SHUTDOWN = "server_shutdown"
 INTERRUPTED = "interrupted"
@@ -29,6 +32,9 @@ MESSAGES = {
     UPSTREAM_MISCONFIGURED: ("The gateway's upstream model refused the gateway's own credentials or settings "
                              "(HTTP {status}); the gateway's operator has to fix this (the gateway's log has the "
                              "details); retrying will not help."),
+    MAX_ROUNDS: ("The model kept calling the gateway's tools until the gateway's limit of model calls per request "
+                 "(model.max_turns); the gateway's log lists the tools it ran. Retrying the same request would do "
+                 "the same."),
     STREAM_RESET: ("The model's stream failed after part of the reply was sent, and the retried reply "
                    "differs from what you received. Please retry the request."),
     SHUTDOWN: "The gateway is shutting down; the reply was cut short. Please retry.",
@@ -74,6 +80,8 @@ def classify_end(end: TurnEnd | None, shutting_down: bool) -> tuple[str | None, 
     if end.error:
         # The agent's reason names upstream URLs: useful in the gateway's log (the agent logs it),
         # not something to hand to every API client.
+        if end.rounds_exhausted:
+            return MAX_ROUNDS, MESSAGES[MAX_ROUNDS]
         refused = refusal_error(end)
         if refused is not None:
             return _KINDS.get(refused.status, UPSTREAM_MISCONFIGURED), refused.message
@@ -88,7 +96,10 @@ _KINDS = {400: UPSTREAM_REFUSED, 413: UPSTREAM_REFUSED, 422: UPSTREAM_REFUSED, 4
 
 
 def refusal_error(end: TurnEnd | None) -> ApiError | None:
-    """The error to answer with when the upstream refused the turn (None when it did not)."""
+    """The error to answer with when the upstream refused the turn, or it ran out of rounds (None otherwise)."""
+    if end is not None and end.error and end.rounds_exhausted:
+        return ApiError(502, MESSAGES[MAX_ROUNDS], type=SERVER_ERROR, code=MAX_ROUNDS,
+                        headers={"x-should-retry": "false"})
     refusal: UpstreamRefusal | None = end.refusal if end is not None and end.error else None
     if refusal is None:
         return None
