@@ -25,7 +25,11 @@ def workers_running() -> list[int]:
     """This process's children that are PDF workers (read from /proc: no dependency)."""
     found = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for child in (task / "children").read_text().split():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:  # a thread that ended since the listing (the executor's, the loop's)
+            continue
+        for child in children:
             try:
                 cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
             except OSError:
