@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-__all__ = ["SILENT_OPUS_FRAME", "ogg_crc", "pdf", "png", "voice_ogg"]
+__all__ = ["SILENT_OPUS_FRAME", "ogg_crc", "pdf", "pdf_file", "png", "voice_ogg"]
 
 
 def png(width: int = 64, height: int = 48, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:
@@ -44,6 +44,12 @@ def pdf(*pages: str) -> bytes:
         objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
                        f"/Resources << /Font << /F1 3 0 R >> >> >>".encode())
         objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    return pdf_file(objects)
+
+
+def pdf_file(objects: list[bytes]) -> bytes:
+    """A PDF file of ``objects`` (numbered from 1, the first the catalog), with its cross-reference table: what
+    :func:`pdf` writes, for tests that build pages of their own (a hostile PDF)."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

@@ -76,6 +76,8 @@ def slow_pdf(pages: int, operators: int = 100_000, text_on: dict[int, str] | Non
     spends ~4 s on a page of 100,000 of them and gets no text. ``text_on``: pages showing a line instead."""
     import zlib
 
+    from hermes_gateway.testing.samples import pdf_file
+
     kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(pages))
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
@@ -86,16 +88,7 @@ def slow_pdf(pages: int, operators: int = 100_000, text_on: dict[int, str] | Non
         objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
                        f"/Resources << /Font << /F1 3 0 R >> >> >>".encode())
         objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_file(objects)
 
 
 def image_size(data: bytes) -> tuple[str, int, int]:
