@@ -12,13 +12,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..platform import MessageRef, Stream
 from .answers import desk_of, publish, settle
 from .choice import Choice, ChoiceOption
 from .desk import APPROVE, DENY, Question
 from ..approval_policy import ApprovalPolicy
+
+if TYPE_CHECKING:
+    from ..delivery import Delivery
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +106,8 @@ def chat_approver(gateway: Any, incoming: Any, progress: Any) -> Approver | None
             if session is not None:
                 session.set_status("")
             if ref is not None and stream is not None and callable(getattr(client, "close_choice", None)):
-                await asyncio.shield(_close(gateway, incoming, client, stream, ref, outcome.format(tool=tool)))
+                await asyncio.shield(_close(gateway.delivery, incoming, client, stream, ref,
+                                            outcome.format(tool=tool)))
 
     return approve
 
@@ -137,10 +141,10 @@ async def _ask(gateway: Any, incoming: Any, client: Any, stream: Stream | None, 
     return None
 
 
-async def _close(gateway: Any, incoming: Any, client: Any, stream: Stream, ref: MessageRef, text: str) -> None:
+async def _close(delivery: Delivery, incoming: Any, client: Any, stream: Stream, ref: MessageRef,
+                 text: str) -> None:
     """The question's message says how it ended: through the chat's budget, a 429 waited out (best effort)."""
-    closed = await gateway.delivery.call(incoming.platform, incoming.chat_id,
-                                         lambda: client.close_choice(stream, ref, text), what="approval outcome",
-                                         chat_kind=incoming.chat_kind, within=CLOSE_WITHIN)
+    closed = await delivery.call(incoming.platform, incoming.chat_id, lambda: client.close_choice(stream, ref, text),
+                                 what="approval outcome", chat_kind=incoming.chat_kind, within=CLOSE_WITHIN)
     if not closed.ok:  # the outcome stands even if the message could not be updated
         log.info("%s: could not update the approval message (%s)", incoming.platform, closed.failure)
