@@ -176,7 +176,8 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
         plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
         from .approvals.chat import chat_approver
 
-        approver = chat_approver(gateway, last, progress)  # tools.approval (issue 25): asked in this chat
+        approver = chat_approver(gateway.approvals, gateway.delivery, gateway.config.tools.approval,
+                                 gateway.clients.get(last.platform), last, progress)  # tools.approval (issue 25)
         from .messages.turn import TURN
 
         TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)

@@ -35,6 +35,7 @@ from .plugins import Plugins, installed_plugins
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
     from .agent import AIAgent
+    from .approvals.answers import Approvals
     from .coordination import Coordination
     from .http.workers import WorkerSlot
     from .delivery import Delivery, DeliveryReport
@@ -42,7 +43,9 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .inbound.runtime import InboundRuntime
     from .mcp.servers import McpServers
     from .metrics import GatewayMetrics
+    from .operator.turns import ProfileAgents
     from .outbound.scheduler import Scheduler
+    from .plugin_host import PluginHost
     from .store import ConversationStore
     from .toolbox import ToolBox
 
@@ -94,6 +97,9 @@ class Gateway:
         self._metrics: GatewayMetrics | None = None
         self._mcp: McpServers | None = None
         self._scheduler: Scheduler | None = None
+        self._host: PluginHost | None = None
+        self._approvals: Approvals | None = None
+        self._profile_agents: ProfileAgents | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -125,7 +131,7 @@ class Gateway:
         self.app = app
         await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
         await self.mcp.start()  # each server in its own task; one that fails is retried, never fatal
-        hook.register_routes(app=app, gateway=self)
+        hook.register_routes(app=app, host=self.host, gateway=self)
         self._startup_ran = True
         await self._run_startup_hooks()
         self._build_clients(app)
@@ -239,11 +245,26 @@ class Gateway:
             if impl.plugin_name not in wanted:
                 continue
             try:
-                await _maybe_await(impl.function(gateway=self))
+                await _maybe_await(impl.function(**self._feature_hook_args(impl.argnames)))
             except (StartError, ConfigError):
                 raise  # already one line naming what is wrong
             except Exception as exc:
                 raise StartError(f"plugin {impl.plugin_name} failed to start: {type(exc).__name__}: {exc}") from exc
+
+    def _feature_hook_args(self, argnames: tuple[str, ...]) -> dict[str, Any]:
+        """What a ``startup``/``shutdown`` implementation asks for: ``host``, or (deprecated) ``gateway``."""
+        offered: dict[str, Any] = {"host": self.host, "gateway": self}
+        return {name: offered[name] for name in argnames if name in offered}
+
+    @property
+    def host(self) -> "PluginHost":
+        """The narrow, typed view of this gateway that feature plugins get (:mod:`.plugin_host`)."""
+        if self._host is None:
+            from .plugin_host import PluginHost
+
+            self._host = PluginHost(config=self.config, receive=self.receive, accepting=lambda: self.accepting,
+                                    url=lambda: self.url, shutdown_grace=self.shutdown_grace)
+        return self._host
 
     def _plugins_in_use(self) -> set[str]:
         """Plugins that serve no platform (tools, the API server), plus those with an enabled platform."""
@@ -287,7 +308,7 @@ class Gateway:
                 if impl.plugin_name not in wanted:
                     continue
                 try:
-                    await _maybe_await(impl.function(gateway=self))
+                    await _maybe_await(impl.function(**self._feature_hook_args(impl.argnames)))
                 except Exception:
                     log.exception("the shutdown hook of plugin %s failed", impl.plugin_name)
         clients, self.clients = self.clients, {}
@@ -324,9 +345,9 @@ class Gateway:
                 await agent.aclose()  # the pooled upstream connections
             except Exception:
                 log.exception("closing the agent's upstream connections failed")
-        from .operator.turns import close_agents
-
-        await close_agents(self)  # the agents of chats on another model or persona (issue 23)
+        profile_agents, self._profile_agents = self._profile_agents, None
+        if profile_agents is not None:
+            await profile_agents.aclose()  # the agents of chats on another model or persona (issue 23)
 
     # -- what plugins and commands use ------------------------------------------------------------------------
 
@@ -451,6 +472,24 @@ class Gateway:
     @scheduler.setter
     def scheduler(self, value: "Scheduler") -> None:
         self._scheduler = value
+
+    @property
+    def profile_agents(self) -> "ProfileAgents":
+        """The agents of chats on another model or persona (issue 23), kept for this run."""
+        if self._profile_agents is None:
+            from .operator.turns import ProfileAgents
+
+            self._profile_agents = ProfileAgents(self.config, lambda: self.tools)
+        return self._profile_agents
+
+    @property
+    def approvals(self) -> "Approvals":
+        """Open approval questions and the answers to them, shared with the replicas (:mod:`.approvals`)."""
+        if self._approvals is None:
+            from .approvals.answers import Approvals
+
+            self._approvals = Approvals(self.coordination, self.config.operator.access)
+        return self._approvals
 
     @property
     def inbound(self) -> "InboundRuntime":

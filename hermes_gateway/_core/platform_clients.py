@@ -15,6 +15,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .accounts import as_account
+from .client_contract import check_client_methods
 from .errors import ConfigError, StartError
 from .platform import Platform
 from .platform_context import PlatformContext, RouteHandler
@@ -52,6 +53,7 @@ def make_client(registered: "RegisteredPlatform", settings: Any, context: Platfo
                          f"{type(exc).__name__}: {exc}") from exc
     finally:
         context._add_route = None
+    check_client_methods(client, platform=platform.name, plugin=registered.plugin_name)
     hooks = set(implemented_hooks(registered.plugin))
     needed = ["on_stream_end"]
     if platform.append_only or callable(getattr(client, "supports_edit", None)):
@@ -164,9 +166,7 @@ def _receiver(host: Any, account: str, plugin: str) -> Callable[[Any], Any]:
 def _chooser(host: Any, account: str, plugin: str) -> Callable[[Any], Awaitable[str | None]]:
     """A button press goes to the gateway's approval desk, or to the replica whose reply waits (issue 25)."""
     async def choose(answer: Any) -> str | None:
-        from .approvals.answers import answer_choice
-
         answer = as_account(answer, account, plugin)
-        return await answer_choice(host, answer.platform, answer.chat_id, answer.user_id, answer.choice_id,
-                                   answer.option)
+        return await host.approvals.answer(answer.platform, answer.chat_id, answer.user_id, answer.choice_id,
+                                           answer.option)
     return choose

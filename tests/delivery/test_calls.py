@@ -103,10 +103,7 @@ def test_a_429_on_the_approval_question_shows_the_buttons_after_the_wait():
 
 def _choice_id(gw: Gateway) -> str:
     """The open question's id (the desk of the gateway, as a button's payload names it)."""
-    from hermes_gateway._core.approvals.answers import desk_of
-
-    desk = desk_of(gw)
-    return next(iter(desk._open))
+    return next(iter(gw.approvals.desk._open))
 
 
 def test_a_429_on_closing_the_question_is_waited_out_and_the_outcome_shown():

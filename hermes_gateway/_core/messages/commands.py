@@ -10,6 +10,7 @@ commands is the runtime's (:mod:`hermes_gateway._core.inbound.commands`).
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -29,7 +30,15 @@ class CommandContext:
     stopped_reply: bool = False  # a reply was running and this command stopped it
 
     @property
+    def config(self) -> Any:
+        """The gateway's configuration (``hermes_gateway.Config``)."""
+        return self.runtime.gateway.config
+
+    @property
     def gateway(self) -> Any:
+        """Deprecated: the private gateway. Use ``ctx.config``, ``ctx.incoming`` and ``ctx.args``."""
+        warnings.warn("CommandContext.gateway is deprecated and removed in the next release: use ctx.config, "
+                      "ctx.incoming and ctx.args", DeprecationWarning, stacklevel=2)
         return self.runtime.gateway
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from ..messages.incoming import Incoming
 from ..store import ConversationKey, StoreError
@@ -20,9 +20,6 @@ from .overrides import for_incoming
 from .profile import TurnProfile, is_default, resolve, tool_allowed
 
 log = logging.getLogger(__name__)
-
-_CACHE = "_hermes_profile_agents"
-
 
 @dataclass(frozen=True)
 class TurnPlan:
@@ -84,27 +81,41 @@ def stream_settings(gateway: Any, incoming: Incoming) -> Any:
 
 
 def agent_for(gateway: Any, profile: TurnProfile) -> Any:
-    """The gateway's shared agent for the default profile; otherwise one kept per profile."""
+    """The gateway's shared agent for the default profile; otherwise the one its :class:`ProfileAgents` keeps."""
     if is_default(gateway.config, profile):
         return gateway.agent
-    agents: dict[Any, Any] = gateway.__dict__.setdefault(_CACHE, {})
-    key = (profile.model_name, profile.model, profile.tools_allow, profile.tools_deny)
-    agent = agents.get(key)
-    if agent is None:
-        from ..agent import AIAgent
-
-        every = gateway.tools  # live (MCP tools come and go): a filtered view of it, when it is one
-        keep = lambda tool: tool_allowed(profile, tool.name)  # noqa: E731
-        tools = every.where(keep) if hasattr(every, "where") else [tool for tool in every if keep(tool)]
-        agent = agents[key] = AIAgent.from_config(replace(gateway.config, model=profile.model), tools=tools)
-    return agent
+    return gateway.profile_agents.agent(profile)
 
 
-async def close_agents(gateway: Any) -> None:
-    """Close every per-profile agent's connections (the gateway stops)."""
-    agents = gateway.__dict__.pop(_CACHE, {})
-    for agent in agents.values():
-        try:
-            await agent.aclose()
-        except Exception:
-            log.exception("closing a model's upstream connections failed")
+class ProfileAgents:
+    """One agent per non-default profile (a chat on another model or persona), kept for the gateway's run.
+
+    Built by the gateway with the config and the live tool list; owned by it
+    (closed when it stops), instead of kept in the gateway's attributes.
+    """
+
+    def __init__(self, config: Any, tools: Callable[[], Any]) -> None:
+        self.config = config
+        self._tools = tools
+        self._agents: dict[Any, Any] = {}
+
+    def agent(self, profile: TurnProfile) -> Any:
+        key = (profile.model_name, profile.model, profile.tools_allow, profile.tools_deny)
+        agent = self._agents.get(key)
+        if agent is None:
+            from ..agent import AIAgent
+
+            every = self._tools()  # live (MCP tools come and go): a filtered view of it, when it is one
+            keep = lambda tool: tool_allowed(profile, tool.name)  # noqa: E731
+            tools = every.where(keep) if hasattr(every, "where") else [tool for tool in every if keep(tool)]
+            agent = self._agents[key] = AIAgent.from_config(replace(self.config, model=profile.model), tools=tools)
+        return agent
+
+    async def aclose(self) -> None:
+        """Close every per-profile agent's connections (the gateway stops)."""
+        agents, self._agents = self._agents, {}
+        for agent in agents.values():
+            try:
+                await agent.aclose()
+            except Exception:
+                log.exception("closing a model's upstream connections failed")

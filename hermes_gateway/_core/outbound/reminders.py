@@ -138,7 +138,7 @@ def when(at: str | None, after: str | None, now: float, zone: str) -> float:
 
 
 async def _list(ctx: CommandContext) -> str:
-    gateway, incoming = ctx.gateway, ctx.incoming
+    gateway, incoming = ctx.runtime.gateway, ctx.incoming
     zone = gateway.config.outbound.reminders.timezone
     try:
         pending = await gateway.store.reminders(ConversationKey(incoming.platform, incoming.chat_id,
@@ -175,7 +175,7 @@ async def _cancel(ctx: CommandContext) -> str:
         return f"No reminder {arg[:30]} in this chat (see /reminders)."
     incoming = ctx.incoming
     try:
-        gone = await ctx.gateway.store.cancel_reminder(
+        gone = await ctx.runtime.gateway.store.cancel_reminder(
             ConversationKey(incoming.platform, incoming.chat_id, incoming.thread_id), int(arg))
     except StoreError:
         return "⚠️ The reminders cannot be changed just now."
