@@ -36,6 +36,7 @@ from .plugins import Plugins, installed_plugins
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
     from .agent import AIAgent
     from .approvals.answers import Approvals
+    from .conversation import TurnParts
     from .coordination import Coordination
     from .http.workers import WorkerSlot
     from .delivery import Delivery, DeliveryReport
@@ -100,6 +101,7 @@ class Gateway:
         self._host: PluginHost | None = None
         self._approvals: Approvals | None = None
         self._profile_agents: ProfileAgents | None = None
+        self._turn_parts: TurnParts | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -183,7 +185,8 @@ class Gateway:
         # replies a crash left: queued in their chats now that the platforms can be called
         from .recovery import Recovery
 
-        self._recovery = Recovery(self)
+        self._recovery = Recovery(self.config, lambda: self.store, lambda: self.coordination,
+                                  lambda record, done: self.inbound.recover(record, done=done))
         await self._recovery.start()
 
     async def _warm_up_clients(self) -> None:
@@ -466,7 +469,7 @@ class Gateway:
         if self._scheduler is None:
             from .outbound.scheduler import Scheduler
 
-            self._scheduler = Scheduler(self)
+            self._scheduler = Scheduler(self.turn_parts, lambda: self.inbound)
         return self._scheduler
 
     @scheduler.setter
@@ -474,12 +477,26 @@ class Gateway:
         self._scheduler = value
 
     @property
+    def turn_parts(self) -> "TurnParts":
+        """What a chat turn uses, each part typed (:class:`~.conversation.TurnParts`): handed to the inbound
+        runtime, schedules and reminders, and hooks from outside, instead of this gateway."""
+        if self._turn_parts is None:
+            from .conversation import TurnParts
+
+            self._turn_parts = TurnParts(
+                config=self.config, store=lambda: self.store, delivery=lambda: self.delivery,
+                coordination=lambda: self.coordination, agents=lambda: self.profile_agents,
+                approvals=lambda: self.approvals, client=self.clients_view,
+                wake_scheduler=lambda: self.scheduler.wake(), retries=lambda: self.inbound.retries)
+        return self._turn_parts
+
+    @property
     def profile_agents(self) -> "ProfileAgents":
         """The agents of chats on another model or persona (issue 23), kept for this run."""
         if self._profile_agents is None:
             from .operator.turns import ProfileAgents
 
-            self._profile_agents = ProfileAgents(self.config, lambda: self.tools)
+            self._profile_agents = ProfileAgents(self.config, lambda: self.agent, lambda: self.tools)
         return self._profile_agents
 
     @property
@@ -495,9 +512,12 @@ class Gateway:
     def inbound(self) -> "InboundRuntime":
         """The inbound runtime: dedupe, access, commands, one reply at a time per chat, shutdown."""
         if self._inbound is None:
-            from .inbound.runtime import InboundRuntime
+            from .inbound.runtime import InboundRuntime, collect_commands
+            from .outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders
 
-            self._inbound = InboundRuntime(self)
+            commands = collect_commands(self.plugins, reminder_commands(self.config.outbound.reminders))
+            self._inbound = InboundRuntime(self.turn_parts, self.plugins, commands, metrics=lambda: self.metrics,
+                                           legacy_gateway=self)
         return self._inbound
 
     def clients_view(self, platform: str) -> Any:

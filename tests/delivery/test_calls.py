@@ -173,7 +173,7 @@ def test_a_429_on_a_sent_text_is_waited_out_and_it_arrives_once():
     async def main():
         gw = gateway(ref)
         async with gw:
-            report = await send_to_chat(gw, "reference", "42", "Sent by the operator.")
+            report = await send_to_chat(gw.delivery, "reference", "42", "Sent by the operator.")
         assert report.delivered and report.rate_limited == 1
         sends = [c for c in ref.chat("42").calls if c.kind == "send"]
         assert [c.outcome for c in sends] == ["rate_limited", "ok"] and sends[1].at - sends[0].at >= 3.0

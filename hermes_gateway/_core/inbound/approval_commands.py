@@ -18,7 +18,7 @@ async def _answer(ctx: CommandContext, option: str) -> str:
     if not question_id:
         return f"Usage: /{'allow' if option == APPROVE else 'deny'} ID (the id the approval question shows)."
     incoming = ctx.incoming
-    return await ctx.runtime.gateway.approvals.answer(incoming.platform, incoming.chat_id, incoming.sender_id or "",
+    return await ctx.runtime.parts.approvals().answer(incoming.platform, incoming.chat_id, incoming.sender_id or "",
                                                       question_id, option)
 
 
