@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .operator.turns import ProfileAgents
     from .outbound.scheduler import Scheduler
     from .plugin_host import PluginHost
+    from .web.sources import ConsoleSources
     from .store import ConversationStore
     from .toolbox import ToolBox
 
@@ -225,15 +226,18 @@ class Gateway:
         client may mount its webhook routes; ``ask`` builds them too (and
         never starts them), so a plugin is set up the same way everywhere.
         """
-        from .platform_clients import build_client
+        from .platform_clients import ClientHost, build_client
 
         self.webhook_platforms = []
+        host = ClientHost(receive=self.receive, accepting=lambda: self.accepting, store=lambda: self.store,
+                          approvals=lambda: self.approvals, metrics=lambda: self.metrics,
+                          platform_status=self.platform_status)
         for name in self.enabled_platforms():
             registered = self.plugins.platform(name)
             if registered.platform.client is None:
                 continue
             routes = len(app.router.routes())
-            self.clients[name] = build_client(registered, self.config, host=self, app=app)
+            self.clients[name] = build_client(registered, self.config, host=host, app=app)
             if len(app.router.routes()) > routes:
                 self.webhook_platforms.append(name)  # it receives on this listener (api_server.workers cares)
 
@@ -491,6 +495,16 @@ class Gateway:
         return self._turn_parts
 
     @property
+    def console_sources(self) -> "ConsoleSources":
+        """What the web console reads and acts on (:class:`~.web.sources.ConsoleSources`), instead of this gateway."""
+        from .web.sources import ConsoleSources
+
+        return ConsoleSources(config=self.config, plugins=self.plugins, platform_status=self.platform_status,
+                              store=lambda: self.store, delivery=lambda: self.delivery,
+                              coordination=lambda: self.coordination, inbound=lambda: self.inbound,
+                              scheduler=lambda: self.scheduler, client=self.clients_view)
+
+    @property
     def profile_agents(self) -> "ProfileAgents":
         """The agents of chats on another model or persona (issue 23), kept for this run."""
         if self._profile_agents is None:
@@ -559,7 +573,7 @@ def _mount_metrics(app: web.Application, gateway: Gateway) -> None:
             return
     from .metrics import metrics_route
 
-    app.router.add_get("/metrics", metrics_route(gateway))
+    app.router.add_get("/metrics", metrics_route(gateway.config.api_server, lambda: gateway.metrics))
 
 
 GATEWAY_KEY = web.AppKey("hermes_gateway._core.gateway", Gateway)

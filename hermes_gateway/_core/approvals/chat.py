@@ -47,8 +47,9 @@ def prompt_text(tool: str, arguments: str, timeout: float) -> str:
             f"(no answer within {timeout:g}s counts as deny)")
 
 
-def commands_hint(question_id: str) -> str:
-    return f"Answer /allow {question_id} or /deny {question_id}"
+def commands_hint(question_id: str, prefix: str = "/") -> str:
+    """The commands to type, with the platform's command prefix (``!`` where the clients take ``/``)."""
+    return f"Answer {prefix}allow {question_id} or {prefix}deny {question_id}"
 
 
 def chat_approver(approvals: Approvals, delivery: "Delivery", policy: ApprovalPolicy, client: Any, incoming: Any,
@@ -137,7 +138,8 @@ async def _ask(delivery: "Delivery", incoming: Any, client: Any, stream: Stream 
     # as the core's own short answers are sent (budget, 429s, split), without importing the turn above us
     session = delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
                                        chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
-    await session.finish(f"{text}\n{commands_hint(question.question_id)}")
+    prefix = session.hooks.platform.command_prefix
+    await session.finish(f"{text}\n{commands_hint(question.question_id, prefix)}")
     return None
 
 
