@@ -60,6 +60,9 @@ TEAM_ID = "teamid00000000000000000000"
 MAX_POST_SIZE = 16383
 MAX_FILE_SIZE = 100 * 1024 * 1024
 MAX_PROPS_RUNES = 800_000
+#: What the middleware hands the route: who asked, and the JSON body it already read.
+USER_KEY: web.RequestKey[Any] = web.RequestKey("mm_user", object)
+BODY_KEY: web.RequestKey[Any] = web.RequestKey("mm_body", object)
 _EMOJI = re.compile(r"^[a-zA-Z0-9_+\-]{1,64}$")
 
 
@@ -239,6 +242,15 @@ class MattermostEmulator:
         that many seconds, having taken effect when ``landed``."""
         self._injected.append(Injected(status, re.compile(path) if path else None, channel, retry_after, hang, landed))
 
+    def spend(self, user_id: str = BOT_ID) -> int:
+        """Another client on the same token (another replica) uses up what the limiter allows now; how many."""
+        if self.limiter is None:
+            return 0
+        spent = 0
+        while not self.limiter.take(user_id, self._clock()).limited:
+            spent += 1
+        return spent
+
     async def post_as(self, user_id: str, channel_id: str, message: str, *, root_id: str = "",
                       files: list[tuple[str, bytes, str]] = ()) -> str:  # type: ignore[assignment]
         """A person posts (as if from their app): stored and broadcast as ``posted``; the post's id."""
@@ -346,7 +358,7 @@ class MattermostEmulator:
         if fault is not None and fault.hang and not fault.landed:
             await asyncio.sleep(fault.hang)  # no answer in time, and nothing happened
             return self._log(request, channel, web.Response(status=504, text="timed out"))
-        request["user"], request["body"] = user, body
+        request[USER_KEY], request[BODY_KEY] = user, body
         response = await handler(request)
         for name, value in headers.items():
             response.headers[name] = value
@@ -377,7 +389,7 @@ class MattermostEmulator:
     # ---------------------------------------------------------------- REST routes
 
     async def _me(self, request: web.Request) -> web.Response:
-        user: User = request["user"]
+        user: User = request[USER_KEY]
         return web.json_response({"id": user.id, "username": user.username, "is_bot": user.is_bot,
                                   "roles": "system_user", "delete_at": 0})
 
@@ -389,8 +401,8 @@ class MattermostEmulator:
                                   "MaxFileSize": str(self.max_file_size)})
 
     async def _create_post(self, request: web.Request) -> web.Response:
-        user: User = request["user"]
-        body = request["body"]
+        user: User = request[USER_KEY]
+        body = request[BODY_KEY]
         if not isinstance(body, dict) or not isinstance(body.get("channel_id"), str):
             return _error(400, "api.context.invalid_body_param.app_error", "Invalid or missing post in request body.")
         channel = self.channels.get(body["channel_id"])
@@ -425,8 +437,8 @@ class MattermostEmulator:
         return web.json_response(post.wire(self.files), status=201)
 
     async def _patch_post(self, request: web.Request) -> web.Response:
-        user: User = request["user"]
-        body = request["body"]
+        user: User = request[USER_KEY]
+        body = request[BODY_KEY]
         post = self.posts.get(request.match_info["post_id"])
         if post is None or post.user_id != user.id:  # patchPost: a missing post is a permission error too
             return _error(403, "api.context.permissions.app_error", "You do not have the appropriate permissions.")
@@ -461,7 +473,7 @@ class MattermostEmulator:
                                   "next_post_id": "", "prev_post_id": ""})
 
     async def _upload(self, request: web.Request) -> web.Response:
-        user: User = request["user"]
+        user: User = request[USER_KEY]
         if request.content_length is not None and request.content_length > self.max_file_size + 64 * 1024:
             return _error(413, "api.file.upload_file.too_large.app_error", "Unable to upload file. File is too large.")
         reader = await request.multipart()
@@ -494,8 +506,8 @@ class MattermostEmulator:
                                 content_type=f.mime)
 
     async def _react(self, request: web.Request) -> web.Response:
-        user: User = request["user"]
-        body = request["body"]
+        user: User = request[USER_KEY]
+        body = request[BODY_KEY]
         if not isinstance(body, dict):
             return _error(400, "api.context.invalid_body_param.app_error", "Invalid or missing reaction.")
         if body.get("user_id") != user.id:
@@ -512,8 +524,8 @@ class MattermostEmulator:
                                   "create_at": now_ms()}, status=201)
 
     async def _typing(self, request: web.Request) -> web.Response:
-        user: User = request["user"]
-        body = request["body"]
+        user: User = request[USER_KEY]
+        body = request[BODY_KEY]
         if request.match_info["user_id"] != user.id:
             return _error(403, "api.context.permissions.app_error", "You do not have the appropriate permissions.")
         if not isinstance(body, dict) or body.get("channel_id") not in self.channels:
