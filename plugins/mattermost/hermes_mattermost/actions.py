@@ -95,8 +95,10 @@ class ActionRoute:
     async def handle(self, request: web.Request) -> web.Response:
         if request.content_length is not None and request.content_length > MAX_REQUEST_BYTES:
             return _refuse(413, "request too large")
-        try:
-            raw = await request.content.read(MAX_REQUEST_BYTES + 1)
+        try:  # the gateway's listener has read it already, within its own body limit and deadline
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _refuse(413, "request too large")
         except Exception:
             return _refuse(400, "unreadable request")
         if len(raw) > MAX_REQUEST_BYTES:

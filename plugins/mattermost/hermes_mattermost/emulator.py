@@ -167,11 +167,15 @@ class MattermostEmulator:
         self.violations: list[str] = []
         self.ephemeral: list[tuple[str, str, str]] = []  # (channel, user, text) shown to one person
         self.typing: list[tuple[str, str]] = []
+        self.action_answers: list[int] = []  # the HTTP status of each click's integration request
         self.downloads: list[tuple[str, int]] = []
         self.limiter = Gcra(per_sec, max_burst) if rate_limit else None
         self.max_post_size = max_post_size
         self.max_file_size = max_file_size
         self.refusing_sockets = False
+        #: Where the server reaches the gateway: a button's URL has its scheme, host and port replaced by this
+        #: (the gateway listens on a port the system picks, after its actions_url was configured).
+        self.actions_base: str | None = None
         self._injected: list[Injected] = []
         self._wait_until: dict[str, float] = {}  # token -> loop time before which a 429 said wait
         self._sockets: list[tuple[web.WebSocketResponse, dict[str, int]]] = []
@@ -276,12 +280,17 @@ class MattermostEmulator:
         action = next(a for att in post.props.get("attachments") or [] for a in att.get("actions") or []
                       if a.get("name") == name)
         integration = action["integration"]
+        url = str(integration["url"])
+        if self.actions_base is not None:
+            url = self.actions_base + "/" + url.split("/", 3)[3] if url.count("/") >= 3 else self.actions_base
         channel = self.channels[post.channel_id]
         body = {"user_id": user_id, "user_name": self.users[user_id].username, "channel_id": channel.id,
                 "channel_name": channel.name, "team_id": TEAM_ID, "team_domain": "team", "post_id": post.id,
                 "trigger_id": new_id(), "type": "", "data_source": "", "context": integration.get("context") or {}}
         async with aiohttp.ClientSession() as session:
-            async with session.post(integration["url"], json=body) as response:
+            async with session.post(url, json=body) as response:
+                self.action_answers.append(response.status)
+                self.last_action_answer = await response.text()
                 answer = await response.json(content_type=None) if response.status == 200 else {}
         if not isinstance(answer, dict):
             answer = {}
@@ -295,8 +304,11 @@ class MattermostEmulator:
     async def send_raw(self, frame: str) -> None:
         """A frame as is, to every authenticated socket (hostile-input tests)."""
         for ws, state in list(self._sockets):
-            if state["authed"]:
-                await ws.send_str(frame)
+            if state["authed"] and not ws.closed:
+                try:
+                    await ws.send_str(frame)
+                except ConnectionError:
+                    pass  # the client hung up on it (a frame over its limit)
 
     async def drop_sockets(self, *, refuse: bool = True) -> None:
         """Close every websocket; with ``refuse``, upgrades are answered 503 until :meth:`accept_sockets`."""

@@ -130,7 +130,7 @@ class Receiver:
             async for message in ws:
                 if message.type != aiohttp.WSMsgType.TEXT:
                     if message.type == aiohttp.WSMsgType.ERROR:
-                        raise ConnectionError(f"websocket error: {ws.exception()}")
+                        raise ConnectionError(f"websocket error ({ws.exception() or f'close code {ws.close_code}'})")
                     continue
                 if await self._event(message.data):
                     greeted = True
