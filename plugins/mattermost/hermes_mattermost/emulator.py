@@ -491,6 +491,8 @@ class MattermostEmulator:
         reader = await request.multipart()
         channel_id, parts = None, []
         async for part in reader:
+            if not isinstance(part, aiohttp.BodyPartReader):
+                return _error(400, "api.file.upload_file.read_request.app_error", "Unable to read the request.")
             if part.name == "channel_id":
                 channel_id = (await part.text()).strip()
             elif part.name == "files":

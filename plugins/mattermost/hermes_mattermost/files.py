@@ -15,7 +15,7 @@ delivered" (the core never repeats it).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import aiohttp
 
@@ -44,9 +44,15 @@ class Files:
                                timeout=aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=30))
 
 
-def _kind(mime: str) -> str:
+def _kind(mime: str) -> Literal["image", "audio", "video", "document"]:
     top = mime.split("/", 1)[0]
-    return {"image": "image", "audio": "audio", "video": "video"}.get(top, "document")
+    if top == "image":
+        return "image"
+    if top == "audio":
+        return "audio"
+    if top == "video":
+        return "video"
+    return "document"
 
 
 def attachments_of(post: dict[str, Any], files: Files | None) -> tuple[Attachment, ...]:
@@ -66,9 +72,13 @@ def attachments_of(post: dict[str, Any], files: Files | None) -> tuple[Attachmen
         name = str(info.get("name") or "file")[:200]
         mime = str(info.get("mime_type") or "application/octet-stream").split(";")[0].strip().lower()[:100]
         size = info.get("size") if isinstance(info.get("size"), int) and info["size"] >= 0 else None
-        found.append(Attachment(_kind(mime), lambda f=file_id, n=name, s=size: files.fetch(f, n, s),  # type: ignore[misc]
-                                mime=mime, size=size, filename=name))
+        found.append(Attachment(_kind(mime), _fetcher(files, file_id, name, size), mime=mime, size=size,
+                                filename=name))
     return tuple(found)
+
+
+def _fetcher(files: Files, file_id: str, name: str, size: int | None) -> Callable[[], Any]:
+    return lambda: files.fetch(file_id, name, size)
 
 
 async def upload(api: Any, stream: Stream, media: Media) -> MessageRef:
