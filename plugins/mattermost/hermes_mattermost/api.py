@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import aiohttp
 
-from hermes_gateway import RateLimited
+from hermes_gateway import DeliveryError, RateLimited
 
 from .errors import failed, refused
 from .settings import MattermostSettings
@@ -68,7 +68,7 @@ class Api:
         try:
             async with self.session.request(method, self.settings.api + path, json=json_body, data=data,
                                             params=params) as response:
-                body = await response.content.read(MAX_ANSWER_BYTES)
+                body = await _read_bounded(response, what)
                 self._note_limits(response.headers, loop.time())
                 if response.status >= 300:
                     raise refused(what, response.status, response.headers, body)
@@ -90,3 +90,17 @@ class Api:
             return
         if self.remaining <= 0 and 0 < reset <= 3600 and self.limit > 0:
             self.exhausted_until = now + reset / self.limit
+
+
+async def _read_bounded(response: aiohttp.ClientResponse, what: str) -> bytes:
+    """The whole body, or DeliveryError past :data:`MAX_ANSWER_BYTES` (a server that never stops is not read on)."""
+    if response.content_length is not None and response.content_length > MAX_ANSWER_BYTES:
+        raise DeliveryError(f"mattermost {what}: an answer of {response.content_length} bytes (at most "
+                            f"{MAX_ANSWER_BYTES} are read)", retryable=False)
+    chunks, size = [], 0
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise DeliveryError(f"mattermost {what}: an answer over {MAX_ANSWER_BYTES} bytes", retryable=False)
+        chunks.append(chunk)
+    return b"".join(chunks)

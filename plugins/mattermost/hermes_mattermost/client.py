@@ -133,7 +133,7 @@ class MattermostClient(PlatformClient):
             body: dict[str, Any] = {"channel_id": stream.chat_id, "message": text}
             if stream.thread_id:
                 body["root_id"] = stream.thread_id
-                self.reader.joined.add((stream.chat_id, stream.thread_id))
+                self.reader.join(stream.chat_id, stream.thread_id)
             post = await self.api.call("POST", "/posts", "create post", json_body=body)
             return MessageRef(stream.chat_id, str(post["id"]), stream.thread_id)
         await self.api.call("PUT", f"/posts/{message.message_id}/patch", "patch post", json_body={"message": text})

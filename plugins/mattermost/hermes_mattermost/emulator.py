@@ -173,6 +173,8 @@ class MattermostEmulator:
         self.max_post_size = max_post_size
         self.max_file_size = max_file_size
         self.refusing_sockets = False
+        #: Users for whom another client on the same token (another replica) uses up the limit before each call.
+        self.busy_elsewhere: set[str] = set()
         #: Where the server reaches the gateway: a button's URL has its scheme, host and port replaced by this
         #: (the gateway listens on a port the system picks, after its actions_url was configured).
         self.actions_base: str | None = None
@@ -245,6 +247,9 @@ class MattermostEmulator:
         """The next matching call answers ``status`` (429 with ``Retry-After``); ``hang``: it answers after
         that many seconds, having taken effect when ``landed``."""
         self._injected.append(Injected(status, re.compile(path) if path else None, channel, retry_after, hang, landed))
+
+    def other_client_on(self, user_id: str) -> bool:
+        return user_id in self.busy_elsewhere
 
     def spend(self, user_id: str = BOT_ID) -> int:
         """Another client on the same token (another replica) uses up what the limiter allows now; how many."""
@@ -352,6 +357,8 @@ class MattermostEmulator:
                                    f"before a 429's wait ended")
         headers: dict[str, str] = {}
         if self.limiter is not None:
+            if self.other_client_on(user.id):
+                self.spend(user.id)  # another client on this token used up the limit just before this call
             verdict = self.limiter.take(user.id, loop_now)
             headers = verdict.headers
             if verdict.limited:

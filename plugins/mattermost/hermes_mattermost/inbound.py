@@ -29,6 +29,8 @@ from hermes_gateway import Incoming
 from .files import attachments_of
 
 KINDS = {"D": "dm", "G": "group", "O": "channel", "P": "private_channel"}
+#: How many channels' kinds and joined threads are remembered (the oldest are forgotten first).
+MEMORY = 10_000
 #: The longest message read from an event (the server's own limit is 16,383 runes; more is not Mattermost's).
 MAX_TEXT = 70_000
 
@@ -87,7 +89,13 @@ class Reader:
         self.has_conversation = has_conversation
         self.me: Identity | None = None
         self.kinds: dict[str, str] = {}          # channel id -> D/G/O/P, as events said
-        self.joined: set[tuple[str, str]] = set()  # (channel, root) threads the bot replied in
+        self.joined: dict[tuple[str, str], None] = {}  # (channel, root) threads the bot replied in, oldest first
+
+    def join(self, channel: str, root: str) -> None:
+        """The bot is part of this thread: later posts in it are for the bot without a mention."""
+        self.joined.pop((channel, root), None)
+        self.joined[(channel, root)] = None
+        _bound(self.joined)
 
     def own(self, post: dict[str, Any]) -> bool:
         return self.me is not None and post["user_id"] == self.me.user_id
@@ -99,6 +107,7 @@ class Reader:
         if not isinstance(kind_letter, str) or kind_letter not in KINDS:
             kind_letter = self.kinds.get(post["channel_id"], "O")
         self.kinds[post["channel_id"]] = kind_letter
+        _bound(self.kinds)
         if self.skipped(post):
             return None
         return await self._incoming(post, kind_letter, _mentions(data.get("mentions")))
@@ -138,7 +147,7 @@ class Reader:
         if root is not None and not mentioned and kind != "dm":
             mentioned = (channel, root) in self.joined or await self.has_conversation(channel, root)
             if mentioned:
-                self.joined.add((channel, root))
+                self.join(channel, root)
         thread = root
         if thread is None and self.thread_replies and kind != "dm":
             thread = post["id"]  # the reply starts a thread under the person's post
@@ -155,6 +164,11 @@ class Reader:
         named = own.search(message) is not None
         message = re.sub(rf"^\s*(?:{own.pattern}[\s,:]*)+", "", message, flags=re.IGNORECASE)
         return message.strip(), named
+
+
+def _bound(memory: dict[Any, Any]) -> None:
+    while len(memory) > MEMORY:
+        del memory[next(iter(memory))]
 
 
 def _mentions(raw: Any) -> list[str]:

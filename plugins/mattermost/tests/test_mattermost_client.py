@@ -68,3 +68,14 @@ async def test_reactions_typing_and_threads(mm):
         ref = await r.client.on_stream_end(stream(r, root), None, "in the thread")
         assert isinstance(ref, MessageRef) and ref.thread_id == root
         assert mm.posts[ref.message_id].root_id == root
+
+
+async def test_a_large_answer_is_read_whole():
+    """The catch-up's page of posts arrives in many chunks: all of it is read (not the first chunk only)."""
+    async with MattermostEmulator(rate_limit=False) as mm:
+        mm.channel(CHANNEL)
+        for i in range(40):
+            await mm.post_as(ALICE_ID, CHANNEL, f"post {i} " + "x" * 8000)
+        async with runner(mm, start=False) as r:
+            page = await r.client.api.call("GET", f"/channels/{CHANNEL}/posts", "catch-up", params={"since": "1"})
+        assert len(page["order"]) == 40
