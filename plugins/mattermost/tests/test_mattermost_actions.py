@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import aiohttp
@@ -105,3 +106,20 @@ async def test_a_forged_or_junk_request_on_the_action_route_is_refused_and_runs_
                     assert answer.status == status, (body if not isinstance(body, bytes) else body[:20], answer.status)
                     assert "ephemeral_text" not in await answer.text()
         assert tool.runs == [] and mm.buttons(asked) == ["Approve", "Deny"]
+
+
+async def test_without_actions_url_the_question_is_typed_and_answered_by_a_typed_command(mm):
+    """No buttons without a URL the server can reach: the core asks in text, and ``!allow ID`` (this platform's
+    command prefix: Mattermost's apps take ``/`` for their own slash commands) answers it."""
+    mm.channel(DM, "D")
+    tool = ShellTool()
+    async with gateway(mm, extra=(tool,), data={"tools": {"approval": {"require": ["shell_*"], "timeout": 60}}}):
+        await eventually(lambda: mm.connected() == 1, lambda: mm.calls[-3:])
+        await mm.post_as(ALICE_ID, DM, CALL)
+        await eventually(lambda: any("allow " in t for t in mm.screen(DM)), lambda: mm.screen(DM))
+        asked = next(t for t in mm.screen(DM) if "allow " in t)
+        question_id = re.search(r"allow (\w+)", asked)
+        assert question_id is not None and all(mm.buttons(p.id) == [] for p in mm.bot_posts(DM)), asked
+        await mm.post_as(ALICE_ID, DM, f"!allow {question_id.group(1)}")
+        await eventually(lambda: any("a.txt b.txt" in t for t in mm.screen(DM)), lambda: mm.screen(DM))
+    assert tool.runs == ["ls /tmp"]
