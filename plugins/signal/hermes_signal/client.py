@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from hermes_gateway import (DeliveryError, FetchError, Media, MessageRef, PlatformClient, PlatformContext, Stream,
-                            scrub_secrets)
+                            rewrite_tables, scrub_secrets, utf8_length)
 
 from .events import EventStream
 from .inbound import EnvelopeReader, chat_params, decode_attachment, split_message_id
@@ -29,6 +29,20 @@ log = logging.getLogger(__name__)
 
 #: signal-cli's MAX_ATTACHMENT_SIZE (config/ServiceConfig.java): the most a received file can be.
 MAX_INBOUND_BYTES = 150 * 1024 * 1024
+
+
+#: Columns of a table laid out as text (a phone's width in Signal's proportional font: wider becomes key: value).
+TABLE_WIDTH = 32
+
+
+def render(text: str) -> str:
+    """What Signal shows: the text as typed (Signal renders no Markdown), tables laid out (``rewrite_tables``)."""
+    return rewrite_tables(text, width=TABLE_WIDTH, style="plain")
+
+
+def rendered_length(text: str) -> int:
+    """``Platform.rendered_length``: the UTF-8 bytes Signal counts once tables are laid out."""
+    return utf8_length(render(text))
 
 
 class SignalClient(PlatformClient):
@@ -86,11 +100,13 @@ class SignalClient(PlatformClient):
         await self.rpc.call("sendTyping", chat_params(stream.chat_id), what="typing", sends=False)
 
     async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        text = render(text)
         if message is None:
             return await self.outbound.send(stream, text, what="preview")
         return await self.outbound.edit(stream, message, text, final=False)
 
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        text = render(text)
         if message is None:
             return await self.outbound.send(stream, text, what="final text")
         return await self.outbound.edit(stream, message, text, final=True)

@@ -149,6 +149,10 @@ class SignalDaemonEmulator:
         self.violations: list[str] = []
         self.files: dict[str, tuple[str, str, bytes]] = {}   # attachment id -> (content type, filename, bytes)
         self._failures: list[tuple[str | None, RpcError]] = []
+        self._edit_failures: list[str | None] = []
+        self._pace: tuple[float, float] | None = None          # (rate, burst) per chat, when enforced
+        self._buckets: dict[str, tuple[float, float]] = {}    # chat -> (tokens, at)
+        self.rate_limited = 0                                  # -5 answers given (injected or enforced)
         self._hangs: list[tuple[str | None, float, bool]] = []
         self._events: deque[tuple[int, str]] = deque(maxlen=KEPT_EVENTS)
         self._sequence = itertools.count(1)
@@ -261,6 +265,28 @@ class SignalDaemonEmulator:
             result["token"] = token
         self._failures.append((chat, RpcError(-5, "Failed to send message due to rate limiting",
                                               {"response": {"timestamp": self._now(), "results": [result]}})))
+
+    def enforce(self, rate: float, burst: int) -> None:
+        """Answer -5 (retry after the refill) to calls into one chat faster than ``rate`` a second, bursts of
+        ``burst`` (Signal's real limits are unpublished: a test sets the pace the plugin declares)."""
+        self._pace = (rate, float(burst))
+
+    def _over_pace(self, key: str) -> float | None:
+        if self._pace is None:
+            return None
+        rate, burst = self._pace
+        now = time.monotonic()
+        tokens, at = self._buckets.get(key, (burst, now))
+        tokens = min(burst, tokens + (now - at) * rate)
+        if tokens < 1:
+            self._buckets[key] = (tokens, now)
+            return (1 - tokens) / rate
+        self._buckets[key] = (tokens - 1, now)
+        return None
+
+    def fail_next_edit(self, chat: str | None = None) -> None:
+        """The next edit (into ``chat``) is refused for good (-1), as for a message Signal no longer lets edit."""
+        self._edit_failures.append(chat)
 
     def inject_error(self, code: int, message: str, chat: str | None = None) -> None:
         self._failures.append((chat, RpcError(code, message)))
@@ -446,7 +472,21 @@ class SignalDaemonEmulator:
         for i, (chat, failure) in enumerate(self._failures):
             if chat is None or chat == key:
                 del self._failures[i]
+                if failure.code == -5:
+                    self.rate_limited += 1
                 raise failure
+        if method == "send" and params.get("editTimestamp") is not None:
+            for i, chat in enumerate(self._edit_failures):
+                if chat is None or chat == key:
+                    del self._edit_failures[i]
+                    raise RpcError(-1, "Failed to send message: the message can no longer be edited")
+        wait = self._over_pace(key)
+        if wait is not None:
+            self.rate_limited += 1
+            self.violations.append(f"{method}: into {key} faster than the enforced pace")
+            self.inject_rate_limit(round(wait, 3) + 0.001, chat=key)
+            failure = self._failures.pop()[1]
+            raise failure
         return await handler(key, params)
 
     def _chat_key(self, params: dict[str, Any]) -> str:

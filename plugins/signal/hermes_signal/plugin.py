@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 import hermes_gateway
 from hermes_gateway import MediaLimits, Platform, RateBudget
 
-from .client import SignalClient
+from .client import SignalClient, rendered_length
 from .doctor import doctor
 from .settings import SignalSettings
 
@@ -39,7 +39,7 @@ PLATFORM = Platform(
     name=NAME, max_message_length=MAX_MESSAGE_BYTES, length_unit="bytes", edit_interval=EDIT_INTERVAL,
     budgets=BUDGETS, bot_budget=BOT_BUDGET, media=MEDIA, typing_interval=10.0,
     description="Signal (a signal-cli daemon's JSON-RPC over HTTP; replies streamed by message edits)",
-    settings=SignalSettings, client=SignalClient, doctor=doctor,
+    settings=SignalSettings, client=SignalClient, doctor=doctor, rendered_length=rendered_length,
 )
 
 

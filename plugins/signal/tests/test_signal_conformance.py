@@ -43,6 +43,9 @@ class SignalHarness(Harness):
     async def inject_upload_timeout(self, chat_id, landed):
         self.api.hang(1.5, landed=landed, chat=chat_id)
 
+    async def inject_edit_failure(self, chat_id):
+        self.api.fail_next_edit(chat_id)
+
     async def break_connection(self):
         await self.api.take_down()
 
