@@ -387,9 +387,9 @@ class SignalDaemonEmulator:
         if last is not None:
             seen = int(last[len(self._run_prefix):]) if last.startswith(self._run_prefix) and \
                 last[len(self._run_prefix):].isdigit() else 0
-            for event in self._events:
-                if event[0] > seen:
-                    queue.put_nowait(event)
+            for kept in self._events:
+                if kept[0] > seen:
+                    queue.put_nowait(kept)
         response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         self._listeners.add(queue)

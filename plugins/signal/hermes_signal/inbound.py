@@ -82,7 +82,8 @@ class EnvelopeReader:
         if isinstance(group, dict) and group.get("type") not in (None, "DELIVER"):
             return None   # a group's membership or name changed: nothing to answer
         chat_id = f"{GROUP_PREFIX}{group_id}" if group_id else author
-        text = data.get("message") if isinstance(data.get("message"), str) else ""
+        raw = data.get("message")
+        text = raw if isinstance(raw, str) else ""
         text, mentioned = self._mentions(text[:MAX_TEXT_CHARS], data.get("mentions"))
         quote = data.get("quote")
         if isinstance(quote, dict) and self.is_bot(quote.get("authorNumber"), quote.get("authorUuid")):
