@@ -148,7 +148,7 @@ class SignalDaemonEmulator:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.violations: list[str] = []
         self.files: dict[str, tuple[str, str, bytes]] = {}   # attachment id -> (content type, filename, bytes)
-        self._failures: list[tuple[str | None, RpcError]] = []
+        self._failures: list[tuple[str | None, RpcError, int]] = []   # (chat, error, calls to let pass first)
         self._edit_failures: list[str | None] = []
         self._pace: tuple[float, float] | None = None          # (rate, burst) per chat, when enforced
         self._buckets: dict[str, tuple[float, float]] = {}    # chat -> (tokens, at)
@@ -256,15 +256,18 @@ class SignalDaemonEmulator:
 
     # ---------------------------------------------------------------- faults
 
-    def inject_rate_limit(self, retry_after: float | None, chat: str | None = None, token: str | None = None) -> None:
-        """The next call (into ``chat``, or any) answers signal-cli's rate-limit error (-5)."""
+    def inject_rate_limit(self, retry_after: float | None, chat: str | None = None, token: str | None = None,
+                          after: int = 0) -> None:
+        """The next call (into ``chat``, or any) answers signal-cli's rate-limit error (-5); ``after``: the one
+        after that many more calls."""
         result: dict[str, Any] = {"recipientAddress": {"uuid": None, "number": chat}, "type": "RATE_LIMIT_FAILURE"}
         if retry_after is not None:
             result["retryAfterSeconds"] = retry_after
         if token is not None:
             result["token"] = token
         self._failures.append((chat, RpcError(-5, "Failed to send message due to rate limiting",
-                                              {"response": {"timestamp": self._now(), "results": [result]}})))
+                                              {"response": {"timestamp": self._now(), "results": [result]}}),
+                               after))
 
     def enforce(self, rate: float, burst: int) -> None:
         """Answer -5 (retry after the refill) to calls into one chat faster than ``rate`` a second, bursts of
@@ -289,7 +292,7 @@ class SignalDaemonEmulator:
         self._edit_failures.append(chat)
 
     def inject_error(self, code: int, message: str, chat: str | None = None) -> None:
-        self._failures.append((chat, RpcError(code, message)))
+        self._failures.append((chat, RpcError(code, message), 0))
 
     def hang(self, seconds: float, *, landed: bool, chat: str | None = None) -> None:
         """The next ``send`` (into ``chat``) answers only after ``seconds``; it took effect first when ``landed``."""
@@ -469,8 +472,11 @@ class SignalDaemonEmulator:
             self.violations.append(f"{method}: unknown params {unknown}")
             raise RpcError(-32602, f"Unknown params for {method}: {', '.join(unknown)}")
         key = self._chat_key(params)
-        for i, (chat, failure) in enumerate(self._failures):
+        for i, (chat, failure, after) in enumerate(self._failures):
             if chat is None or chat == key:
+                if after > 0:
+                    self._failures[i] = (chat, failure, after - 1)
+                    break
                 del self._failures[i]
                 if failure.code == -5:
                     self.rate_limited += 1
