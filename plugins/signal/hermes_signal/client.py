@@ -55,13 +55,12 @@ class SignalClient(PlatformClient):
         self.rpc = Rpc(settings)
         self.outbound = Outbound(self.rpc, settings.account)
         self.reader = EnvelopeReader(context.platform, settings.account, self._fetch)
-        self.events = EventStream(settings, context, lambda: self.rpc.session, self._envelope)
+        self.events = EventStream(settings, context, lambda: self.rpc.session, self._envelope, self._connected)
 
     # ---------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
-        await self._learn_uuid()
-        await self.events.start()
+        await self.events.start()   # its connect learns the bot's uuid (_connected)
 
     async def stop(self) -> None:
         await self.events.stop()
@@ -82,10 +81,12 @@ class SignalClient(PlatformClient):
             if isinstance(status, dict) and isinstance(status.get("uuid"), str) and status["uuid"]:
                 self.reader.account_uuid = status["uuid"]
 
-    async def _envelope(self, payload: dict[str, Any]) -> None:
-        if self.reader.account_uuid is None and isinstance(payload.get("envelope"), dict) \
-                and "groupInfo" in str(payload["envelope"].get("dataMessage", ""))[:4096]:
+    async def _connected(self) -> None:
+        """Each (re)connect of the event stream: learn the uuid if the daemon could not say it before."""
+        if self.reader.account_uuid is None:
             await self._learn_uuid()
+
+    async def _envelope(self, payload: dict[str, Any]) -> None:
         incoming = self.reader.read(payload)
         if incoming is not None:
             self.context.receive(incoming)

@@ -105,8 +105,10 @@ class EventStream:
     """Reads the daemon's events until stopped, reconnecting; hands each payload to ``handle``."""
 
     def __init__(self, settings: SignalSettings, context: PlatformContext, session: Callable[[], aiohttp.ClientSession],
-                 handle: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+                 handle: Callable[[dict[str, Any]], Awaitable[None]],
+                 connected: Callable[[], Awaitable[None]] | None = None) -> None:
         self.settings = settings
+        self._connected = connected
         self.context = context
         self._session = session
         self._handle = handle
@@ -161,6 +163,8 @@ class EventStream:
                 if response.status != 200:
                     raise ConnectionError(f"the daemon answered HTTP {response.status} on {EVENTS_PATH}")
                 self.context.report_connected()
+                if self._connected is not None:
+                    await self._connected()
                 parser = SseParser()
                 loop = asyncio.get_running_loop()
                 async for chunk in response.content.iter_any():

@@ -64,8 +64,8 @@ class Rpc:
                                             retryable=response.status >= 500 or response.status == 429)
                     if response.content_length is not None and response.content_length > max_bytes:
                         raise DeliveryError(f"signal: {what}: the daemon's answer is over {max_bytes} bytes",
-                                            retryable=False)
-                    raw = await _read_within(response, max_bytes, what)
+                                            retryable=False, maybe_delivered=sends)
+                    raw = await _read_within(response, max_bytes, what, sends)
         except TimeoutError:
             raise DeliveryError(f"signal: {what}: no answer from the daemon within {timeout or self.settings.timeout:g}s",
                                 retryable=True, maybe_delivered=sends) from None
@@ -88,12 +88,13 @@ class Rpc:
         return answer.get("result")
 
 
-async def _read_within(response: aiohttp.ClientResponse, max_bytes: int, what: str) -> bytes:
+async def _read_within(response: aiohttp.ClientResponse, max_bytes: int, what: str, sends: bool) -> bytes:
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_chunked(64 * 1024):
         size += len(chunk)
         if size > max_bytes:
-            raise DeliveryError(f"signal: {what}: the daemon's answer is over {max_bytes} bytes", retryable=False)
+            raise DeliveryError(f"signal: {what}: the daemon's answer is over {max_bytes} bytes", retryable=False,
+                                maybe_delivered=sends)
         chunks.append(chunk)
     return b"".join(chunks)

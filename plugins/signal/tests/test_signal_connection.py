@@ -38,3 +38,20 @@ async def test_a_restarted_gateway_answers_what_came_while_it_was_down_and_nothi
         daemon.push_message(ALICE, "echo: three")
         await eventually(lambda: daemon.screen(ALICE) == ["one", "two", "three"], lambda: daemon.screen(ALICE))
     assert daemon.violations == []
+
+
+async def test_a_daemon_down_at_start_is_no_failure_and_a_mention_by_uuid_counts_once_it_is_up(daemon):
+    from signal_test_support import GROUP
+
+    daemon.group(GROUP, [ALICE])
+    await daemon.take_down()
+    async with runner(daemon) as run:
+        context = run.context
+        await eventually(lambda: context.connection == "disconnected", lambda: context.connection)
+        assert run.client.reader.account_uuid is None
+        await daemon.bring_back()
+        await eventually(lambda: context.connection == "connected", lambda: context.connection_error)
+        daemon.push_message(ALICE, "\ufffc hi", group=GROUP, mentions=[{"uuid": daemon.account_uuid, "start": 0,
+                                                                        "length": 1}])
+        await eventually(lambda: len(run.received) == 1, lambda: run.received)
+    assert run.received[0].mentioned and run.received[0].text == "hi"
