@@ -53,8 +53,10 @@ async def test_typing_allow_runs_the_tool_once_and_the_reply_completes(daemon):
         await eventually(lambda: any("a.txt b.txt" in t for t in daemon.screen(ALICE)), lambda: daemon.screen(ALICE))
         daemon.push_message(ALICE, f"/allow {question}")           # typed twice
         await eventually(lambda: len(daemon.screen(ALICE)) == 4, lambda: daemon.screen(ALICE))
-    assert daemon.screen(ALICE)[0] == "The tool shell_run returned: listing of ls /tmp: a.txt b.txt"
-    assert daemon.screen(ALICE)[2:] == ["✅ Approved.", "This question is no longer open."]
+    screen = daemon.screen(ALICE)    # the reply's first message and the question may come in either order
+    assert sorted(screen) == sorted(["The tool shell_run returned: listing of ls /tmp: a.txt b.txt",
+                                     next(t for t in screen if t.startswith("🔐")), "✅ Approved.",
+                                     "This question is no longer open."]), screen
     assert tool.runs == ["ls /tmp"]
     assert daemon.violations == []
 
@@ -72,5 +74,6 @@ async def test_in_a_group_only_the_asker_may_allow_and_deny_never_runs_it(daemon
                          lambda: daemon.screen(chat))
         daemon.push_message(ALICE, f"\ufffc /deny {question}", group=GROUP, mentions=[daemon.mention_of_bot(0)])
         await eventually(lambda: "❌ Denied." in daemon.screen(chat), lambda: daemon.screen(chat))
-        await eventually(lambda: "not run" in daemon.screen(chat)[0], lambda: daemon.screen(chat))
+        await eventually(lambda: "The tool shell_run returned: Error: denied by the user; the tool was not run."
+                         in daemon.screen(chat), lambda: daemon.screen(chat))
     assert tool.runs == []
