@@ -19,7 +19,8 @@ from typing import Any
 
 import aiohttp
 
-from hermes_gateway import Choice, Media, MessageRef, PlatformClient, PlatformContext, Stream, rewrite_tables
+from hermes_gateway import (Choice, ConfigError, DeliveryError, Media, MessageRef, PlatformClient, PlatformContext,
+                            Stream, rewrite_tables)
 
 from . import cards
 from .auth import InboundAuth
@@ -77,7 +78,19 @@ class TeamsClient(PlatformClient):
     # ---------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
-        """Nothing to connect: Teams posts to the endpoint. The token is fetched with the first reply."""
+        """Teams posts to the endpoint, so there is nothing to connect; the bot's token is fetched now.
+
+        Credentials the token service refuses stop start-up in one line naming
+        the key; a token service that cannot be reached is logged, and the
+        token is asked for again with the first reply. (Fetching it now also
+        keeps its round trip out of the first reply's pacing.)
+        """
+        try:
+            await self.token.get()
+        except DeliveryError as exc:
+            if not exc.retryable:
+                raise ConfigError(self.context.source, "platforms.teams.app_password", str(exc)) from None
+            log.warning("%s", exc)
 
     async def stop(self) -> None:
         """Nothing to stop: the endpoint answers 503 while the gateway stops (``context.accepting``)."""

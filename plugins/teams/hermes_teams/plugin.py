@@ -4,7 +4,8 @@ Limits (msteams-platform ``bots/how-to/rate-limit.md``, per bot per
 conversation: 7 sends/1 s, 8/2 s, 60/30 s, 1800/3600 s — the long window is
 0.5/s, the budget below with a burst of 5 stays inside all four; updates
 are assumed to count as sends). Native streaming in personal chats allows
-one request per second (``bots/streaming-ux.md``): the private budget. A
+one request per second and advises buffering 1.5–2 s between updates
+(``bots/streaming-ux.md``): the private budget is one per 1.5 s. A
 bot message is at most ~100 KB counted as UTF-16 (keep under 80 KB:
 ``agent-message-size-limit.md``): 40,000 UTF-16 code units.
 """
@@ -24,7 +25,7 @@ NAME = "teams"
 MAX_MESSAGE_LENGTH = 40_000
 BUDGETS: Mapping[str, RateBudget] = {
     "default": RateBudget(rate=0.5, burst=5),
-    "private": RateBudget(rate=1.0, burst=1),
+    "private": RateBudget(rate=1 / 1.5, burst=1),
 }
 #: Inline images (base64 in the message; not counted in the 100 KB text limit). 1 MiB is this plugin's own
 #: bound, not a documented Teams number.
