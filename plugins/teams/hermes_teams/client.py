@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import logging
-from typing import Any
 
 import aiohttp
 

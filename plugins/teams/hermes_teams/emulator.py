@@ -91,6 +91,7 @@ class Shown:
     sequence: int = 0
     started: float = 0.0
     updates: int = 0
+    card: dict[str, Any] | None = None   # the last Adaptive Card it carried (a second device may still show it)
 
 
 @dataclass
@@ -281,7 +282,8 @@ class TeamsEmulator:
                     invoke: bool = True) -> tuple[int, Any]:
         """A person presses a button of the card in ``message_id`` (an ``adaptiveCard/action`` invoke)."""
         shown = next(m for m in self.messages(conversation_id) if m.id == message_id)
-        card = next(a["content"] for a in shown.attachments if a.get("contentType") == CARD)
+        card = shown.card
+        assert card is not None, "the message never carried a card"
         data = card["actions"][option]["data"]
         conversation = self.conversation(conversation_id)
         activity = self.activity(conversation_id, "", kind=conversation.kind, user=user, mention=False)
@@ -389,6 +391,7 @@ class TeamsEmulator:
             return web.json_response({}, status=200)
         shown = Shown(self._new_id(), body.get("text") or "", from_bot=True,
                       attachments=list(body.get("attachments") or []))
+        shown.card = _card_of(shown.attachments)
         conversation.messages.append(shown)
         return web.json_response({"id": shown.id}, status=201)
 
@@ -412,6 +415,7 @@ class TeamsEmulator:
         conversation.calls.append(now)
         shown.text = body.get("text") or ""
         shown.attachments = list(body.get("attachments") or [])
+        shown.card = _card_of(shown.attachments) or shown.card
         shown.updates += 1
         return web.json_response({"id": shown.id}, status=200)
 
@@ -517,6 +521,10 @@ CARD = "application/vnd.microsoft.card.adaptive"
 
 def _images(shown: Shown) -> list[dict[str, Any]]:
     return [a for a in shown.attachments if str(a.get("contentUrl", "")).startswith("data:")]
+
+
+def _card_of(attachments: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((a["content"] for a in attachments if a.get("contentType") == CARD), None)
 
 
 def _stream_info(body: dict[str, Any]) -> dict[str, Any] | None:
