@@ -62,3 +62,18 @@ async def test_a_stream_past_teams_time_cap_ends_by_updating_the_message():
         [message] = api.messages("a:slow")
         assert message.stream == "timed_out" and message.updates >= 1
         assert api.violations == []
+
+
+async def test_a_redelivered_activity_is_answered_once_and_a_stopping_gateway_answers_503():
+    """The Bot Framework redelivers an activity it got no answer for: same id, one reply. While the gateway
+    stops, the endpoint answers 503 so the activity comes again rather than being lost."""
+    async with TeamsEmulator(stream_interval=FAST_STREAM, windows=FAST_WINDOWS) as api, gateway(api) as gw:
+        connect(api, gw.url)
+        activity = api.activity("a:twice", "echo: only once")
+        assert (await api.post(activity))[0] == 200
+        assert (await api.post(activity))[0] == 200
+        await eventually(lambda: done(api, "a:twice", "only once"), lambda: api.screen("a:twice"))
+        gw.accepting = False
+        status, _ = await api.post(api.activity("a:twice", "echo: while stopping"))
+        assert status == 503
+    assert api.screen("a:twice") == ["only once"]
