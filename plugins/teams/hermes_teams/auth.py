@@ -28,6 +28,9 @@ from typing import Any, Awaitable, Callable
 import aiohttp
 
 log = logging.getLogger(__name__)
+#: The SDK's validator logs every refused token at ERROR: a stranger's flood of forged requests would fill the
+#: log with errors. The endpoint logs each refusal itself, at INFO, in one line.
+logging.getLogger("microsoft_teams.apps.auth.token_validator").setLevel(logging.CRITICAL)
 
 #: Least seconds between two JWKS fetches caused by an unknown key id.
 REFRESH_AT_MOST_EVERY = 300.0

@@ -8,6 +8,7 @@ was handed anything (``runner.received``).
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 import jwt
@@ -123,3 +124,13 @@ async def test_other_activity_types_are_acknowledged_and_ignored(bot):
     activity["type"] = "conversationUpdate"
     assert (await api.post(activity))[0] == 200
     assert len(running.received) == before
+
+
+async def test_a_refused_token_is_one_info_line_without_the_token(bot, caplog):
+    api, _ = bot
+    caplog.set_level(logging.DEBUG)
+    token = forged(api)
+    assert (await api.post(api.activity(CHAT, "x"), token=token))[0] == 401
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    assert token not in caplog.text and token.split(".")[2] not in caplog.text
+    assert "teams: refused an activity" in caplog.text

@@ -77,3 +77,16 @@ async def test_a_redelivered_activity_is_answered_once_and_a_stopping_gateway_an
         status, _ = await api.post(api.activity("a:twice", "echo: while stopping"))
         assert status == 503
     assert api.screen("a:twice") == ["only once"]
+
+
+async def test_a_reply_streaming_when_the_gateway_stops_is_finished_not_left_streaming():
+    api = TeamsEmulator(stream_interval=FAST_STREAM, windows=FAST_WINDOWS)
+    async with api:
+        async with gateway(api, tokens_per_second=20) as gw:
+            connect(api, gw.url)
+            await api.send("a:stop", f"echo: {WORDS}")
+            await eventually(lambda: bool(api.still_streaming()), lambda: api.screen("a:stop"))
+        assert not api.still_streaming()
+        [message] = api.messages("a:stop")
+        assert message.stream == "final" and message.text.startswith("word0")
+        assert api.violations == []
