@@ -28,8 +28,9 @@ REST docs; see also PLATFORM_FACTS.md):
   answers 201 ``{"id": streamId}``; later ones carry that id and a strictly
   greater ``streamSequence`` (else 202
   ``ContentStreamSequenceOrderPreConditionFailed``, dropped) and text that
-  starts with the text already shown (refused 400: the docs' "must include
-  the previous content"); one stream per chat at a time; one request per
+  starts with the text already shown (else 403 ``ContentStreamNotAllowed``
+  "Request streamed content should contain the previously streamed
+  content", as reported in openclaw/openclaw#56040); one stream per chat at a time; one request per
   second per stream ("The throttling limit is 1 request per second"; a call
   arriving sooner than ``stream_interval - transit`` after the previous is
   429: ``transit`` is 0.2 s of slack for a call's time on the wire of a
@@ -491,7 +492,8 @@ class TeamsEmulator:
         if stream_type == "informative" and shown.text:
             return self._refuse(400, "BadArgument", "informative updates only before the streamed text")
         if not text.startswith(shown.text):
-            return self._refuse(400, "BadArgument", "streamed text must include the previous content")
+            return self._refuse(403, "ContentStreamNotAllowed",
+                                "Request streamed content should contain the previously streamed content")
         shown.text, shown.sequence = text, sequence
         shown.updates += 1
         return web.json_response({}, status=202)
