@@ -23,7 +23,7 @@ class TeamsHarness(Harness):
     kind = "personal"
 
     async def start(self):
-        self.api = TeamsEmulator(stream_interval=FAST_STREAM, transit=0.0, windows=FAST_WINDOWS)
+        self.api = TeamsEmulator(stream_interval=FAST_STREAM, windows=FAST_WINDOWS)
         await self.api.start()
         for suffix in CHAT_PURPOSES.values():
             self.api.conversation(self.chat_id + suffix, self.kind)
