@@ -38,7 +38,7 @@ def card_of(choice: Choice) -> dict[str, Any]:
 
 
 def attachment_of(choice: Choice) -> Any:
-    from microsoft_teams.api import Attachment
+    from microsoft_teams.api.models.attachment.attachment import Attachment
 
     return Attachment(content_type=CARD_TYPE, content=card_of(choice))
 

@@ -14,6 +14,7 @@ after a restart, or ``hermes-gateway send``, reaches it.
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 
 import aiohttp
@@ -62,14 +63,14 @@ class TeamsClient(PlatformClient):
             return
         self._service_urls[chat_id] = service_url
         try:
-            await self.context.set_value(_SERVICE_URL_KEY + chat_id[:180], service_url)
+            await self.context.set_value(_key(chat_id), service_url)
         except ValueError:
-            pass  # an id too long to store: this run still knows it
+            pass  # the platform's 1 MiB of values is full: this run still knows it
 
     async def service_url(self, chat_id: str) -> str:
         known = self._service_urls.get(chat_id)
         if known is None:
-            stored = await self.context.get_value(_SERVICE_URL_KEY + chat_id[:180], None)
+            stored = await self.context.get_value(_key(chat_id), None)
             known = stored if isinstance(stored, str) else self.settings.service_url
             self._service_urls[chat_id] = known
         return known
@@ -116,7 +117,7 @@ class TeamsClient(PlatformClient):
 
     async def on_media(self, stream: Stream, media: Media) -> MessageRef:
         """An image, inline in a message (base64 ``contentUrl``) with its caption as the text."""
-        from microsoft_teams.api import Attachment
+        from microsoft_teams.api.models.attachment.attachment import Attachment
 
         data = base64.b64encode(media.read()).decode("ascii")
         mime = media.mime or "image/png"
@@ -138,3 +139,8 @@ class TeamsClient(PlatformClient):
         await self.connector.update(url, ref.chat_id, ref.message_id, message(text), what="choice")
 
 
+
+
+def _key(chat_id: str) -> str:
+    """The store key of a conversation's service URL (a hash: Teams' conversation ids can be long)."""
+    return _SERVICE_URL_KEY + hashlib.sha256(chat_id.encode()).hexdigest()[:32]

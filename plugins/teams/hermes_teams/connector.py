@@ -29,7 +29,7 @@ class Connector:
         self._http: Any = None
 
     def _client(self, service_url: str) -> Any:
-        from microsoft_teams.api import ConversationActivityClient
+        from microsoft_teams.api.clients.conversation.activity import ConversationActivityClient
         from microsoft_teams.common.http import Client, ClientOptions
 
         if self._http is None:

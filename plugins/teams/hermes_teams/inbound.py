@@ -19,7 +19,7 @@ the core asks (``Attachment.fetch``).
 from __future__ import annotations
 
 import re
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Literal
 from urllib.parse import urlsplit
 
 from hermes_gateway import Attachment, Incoming, stream_download
@@ -63,7 +63,7 @@ def attachments_of(activity: Any, session: Session, token: Token) -> list[Attach
                 continue
             name = item.name or "file"
             file_type = str(item.content.get("fileType") or name.rsplit(".", 1)[-1]).lower()
-            kind = "image" if file_type in _IMAGE_TYPES else "document"
+            kind: Literal["image", "document"] = "image" if file_type in _IMAGE_TYPES else "document"
             found.append(Attachment(kind, _fetcher(session, url, name, None), filename=name))
         elif content_type.startswith("image/") and isinstance(item.content_url, str):
             url = item.content_url

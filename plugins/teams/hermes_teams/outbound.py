@@ -36,7 +36,7 @@ _MARGIN = 5.0
 
 
 def message(text: str, attachments: list[Any] | None = None) -> Any:
-    from microsoft_teams.api import MessageActivityInput
+    from microsoft_teams.api.activities.message.message import MessageActivityInput
 
     activity = MessageActivityInput(text=text)
     if attachments:
@@ -64,7 +64,7 @@ class Outbound:
     async def typing(self, stream: Stream) -> None:
         if stream.state.get("stream_id"):
             return  # the stream's own updates show that the bot is writing
-        from microsoft_teams.api import TypingActivityInput
+        from microsoft_teams.api.activities.typing import TypingActivityInput
 
         url = await self.service_url(stream.chat_id)
         await self.connector.create(url, stream.chat_id, TypingActivityInput(), what="typing")
@@ -85,7 +85,7 @@ class Outbound:
 
     async def _stream_update(self, stream: Stream, ref: MessageRef | None, text: str) -> MessageRef | None:
         """One streaming update; None when this reply must use post + update instead."""
-        from microsoft_teams.api import TypingActivityInput
+        from microsoft_teams.api.activities.typing import TypingActivityInput
 
         state = stream.state
         if ref is not None and state.get("stream_id") != ref.message_id:

@@ -29,7 +29,7 @@ BUDGETS: Mapping[str, RateBudget] = {
 }
 #: Inline images (base64 in the message; not counted in the 100 KB text limit). 1 MiB is this plugin's own
 #: bound, not a documented Teams number.
-MEDIA = MediaLimits(kinds={"image"}, max_bytes={"image": 1_048_576}, caption_length=4000)
+MEDIA = MediaLimits(kinds=frozenset({"image"}), max_bytes={"image": 1_048_576}, caption_length=4000)
 
 
 def rendered_length(text: str) -> int:

@@ -70,6 +70,7 @@ class BotToken:
                                 f"{', ' + str(error) if error else ''}): check platforms.teams.app_id and "
                                 "app_password", retryable=False)
         protect_secret(token)
+        assert isinstance(body, dict)  # (a token came in it)
         try:
             lifetime = float(body.get("expires_in", 3600))
         except (TypeError, ValueError):

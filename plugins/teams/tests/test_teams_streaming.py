@@ -91,3 +91,12 @@ async def test_a_reply_streaming_when_the_gateway_stops_is_finished_not_left_str
         [message] = api.messages("a:stop")
         assert message.stream == "final" and message.text.startswith("word0")
         assert api.violations == []
+
+
+async def test_a_reply_goes_to_the_service_url_of_the_persons_activity():
+    """Teams names the region to answer in each activity (serviceUrl); the configured one is only a fallback."""
+    async with TeamsEmulator(stream_interval=FAST_STREAM, windows=FAST_WINDOWS) as api, \
+            gateway(api, service_url="http://127.0.0.1:9/nowhere/") as gw:
+        connect(api, gw.url)
+        await api.send("a:region", "echo: answered where asked")
+        await eventually(lambda: done(api, "a:region", "answered where asked"), lambda: api.screen("a:region"))
