@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from hermes_gateway import DeliveryError, MessageRef, Stream
+from hermes_gateway import DeliveryError, MessageRef, RateLimited, Stream
 
 from .connector import Connector
 from .errors import StreamRefused
@@ -79,6 +79,8 @@ class Outbound:
     async def final(self, stream: Stream, ref: MessageRef | None, text: str) -> MessageRef:
         if ref is not None and stream.state.get("stream_id") == ref.message_id:
             return await self._stream_final(stream, ref, text)
+        if ref is not None and "native" not in stream.state and self.native and stream.chat_kind == "private":
+            return await self._recovered_final(stream, ref, text)
         return await self._post_or_update(stream, ref, text, what="final")
 
     # ------------------------------------------------------------------ native streaming
@@ -136,6 +138,29 @@ class Outbound:
                 if not refusal.timed_out:
                     raise
                 stream.state["timed_out"] = True
+        await self.connector.update(url, stream.chat_id, ref.message_id, message(text), what="final")
+        return ref
+
+    async def _recovered_final(self, stream: Stream, ref: MessageRef, text: str) -> MessageRef:
+        """The final text of a message this process did not start (the core finishing a reply a crash cut).
+
+        In a personal chat it may be a stream left open, which Teams will not
+        let anything update until it ends: end it with this text. When it is
+        not an open stream (a posted message, a stream that ended or timed
+        out), Teams refuses that, and the message is updated in place.
+        """
+        url = await self.service_url(stream.chat_id)
+        activity = message(text)
+        activity.id = ref.message_id
+        activity.add_stream_final()
+        try:
+            await self.connector.create(url, stream.chat_id, activity, what="final", streaming=True)
+            return ref
+        except RateLimited:
+            raise
+        except DeliveryError as refused:
+            if refused.retryable:
+                raise
         await self.connector.update(url, stream.chat_id, ref.message_id, message(text), what="final")
         return ref
 
