@@ -24,6 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -202,7 +203,7 @@ def http(method: str, url: str, body: dict | None = None, key: str | None = None
         return exc.code, json.loads(exc.read() or b"{}")
 
 
-def wait_healthy(url: str, seconds: float, why: callable) -> None:  # type: ignore[valid-type]
+def wait_healthy(url: str, seconds: float, why: Callable[[], str]) -> None:
     """Poll ``url`` (``/health``) until it answers 200, within ``seconds``; then fail with ``why()``."""
     deadline = time.monotonic() + seconds
     while True:
