@@ -98,7 +98,7 @@ def prepare(argv: list[str], env: dict[str, str]) -> list[str]:
     check_writable(Path(env.get("HERMES_HOME") or "/data"))
     config = choose_config(env)
     env["HERMES_CONFIG"] = config
-    check_image_config(config, env, args[0])
+    check_image_config(config, env, next((a for a in args if not a.startswith("-")), ""))
     if env.get("HERMES_WAIT_FOR", "").strip():
         try:
             seconds = float(env.get("HERMES_WAIT_SECONDS") or 60)

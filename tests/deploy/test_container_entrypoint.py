@@ -51,6 +51,11 @@ def test_the_image_config_without_a_key_is_one_line(launch):
     assert line.startswith("hermes-gateway: set HERMES_API_KEY") and "/config/config.yaml" in line
 
 
+def test_run_with_options_before_it_still_needs_the_key(launch):
+    done = launch("-v", "run")
+    assert done.returncode == 2 and "set HERMES_API_KEY" in done.stderr
+
+
 def test_an_explicit_config_and_other_commands_need_no_key(launch, tmp_path):
     done = launch("run", HERMES_CONFIG=str(tmp_path / "mine.yaml"))
     assert done.stdout.strip() == f"started: run config={tmp_path / 'mine.yaml'}"
@@ -96,3 +101,18 @@ def test_requirements_list_the_dependencies_of_the_gateway_its_extras_and_the_pl
     wrong = listed("", "telegarm")
     assert wrong.returncode == 1 and "no plugin 'telegarm'" in wrong.stderr and "telegram" in wrong.stderr
     assert os.access(ENTRYPOINT, os.X_OK)
+
+
+@pytest.mark.parametrize("path", ["deploy/container/config.yaml", "deploy/config.yaml"])
+def test_the_shipped_configs_are_accepted_and_listen_with_a_key(path):
+    import yaml
+
+    from hermes_gateway._core.config import parse_config
+
+    env = {"HERMES_API_KEY": "k" * 32, "POSTGRES_PASSWORD": "pw"}
+    config = parse_config(yaml.safe_load((ROOT / path).read_text()), source=path, env=env)
+    assert config.api_server.host == "0.0.0.0" and config.api_server.api_keys == ("k" * 32,)
+    assert config.model.is_demo
+    if path == "deploy/config.yaml":
+        assert config.store.url == "postgresql://hermes:pw@postgres:5432/hermes"
+        assert config.coordination.url == "redis://redis:6379/0"
