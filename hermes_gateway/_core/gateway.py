@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .operator.turns import ProfileAgents
     from .outbound.scheduler import Scheduler
     from .plugin_host import PluginHost
-    from .web.sources import ConsoleSources
+    from .console_sources import ConsoleSources
     from .store import ConversationStore
     from .toolbox import ToolBox
 
@@ -497,7 +497,7 @@ class Gateway:
     @property
     def console_sources(self) -> "ConsoleSources":
         """What the web console reads and acts on (:class:`~.web.sources.ConsoleSources`), instead of this gateway."""
-        from .web.sources import ConsoleSources
+        from .console_sources import ConsoleSources
 
         return ConsoleSources(config=self.config, plugins=self.plugins, platform_status=self.platform_status,
                               store=lambda: self.store, delivery=lambda: self.delivery,

@@ -20,3 +20,6 @@ platform = ReferencePlatform(
 )
 
 register_platforms = platform.register_platforms  # its stream methods are its client's (ReferenceClient)
+#: the platform's own client (a chat in memory): what ``ask`` and ``send`` deliver through where the gateway
+#: builds none (the platform not enabled in the config)
+client = platform.client

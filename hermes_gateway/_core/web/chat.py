@@ -45,7 +45,7 @@ from .auth import session_of, user_csrf, user_session
 from .chat_client import PLATFORM, WebChatClient
 from .history_view import inside, user_view
 from .responses import PING, PING_EVERY, SECURITY_HEADERS, json_error, json_ok, open_event_stream, read_json
-from .sources import ConsoleSources
+from ..console_sources import ConsoleSources
 from .uploads import QueueBound, read_upload
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,7 @@ from .dashboard_pairing import MAX_ID, PairingRefused, checked_ids, decide
 from .dashboard_state import LastMessages, snapshot
 from .pages import add_page
 from .responses import PING, PING_EVERY, json_error, json_ok, open_event_stream, read_json
-from .sources import ConsoleSources
+from ..console_sources import ConsoleSources
 
 #: A pairing decision's body holds two ids.
 DECISION_BODY_LIMIT = 2 * MAX_ID + 256

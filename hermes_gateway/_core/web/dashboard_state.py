@@ -24,7 +24,7 @@ from ..config_view import effective
 from ..operator.pairing import masked
 from ..outbound.timing import next_after
 from .dashboard_messages import last_messages
-from .sources import ConsoleSources
+from ..console_sources import ConsoleSources
 
 log = logging.getLogger(__name__)
 

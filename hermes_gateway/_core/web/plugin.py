@@ -26,7 +26,7 @@ from . import chat, pages
 from .chat_client import WEB_PLATFORM
 from .auth import AUTH_KEY, WebAuth
 from .responses import add_security_headers
-from .sources import ConsoleSources
+from ..console_sources import ConsoleSources
 
 log = logging.getLogger(__name__)
 

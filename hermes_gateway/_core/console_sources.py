@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..coordination import Coordination
-    from ..delivery import Delivery
-    from ..inbound.runtime import InboundRuntime
-    from ..outbound.scheduler import Scheduler
-    from ..platform_status import PlatformStatuses
-    from ..plugins import Plugins
-    from ..store import ConversationStore
+    from .config import Config
+    from .coordination import Coordination
+    from .delivery import Delivery
+    from .inbound.runtime import InboundRuntime
+    from .outbound.scheduler import Scheduler
+    from .platform_status import PlatformStatuses
+    from .plugins import Plugins
+    from .store import ConversationStore
 
 
 @dataclass(frozen=True)
