@@ -54,8 +54,7 @@ class MatrixClient(PlatformClient):
         self.questions = Questions()
         self.reader = EventReader(context.platform, settings.user_id, is_direct=self._is_direct,
                                   sent_by_bot=lambda event_id: event_id in self._shown,
-                                  attachment=files.attachment_maker(lambda: self._api.api.session,
-                                                                    settings.homeserver, lambda: self._api.api.token))
+                                  attachment=files.attachment_maker(lambda: self._api, settings.homeserver))
         self.receiver = Receiver(context, lambda: self._api, self.reader, sync_timeout=settings.sync_timeout,
                                  timeline_limit=settings.timeline_limit, on_reaction=self._reaction)
         self._tasks: set[asyncio.Task[Any]] = set()

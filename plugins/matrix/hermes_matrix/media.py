@@ -37,9 +37,10 @@ def download_url(homeserver: str, mxc: str) -> str | None:
     return f"{homeserver}/_matrix/client/v1/media/download/{quote(match[1], safe='')}/{match[2]}"
 
 
-def attachment_maker(session: Callable[[], Any], homeserver: str, token: Callable[[], str],
+def attachment_maker(connection: Callable[[], Any], homeserver: str,
                      max_bytes: int = MAX_UPLOAD_BYTES) -> Callable[[str, dict[str, Any]], Attachment]:
-    """``make(kind, content)``: the lazy ``Attachment`` of a file event's content (downloaded when fetched)."""
+    """``make(kind, content)``: the lazy ``Attachment`` of a file event's content (downloaded when fetched
+    through ``connection()``, the client's logged-in mautrix API, None once it is closed)."""
 
     def make(kind: str, content: dict[str, Any]) -> Attachment:
         info = content.get("info") if isinstance(content.get("info"), dict) else {}
@@ -57,9 +58,12 @@ def attachment_maker(session: Callable[[], Any], homeserver: str, token: Callabl
 
             if url is None:
                 raise FetchError(f"matrix: the file {name[:80]!r} has no valid mxc:// address")
-            async for chunk in stream_download(session(), url, what=f"matrix: the file {name[:80]!r}",
+            api = connection()
+            if api is None:
+                raise FetchError(f"matrix: the file {name[:80]!r} cannot be fetched: the client is closed")
+            async for chunk in stream_download(api.api.session, url, what=f"matrix: the file {name[:80]!r}",
                                                declared_size=size, max_bytes=max_bytes,
-                                               headers={"Authorization": f"Bearer {token()}"},
+                                               headers={"Authorization": f"Bearer {api.api.token}"},
                                                status_notes={404: "the homeserver no longer has it"}):
                 yield chunk
 

@@ -61,6 +61,8 @@ class FaultProxy:
     rate_limited: int = 0
     down: bool = False
     requests: list[tuple[str, str]] = field(default_factory=list)
+    #: ``rewrite(request, status, body) -> body``: a hostile server's answers (None: passed through as they are).
+    rewrite: Callable[[web.Request, int, bytes], bytes] | None = None
 
     async def start(self) -> "FaultProxy":
         self._session = aiohttp.ClientSession(auto_decompress=False)
@@ -122,6 +124,8 @@ class FaultProxy:
                     status=429, headers={"Retry-After": str(math.ceil(fault.retry_after))})
             return web.json_response({"errcode": fault.errcode, "error": "refused by the test"}, status=fault.status)
         status, headers, data = await self._upstream(request, body)
+        if self.rewrite is not None:
+            data = self.rewrite(request, status, data)
         if status == 429:
             self.rate_limited += 1
         return web.Response(status=status, body=data, headers=headers)
@@ -263,3 +267,38 @@ def runner(url: str, bot: Any, *, start: bool = True, limits: Any = LIMITS, **ma
 
 
 WORD = re.compile(r"\S+")
+
+
+async def until(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 60.0) -> Any:
+    """Poll ``await read()`` until ``ok(value)``; a generous bound that only catches hangs (then says what it saw)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = await read()
+        if ok(value):
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"still not there after {timeout}s: {value!r}")
+        await asyncio.sleep(0.2)
+
+
+def gateway_config(url: str, bot: Any, *, store: str | None = None, tokens_per_second: float = 300,
+                   reactions: dict[str, str] | None = None, **matrix: Any) -> dict[str, Any]:
+    """A gateway's config: the demo model, streaming on for Matrix, the bot's account on ``url``."""
+    config: dict[str, Any] = {
+        "model": {"demo": {"tokens_per_second": tokens_per_second}},
+        "streaming": {"matrix": {"enabled": True, "edit_interval": 0.3, "min_tokens": 3}},
+        "platforms": {"matrix": {"enabled": True, **section(url, bot, **matrix)}},
+    }
+    if store is not None:
+        config["store"] = {"path": store}
+    if reactions:
+        config["reactions"] = reactions
+    return config
+
+
+def gateway(url: str, bot: Any, *, limits: Any = LIMITS, **options: Any) -> Any:
+    """A whole gateway answering the bot's rooms through the homeserver at ``url``."""
+    from hermes_gateway.testing import TestGateway
+
+    return TestGateway(gateway_config(url, bot, **options), hermes_matrix.plugin, limits=limits, shutdown_grace=1.0)
