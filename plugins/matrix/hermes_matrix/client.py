@@ -84,11 +84,10 @@ class MatrixClient(PlatformClient):
         return self._api
 
     async def _login(self) -> None:
-        from mautrix.types import LoginType, UserIdentifier, UserIdentifierType
+        from mautrix.types import LoginType, MatrixUserIdentifier
 
         try:
-            answer = await self._api.login(identifier=UserIdentifier(UserIdentifierType.MATRIX_USER,
-                                                                     user=self.settings.user_id),
+            answer = await self._api.login(identifier=MatrixUserIdentifier(user=self.settings.user_id),
                                            login_type=LoginType.PASSWORD, password=self.settings.password,
                                            device_id=self.settings.device_id,
                                            device_name="hermes-gateway", store_access_token=True)

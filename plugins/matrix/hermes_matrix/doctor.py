@@ -31,9 +31,9 @@ async def doctor(settings: MatrixSettings) -> list[tuple[bool, str]]:
         key = "access_token" if settings.access_token else "password"
         try:
             if not settings.access_token:
-                from mautrix.types import LoginType, UserIdentifier, UserIdentifierType
+                from mautrix.types import LoginType, MatrixUserIdentifier
 
-                await api.login(identifier=UserIdentifier(UserIdentifierType.MATRIX_USER, user=settings.user_id),
+                await api.login(identifier=MatrixUserIdentifier(user=settings.user_id),
                                 login_type=LoginType.PASSWORD, password=settings.password,
                                 device_id=settings.device_id, store_access_token=True)
             whoami = await api.whoami()
