@@ -71,6 +71,7 @@ class MatrixClient(PlatformClient):
             if self._api is None:
                 import aiohttp
                 from mautrix.client import ClientAPI
+                from mautrix.types import DeviceID, UserID
 
                 from .api import GatewayHTTPAPI
 
@@ -78,7 +79,7 @@ class MatrixClient(PlatformClient):
                                       client_session=aiohttp.ClientSession(),
                                       request_timeout=self.settings.request_timeout,
                                       sync_timeout=self.settings.sync_timeout, log=logging.getLogger("mau.http"))
-                self._api = ClientAPI(self.settings.user_id, self.settings.device_id, api=http)
+                self._api = ClientAPI(UserID(self.settings.user_id), DeviceID(self.settings.device_id), api=http)
             if not self._api.api.token:
                 await self._login()
         return self._api
@@ -200,7 +201,7 @@ class MatrixClient(PlatformClient):
     async def on_media(self, stream: Stream, media: Media) -> MessageRef:
         """Upload (once per reply, kept in ``stream.state``), then one event pointing at the ``mxc://`` URI."""
         api = await self.api()
-        key = ("mxc", media.path or media.filename, media.size)
+        key = f"mxc:{media.path or media.filename}:{media.size}"
         mxc = stream.state.get(key)
         if mxc is None:
             try:

@@ -15,13 +15,14 @@ async def doctor(settings: MatrixSettings) -> list[tuple[bool, str]]:
     """``/versions`` (reachable), then ``whoami`` with the access token or a password login."""
     import aiohttp
     from mautrix.client import ClientAPI
+    from mautrix.types import DeviceID, UserID
 
     from .api import GatewayHTTPAPI
 
     async with aiohttp.ClientSession() as session:
         http = GatewayHTTPAPI(settings.homeserver, settings.access_token or "", client_session=session,
                               request_timeout=min(settings.request_timeout, 15), sync_timeout=0)
-        api: Any = ClientAPI(settings.user_id, settings.device_id, api=http)
+        api: Any = ClientAPI(UserID(settings.user_id), DeviceID(settings.device_id), api=http)
         try:
             versions = await api.versions()
         except Exception as exc:

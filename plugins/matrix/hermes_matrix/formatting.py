@@ -86,7 +86,7 @@ def message_content(text: str, *, edit_of: str | None = None, msgtype: str = "m.
     shown = {"msgtype": msgtype, "body": body, "format": "org.matrix.custom.html",
              "formatted_body": html(body), "m.mentions": {}}
     for with_html in (True, False):
-        new = dict(shown) if with_html else {"msgtype": msgtype, "body": body, "m.mentions": {}}
+        new: dict[str, Any] = dict(shown) if with_html else {"msgtype": msgtype, "body": body, "m.mentions": {}}
         if edit_of is None:
             content: dict[str, Any] = {**new, **(extra or {})}
         else:
@@ -94,7 +94,7 @@ def message_content(text: str, *, edit_of: str | None = None, msgtype: str = "m.
                        "m.relates_to": {"rel_type": "m.replace", "event_id": edit_of}}
             if with_html:
                 content["format"] = "org.matrix.custom.html"
-                content["formatted_body"] = "* " + new["formatted_body"]
+                content["formatted_body"] = "* " + str(new["formatted_body"])
         if json_size(content) <= CONTENT_BUDGET:
             return content
     return content  # plain text within MAX_MESSAGE_BYTES always fits (the docstring's arithmetic)

@@ -21,7 +21,7 @@ from hermes_gateway import Attachment, Media, MediaLimits, stream_download
 
 #: Synapse's default ``max_upload_size`` (50M); a server configured lower answers 413, shown as one line.
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
-LIMITS = MediaLimits(kinds={"image", "document", "audio", "video"},
+LIMITS = MediaLimits(kinds=frozenset({"image", "document", "audio", "video"}),
                      max_bytes={kind: MAX_UPLOAD_BYTES for kind in ("image", "document", "audio", "video")},
                      caption_length=4000)
 #: The core's kind → ``msgtype``.
@@ -43,7 +43,7 @@ def attachment_maker(connection: Callable[[], Any], homeserver: str,
     through ``connection()``, the client's logged-in mautrix API, None once it is closed)."""
 
     def make(kind: str, content: dict[str, Any]) -> Attachment:
-        info = content.get("info") if isinstance(content.get("info"), dict) else {}
+        info: dict[str, Any] = content["info"] if isinstance(content.get("info"), dict) else {}
         size = info.get("size")
         size = size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
         mime = info.get("mimetype") if isinstance(info.get("mimetype"), str) else ""

@@ -44,6 +44,15 @@ MAX_BACKFILL_PAGES = 20
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when the server sent an object there, else an empty one (a hostile server's shapes)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def sync_filter(timeline_limit: int) -> str:
     """What the sync asks for: room timelines (up to ``timeline_limit``), ``m.direct``, no presence."""
     return json.dumps({
@@ -116,12 +125,10 @@ class Receiver:
     async def handle(self, answer: dict[str, Any], since: str | None) -> None:
         """Everything new in one sync answer (``since`` None: the first ever, whose timelines are history)."""
         self._account_data(answer.get("account_data"))
-        rooms = answer.get("rooms") if isinstance(answer.get("rooms"), dict) else {}
-        invites = rooms.get("invite") if isinstance(rooms.get("invite"), dict) else {}
-        for room, invite in invites.items():
+        rooms = _dict(answer.get("rooms"))
+        for room, invite in _dict(rooms.get("invite")).items():
             await self._invited(str(room), invite)
-        joined = rooms.get("join") if isinstance(rooms.get("join"), dict) else {}
-        for room, data in joined.items():
+        for room, data in _dict(rooms.get("join")).items():
             if not isinstance(data, dict):
                 self._skip(str(room), "a room that is not an object")
                 continue
@@ -135,8 +142,7 @@ class Receiver:
                                      for room in rooms if isinstance(room, str)}
 
     async def _invited(self, room: str, invite: Any) -> None:
-        state = invite.get("invite_state", {}).get("events") if isinstance(invite, dict) else None
-        events = [e for e in state if isinstance(e, dict)] if isinstance(state, list) else []
+        events = [e for e in _list(_dict(_dict(invite).get("invite_state")).get("events")) if isinstance(e, dict)]
         encrypted = any(e.get("type") == "m.room.encryption" for e in events)
         me = next((e for e in events if e.get("type") == "m.room.member" and e.get("state_key") == self.reader.user_id),
                   None)
@@ -181,17 +187,17 @@ class Receiver:
             log.warning("matrix: could not tell %s that encryption is not supported (%s)", room, type(exc).__name__)
 
     async def _room(self, room: str, data: dict[str, Any], since: str | None) -> None:
-        timeline = data.get("timeline") if isinstance(data.get("timeline"), dict) else {}
-        events = timeline.get("events") if isinstance(timeline.get("events"), list) else []
-        state = data.get("state", {}).get("events") if isinstance(data.get("state"), dict) else None
-        every = (state if isinstance(state, list) else []) + events
+        timeline = _dict(data.get("timeline"))
+        events = _list(timeline.get("events"))
+        every = _list(_dict(data.get("state")).get("events")) + events
         if any(isinstance(e, dict) and e.get("type") in ("m.room.encryption", "m.room.encrypted") for e in every):
             await self._refuse_encrypted(room)
             return
         if since is None:
             return  # the first sync: history, never answered
-        if timeline.get("limited") and isinstance(timeline.get("prev_batch"), str):
-            events = await self._backfill(room, timeline["prev_batch"], since) + events
+        prev_batch = timeline.get("prev_batch")
+        if timeline.get("limited") and isinstance(prev_batch, str):
+            events = await self._backfill(room, prev_batch, since) + events
         for event in events:
             self._take(room, event)
 

@@ -127,7 +127,6 @@ class Synapse:
         self._admin: Account | None = None
 
     def start(self) -> None:
-        before = os.times()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "synapse.app.homeserver", "-c", str(self.config)], cwd=self.directory,
             stdout=subprocess.DEVNULL, stderr=open(self.directory / "stderr.log", "wb"))

@@ -8,7 +8,7 @@ person's account, as their client would show it.
 from __future__ import annotations
 
 from hermes_gateway.testing.samples import png
-from matrix_test_support import FaultProxy, Person, gateway, until
+from matrix_test_support import Person, gateway, until
 
 
 async def direct_chat(person, bot):

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 import hermes_matrix
-from hermes_gateway import ConfigError, MessageRef, Stream, utf8_length
+from hermes_gateway import Choice, ChoiceOption, ConfigError, MessageRef, Stream, utf8_length
 from hermes_gateway.testing import PlatformRunner
-from hermes_gateway._core.approvals.choice import Choice, ChoiceOption  # noqa: F401  (the kit's type, as the core builds it)
 from matrix_test_support import Person, join, runner, until
 
 LIMIT = hermes_matrix.PLATFORM.max_message_length
