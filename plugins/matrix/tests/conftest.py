@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from matrix_synapse_server import Synapse, synapse_installed
+from matrix_synapse_server import Synapse, process_cpu, synapse_installed
 
 
 @pytest.fixture(autouse=True)
@@ -27,4 +27,6 @@ def synapse(tmp_path_factory):
     server = Synapse(tmp_path_factory.mktemp("synapse"))
     server.start()
     yield server
+    if server.process is not None:
+        print(f"\nsynapse used {process_cpu(server.process.pid):.1f} s of CPU ({server.start_cpu:.1f} s to start)")
     server.stop()

@@ -258,7 +258,7 @@ async def join(url: str, account: Any, room: str) -> None:
 
 def section(url: str, bot: Any, **matrix: Any) -> dict[str, Any]:
     """``platforms.matrix`` for the account ``bot`` on the homeserver at ``url``."""
-    return {"homeserver": url, "user_id": bot.user_id, "access_token": bot.access_token, "sync_timeout": 1,
+    return {"homeserver": url, "user_id": bot.user_id, "access_token": bot.access_token, "sync_timeout": 10,
             **matrix}
 
 
@@ -279,7 +279,7 @@ async def until(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: flo
             return value
         if loop.time() > deadline:
             raise AssertionError(f"still not there after {timeout}s: {value!r}")
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)  # each look is a /messages on Synapse: its CPU is the suite's
 
 
 def gateway_config(url: str, bot: Any, *, store: str | None = None, tokens_per_second: float = 300,

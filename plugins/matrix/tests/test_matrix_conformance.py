@@ -27,7 +27,8 @@ class MatrixHarness(Harness):
         self.person = Person(self.synapse.url, self.synapse.register("person"))
         self.proxy = await FaultProxy(self.synapse.url).start()
         # the late-upload check hangs a call for 4.5 s: past request_timeout, and far past a loaded Synapse's pace
-        self.runner = await runner(self.proxy.url, self.bot, request_timeout=3).__aenter__()
+        # a short long-poll: the outage check sees the next sync fail within a second
+        self.runner = await runner(self.proxy.url, self.bot, request_timeout=3, sync_timeout=1).__aenter__()
 
     async def stop(self):
         await self.runner.__aexit__(None, None, None)
