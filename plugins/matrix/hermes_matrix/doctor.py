@@ -20,15 +20,16 @@ async def doctor(settings: MatrixSettings) -> list[tuple[bool, str]]:
     from .api import GatewayHTTPAPI
 
     async with aiohttp.ClientSession() as session:
-        http = GatewayHTTPAPI(settings.homeserver, settings.access_token or "", client_session=session,
+        http = GatewayHTTPAPI(settings.homeserver, "", client_session=session,
                               request_timeout=min(settings.request_timeout, 15), sync_timeout=0)
         api: Any = ClientAPI(UserID(settings.user_id), DeviceID(settings.device_id), api=http)
         try:
-            versions = await api.versions()
+            versions = await api.versions()  # asked without the token
         except Exception as exc:
             return [(False, f"cannot reach the homeserver at {settings.homeserver} ({type(exc).__name__}): "
                             "check platforms.matrix.homeserver and the network")]
-        lines = [(True, f"homeserver answers (spec {', '.join(str(v) for v in versions.supported_versions[-2:])})")]
+        http.token = settings.access_token or ""  # only now: Synapse refuses /versions with a bad token
+        lines = [(True, f"homeserver answers (spec {versions.versions[-1] if versions.versions else '?'})")]
         key = "access_token" if settings.access_token else "password"
         try:
             if not settings.access_token:
