@@ -115,7 +115,7 @@ class MatrixClient(PlatformClient):
             direct = await api.get_account_data("m.direct")
         except Exception:
             direct = {}
-        self.receiver._account_data({"events": [{"type": "m.direct", "content": direct}]})
+        self.receiver.read_account_data({"events": [{"type": "m.direct", "content": direct}]})
         self.context.report_connected()
         self.receiver.start()
 
@@ -193,8 +193,11 @@ class MatrixClient(PlatformClient):
 
     async def _stop_typing(self, room: str) -> None:
         """Take the indicator away at once (else it shows for up to 30 s after the reply); best effort."""
+        api = self._api  # never a new connection for this: after close() there is none
+        if api is None:
+            return
         try:
-            await (await self.api()).set_typing(room, timeout=0)
+            await api.set_typing(room, timeout=0)
         except Exception:
             pass
 

@@ -124,7 +124,7 @@ class Receiver:
 
     async def handle(self, answer: dict[str, Any], since: str | None) -> None:
         """Everything new in one sync answer (``since`` None: the first ever, whose timelines are history)."""
-        self._account_data(answer.get("account_data"))
+        self.read_account_data(answer.get("account_data"))
         rooms = _dict(answer.get("rooms"))
         for room, invite in _dict(rooms.get("invite")).items():
             await self._invited(str(room), invite)
@@ -134,7 +134,8 @@ class Receiver:
                 continue
             await self._room(str(room), data, since)
 
-    def _account_data(self, section: Any) -> None:
+    def read_account_data(self, section: Any) -> None:
+        """The bot's ``m.direct`` (from a sync's ``account_data``): which rooms are direct chats."""
         events = section.get("events") if isinstance(section, dict) else None
         for event in events if isinstance(events, list) else []:
             if isinstance(event, dict) and event.get("type") == "m.direct" and isinstance(event.get("content"), dict):

@@ -20,7 +20,7 @@ async def direct_chat(person, bot):
     return room
 
 
-async def test_a_direct_chat_is_answered_by_edits_with_html_and_a_received_reaction(synapse, tmp_path):
+async def test_a_direct_chat_is_answered_with_html_a_received_reaction_and_bang_commands(synapse, tmp_path):
     bot, person = synapse.register("bot"), Person(synapse.url, synapse.register("person"))
     async with gateway(synapse.url, bot, reactions={"received": "👀"}):
         room = await direct_chat(person, bot)
@@ -31,6 +31,9 @@ async def test_a_direct_chat_is_answered_by_edits_with_html_and_a_received_react
         assert content["format"] == "org.matrix.custom.html"
         assert content["formatted_body"] == "<p><strong>bold</strong> and <code>code</code></p>"
         await until(lambda: _reactions(person, room, bot), lambda r: r.get(asked) == ["👀"])
+        await person.send(room, "!help")  # chat commands start with "!" (Matrix clients keep "/" for their own)
+        helped = await until(lambda: person.screen(room, bot.user_id), lambda s: len(s) == 2 and "!new" in s[1])
+        assert "/new" not in helped[1], helped[1]
     await person.close()
 
 
