@@ -10,6 +10,7 @@ mail even when its UID is lower (§6.4.8), so UIDs are filtered again here.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import ssl
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ class Mailbox:
     client: Any
     uidvalidity: int
     idle: bool                      # the server offers IDLE
+    #: A mail came in while :meth:`new_mails` looked (look again before idling: IDLE will not announce it).
+    grew: bool = False
 
     @classmethod
     async def open(cls, settings: EmailSettings) -> "Mailbox":
@@ -67,13 +70,33 @@ class Mailbox:
             raise
         found = next((UIDVALIDITY.search(bytes(line)) for line in selected.lines
                       if UIDVALIDITY.search(bytes(line))), None)
-        return cls(client, int(found.group(1)) if found else 0, client.has_capability("IDLE"))
+        box = cls(client, int(found.group(1)) if found else 0, client.has_capability("IDLE"))
+        box._watch_exists()
+        return box
+
+    def _watch_exists(self) -> None:
+        """Note every ``* N EXISTS`` (a mail came in), whichever command's answer carries it.
+
+        aioimaplib hands a SEARCH or FETCH only its own untagged lines and
+        drops the rest, and the server says EXISTS once: missed there, a mail
+        would wait for the next one. (Wraps aioimaplib 2.x's one dispatcher.)
+        """
+        protocol = self.client.protocol
+        dispatch = protocol._untagged_response
+
+        def noted(line: bytes) -> Any:
+            if line.endswith(b" EXISTS"):
+                self.grew = True
+            return dispatch(line)
+
+        protocol._untagged_response = noted
 
     async def close(self) -> None:
         await _close(self.client)
 
     async def new_mails(self, after: int) -> list[tuple[int, int]]:
         """The unseen mails with a UID above ``after``: ``(uid, size)``, oldest first, at most :data:`BATCH`."""
+        self.grew = False  # set again when a mail comes in from here on
         found = await self.client.uid_search("UNSEEN", f"UID {after + 1}:*", charset=None)
         _check(found, "UID SEARCH")
         uids = sorted(int(u) for line in found.lines[:-1] for u in bytes(line).split() if u.isdigit())
@@ -116,20 +139,17 @@ class Mailbox:
 
         while not self.client.protocol.idle_queue.empty():  # what a past IDLE left (its timer's stop)
             self.client.protocol.idle_queue.get_nowait()
-        idle = await self.client.idle_start(timeout=seconds)
+        idle = None
         try:
-            while True:
+            idle = await self.client.idle_start(timeout=seconds)
+            while not self.grew:
                 pushed = await self.client.wait_server_push(timeout=seconds + 5)
                 if pushed == aioimaplib.STOP_WAIT_SERVER_PUSH:
                     break
-                if any(b"EXISTS" in bytes(line) for line in (pushed or [])):
-                    break
         finally:
-            self.client.idle_done()
-        try:
-            await idle
-        except Exception:
-            pass
+            self.client.idle_done()  # DONE, once; then the IDLE's own OK (bounded), also when cancelled
+            if idle is not None:
+                await asyncio.wait({idle}, timeout=5.0)
 
 
 def _check(response: Any, what: str) -> None:
@@ -139,9 +159,10 @@ def _check(response: Any, what: str) -> None:
 
 
 async def _close(client: Any) -> None:
+    """LOGOUT, bounded: a server that does not answer is just dropped."""
     try:
-        await client.logout()
-    except Exception:
+        await asyncio.wait_for(client.logout(), 2.0)
+    except BaseException:  # noqa: BLE001 - closing: nothing here may keep the caller waiting
         pass
     try:
         if client.protocol is not None and client.protocol.transport is not None:

@@ -29,6 +29,15 @@ def render_html(text: str) -> str:
     return f'<!DOCTYPE html>\n<html><body style="font-family: sans-serif">\n{body}</body></html>\n'
 
 
+def plain(text: str) -> str:
+    """The text/plain part: the Markdown as typed, its tables laid out (no reader sees a page of pipes)."""
+    return rewrite_tables(text, style="plain")
+
+
+def plain_length(text: str) -> int:
+    return len(plain(text))
+
+
 def reply_subject(subject: str) -> str:
     subject = subject.strip() or "(no subject)"
     return subject if subject[:3].lower() == "re:" else f"Re: {subject}"
@@ -48,8 +57,7 @@ def compose(*, sender: str, to: str, subject: str, references: list[str], text: 
         message["References"] = " ".join(references[-20:])
     message["Auto-Submitted"] = "auto-replied"
     message["X-Auto-Response-Suppress"] = "All"
-    plain = rewrite_tables(text, style="plain")
-    message.set_content(plain)
+    message.set_content(plain(text))
     message.add_alternative(render_html(text), subtype="html")
     return message
 

@@ -24,7 +24,8 @@ from typing import Any
 
 import hermes_gateway
 from hermes_gateway import (Attachment, DeliveryError, Incoming, Media, MediaLimits, MessageRef, Platform,
-                            PlatformClient, PlatformContext, RateBudget, Stream, scrub_secrets)
+                            PlatformClient, PlatformContext, RateBudget, Stream, markdown_keep_whole,
+                            scrub_secrets)
 
 from . import outbound, smtp
 from .doctor import doctor
@@ -84,7 +85,7 @@ class EmailClient(PlatformClient):
         receiver, self._receiver = self._receiver, None
         if receiver is not None:
             receiver.cancel()
-            await asyncio.gather(receiver, return_exceptions=True)
+            await asyncio.wait({receiver}, timeout=5.0)  # its IMAP session closes within that (bounded)
 
     async def _receive_forever(self) -> None:
         backoff = 1.0
@@ -118,7 +119,7 @@ class EmailClient(PlatformClient):
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 60.0)
             finally:
-                await asyncio.shield(box.close())
+                await asyncio.shield(asyncio.wait_for(box.close(), 3.0))
 
     def _disconnected(self, exc: BaseException) -> None:
         why = scrub_secrets(f"{type(exc).__name__}: {exc}")[:200]
@@ -131,7 +132,7 @@ class EmailClient(PlatformClient):
             position = await self.context.get_value(POSITION, {}) or {}
             last = int(position.get("last_uid", 0)) if position.get("uidvalidity") == box.uidvalidity else 0
             news = await box.new_mails(last)
-            if not news:
+            if not news and not box.grew:  # else a mail came in while searching: look again before idling
                 return
             for uid, size in news:
                 await self._take_one(box, uid, size)
@@ -267,6 +268,7 @@ PLATFORM = Platform(
     name=NAME, max_message_length=MAX_MESSAGE_CHARS, length_unit="chars", edit_interval=0.0,
     budgets=dict(BUDGETS), bot_budget=BOT_BUDGET, media=MEDIA, settings=EmailSettings, client=EmailClient,
     description="Email (IMAP in with aioimaplib, SMTP out with aiosmtplib)", doctor=doctor,
+    rendered_length=outbound.plain_length, keep_whole=markdown_keep_whole,
 )
 
 

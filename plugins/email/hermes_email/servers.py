@@ -128,6 +128,9 @@ service stats {{
 protocol imap {{
   mail_max_userip_connections = 200
 }}
+# IDLE is told of new mail by inotify; where a busy machine has run out of watches, Dovecot looks every
+# mailbox_idle_check_interval instead (30 s by default: longer than a test should wait)
+mailbox_idle_check_interval = 1 secs
 """
 
     def _wait_ready(self, bound: float = 30.0) -> bool:
