@@ -13,9 +13,9 @@ import email.policy
 import hashlib
 import re
 from dataclasses import dataclass, field
-from email.message import EmailMessage, Message
+from email.message import Message
 from email.utils import getaddresses, parseaddr
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator
 
 #: At most this much of a mail's text goes to the model (the rest is cut, with a line saying so).
 MAX_TEXT_CHARS = 20_000
@@ -61,7 +61,7 @@ class MailFile:
     part: Message
 
     async def chunks(self) -> AsyncIterator[bytes]:
-        data = self.part.get_payload(decode=True) or b""
+        data = _payload(self.part)
         for start in range(0, len(data), 65536):
             yield data[start:start + 65536]
 
@@ -161,7 +161,7 @@ def _filename(part: Message) -> str:
 
 def _text(part: Message) -> str:
     try:
-        payload = part.get_payload(decode=True) or b""
+        payload = _payload(part)
         charset = part.get_content_charset() or "utf-8"
         try:
             return payload.decode(charset, "replace")
@@ -169,6 +169,12 @@ def _text(part: Message) -> str:
             return payload.decode("utf-8", "replace")
     except Exception:
         return ""
+
+
+def _payload(part: Message) -> bytes:
+    """A part's bytes, its transfer encoding undone (a broken one gives what can be read)."""
+    data = part.get_payload(decode=True)
+    return bytes(data) if isinstance(data, (bytes, bytearray)) else b""
 
 
 def _html_to_text(html: str) -> str:

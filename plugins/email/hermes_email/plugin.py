@@ -20,7 +20,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from typing import Any
+from typing import Any, Literal
 
 import hermes_gateway
 from hermes_gateway import (Attachment, DeliveryError, Incoming, Media, MediaLimits, MessageRef, Platform,
@@ -42,7 +42,7 @@ MAX_MESSAGE_CHARS = 20_000
 BUDGETS = {"default": RateBudget(rate=1.0, burst=5)}
 BOT_BUDGET = RateBudget(rate=1.0, burst=10)
 #: A provider's common 25 MB message limit, less base64's third.
-MEDIA = MediaLimits(kinds={"image", "document", "audio", "video"},
+MEDIA = MediaLimits(kinds=frozenset({"image", "document", "audio", "video"}),
                     max_bytes={k: 18_000_000 for k in ("image", "document", "audio", "video")},
                     caption_length=10_000)
 #: Threads whose recipient and references are kept (the oldest are forgotten past it: the store's 1 MiB).
@@ -56,9 +56,13 @@ def _thread_key(chat_id: str) -> str:
     return f"thread:{chat_id}"
 
 
-def _kind(mime: str) -> str:
+def _kind(mime: str) -> Literal["image", "audio", "video", "document"]:
     top = mime.split("/", 1)[0]
-    return top if top in ("image", "audio", "video") else "document"
+    if top == "image":
+        return "image"
+    if top == "audio":
+        return "audio"
+    return "video" if top == "video" else "document"
 
 
 class EmailClient(PlatformClient):
