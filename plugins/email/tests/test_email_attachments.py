@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 
 import hermes_email
 from email_support import body, config, person_mail, until
@@ -24,7 +23,6 @@ async def test_a_mailed_pdf_and_picture_are_read_and_a_tools_image_comes_back_at
         await until(lambda: _count(mail, ann, 1), lambda: mail.inbox(ann))
         await mail.send(bot, qr)
         await until(lambda: _count(mail, ann, 3), lambda: mail.inbox(ann))
-        await asyncio.sleep(0.3)
     read, text, picture = [m for m, _seen in await mail.inbox(ann)]
     assert "report.pdf" in body(read) and "Quarterly numbers are up" in body(read), body(read)
     assert read["In-Reply-To"] == asked
