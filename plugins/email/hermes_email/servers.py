@@ -217,7 +217,7 @@ class SmtpServer:
 
         def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, auth_data: Any) -> Any:
             ok = getattr(auth_data, "password", b"") in (PASSWORD.encode(), PASSWORD)
-            return AuthResult(success=ok)
+            return AuthResult(success=ok, handled=False)  # a refusal is answered 535
 
         self.port = free_port()
         self.controller = Controller(self, hostname="127.0.0.1", port=self.port, authenticator=authenticate,
