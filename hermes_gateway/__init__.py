@@ -20,6 +20,7 @@ from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSett
 from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
                                   utf8_length, utf16_length)
 from ._core.platform_context import PlatformClient, PlatformContext
+from ._core.plugin_host import PluginHost
 from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
 from ._core.tables import TableLayout, has_table, layout_table, render_table, rewrite_tables
@@ -47,6 +48,7 @@ __all__ = [
     "Platform",
     "PlatformClient",
     "PlatformContext",
+    "PluginHost",
     "Plugins",
     "RateBudget",
     "RateLimited",

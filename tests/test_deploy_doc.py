@@ -62,7 +62,7 @@ def test_every_command_line_on_the_page_parses():
                                                       PAGE.read_text(encoding="utf-8"))]
     commands = [found.split() for line in lines
                 for found in re.findall(r"(?:^|bin/)hermes-gateway((?: +[-\w./]+)*)", line.split(" #")[0])]
-    assert len(commands) == 4, commands  # plugins, config, run (the unit), -v run
+    assert len(commands) == 5, commands  # plugins, config, service install, run (the unit), -v run
     for argv in commands:
         args = parser.parse_args(argv)  # an unknown command or option exits (SystemExit) here
         assert args._run is not None, argv
@@ -74,3 +74,12 @@ def test_the_prometheus_block_scrapes_metrics_of_each_replica():
     assert job["metrics_path"] == "/metrics"
     targets = job["static_configs"][0]["targets"]
     assert len(targets) > 1 and all(re.fullmatch(r"[\w.]+:\d+", t) for t in targets)
+
+
+def test_the_pages_unit_is_the_one_service_install_writes():
+    from hermes_gateway._core.cli.service_units import Installation, system_unit
+
+    [unit] = [b for b in blocks("ini") if b.startswith("[Unit]")]
+    installed = Installation(executable=Path("/opt/hermes-gateway/venv/bin/hermes-gateway"),
+                             config=Path("/etc/hermes-gateway/config.yaml"), workdir=Path("/"), data=Path("/"))
+    assert unit == system_unit(installed)

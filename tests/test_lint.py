@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: What ruff checks (mypy's files are listed in pyproject.toml).
-LINTED = ["hermes_gateway", "plugins", "tests", "bench", "conftest.py"]
+LINTED = ["hermes_gateway", "plugins", "tests", "bench", "deploy", "conftest.py"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1044,9 +1044,7 @@ class _Parser:
         reply = self.get(sec, "voice", "reply", "str", d.reply, choices=VOICE_REPLIES)
         speech = self.voice_endpoint(sec.get("speech"), "voice.speech", d.speech)
         if reply != "never" and not speech.configured and "voice.speech.base_url" not in self.missing:
-            from .voice.espeak import available
-
-            if not available():
+            if not espeak_installed():
                 raise self.fail("voice.speech.base_url", f"the URL of an OpenAI-compatible /v1/audio/speech endpoint "
                                                          f"(voice.reply is {reply} and the built-in engine, package "
                                                          f"espeakng-loader, is not installed)")
@@ -1229,3 +1227,11 @@ def _show(value: Any) -> str:
         return _kind(value)
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def espeak_installed() -> bool:
+    """Whether the built-in speech engine's package (``espeakng-loader``, loaded by ``voice.espeak``) is
+    installed: asked of importlib, so the config imports nothing of the voice package."""
+    from importlib.util import find_spec
+
+    return find_spec("espeakng_loader") is not None

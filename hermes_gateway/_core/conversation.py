@@ -29,7 +29,11 @@ from .store import ConversationKey, StoreError
 from .store.outage import report as report_store_failure
 
 if TYPE_CHECKING:
+    from .approvals.answers import Approvals
+    from .coordination import Coordination
+    from .operator.turns import ProfileAgents
     from .recovery.journal import InFlightJournal
+    from .store import ConversationStore
 
 log = logging.getLogger(__name__)
 register_voice()  # voice notes and audio files: transcribed by the media pipeline's converter for their kind
@@ -42,6 +46,29 @@ FAILURE_NOTICE = "⚠️ Sorry, I could not get an answer from the model just no
 #: Content None: the message had nothing the model could answer (no words, no usable file); the preface is the
 #: reply, no model turn runs and nothing is recorded.
 Prepared = tuple[str | list[dict[str, Any]] | None, Sequence[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class TurnParts:
+    """What a chat turn uses, each part typed, built once by the gateway (its composition root) and handed to
+    what runs turns: the inbound runtime, schedules and reminders, hooks from outside.
+
+    The store, delivery core, coordination and agents are providers: the
+    gateway opens them on first use and again after a restart.
+    ``client(platform)`` is the platform's running client (its buttons), or
+    None; ``wake_scheduler()`` tells schedules a reminder was added;
+    ``retries()`` names the messages being answered again after a crash.
+    """
+
+    config: Config
+    store: Callable[[], "ConversationStore"]
+    delivery: Callable[[], Delivery]
+    coordination: Callable[[], "Coordination"]
+    agents: Callable[[], "ProfileAgents"]
+    approvals: Callable[[], "Approvals"]
+    client: Callable[[str], Any]
+    wake_scheduler: Callable[[], None]
+    retries: Callable[[], set[tuple[str, str, "str | None"]]]
 
 
 @dataclass
@@ -123,7 +150,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     return report, end
 
 
-async def answer_turn(gateway: Any, messages: Sequence[Incoming],
+async def answer_turn(parts: TurnParts, messages: Sequence[Incoming],
                       superseded: Callable[[], str | None] | None = None,
                       shown: Callable[[], None] | None = None) -> DeliveryReport:
     """Answer one or more messages of one chat in one turn (the inbound runtime's worker calls this).
@@ -146,11 +173,12 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
     # voice (issue 22): a voice note is transcribed by the media pipeline's converter for its kind; a reply to
     # one may be followed by a voice note of its text (voice.reply)
     spoke = any(a.kind in VOICE_KINDS for m in messages for a in m.attachments)
-    voice_reply = wants_voice_reply(gateway.config.voice, spoke) and sends_audio(gateway.delivery.hooks(last.platform))
+    config, delivery = parts.config, parts.delivery()
+    voice_reply = wants_voice_reply(config.voice, spoke) and sends_audio(delivery.hooks(last.platform))
     key = ConversationKey(last.platform, last.chat_id, last.thread_id)
-    store = gateway.store
+    store = parts.store()
     # recorded first: a crash from here on (the history read, the chat's plan) finds the message (issue 26)
-    journal = _journal(gateway, messages, "\n\n".join(m.text for m in messages))
+    journal = _journal(parts, messages, "\n\n".join(m.text for m in messages))
     try:
         try:
             history = await store.history(key)
@@ -159,7 +187,7 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
             history = []
         prepare = None
         if any(m.attachments for m in messages) or any(isinstance(m.get("content"), list) for m in history):
-            settings = MediaSettings.from_config(gateway.config)
+            settings = MediaSettings.from_config(config)
 
             async def prepare() -> Prepared:  # the files are fetched now, not before, with the bot typing
                 nonlocal text
@@ -173,20 +201,21 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
             progress.interrupt_note = superseded
         from .operator.turns import prepare_turn
 
-        plan = await prepare_turn(gateway, last)  # this chat's model and persona (issue 23)
+        plan = await prepare_turn(config, store, delivery, parts.agents(), last)  # the chat's model and persona
         from .approvals.chat import chat_approver
 
-        approver = chat_approver(gateway, last, progress)  # tools.approval (issue 25): asked in this chat
+        approver = chat_approver(parts.approvals(), delivery, config.tools.approval, parts.client(last.platform),
+                                 last, progress)  # tools.approval (issue 25)
         from .messages.turn import TURN
 
-        TURN.set((gateway, last))  # which chat a reminder the model sets is for (issue 24)
+        TURN.set((parts, last))  # which chat a reminder the model sets is for (issue 24)
     except BaseException as exc:
         if journal is not None and not (isinstance(exc, asyncio.CancelledError) and not journal.failed
                                         and cut_here()):
             await asyncio.shield(journal.end())  # no reply will come of it: nothing to recover
         raise
     try:
-        report, end = await reply_in_chat(gateway.config, gateway.delivery, last.platform, last.chat_id, text,
+        report, end = await reply_in_chat(config, delivery, last.platform, last.chat_id, text,
                                           history=history, thread_id=last.thread_id, chat_kind=last.chat_kind,
                                           reply_to=last.message_id, agent=plan.agent, progress=progress,
                                           settings=plan.stream_settings, footer=plan.footer, prepare=prepare,
@@ -224,9 +253,9 @@ async def answer_turn(gateway: Any, messages: Sequence[Incoming],
         report.model_error = end.error
     await _unstoppable(_bookkeeping(store, key, text, report, end, journal))
     if end is not None:
-        await plan.record_usage(gateway, last, end)
+        await plan.record_usage(store, last, end)
     if voice_reply and end is not None and not end.error and not report.interrupted and end.reply.strip():
-        await follow_with_voice_note(gateway, last, end.reply, report)  # voice.reply: after the text, not before
+        await follow_with_voice_note(config, delivery, last, end.reply, report)  # voice.reply: after the text, not before
     return report
 
 
@@ -258,18 +287,18 @@ async def _unstoppable(work: Any) -> None:
                 current.uncancel()
 
 
-def _journal(gateway: Any, messages: Sequence[Incoming], text: str) -> "InFlightJournal | None":
+def _journal(parts: TurnParts, messages: Sequence[Incoming], text: str) -> "InFlightJournal | None":
     """Record the reply as in flight (crash recovery), unless this gateway cannot say who it is."""
     from uuid import uuid4
 
     from .recovery.journal import InFlightJournal
     from .store.base import ReplyInFlight
 
-    owner = getattr(getattr(gateway, "coordination", None), "replica_id", None)
+    owner = getattr(parts.coordination(), "replica_id", None)
     if owner is None:
         return None
     last = messages[-1]
-    retries: set[tuple[str, str, str | None]] = getattr(getattr(gateway, "_inbound", None), "retries", set())
+    retries = parts.retries()
     attempt = 0
     for m in messages:
         if (m.platform, m.chat_id, m.message_id) in retries:
@@ -277,7 +306,7 @@ def _journal(gateway: Any, messages: Sequence[Incoming], text: str) -> "InFlight
             attempt = 1
     reply = ReplyInFlight(uuid4().hex, last.platform, last.chat_id, last.thread_id, last.chat_kind, last.message_id,
                           text, owner, attempt=attempt)
-    return InFlightJournal(gateway.store, reply)
+    return InFlightJournal(parts.store(), reply)
 
 
 async def _record(store: Any, key: ConversationKey, turn: list[dict[str, Any]], journal: Any = None) -> None:
@@ -299,8 +328,8 @@ def _interrupted_turn(text: str | list[dict[str, Any]], shown: str) -> list[dict
     return turn
 
 
-async def send_text(gateway: Any, incoming: Incoming, text: str) -> DeliveryReport:
+async def send_text(delivery: Delivery, incoming: Incoming, text: str) -> DeliveryReport:
     """A short answer of the core's own (a command's), delivered like any reply: budget, 429s, split."""
-    session = gateway.delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
-                                       chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
+    session = delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
+                               chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
     return await session.finish(text)

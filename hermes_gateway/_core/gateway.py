@@ -35,6 +35,8 @@ from .plugins import Plugins, installed_plugins
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
     from .agent import AIAgent
+    from .approvals.answers import Approvals
+    from .conversation import TurnParts
     from .coordination import Coordination
     from .http.workers import WorkerSlot
     from .delivery import Delivery, DeliveryReport
@@ -42,7 +44,10 @@ if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the 
     from .inbound.runtime import InboundRuntime
     from .mcp.servers import McpServers
     from .metrics import GatewayMetrics
+    from .operator.turns import ProfileAgents
     from .outbound.scheduler import Scheduler
+    from .plugin_host import PluginHost
+    from .web.sources import ConsoleSources
     from .store import ConversationStore
     from .toolbox import ToolBox
 
@@ -94,6 +99,10 @@ class Gateway:
         self._metrics: GatewayMetrics | None = None
         self._mcp: McpServers | None = None
         self._scheduler: Scheduler | None = None
+        self._host: PluginHost | None = None
+        self._approvals: Approvals | None = None
+        self._profile_agents: ProfileAgents | None = None
+        self._turn_parts: TurnParts | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -125,7 +134,7 @@ class Gateway:
         self.app = app
         await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
         await self.mcp.start()  # each server in its own task; one that fails is retried, never fatal
-        hook.register_routes(app=app, gateway=self)
+        hook.register_routes(app=app, host=self.host, gateway=self)
         self._startup_ran = True
         await self._run_startup_hooks()
         self._build_clients(app)
@@ -177,7 +186,8 @@ class Gateway:
         # replies a crash left: queued in their chats now that the platforms can be called
         from .recovery import Recovery
 
-        self._recovery = Recovery(self)
+        self._recovery = Recovery(self.config, lambda: self.store, lambda: self.coordination,
+                                  lambda record, done: self.inbound.recover(record, done=done))
         await self._recovery.start()
 
     async def _warm_up_clients(self) -> None:
@@ -216,15 +226,18 @@ class Gateway:
         client may mount its webhook routes; ``ask`` builds them too (and
         never starts them), so a plugin is set up the same way everywhere.
         """
-        from .platform_clients import build_client
+        from .platform_clients import ClientHost, build_client
 
         self.webhook_platforms = []
+        host = ClientHost(receive=self.receive, accepting=lambda: self.accepting, store=lambda: self.store,
+                          approvals=lambda: self.approvals, metrics=lambda: self.metrics,
+                          platform_status=self.platform_status)
         for name in self.enabled_platforms():
             registered = self.plugins.platform(name)
             if registered.platform.client is None:
                 continue
             routes = len(app.router.routes())
-            self.clients[name] = build_client(registered, self.config, host=self, app=app)
+            self.clients[name] = build_client(registered, self.config, host=host, app=app)
             if len(app.router.routes()) > routes:
                 self.webhook_platforms.append(name)  # it receives on this listener (api_server.workers cares)
 
@@ -239,11 +252,26 @@ class Gateway:
             if impl.plugin_name not in wanted:
                 continue
             try:
-                await _maybe_await(impl.function(gateway=self))
+                await _maybe_await(impl.function(**self._feature_hook_args(impl.argnames)))
             except (StartError, ConfigError):
                 raise  # already one line naming what is wrong
             except Exception as exc:
                 raise StartError(f"plugin {impl.plugin_name} failed to start: {type(exc).__name__}: {exc}") from exc
+
+    def _feature_hook_args(self, argnames: tuple[str, ...]) -> dict[str, Any]:
+        """What a ``startup``/``shutdown`` implementation asks for: ``host``, or (deprecated) ``gateway``."""
+        offered: dict[str, Any] = {"host": self.host, "gateway": self}
+        return {name: offered[name] for name in argnames if name in offered}
+
+    @property
+    def host(self) -> "PluginHost":
+        """The narrow, typed view of this gateway that feature plugins get (:mod:`.plugin_host`)."""
+        if self._host is None:
+            from .plugin_host import PluginHost
+
+            self._host = PluginHost(config=self.config, receive=self.receive, accepting=lambda: self.accepting,
+                                    url=lambda: self.url, shutdown_grace=self.shutdown_grace)
+        return self._host
 
     def _plugins_in_use(self) -> set[str]:
         """Plugins that serve no platform (tools, the API server), plus those with an enabled platform."""
@@ -287,7 +315,7 @@ class Gateway:
                 if impl.plugin_name not in wanted:
                     continue
                 try:
-                    await _maybe_await(impl.function(gateway=self))
+                    await _maybe_await(impl.function(**self._feature_hook_args(impl.argnames)))
                 except Exception:
                     log.exception("the shutdown hook of plugin %s failed", impl.plugin_name)
         clients, self.clients = self.clients, {}
@@ -324,9 +352,9 @@ class Gateway:
                 await agent.aclose()  # the pooled upstream connections
             except Exception:
                 log.exception("closing the agent's upstream connections failed")
-        from .operator.turns import close_agents
-
-        await close_agents(self)  # the agents of chats on another model or persona (issue 23)
+        profile_agents, self._profile_agents = self._profile_agents, None
+        if profile_agents is not None:
+            await profile_agents.aclose()  # the agents of chats on another model or persona (issue 23)
 
     # -- what plugins and commands use ------------------------------------------------------------------------
 
@@ -445,7 +473,7 @@ class Gateway:
         if self._scheduler is None:
             from .outbound.scheduler import Scheduler
 
-            self._scheduler = Scheduler(self)
+            self._scheduler = Scheduler(self.turn_parts, lambda: self.inbound)
         return self._scheduler
 
     @scheduler.setter
@@ -453,12 +481,57 @@ class Gateway:
         self._scheduler = value
 
     @property
+    def turn_parts(self) -> "TurnParts":
+        """What a chat turn uses, each part typed (:class:`~.conversation.TurnParts`): handed to the inbound
+        runtime, schedules and reminders, and hooks from outside, instead of this gateway."""
+        if self._turn_parts is None:
+            from .conversation import TurnParts
+
+            self._turn_parts = TurnParts(
+                config=self.config, store=lambda: self.store, delivery=lambda: self.delivery,
+                coordination=lambda: self.coordination, agents=lambda: self.profile_agents,
+                approvals=lambda: self.approvals, client=self.clients_view,
+                wake_scheduler=lambda: self.scheduler.wake(), retries=lambda: self.inbound.retries)
+        return self._turn_parts
+
+    @property
+    def console_sources(self) -> "ConsoleSources":
+        """What the web console reads and acts on (:class:`~.web.sources.ConsoleSources`), instead of this gateway."""
+        from .web.sources import ConsoleSources
+
+        return ConsoleSources(config=self.config, plugins=self.plugins, platform_status=self.platform_status,
+                              store=lambda: self.store, delivery=lambda: self.delivery,
+                              coordination=lambda: self.coordination, inbound=lambda: self.inbound,
+                              scheduler=lambda: self.scheduler, client=self.clients_view)
+
+    @property
+    def profile_agents(self) -> "ProfileAgents":
+        """The agents of chats on another model or persona (issue 23), kept for this run."""
+        if self._profile_agents is None:
+            from .operator.turns import ProfileAgents
+
+            self._profile_agents = ProfileAgents(self.config, lambda: self.agent, lambda: self.tools)
+        return self._profile_agents
+
+    @property
+    def approvals(self) -> "Approvals":
+        """Open approval questions and the answers to them, shared with the replicas (:mod:`.approvals`)."""
+        if self._approvals is None:
+            from .approvals.answers import Approvals
+
+            self._approvals = Approvals(self.coordination, self.config.operator.access)
+        return self._approvals
+
+    @property
     def inbound(self) -> "InboundRuntime":
         """The inbound runtime: dedupe, access, commands, one reply at a time per chat, shutdown."""
         if self._inbound is None:
-            from .inbound.runtime import InboundRuntime
+            from .inbound.runtime import InboundRuntime, collect_commands
+            from .outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders
 
-            self._inbound = InboundRuntime(self)
+            commands = collect_commands(self.plugins, reminder_commands(self.config.outbound.reminders))
+            self._inbound = InboundRuntime(self.turn_parts, self.plugins, commands, metrics=lambda: self.metrics,
+                                           legacy_gateway=self)
         return self._inbound
 
     def clients_view(self, platform: str) -> Any:
@@ -500,7 +573,7 @@ def _mount_metrics(app: web.Application, gateway: Gateway) -> None:
             return
     from .metrics import metrics_route
 
-    app.router.add_get("/metrics", metrics_route(gateway))
+    app.router.add_get("/metrics", metrics_route(gateway.config.api_server, lambda: gateway.metrics))
 
 
 GATEWAY_KEY = web.AppKey("hermes_gateway._core.gateway", Gateway)

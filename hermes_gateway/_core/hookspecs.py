@@ -12,7 +12,7 @@ loaded, see :data:`hermes_gateway._core.plugins.REQUIRED_STREAM_HOOKS`):
 ``append_only`` platform (previews go through it); ``on_media`` when the
 platform declares ``Platform(media=MediaLimits(...))``. A plugin may take fewer
 arguments than a spec names (pluggy passes only those it asks for), so a
-``register_routes(app)`` written before ``gateway`` was added still works.
+``register_routes(app)`` written before ``host`` was added still works.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import pluggy
 from .media import Media
 from .platform import MessageRef, Platform, Stream
 
-if TYPE_CHECKING:  # the gateway imports the plugin layer: no import at run time
+if TYPE_CHECKING:
     from aiohttp import web
 
-    from .gateway import Gateway
+    from .plugin_host import PluginHost
     from .tools import Tool
 
 PROJECT = "hermes_gateway"
@@ -57,23 +57,25 @@ def register_commands(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_routes(app: "web.Application", gateway: "Gateway") -> None:
+def register_routes(app: "web.Application", host: "PluginHost", gateway: Any) -> None:
     """Add HTTP routes (webhooks) to the gateway's ``aiohttp.web.Application``.
 
     A webhook handler turns the request into ``Incoming(...)`` and calls
-    ``gateway.receive(incoming)``, which returns at once (the reply runs in
+    ``host.receive(incoming)``, which returns at once (the reply runs in
     the core), so the request is answered before the model runs.
+    ``gateway`` is deprecated (the private gateway itself; a third-party
+    plugin asking for it gets a DeprecationWarning when it loads).
     """
 
 
 @hookspec
-def startup(gateway: "Gateway") -> Awaitable[None] | None:
-    """The gateway is starting; may return an awaitable."""
+def startup(host: "PluginHost", gateway: Any) -> Awaitable[None] | None:
+    """The gateway is starting; may return an awaitable. (``gateway``: deprecated, as above.)"""
 
 
 @hookspec
-def shutdown(gateway: "Gateway") -> Awaitable[None] | None:
-    """The gateway is stopping; may return an awaitable."""
+def shutdown(host: "PluginHost", gateway: Any) -> Awaitable[None] | None:
+    """The gateway is stopping; may return an awaitable. (``gateway``: deprecated, as above.)"""
 
 
 @hookspec

@@ -267,7 +267,8 @@ class PlatformConnected:
         yield GaugeMetricFamily(self.NAME, self.DOC, labels=["platform"])
 
 
-def metrics_route(gateway: Any) -> "Callable[[web.Request], Awaitable[web.StreamResponse]]":
+def metrics_route(api_server: Any, metrics: "Callable[[], GatewayMetrics]",
+                  ) -> "Callable[[web.Request], Awaitable[web.StreamResponse]]":
     """``GET /metrics`` for a gateway whose listener serves no API (webhooks only).
 
     The same rules as the API server's ``/metrics``: no key (Prometheus
@@ -281,13 +282,13 @@ def metrics_route(gateway: Any) -> "Callable[[web.Request], Awaitable[web.Stream
     from .http.errors import ApiError
     from .http.guards import RequestGuard
 
-    guard = RequestGuard(gateway.config.api_server, Cors(gateway.config.api_server.cors_origins))
+    guard = RequestGuard(api_server, Cors(api_server.cors_origins))
 
     async def serve_metrics(request: web.Request) -> web.StreamResponse:
         try:
             guard.check(request)
         except ApiError as exc:
             return exc.response()
-        body, content_type = gateway.metrics.render(request.headers.get("Accept"))
+        body, content_type = metrics().render(request.headers.get("Accept"))
         return web.Response(body=body, headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
     return serve_metrics

@@ -12,9 +12,11 @@ in one line, before anything is sent.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .accounts import as_account
+from .client_contract import check_client_methods
 from .errors import ConfigError, StartError
 from .platform import Platform
 from .platform_context import PlatformContext, RouteHandler
@@ -52,6 +54,7 @@ def make_client(registered: "RegisteredPlatform", settings: Any, context: Platfo
                          f"{type(exc).__name__}: {exc}") from exc
     finally:
         context._add_route = None
+    check_client_methods(client, platform=platform.name, plugin=registered.plugin_name)
     hooks = set(implemented_hooks(registered.plugin))
     needed = ["on_stream_end"]
     if platform.append_only or callable(getattr(client, "supports_edit", None)):
@@ -65,7 +68,22 @@ def make_client(registered: "RegisteredPlatform", settings: Any, context: Platfo
     return client
 
 
-def build_client(registered: "RegisteredPlatform", config: "Config", *, host: Any, app: "web.Application") -> Any:
+@dataclass(frozen=True)
+class ClientHost:
+    """What a platform's context reaches of the gateway, each part typed (built by the gateway, its composition
+    root): taking a message, whether messages are still taken, the store (conversations, the platform's values),
+    button presses (the approvals), the metrics (the platform's own counters) and the dashboard's record."""
+
+    receive: Callable[[Any], Any]
+    accepting: Callable[[], bool]
+    store: Callable[[], Any]
+    approvals: Callable[[], Any]
+    metrics: Callable[[], Any]
+    platform_status: Any = None
+
+
+def build_client(registered: "RegisteredPlatform", config: "Config", *, host: ClientHost,
+                 app: "web.Application") -> Any:
     """The client of one enabled platform of a gateway (``host``), its routes mounted on ``app``."""
     name = registered.platform.name
     settings = settings_for(registered.platform, config.platforms.get(name), source=config.source)
@@ -83,13 +101,13 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
 
     context = PlatformContext(
         name, source=config.source, receive=_receiver(host, name, registered.plugin_platform),
-        accepting=lambda: host.accepting, add_route=add_route, count=_counter(host),
+        accepting=host.accepting, add_route=add_route, count=_counter(host),
         has_conversation=_conversations(host, name),
         streaming_transport=config.streaming.overrides.get(name, {}).get("transport"),
         choose=_chooser(host, name, registered.plugin_platform), connection=_connection(host),
         values=_StoreValues(host))
     client = make_client(registered, settings, context)
-    status = getattr(host, "platform_status", None)  # the dashboard's record (a gateway has one; the kit may not)
+    status = host.platform_status  # the dashboard's record
     if status is not None:
         from .platform_status import receive_mode
 
@@ -100,24 +118,24 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: An
     return client
 
 
-def _counter(host: Any) -> Callable[[str, str, int], None]:
+def _counter(host: ClientHost) -> Callable[[str, str, int], None]:
     def count(platform: str, event: str, n: int) -> None:
-        host.metrics.platform_event(platform, event, n)
+        host.metrics().platform_event(platform, event, n)
     return count
 
 
-def _connection(host: Any) -> Callable[[str, bool, str | None], None] | None:
+def _connection(host: ClientHost) -> Callable[[str, bool, str | None], None] | None:
     """A client's ``report_connected/disconnected`` into the gateway's platform record (the dashboard's)."""
-    status = getattr(host, "platform_status", None)
+    status = host.platform_status
     return None if status is None else status.report
 
 
-def _conversations(host: Any, platform: str) -> Callable[[str, str | None], Awaitable[bool]]:
+def _conversations(host: ClientHost, platform: str) -> Callable[[str, str | None], Awaitable[bool]]:
     async def has_conversation(chat_id: str, thread_id: str | None) -> bool:
         from .store import ConversationKey
 
         try:
-            return bool(await host.store.has_conversation(ConversationKey(platform, str(chat_id), thread_id)))
+            return bool(await host.store().has_conversation(ConversationKey(platform, str(chat_id), thread_id)))
         except asyncio.CancelledError:
             raise
         except Exception:  # a failing store must not stop a platform from receiving
@@ -129,17 +147,17 @@ class _StoreValues:
     """A platform's small values in the gateway's store, looked up per call (a restarted gateway opens a fresh
     store): with PostgreSQL, every replica sees the same sync position."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ClientHost) -> None:
         self._host = host
 
     async def platform_value(self, platform: str, key: str) -> str | None:
-        return await self._host.store.platform_value(platform, key)  # type: ignore[no-any-return]
+        return await self._host.store().platform_value(platform, key)  # type: ignore[no-any-return]
 
     async def set_platform_value(self, platform: str, key: str, value: str, max_total: int) -> bool:
-        return await self._host.store.set_platform_value(platform, key, value, max_total)  # type: ignore[no-any-return]
+        return await self._host.store().set_platform_value(platform, key, value, max_total)  # type: ignore[no-any-return]
 
     async def delete_platform_value(self, platform: str, key: str) -> bool:
-        return await self._host.store.delete_platform_value(platform, key)  # type: ignore[no-any-return]
+        return await self._host.store().delete_platform_value(platform, key)  # type: ignore[no-any-return]
 
 
 def _route_owner(app: "web.Application", method: str, path: str) -> str | None:
@@ -151,22 +169,20 @@ def _route_owner(app: "web.Application", method: str, path: str) -> str | None:
     return None
 
 
-def _receiver(host: Any, account: str, plugin: str) -> Callable[[Any], Any]:
+def _receiver(host: ClientHost, account: str, plugin: str) -> Callable[[Any], Any]:
     """``host.receive``, the message taken as the account's when the plugin named its own platform (accounts.py)."""
     if account == plugin:
-        return host.receive  # type: ignore[no-any-return]
+        return host.receive
 
     def receive(incoming: Any) -> Any:
         return host.receive(as_account(incoming, account, plugin))
     return receive
 
 
-def _chooser(host: Any, account: str, plugin: str) -> Callable[[Any], Awaitable[str | None]]:
+def _chooser(host: ClientHost, account: str, plugin: str) -> Callable[[Any], Awaitable[str | None]]:
     """A button press goes to the gateway's approval desk, or to the replica whose reply waits (issue 25)."""
     async def choose(answer: Any) -> str | None:
-        from .approvals.answers import answer_choice
-
         answer = as_account(answer, account, plugin)
-        return await answer_choice(host, answer.platform, answer.chat_id, answer.user_id, answer.choice_id,
-                                   answer.option)
+        return await host.approvals().answer(answer.platform, answer.chat_id, answer.user_id, answer.choice_id,
+                                           answer.option)
     return choose

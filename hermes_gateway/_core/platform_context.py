@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from .approvals.choice import ChoiceAnswer
+    from .media import Media
     from .messages.incoming import Incoming
+    from .platform import MessageRef, Stream
 
 RouteHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
 
@@ -226,14 +228,33 @@ def _checked_key(key: str) -> str:
 
 
 class PlatformClient:
-    """A base for a platform's running client: ``start``/``stop`` that do nothing.
+    """The typed contract of a platform's running client: subclass it, define what your platform does.
 
-    Subclass it and define the stream methods your platform needs
-    (``on_stream_end`` always; ``on_delta`` and ``supports_edit`` to edit;
-    ``on_stream_start`` for a typing indicator; ``on_media`` to send files;
-    ``react(chat_id, message_id, emoji, thread_id=None)`` for status reactions,
-    with a ``reaction_emoji`` set when the platform accepts only a fixed list).
+    ``start``/``stop``/``close`` do nothing here. Every other method is
+    optional, and declared here for the type checker only (``mypy`` then
+    checks a subclass's signatures against this contract): the core looks
+    for each on your client and uses it where it exists.
+
+    - The stream methods are the stream hook specs (``hookspecs``), one way
+      for every platform: ``on_stream_end`` always; ``on_delta`` and
+      ``supports_edit`` to edit; ``on_stream_start`` for a typing indicator;
+      ``on_media`` to send files. Their argument names are checked against
+      the specs when the client is built, by pluggy, as pluggy checks a hook
+      (a misspelt argument stops the start in one line).
+    - ``react`` for status reactions, with ``reaction_emoji`` when the
+      platform accepts only a fixed list; ``offer_choice``/``close_choice``
+      for buttons; ``free_previews`` when previews cost the chat nothing;
+      ``warm_up`` for one-shot commands (``ask``, ``send``), which build the
+      client without starting it: the SDK is imported and its connections
+      opened before the first call the core charges to a chat's budget.
+
+    A base class rather than a ``typing.Protocol``: a Protocol makes each
+    optional method abstract, so a client without ``on_media`` could not be
+    instantiated under the type checker.
     """
+
+    settings: Any
+    context: PlatformContext
 
     def __init__(self, settings: Any, context: PlatformContext) -> None:
         self.settings = settings
@@ -248,6 +269,39 @@ class PlatformClient:
     async def close(self) -> None:
         """Release connections, after the last reply. Called once for every built client, started or not."""
 
-    # Optional, not defined here: ``async def warm_up(self)`` — a one-shot command (``ask``, ``send``) builds
-    # the client without starting it and calls this first, so the SDK is imported and its connections opened
-    # before the first call the core charges to a chat's budget.
+    if TYPE_CHECKING:  # optional: declared for the type checker, absent at run time (the core looks for them)
+        def supports_edit(self, stream: Stream) -> bool | Awaitable[bool]:
+            raise NotImplementedError
+
+        def on_stream_start(self, stream: Stream) -> Awaitable[None] | None:
+            raise NotImplementedError
+
+        def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> Awaitable[MessageRef]:
+            raise NotImplementedError
+
+        def on_stream_end(self, stream: Stream, message: MessageRef | None,
+                          text: str) -> Awaitable[MessageRef]:
+            raise NotImplementedError
+
+        def on_media(self, stream: Stream, media: Media) -> Awaitable[MessageRef]:
+            raise NotImplementedError
+
+        def react(self, chat_id: str, message_id: str, emoji: str,
+                  thread_id: str | None = None) -> Awaitable[None]:
+            raise NotImplementedError
+
+        @property
+        def reaction_emoji(self) -> frozenset[str] | None:
+            raise NotImplementedError
+
+        def offer_choice(self, stream: Stream, choice: Any) -> Awaitable[MessageRef]:
+            raise NotImplementedError
+
+        def close_choice(self, stream: Stream, message: MessageRef, text: str) -> Awaitable[None]:
+            raise NotImplementedError
+
+        def free_previews(self, stream: Stream) -> bool:
+            raise NotImplementedError
+
+        def warm_up(self) -> Awaitable[None]:
+            raise NotImplementedError

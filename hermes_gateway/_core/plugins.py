@@ -12,6 +12,7 @@ import importlib
 import inspect
 import logging
 import os
+import warnings
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Callable, Iterable, Protocol, TypeVar
@@ -125,6 +126,13 @@ class Plugins:
             self._problem(name, str(exc).splitlines()[0])
             return False
         self.origins[name] = origin
+        _warn_hook_style(name, implemented)
+        if origin != "built-in":
+            from .plugin_host import FEATURE_HOOKS, warn_gateway_argument
+
+            warn_gateway_argument(name, [(hook, impl.argnames) for hook in FEATURE_HOOKS
+                                         for impl in getattr(self.pm.hook, hook).get_hookimpls()
+                                         if impl.plugin is plugin])
         self._platforms = None
         if self._loaded is not None:
             self._loaded._platforms = None
@@ -320,6 +328,21 @@ def implemented_hooks(plugin: Any) -> list[str]:
         if isinstance(opts, dict):
             names.append(opts.get("specname") or attr)
     return names
+
+
+def _warn_hook_style(name: str, implemented: set[str]) -> None:
+    """A plugin with stream hooks as pluggy hooks still works, for this release, with a DeprecationWarning.
+
+    The one way is a client (``Platform(client=...)``) whose methods are the
+    stream hooks (checked against the specs when it is built, see
+    :mod:`.client_contract`): a client is per account and per run, where a
+    module's hooks are one per process.
+    """
+    hooked = sorted(implemented & set(STREAM_HOOKS))
+    if hooked:
+        warnings.warn(f"plugin {name} implements {', '.join(hooked)} as pluggy hooks: write them as methods of "
+                      f"its platform's client (Platform(client=...), docs/plugins.md section 3); the hook style "
+                      f"is removed in the next release", DeprecationWarning, stacklevel=3)
 
 
 def _implements(plugin: Any, hook_name: str) -> bool:

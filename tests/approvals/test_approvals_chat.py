@@ -50,7 +50,7 @@ def send(gw: TestGateway, text: str, user: str) -> "asyncio.Future[Any]":
 async def question_id(ref: ReferencePlatform) -> str:
     for _ in range(400):
         for line in ref.chat("42").screen:
-            found = re.search(r"/allow (\w+)", line)
+            found = re.search(r"[/!]allow (\w+)", line)
             if found:
                 return found.group(1)
         await asyncio.sleep(0.02)
@@ -102,3 +102,18 @@ async def test_stop_while_waiting_ends_the_question_and_the_tool_never_runs():
         await send(gw, f"/allow {qid}", ASKER)  # too late: the question went with the reply
         assert ref.chat("42").screen[-1] == "This question is no longer open."
     assert tool.runs == []
+
+
+async def test_on_a_platform_whose_commands_start_with_a_bang_the_question_names_bang_allow():
+    from dataclasses import replace
+
+    ref, tool = reference(), ShellTool()
+    ref.platform = replace(ref.platform, command_prefix="!")  # Matrix, Mattermost: the apps take "/" themselves
+    async with gateway(ref, tool) as gw:
+        reply = send(gw, 'tool: shell_run {"cmd": "ls"}', ASKER)
+        qid = await question_id(ref)
+        hint = next(line for line in ref.chat("42").screen if qid in line)
+        assert f"Answer !allow {qid} or !deny {qid}" in hint and "/allow" not in hint
+        await send(gw, f"!allow {qid}", ASKER)
+        await asyncio.wait_for(reply, 20)
+    assert tool.runs == ["ls"]

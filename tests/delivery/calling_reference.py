@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_gateway import MessageRef, RateLimited, Stream
-from hermes_gateway._core.builtin.reference_platform import ScreenMessage, _Receiving
+from hermes_gateway._core.builtin.reference_platform import ScreenMessage, ReferenceClient
 from hermes_gateway.testing import ReferencePlatform
 
 
@@ -75,7 +75,7 @@ class CallingReference(ReferencePlatform):
         self.extra.append(ExtraCall(kind, now, chat.chat_id, "ok"))
 
 
-class _CallingClient(_Receiving):
+class _CallingClient(ReferenceClient):
     platform: CallingReference
 
     async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:

@@ -103,10 +103,7 @@ def test_a_429_on_the_approval_question_shows_the_buttons_after_the_wait():
 
 def _choice_id(gw: Gateway) -> str:
     """The open question's id (the desk of the gateway, as a button's payload names it)."""
-    from hermes_gateway._core.approvals.answers import desk_of
-
-    desk = desk_of(gw)
-    return next(iter(desk._open))
+    return next(iter(gw.approvals.desk._open))
 
 
 def test_a_429_on_closing_the_question_is_waited_out_and_the_outcome_shown():
@@ -176,7 +173,7 @@ def test_a_429_on_a_sent_text_is_waited_out_and_it_arrives_once():
     async def main():
         gw = gateway(ref)
         async with gw:
-            report = await send_to_chat(gw, "reference", "42", "Sent by the operator.")
+            report = await send_to_chat(gw.delivery, "reference", "42", "Sent by the operator.")
         assert report.delivered and report.rate_limited == 1
         sends = [c for c in ref.chat("42").calls if c.kind == "send"]
         assert [c.outcome for c in sends] == ["rate_limited", "ok"] and sends[1].at - sends[0].at >= 3.0

@@ -21,7 +21,7 @@ def gate(limit: int, clock: Clock) -> Gate:
     config = parse_config({"access": {"max_messages_per_minute": limit, "admins": ["boss"]}}, env={})
     metrics = SimpleNamespace(registry=None, inbound_rate_limited=SimpleNamespace(
         labels=lambda **kw: SimpleNamespace(inc=lambda: None)))
-    return Gate(SimpleNamespace(config=config, metrics=metrics), clock=clock)
+    return Gate(config.operator.access, lambda: None, lambda: metrics, clock=clock)
 
 
 def message(user: str) -> Incoming:

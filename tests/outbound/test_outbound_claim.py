@@ -59,8 +59,8 @@ async def test_with_redis_gone_the_store_decides(redis_server):
         assert await coordination.claim("schedule:x", AT) is None
         store = MemoryStore()
         gateway = SimpleNamespace(coordination=coordination, store=store)
-        assert await claim_schedule(gateway, "x", AT) is True
-        assert await claim_schedule(gateway, "x", AT) is False, "recorded in the store: not again"
+        assert await claim_schedule(gateway.coordination, gateway.store, "x", AT) is True
+        assert await claim_schedule(gateway.coordination, gateway.store, "x", AT) is False, "recorded in the store: not again"
     finally:
         await coordination.close()
         redis_server.start()
@@ -71,6 +71,6 @@ async def test_a_reminder_firing_is_taken_by_one_and_moves_on():
     reminder = await store.add_reminder("reference", "c", None, "tea", AT, 60.0, AT - 100, 5)
     one = SimpleNamespace(coordination=LocalCoordination(), store=store)
     two = SimpleNamespace(coordination=LocalCoordination(), store=store)
-    assert await claim_reminder(one, reminder, AT + 60) is True
-    assert await claim_reminder(two, reminder, AT + 60) is False, "the store's compare-and-set refuses the second"
+    assert await claim_reminder(one.coordination, one.store, reminder, AT + 60) is True
+    assert await claim_reminder(two.coordination, two.store, reminder, AT + 60) is False, "the store's compare-and-set refuses the second"
     assert [r.next_at for r in await store.due_reminders(AT + 60)] == [AT + 60]

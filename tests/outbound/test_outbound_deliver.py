@@ -24,7 +24,7 @@ async def test_a_prompt_runs_with_the_chats_persona_and_lands_in_its_conversatio
     async with ScriptedUpstream(default=text_stream("Here is your digest.")) as up:
         async with gateway(ref, config(up.url)) as gw:
             await say(gw, "a", "/persona pirate")
-            report = await deliver_schedule(gw._gateway, prompt_schedule("a", "chat"))
+            report = await deliver_schedule(gw._gateway.turn_parts, prompt_schedule("a", "chat"))
             history = await gw.history("reference", "a")
     assert report.delivered and last_line(ref, "a") == "Here is your digest."
     assert [system_prompt(r.body) for r in up.requests] == ["You are a pirate. Arr."]
@@ -37,7 +37,7 @@ async def test_a_fresh_prompt_reads_no_history_and_records_nothing():
     async with ScriptedUpstream(default=text_stream("Digest.")) as up:
         async with gateway(ref, config(up.url)) as gw:
             await say(gw, "b", "remember the word banana")
-            await deliver_schedule(gw._gateway, prompt_schedule("b", "fresh"))
+            await deliver_schedule(gw._gateway.turn_parts, prompt_schedule("b", "fresh"))
             history = await gw.history("reference", "b")
     digest_request = up.requests[-1].body
     assert [m["role"] for m in digest_request["messages"]] == ["system", "user"]
@@ -51,5 +51,5 @@ async def test_a_text_schedule_to_home_goes_to_the_platforms_home_chat():
     data["platforms"] = {"reference": {"enabled": True, "home_chat": "hq"}}
     async with gateway(ref, data) as gw:
         schedule = Schedule(name="hello", platform="reference", chat="home", every=60.0, text="Good morning, team")
-        report = await deliver_schedule(gw._gateway, schedule)
+        report = await deliver_schedule(gw._gateway.turn_parts, schedule)
     assert report.delivered and ref.chat("hq").screen == ["Good morning, team"]

@@ -49,7 +49,8 @@ class Clocked:
 
     async def run_for(self, seconds: float) -> None:
         await self.gateway.start()
-        scheduler = self.gateway.scheduler = Scheduler(self.gateway, clock=self.now)
+        scheduler = self.gateway.scheduler = Scheduler(self.gateway.turn_parts, lambda: self.gateway.inbound,
+                                                       clock=self.now)
         scheduler.start()
         await asyncio.sleep(seconds)
         await scheduler.stop()

@@ -25,7 +25,7 @@ async def test_text_and_a_file_arrive_once_each(tmp_path):
     report_file.write_bytes(b"all systems nominal\n")
     media = read_files([report_file])
     async with gateway_with(platform) as gateway:
-        report = await send_to_chat(gateway, "reference", "ops", "Morning report", media=media)
+        report = await send_to_chat(gateway.delivery, "reference", "ops", "Morning report", media=media)
     chat = platform.chat("ops")
     assert delivered_all(report, media) is None
     texts = [m.text for m in chat.messages if m.media is None]
@@ -40,7 +40,7 @@ async def test_a_long_text_is_split_at_the_platform_limit_and_paced_through_429s
     text = " ".join(f"word{i}" for i in range(80))
     async with gateway_with(platform) as gateway:
         platform.chat("c").fail_next(Fault.rate_limited(0.2))
-        report = await send_to_chat(gateway, "reference", "c", text)
+        report = await send_to_chat(gateway.delivery, "reference", "c", text)
     chat = platform.chat("c")
     assert report.delivered and report.rate_limited == 1
     assert " ".join(chat.screen).split() == text.split()  # every word once, in order, nothing repeated
@@ -51,7 +51,7 @@ async def test_a_chat_that_refuses_is_reported_in_one_line():
     platform = ReferencePlatform()
     async with gateway_with(platform) as gateway:
         platform.chat("gone").fail_next(Fault.error(retryable=False), times=5)
-        report = await send_to_chat(gateway, "reference", "gone", "hello?")
+        report = await send_to_chat(gateway.delivery, "reference", "gone", "hello?")
     problem = delivered_all(report, ())
     assert problem is not None and "\n" not in problem
 
@@ -98,7 +98,7 @@ async def test_two_replicas_sharing_redis_send_within_the_chats_budget(redis_ser
     for replica in replicas:
         await replica.start()
     try:
-        reports = await asyncio.gather(*(send_to_chat(replica, "reference", "team", f"alert {i} from {n}")
+        reports = await asyncio.gather(*(send_to_chat(replica.delivery, "reference", "team", f"alert {i} from {n}")
                                          for i in range(4) for n, replica in enumerate(replicas)))
     finally:
         for replica in replicas:
@@ -119,7 +119,7 @@ async def test_alone_the_same_sends_would_meet_429s():
     for replica in replicas:
         await replica.start()
     try:
-        await asyncio.gather(*(send_to_chat(replica, "reference", "team", f"alert {i} from {n}")
+        await asyncio.gather(*(send_to_chat(replica.delivery, "reference", "team", f"alert {i} from {n}")
                                for i in range(4) for n, replica in enumerate(replicas)))
     finally:
         for replica in replicas:
@@ -132,7 +132,7 @@ async def test_files_alone_are_sent_without_an_empty_message(tmp_path):
     (tmp_path / "a.txt").write_bytes(b"a")
     media = read_files([tmp_path / "a.txt"])
     async with gateway_with(platform) as gateway:
-        report = await send_to_chat(gateway, "reference", "f", "", media=media)
+        report = await send_to_chat(gateway.delivery, "reference", "f", "", media=media)
     chat = platform.chat("f")
     assert delivered_all(report, media) is None
     assert [m.media.filename for m in chat.messages if m.media] == ["a.txt"]

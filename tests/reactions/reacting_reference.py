@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from hermes_gateway.testing import ReferencePlatform
-from hermes_gateway._core.builtin.reference_platform import _Receiving
+from hermes_gateway._core.builtin.reference_platform import ReferenceClient
 
 
 class ReactingReference(ReferencePlatform):
@@ -28,7 +28,7 @@ class ReactingReference(ReferencePlatform):
         return _ReactingClient(self, context)
 
 
-class _ReactingClient(_Receiving):
+class _ReactingClient(ReferenceClient):
     async def react(self, chat_id: str, message_id: str, emoji: str, thread_id: str | None = None) -> None:
         if self.platform.fail_reactions:
             raise RuntimeError("reactions are off in this chat")

@@ -45,9 +45,9 @@ def test_bad_values_are_one_line_naming_the_file_and_key(section, key, expected)
 def test_voice_replies_without_an_endpoint_use_the_built_in_voice_unless_it_is_missing(monkeypatch):
     voice = parse_config({"voice": {"reply": "always", "speech": {"voice": "en-gb"}}}, env={}).voice
     assert (voice.reply, voice.speech.configured, voice.speech.voice) == ("always", False, "en-gb")
-    from hermes_gateway._core.voice import espeak
+    from hermes_gateway._core import config as config_module
 
-    monkeypatch.setattr(espeak, "available", lambda: False)
+    monkeypatch.setattr(config_module, "espeak_installed", lambda: False)
     with pytest.raises(ConfigError) as caught:
         parse_config({"voice": {"reply": "when_voice"}}, source="config.yaml", env={})
     assert "voice.speech.base_url" in str(caught.value) and "espeakng-loader" in str(caught.value)

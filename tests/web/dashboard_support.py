@@ -69,7 +69,7 @@ def platform_gateway(plugin: Any, name: str, section: dict[str, Any], *, limits:
 
 async def state_of(gateway: Gateway) -> dict[str, Any]:
     """The snapshot, through JSON as the browser gets it."""
-    return json.loads(json.dumps(await snapshot(gateway)))
+    return json.loads(json.dumps(await snapshot(gateway.console_sources)))
 
 
 def platform(state: dict[str, Any], name: str) -> dict[str, Any]:

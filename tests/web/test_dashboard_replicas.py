@@ -44,7 +44,7 @@ async def test_both_replicas_are_alive_and_the_one_answering_holds_the_chat(redi
         reply = two.receive(Incoming("reference", "7", f"echo: {words}", update_id="u1"))
 
         async def listed():
-            return (await snapshot(one))["replicas"]
+            return (await snapshot(one.console_sources))["replicas"]
 
         replicas = await listed()
         deadline = asyncio.get_running_loop().time() + 10

@@ -106,9 +106,9 @@ async def test_an_unknown_user_waits_in_pairing_and_once_approved_is_answered(ap
         [stored] = await gateway.store.pairings(time.time())
         assert pending["code"] != stored.code and stored.code not in json.dumps(pending)  # masked
         with pytest.raises(PairingRefused) as refused:
-            await decide(gateway, "telegram", "999", True, by="test")
+            await decide(gateway.store, "telegram", "999", True, by="test")
         assert refused.value.status == 404
-        assert await decide(gateway, "telegram", "555", True, by="operator (test)") == {
+        assert await decide(gateway.store, "telegram", "555", True, by="operator (test)") == {
             "approved": True, "platform": "telegram", "user_id": "555"}
         assert (await state_of(gateway))["pairing"] == []
         await api.push_message(55, "echo: now I am in", user_id=555)
@@ -120,7 +120,7 @@ async def test_a_rejected_request_leaves_the_list_and_the_person_is_not_answered
     async with gateway:
         await api.push_message(56, "hello?", user_id=556)
         await eventually(lambda: len(api.screen(56)) == 1, lambda: api.screen(56))
-        assert (await decide(gateway, "telegram", "556", False, by="test"))["approved"] is False
+        assert (await decide(gateway.store, "telegram", "556", False, by="test"))["approved"] is False
         assert (await state_of(gateway))["pairing"] == []
         assert not await gateway.store.is_approved("telegram", "556")
 
@@ -142,7 +142,7 @@ async def test_no_secret_appears_anywhere_in_the_snapshot(api):
         await api.push_message(57, "hi", user_id=557)
         await eventually(lambda: len(api.screen(57)) == 1, lambda: api.screen(57))
         code = (await gateway.store.pairings(time.time()))[0].code
-        state = await snapshot(gateway)
+        state = await snapshot(gateway.console_sources)
     wire = json.dumps(state)
     for secret in (TOKEN, TOKEN.split(":", 1)[1], API_KEY, WEB_PASSWORD, API_SERVER_KEY, code):
         assert secret not in wire
@@ -178,7 +178,7 @@ async def test_the_last_messages_are_read_again_only_after_a_new_turn(api):
     last = LastMessages()
 
     async def last_text() -> str:
-        state = await snapshot(gateway, last=last)
+        state = await snapshot(gateway.console_sources, last=last)
         return state["conversations"][0]["last_messages"][-1]["text"] if state["conversations"] else ""
 
     async with gateway:

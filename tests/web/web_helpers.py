@@ -53,7 +53,7 @@ def fake_peer(peer: str) -> Any:
 async def console_app(cfg: Any, *, peer: str = OUTSIDE) -> AsyncIterator[TestClient]:
     """The console's routes alone (no platform running), every request seen as coming from ``peer``."""
     app = web.Application(middlewares=[fake_peer(peer)])
-    mount(app, Gateway(cfg, make_plugins(load_entry_points=False)))
+    mount(app, Gateway(cfg, make_plugins(load_entry_points=False)).console_sources)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         yield client
 

@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..platform import MessageRef, Stream
-from .answers import desk_of, publish, settle
+from .answers import Approvals
 from .choice import Choice, ChoiceOption
 from .desk import APPROVE, DENY, Question
 from ..approval_policy import ApprovalPolicy
@@ -47,20 +47,22 @@ def prompt_text(tool: str, arguments: str, timeout: float) -> str:
             f"(no answer within {timeout:g}s counts as deny)")
 
 
-def commands_hint(question_id: str) -> str:
-    return f"Answer /allow {question_id} or /deny {question_id}"
+def commands_hint(question_id: str, prefix: str = "/") -> str:
+    """The commands to type, with the platform's command prefix (``!`` where the clients take ``/``)."""
+    return f"Answer {prefix}allow {question_id} or {prefix}deny {question_id}"
 
 
-def chat_approver(gateway: Any, incoming: Any, progress: Any) -> Approver | None:
+def chat_approver(approvals: Approvals, delivery: "Delivery", policy: ApprovalPolicy, client: Any, incoming: Any,
+                  progress: Any) -> Approver | None:
     """The approver for a turn answering ``incoming``; None when ``tools.approval.require`` is empty.
 
+    ``client``: the platform's running client (its ``offer_choice`` shows buttons), or None.
     ``progress``: the turn's :class:`~hermes_gateway._core.conversation.TurnProgress` (its session shows
     the waiting line in the preview).
     """
-    policy: ApprovalPolicy = gateway.config.tools.approval
     if not policy.require:
         return None
-    access = gateway.config.operator.access
+    access = approvals.access
     requester = str(incoming.sender_id or "")
     if policy.who == "admin":
         def may_answer(platform: str, user_id: str) -> bool:
@@ -74,22 +76,21 @@ def chat_approver(gateway: Any, incoming: Any, progress: Any) -> Approver | None
     async def approve(tool: str, arguments: str) -> bool:
         if not policy.needs(tool):
             return True
-        desk = desk_of(gateway)
+        desk = approvals.desk
         question = desk.open(incoming.platform, incoming.chat_id, tool, may_answer, who)
         session = getattr(progress, "session", None)
         if session is not None:
             session.set_status(f"⏸ waiting for approval: {tool}")
         stream = session.stream if session is not None else None
-        client = gateway.clients.get(incoming.platform) if hasattr(gateway, "clients") else None
         ref: MessageRef | None = None
         outcome = "⌛ Not answered in time: {tool} was not run."
         try:
-            await publish(gateway, question, requester, policy.who, policy.timeout)  # answerable on any replica
-            ref = await _ask(gateway, incoming, client, stream, question, arguments, policy.timeout)
+            await approvals.publish(question, requester, policy.who, policy.timeout)  # answerable on any replica
+            ref = await _ask(delivery, incoming, client, stream, question, arguments, policy.timeout)
             try:
                 option, user = await asyncio.wait_for(asyncio.shield(question.decided), policy.timeout)
             except TimeoutError:
-                option, user = await settle(gateway, question, DENY, "")  # unless a replica decided just now
+                option, user = await approvals.settle(question, DENY, "")  # unless a replica decided just now
                 if not user:
                     log.info("%s: approval of %s in chat %s timed out", incoming.platform, tool, incoming.chat_id)
                     return False
@@ -106,13 +107,13 @@ def chat_approver(gateway: Any, incoming: Any, progress: Any) -> Approver | None
             if session is not None:
                 session.set_status("")
             if ref is not None and stream is not None and callable(getattr(client, "close_choice", None)):
-                await asyncio.shield(_close(gateway.delivery, incoming, client, stream, ref,
+                await asyncio.shield(_close(delivery, incoming, client, stream, ref,
                                             outcome.format(tool=tool)))
 
     return approve
 
 
-async def _ask(gateway: Any, incoming: Any, client: Any, stream: Stream | None, question: Question,
+async def _ask(delivery: "Delivery", incoming: Any, client: Any, stream: Stream | None, question: Question,
                arguments: str, timeout: float) -> MessageRef | None:
     """Show the question: buttons when the client can, else the commands to type.
 
@@ -126,7 +127,7 @@ async def _ask(gateway: Any, incoming: Any, client: Any, stream: Stream | None, 
     if stream is not None and callable(getattr(client, "offer_choice", None)):
         choice = Choice(question.question_id, text, (ChoiceOption(APPROVE, "Approve", "primary"),
                                                      ChoiceOption("deny", "Deny", "danger")))
-        shown = await gateway.delivery.call(incoming.platform, incoming.chat_id,
+        shown = await delivery.call(incoming.platform, incoming.chat_id,
                                             lambda: client.offer_choice(stream, choice), what="approval buttons",
                                             chat_kind=incoming.chat_kind, within=timeout)
         if shown.ok and isinstance(shown.value, MessageRef):
@@ -135,9 +136,10 @@ async def _ask(gateway: Any, incoming: Any, client: Any, stream: Stream | None, 
         log.warning("%s: could not show approval buttons (%s); the commands to type are sent instead",
                     incoming.platform, shown.failure or f"offer_choice returned {shown.value!r}")
     # as the core's own short answers are sent (budget, 429s, split), without importing the turn above us
-    session = gateway.delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
+    session = delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
                                        chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
-    await session.finish(f"{text}\n{commands_hint(question.question_id)}")
+    prefix = session.hooks.platform.command_prefix
+    await session.finish(f"{text}\n{commands_hint(question.question_id, prefix)}")
     return None
 
 

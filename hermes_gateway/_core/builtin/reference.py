@@ -19,9 +19,4 @@ platform = ReferencePlatform(
     media=MediaLimits(max_bytes={"image": 10_000_000, "default": 50_000_000}, caption_length=1024),
 )
 
-register_platforms = platform.register_platforms
-supports_edit = platform.supports_edit
-on_stream_start = platform.on_stream_start
-on_delta = platform.on_delta
-on_stream_end = platform.on_stream_end
-on_media = platform.on_media
+register_platforms = platform.register_platforms  # its stream methods are its client's (ReferenceClient)

@@ -42,6 +42,7 @@ from ..errors import DeliveryError, RateLimited
 from ..hookspecs import hookimpl
 from ..media import Media, MediaLimits
 from ..platform import LengthUnit, MessageRef, Platform, RateBudget, Stream
+from ..platform_context import PlatformClient
 
 CallKind = Literal["typing", "send", "edit", "upload"]
 #: Seconds a typing indicator stays on screen after one call (Telegram's figure; most platforms are close).
@@ -224,6 +225,7 @@ class ReferencePlatform:
         self._measure = rendered_length or measure_for(length_unit)
         self._next_id = 0
         self._context: Any = None
+        self._standalone: ReferenceClient | None = None
         self._hook: Hook = "on_delta"   # the hook of the call being handled, for the call log
         self.__name__ = f"reference:{name}"
 
@@ -239,9 +241,9 @@ class ReferencePlatform:
 
     # ---------------------------------------------------------------- the inbound side
 
-    def _connect(self, settings: Any, context: Any) -> "_Receiving":
-        """``Platform.client``: the gateway hands over its context; the stream hooks stay on this object."""
-        return _Receiving(self, context)
+    def _connect(self, settings: Any, context: Any) -> "ReferenceClient":
+        """``Platform.client``: the gateway hands over its context; the client calls back into this object."""
+        return ReferenceClient(self, context)
 
     async def say(self, chat_id: str, text: str, *, chat_kind: str | None = None,
                   thread_id: str | None = None, attachments: Sequence[Any] = ()) -> Any:
@@ -258,31 +260,34 @@ class ReferencePlatform:
             incoming = replace(incoming, chat_kind=chat_kind)
         return await self._context.receive(incoming)
 
-    # ---------------------------------------------------------------- the plugin hooks
+    # ---------------------------------------------------------------- the plugin hook, and what its client calls
+
+    @property
+    def client(self) -> "ReferenceClient":
+        """A client of this platform for the delivery core used alone (``Delivery(plugins, clients=...)``),
+        with no gateway: it sends and edits, and receives nothing."""
+        if self._standalone is None:
+            self._standalone = ReferenceClient(self, None)
+        return self._standalone
 
     @hookimpl
     def register_platforms(self, register: Callable[[Platform], None]) -> None:
         register(self.platform)
 
-    @hookimpl
     def supports_edit(self, stream: Stream) -> bool:
         return self.can_edit
 
-    @hookimpl
     async def on_stream_start(self, stream: Stream) -> None:
         chat = self._admit(stream, "typing", None, "", "on_stream_start")
         chat.typing += 1
         self._log(chat, "typing", None, "", "ok", "on_stream_start")
 
-    @hookimpl
     async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         return self._show(stream, message, text, "on_delta")
 
-    @hookimpl
     async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         return self._show(stream, message, text, "on_stream_end")
 
-    @hookimpl
     async def on_media(self, stream: Stream, media: Media) -> MessageRef:
         return self._upload(stream, media)
 
@@ -463,12 +468,17 @@ class ReferencePlatform:
             self.on_call(chat, call)
 
 
-class _Receiving:
-    """The reference platform's running client: it only lets :meth:`ReferencePlatform.say` reach the gateway."""
+class ReferenceClient(PlatformClient):
+    """The reference platform's running client, written as every platform's is (``PlatformClient``).
+
+    It lets :meth:`ReferencePlatform.say` reach the gateway, and its stream
+    methods are the platform's: the screens and call logs live on the
+    :class:`ReferencePlatform`, shared by every client a test's gateways build.
+    """
 
     def __init__(self, platform: ReferencePlatform, context: Any) -> None:
+        super().__init__(None, context)
         self.platform = platform
-        self.context = context
 
     async def start(self) -> None:
         self.platform._context = self.context
@@ -476,3 +486,18 @@ class _Receiving:
     async def stop(self) -> None:
         if self.platform._context is self.context:
             self.platform._context = None
+
+    def supports_edit(self, stream: Stream) -> bool:
+        return self.platform.supports_edit(stream)
+
+    async def on_stream_start(self, stream: Stream) -> None:
+        await self.platform.on_stream_start(stream)
+
+    async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        return await self.platform.on_delta(stream, message, text)
+
+    async def on_stream_end(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
+        return await self.platform.on_stream_end(stream, message, text)
+
+    async def on_media(self, stream: Stream, media: Media) -> MessageRef:
+        return await self.platform.on_media(stream, media)

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("hermes_gateway._core.cli.export_cmd", "write a chat's or a person's conversations (jsonl, markdown)"),
     "forget": ("hermes_gateway._core.cli.forget_cmd", "erase a person: conversations, usage, pairing, reminders, media"),
     "doctor": ("hermes_gateway._core.cli.doctor", "check the config, credentials, model, store, ports: what to fix"),
+    "service": ("hermes_gateway._core.cli.service_cmd", "install this gateway as a service (systemd, launchd); uninstall"),
     "new-plugin": ("hermes_gateway._core.cli.new_plugin", "scaffold a platform plugin: package, emulator, tests"),
     "demo-llm": ("hermes_gateway._core.cli.demo_llm", "serve the built-in demo model as an OpenAI-compatible endpoint"),
 }

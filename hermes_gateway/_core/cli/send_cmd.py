@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
 
     async def deliver():
         async with Gateway(config, plugins, serve=False) as gateway:
-            return await send_to_chat(gateway, args.platform, chat, text.strip(), thread_id=args.thread, media=media)
+            return await send_to_chat(gateway.delivery, args.platform, chat, text.strip(), thread_id=args.thread,
+                                      media=media)
 
     report = asyncio.run(deliver())
     problem = delivered_all(report, media)

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import pluggy
 
+from ..platform_context import PlatformClient
 from ..plugins import STREAM_HOOKS, RegisteredPlatform
 
 
@@ -26,7 +27,13 @@ class PlatformHooks:
         gateway builds a fresh one)."""
         self.registered = registered
         self.platform = registered.platform
-        self._client = client or (lambda: None)
+        running = client or (lambda: None)
+        # a plugin object that carries a client of its own (the reference platform's ``client``: a chat in
+        # memory) is called through it whenever no client of its platform is running (a gateway that does not
+        # enable it, the delivery core used alone)
+        own = getattr(registered.plugin, "client", None)
+        carried = own if isinstance(own, PlatformClient) else None
+        self._client = running if carried is None else (lambda: running() or carried)
         others = [p for p in pm.get_plugins() if p is not registered.plugin]
         self._callers = {
             name: pm.subset_hook_caller(name, remove_plugins=others)

@@ -7,7 +7,6 @@ running in that lane, waiting for them.
 
 from __future__ import annotations
 
-from ..approvals.answers import answer_choice
 from ..approvals.desk import APPROVE, DENY
 from ..messages.commands import Command, CommandContext
 
@@ -19,8 +18,8 @@ async def _answer(ctx: CommandContext, option: str) -> str:
     if not question_id:
         return f"Usage: /{'allow' if option == APPROVE else 'deny'} ID (the id the approval question shows)."
     incoming = ctx.incoming
-    return await answer_choice(ctx.gateway, incoming.platform, incoming.chat_id, incoming.sender_id or "",
-                               question_id, option)
+    return await ctx.runtime.parts.approvals().answer(incoming.platform, incoming.chat_id, incoming.sender_id or "",
+                                                      question_id, option)
 
 
 async def _allow(ctx: CommandContext) -> str:

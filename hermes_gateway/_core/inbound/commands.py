@@ -64,7 +64,7 @@ async def _stop(ctx: CommandContext) -> str:
 async def _help(ctx: CommandContext) -> str:
     from ..operator.roles import may_run  # /help lists only what the asking person may run
 
-    config = ctx.runtime.gateway.config
+    config = ctx.config
     prefix = ctx.runtime.command_prefix(ctx.incoming.platform)  # "!" on Matrix: what the person types there
     lines = ["Commands:"] + [f"{prefix}{c.name} — {c.help}" for c in ctx.runtime.commands.values()
                              if may_run(config, ctx.incoming, c)]

@@ -30,7 +30,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
-from ..conversation import answer_turn, send_text
+from ..conversation import TurnParts, answer_turn, send_text
 from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from ..store import ConversationKey
 from ..store.base import StoreError
@@ -44,7 +44,8 @@ from .edits import SUPERSEDED_NOTE
 from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
+    from ..plugins import Plugins
+    from ..recovery.recover import CutReplies
 
 log = logging.getLogger(__name__)
 
@@ -58,21 +59,28 @@ STOP_MARGIN = 0.5
 class InboundRuntime:
     """The inbound side of one gateway: one per ``Gateway``, built on first use."""
 
-    def __init__(self, gateway: "Gateway", *, commands: Mapping[str, Command] | None = None) -> None:
-        self.gateway = gateway
-        conversation = gateway.config.conversation
+    def __init__(self, parts: TurnParts, plugins: "Plugins", commands: Mapping[str, Command], *,
+                 metrics: Callable[[], Any] = lambda: None, legacy_gateway: Any = None) -> None:
+        """Built by the gateway (its composition root): what a turn uses (``parts``), the plugins (each
+        platform's command prefix), the chat commands, and the metrics registry (``metrics()``).
+        ``legacy_gateway``: only for the deprecated ``CommandContext.gateway``."""
+        self.parts = parts
+        self.config = parts.config
+        self.plugins = plugins
+        self.legacy_gateway = legacy_gateway
+        conversation = parts.config.conversation
         self.busy = conversation.busy
         self.seen = SeenUpdates(conversation.dedupe_window)
-        self.commands: dict[str, Command] = dict(commands) if commands is not None else collect_commands(gateway)
+        self.commands: dict[str, Command] = dict(commands)
         self.lanes: dict[tuple[str, str, str | None], ChatLane] = {}
         self.accepting = True
         self._access: dict[str, AccessPolicy] = {}
         self._saving: asyncio.Task[None] | None = None
-        self.coordination = gateway.coordination
+        self.coordination = parts.coordination()
         self.coordination.on_stop = self._stopped_elsewhere
         self._admitting: list[tuple[Incoming, asyncio.Future[Any]]] = []
         self._admitter: asyncio.Task[None] | None = None
-        self.gate = Gate(gateway)  # users: allowed_users, admins, pairing, max_messages_per_minute (issue 23)
+        self.gate = Gate(parts.config.operator.access, parts.store, metrics)  # users: allowed_users, admins, pairing, max_messages_per_minute (issue 23)
         self._gating: set[asyncio.Task[Any]] = set()
         self._gate_tails: dict[tuple[str, str], asyncio.Task[Any]] = {}
         self._reactor: Any = None  # status reactions (issue 24), made on first use when configured
@@ -133,7 +141,7 @@ class InboundRuntime:
                      why_not or "the gateway is stopping")
             if why_not is not None:
                 self._tell_if_slowed(incoming, why_not)
-            report = await send_text(self.gateway, incoming, answer) if answer and self.accepting else None
+            report = await send_text(self.parts.delivery(), incoming, answer) if answer and self.accepting else None
             if not future.done():
                 future.set_result(report)
         except Exception as exc:  # one message's failure is logged, never the gateway's
@@ -151,7 +159,8 @@ class InboundRuntime:
             return
         from ..conversation import send_text
 
-        task = asyncio.get_running_loop().create_task(send_text(self.gateway, incoming, notice), name="slow-down")
+        task = asyncio.get_running_loop().create_task(send_text(self.parts.delivery(), incoming, notice),
+                                                      name="slow-down")
         self._gating.add(task)
         task.add_done_callback(self._gating.discard)
 
@@ -239,10 +248,10 @@ class InboundRuntime:
     @property
     def reactor(self) -> Any:
         """The gateway's status reactions (``reactions:``), or None when none is configured."""
-        if self._reactor is None and self.gateway.config.reactions.enabled:
+        if self._reactor is None and self.config.reactions.enabled:
             from ..reactions.reactor import Reactor
 
-            self._reactor = Reactor(self.gateway.config.reactions, self.gateway.delivery)
+            self._reactor = Reactor(self.config.reactions, self.parts.delivery())
         return self._reactor
 
     def _react(self, incoming: Incoming, stage: str) -> None:
@@ -259,7 +268,7 @@ class InboundRuntime:
         if lane is None:
             return False
         replying = isinstance(lane.running, TextTurn) or any(isinstance(i, TextTurn) for i in lane.items)
-        return replying and not self.gateway.delivery.showing_text(key[0], key[1])
+        return replying and not self.parts.delivery().showing_text(key[0], key[1])
 
     def _react_after(self, item: TextTurn, report: Any, failed: bool = False) -> None:
         """``done`` or ``failed`` on each message of a turn that ended (a stopped reply gets neither)."""
@@ -307,7 +316,7 @@ class InboundRuntime:
         """``conversation.busy``, or what an ``overrides:`` entry matching this chat says (issue 23)."""
         from ..operator.overrides import for_incoming
 
-        return for_incoming(self.gateway.config, incoming).get("busy") or self.busy
+        return for_incoming(self.config, incoming).get("busy") or self.busy
 
     def _stopped_elsewhere(self, key: LaneKey, kind: StopKind) -> None:
         """Another replica received ``/stop``/``/new`` (``"stop"``) or an interrupting message for a chat."""
@@ -325,7 +334,7 @@ class InboundRuntime:
             return f"update {incoming.update_id} was already received"
         if not self.coordination.shared:  # replicated, the shared dedupe remembers (with its own TTL)
             self._save_seen_soon()
-        if incoming.edit_of is not None and self.gateway.config.conversation.on_edit == "ignore":
+        if incoming.edit_of is not None and self.config.conversation.on_edit == "ignore":
             return "an edit (conversation.on_edit: ignore)"
         if not incoming.text.strip() and not incoming.notice and not incoming.attachments:
             return "no text"  # files with no caption are kept: they are what the person said
@@ -343,13 +352,13 @@ class InboundRuntime:
     def command_prefix(self, platform: str) -> str:
         """What starts a command on ``platform`` (its ``Platform.command_prefix``; ``/`` when it declares none)."""
         try:
-            return self.gateway.plugins.platform(platform).platform.command_prefix  # type: ignore[no-any-return]
+            return self.plugins.platform(platform).platform.command_prefix
         except KeyError:  # not a registered platform (the terminal chat)
             return "/"
 
     def access(self, platform: str) -> AccessPolicy:
         if platform not in self._access:
-            config = self.gateway.config
+            config = self.config
             self._access[platform] = AccessPolicy.from_section(config.platforms.get(platform), source=config.source,
                                                                platform=platform)
         return self._access[platform]
@@ -372,10 +381,10 @@ class InboundRuntime:
         # of the lease) and cuts it cleanly; finishing the reply before then would race its last edit
         await asyncio.sleep(getattr(self.coordination, "lease_ttl", 0.0) / 3 + 1.0)
         try:
-            records = [r for r in await self.gateway.store.replies_in_flight()
+            records = [r for r in await self.parts.store().replies_in_flight()
                        if (r.platform, r.chat_id, r.thread_id) == key and r.owner != self.coordination.replica_id]
             for record in records:
-                await finish_cut_reply(self.gateway, record)
+                await finish_cut_reply(self.cut_replies, record)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the periodic sweep tries again
@@ -388,7 +397,7 @@ class InboundRuntime:
 
     async def restore(self) -> None:
         """Load the update ids a previous run saw (called once at gateway start)."""
-        self.seen.restore(await self.gateway.store.recent_updates(self.seen.window))
+        self.seen.restore(await self.parts.store().recent_updates(self.seen.window))
 
     def _save_seen_soon(self) -> None:
         """Save new update ids in one write per burst, beside the replies, never in the way of one."""
@@ -398,9 +407,9 @@ class InboundRuntime:
     async def _save_seen(self) -> None:
         while self.seen.unsaved:
             try:
-                await self.gateway.store.remember_updates(self.seen.take_unsaved())
+                await self.parts.store().remember_updates(self.seen.take_unsaved())
             except StoreError as exc:  # dedupe still works in memory; say so, at most once a minute
-                report_store_failure(self.gateway.store, log, "received update ids not saved", exc)
+                report_store_failure(self.parts.store(), log, "received update ids not saved", exc)
                 return
             except Exception as exc:  # dedupe still works in memory; say so once per burst
                 log.warning("could not save received update ids: %s: %s", type(exc).__name__, exc)
@@ -411,7 +420,7 @@ class InboundRuntime:
     async def _answer(self, item: Item) -> Any:
         try:
             if isinstance(item, TextTurn):
-                report = await answer_turn(self.gateway, item.messages,
+                report = await answer_turn(self.parts, item.messages,
                                            superseded=lambda: SUPERSEDED_NOTE if item.superseded else None,
                                            shown=item.mark_answered)
                 self._react_after(item, report)
@@ -419,11 +428,11 @@ class InboundRuntime:
             if isinstance(item, RecoveryTurn):
                 from ..recovery.recover import finish_cut_reply
 
-                return await finish_cut_reply(self.gateway, item.record)
+                return await finish_cut_reply(self.cut_replies, item.record)
             context = CommandContext(item.incoming, item.args, self, stopped_reply=item.stopped_reply)
             text = await self._run_command(item.command, context)
             if text:
-                return await send_text(self.gateway, item.incoming, text)
+                return await send_text(self.parts.delivery(), item.incoming, text)
             return None
         except asyncio.CancelledError:
             raise
@@ -443,15 +452,23 @@ class InboundRuntime:
         """Run ``command`` if its sender may (``access.admins``, ``commands.<name>.who``); else one line."""
         from ..operator.roles import may_run, refusal
 
-        if not may_run(self.gateway.config, context.incoming, command):
+        if not may_run(self.config, context.incoming, command):
             log.info("%s: refused /%s from user %s in chat %s (admins only)", context.incoming.platform,
                      command.name, context.incoming.sender_id, context.incoming.chat_id)
             return refusal(command)
         return await command.run(context)
 
     async def new_conversation(self, incoming: Incoming) -> None:
-        await self.gateway.store.new_conversation(ConversationKey(incoming.platform, incoming.chat_id,
+        await self.parts.store().new_conversation(ConversationKey(incoming.platform, incoming.chat_id,
                                                                   incoming.thread_id))
+
+    @property
+    def cut_replies(self) -> "CutReplies":
+        """What finishing a reply a crash cut uses (it runs in the chat's lane, here)."""
+        from ..recovery.recover import CutReplies
+
+        parts = self.parts
+        return CutReplies(parts.config, parts.store, parts.delivery, parts.coordination, self.answer_again)
 
     # ---------------------------------------------------------------- stopping
 
@@ -493,9 +510,10 @@ class InboundRuntime:
         log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
         from ..recovery.recover import keep_unanswered  # messages still queued: told (or answered) later
 
-        await keep_unanswered(self.gateway, [i.messages for lane in self.lanes.values() for i in lane.items
-                                             if isinstance(i, TextTurn)])
-        delivery = self.gateway.delivery
+        await keep_unanswered(self.parts.store(), self.coordination.replica_id,
+                              [i.messages for lane in self.lanes.values() for i in lane.items
+                               if isinstance(i, TextTurn)])
+        delivery = self.parts.delivery()
         cut = delivery.policy.cut_deadline
         delivery.cut_all(cut)
         for lane in list(self.lanes.values()):
@@ -543,20 +561,19 @@ def run_in_lane(runtime: InboundRuntime, platform: str, chat_id: str, thread_id:
     return done
 
 
-def collect_commands(gateway: Any) -> dict[str, Command]:
-    """The built-in commands, then those plugins register (a plugin cannot replace a built-in).
+def collect_commands(plugins: "Plugins", features: tuple[Command, ...] = ()) -> dict[str, Command]:
+    """The built-in commands, the features' (``features``: what the composition root adds, the reminders'
+    /reminders and /cancel), then those plugins register (a plugin cannot replace a built-in).
 
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
     """
     from .approval_commands import APPROVAL_COMMANDS  # /allow ID, /deny ID (issue 25)
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
-    from ..outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders (issue 24)
 
-    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
-                                                      *reminder_commands(gateway.config.outbound.reminders),
+    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(), *features,
                                                       *APPROVAL_COMMANDS)}
-    for command, impl in gateway.plugins.collect("register_commands", Command, "command"):
+    for command, impl in plugins.collect("register_commands", Command, "command"):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)
             continue

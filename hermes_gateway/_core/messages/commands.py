@@ -10,13 +10,28 @@ commands is the runtime's (:mod:`hermes_gateway._core.inbound.commands`).
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Mapping, Protocol
 
 from .incoming import Incoming
 
-if TYPE_CHECKING:
-    from ..inbound.runtime import InboundRuntime
+
+class CommandRuntime(Protocol):
+    """What a command acts on: the inbound runtime, as the commands see it (declared here, beneath it, so this
+    module imports nothing above it)."""
+
+    config: Any
+    #: what a turn uses (``conversation.TurnParts``: the store, the approvals ...), for the core's own commands
+    parts: Any
+    legacy_gateway: Any
+
+    @property
+    def commands(self) -> Mapping[str, "Command"]: ...
+
+    def command_prefix(self, platform: str) -> str: ...
+
+    async def new_conversation(self, incoming: Incoming) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -25,12 +40,20 @@ class CommandContext:
 
     incoming: Incoming
     args: str
-    runtime: "InboundRuntime"
+    runtime: CommandRuntime
     stopped_reply: bool = False  # a reply was running and this command stopped it
 
     @property
+    def config(self) -> Any:
+        """The gateway's configuration (``hermes_gateway.Config``)."""
+        return self.runtime.config
+
+    @property
     def gateway(self) -> Any:
-        return self.runtime.gateway
+        """Deprecated: the private gateway. Use ``ctx.config``, ``ctx.incoming`` and ``ctx.args``."""
+        warnings.warn("CommandContext.gateway is deprecated and removed in the next release: use ctx.config, "
+                      "ctx.incoming and ctx.args", DeprecationWarning, stacklevel=2)
+        return self.runtime.legacy_gateway
 
 
 #: A handler returns the text to answer with (None: answer nothing).

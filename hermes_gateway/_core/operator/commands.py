@@ -23,8 +23,8 @@ _STORE_DOWN = "⚠️ Could not save that just now (the store is unavailable); p
 
 
 async def _model(ctx: CommandContext) -> str:
-    config = ctx.gateway.config
-    current = await profile_for(ctx.gateway, ctx.incoming)
+    config = ctx.config
+    current = await profile_for(ctx.config, ctx.runtime.parts.store(), ctx.incoming)
     name = ctx.args.strip()
     if not name:
         lines = ["Models:"]
@@ -42,14 +42,14 @@ async def _model(ctx: CommandContext) -> str:
         value = found[0]
     if not await _save(ctx, MODEL_SETTING, value):
         return _STORE_DOWN
-    after = await profile_for(ctx.gateway, ctx.incoming)
+    after = await profile_for(ctx.config, ctx.runtime.parts.store(), ctx.incoming)
     return f"🧠 This chat now uses {after.model_name}."
 
 
 async def _persona(ctx: CommandContext) -> str:
-    config = ctx.gateway.config
+    config = ctx.config
     personas = config.operator.personas
-    current = await profile_for(ctx.gateway, ctx.incoming)
+    current = await profile_for(ctx.config, ctx.runtime.parts.store(), ctx.incoming)
     name = ctx.args.strip()
     if not name:
         if not personas:
@@ -79,7 +79,7 @@ async def _whoami(ctx: CommandContext) -> str:
     lines = [f"platform: {m.platform}", f"user id: {m.sender_id or '(unknown)'}", f"chat id: {m.chat_id}"]
     if m.thread_id:
         lines.append(f"thread id: {m.thread_id}")
-    lines.append(f"role: {role_of(ctx.gateway.config, m)}")
+    lines.append(f"role: {role_of(ctx.config, m)}")
     return "\n".join(lines)
 
 
@@ -89,7 +89,7 @@ async def _approve(ctx: CommandContext) -> str:
         return "Usage: /approve CODE (the code the person was given)."
     by = f"{ctx.incoming.platform}:{ctx.incoming.sender_id}"
     try:
-        approved = await approve_code(ctx.gateway.store, typed, by, time.time())
+        approved = await approve_code(ctx.runtime.parts.store(), typed, by, time.time())
     except StoreError:
         return _STORE_DOWN
     if approved is None:
@@ -103,7 +103,7 @@ async def _revoke(ctx: CommandContext) -> str:
         return "Usage: /revoke USER (platform:user_id, or a user id on this platform)."
     platform, user = parse_user(typed) or (ctx.incoming.platform, typed)
     try:
-        found = await ctx.gateway.store.revoke_user(platform, user)
+        found = await ctx.runtime.parts.store().revoke_user(platform, user)
     except StoreError:
         return _STORE_DOWN
     return f"🚫 Revoked {platform}:{user}." if found else f"{platform}:{user} was not approved."
@@ -113,14 +113,14 @@ async def _usage(ctx: CommandContext) -> str:
     from .usage import usage_text
 
     try:
-        return await usage_text(ctx.gateway, ctx.incoming)
+        return await usage_text(ctx.config, ctx.runtime.parts.store(), ctx.incoming)
     except StoreError:
         return "⚠️ Usage cannot be read just now (the store is unavailable)."
 
 
 async def _save(ctx: CommandContext, name: str, value: str | None) -> bool:
     try:
-        await ctx.gateway.store.set_chat_setting(chat_key(ctx.incoming), name, value)
+        await ctx.runtime.parts.store().set_chat_setting(chat_key(ctx.incoming), name, value)
     except StoreError:
         return False
     return True

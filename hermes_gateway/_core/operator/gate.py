@@ -43,9 +43,12 @@ SLOW_DOWN = "🐢 You're writing faster than I can keep up with (at most {n} mes
 class Gate:
     """One per inbound runtime; ``clock`` for tests."""
 
-    def __init__(self, gateway: Any, clock: Callable[[], float] = time.monotonic) -> None:
-        self.gateway = gateway
-        self.access = gateway.config.operator.access
+    def __init__(self, access: Any, store: Callable[[], Any], metrics: Callable[[], Any] = lambda: None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``access``: ``operator.access``; ``store()`` keeps pairings; ``metrics()`` counts drops (or None)."""
+        self.access = access
+        self._store = store
+        self._metrics = metrics
         self.clock = clock
         self._recent: dict[tuple[str, str], deque[float]] = {}
         self._told: dict[tuple[str, str], float] = {}
@@ -73,7 +76,7 @@ class Gate:
     async def check(self, incoming: "Incoming") -> tuple[str | None, str | None]:
         """For :data:`CHECK`: ``(None, None)`` lets the message through; otherwise ``(why dropped, what to
         answer)`` (the answer only for a direct message: the pairing code)."""
-        store, user = self.gateway.store, incoming.sender_id or ""
+        store, user = self._store(), incoming.sender_id or ""
         try:
             if await store.is_approved(incoming.platform, user):
                 return self.over_limit(incoming), None
@@ -134,7 +137,9 @@ class Gate:
         return SLOW_DOWN.format(n=self.access.max_messages_per_minute, s="s" if skipped > 1 else "")
 
     def _count_drop(self, platform: str) -> None:
-        metrics = self.gateway.metrics
+        metrics = self._metrics()
+        if metrics is None:
+            return
         counter = getattr(metrics, "inbound_rate_limited", None)
         if counter is None:
             from prometheus_client import Counter

@@ -97,7 +97,7 @@ def footer(config: Any, model: str, usage: Any) -> str | None:
     return line
 
 
-async def record_turn_usage(gateway: Any, incoming: Any, model: str, usage: Any) -> None:
+async def record_turn_usage(store: Any, incoming: Any, model: str, usage: Any) -> None:
     """Keep one turn's usage; a store that fails costs a log line, not the reply (which already went out)."""
     if usage is None:
         return
@@ -105,9 +105,9 @@ async def record_turn_usage(gateway: Any, incoming: Any, model: str, usage: Any)
                          incoming.sender_id or "", model, int(usage.prompt_tokens), int(usage.completion_tokens),
                          bool(usage.estimated))
     try:
-        await gateway.store.record_usage(record)
+        await store.record_usage(record)
     except StoreError as exc:
-        report_store_failure(gateway.store, log, "usage not recorded", exc)
+        report_store_failure(store, log, "usage not recorded", exc)
 
 
 def start_of_day(now: float) -> float:
@@ -120,10 +120,10 @@ def start_of_month(now: float) -> float:
     return time.mktime((t.tm_year, t.tm_mon, 1, 0, 0, 0, 0, 0, -1))
 
 
-async def usage_text(gateway: Any, incoming: Any, now: float | None = None) -> str:
+async def usage_text(config: Any, store: Any, incoming: Any, now: float | None = None) -> str:
     """What ``/usage`` answers: this conversation's and this user's totals, today and this month."""
-    config, now = gateway.config, time.time() if now is None else now
-    month = await gateway.store.usage(since=start_of_month(now))
+    now = time.time() if now is None else now
+    month = await store.usage(since=start_of_month(now))
     today = start_of_day(now)
     chat = [r for r in month if (r.platform, r.chat_id, r.thread_id) ==
             (incoming.platform, incoming.chat_id, incoming.thread_id)]

@@ -27,25 +27,25 @@ from ..store.outbound_records import Reminder
 log = logging.getLogger(__name__)
 
 
-async def claim_schedule(gateway: Any, name: str, at: float) -> bool:
+async def claim_schedule(coordination: Any, store: Any, name: str, at: float) -> bool:
     """Whether this replica runs occurrence ``at`` of schedule ``name``."""
-    shared = await gateway.coordination.claim(f"schedule:{name}", at)
+    shared = await coordination.claim(f"schedule:{name}", at)
     if shared is False:
         return False
     try:
-        return await gateway.store.claim_schedule_run(name, at)
+        return await store.claim_schedule_run(name, at)
     except StoreError as exc:
-        report_store_failure(gateway.store, log, f"schedule {name} not recorded", exc)
+        report_store_failure(store, log, f"schedule {name} not recorded", exc)
         return shared is True  # Redis gave it to this replica alone: run it; with neither answering, do not
 
 
-async def claim_reminder(gateway: Any, reminder: Reminder, next_at: float | None) -> bool:
+async def claim_reminder(coordination: Any, store: Any, reminder: Reminder, next_at: float | None) -> bool:
     """Whether this replica fires ``reminder`` now (it then moves to ``next_at``, or is gone when None)."""
-    shared = await gateway.coordination.claim(f"reminder:{reminder.id}", reminder.next_at)
+    shared = await coordination.claim(f"reminder:{reminder.id}", reminder.next_at)
     if shared is False:
         return False
     try:
-        return await gateway.store.advance_reminder(reminder.id, reminder.next_at, next_at)
+        return await store.advance_reminder(reminder.id, reminder.next_at, next_at)
     except StoreError as exc:
-        report_store_failure(gateway.store, log, f"reminder {reminder.id} not advanced", exc)
+        report_store_failure(store, log, f"reminder {reminder.id} not advanced", exc)
         return False  # fired again later rather than maybe twice now

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..conversation import TurnParts
 from ..delivery import DeliveryReport
 from ..messages.incoming import Incoming
 from ..store import ConversationKey, StoreError
@@ -28,41 +29,42 @@ log = logging.getLogger(__name__)
 REMINDER_LINE = "⏰ Reminder: {text}"
 
 
-async def deliver_schedule(gateway: Any, schedule: Schedule) -> DeliveryReport:
+async def deliver_schedule(parts: TurnParts, schedule: Schedule) -> DeliveryReport:
     """Send one occurrence of ``schedule`` into its chat (``home`` resolved to the platform's ``home_chat``)."""
-    chat = resolve_chat(gateway.config, schedule.platform, schedule.chat)
+    chat = resolve_chat(parts.config, schedule.platform, schedule.chat)
     if schedule.text is not None:
-        return await send_to_chat(gateway, schedule.platform, chat, schedule.text, thread_id=schedule.thread)
-    return await run_prompt(gateway, schedule.platform, chat, schedule.thread, schedule.prompt or "",
+        return await send_to_chat(parts.delivery(), schedule.platform, chat, schedule.text,
+                                  thread_id=schedule.thread)
+    return await run_prompt(parts, schedule.platform, chat, schedule.thread, schedule.prompt or "",
                             record=schedule.conversation == "chat")
 
 
-async def deliver_reminder(gateway: Any, reminder: Reminder) -> DeliveryReport:
+async def deliver_reminder(parts: TurnParts, reminder: Reminder) -> DeliveryReport:
     """The reminder's line, into the chat it was set in."""
-    return await send_to_chat(gateway, reminder.platform, reminder.chat_id, REMINDER_LINE.format(text=reminder.text),
+    return await send_to_chat(parts.delivery(), reminder.platform, reminder.chat_id, REMINDER_LINE.format(text=reminder.text),
                               thread_id=reminder.thread_id)
 
 
-async def run_prompt(gateway: Any, platform: str, chat: str, thread: str | None, prompt: str, *,
+async def run_prompt(parts: TurnParts, platform: str, chat: str, thread: str | None, prompt: str, *,
                      record: bool) -> DeliveryReport:
     """One agent turn for ``prompt`` in the chat, with the chat's model and persona; recorded when ``record``."""
     from ..conversation import reply_in_chat
     from ..operator.turns import prepare_turn
 
     incoming = Incoming(platform, chat, prompt, thread_id=thread)
-    plan = await prepare_turn(gateway, incoming)
+    plan = await prepare_turn(parts.config, parts.store(), parts.delivery(), parts.agents(), incoming)
     key = ConversationKey(platform, chat, thread)
     history: list[dict[str, Any]] = []
     if record:
         try:
-            history = await gateway.store.history(key)
+            history = await parts.store().history(key)
         except StoreError as exc:
-            report_store_failure(gateway.store, log, "history not read", exc)
-    report, end = await reply_in_chat(gateway.config, gateway.delivery, platform, chat, prompt, history=history,
+            report_store_failure(parts.store(), log, "history not read", exc)
+    report, end = await reply_in_chat(parts.config, parts.delivery(), platform, chat, prompt, history=history,
                                       thread_id=thread, agent=plan.agent, settings=plan.stream_settings)
     if record and end is not None and not end.error and not end.interrupted:
         try:
-            await gateway.store.record_turn(key, end.messages)
+            await parts.store().record_turn(key, end.messages)
         except StoreError as exc:
-            report_store_failure(gateway.store, log, "scheduled turn not recorded", exc)
+            report_store_failure(parts.store(), log, "scheduled turn not recorded", exc)
     return report

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from zoneinfo import ZoneInfo
 
 from ..errors import HermesError
@@ -26,6 +26,9 @@ from ..tools import Tool
 from ..settings.outbound import (MAX_DURATION, MAX_DURATION_TEXT, ReminderSettings, format_duration,
                                  parse_duration)
 from .timing import local_time
+
+if TYPE_CHECKING:
+    from ..conversation import TurnParts
 
 
 PARAMETERS = {
@@ -54,9 +57,9 @@ def reminder_tools(settings: ReminderSettings, clock: Callable[[], float] = time
         turn = TURN.get()
         if turn is None:
             return "Reminders can only be set from a chat."
-        gateway, incoming = turn
+        parts, incoming = turn
         try:
-            return await add_reminder(gateway, incoming, text, at, more.get("in"), every, clock())
+            return await add_reminder(parts, incoming, text, at, more.get("in"), every, clock())
         except ReminderRefused as exc:
             return f"No reminder set: {exc}"
 
@@ -64,10 +67,10 @@ def reminder_tools(settings: ReminderSettings, clock: Callable[[], float] = time
                            "bot will send at that time.", remind, PARAMETERS)]
 
 
-async def add_reminder(gateway: Any, incoming: Incoming, text: str, at: str | None, after: str | None,
+async def add_reminder(parts: "TurnParts", incoming: Incoming, text: str, at: str | None, after: str | None,
                        every: str | None, now: float) -> str:
     """Keep one reminder for ``incoming``'s chat; the line the model reads back."""
-    settings: ReminderSettings = gateway.config.outbound.reminders
+    settings: ReminderSettings = parts.config.outbound.reminders
     text = (text or "").strip()
     if not text:
         raise ReminderRefused("say what to remind of (text)")
@@ -82,13 +85,13 @@ async def add_reminder(gateway: Any, incoming: Incoming, text: str, at: str | No
             raise ReminderRefused(f"a reminder may repeat at most every {format_duration(settings.min_every)}")
     shown = local_time(first, settings.timezone)  # before storing: nothing is kept that cannot be shown
     try:
-        reminder = await gateway.store.add_reminder(incoming.platform, incoming.chat_id, incoming.thread_id,
+        reminder = await parts.store().add_reminder(incoming.platform, incoming.chat_id, incoming.thread_id,
                                                     text[:500], first, repeat, now, settings.max_per_chat)
     except StoreError:
         raise ReminderRefused("the reminders cannot be stored just now") from None
     if reminder is None:
         raise ReminderRefused(f"this chat already has {settings.max_per_chat} reminders (/reminders, /cancel ID)")
-    gateway.scheduler.wake()
+    parts.wake_scheduler()
     repeating = f", then every {format_duration(repeat)}" if repeat else ""
     return f"Reminder {reminder.id} set for {shown}{repeating}: {text}"
 
@@ -138,11 +141,11 @@ def when(at: str | None, after: str | None, now: float, zone: str) -> float:
 
 
 async def _list(ctx: CommandContext) -> str:
-    gateway, incoming = ctx.gateway, ctx.incoming
-    zone = gateway.config.outbound.reminders.timezone
+    incoming = ctx.incoming
+    zone = ctx.config.outbound.reminders.timezone
     try:
-        pending = await gateway.store.reminders(ConversationKey(incoming.platform, incoming.chat_id,
-                                                                incoming.thread_id))
+        pending = await ctx.runtime.parts.store().reminders(ConversationKey(incoming.platform, incoming.chat_id,
+                                                                            incoming.thread_id))
     except StoreError:
         return "⚠️ The reminders cannot be read just now."
     if not pending:
@@ -175,7 +178,7 @@ async def _cancel(ctx: CommandContext) -> str:
         return f"No reminder {arg[:30]} in this chat (see /reminders)."
     incoming = ctx.incoming
     try:
-        gone = await ctx.gateway.store.cancel_reminder(
+        gone = await ctx.runtime.parts.store().cancel_reminder(
             ConversationKey(incoming.platform, incoming.chat_id, incoming.thread_id), int(arg))
     except StoreError:
         return "⚠️ The reminders cannot be changed just now."

@@ -23,8 +23,9 @@ import asyncio
 import logging
 import time
 from functools import partial
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from ..conversation import TurnParts
 from ..store import StoreError
 from ..store.outage import report as report_store_failure
 from .claim import claim_reminder, claim_schedule
@@ -32,6 +33,9 @@ from .deliver import deliver_reminder, deliver_schedule
 from .home import resolve_chat
 from ..settings.outbound import Schedule
 from .timing import latest_between, next_after
+
+if TYPE_CHECKING:
+    from ..inbound.runtime import InboundRuntime
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +48,16 @@ BATCH, BATCHES = 100, 10
 class Scheduler:
     """Fires the config's schedules and the store's reminders while the gateway runs."""
 
-    def __init__(self, gateway: Any, *, clock: Callable[[], float] = time.time, poll: float = POLL) -> None:
-        self.gateway = gateway
+    def __init__(self, parts: TurnParts, inbound: Callable[[], "InboundRuntime"], *,
+                 clock: Callable[[], float] = time.time, poll: float = POLL) -> None:
+        """``parts``: what a turn uses (built by the gateway); ``inbound()``: the runtime whose chat lanes an
+        occurrence is delivered in."""
+        self.parts = parts
+        self._inbound = inbound
         self.clock = clock
         self.poll = poll
-        self.schedules: tuple[Schedule, ...] = gateway.config.outbound.schedules
-        self.reminders = gateway.config.outbound.reminders.enabled
+        self.schedules: tuple[Schedule, ...] = parts.config.outbound.schedules
+        self.reminders = parts.config.outbound.reminders.enabled
         self.next_run: dict[str, float] = {}
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -71,7 +79,7 @@ class Scheduler:
                 running = ", ".join(platforms) or "none"
                 raise StartError(f"schedules[{i}].platform: {schedule.platform} is not an enabled platform "
                                  f"(running: {running}); schedule {schedule.name} could never be delivered")
-            resolve_chat(self.gateway.config, schedule.platform, schedule.chat)
+            resolve_chat(self.parts.config, schedule.platform, schedule.chat)
 
     def start(self) -> None:
         if self._task is None and self.needed:
@@ -115,9 +123,9 @@ class Scheduler:
     async def _first(self, schedule: Schedule, started: float) -> float:
         """The first occurrence to wait for: a missed one under ``catch_up: once``, else the next one."""
         try:
-            last = await self.gateway.store.schedule_last_run(schedule.name)
+            last = await self.parts.store().schedule_last_run(schedule.name)
         except StoreError as exc:
-            report_store_failure(self.gateway.store, log, f"schedule {schedule.name}: last run not read", exc)
+            report_store_failure(self.parts.store(), log, f"schedule {schedule.name}: last run not read", exc)
             last = None
         if last is not None and schedule.catch_up == "once":
             missed = latest_between(schedule, last, started)
@@ -132,10 +140,10 @@ class Scheduler:
             at = self.next_run[schedule.name]
             if at <= now:
                 self.next_run[schedule.name] = next_after(schedule, max(at, now))
-                if await claim_schedule(self.gateway, schedule.name, at):
-                    chat = resolve_chat(self.gateway.config, schedule.platform, schedule.chat)
+                if await claim_schedule(self.parts.coordination(), self.parts.store(), schedule.name, at):
+                    chat = resolve_chat(self.parts.config, schedule.platform, schedule.chat)
                     self.spawn(schedule.platform, chat, schedule.thread,
-                                partial(deliver_schedule, self.gateway, schedule), f"schedule {schedule.name}")
+                                partial(deliver_schedule, self.parts, schedule), f"schedule {schedule.name}")
         wake_at = min([now + self.poll, *self.next_run.values()])
         if self.reminders:
             wake_at = min(wake_at, await self._reminders(now))
@@ -145,7 +153,7 @@ class Scheduler:
         """Claim every due reminder, :data:`BATCH` at a time and at most :data:`BATCHES` batches a pass; with
         due ones left (a backlog after an outage), look again at once rather than a poll later (100 per poll
         left the last of 10,000 due reminders ~50 minutes late)."""
-        store = self.gateway.store
+        store = self.parts.store()
         more = False
         try:
             for _ in range(BATCHES):
@@ -174,9 +182,9 @@ class Scheduler:
             following = reminder.next_at + reminder.every
             while following <= now:  # down for a while: one firing now, the next in the future
                 following += reminder.every
-        if await claim_reminder(self.gateway, reminder, following):
+        if await claim_reminder(self.parts.coordination(), self.parts.store(), reminder, following):
             self.spawn(reminder.platform, reminder.chat_id, reminder.thread_id,
-                       partial(deliver_reminder, self.gateway, reminder), f"reminder {reminder.id}")
+                       partial(deliver_reminder, self.parts, reminder), f"reminder {reminder.id}")
 
     def spawn(self, platform: str, chat: str, thread: str | None, delivery: Callable[[], Any], what: str) -> None:
         """Deliver in the chat's lane (after a reply being written there; with replicas, under its lease).
@@ -188,7 +196,7 @@ class Scheduler:
 
         async def run() -> None:
             try:
-                report = await run_in_lane(self.gateway.inbound, platform, chat, thread, delivery)
+                report = await run_in_lane(self._inbound(), platform, chat, thread, delivery)
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -11,10 +11,10 @@ file sent exactly once (the session's ledgers).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from ..errors import HermesError
-from ..delivery import DeliveryReport
+from ..delivery import Delivery, DeliveryReport
 from ..media import Media
 
 
@@ -40,10 +40,10 @@ def read_files(paths: Sequence[str | Path]) -> tuple[Media, ...]:
     return tuple(items)
 
 
-async def send_to_chat(gateway: Any, platform: str, chat_id: str, text: str, *, thread_id: str | None = None,
+async def send_to_chat(delivery: Delivery, platform: str, chat_id: str, text: str, *, thread_id: str | None = None,
                        media: Sequence[Media] = (), chat_kind: str | None = None) -> DeliveryReport:
     """Deliver ``text`` and then ``media`` into one chat as one reply (no typing, no previews: it is final)."""
-    session = gateway.delivery.session(platform, str(chat_id), thread_id=thread_id, chat_kind=chat_kind)
+    session = delivery.session(platform, str(chat_id), thread_id=thread_id, chat_kind=chat_kind)
     return await session.finish(text, tuple(media))
 
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from ..delivery.ledger import LedgerEntry
 from ..delivery.split import Piece
@@ -33,9 +34,6 @@ from ..platform import MessageRef
 from ..store import ConversationKey, StoreError
 from ..store.base import ReplyInFlight
 from ..store.outage import report as report_store_failure
-
-if TYPE_CHECKING:
-    from ..gateway import Gateway
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +44,24 @@ CRASH_NOTE = "— interrupted; please send your message again"
 class Recovery:
     """Finds the replies in flight a dead process left, and has each finished once (see the module docstring)."""
 
-    def __init__(self, gateway: "Gateway") -> None:
-        self.gateway = gateway
+    def __init__(self, config: Any, store: Callable[[], Any], coordination: Callable[[], Any],
+                 queue: Callable[..., Any]) -> None:
+        """``queue(record, done=callback)``: the inbound runtime queues the record in its chat's lane."""
+        self.config = config
+        self._store = store
+        self._coordination = coordination
+        self._queue = queue
         self._queued: set[str] = set()   # record ids in a lane here (not queued twice by the sweeps)
         self._sweeper: asyncio.Task[None] | None = None
 
     @property
     def owner(self) -> str:
-        return self.gateway.coordination.replica_id
+        return str(self._coordination().replica_id)
 
     async def start(self) -> None:
         """Queue what a crash left now; with replicas, look again every half lease for replicas that die."""
         await self.sweep(at_start=True)
-        coordination = self.gateway.coordination
+        coordination = self._coordination()
         if coordination.shared and self._sweeper is None:
             every = max(getattr(coordination, "lease_ttl", 15.0) / 2, 0.5)
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep_every(every), name="recovery")
@@ -83,13 +86,13 @@ class Recovery:
         ``at_start``: records owned by this replica id are stale too (a gateway
         object started again keeps its id; nothing of it runs yet).
         """
-        store = self.gateway.store
+        store = self._store()
         try:
             records = await store.replies_in_flight()
         except StoreError as exc:
             report_store_failure(store, log, "replies a crash left not looked for", exc)
             return 0
-        coordination = self.gateway.coordination
+        coordination = self._coordination()
         queued = 0
         for record in records:
             if (record.owner == self.owner and not at_start) or record.id in self._queued:
@@ -99,39 +102,53 @@ class Recovery:
                 holder = await coordination.lease_holder(key)
                 if holder is not None and holder != self.owner:
                     continue  # a live replica holds the chat: its owner may be running it
-            if not self.gateway.config.platform_enabled(record.platform):
+            if not self.config.platform_enabled(record.platform):
                 continue  # not served here; left for a gateway that serves it
             self._queued.add(record.id)
-            self.gateway.inbound.recover(record, done=lambda _f, rid=record.id: self._queued.discard(rid))
+            self._queue(record, done=lambda _f, rid=record.id: self._queued.discard(rid))
             queued += 1
         if queued:
             log.info("found %d repl%s cut by a crash; finishing them", queued, "y" if queued == 1 else "ies")
         return queued
 
 
-async def keep_unanswered(gateway: Any, turns: list[list[Any]]) -> None:
+@dataclass(frozen=True)
+class CutReplies:
+    """What finishing a cut reply uses, handed over by the inbound runtime that runs it in the chat's lane.
+
+    ``answer_again(record)``: queue the record's message to be answered anew
+    (``after_crash: retry``).
+    """
+
+    config: Any
+    store: Callable[[], Any]
+    delivery: Callable[[], Any]
+    coordination: Callable[[], Any]
+    answer_again: Callable[[ReplyInFlight], Any]
+
+
+async def keep_unanswered(store: Any, owner: str, turns: list[list[Any]]) -> None:
     """Shutdown drops these queued turns (lists of ``Incoming``): record each as a reply in flight that showed
     nothing, so the next start (or another replica) tells the person, or answers it (``after_crash: retry``)."""
     if not turns:
         return
     from uuid import uuid4
 
-    owner = gateway.coordination.replica_id
     for messages in turns:
         last = messages[-1]
         record = ReplyInFlight(uuid4().hex, last.platform, last.chat_id, last.thread_id, last.chat_kind,
                                last.message_id, "\n\n".join(m.text for m in messages), owner)
         try:
-            await gateway.store.begin_reply(record)
+            await store.begin_reply(record)
         except StoreError as exc:
-            report_store_failure(gateway.store, log, "a message dropped at shutdown not kept for later", exc)
+            report_store_failure(store, log, "a message dropped at shutdown not kept for later", exc)
             return
 
 
-async def finish_cut_reply(gateway: Any, record: ReplyInFlight) -> Any:
+async def finish_cut_reply(parts: CutReplies, record: ReplyInFlight) -> Any:
     """Claim ``record`` and finish it (runs in the chat's lane). Returns the delivery report, or None."""
-    store = gateway.store
-    owner = gateway.coordination.replica_id
+    store = parts.store()
+    owner = parts.coordination().replica_id
     try:
         claimed = await store.claim_reply(record.id, record.owner, owner)
     except StoreError as exc:
@@ -139,12 +156,12 @@ async def finish_cut_reply(gateway: Any, record: ReplyInFlight) -> Any:
         return None
     if claimed is None:
         return None  # another replica finished it, or its reply ended after all
-    session = gateway.delivery.session(claimed.platform, claimed.chat_id, thread_id=claimed.thread_id,
+    session = parts.delivery().session(claimed.platform, claimed.chat_id, thread_id=claimed.thread_id,
                                        chat_kind=claimed.chat_kind, reply_to=claimed.message_id)
     editable = bool(await session.hooks.supports_edit(session.stream))
     # nothing sent on a platform without edits: no message to put the note under, so answered again (once)
     unseen = not editable and not any(m.text for m in claimed.shown)
-    retry = (gateway.config.conversation.after_crash == "retry" or unseen) and claimed.attempt == 0
+    retry = (parts.config.conversation.after_crash == "retry" or unseen) and claimed.attempt == 0
     report = await _end_messages(session, editable, claimed, note=not retry)
     log.info("%s: finished a reply in chat %s cut by a crash (%s)", claimed.platform, claimed.chat_id,
              "answering it again" if retry else "noted")
@@ -155,7 +172,7 @@ async def finish_cut_reply(gateway: Any, record: ReplyInFlight) -> Any:
         except StoreError as exc:
             report_store_failure(store, log, "a reply cut by a crash not cleared", exc)
             return report
-        gateway.inbound.answer_again(claimed)
+        parts.answer_again(claimed)
         return report
     shown = "\n\n".join(m.text for m in claimed.shown if m.text)
     turn: list[dict[str, Any]] = [{"role": "user", "content": claimed.text}]

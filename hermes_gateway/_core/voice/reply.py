@@ -20,14 +20,14 @@ from ..media import Media
 from .speech import speak
 
 
-async def follow_with_voice_note(gateway: Any, incoming: Incoming, text: str, report: Any) -> None:
+async def follow_with_voice_note(config: Any, delivery: Any, incoming: Incoming, text: str, report: Any) -> None:
     """Speak ``text`` and send it into ``incoming``'s chat; its message joins ``report.media``."""
     try:
-        note = await speak(text, gateway.config.voice)
+        note = await speak(text, config.voice)
         if not isinstance(note, Media):
             return
-        session = gateway.delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
-                                           chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
+        session = delivery.session(incoming.platform, incoming.chat_id, thread_id=incoming.thread_id,
+                                   chat_kind=incoming.chat_kind, reply_to=incoming.message_id)
         sent = await session.finish("", [note])
     except asyncio.CancelledError:  # stopped: the text stands; a stop is an ordinary end of a turn
         task = asyncio.current_task()

@@ -45,6 +45,7 @@ from .auth import session_of, user_csrf, user_session
 from .chat_client import PLATFORM, WebChatClient
 from .history_view import inside, user_view
 from .responses import PING, PING_EVERY, SECURITY_HEADERS, json_error, json_ok, open_event_stream, read_json
+from .sources import ConsoleSources
 from .uploads import QueueBound, read_upload
 
 log = logging.getLogger(__name__)
@@ -58,13 +59,13 @@ HISTORY_LIMIT = 200
 CHOOSE_BODY_LIMIT = 1024
 
 
-#: The gateway whose console this is (its store, and its web platform's running client).
-GATEWAY_KEY = web.AppKey("hermes_gateway._core.web.gateway", object)
+#: What the console's chat uses of its gateway (its store, its config, the web platform's running client).
+SOURCES_KEY = web.AppKey("hermes_gateway._core.web.sources", ConsoleSources)
 
 
 def client_of(request: web.Request) -> WebChatClient | None:
-    gateway: Any = request.app.get(GATEWAY_KEY)
-    client = gateway.clients_view(PLATFORM) if gateway is not None else None
+    sources = request.app.get(SOURCES_KEY)
+    client = sources.client(PLATFORM) if sources is not None else None
     return client if isinstance(client, WebChatClient) else None
 
 
@@ -108,8 +109,7 @@ async def upload(request: web.Request) -> web.StreamResponse:
     client = client_of(request)
     if client is None or not client.context.accepting:
         return _unavailable()
-    gateway: Any = request.app[GATEWAY_KEY]
-    media = gateway.config.media
+    media = request.app[SOURCES_KEY].config.media
     session = session_of(request)
     bound = QueueBound(client.uploads, session.chat_id, media.upload_queue_files, media.upload_queue_bytes)
     got = await read_upload(request, media.inbound_max_bytes, MAX_TEXT, media.path(), bound)
@@ -167,16 +167,16 @@ async def stop(request: web.Request) -> web.StreamResponse:
 @user_session
 async def history(request: web.Request) -> web.StreamResponse:
     """The chat's stored conversation (user and assistant text), for a page that opens or reloads."""
-    gateway: Any = request.app.get(GATEWAY_KEY)
+    sources = request.app[SOURCES_KEY]
     session = session_of(request)
     messages: list[dict[str, Any]] = []
     try:
-        stored = await gateway.store.history(ConversationKey(PLATFORM, session.chat_id))
+        stored = await sources.store().history(ConversationKey(PLATFORM, session.chat_id))
     except Exception as exc:  # a store problem costs the backlog, not the page
         log.warning("web chat: the history could not be read: %s", exc)
         stored = []
     client = client_of(request)
-    media = gateway.config.media.path()
+    media = sources.config.media.path()
 
     def serve(path: str, mime: str, name: str) -> str | None:
         if client is None or not inside(path, media):
@@ -258,8 +258,8 @@ async def file(request: web.Request) -> web.StreamResponse:
         "Content-Disposition": f'{disposition}; filename="{safe_name}"'})
 
 
-def add_routes(app: web.Application, gateway: Any) -> None:
-    app[GATEWAY_KEY] = gateway
+def add_routes(app: web.Application, sources: ConsoleSources) -> None:
+    app[SOURCES_KEY] = sources
     app.router.add_post("/ui/api/chat/send", send)
     app.router.add_post("/ui/api/chat/stop", stop)
     app.router.add_post("/ui/api/chat/upload", upload)

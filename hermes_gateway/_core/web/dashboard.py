@@ -21,7 +21,6 @@ Malformed input gets a 4xx JSON error, never a 5xx.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from aiohttp import web
 
@@ -33,19 +32,20 @@ from .dashboard_pairing import MAX_ID, PairingRefused, checked_ids, decide
 from .dashboard_state import LastMessages, snapshot
 from .pages import add_page
 from .responses import PING, PING_EVERY, json_error, json_ok, open_event_stream, read_json
+from .sources import ConsoleSources
 
 #: A pairing decision's body holds two ids.
 DECISION_BODY_LIMIT = 2 * MAX_ID + 256
 
 FEED_KEY = web.AppKey("hermes_gateway._core.web.dashboard.feed", DashboardFeed)
-DASHBOARD_GATEWAY_KEY = web.AppKey("hermes_gateway._core.web.dashboard.gateway", object)
+DASHBOARD_SOURCES_KEY = web.AppKey("hermes_gateway._core.web.dashboard.sources", ConsoleSources)
 
 
-def add_routes(app: web.Application, gateway: Any) -> None:
+def add_routes(app: web.Application, sources: ConsoleSources) -> None:
     """Mount the dashboard on the console's ``app``; its live feed closes when the listener shuts down."""
     seen = LastMessages()
-    feed = app[FEED_KEY] = DashboardFeed(lambda: snapshot(gateway, last=seen))
-    app[DASHBOARD_GATEWAY_KEY] = gateway
+    feed = app[FEED_KEY] = DashboardFeed(lambda: snapshot(sources, last=seen))
+    app[DASHBOARD_SOURCES_KEY] = sources
 
     async def close_feed(_: web.Application) -> None:
         await feed.close()
@@ -59,13 +59,13 @@ def add_routes(app: web.Application, gateway: Any) -> None:
     app.router.add_post("/ui/api/pairing/reject", reject)
 
 
-def _gateway(request: web.Request) -> Any:
-    return request.app[DASHBOARD_GATEWAY_KEY]
+def _sources(request: web.Request) -> ConsoleSources:
+    return request.app[DASHBOARD_SOURCES_KEY]
 
 
 @require_session
 async def state(request: web.Request) -> web.StreamResponse:
-    return json_ok(await snapshot(_gateway(request)))
+    return json_ok(await snapshot(_sources(request)))
 
 
 @require_session
@@ -101,7 +101,7 @@ async def chat(request: web.Request) -> web.StreamResponse:
     thread = request.query.get("thread") or None
     if any(len(v) > MAX_ID for v in (platform, chat_id, thread or "")):
         return json_error(400, f"platform, chat and thread are at most {MAX_ID} characters", "too_long")
-    store = _gateway(request).store
+    store = _sources(request).store()
     mine = may_read(session_of(request), platform, chat_id, thread)
     summary = await store.current(ConversationKey(platform, chat_id, thread)) if mine else None
     messages = await store.conversation(summary.id) if summary is not None else None
@@ -129,7 +129,7 @@ async def _decide(request: web.Request, *, approve: bool) -> web.StreamResponse:
     try:
         platform, user = checked_ids(body)
         by = f"operator (web console, signed in by {session_of(request).via})"
-        result = await decide(_gateway(request), platform, user, approve, by=by)
+        result = await decide(_sources(request).store(), platform, user, approve, by=by)
     except PairingRefused as exc:
         return json_error(exc.status, str(exc), "pairing")
     return json_ok(result)

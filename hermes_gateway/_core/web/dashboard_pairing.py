@@ -39,9 +39,9 @@ def checked_ids(body: dict[str, Any]) -> tuple[str, str]:
     return platform, user
 
 
-async def decide(gateway: Any, platform: str, user_id: str, approve: bool, *, by: str) -> dict[str, Any]:
+async def decide(store: Any, platform: str, user_id: str, approve: bool, *, by: str) -> dict[str, Any]:
     """Approve (``approve=True``) or reject the pending request of ``platform:user_id``; what was done."""
-    store, now = gateway.store, time.time()
+    now = time.time()
     pending = await store.pairing_for(platform, user_id, now)
     if pending is None:
         raise PairingRefused(404, f"no pending pairing request from {platform}:{user_id} (approved, rejected or "

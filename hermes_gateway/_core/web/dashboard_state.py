@@ -24,6 +24,7 @@ from ..config_view import effective
 from ..operator.pairing import masked
 from ..outbound.timing import next_after
 from .dashboard_messages import last_messages
+from .sources import ConsoleSources
 
 log = logging.getLogger(__name__)
 
@@ -57,22 +58,22 @@ class LastMessages:
             del self._by_key[key]
 
 
-async def snapshot(gateway: Any, *, recent: int = RECENT, now: float | None = None,
+async def snapshot(sources: ConsoleSources, *, recent: int = RECENT, now: float | None = None,
                    last: LastMessages | None = None) -> dict[str, Any]:
     """The whole dashboard as one mapping (JSON-able), read now; ``last`` keeps messages between reads."""
     now = time.time() if now is None else now
     errors: list[str] = []
     state: dict[str, Any] = {
         "generated_at": now,
-        "replica": gateway.coordination.replica_id,
-        "platforms": platforms(gateway, now),
-        "in_flight": in_flight(gateway, now),
+        "replica": sources.coordination().replica_id,
+        "platforms": platforms(sources, now),
+        "in_flight": in_flight(sources, now),
         "conversations": await _part(errors, "conversations",
-                                     lambda: conversations(gateway, recent, last or LastMessages()), []),
-        "replicas": await _part(errors, "replicas", lambda: replicas(gateway), {"shared": False, "list": []}),
-        "pairing": await _part(errors, "pairing", lambda: pending_pairings(gateway, now), []),
-        "schedules": await _part(errors, "schedules", lambda: schedules(gateway, now), []),
-        "config": effective(gateway.config, gateway.plugins),
+                                     lambda: conversations(sources, recent, last or LastMessages()), []),
+        "replicas": await _part(errors, "replicas", lambda: replicas(sources), {"shared": False, "list": []}),
+        "pairing": await _part(errors, "pairing", lambda: pending_pairings(sources, now), []),
+        "schedules": await _part(errors, "schedules", lambda: schedules(sources, now), []),
+        "config": effective(sources.config, sources.plugins),
     }
     state["errors"] = errors
     return state
@@ -89,7 +90,7 @@ async def _part(errors: list[str], name: str, read: Callable[[], Awaitable[Any]]
         return empty
 
 
-def platforms(gateway: Any, now: float) -> list[dict[str, Any]]:
+def platforms(sources: ConsoleSources, now: float) -> list[dict[str, Any]]:
     """Every registered platform: enabled, its state, mode, last error, 429s (1 h).
 
     ``state`` is :meth:`~..platform_status.PlatformStatus.state` (``starting``,
@@ -99,9 +100,9 @@ def platforms(gateway: Any, now: float) -> list[dict[str, Any]]:
     not when it reported a disconnection.
     """
     out = []
-    for name in gateway.plugins.platforms():
-        status = gateway.platform_status.get(name)
-        enabled = gateway.config.platform_enabled(name)
+    for name in sources.plugins.platforms():
+        status = sources.platform_status.get(name)
+        enabled = sources.config.platform_enabled(name)
         state = status.state() if enabled else "stopped"
         out.append({
             "name": name,
@@ -125,7 +126,7 @@ def _since(status: Any, state: str) -> float | None:
     return status.started_at if state in ("running", "starting") else status.stopped_at
 
 
-def in_flight(gateway: Any, now: float) -> list[dict[str, Any]]:
+def in_flight(sources: ConsoleSources, now: float) -> list[dict[str, Any]]:
     """The replies being delivered now: where, for how long, how many platform calls so far."""
     return [{
         "platform": session.hooks.platform.name,
@@ -134,12 +135,12 @@ def in_flight(gateway: Any, now: float) -> list[dict[str, Any]]:
         "started_at": session.started_at,
         "running_for": round(max(0.0, now - (session.started_at or now)), 1),
         "calls": session.calls,
-    } for session in gateway.delivery.in_flight()]
+    } for session in sources.delivery().in_flight()]
 
 
-async def conversations(gateway: Any, recent: int, last: LastMessages) -> list[dict[str, Any]]:
+async def conversations(sources: ConsoleSources, recent: int, last: LastMessages) -> list[dict[str, Any]]:
     """The ``recent`` conversations with the latest activity, each with its last messages."""
-    store = gateway.store
+    store = sources.store()
     summaries = await store.list_conversations(recent)
     out = []
     for summary in summaries:
@@ -152,36 +153,36 @@ async def conversations(gateway: Any, recent: int, last: LastMessages) -> list[d
     return out
 
 
-async def replicas(gateway: Any) -> dict[str, Any]:
+async def replicas(sources: ConsoleSources) -> dict[str, Any]:
     """With ``coordination.url``: the replicas alive and the chats each holds; alone, this one and its chats."""
-    coordination = gateway.coordination
+    coordination = sources.coordination()
     if coordination.shared:
         return {"shared": True, "list": await coordination.replicas()}
     chats = [{"platform": p, "chat_id": c, "thread_id": t}
-             for (p, c, t), lane in list(getattr(gateway.inbound, "lanes", {}).items()) if lane.running is not None]
+             for (p, c, t), lane in list(getattr(sources.inbound(), "lanes", {}).items()) if lane.running is not None]
     return {"shared": False, "list": [{"id": coordination.replica_id, "alive": True, "chats": chats}]}
 
 
-async def pending_pairings(gateway: Any, now: float) -> list[dict[str, Any]]:
+async def pending_pairings(sources: ConsoleSources, now: float) -> list[dict[str, Any]]:
     """Unknown people waiting for an approval (``access.unknown_users: pair``); the code itself is masked."""
     return [{"platform": p.platform, "user_id": p.user_id, "chat_id": p.chat_id, "code": masked(p.code),
              "created": p.created, "expires_in": round(max(0.0, p.expires - now))}
-            for p in await gateway.store.pairings(now)]
+            for p in await sources.store().pairings(now)]
 
 
-async def schedules(gateway: Any, now: float) -> list[dict[str, Any]]:
+async def schedules(sources: ConsoleSources, now: float) -> list[dict[str, Any]]:
     """Each configured schedule: when, where, its next run (the scheduler's, or computed) and last run."""
-    configured = gateway.config.outbound.schedules
+    configured = sources.config.outbound.schedules
     if not configured:
         return []
-    planned = gateway.scheduler.next_run
+    planned = sources.scheduler().next_run
     out = []
     for s in configured:
         out.append({
             "name": s.name, "when": s.when, "platform": s.platform, "chat": s.chat, "thread": s.thread,
             "what": "prompt" if s.prompt is not None else "text",
             "next_run": planned.get(s.name) or next_after(s, now),
-            "last_run": await gateway.store.schedule_last_run(s.name),
+            "last_run": await sources.store().schedule_last_run(s.name),
         })
     return out
 

@@ -26,6 +26,7 @@ from . import chat, pages
 from .chat_client import WEB_PLATFORM
 from .auth import AUTH_KEY, WebAuth
 from .responses import add_security_headers
+from .sources import ConsoleSources
 
 log = logging.getLogger(__name__)
 
@@ -40,23 +41,23 @@ def register_platforms(register: Callable[[Platform], None]) -> None:
 def register_routes(app: web.Application, gateway: Any) -> None:
     if gateway is None or not gateway.config.web_enabled:
         return
-    mount(app, gateway)
+    mount(app, gateway.console_sources)  # the composition of the console: the parts it uses
     log.info("web console at /ui (%s)", "sign-in with web.password or an API key"
              if WebAuth(gateway.config).can_sign_in else "open to this machine only: no web.password set")
 
 
-def mount(app: web.Application, gateway: Any) -> WebAuth:
+def mount(app: web.Application, sources: ConsoleSources) -> WebAuth:
     """Every console route on ``app`` (the tests mount it on an app of their own)."""
-    auth = app[AUTH_KEY] = WebAuth(gateway.config)
+    auth = app[AUTH_KEY] = WebAuth(sources.config)
     app.on_response_prepare.append(add_security_headers)  # the router's 404/405 under /ui too
     pages.add_routes(app)
-    chat.add_routes(app, gateway)
-    add_dashboard(app, gateway)
+    chat.add_routes(app, sources)
+    add_dashboard(app, sources)
     return auth
 
 
-def add_dashboard(app: web.Application, gateway: Any) -> None:
+def add_dashboard(app: web.Application, sources: ConsoleSources) -> None:
     """``/ui/dashboard``, its state API and live feed, pairing decisions (:mod:`.dashboard`)."""
     from . import dashboard
 
-    dashboard.add_routes(app, gateway)
+    dashboard.add_routes(app, sources)

@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
+from ...conversation import TurnParts
 from ...delivery.budget import ChatBudget
 from ...errors import StartError
 from ...hookspecs import hookimpl
@@ -60,17 +61,23 @@ DEDUPE_PREFIX = "hook:"
 class Hooks:
     """The configured hooks of one gateway: their buckets, the deliveries seen, the route's handler."""
 
-    def __init__(self, gateway: Any, *, clock: Callable[[], float] = time.time) -> None:
-        self.gateway = gateway
+    def __init__(self, parts: TurnParts, spawn: Callable[..., None], accepting: Callable[[], bool], *,
+                 clock: Callable[[], float] = time.time) -> None:
+        """``parts``: what a turn uses; ``spawn(platform, chat, thread, job, what)`` runs the hook's turn in the
+        chat's lane (the scheduler's, so a stop gives it the shutdown grace); ``accepting()``: False while the
+        gateway stops."""
+        self.parts = parts
+        self._spawn = spawn
+        self._accepting = accepting
         self.clock = clock
-        self.by_name: dict[str, HookSettings] = {hook.name: hook for hook in gateway.config.hooks}
+        self.by_name: dict[str, HookSettings] = {hook.name: hook for hook in parts.config.hooks}
         self.buckets = {hook.name: ChatBudget(RateBudget(rate=hook.per_minute / 60.0, burst=hook.burst),
-                                              updated=time.monotonic()) for hook in gateway.config.hooks}
-        self.seen = SeenUpdates(gateway.config.conversation.dedupe_window)
+                                              updated=time.monotonic()) for hook in parts.config.hooks}
+        self.seen = SeenUpdates(parts.config.conversation.dedupe_window)
 
     def check(self, platforms: list[str]) -> None:
         """Refuse to start with a hook whose chat is on a platform that is not enabled (one line)."""
-        for i, hook in enumerate(self.gateway.config.hooks):
+        for i, hook in enumerate(self.parts.config.hooks):
             if hook.platform not in platforms:
                 running = ", ".join(platforms) or "none"
                 raise StartError(f"hooks[{i}].chat: {hook.platform} is not an enabled platform (enabled: {running}); "
@@ -79,9 +86,9 @@ class Hooks:
     async def restore(self) -> None:
         """The delivery ids a previous run took (the store keeps them with the platforms' update ids)."""
         try:
-            recent = await self.gateway.store.recent_updates(self.seen.window * 4)
+            recent = await self.parts.store().recent_updates(self.seen.window * 4)
         except StoreError as exc:
-            report_store_failure(self.gateway.store, log, "hook delivery ids not read", exc)
+            report_store_failure(self.parts.store(), log, "hook delivery ids not read", exc)
             return
         self.seen.restore([key for key in recent if key[0].startswith(DEDUPE_PREFIX)])
 
@@ -110,7 +117,7 @@ class Hooks:
         if request.method != "POST":
             raise ApiError(405, f"{request.method} is not allowed on {PREFIX}{name}; use POST.",
                            code="method_not_allowed", headers={"Allow": "POST"})
-        if not self.gateway.accepting:
+        if not self._accepting():
             raise ApiError(503, "The gateway is stopping; deliver again shortly.", type="server_error",
                            code="stopping", headers={"Retry-After": "5"})
         try:
@@ -130,9 +137,9 @@ class Hooks:
             return web.json_response({"id": accepted, "object": "hook.delivery", "hook": name,
                                       "status": "duplicate"}, status=200)
         prompt = render(hook.prompt, body, data)
-        self.gateway.scheduler.spawn(hook.platform, hook.chat, hook.thread,
-                                     partial(run_prompt, self.gateway, hook.platform, hook.chat, hook.thread, prompt,
-                                             record=True), f"hook {name} ({accepted})")
+        self._spawn(hook.platform, hook.chat, hook.thread,
+                    partial(run_prompt, self.parts, hook.platform, hook.chat, hook.thread, prompt, record=True),
+                    f"hook {name} ({accepted})")
         log.info("hook %s: accepted %s (%d bytes)", name, accepted, len(body))
         return web.json_response({"id": accepted, "object": "hook.delivery", "hook": name, "status": "accepted"},
                                  status=202)
@@ -177,13 +184,13 @@ class Hooks:
         key = DEDUPE_PREFIX + hook.name
         if not self.seen.first_time(key, delivery):
             return False
-        coordination = self.gateway.coordination
+        coordination = self.parts.coordination()
         if coordination.shared and not (await coordination.admit([(key, delivery)]))[0]:
             return False
         try:
-            await self.gateway.store.remember_updates(self.seen.take_unsaved())  # before the 202: a restart knows it
+            await self.parts.store().remember_updates(self.seen.take_unsaved())  # before the 202: a restart knows it
         except StoreError as exc:
-            report_store_failure(self.gateway.store, log, "hook delivery id not saved", exc)
+            report_store_failure(self.parts.store(), log, "hook delivery id not saved", exc)
         return True
 
 
@@ -200,7 +207,8 @@ def register_routes(app: web.Application, gateway: Any) -> None:
         raise StartError(f"api_server.workers is {worker.count}, but hooks: are answered by the platforms, which "
                          "only worker 0 runs: set coordination.url (every worker then runs as a replica), or "
                          "api_server.workers: 1")
-    hooks = app[HOOKS_KEY] = Hooks(gateway)
+    # the composition of this feature: the hooks get the turn's parts, the scheduler's spawn, the stop signal
+    hooks = app[HOOKS_KEY] = Hooks(gateway.turn_parts, gateway.scheduler.spawn, lambda: gateway.accepting)
     hooks.check(gateway.enabled_platforms())
     app.router.add_route("*", PREFIX + "{name}", hooks.handle)
     log.info("hooks at %s{name}: %s", PREFIX, ", ".join(hooks.by_name))
