@@ -200,6 +200,24 @@ async def test_on_a_platform_that_cannot_edit_the_shown_messages_stay_and_the_no
     assert [c.hook for c in ref.chat("1").calls if c.kind != "typing"] == ["on_stream_end", "on_stream_end"]
 
 
+async def test_on_a_platform_that_cannot_edit_a_reply_that_sent_nothing_is_answered_again_once_despite_note():
+    """Nothing reached the person (no text sent, no edits): no message to put the note under, so answered again."""
+    ref = ReferencePlatform("reference", budgets={"default": RateBudget(rate=50, burst=10)}, supports_edit=False)
+    store = MemoryStore()
+    await store.begin_reply(ReplyInFlight("r1", "reference", "1", None, "private", "m7", "echo: tell me", "dead-replica"))
+    async with gateway(ref, store, after_crash="note"):
+        await eventually(lambda: ref.chat("1").screen == ["tell me"], lambda: ref.chat("1").screen)
+    assert ref.chat("1").screen == ["tell me"]  # once, and no note
+    assert [m["content"] for m in await store.history(CHAT)] == ["echo: tell me", "tell me"]
+    # that retry itself cut before it sent anything: the note, no second retry
+    ref2, store2 = (ReferencePlatform("reference", budgets={"default": RateBudget(rate=50, burst=10)},
+                                      supports_edit=False), MemoryStore())
+    await store2.begin_reply(ReplyInFlight("r2", "reference", "1", None, "private", "m7", "echo: tell me",
+                                           "dead-replica", attempt=1))
+    async with gateway(ref2, store2):
+        await eventually(lambda: ref2.chat("1").screen == [CRASH_NOTE], lambda: ref2.chat("1").screen)
+
+
 async def test_a_reply_cut_because_its_replica_lost_the_lease_is_noted_once_the_chat_is_free(redis_server, redis_url):
     from hermes_gateway import Incoming
 

@@ -15,7 +15,10 @@ one still holds it, or already cleared the record). Then:
    to the last message (a new message when nothing was shown) and records
    the person's message, and what was shown, in the history, clearing the
    record in the same write; ``retry`` answers the message again instead —
-   once: a retry cut by another crash gets the note.
+   once: a retry cut by another crash gets the note. A reply of which
+   nothing reached the person (no text sent, on a platform that cannot
+   edit: email, WhatsApp) is answered again, once, whatever ``after_crash``
+   says: there is nothing shown to put a note under.
 """
 
 from __future__ import annotations
@@ -153,8 +156,13 @@ async def finish_cut_reply(parts: CutReplies, record: ReplyInFlight) -> Any:
         return None
     if claimed is None:
         return None  # another replica finished it, or its reply ended after all
-    retry = parts.config.conversation.after_crash == "retry" and claimed.attempt == 0
-    report = await _end_messages(parts.delivery(), claimed, note=not retry)
+    session = parts.delivery().session(claimed.platform, claimed.chat_id, thread_id=claimed.thread_id,
+                                       chat_kind=claimed.chat_kind, reply_to=claimed.message_id)
+    editable = bool(await session.hooks.supports_edit(session.stream))
+    # nothing sent on a platform without edits: no message to put the note under, so answered again (once)
+    unseen = not editable and not any(m.text for m in claimed.shown)
+    retry = (parts.config.conversation.after_crash == "retry" or unseen) and claimed.attempt == 0
+    report = await _end_messages(session, editable, claimed, note=not retry)
     log.info("%s: finished a reply in chat %s cut by a crash (%s)", claimed.platform, claimed.chat_id,
              "answering it again" if retry else "noted")
     key = ConversationKey(claimed.platform, claimed.chat_id, claimed.thread_id)
@@ -177,7 +185,7 @@ async def finish_cut_reply(parts: CutReplies, record: ReplyInFlight) -> Any:
     return report
 
 
-async def _end_messages(delivery: Any, record: ReplyInFlight, *, note: bool) -> Any:
+async def _end_messages(session: Any, editable: bool, record: ReplyInFlight, *, note: bool) -> Any:
     """End every shown message without cursor (and append the note), through one delivery session.
 
     The session's ledger is loaded with the messages as they stand: each one
@@ -186,9 +194,6 @@ async def _end_messages(delivery: Any, record: ReplyInFlight, *, note: bool) -> 
     platform that cannot edit, every shown message is final already: the
     note is a message of its own.
     """
-    session = delivery.session(record.platform, record.chat_id, thread_id=record.thread_id,
-                               chat_kind=record.chat_kind, reply_to=record.message_id)
-    editable = bool(await session.hooks.supports_edit(session.stream))
     if not editable:  # what it sent is final (no previews, no cursor): the note alone, as a new message
         return await session.finish(CRASH_NOTE) if note else None
     doc = ""
