@@ -31,7 +31,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 from ..conversation import answer_turn, send_text
-from ..telemetry import queued, received, turn
+from ..telemetry import queued, received, turn as traced_turn
 from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from ..store import ConversationKey
 from ..store.base import StoreError
@@ -414,9 +414,9 @@ class InboundRuntime:
     async def _answer(self, item: Item) -> Any:
         try:
             if isinstance(item, TextTurn):
-                report = await turn(answer_turn(self.gateway, item.messages,
-                                                superseded=lambda: SUPERSEDED_NOTE if item.superseded else None,
-                                                shown=item.mark_answered), item.messages, item.futures)
+                report = await traced_turn(answer_turn(
+                    self.gateway, item.messages, superseded=lambda: SUPERSEDED_NOTE if item.superseded else None,
+                    shown=item.mark_answered), item.messages, item.futures)  # telemetry: the turn's root span
                 self._react_after(item, report)
                 return report
             if isinstance(item, RecoveryTurn):
