@@ -37,6 +37,7 @@ from .approval_policy import API_APPROVALS, ToolsConfig, parse_tools
 from .settings.mcp import MCP_KEY, McpServerSettings, parse_mcp_servers
 from .settings.reactions import ReactionSettings, parse_reactions
 from .settings.logs import LoggingSettings, parse_logging
+from .settings.telemetry import TelemetrySettings, parse_telemetry
 from .settings.operator import OPERATOR_KEYS, OperatorSettings, parse_operator_sections
 from .settings.numbers import NumberError, parse_number
 from .settings.outbound import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
@@ -55,7 +56,7 @@ HOUR, DAY = 3600, 86_400
 MAX_WORKERS = 64
 
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", "reactions", "web", "logging", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS, HOOKS_KEY)
+                  "voice", "reactions", "web", "logging", "telemetry", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS, HOOKS_KEY)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -351,6 +352,8 @@ class Config:
     web: WebConfig = field(default_factory=WebConfig)
     #: ``logging``: text or JSON lines, and the level (:mod:`.settings.logs`).
     logging: LoggingSettings = field(default_factory=LoggingSettings)
+    #: ``telemetry``: OpenTelemetry traces over OTLP/HTTP, off unless an endpoint is set (:mod:`.settings.telemetry`).
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     source: str = "(defaults)"
     env_streaming: bool | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
@@ -635,6 +638,7 @@ def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
     tools = parse_tools(p, data.get("tools"))
     web = p.web(data.get("web"))
     logs = parse_logging(p, data.get("logging"))
+    telemetry = parse_telemetry(p, data.get("telemetry"))
     env_streaming = None
     raw_env = env.get(ENV_STREAMING)
     if raw_env is not None and raw_env.strip() != "":
@@ -648,7 +652,8 @@ def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
                     conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
-                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, hooks=hooks, tools=tools, web=web, logging=logs, source=source, env_streaming=env_streaming,
+                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, hooks=hooks, tools=tools, web=web, logging=logs, telemetry=telemetry, source=source,
+                    env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
 

@@ -62,6 +62,8 @@ def effective(config: Config, plugins: Any = None) -> dict:
         "reactions": asdict(config.reactions),
         "web": {**asdict(config.web), "enabled": config.web_enabled},
         "logging": asdict(config.logging),
+        "telemetry": {**asdict(config.telemetry), "otlp_endpoint": mask_url(config.telemetry.otlp_endpoint)
+                      if config.telemetry.otlp_endpoint else None},
     }
     if config.mcp_servers:
         data["mcp_servers"] = _mcp_servers(config)

@@ -32,6 +32,7 @@ from .http.body_deadline import webhook_body_deadline
 from .platform_status import PlatformStatuses
 from .http.disconnect import finish_unless_cancellable
 from .plugins import Plugins, installed_plugins
+from . import telemetry
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
     from .agent import AIAgent
@@ -127,6 +128,7 @@ class Gateway:
             raise
 
     async def _start(self) -> None:
+        telemetry.start(self, self.config.telemetry)  # traces (telemetry.otlp_endpoint); before the routes' spans
         hook = self.plugins.pm.hook
         app = web.Application(client_max_size=self.config.api_server.max_body_bytes,
                               middlewares=[webhook_body_deadline, finish_unless_cancellable])
@@ -355,6 +357,7 @@ class Gateway:
         profile_agents, self._profile_agents = self._profile_agents, None
         if profile_agents is not None:
             await profile_agents.aclose()  # the agents of chats on another model or persona (issue 23)
+        await telemetry.stop(self)  # the last spans sent, bounded (telemetry.STOP_BOUND)
 
     # -- what plugins and commands use ------------------------------------------------------------------------
 

@@ -138,3 +138,8 @@ def protect_config(config: Any) -> None:
         from .masking import url_secrets
 
         protect(*url_secrets(coordination.url), mask="<password>")
+    telemetry = getattr(config, "telemetry", None)
+    if telemetry is not None and telemetry.otlp_endpoint:  # a collector's credentials in its URL
+        from .masking import url_secrets
+
+        protect(*url_secrets(telemetry.otlp_endpoint), mask="<password>")

@@ -37,6 +37,7 @@ from ..events import StreamEvent, StreamReset, TextDelta, ToolCallFinished, Turn
 from ..media import Media
 from ..media_dir import MediaDirectory
 from ..reasoning import postprocess_reply, strip_thinking
+from ..telemetry import tool_call, upstream_call
 from ..toolbox import ToolBox
 from ..tools import Tool, collect_tools, installed_tools
 from .chat_completions import complete_chat, stream_chat
@@ -470,6 +471,7 @@ class AIAgent:
                                       include_usage=include_usage)
                 else:
                     source = completer(upstream.transport, request, guard, call, timeouts.first_token, timeouts.stall)
+                source = upstream_call(source, call, upstream.endpoint.name)  # telemetry (as is when off)
                 fresh = True
                 need_separator = turn.has_content
                 shown = sum(map(len, turn.committed))  # the turn's text so far, against model.max_reply_chars
@@ -549,7 +551,8 @@ class AIAgent:
         """Run the calls concurrently; report and record them (and collect their media) in call order.
 
         ``offer``: the tools the turn offered, by the names the model saw (None: all, under their own)."""
-        tasks = [asyncio.ensure_future(self._run_approved(call, approver, offer)) for call in calls]
+        tasks = [asyncio.ensure_future(tool_call(self._run_approved(call, approver, offer), call.name))
+                 for call in calls]
         done = 0
         try:
             for call, task in zip(calls, tasks):

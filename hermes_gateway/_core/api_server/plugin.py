@@ -17,6 +17,7 @@ from aiohttp import web
 
 from ..hookspecs import hookimpl
 from ..http.guards import json_not_found
+from ..telemetry import add_request_spans
 from .access_log import access_log
 from .auth import check_bind_safety
 from .metrics import Metrics
@@ -43,6 +44,7 @@ def register_routes(app: web.Application, gateway: Any) -> None:
     server.add_routes(app)
     app.middlewares.append(access_log)      # outermost of the two: it logs the 404s below too
     app.middlewares.append(json_not_found)  # the router's 404/405 in OpenAI's error shape
+    add_request_spans(app)  # telemetry: one trace per request to /v1/... (no middleware when off)
     app[API_SERVER_KEY] = server
 
 

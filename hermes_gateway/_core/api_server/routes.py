@@ -30,6 +30,7 @@ from ..http.errors import SERVER_ERROR, ApiError, echo
 from ..http.guards import RequestGuard
 from ..media import Media
 from ..reasoning import split_reasoning
+from ..telemetry import note_model
 from .access_log import FIRST_TOKEN_AT
 from .auth import check_authorization
 from .chat_stream import ChatChunks, write_chat_stream
@@ -279,6 +280,7 @@ class ApiServer:
         agent = self.agent_factory()
         turn = parse_chat_request(body, models=self.models, vision=self.vision, gateway_tools=self.cfg.gateway_tools,
                                   extra_params=self.extra_params)
+        note_model(turn.model)  # telemetry: the request's span names its model
         await self._hear_audio(turn, "messages")
         progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
             request.headers else wants_progress(body, request.headers, self.cfg.tool_progress_events)
@@ -332,6 +334,7 @@ class ApiServer:
                                        extra_params=self.extra_params,
                                        vision=self.vision, conversation_of=lambda response_id: None if earlier is None
                                        else list(earlier.conversation))
+        note_model(turn.model)
         progress = self.cfg.tool_progress_events if PROGRESS_FIELD not in body and PROGRESS_HEADER not in \
             request.headers else wants_progress(body, request.headers, self.cfg.tool_progress_events)
         self._refuse_while_closing()

@@ -5,7 +5,9 @@ A log collector reads fields, not prose: each line is ``{"time", "level",
 ``platform``, ``chat_id``, ``thread_id``, ``message_id``, ``update_id`` and
 ``user_id`` (read from the turn's context variable,
 :data:`~hermes_gateway._core.messages.turn.LOG_IDS`, so no call site
-changes). Secrets are already gone from the record when it gets here: the
+changes), and ``trace_id`` when the line was written inside a sampled trace
+(``telemetry.otlp_endpoint``: :func:`~hermes_gateway._core.telemetry.trace_id`;
+the text format then ends the line with `` trace_id=…``). Secrets are already gone from the record when it gets here: the
 secret registry rewrites every record as it is created
 (:mod:`hermes_gateway._core.secrets`), whichever formatter prints it; the
 traceback text is scrubbed once more here since it is formatted late.
@@ -22,6 +24,7 @@ from typing import Any
 from ..messages.turn import LOG_IDS
 from ..secrets import scrub
 from ..settings.logs import LoggingSettings
+from ..telemetry import trace_id
 
 TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"   # main's -v format, the default
 
@@ -39,11 +42,23 @@ class JsonFormatter(logging.Formatter):
         ids = LOG_IDS.get()
         if ids:
             entry.update(ids)
+        trace = trace_id()
+        if trace is not None:
+            entry["trace_id"] = trace
         if record.exc_info and not record.exc_text:
             record.exc_text = self.formatException(record.exc_info)
         if record.exc_text:
             entry["exception"] = scrub(record.exc_text)
         return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """The text format; a line written inside a sampled trace ends with its id (`` trace_id=…``)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # the line itself, before any traceback
+        line = super().formatMessage(record)
+        trace = trace_id()
+        return line if trace is None else f"{line} trace_id={trace}"
 
 
 def apply_logging(settings: LoggingSettings) -> None:
@@ -56,7 +71,7 @@ def apply_logging(settings: LoggingSettings) -> None:
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(logging.StreamHandler(sys.stderr))
-    formatter = JsonFormatter() if settings.format == "json" else logging.Formatter(TEXT_FORMAT)
+    formatter = JsonFormatter() if settings.format == "json" else TextFormatter(TEXT_FORMAT)
     for handler in root.handlers:
         handler.setFormatter(formatter)
     if settings.level is not None:

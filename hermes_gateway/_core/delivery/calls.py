@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable, Generic, TypeVar
 
 from ..errors import DeliveryError, RateLimited
+from ..telemetry import platform_call
 from .pacing import Pacer
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ async def call_into_chat(pacer: Pacer, invoke: Callable[[], Awaitable[T]], *, wh
         try:
             async with pacer.turn():  # one call into the chat at a time: a 429 is known before the next goes
                 await pacer.acquire()  # the chat's and the bot's budget, shared by every replica when replicated
-                value = await invoke()
+                value = await platform_call(invoke(), what)
         except RateLimited as exc:
             pacer.rate_limited(exc)
             rate_limits += 1

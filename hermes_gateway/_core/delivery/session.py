@@ -35,6 +35,7 @@ from ..media import Media
 from ..media_dir import MediaDirectory
 from ..platform import MessageRef, Stream
 from ..reasoning import postprocess_reply
+from ..telemetry import final as traced_final, platform_call
 from .budget import ChatBudget
 from .calls import RATE_LIMITED, call_into_chat
 from .final import Finisher
@@ -331,7 +332,7 @@ class StreamSession:
             now = pacer.now()
             limit = self.policy.interrupt_deadline if self._interrupted else self.policy.final_deadline
             deadline = now + limit if self._cut_at is None else min(now + limit, self._cut_at)
-            await self._deliver_final(deadline)
+            await traced_final(self._deliver_final(deadline))  # telemetry: the span "final" (as is when off)
             self._report.delivered = True
         except asyncio.CancelledError:
             task = asyncio.current_task()
@@ -534,8 +535,8 @@ class StreamSession:
             async with self._pacer.turn():  # one call into the chat at a time (a reaction, a question, a reply)
                 await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
                 entry.last_call = self._pacer.now()
-                ref = await self._observer.call(hook, text, self.hooks.call(hook, stream=self.stream,
-                                                                            message=entry.ref, text=text))
+                ref = await self._observer.call(hook, text, platform_call(
+                    self.hooks.call(hook, stream=self.stream, message=entry.ref, text=text), hook))
         except RateLimited:
             raise
         except DeliveryError as exc:

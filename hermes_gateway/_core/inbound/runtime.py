@@ -31,6 +31,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 from ..conversation import TurnParts, answer_turn, send_text
+from ..telemetry import queued, received, turn as traced_turn
 from ..coordination.base import NO_TICKET, LaneKey, StopKind
 from ..store import ConversationKey
 from ..store.base import StoreError
@@ -97,6 +98,7 @@ class InboundRuntime:
         shutdown); messages answered together share one report.
         """
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        received(future)  # telemetry: the turn's trace starts here (nothing when off)
         why_not = self._why_ignored(incoming)
         if why_not == GATE_CHECK:  # only the store knows (an unknown user under access.unknown_users: pair)
             key = (incoming.platform, incoming.sender_id or "")
@@ -213,6 +215,7 @@ class InboundRuntime:
             turn.stopped_reply = turn.stopped_reply or stopped_elsewhere
         else:
             lane.add_text(incoming, future, busy=self._busy_for(incoming), ticket=ticket)
+            queued(future)
             self._react(incoming, "received")
         self._start_lane(lane, incoming.platform, incoming.chat_id)
 
@@ -420,9 +423,9 @@ class InboundRuntime:
     async def _answer(self, item: Item) -> Any:
         try:
             if isinstance(item, TextTurn):
-                report = await answer_turn(self.parts, item.messages,
-                                           superseded=lambda: SUPERSEDED_NOTE if item.superseded else None,
-                                           shown=item.mark_answered)
+                report = await traced_turn(answer_turn(
+                    self.parts, item.messages, superseded=lambda: SUPERSEDED_NOTE if item.superseded else None,
+                    shown=item.mark_answered), item.messages, item.futures)  # telemetry: the turn's root span
                 self._react_after(item, report)
                 return report
             if isinstance(item, RecoveryTurn):
