@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..messages.incoming import Incoming
 from ..store import ConversationKey, StoreError
 from ..store.outage import report as report_store_failure
 from .overrides import for_incoming
 from .profile import TurnProfile, is_default, resolve, tool_allowed
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..delivery import Delivery
+    from ..store import ConversationStore
 
 log = logging.getLogger(__name__)
 
@@ -56,18 +61,18 @@ async def chat_choices(store: Any, key: ConversationKey) -> dict[str, str]:
         return {}
 
 
-async def profile_for(config: Any, store: Any, incoming: Incoming) -> TurnProfile:
+async def profile_for(config: "Config", store: "ConversationStore", incoming: Incoming) -> TurnProfile:
     return resolve(config, await chat_choices(store, chat_key(incoming)), for_incoming(config, incoming))
 
 
-async def prepare_turn(config: Any, store: Any, delivery: Any, agents: "ProfileAgents",
+async def prepare_turn(config: "Config", store: "ConversationStore", delivery: "Delivery", agents: "ProfileAgents",
                        incoming: Incoming) -> TurnPlan:
     """The profile of ``incoming``'s chat, the agent that runs it, and its streaming settings."""
     profile = await profile_for(config, store, incoming)
     return TurnPlan(profile, agents.agent(profile), stream_settings(config, delivery, incoming), config)
 
 
-def stream_settings(config: Any, delivery: Any, incoming: Incoming) -> Any:
+def stream_settings(config: "Config", delivery: "Delivery", incoming: Incoming) -> Any:
     """The chat's streaming settings when an override sets some (``overrides[i].streaming``); else None."""
     over = for_incoming(config, incoming)
     changes = {name.split(".", 1)[1]: value for name, value in over.values.items() if name.startswith("streaming.")}

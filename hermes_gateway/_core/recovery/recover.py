@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..delivery.ledger import LedgerEntry
 from ..delivery.split import Piece
@@ -34,6 +34,12 @@ from ..platform import MessageRef
 from ..store import ConversationKey, StoreError
 from ..store.base import ReplyInFlight
 from ..store.outage import report as report_store_failure
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..coordination import Coordination
+    from ..delivery import Delivery
+    from ..store import ConversationStore
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +50,8 @@ CRASH_NOTE = "— interrupted; please send your message again"
 class Recovery:
     """Finds the replies in flight a dead process left, and has each finished once (see the module docstring)."""
 
-    def __init__(self, config: Any, store: Callable[[], Any], coordination: Callable[[], Any],
-                 queue: Callable[..., Any]) -> None:
+    def __init__(self, config: "Config", store: Callable[[], "ConversationStore"],
+                 coordination: Callable[[], "Coordination"], queue: Callable[..., Any]) -> None:
         """``queue(record, done=callback)``: the inbound runtime queues the record in its chat's lane."""
         self.config = config
         self._store = store
@@ -120,10 +126,10 @@ class CutReplies:
     (``after_crash: retry``).
     """
 
-    config: Any
-    store: Callable[[], Any]
-    delivery: Callable[[], Any]
-    coordination: Callable[[], Any]
+    config: "Config"
+    store: Callable[[], "ConversationStore"]
+    delivery: Callable[[], "Delivery"]
+    coordination: Callable[[], "Coordination"]
     answer_again: Callable[[ReplyInFlight], Any]
 
 

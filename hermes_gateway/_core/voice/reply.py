@@ -13,14 +13,19 @@ being made drops it.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..messages.incoming import Incoming
 from ..media import Media
 from .speech import speak
 
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..delivery import Delivery
 
-async def follow_with_voice_note(config: Any, delivery: Any, incoming: Incoming, text: str, report: Any) -> None:
+
+async def follow_with_voice_note(config: "Config", delivery: "Delivery", incoming: Incoming, text: str,
+                                 report: Any) -> None:
     """Speak ``text`` and send it into ``incoming``'s chat; its message joins ``report.media``."""
     try:
         note = await speak(text, config.voice)
