@@ -17,13 +17,14 @@ import sys
 from pathlib import Path
 
 from ..config import data_dir, find_config_path, load_config
+from ..errors import HermesError
 from .service_units import NAME, Installation, launchd_plist, system_unit, user_unit
 
 #: Folders the system unit hides from the service (ProtectHome=yes), and its DynamicUser could not read anyway.
 HOMES = (Path("/home"), Path("/root"), Path("/run/user"))
 
 
-class Refused(Exception):
+class Refused(HermesError):
     """One line: why the service cannot be installed (or uninstalled) here."""
 
 

@@ -124,7 +124,9 @@ async def test_with_native_streaming_refused_a_long_reply_is_exact_once_through_
     try:
         await started(gateway, api)
         ts = await api.push_message("C0HTTP", f"<@U0BOT> echo: {reply}", kind="channel", user="U0DAN")
-        await eventually(lambda: len(api.screen("C0HTTP", ts)) == 2 and settled(api, "C0HTTP", ts),
+        # the whole reply on the screen (its previews show no cursor on Slack: "settled" alone can come early)
+        await eventually(lambda: len(api.screen("C0HTTP", ts)) == 2 and settled(api, "C0HTTP", ts)
+                         and " ".join(api.screen("C0HTTP", ts)).split() == reply.split(),
                          lambda: api.screen("C0HTTP"))
         await asyncio.sleep(0.2)
     finally:

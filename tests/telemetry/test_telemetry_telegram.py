@@ -1,4 +1,4 @@
-"""Traces (``telemetry.otlp_endpoint``): a Telegram turn with a tool call and a 429 arrives as one trace.
+"""Traces (``telemetry.otlp_endpoint``), seen from a real platform: a Telegram turn with a tool call and a 429 arrives as one trace.
 
 The gateway exports to a local OTLP/HTTP receiver (the test kit's
 :class:`~hermes_gateway.testing.otlp.OtlpReceiver`); the person's message
@@ -13,14 +13,20 @@ import logging
 
 import pytest
 
+from hermes_gateway import RateBudget
 from hermes_gateway._core.cli.json_logs import JsonFormatter, TextFormatter
-from hermes_gateway.testing import TestGateway
-from hermes_telegram import plugin
-from telegram_test_support import FAST_LIMITS, config, eventually
+from hermes_gateway.testing import TestGateway, eventually
+
+hermes_telegram = pytest.importorskip("hermes_telegram", reason="the Telegram plugin is not installed")
+from hermes_telegram import plugin  # noqa: E402
+from hermes_telegram.emulator import BotApiEmulator  # noqa: E402
 
 pytest.importorskip("opentelemetry.sdk", reason="the telemetry extra is not installed")
 from hermes_gateway.testing.otlp import OtlpReceiver  # noqa: E402
 
+TOKEN = "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0"
+#: Telegram's wire behaviour without pacing worth waiting for (``Platform`` fields replaced for the test).
+FAST_LIMITS = {"budgets": {"default": RateBudget(rate=200, burst=20)}, "edit_interval": 0.0}
 QUESTION = 'tool: calculate {"expression": "6*7"}'
 ANSWER = "The tool calculate returned: 42"
 
@@ -35,6 +41,18 @@ class Lines(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(self.format(record))
+
+
+def config(base_url: str, *, streaming: dict) -> dict:
+    """A config.yaml mapping: the demo model, Telegram on the emulator."""
+    return {"model": {"demo": {"tokens_per_second": 300}}, "streaming": {"telegram": streaming},
+            "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": base_url, "poll_timeout": 5}}}
+
+
+@pytest.fixture
+async def api():
+    async with BotApiEmulator(TOKEN) as emulator:
+        yield emulator
 
 
 @pytest.fixture
