@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import time
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import jsonschema
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hermes_gateway._core.demo.schema import MAX_DEPTH, example_value
+from hermes_gateway._core.demo import schema as schema_module
+from hermes_gateway._core.demo.schema import MAX_DEPTH, MAX_NODES, example_value
 
 SCHEMAS = [
     {"type": "object", "properties": {"a": {"type": "string", "minLength": 3, "maxLength": 5}}, "required": ["a"]},
@@ -45,9 +47,9 @@ def test_self_reference_and_depth_end():
     deep: dict = {"type": "string"}
     for _ in range(1000):
         deep = {"type": "object", "properties": {"x": deep}, "required": ["x"]}
-    started = time.perf_counter()
-    value = example_value(deep, "x")
-    assert time.perf_counter() - started < 0.5
+    with counted_visits() as visits:
+        value = example_value(deep, "x")
+    assert visits[0] <= MAX_DEPTH + 2, "the nodes past MAX_DEPTH are never visited"
     depth = 0
     while isinstance(value, dict):
         value, depth = value["x"], depth + 1
@@ -55,11 +57,40 @@ def test_self_reference_and_depth_end():
 
 
 def test_huge_schema_is_bounded():
+    """Unbounded, this schema's value is 2000 x 16 x 16 strings; the work is counted, not timed (a timed check
+    failed on a machine loaded by the parallel suite: 0.76 s for what takes milliseconds)."""
     wide = {"type": "object", "properties": {f"p{i}": {"type": "array", "minItems": 16, "items": {
         "type": "array", "minItems": 16, "items": {"type": "string"}}} for i in range(2000)}}
-    started = time.perf_counter()
-    example_value(wide, "x")
-    assert time.perf_counter() - started < 0.5
+    with counted_visits() as visits:
+        value = example_value(wide, "x")
+    assert visits[0] <= MAX_NODES + MAX_DEPTH, visits
+    assert nodes(value) <= MAX_NODES + MAX_DEPTH, "the value holds what was visited, no more"
+
+
+@contextmanager
+def counted_visits() -> Iterator[list[int]]:
+    """How many schema nodes the value is built from: every visit is a call of ``schema._value`` (it recurses
+    through the module's global name, so the count sees every level)."""
+    visits = [0]
+    real = schema_module._value
+
+    def counting(*args: Any) -> Any:
+        visits[0] += 1
+        return real(*args)
+
+    schema_module._value = counting
+    try:
+        yield visits
+    finally:
+        schema_module._value = real
+
+
+def nodes(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(nodes(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(nodes(v) for v in value)
+    return 1
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
