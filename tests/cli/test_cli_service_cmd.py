@@ -18,6 +18,13 @@ from hermes_gateway._core.cli.main import main
 EXE = Path(sys.executable).parent / "hermes-gateway"
 
 
+def word(path: Path) -> str:
+    """A path as one word of a unit's command line, as systemd reads it: in double quotes when it has a space
+    (a clone in a folder with spaces: CI's own path has them), ``%`` doubled."""
+    text = str(path).replace("%", "%%")
+    return f'"{text}"' if " " in text else text
+
+
 @pytest.fixture
 def machine(tmp_path, monkeypatch):
     """A root with systemd running, a PATH whose systemctl/launchctl record their calls, a config, a home."""
@@ -57,7 +64,7 @@ def machine(tmp_path, monkeypatch):
 def test_install_writes_the_system_unit_for_this_installation_and_enables_it(machine, capsys):
     assert main(["service", "install", "--config", str(machine.config), "--root", str(machine.root)]) == 0
     unit = (machine.root / "etc/systemd/system/hermes-gateway.service").read_text()
-    assert f"\nExecStart={EXE} run --config {machine.config}\n" in unit
+    assert f"\nExecStart={word(EXE)} run --config {word(machine.config)}\n" in unit
     assert f"\nEnvironmentFile=-{machine.config.parent / 'env'}\n" in unit
     assert "\nEnvironment=HERMES_HOME=/var/lib/hermes-gateway\nWorkingDirectory=/var/lib/hermes-gateway\n" in unit
     assert "\nDynamicUser=yes\n" in unit and "\nRestartPreventExitStatus=2\n" in unit
@@ -74,7 +81,7 @@ def test_install_writes_the_system_unit_for_this_installation_and_enables_it(mac
 def test_install_user_writes_a_user_unit_with_this_directory_and_data(machine, capsys):
     assert main(["service", "install", "--user", "--config", str(machine.config), "--root", str(machine.root)]) == 0
     unit = (machine.home / ".config/systemd/user/hermes-gateway.service").read_text()
-    assert f"\nExecStart={EXE} run --config {machine.config}\n" in unit
+    assert f"\nExecStart={word(EXE)} run --config {word(machine.config)}\n" in unit
     assert f"\nEnvironment=HERMES_HOME={machine.tmp / 'data'}\nWorkingDirectory={machine.tmp}\n" in unit
     assert "DynamicUser" not in unit and unit.endswith("WantedBy=default.target\n")
     assert machine.calls() == ["systemctl --user daemon-reload", "systemctl --user enable --now hermes-gateway"]
