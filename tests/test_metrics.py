@@ -237,8 +237,7 @@ async def test_two_gateways_in_one_process_count_apart():
 
 def deliver(ref: ReferencePlatform, metrics: GatewayMetrics, text: str = WORDS) -> Any:
     async def main() -> Any:
-        delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[ref]), observer=metrics,
-                            clients=lambda _: ref.client)
+        delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[ref]), observer=metrics)
         session = delivery.session("reference", "1", settings=StreamSettings(True, edit_interval=0.0, min_tokens=1))
         session.start()
         for word in text.split():

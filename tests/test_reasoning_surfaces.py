@@ -85,7 +85,7 @@ def through_chat(chunks, starts_open):
     settings_ = StreamSettings(enabled=True, edit_interval=1.0, min_tokens=1, cursor=" ▌")
 
     async def main():
-        session = Delivery(plugins, config, clients=lambda _: ref.client).session("reference", "c", settings=settings_)
+        session = Delivery(plugins, config).session("reference", "c", settings=settings_)
         return await deliver_events(aiter(turn(chunks, starts_open), pause=0.4), session)
 
     report = run_virtual(main())

@@ -45,13 +45,12 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from .._core.config import Config, MediaConfig
 from .._core.delivery import Delivery
 from .._core.delivery.final import MOVED
-from .._core.delivery.hooks import PlatformHooks
+from .._core.delivery.hooks import PlatformHooks, carried_client
 from .._core.delivery.measure import measure_for
 from .._core.delivery.split import reassemble
 from .._core.errors import HermesError, RateLimited
 from .._core.media import Media
 from .._core.platform import MessageRef, Stream, StreamSettings
-from .._core.platform_context import PlatformClient
 from .._core.plugins import implemented_hooks, missing_stream_hook, make_plugins
 
 if TYPE_CHECKING:
@@ -189,11 +188,7 @@ class Harness:
         plugins = make_plugins(builtins=(), load_entry_points=False, extra=[self.plugin])
         if plugins.problems:
             raise AssertionError(f"the plugin does not load: {plugins.problems[0]}")
-        # a plugin object that carries a client of its own (the reference platform's ``client``) is used through it
-        own = getattr(self.plugin, "client", None)
-        client = own if isinstance(own, PlatformClient) else None
-        return Delivery(plugins, Config(media=MediaConfig(directory=self.media_directory())),
-                        clients=lambda name: client)
+        return Delivery(plugins, Config(media=MediaConfig(directory=self.media_directory())))
 
     def media_directory(self) -> str:
         """A media directory of this harness's own (removed when it stops)."""
@@ -343,8 +338,8 @@ async def check_the_plugin_implements_the_stream_hooks_it_needs(h: Harness) -> N
             "on_stream_end" in implemented_hooks(h.runner.registered.plugin), "no on_stream_end"
         return
     missing = missing_stream_hook(set(implemented_hooks(h.plugin)))
-    own = getattr(h.plugin, "client", None)  # a plugin object carrying its client (the reference platform)
-    if missing is not None and isinstance(own, PlatformClient):
+    own = carried_client(h.plugin)  # a plugin object carrying its client (the reference platform)
+    if missing is not None and own is not None:
         missing = None if callable(getattr(own, "on_stream_end", None)) else "on_stream_end"
     assert missing is None, f"the plugin registers a platform but does not implement {missing}"
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[h.plugin])

@@ -13,7 +13,7 @@ from hermes_gateway.testing import ReferencePlatform
 def make_delivery(ref: ReferencePlatform, policy: DeliveryPolicy | None = None) -> Delivery:
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[ref])
     assert not plugins.problems
-    return Delivery(plugins, policy=policy, clients=lambda _: ref.client)  # the delivery core alone
+    return Delivery(plugins, policy=policy)
 
 
 def streaming(edit_interval: float = 1.0, min_tokens: int = 1, cursor: str = " ▌") -> StreamSettings:

@@ -22,8 +22,7 @@ LIMITS = MediaLimits(kinds={"image", "document"}, max_bytes={"image": 1_000, "do
 def delivery_for(ref, tmp_path):
     plugins = make_plugins(builtins=(), load_entry_points=False, extra=[ref])
     assert not plugins.problems
-    return Delivery(plugins, parse_config({"media": {"directory": str(tmp_path / "media")}}, env={}),
-                    clients=lambda _: ref.client)
+    return Delivery(plugins, parse_config({"media": {"directory": str(tmp_path / "media")}}, env={}))
 
 
 def reply(ref, tmp_path, text, media, *, stream=False, chat="c"):

@@ -36,7 +36,7 @@ def deliver(chunks: list[str], *, starts_open: bool = False, limit: int = 4096, 
         yield TurnEnd(reply=reply, raw=raw)
 
     async def main():
-        session = Delivery(plugins, config, clients=lambda _: ref.client).session("reference", "c", settings=streaming(edit_interval=0.5))
+        session = Delivery(plugins, config).session("reference", "c", settings=streaming(edit_interval=0.5))
         return await deliver_events(events(), session)
 
     report = run_virtual(main())
@@ -96,7 +96,7 @@ def test_the_final_text_of_a_session_fed_without_a_final_uses_the_flag():
     config = parse_config({"model": {"reasoning_starts_open": True}}, env={})
 
     async def main():
-        session = Delivery(plugins, config, clients=lambda _: ref.client).session("reference", "c", settings=streaming())
+        session = Delivery(plugins, config).session("reference", "c", settings=streaming())
         for chunk in ["plan ", SECRET, "</think>", "Answer"]:
             session.feed(chunk)
         return await session.finish()

@@ -51,7 +51,7 @@ def test_every_platform_call_is_reported_once_between_start_and_end():
 
     async def main():
         plugins = make_plugins(builtins=(), load_entry_points=False, extra=[ref])
-        session = Delivery(plugins, observer=recorder, clients=lambda _: ref.client).session("reference", "c", settings=streaming(0.5))
+        session = Delivery(plugins, observer=recorder).session("reference", "c", settings=streaming(0.5))
         await feed_over(session, words(REPLY), 5.0)
         return await session.finish()
 
@@ -73,7 +73,7 @@ def test_without_an_observer_the_session_delivers_the_same():
 
     async def main():
         plugins = make_plugins(builtins=(), load_entry_points=False, extra=[ref])
-        session = Delivery(plugins, clients=lambda _: ref.client).session("reference", "c", settings=streaming(0.5))
+        session = Delivery(plugins).session("reference", "c", settings=streaming(0.5))
         await feed_over(session, words(REPLY), 5.0)
         await asyncio.sleep(0)
         return await session.finish()

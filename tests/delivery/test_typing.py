@@ -109,7 +109,7 @@ def test_typing_is_refreshed_while_a_tool_runs_and_not_while_text_streams():
 def test_the_typing_interval_comes_from_the_conversation_config():
     ref = ReferencePlatform(budgets=PRIVATE)
     config = parse_config({"conversation": {"typing_interval": 2}, "streaming": {"enabled": False}}, env={})
-    delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[ref]), config, clients=lambda _: ref.client)
+    delivery = Delivery(make_plugins(builtins=(), load_entry_points=False, extra=[ref]), config)
 
     async def main():
         session = delivery.session("reference", "c")

@@ -18,6 +18,14 @@ from ..platform_context import PlatformClient
 from ..plugins import STREAM_HOOKS, RegisteredPlatform
 
 
+def carried_client(plugin: Any) -> PlatformClient | None:
+    """The client a plugin object carries of its own (the reference platform's ``client``: a chat in memory),
+    called whenever no client of its platform is running (a gateway that does not enable it, the delivery core
+    used alone); None for a plugin that carries none."""
+    own = getattr(plugin, "client", None)
+    return own if isinstance(own, PlatformClient) else None
+
+
 class PlatformHooks:
     """The stream hooks of the plugin that registered one platform."""
 
@@ -28,11 +36,7 @@ class PlatformHooks:
         self.registered = registered
         self.platform = registered.platform
         running = client or (lambda: None)
-        # a plugin object that carries a client of its own (the reference platform's ``client``: a chat in
-        # memory) is called through it whenever no client of its platform is running (a gateway that does not
-        # enable it, the delivery core used alone)
-        own = getattr(registered.plugin, "client", None)
-        carried = own if isinstance(own, PlatformClient) else None
+        carried = carried_client(registered.plugin)
         self._client = running if carried is None else (lambda: running() or carried)
         others = [p for p in pm.get_plugins() if p is not registered.plugin]
         self._callers = {
