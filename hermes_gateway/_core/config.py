@@ -199,6 +199,8 @@ class ConversationConfig:
     dedupe_window: int = 10_000    # how many recent update ids are remembered per platform
     on_edit: str = "answer"        # a person edits a message: "answer" the edited text, or "ignore" edits
     after_crash: str = "note"      # a reply a crash cut: "note" (say so, once) or "retry" (answer again, once)
+    catch_up: str = "answer"       # messages sent while the gateway was down (Discord, Slack): "answer" or "skip"
+    catch_up_window: float = 3600.0  # ... in chats with a conversation active within this many seconds
 
 
 @dataclass(frozen=True)
@@ -903,7 +905,8 @@ class _Parser:
         )
 
     def conversation(self, value: Any) -> ConversationConfig:
-        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window", "on_edit", "after_crash")
+        allowed = ("busy", "shutdown_grace", "typing_interval", "dedupe_window", "on_edit", "after_crash", "catch_up",
+                   "catch_up_window")
         sec = self.section(value, "conversation", allowed)
         d = ConversationConfig()
         return ConversationConfig(
@@ -916,6 +919,10 @@ class _Parser:
                                    maximum=10_000_000),
             on_edit=self.get(sec, "conversation", "on_edit", "str", d.on_edit, choices=("answer", "ignore")),
             after_crash=self.get(sec, "conversation", "after_crash", "str", d.after_crash, choices=("note", "retry")),
+            catch_up=self.get(sec, "conversation", "catch_up", "str", d.catch_up, choices=("answer", "skip")),
+            # at most a day: what the replicas' shared dedupe remembers by default (coordination.dedupe_ttl)
+            catch_up_window=self.get(sec, "conversation", "catch_up_window", "number", d.catch_up_window,
+                                     minimum=60, maximum=DAY),
         )
 
     def store(self, value: Any) -> StoreConfig:

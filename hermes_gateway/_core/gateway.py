@@ -233,7 +233,7 @@ class Gateway:
         self.webhook_platforms = []
         host = ClientHost(receive=self.receive, accepting=lambda: self.accepting, store=lambda: self.store,
                           approvals=lambda: self.approvals, metrics=lambda: self.metrics,
-                          platform_status=self.platform_status)
+                          platform_status=self.platform_status, delivery=lambda: self.delivery)
         for name in self.enabled_platforms():
             registered = self.plugins.platform(name)
             if registered.platform.client is None:

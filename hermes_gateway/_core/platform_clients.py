@@ -80,6 +80,7 @@ class ClientHost:
     approvals: Callable[[], Any]
     metrics: Callable[[], Any]
     platform_status: Any = None
+    delivery: Callable[[], Any] | None = None  # the delivery core: a client's paced reads (catch-up)
 
 
 def build_client(registered: "RegisteredPlatform", config: "Config", *, host: ClientHost,
@@ -105,7 +106,9 @@ def build_client(registered: "RegisteredPlatform", config: "Config", *, host: Cl
         has_conversation=_conversations(host, name),
         streaming_transport=config.streaming.overrides.get(name, {}).get("transport"),
         choose=_chooser(host, name, registered.plugin_platform), connection=_connection(host),
-        values=_StoreValues(host))
+        values=_StoreValues(host), catch_up=config.conversation.catch_up,
+        catch_up_window=config.conversation.catch_up_window, recent_chats=_recent_chats(host, name),
+        paced=None if host.delivery is None else _pacing(host.delivery, name))
     client = make_client(registered, settings, context)
     status = host.platform_status  # the dashboard's record
     if status is not None:
@@ -141,6 +144,38 @@ def _conversations(host: ClientHost, platform: str) -> Callable[[str, str | None
         except Exception:  # a failing store must not stop a platform from receiving
             return False
     return has_conversation
+
+
+#: The most conversations a catch-up is offered (the store lists them newest first, across platforms).
+RECENT_CHATS = 500
+
+
+def _recent_chats(host: ClientHost, platform: str) -> Callable[[float], Awaitable[list[tuple[str, str | None]]]]:
+    async def recent_chats(within: float) -> list[tuple[str, str | None]]:
+        import time
+
+        since = time.time() - within
+        found: list[tuple[str, str | None]] = []
+        for summary in await host.store().list_conversations(RECENT_CHATS):
+            if summary.last_activity < since:
+                break  # newest first: the rest are older still
+            key = (summary.chat_id, summary.thread_id)
+            if summary.platform == platform and key not in found:
+                found.append(key)
+        return found
+    return recent_chats
+
+
+def _pacing(delivery: Callable[[], Any], platform: str) -> Any:
+    """A client's one request about a chat through the delivery core's one path (:meth:`Delivery.call`)."""
+    async def paced(chat_id: str, invoke: Callable[[], Awaitable[Any]], what: str, chat_kind: str | None) -> Any:
+        from .errors import DeliveryError
+
+        outcome = await delivery().call(platform, chat_id, invoke, what=what, chat_kind=chat_kind)
+        if not outcome.ok:
+            raise DeliveryError(f"{platform} {what} in chat {chat_id}: {outcome.failure}", retryable=False)
+        return outcome.value
+    return paced
 
 
 class _StoreValues:

@@ -6,8 +6,10 @@ settings and one :class:`PlatformContext`. The context is the whole of
 what the gateway offers a platform: take a message, ask whether messages
 are still taken, mount a webhook route, count an event for ``/metrics``,
 ask whether a conversation exists, keep a few small values of its own
-(:meth:`PlatformContext.set_value`: a sync position), and say whether the platform is
-reachable (:meth:`PlatformContext.report_connected`). A plugin never sees the gateway,
+(:meth:`PlatformContext.set_value`: a sync position), say whether the platform is
+reachable (:meth:`PlatformContext.report_connected`), and catch up on what was sent
+while the gateway was down (:attr:`PlatformContext.catch_up`, :meth:`PlatformContext.recent_chats`,
+a read paced like any call: :meth:`PlatformContext.paced`). A plugin never sees the gateway,
 its store, its API server or its aiohttp app, so the core may change
 behind this object without breaking third parties.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
     from .platform import MessageRef, Stream
 
 RouteHandler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
+T = TypeVar("T")
+#: ``paced(chat_id, invoke, what, chat_kind)``: one call through the chat's budget (the core's delivery).
+Pacing = Callable[[str, Callable[[], Awaitable[Any]], str, "str | None"], Awaitable[Any]]
 
 #: A key of :meth:`PlatformContext.set_value`: a short name (``sync_token``), at most this many characters.
 MAX_VALUE_KEY_CHARS = 200
@@ -91,8 +96,16 @@ class PlatformContext:
                  streaming_transport: str | None = None,
                  choose: Callable[["ChoiceAnswer"], Awaitable[str | None]] | None = None,
                  connection: Callable[[str, bool, str | None], None] | None = None,
-                 values: ValueStore | None = None) -> None:
+                 values: ValueStore | None = None, catch_up: str = "answer", catch_up_window: float = 3600.0,
+                 recent_chats: Callable[[float], Awaitable[list[tuple[str, str | None]]]] | None = None,
+                 paced: Pacing | None = None) -> None:
         self.platform = platform
+        #: ``conversation.catch_up``: "answer" messages sent while the gateway was down, or "skip" them.
+        self.catch_up = catch_up
+        #: ``conversation.catch_up_window``: how far back (seconds) a catch-up looks, in chats active that recently.
+        self.catch_up_window = catch_up_window
+        self._recent_chats = recent_chats
+        self._paced = paced
         self._values: ValueStore = values if values is not None else LocalValues()
         self.source = source
         self.streaming_transport = streaming_transport
@@ -147,6 +160,31 @@ class PlatformContext:
         if self._has_conversation is None:
             return False
         return await self._has_conversation(chat_id, thread_id)
+
+    async def recent_chats(self, within: float) -> list[tuple[str, str | None]]:
+        """This platform's ``(chat_id, thread_id)`` with a conversation active in the last ``within`` seconds.
+
+        Newest first, at most a few hundred: the chats a catch-up after a restart looks into (the bot has
+        a conversation there, so what was sent there while it was away may be for it). Empty without a store.
+        """
+        if self._recent_chats is None:
+            return []
+        return await self._recent_chats(within)
+
+    async def paced(self, chat_id: str, invoke: Callable[[], Awaitable[T]], *, what: str,
+                    chat_kind: str | None = None) -> T:
+        """Make ``invoke()`` (one request about ``chat_id``: a read of its history) through the chat's budget.
+
+        The same path as every call into a chat: it waits for the chat's and the bot's budget (the
+        replicas' shared ones too), and when ``invoke`` raises ``RateLimited`` it is made again once
+        ``retry_after`` has passed; a retryable ``DeliveryError`` is retried with back-off. So a plugin
+        reads without sleeping or retrying itself. Returns what ``invoke`` returned; raises
+        ``DeliveryError`` when it could not be made (refused for good, retries or time used up).
+        Without a gateway (a plugin's own unit test) ``invoke`` is made once, unpaced.
+        """
+        if self._paced is None:
+            return await invoke()
+        return await self._paced(chat_id, invoke, what, chat_kind)  # type: ignore[no-any-return]
 
     async def choose(self, answer: "ChoiceAnswer") -> str | None:
         """Hand the core a button press (an answer to a ``Choice`` the client showed).

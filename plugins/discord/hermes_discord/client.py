@@ -34,6 +34,7 @@ from hermes_gateway import (DeliveryError, Media, MessageRef, Platform, Platform
 
 from . import formatting
 from . import media as attachments
+from .catch_up import CatchUp
 from .endpoints import point_at
 from .errors import PermanentFailure, rate_limited, translate
 from .ratelimit import RestWatch
@@ -91,6 +92,8 @@ class DiscordClient(PlatformClient):
         self._receiving = False
         #: Files people sent, streamed from the CDN when the core asks (its own session, closed in close()).
         self.downloads = Downloads()
+        #: Messages sent while the bot was away, read after each READY (:mod:`.catch_up`).
+        self.catch_up = CatchUp(self)
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -106,6 +109,7 @@ class DiscordClient(PlatformClient):
             raise StartError(f"{source}: platforms.discord: discord needs discord.py: pip install hermes-discord") \
                 from None
         self._ready.clear()
+        await self.catch_up.load()
         try:
             client = await self.discord_client()
         except discord.LoginFailure:
@@ -128,6 +132,7 @@ class DiscordClient(PlatformClient):
     async def stop(self) -> None:
         """Close the gateway websocket: nothing more comes in. REST stays open for the replies still going out."""
         self._receiving = False
+        await self.catch_up.stop()
         connection, self._connection = self._connection, None
         if connection is not None:
             connection.cancel()
@@ -204,9 +209,11 @@ class DiscordClient(PlatformClient):
     # resumes or retries with its backoff, and the next READY/RESUMED says it is back).
 
     def _make_on_ready(self) -> Callable[[], Awaitable[None]]:
-        async def on_ready() -> None:
+        async def on_ready() -> None:  # each new session (a RESUME replays what it missed: on_resumed)
             self._ready.set()
             self.context.report_connected()
+            if self._receiving:
+                self.catch_up.start()
         return on_ready
 
     def _make_on_resumed(self) -> Callable[[], Awaitable[None]]:
@@ -226,6 +233,8 @@ class DiscordClient(PlatformClient):
                 return
             incoming = to_incoming(message, self._discord.user, self.downloads)
             if incoming is not None:
+                self.catch_up.note(str(target_channel(incoming.chat_id, incoming.thread_id)), str(message.id),
+                                   incoming.chat_kind or "guild")
                 self.context.receive(incoming)
         return on_message
 

@@ -26,6 +26,13 @@ The gateway speaks op codes 10 HELLO, 1/11 heartbeat, 2 IDENTIFY, 0 READY
 and GUILD_CREATE, 6 RESUME (replaying what the session missed) and
 dispatches MESSAGE_CREATE / MESSAGE_UPDATE / THREAD_CREATE events.
 
+History (``GET /channels/{id}/messages``): every message of a channel,
+people's and the bot's, as Discord returns them: at most ``limit`` (1-100,
+default 50; else 400 code 50035), one of ``before``/``after``/``around``,
+newest first whatever the direction (with ``after``: the ``limit`` messages
+right after it); a bucket of its own, 429s as for the others, 403 code 50001
+without the permission to read it.
+
 Files people attach are served by signed CDN links, every download logged
 (:mod:`.emulator_files`, as ``api.cdn``); the bot's own uploads are
 :mod:`.emulator_media`.
@@ -60,6 +67,8 @@ HEARTBEAT_MS = 41250
 MESSAGES_BUCKET = "80c17d2f203122d936070c88c8d10f33"
 REACTIONS_BUCKET = "5b3c1e7a9d2f4c6b8a0e1d3f5a7c9b2e"
 TYPING_BUCKET = "a6a2c1a3e3f0d2b7c54b6f3e9c0d1e22"
+HISTORY_BUCKET = "3e1f0b5d7c9a2e4f6b8d0c1a3e5f7b9d"
+MAX_HISTORY_PAGE = 100
 DISCORD_EPOCH_MS = 1_420_070_400_000
 
 
@@ -115,6 +124,7 @@ class EmulatedChannel:
     messages: list[ScreenMessage] = field(default_factory=list)  # the bot's, top to bottom
     references: dict[str, str] = field(default_factory=dict)     # bot message id -> message it replies to
     said: list[tuple[str, str]] = field(default_factory=list)    # what people wrote: (message id, text)
+    log: dict[str, dict[str, Any]] = field(default_factory=dict)  # every message as history returns it, by id
     calls: list[ApiCall] = field(default_factory=list)
     typing: int = 0
     violations: list[str] = field(default_factory=list)
@@ -238,10 +248,13 @@ class DiscordEmulator:
 
     # ------------------------------------------------------------------ the world tests set up
 
-    def snowflake(self) -> str:
+    def snowflake(self, age: float = 0.0) -> str:
         """A new id made as Discord makes them (milliseconds since 2015 << 22, plus a counter): ids grow
-        with time and never repeat across runs, so a restarted gateway's dedupe sees only new ones."""
-        stamp = (int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22
+        with time and never repeat across runs, so a restarted gateway's dedupe sees only new ones.
+        ``age``: an id made that many seconds ago (a message older than the others)."""
+        stamp = (int((time.time() - age) * 1000) - DISCORD_EPOCH_MS) << 22
+        if age > 0:
+            return str(stamp | (next(self._increment) & 0xFFF))
         self._last_id = max(stamp | (next(self._increment) & 0xFFF), self._last_id + 1)
         return str(self._last_id)
 
@@ -280,18 +293,20 @@ class DiscordEmulator:
 
     async def push_message(self, channel_id: str | int, content: str, *, mention: bool = False,
                            author_id: str = "2001", author_name: str = "ada", bot: bool = False,
-                           attachments: tuple[str | PersonFile, ...] = (), reply_to: str | None = None) -> str:
+                           attachments: tuple[str | PersonFile, ...] = (), reply_to: str | None = None,
+                           age: float = 0.0) -> str:
         """A person (or a bot) writes in the channel; MESSAGE_CREATE goes to the client. Returns its id.
 
         ``mention`` prefixes the bot's mention (``<@id>``); ``reply_to`` makes it a reply to that
         message (one of the bot's, say); ``attachments`` are files served on the emulator's CDN
         (:mod:`.emulator_files`: ``photo()``, ``pdf()``, ``voice_note()``, ``too_large()``), or bare
-        file names (a few bytes of text each).
+        file names (a few bytes of text each). ``age``: sent that many seconds ago (its id and timestamp).
+        With no client connected, only the channel's history keeps it (a RESUME of an old session replays it).
         """
         channel = self.channel(channel_id)
         if mention:
             content = f"<@{self.bot_user['id']}> {content}"
-        message_id = self.snowflake()
+        message_id = self.snowflake(age)
         author = {"id": author_id, "username": author_name, "discriminator": "0", "global_name": author_name,
                   "avatar": None, **({"bot": True} if bot else {})}
         files = [f if isinstance(f, PersonFile) else PersonFile(f, f"the contents of {f}\n".encode())
@@ -300,6 +315,8 @@ class DiscordEmulator:
             **self._message_json(channel, message_id, content, author),
             "attachments": [self.cdn.add(channel.id, f) for f in files],
         }
+        if age > 0:
+            body["timestamp"] = datetime.fromtimestamp(time.time() - age, timezone.utc).isoformat()
         if any(f.voice for f in files):
             body["flags"] = IS_VOICE_MESSAGE
         if channel.guild_id is not None:
@@ -314,6 +331,7 @@ class DiscordEmulator:
             if replied is not None:
                 body["referenced_message"] = self._message_json(channel, replied.id, replied.text, self.bot_user)
         channel.said.append((message_id, content))
+        channel.log[message_id] = {k: v for k, v in body.items() if k not in ("guild_id", "member")}  # REST's shape
         self._announce("MESSAGE_CREATE", body)
         await asyncio.sleep(0)
         return message_id
@@ -376,7 +394,7 @@ class DiscordEmulator:
 
         ``is_global`` makes it the bot's global limit: then no call into any channel may arrive
         before ``retry_after`` has passed. ``kind`` (``"create"``, ``"edit"``, ``"typing"``, ``"react"``,
-        ``"upload"``): the next call of that kind instead; ``when(body)``: only one whose JSON body it
+        ``"upload"``, ``"history"``): the next call of that kind instead; ``when(body)``: only one whose JSON body it
         accepts (a question with buttons is a ``create`` with ``components``: ``when=with_buttons``).
         """
         error = ApiError(429, 0, "You are being rate limited.", {"retry_after": float(retry_after),
@@ -458,12 +476,16 @@ class DiscordEmulator:
         elif request.method == "PUT" and len(parts) == 7 and parts[2] == "messages" and parts[4] == "reactions" \
                 and parts[6] == "@me":
             kind, bucket = "react", REACTIONS_BUCKET
+        elif request.method == "GET" and parts[2:] == ["messages"]:
+            kind, bucket = "history", HISTORY_BUCKET
         else:
             raise ApiError(404, 0, "404: Not Found")
         params: dict[str, Any] = {}
         if kind == "create" and request.content_type == "multipart/form-data":
             return await self.uploads.handle(request, channel)
-        if kind not in ("typing", "react"):
+        if kind == "history":
+            params = dict(request.query)
+        elif kind not in ("typing", "react"):
             if request.headers.get("Content-Type") != "application/json":
                 channel.violations.append(f"{kind} with Content-Type {request.headers.get('Content-Type')!r}")
                 raise ApiError(400, 50035, "Invalid Form Body")
@@ -478,9 +500,14 @@ class DiscordEmulator:
     async def _carry_out(self, request: web.Request, channel: EmulatedChannel, kind: str, bucket: str,
                          params: dict[str, Any], parts: list[str], now: float) -> web.Response:
         headers = self._admit(channel, kind, bucket, params, now)
+        if channel.denied and kind == "history":
+            self._log(channel, kind, params, "Missing Access")
+            raise ApiError(403, 50001, "Missing Access")
         if channel.denied:
             self._log(channel, kind, params, "Missing Permissions")
             raise ApiError(403, 50013, "Missing Permissions")
+        if kind == "history":
+            return _answer(200, self._history(channel, params), headers)
         if kind == "typing":
             channel.typing += 1
             self._log(channel, kind, params, "ok")
@@ -579,7 +606,35 @@ class DiscordEmulator:
             channel.references[message.id] = str(reference["message_id"])
         channel.messages.append(message)
         self._log(channel, "create", params, "ok")
-        return self._message_json(channel, message.id, content, self.bot_user)
+        body = self._message_json(channel, message.id, content, self.bot_user)
+        channel.log[message.id] = {k: v for k, v in body.items() if k != "guild_id"}
+        return body
+
+    def _history(self, channel: EmulatedChannel, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """``GET /channels/{id}/messages``: as Discord pages it, newest first (its docs say so for every query)."""
+        anchors = [k for k in ("before", "after", "around") if k in params]
+        try:
+            limit = int(params.get("limit", 50))
+            anchor = int(params[anchors[0]]) if anchors else None
+        except ValueError:
+            limit, anchor = 0, None
+        if not 1 <= limit <= MAX_HISTORY_PAGE or len(anchors) > 1:
+            channel.violations.append(f"history with {params!r}")
+            self._log(channel, "history", params, "Invalid Form Body")
+            raise ApiError(400, 50035, "Invalid Form Body")
+        ids = sorted(channel.log, key=int)
+        if not anchors:
+            chosen = ids[-limit:]
+        elif anchors[0] == "after":
+            chosen = [i for i in ids if int(i) > (anchor or 0)][:limit]
+        elif anchors[0] == "before":
+            chosen = [i for i in ids if int(i) < (anchor or 0)][-limit:]
+        else:
+            older = [i for i in ids if int(i) <= (anchor or 0)]
+            newer = [i for i in ids if int(i) > (anchor or 0)]
+            chosen = older[-((limit + 1) // 2):] + newer[:limit // 2]
+        self._log(channel, "history", params, "ok")
+        return [dict(channel.log[i]) for i in reversed(chosen)]
 
     def _edit(self, channel: EmulatedChannel, message_id: str, params: dict[str, Any]) -> dict[str, Any]:
         target = next((m for m in channel.messages if m.id == message_id), None)
@@ -594,6 +649,8 @@ class DiscordEmulator:
             raise ApiError(400, 50035, "Invalid Form Body") from None
         target.text = content
         target.history.append(content)
+        if target.id in channel.log:
+            channel.log[target.id] = {**channel.log[target.id], "content": content, "edited_timestamp": _now_iso()}
         self._log(channel, "edit", params, "ok")
         return {**self._message_json(channel, target.id, content, self.bot_user), "edited_timestamp": _now_iso()}
 
