@@ -13,7 +13,7 @@ once it is back.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Callable
 
 from hermes_gateway import PlatformContext
 
@@ -25,8 +25,11 @@ DOWN = "the Socket Mode websocket is not connected; slack_sdk is reconnecting"
 class SocketWatch:
     """Reports the Socket Mode client's connection while it runs; ``stop()`` before closing the client."""
 
-    def __init__(self, client: Any, context: PlatformContext, *, up: bool | None, interval: float = INTERVAL) -> None:
-        """``up``: what was already reported (so the first look does not repeat it)."""
+    def __init__(self, client: Any, context: PlatformContext, *, up: bool | None, interval: float = INTERVAL,
+                 on_back: Callable[[], None] | None = None) -> None:
+        """``up``: what was already reported (so the first look does not repeat it); ``on_back()``: called
+        each time the connection is up again (what was sent meanwhile may need fetching)."""
+        self.on_back = on_back
         self.client = client
         self.context = context
         self.interval = interval
@@ -56,6 +59,8 @@ class SocketWatch:
                 self.up = up
                 if up:
                     self.context.report_connected()
+                    if self.on_back is not None:
+                        self.on_back()
                 else:
                     self.context.report_disconnected(why)
             await asyncio.sleep(self.interval)

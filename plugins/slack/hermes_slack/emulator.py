@@ -36,6 +36,16 @@ What it implements, from Slack's documentation and PLATFORM_FACTS.md:
 * the Events API over HTTP: each event POSTed to ``events_url``, signed
   (``v0`` HMAC-SHA256) with the signing secret, retried with
   ``X-Slack-Retry-Num`` when not answered 2xx;
+* history (``conversations.history``, ``conversations.replies``), as
+  Slack pages it: ``oldest``/``latest`` exclusive unless ``inclusive``,
+  ``limit`` (default 100, at most 999; fewer when :attr:`SlackEmulator.history_page`
+  says so, as for apps outside the Marketplace), ``has_more`` and
+  ``response_metadata.next_cursor``; history newest first, a thread's
+  replies oldest first after its parent; Tier 3 (50 a minute per method),
+  429 beyond. A person's message sent while nobody receives events is kept
+  in the history only (Slack retries an unacknowledged event three times
+  within about five minutes, then drops it; :attr:`SlackEmulator.retry_missed`
+  delivers it to the next connection as such a retry);
 * files people share (:mod:`.emulator_files`): ``file_share`` messages
   whose files are served at ``url_private`` to the bot token only (the
   sign-in page otherwise, as Slack does), ``files.info``, and a log of
@@ -78,6 +88,9 @@ STREAM_TTL = 300.0
 START_STREAM_PER_MINUTE = 20
 METHODS_WITH_CHANNEL = ("chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream",
                         "chat.stopStream", "files.completeUploadExternal", "reactions.add")
+#: conversations.history / conversations.replies: Tier 3, 50+ a minute per method per workspace.
+HISTORY_PER_MINUTE = 50
+MAX_HISTORY_LIMIT = 999
 #: Slack's largest file (slack_sdk's MAX_V2_FILE_SIZE).
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 ALT_TEXT_LIMIT = 1000
@@ -117,6 +130,9 @@ class Message:
     files: list[SlackFile] = field(default_factory=list)
     #: the bot's reactions on it, by Slack name, in the order added (Slack keeps each one)
     reactions: list[str] = field(default_factory=list)
+    subtype: str | None = None
+    #: what else history shows of a person's message (its shared ``files``)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def show(self, text: str) -> None:
         self.text = text
@@ -223,6 +239,15 @@ class SlackEmulator:
         self._limits: dict[str, _Bucket | _Window] = {}
         if start_stream_per_minute is not None:
             self._limits["chat.startStream"] = _Window(start_stream_per_minute)
+        for method in ("conversations.history", "conversations.replies"):
+            self._limits[method] = _Window(HISTORY_PER_MINUTE)
+        #: The most messages one history page holds (Slack: 999; 15 for apps outside the Marketplace).
+        self.history_page = MAX_HISTORY_LIMIT
+        #: Events sent while nobody received them (no socket, no events_url): Slack's retries to come.
+        self.missed: list[str] = []
+        #: Deliver those to the next Socket Mode connection (an outage shorter than Slack's ~5 min of retries).
+        self.retry_missed = False
+        self._last_us = 0
         self._injected: list[dict[str, Any]] = []
         self._failures: list[dict[str, Any]] = []
         self._hangs: list[dict[str, Any]] = []
@@ -658,6 +683,60 @@ class SlackEmulator:
         self.reaction_log.append((channel.id, message.ts, name, time.monotonic()))
         return {}
 
+    def _m_conversations_history(self, p: dict[str, Any]) -> dict[str, Any]:
+        """A channel's messages (not thread replies, but broadcasts), newest first, a page at a time."""
+        channel = self._channel(p)
+        shown = [m for m in channel.messages if m.state != "vanished"
+                 and (m.thread_ts in (None, m.ts) or m.subtype == "thread_broadcast")]
+        return self._page(channel, shown, p, newest_first=True)
+
+    def _m_conversations_replies(self, p: dict[str, Any]) -> dict[str, Any]:
+        """A thread: its parent, then its replies oldest first, a page at a time."""
+        channel = self._channel(p)
+        parent = channel.find(str(p.get("ts") or ""))
+        if parent is None or parent.state == "vanished":
+            raise _SlackError("thread_not_found")
+        replies = [m for m in channel.messages if m.thread_ts == parent.ts and m.ts != parent.ts
+                   and m.state != "vanished"]
+        answer = self._page(channel, replies, p, newest_first=False)
+        if "cursor" not in p:
+            answer["messages"].insert(0, self._message_json(parent))
+        return answer
+
+    def _page(self, channel: Channel, messages: list[Message], p: dict[str, Any], *,
+              newest_first: bool) -> dict[str, Any]:
+        try:
+            limit = int(p.get("limit") or 100)
+            oldest, latest = float(p.get("oldest") or 0), float(p.get("latest") or time.time() + 1e6)
+        except ValueError:
+            self.violations.append(f"history with {p!r}")
+            raise _SlackError("invalid_arguments") from None
+        if limit < 1:
+            raise _SlackError("invalid_limit")
+        limit = min(limit, MAX_HISTORY_LIMIT, self.history_page)
+        inclusive = str(p.get("inclusive", "")).lower() in ("1", "true")
+        chosen = sorted((m for m in messages if (oldest <= float(m.ts) if inclusive else oldest < float(m.ts))
+                         and (float(m.ts) <= latest if inclusive else float(m.ts) < latest)),
+                        key=lambda m: float(m.ts), reverse=newest_first)
+        start = _cursor_index(p.get("cursor"))
+        page = chosen[start:start + limit]
+        more = start + limit < len(chosen)
+        return {"messages": [self._message_json(m) for m in page], "has_more": more, "pin_count": 0,
+                "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""}}
+
+    def _message_json(self, message: Message) -> dict[str, Any]:
+        body: dict[str, Any] = {"type": "message", "user": message.user, "text": message.text, "ts": message.ts,
+                                "team": self.team_id}
+        if message.thread_ts:
+            body["thread_ts"] = message.thread_ts
+        if message.subtype:
+            body["subtype"] = message.subtype
+        body.update(message.extra)
+        if message.bot:
+            body.update(bot_id=self.bot_id, app_id="A0HERMES",
+                        bot_profile={"id": self.bot_id, "app_id": "A0HERMES", "name": "hermes"})
+        return body
+
     def _channel(self, p: dict[str, Any]) -> Channel:
         channel_id = p.get("channel")
         if not channel_id or channel_id not in self.channels:
@@ -695,25 +774,31 @@ class SlackEmulator:
                 if message.state == "streaming" and now - message.started_at > self.stream_ttl:
                     message.state = "expired"
 
-    def _next_ts(self) -> str:
-        n = next(self._ts)
-        return f"{1_800_000_000 + n}.{n:06d}"
+    def _next_ts(self, age: float = 0.0) -> str:
+        """A message ts as Slack makes them (Unix time, microseconds), each later than the one before;
+        ``age``: one from that many seconds ago."""
+        now = int((time.time() - age) * 1_000_000)
+        if age > 0:
+            now -= next(self._ts)  # never twice the same
+        else:
+            now = self._last_us = max(now, self._last_us + 1)
+        return f"{now // 1_000_000}.{now % 1_000_000:06d}"
 
     # ------------------------------------------------------------------ people writing
 
     async def push_message(self, channel_id: str, text: str, *, user: str = "U0ALICE", kind: str | None = None,
                            thread_ts: str | None = None, subtype: str | None = None,
-                           mention_event: bool = True, files: tuple[PersonFile, ...] = ()) -> str:
+                           mention_event: bool = True, files: tuple[PersonFile, ...] = (), age: float = 0.0) -> str:
         """A person writes in a channel; Slack sends ``message`` (and ``app_mention`` when the bot is mentioned).
 
         Returns the message's ``ts``. In a channel, a message that mentions
         the bot brings both events, each with its own event id, as Slack does.
         ``files`` are shared with the message (``subtype: file_share``), ``text``
         their comment (:mod:`.emulator_files`: ``photo()``, ``pdf()``,
-        ``voice_note()``, ``too_large()``).
+        ``voice_note()``, ``too_large()``). ``age``: sent that many seconds ago.
         """
         channel = self.channel(channel_id, kind)
-        message = Message(self._next_ts(), user, text, thread_ts=thread_ts)
+        message = Message(self._next_ts(age), user, text, thread_ts=thread_ts)
         channel.messages.append(message)
         event: dict[str, Any] = {"type": "message", "channel": channel.id, "user": user, "text": text,
                                  "ts": message.ts, "event_ts": message.ts, "channel_type": channel.kind,
@@ -726,6 +811,8 @@ class SlackEmulator:
             event["upload"] = False
         if subtype:
             event["subtype"] = subtype
+        message.subtype = subtype
+        message.extra = {k: event[k] for k in ("files", "upload") if k in event}
         await self.push_event(event)
         if mention_event and channel.kind != "im" and f"<@{self.bot_user_id}>" in text \
                 and subtype in (None, "file_share"):
@@ -763,6 +850,9 @@ class SlackEmulator:
         event_id = payload["event_id"]
         self._payloads[event_id] = payload
         self._acked[event_id] = asyncio.Event()
+        if not self._sockets and self.events_url is None:
+            self.missed.append(event_id)  # nobody to tell: only the history keeps the message
+            return event_id
         await self._deliver(event_id, attempt=0)
         return event_id
 
@@ -894,6 +984,9 @@ class SlackEmulator:
         await ws.send_str(json.dumps({"type": "hello", "num_connections": len(self._sockets),
                                       "debug_info": {"host": "emulator", "approximate_connection_time": 3600},
                                       "connection_info": {"app_id": "A0HERMES"}}))
+        missed, self.missed = self.missed, []
+        for event_id in missed if self.retry_missed else ():
+            self._spawn(self._deliver(event_id, attempt=1))
         try:
             async for msg in ws:
                 if msg.type != aiohttp.WSMsgType.TEXT:
@@ -951,6 +1044,24 @@ def with_buttons(params: dict[str, Any]) -> bool:
         except ValueError:
             return False
     return isinstance(blocks, list) and any(isinstance(b, dict) and b.get("type") == "actions" for b in blocks)
+
+
+def _cursor(index: int) -> str:
+    """An opaque next_cursor, as Slack's look (base64)."""
+    import base64
+
+    return base64.b64encode(f"next_ts:{index}".encode()).decode()
+
+
+def _cursor_index(cursor: Any) -> int:
+    import base64
+
+    if not cursor:
+        return 0
+    try:
+        return int(base64.b64decode(str(cursor)).decode().rsplit(":", 1)[1])
+    except (ValueError, IndexError):
+        raise _SlackError("invalid_cursor") from None
 
 
 def _channel_of(p: dict[str, Any]) -> Any:

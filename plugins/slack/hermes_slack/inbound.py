@@ -18,9 +18,10 @@ what a person would call "a message to the bot", the same in both modes:
   (the core's ``Incoming.notice``), never with silence;
 * one user message gets one reply even when Slack sends both a ``message``
   and an ``app_mention`` for it (two event ids, one message ``ts``): the
-  first one is handed on, the other dropped. A redelivery carries the same
-  ``event_id`` and is handed on, for the core to drop (it dedupes by
-  ``update_id`` and remembers across restarts).
+  first one is handed on, the other dropped. The update id is the
+  message's ``channel:ts``, the same for both events, for a redelivery and
+  for the copy the catch-up reads from history (:mod:`.catch_up`): the core
+  dedupes by it across restarts and replicas. An edit's is its event id.
 
 The reply always goes into the message's thread: ``thread_id`` is the
 message's ``thread_ts``, or its own ``ts`` when it starts one.
@@ -137,7 +138,7 @@ class EventReader:
             chat_id=channel,
             text=text,
             sender_id=user,
-            update_id=event_id or None,
+            update_id=(event_id or None) if edit else f"{channel}:{ts}",
             message_id=ts,
             thread_id=thread_ts,
             chat_kind=chat_kind,

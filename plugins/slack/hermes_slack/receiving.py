@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 from hermes_gateway import ConfigError, Incoming, PlatformContext
 
+from .catch_up import CatchUp
 from .connection import SocketWatch
 from .inbound import EventReader
 from .inbound_files import needs_lookup
@@ -48,6 +49,8 @@ class Receiver:
         self._socket: Any = None
         self._connecting: asyncio.Task[Any] | None = None
         self._watch: SocketWatch | None = None
+        #: Messages sent while the bot was away, read at start and after a reconnect (:mod:`.catch_up`).
+        self.catch_up = CatchUp(context, web, lambda body: self.hand_over(body, fetched=True))
 
     @property
     def bolt(self) -> Any:
@@ -58,10 +61,12 @@ class Receiver:
         """Check the bot token (``auth.test``), then connect Socket Mode or wait for HTTP events."""
         web = self._web()
         await self._identify(web)
+        await self.catch_up.load()
         self._bolt = self._build_app(web)
         if self.settings.mode == "socket":
             await self._connect_socket(web)
         else:
+            self.catch_up.start()  # Slack's own retries end ~5 minutes after a message: older ones are fetched
             log.info("slack: receiving events at %s as <@%s>", EVENTS_PATH, self.events.bot_user_id)
             if self.events.bot_user_id is not None:
                 self.context.report_connected()  # auth.test answered: Slack knows the bot; events come by HTTP
@@ -72,6 +77,7 @@ class Receiver:
         connecting, self._connecting = self._connecting, None
         watch, self._watch = self._watch, None
         self._bolt = None
+        await self.catch_up.stop()
         if watch is not None:
             await watch.stop()
         if connecting is not None and not connecting.done():
@@ -139,11 +145,12 @@ class Receiver:
         await handler.connect_async()
         log.info("slack: receiving events over Socket Mode as <@%s>", self.events.bot_user_id)
         self.context.report_connected()
+        self.catch_up.start()
         self._watch_socket(handler, up=True)
 
     def _watch_socket(self, handler: Any, *, up: bool) -> None:
         """Report each drop and return of the Socket Mode connection from now on (:mod:`.connection`)."""
-        self._watch = SocketWatch(handler.client, self.context, up=up)
+        self._watch = SocketWatch(handler.client, self.context, up=up, on_back=self.catch_up.start)
         self._watch.start()
 
     def _build_app(self, web: Any) -> Any:
@@ -166,21 +173,22 @@ class Receiver:
 
     # ---------------------------------------------------------------- events
 
-    async def hand_over(self, body: Mapping[str, Any]) -> None:
+    async def hand_over(self, body: Mapping[str, Any], *, fetched: bool = False) -> None:
         """Give the core the message in ``body``, if it is one for the bot; it answers in its own time.
 
         A follow-up in a thread this process has not seen the bot reply in
         asks the core first (once per thread) whether it keeps a
         conversation there: the bot may have replied before a restart, and
-        then the thread needs no mention.
+        then the thread needs no mention. ``fetched``: read from history by the catch-up, not an event.
         """
         if self._bolt is None:
             return
-        if self.settings.mode == "http":
+        if self.settings.mode == "http" and not fetched:
             self.context.report_connected()  # a signed event came in: Slack reaches the gateway
         incoming = self.events.to_incoming(await self._with_file_details(body))
         if incoming is None or self._bolt is None:
             return
+        self.catch_up.note(body.get("event"))
         if self.events.to_look_up(incoming) and await self._replied_before(incoming):
             incoming = dataclasses.replace(incoming, mentioned=True)
         self.context.receive(incoming)

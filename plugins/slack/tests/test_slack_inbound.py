@@ -21,7 +21,7 @@ def test_a_dm_is_a_direct_message_answered_in_its_own_thread():
     incoming = reader().to_incoming(body(type="message", channel="D1", user="U1", text="hi", ts="10.1",
                                          channel_type="im"))
     assert (incoming.chat_id, incoming.thread_id, incoming.message_id, incoming.update_id) == ("D1", "10.1", "10.1",
-                                                                                                 "Ev1")
+                                                                                                 "D1:10.1")
     assert incoming.is_direct and incoming.sender_id == "U1" and incoming.text == "hi"
 
 
@@ -39,7 +39,9 @@ def test_message_and_app_mention_for_one_message_give_one_incoming_but_a_redeliv
     assert first is not None and first.mentioned
     assert r.to_incoming(body("Ev2", type="app_mention", **event)) is None
     again = r.to_incoming(body("Ev1", type="message", channel_type="channel", **event))
-    assert again is not None and again.update_id == "Ev1", "the core dedupes the redelivery by update_id"
+    assert again is not None and again.update_id == "C1:10.3", "the core dedupes the redelivery by update_id"
+    fetched = reader().to_incoming(body("", type="message", channel_type="channel", **event))
+    assert fetched is not None and fetched.update_id == again.update_id, "the catch-up's copy: the same id"
 
 
 def test_a_thread_the_bot_replied_in_needs_no_mention():
