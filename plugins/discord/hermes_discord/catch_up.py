@@ -30,6 +30,7 @@ import asyncio
 import logging
 import time
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from hermes_gateway import Incoming, Stream
@@ -157,8 +158,7 @@ class CatchUp:
         kind = "thread" if thread_id else (known[1] if known is not None else "guild")
         after = max(floor, int(known[0]) if known is not None else 0)
         for _ in range(MAX_PAGES):
-            messages = await self.context.paced(chat_id, lambda after=after: self._page(chat_id, thread_id, kind,
-                                                                                         after),
+            messages = await self.context.paced(chat_id, partial(self._page, chat_id, thread_id, kind, after),
                                                 what="read history", chat_kind=kind)
             for message in messages:
                 after = max(after, int(message.id))

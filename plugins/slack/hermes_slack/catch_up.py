@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .errors import translate
@@ -81,7 +82,7 @@ class CatchUp:
         if not isinstance(event, dict):
             return
         channel, ts = event.get("channel"), event.get("ts")
-        if not isinstance(channel, str) or not _is_ts(ts):
+        if not isinstance(channel, str) or not isinstance(ts, str) or not _is_ts(ts):
             return
         known = self.seen.get(channel)
         if known is not None and float(known[0]) >= float(ts):
@@ -169,8 +170,7 @@ class CatchUp:
         messages: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(MAX_PAGES):
-            page = await self.context.paced(channel, lambda cursor=cursor: self._page(method, channel, args, cursor),
-                                            what=method)
+            page = await self.context.paced(channel, partial(self._page, method, channel, args, cursor), what=method)
             messages += [m for m in page.get("messages") or [] if isinstance(m, dict) and _is_ts(m.get("ts"))]
             cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
             if not page.get("has_more") or not cursor:
