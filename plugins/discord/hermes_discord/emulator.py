@@ -417,6 +417,11 @@ class DiscordEmulator:
         self.gateway_down = True
         await self.drop_connection()
 
+    def forget_sessions(self) -> None:
+        """Discord ends every session: a RESUME is answered op 9 (not resumable), the client IDENTIFYs
+        again, and what was sent in between is never replayed (only the channels' history has it)."""
+        self.sessions.clear()
+
     def bring_gateway_back(self) -> None:
         """The outage ends: the next connection attempt is accepted (and may RESUME its session)."""
         self.gateway_down = False

@@ -101,6 +101,22 @@ async def test_nothing_older_than_the_window_is_answered(loose_api, tmp_path):
         await answered(api, general, ["hi all", "just now", "live"])
 
 
+async def test_after_a_reconnect_discord_would_not_resume_what_came_meanwhile_is_answered(loose_api, tmp_path):
+    """A new session (READY, not RESUMED) while running: the catch-up runs then too."""
+    api = loose_api
+    dm = api.dm()
+    async with run(api, tmp_path) as gateway:
+        await api.push_message(dm, "echo: hello")
+        await answered(api, dm, ["hello"])
+        await api.take_gateway_down()
+        api.forget_sessions()
+        await api.push_message(dm, "echo: sent during the outage")
+        api.bring_gateway_back()
+        await eventually(lambda: api.identifies == 2, lambda: (api.identifies, api.resumes))
+        await answered(api, dm, ["hello", "sent during the outage"])
+        assert gateway.client("discord").context.connection == "connected"
+
+
 @pytest.fixture(scope="module")
 def redis_server():
     from hermes_gateway.testing.redis import RedisServer

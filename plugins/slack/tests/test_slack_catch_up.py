@@ -111,6 +111,19 @@ async def test_nothing_older_than_the_window_is_answered(api, tmp_path):
         await answered(api, DM, ["hello", "just now", "live"])
 
 
+async def test_when_socket_mode_comes_back_what_came_meanwhile_is_answered(api, tmp_path):
+    async with run(api, tmp_path) as gateway:
+        await api.push_message(DM, "echo: hello", kind="im")
+        await answered(api, DM, ["hello"])
+        await api.take_socket_mode_down()
+        context = gateway.client("slack").context
+        await eventually(lambda: context.connection == "disconnected" and not api.connected,
+                         lambda: context.connection)
+        await api.push_message(DM, "echo: sent during the outage")  # nobody receives it; Slack gives up
+        api.bring_socket_mode_back()
+        await answered(api, DM, ["hello", "sent during the outage"])
+
+
 @pytest.fixture(scope="module")
 def redis_server():
     from hermes_gateway.testing.redis import RedisServer
