@@ -155,7 +155,7 @@ class CatchUp:
     async def _channel(self, chat_id: str, thread_id: str | None, floor: int) -> None:
         channel = str(target_channel(chat_id, thread_id))
         known = self.seen.get(channel)
-        kind = "thread" if thread_id else (known[1] if known is not None else "guild")
+        kind = "thread" if thread_id else (known[1] if known is not None else self._kind_of(int(channel)))
         after = max(floor, int(known[0]) if known is not None else 0)
         for _ in range(MAX_PAGES):
             messages = await self.context.paced(chat_id, partial(self._page, chat_id, thread_id, kind, after),
@@ -169,6 +169,12 @@ class CatchUp:
                     self.context.receive(incoming)
             if len(messages) < PAGE:
                 return
+
+    def _kind_of(self, channel_id: int) -> str:
+        """A channel with no message seen yet (a conversation older than this version, say): a server's
+        channels are all known after READY, so one that is not is a DM."""
+        client = self.client._discord
+        return "guild" if client is not None and client.get_channel(channel_id) is not None else "dm"
 
     async def _page(self, chat_id: str, thread_id: str | None, kind: str, after: int) -> list[Any]:
         """One page of the channel's history after ``after``, oldest first (one request)."""

@@ -84,19 +84,24 @@ async def test_with_catch_up_skip_nothing_sent_while_down_is_answered(loose_api,
 
 
 async def test_nothing_older_than_the_window_is_answered(loose_api, tmp_path):
-    """With no last message seen (a fresh store's), the read starts at the window's edge, not before."""
+    """With no last message seen (a store from before this version), the read starts at the window's edge,
+    not before; a channel the server does not list is then taken for the DM it is."""
     api = loose_api
-    general = api.general
+    general, dm = api.general, api.dm()
     async with run(api, tmp_path) as gateway:
         await api.push_message(general, "echo: hi all", mention=True)
+        await api.push_message(dm, "echo: hello")
         await answered(api, general, ["hi all"])
+        await answered(api, dm, ["hello"])
         await gateway.client("discord").catch_up.stop()
         await gateway.client("discord").context.delete_value(SEEN_KEY)
     await api.push_message(general, "echo: two hours ago", mention=True, age=2 * 3600)
     await api.push_message(general, "echo: just now", mention=True)
+    await api.push_message(dm, "echo: in the DM, no mention needed")
     async with run(api, tmp_path, catch_up_window=3600) as gateway:
         await caught_up(gateway)
         await answered(api, general, ["hi all", "just now"])
+        await answered(api, dm, ["hello", "in the DM, no mention needed"])
         await api.push_message(general, "echo: live", mention=True)
         await answered(api, general, ["hi all", "just now", "live"])
 
