@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from hermes_gateway.testing import TestGateway
-from hermes_slack import plugin
+from hermes_slack import EVENTS_PATH, plugin
 from hermes_slack.catch_up import SEEN_KEY
 from slack_test_support import LIMITS, config, eventually
 
@@ -25,8 +25,8 @@ DM, GENERAL, OTHER = "D0ALICE", "C0GENERAL", "C0OTHER"
 MENTION = "<@U0BOT>"
 
 
-def run(api: Any, tmp_path: Any, **conversation: Any) -> TestGateway:
-    data = config(api)
+def run(api: Any, tmp_path: Any, mode: str = "socket", **conversation: Any) -> TestGateway:
+    data = config(api, mode=mode)
     data["store"] = {"path": str(tmp_path / "state.db")}
     data["conversation"] = conversation
     return TestGateway(data, plugin, limits=LIMITS, shutdown_grace=0.5)
@@ -122,6 +122,31 @@ async def test_when_socket_mode_comes_back_what_came_meanwhile_is_answered(api, 
         await api.push_message(DM, "echo: sent during the outage")  # nobody receives it; Slack gives up
         api.bring_socket_mode_back()
         await answered(api, DM, ["hello", "sent during the outage"])
+
+
+async def over_http(api: Any, tmp_path: Any) -> TestGateway:
+    gateway = run(api, tmp_path, mode="http")
+    await gateway.start()
+    api.events_url = f"{gateway.url}{EVENTS_PATH}"
+    return gateway
+
+
+async def test_over_http_what_slack_gave_up_retrying_is_read_at_the_start(api, tmp_path):
+    """The Events API retries for about five minutes; a longer outage is caught up the same way."""
+    gateway = await over_http(api, tmp_path)
+    try:
+        await api.push_message(DM, "echo: hello", kind="im")
+        await answered(api, DM, ["hello"])
+    finally:
+        await gateway.stop()
+        api.events_url = None  # nobody listens: Slack's retries of what is sent now come to nothing
+    await api.push_message(DM, "echo: sent while down")
+    gateway = await over_http(api, tmp_path)
+    try:
+        await caught_up(gateway)
+        await answered(api, DM, ["hello", "sent while down"])
+    finally:
+        await gateway.stop()
 
 
 @pytest.fixture(scope="module")
