@@ -564,9 +564,9 @@ def run_in_lane(runtime: InboundRuntime, platform: str, chat_id: str, thread_id:
     return done
 
 
-def collect_commands(plugins: "Plugins", features: tuple[Command, ...] = ()) -> dict[str, Command]:
-    """The built-in commands, the features' (``features``: what the composition root adds, the reminders'
-    /reminders and /cancel), then those plugins register (a plugin cannot replace a built-in).
+def collect_commands(plugins: "Plugins", config: Any = None) -> dict[str, Command]:
+    """The built-in commands, then those plugins register for ``config`` (a plugin cannot replace a built-in;
+    the built-in reminders plugin adds /reminders and /cancel when ``tools.reminders`` is on).
 
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
@@ -574,9 +574,9 @@ def collect_commands(plugins: "Plugins", features: tuple[Command, ...] = ()) -> 
     from .approval_commands import APPROVAL_COMMANDS  # /allow ID, /deny ID (issue 25)
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
 
-    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(), *features,
+    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
                                                       *APPROVAL_COMMANDS)}
-    for command, impl in plugins.collect("register_commands", Command, "command"):
+    for command, impl in plugins.collect("register_commands", Command, "command", config):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)
             continue

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from .model import ModelConfig
 
 #: The top-level keys of config.yaml this package parses.
 OPERATOR_KEYS = ("models", "personas", "access", "commands", "overrides", "usage", "pricing")
