@@ -142,6 +142,23 @@ class Coordination:
         taken[name] = at
         return True
 
+    async def count(self, name: str, window: float) -> int:
+        """Add one to the counter ``name`` and return it: the calls counted since the counter's window began.
+
+        A window starts with the first call after the last one ended and lasts ``window`` seconds (the
+        loop guard of ``groups.max_bot_turns``, issue 38). Alone, the counter is this process's; with
+        Redis every replica counts in one (and each its own while Redis is unreachable).
+        """
+        import time
+
+        counters: dict[str, tuple[int, float]] = self.__dict__.setdefault("_counters", {})
+        now = time.monotonic()
+        for stale in [k for k, (_, ends) in counters.items() if ends <= now]:  # (bounded by the active chats)
+            del counters[stale]
+        n, ends = counters.get(name, (0, now + window))
+        counters[name] = (n + 1, ends)
+        return n + 1
+
     # approval questions (issue 25): alone, the gateway's own desk is all there is
 
     async def open_choice(self, question_id: str, meta: dict[str, Any], ttl: float) -> None:
