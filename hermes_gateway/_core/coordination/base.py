@@ -24,6 +24,7 @@ across replicas), :class:`~hermes_gateway._core.inbound.lane.ChatLane` (the leas
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 from ..platform import RateBudget
@@ -89,6 +90,8 @@ class Coordination:
 
     #: True when another replica may exist: the inbound runtime then asks before it answers.
     shared: bool = False
+    #: The clock of this process's own counters (:meth:`count`).
+    count_clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def __init__(self) -> None:
         #: this process among the replicas: the owner of its replies in flight (crash recovery)
@@ -149,10 +152,8 @@ class Coordination:
         loop guard of ``groups.max_bot_turns``, issue 38). Alone, the counter is this process's; with
         Redis every replica counts in one (and each its own while Redis is unreachable).
         """
-        import time
-
         counters: dict[str, tuple[int, float]] = self.__dict__.setdefault("_counters", {})
-        now = time.monotonic()
+        now = self.count_clock()
         for stale in [k for k, (_, ends) in counters.items() if ends <= now]:  # (bounded by the active chats)
             del counters[stale]
         n, ends = counters.get(name, (0, now + window))
