@@ -82,3 +82,19 @@ async def test_two_replicas_keeping_messages_of_one_room_at_once_stay_within_its
     finally:
         for s in stores:
             await s.close()
+
+
+async def test_a_postgres_database_made_before_the_room_context_gets_its_table_at_open(postgres_url):
+    import psycopg
+
+    store = PostgresStore(postgres_url)
+    await store.open()
+    await store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # as a version without issue 38 left it
+        conn.execute("DROP TABLE hermes_room_context")
+    again = PostgresStore(postgres_url)
+    try:
+        await again.keep_room_message(ROOM, said("after the upgrade"), 5, 1000)
+        assert [m.text for m in await again.room_context(ROOM, 5, 1000)] == ["after the upgrade"]
+    finally:
+        await again.close()

@@ -231,4 +231,5 @@ class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, MemoryPlatformVa
         for c in codes:
             del records["pairings"][c]
         add(counts, "pairing codes", len(codes))
+        add(counts, "room context", self.forget_sender(platform, user_id))
         return Forgotten(counts, tuple(dict.fromkeys(media)), tuple(shared))

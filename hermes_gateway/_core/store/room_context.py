@@ -100,3 +100,13 @@ class MemoryRoomContextRecords(RoomContextRecords):
 
     async def forget_room(self, room: Room) -> int:
         return len(self._rooms().pop(room, []))
+
+    def forget_sender(self, platform: str, sender_id: str) -> int:
+        """``forget_person``'s share: what ``sender_id`` said in any room of ``platform``; how many were kept."""
+        gone = 0
+        for room, messages in self._rooms().items():
+            if room[0] == platform:
+                kept_ = [m for m in messages if m.sender_id != sender_id]
+                gone += len(messages) - len(kept_)
+                messages[:] = kept_
+        return gone
