@@ -8,7 +8,9 @@ sender's display name and the time, per chat and thread, in the
 conversation store (:mod:`..store.room_context`). Only what the platform
 delivered is kept: a Telegram bot in privacy mode never receives
 unaddressed messages, so there is nothing to keep. One-to-one chats never
-have room context.
+have room context; a chat outside ``allowed_chats`` keeps none (that check
+comes first), while ``allowed_users`` does not apply: it says who may make
+the bot answer, not who may speak in a room the operator let the bot into.
 
 Given: when the bot is addressed, as ONE user-role message placed right
 before the person's message (after the history), headed "Recent messages
