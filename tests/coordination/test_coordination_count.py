@@ -44,3 +44,18 @@ async def test_two_replicas_add_to_one_counter_which_expires_with_its_window(red
     finally:
         await two.close()
         await one.close()
+
+
+async def test_two_replicas_answer_another_bot_at_most_max_bot_turns_times_in_total(redis_url):
+    """The loop guard holds across replicas: a bot's messages spread over two of them get two replies, not four."""
+    from coordination_helpers import Webhooks, reference, replica
+
+    ref = reference()
+    groups = {"bots": "mentions", "max_bot_turns": 2}
+    async with replica(ref, redis_url, groups=groups, tokens_per_second=0) as a, \
+            replica(ref, redis_url, groups=groups, tokens_per_second=0) as b:
+        hooks = Webhooks(a, b)
+        reports = [await hooks.deliver(i % 2, "g", f"echo: ping {i}", chat_kind="group", mentioned=True,
+                                       from_bot=True, sender_id="other-bot") for i in range(4)]
+    assert [r is not None for r in reports] == [True, True, False, False]
+    assert ref.chat("g").screen == ["ping 0", "ping 1"]
