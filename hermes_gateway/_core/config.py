@@ -43,6 +43,7 @@ from .settings.operator import OPERATOR_KEYS, OperatorSettings, parse_operator_s
 from .settings.numbers import NumberError, parse_number
 from .settings.outbound import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
 from .settings.hooks import HOOKS_KEY, HookSettings, parse_hooks
+from .settings.groups import GROUPS_KEY, GroupSettings, parse_groups
 from .platform import StreamSettings
 from .settings.rate_limits import parse_rate_limits
 
@@ -57,7 +58,8 @@ HOUR, DAY = 3600, 86_400
 MAX_WORKERS = 64
 
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", "reactions", "web", "logging", "telemetry", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS, HOOKS_KEY)
+                  "voice", "reactions", "web", "logging", "telemetry", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS, HOOKS_KEY,
+                  GROUPS_KEY)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -290,6 +292,8 @@ class Config:
     outbound: OutboundSettings = field(default_factory=OutboundSettings)
     #: ``hooks``: webhooks from outside that start a turn in a chat (issue 38; :mod:`.outbound.hooks`).
     hooks: tuple[HookSettings, ...] = ()
+    #: ``groups``: the room's context kept in groups, and other bots (issue 38; :mod:`.groups`).
+    groups: GroupSettings = field(default_factory=GroupSettings)
     tools: ToolsConfig = field(default_factory=ToolsConfig)
     web: WebConfig = field(default_factory=WebConfig)
     #: ``logging``: text or JSON lines, and the level (:mod:`.settings.logs`).
@@ -574,6 +578,7 @@ def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
     operator = parse_operator_sections(p, data)
     outbound = parse_outbound_sections(p, data)
     hooks = parse_hooks(p, data.get(HOOKS_KEY))
+    groups = parse_groups(p, data.get(GROUPS_KEY))
     voice = p.voice(data.get("voice"))
     mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
     reactions = parse_reactions(p, data.get("reactions"))
@@ -594,7 +599,7 @@ def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
                     conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
-                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, hooks=hooks, tools=tools, web=web, logging=logs, telemetry=telemetry, source=source,
+                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, hooks=hooks, groups=groups, tools=tools, web=web, logging=logs, telemetry=telemetry, source=source,
                     env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config
