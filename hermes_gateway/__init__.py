@@ -4,7 +4,7 @@ The public API for plugin authors and embedders. Everything not named in
 ``__all__`` is private and may change.
 """
 
-from ._core.approvals.choice import Choice, ChoiceAnswer, ChoiceOption
+from ._core.messages.choice import Choice, ChoiceAnswer, ChoiceOption
 from ._core.config import Config, load_config
 from ._core.errors import ConfigError, DeliveryError, HermesError, RateLimited, StartError
 from ._core.events import (StreamEvent, StreamReset, TextDelta, ToolCallFinished, ToolCallStarted, TurnEnd,

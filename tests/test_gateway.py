@@ -12,7 +12,7 @@ from aiohttp import web
 from hermes_gateway import Platform, PlatformClient, PlatformContext, hookimpl, secret
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.errors import ConfigError
-from hermes_gateway._core.gateway import GATEWAY_KEY, Gateway
+from hermes_gateway._core.gateway import Gateway
 from hermes_gateway._core.plugins import make_plugins
 
 
@@ -52,8 +52,8 @@ class Recorder:
         return message
 
     @hookimpl
-    def register_routes(self, app):
-        assert app[GATEWAY_KEY].config is not None
+    def register_routes(self, app, host):
+        assert host.config is not None
         async def hook(request):
             return web.json_response({"got": (await request.json())["x"]})
         app.router.add_post("/webhooks/chatty", hook)

@@ -19,7 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from hermes_gateway import Incoming, RateBudget, StreamSettings, hookimpl
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.delivery import Delivery
-from hermes_gateway._core.gateway import GATEWAY_KEY, Gateway
+from hermes_gateway import PluginHost
+from hermes_gateway._core.gateway import Gateway
 from hermes_gateway._core.metrics import GatewayMetrics
 from hermes_gateway._core.plugins import make_plugins
 from hermes_gateway.testing import Fault, ReferencePlatform, run_virtual
@@ -35,10 +36,10 @@ class Webhooks:
         self.replies: list[asyncio.Future] = []
 
     @hookimpl
-    def register_routes(self, app: web.Application) -> None:
+    def register_routes(self, app: web.Application, host: PluginHost) -> None:
         async def receive(request: web.Request) -> web.Response:
             body = await request.json()
-            self.replies.append(request.app[GATEWAY_KEY].receive(
+            self.replies.append(host.receive(
                 Incoming("reference", body["chat"], body["text"], update_id=body["id"])))
             return web.json_response({"ok": True})
         app.router.add_post("/webhooks/reference", receive)

@@ -32,7 +32,8 @@ from urllib.parse import urlsplit
 import yaml
 
 from .errors import ConfigError, HermesError
-from .masking import mask_url, url_secrets
+from .masking import mask_url
+from .settings.model import Endpoint as Endpoint, ModelConfig as ModelConfig, Timeouts as Timeouts
 from .approval_policy import API_APPROVALS, ToolsConfig, parse_tools
 from .settings.mcp import MCP_KEY, McpServerSettings, parse_mcp_servers
 from .settings.reactions import ReactionSettings, parse_reactions
@@ -42,6 +43,7 @@ from .settings.operator import OPERATOR_KEYS, OperatorSettings, parse_operator_s
 from .settings.numbers import NumberError, parse_number
 from .settings.outbound import OUTBOUND_KEYS, OutboundSettings, parse_outbound_sections
 from .settings.hooks import HOOKS_KEY, HookSettings, parse_hooks
+from .settings.groups import GROUPS_KEY, GroupSettings, parse_groups
 from .platform import StreamSettings
 from .settings.rate_limits import parse_rate_limits
 
@@ -56,7 +58,8 @@ HOUR, DAY = 3600, 86_400
 MAX_WORKERS = 64
 
 TOP_LEVEL_KEYS = ("model", "streaming", "platforms", "api_server", "conversation", "store", "coordination", "media",
-                  "voice", "reactions", "web", "logging", "telemetry", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS, HOOKS_KEY)
+                  "voice", "reactions", "web", "logging", "telemetry", *OPERATOR_KEYS, MCP_KEY, *OUTBOUND_KEYS, HOOKS_KEY,
+                  GROUPS_KEY)
 ENV_HOME = "HERMES_HOME"
 #: ``${...}`` in a value; the inside must be ``NAME`` or ``NAME:-default`` (the shell's forms).
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -67,65 +70,6 @@ DEMO_WORD = "demo"
 _ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 #: ``model.transport`` values (agent/transport.py), the default first.
 TRANSPORTS = ("fast", "sdk")
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """One upstream: where, with what key, which model, which API flavour."""
-
-    base_url: str | None = None
-    api_key: str | None = None
-    name: str = "demo"
-    api_mode: str = "chat_completions"
-    vision: bool | None = None  # this endpoint's model takes images; None: as model.vision (a fallback may differ)
-
-    @property
-    def display_url(self) -> str | None:
-        """``base_url`` with any credentials in it masked: the only form that is ever printed or logged."""
-        return mask_url(self.base_url) if self.base_url else None
-
-    def secrets(self) -> tuple[str, ...]:
-        """Every credential of this endpoint (the key and those inside the URL), to redact from error text."""
-        return tuple(s for s in (self.api_key, *url_secrets(self.base_url)) if s)
-
-    def __repr__(self) -> str:  # never show the key, nor credentials in the URL
-        key = "set" if self.api_key else "unset"
-        return (f"Endpoint(base_url={self.display_url!r}, name={self.name!r}, api_mode={self.api_mode!r}, "
-                f"api_key={key})")
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    connect: float = 10.0
-    first_token: float = 60.0
-    stall: float = 60.0
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """``model``: the primary endpoint, fallbacks, timeouts and the demo model's speed.
-
-    With no ``base_url`` the built-in demo model answers, so a fresh machine
-    works with no key.
-    """
-
-    endpoint: Endpoint = field(default_factory=Endpoint)
-    fallback: tuple[Endpoint, ...] = ()
-    max_turns: int = 8
-    timeouts: Timeouts = field(default_factory=Timeouts)
-    demo_tokens_per_second: float = 30.0
-    system_prompt: str | None = None
-    reasoning_starts_open: bool = False  # the chat template opens <think> in the prompt: text starts as reasoning
-    #: How requests reach the upstream: ``fast`` (aiohttp, our SSE reader) or ``sdk`` (the openai SDK's public API).
-    transport: str = "fast"
-    vision: bool = True  # the model takes images (API image parts); false: such a request is a 400
-    audio: bool = False  # the model takes input_audio parts; false (and the demo): the API server transcribes them
-    #: A turn's reply (all its model calls' text) is cut at this many characters: a model that never stops.
-    max_reply_chars: int = 200_000
-
-    @property
-    def is_demo(self) -> bool:
-        return not self.endpoint.base_url
 
 
 @dataclass(frozen=True)
@@ -350,6 +294,8 @@ class Config:
     outbound: OutboundSettings = field(default_factory=OutboundSettings)
     #: ``hooks``: webhooks from outside that start a turn in a chat (issue 38; :mod:`.outbound.hooks`).
     hooks: tuple[HookSettings, ...] = ()
+    #: ``groups``: the room's context kept in groups, and other bots (issue 38; :mod:`.groups`).
+    groups: GroupSettings = field(default_factory=GroupSettings)
     tools: ToolsConfig = field(default_factory=ToolsConfig)
     web: WebConfig = field(default_factory=WebConfig)
     #: ``logging``: text or JSON lines, and the level (:mod:`.settings.logs`).
@@ -634,6 +580,7 @@ def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
     operator = parse_operator_sections(p, data)
     outbound = parse_outbound_sections(p, data)
     hooks = parse_hooks(p, data.get(HOOKS_KEY))
+    groups = parse_groups(p, data.get(GROUPS_KEY))
     voice = p.voice(data.get("voice"))
     mcp_servers = parse_mcp_servers(p, data.get(MCP_KEY))
     reactions = parse_reactions(p, data.get("reactions"))
@@ -654,7 +601,7 @@ def _parse(p: "_Parser", data: Any, allow_unset_env: bool) -> Config:
                               f"one of true/1/yes/on or false/0/no/off, got {raw_env!r}")
     config = Config(model=model, streaming=streaming, platforms=platforms, api_server=api_server,
                     conversation=conversation, store=store, coordination=coordination, media=media, operator=operator, voice=voice,
-                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, hooks=hooks, tools=tools, web=web, logging=logs, telemetry=telemetry, source=source,
+                    mcp_servers=mcp_servers, reactions=reactions, outbound=outbound, hooks=hooks, groups=groups, tools=tools, web=web, logging=logs, telemetry=telemetry, source=source,
                     env_streaming=env_streaming,
                     origins=dict(p.origins), missing_env=dict(p.missing))
     from .secrets import protect_config

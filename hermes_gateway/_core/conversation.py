@@ -185,6 +185,9 @@ async def answer_turn(parts: TurnParts, messages: Sequence[Incoming],
         except StoreError as exc:  # the database went away: the person is still answered, without the history
             report_store_failure(store, log, "history not read", exc)
             history = []
+        from .groups.room import with_room_context
+
+        history = await with_room_context(config, store, last, history)  # a group's recent messages (issue 38)
         prepare = None
         if any(m.attachments for m in messages) or any(isinstance(m.get("content"), list) for m in history):
             settings = MediaSettings.from_config(config)

@@ -32,6 +32,7 @@ from .http.body_deadline import webhook_body_deadline
 from .platform_status import PlatformStatuses
 from .http.disconnect import finish_unless_cancellable
 from .plugins import Plugins, installed_plugins
+from .feature_parts import FeatureParts, add_feature_hookspecs
 from . import telemetry
 
 if TYPE_CHECKING:  # the heavy parts are imported when first used, not when the CLI starts
@@ -77,6 +78,8 @@ class Gateway:
         self.worker = worker
         # the platforms as the config makes them: an instance per account (accounts.py), rate_limits applied
         self.plugins = (plugins if plugins is not None else installed_plugins()).configured(config)
+        add_feature_hookspecs(self.plugins.pm)  # the built-in features' private hooks (feature_parts.py)
+        self._features: FeatureParts | None = None
         self.shutdown_grace = config.conversation.shutdown_grace if shutdown_grace is None else shutdown_grace
         self.app: web.Application | None = None
         self.runner: web.AppRunner | None = None
@@ -132,11 +135,12 @@ class Gateway:
         hook = self.plugins.pm.hook
         app = web.Application(client_max_size=self.config.api_server.max_body_bytes,
                               middlewares=[webhook_body_deadline, finish_unless_cancellable])
-        app[GATEWAY_KEY] = self
         self.app = app
         await self.coordination.start()  # an unreachable Redis stops start-up here, in one line
         await self.mcp.start()  # each server in its own task; one that fails is retried, never fatal
-        hook.register_routes(app=app, host=self.host, gateway=self)
+        hook.register_routes(app=app, host=self.host, gateway=self)  # third parties' (``gateway``: deprecated)
+        self._features = self._feature_parts(app)
+        hook.register_feature_routes(app=app, parts=self._features)  # the built-in features, built from parts
         self._startup_ran = True
         await self._run_startup_hooks()
         self._build_clients(app)
@@ -249,6 +253,13 @@ class Gateway:
         A plugin that raises is named in one line; the gateway refuses to
         start, since what failed is something the config turned on.
         """
+        for impl in reversed(self.plugins.pm.hook.feature_startup.get_hookimpls()):  # the built-in features first
+            try:
+                await _maybe_await(impl.function(parts=self._features))
+            except (StartError, ConfigError):
+                raise
+            except Exception as exc:
+                raise StartError(f"plugin {impl.plugin_name} failed to start: {type(exc).__name__}: {exc}") from exc
         wanted = self._plugins_in_use()
         for impl in reversed(self.plugins.pm.hook.startup.get_hookimpls()):  # pluggy's own call order
             if impl.plugin_name not in wanted:
@@ -264,6 +275,16 @@ class Gateway:
         """What a ``startup``/``shutdown`` implementation asks for: ``host``, or (deprecated) ``gateway``."""
         offered: dict[str, Any] = {"host": self.host, "gateway": self}
         return {name: offered[name] for name in argnames if name in offered}
+
+    def _feature_parts(self, app: web.Application) -> "FeatureParts":
+        """What the built-in features (API server, web console, hooks from outside) are built from."""
+        from .feature_parts import FeatureParts
+
+        return FeatureParts(config=self.config, app=app, host=self.host, serve=self.serve, worker=self.worker,
+                            shutdown_grace=self.shutdown_grace, accepting=lambda: self.accepting,
+                            turn_parts=lambda: self.turn_parts, agent=lambda: self.agent, store=lambda: self.store,
+                            metrics=lambda: self.metrics, console_sources=lambda: self.console_sources,
+                            spawn=lambda *job: self.scheduler.spawn(*job), enabled_platforms=self.enabled_platforms)
 
     @property
     def host(self) -> "PluginHost":
@@ -312,6 +333,11 @@ class Gateway:
         mcp_stopping = asyncio.ensure_future(self._mcp.stop()) if self._mcp is not None else None
         if self._startup_ran:
             self._startup_ran = False
+            for impl in reversed(self.plugins.pm.hook.feature_shutdown.get_hookimpls()):
+                try:
+                    await _maybe_await(impl.function(parts=self._features))
+                except Exception:
+                    log.exception("the shutdown hook of plugin %s failed", impl.plugin_name)
             wanted = self._plugins_in_use()
             for impl in reversed(self.plugins.pm.hook.shutdown.get_hookimpls()):
                 if impl.plugin_name not in wanted:
@@ -379,10 +405,7 @@ class Gateway:
             from .toolbox import ToolBox
             from .tools import collect_tools
 
-            from .outbound.reminders import reminder_tools
-
-            self._tools = ToolBox(collect_tools(self.plugins) + reminder_tools(self.config.outbound.reminders),
-                                  [self.mcp])
+            self._tools = ToolBox(collect_tools(self.plugins, self.config), [self.mcp])
         return self._tools
 
     @property
@@ -530,9 +553,7 @@ class Gateway:
         """The inbound runtime: dedupe, access, commands, one reply at a time per chat, shutdown."""
         if self._inbound is None:
             from .inbound.runtime import InboundRuntime, collect_commands
-            from .outbound.reminders import reminder_commands  # /reminders, /cancel with tools.reminders
-
-            commands = collect_commands(self.plugins, reminder_commands(self.config.outbound.reminders))
+            commands = collect_commands(self.plugins, self.config)
             self._inbound = InboundRuntime(self.turn_parts, self.plugins, commands, metrics=lambda: self.metrics,
                                            legacy_gateway=self)
         return self._inbound
@@ -578,5 +599,3 @@ def _mount_metrics(app: web.Application, gateway: Gateway) -> None:
 
     app.router.add_get("/metrics", metrics_route(gateway.config.api_server, lambda: gateway.metrics))
 
-
-GATEWAY_KEY = web.AppKey("hermes_gateway._core.gateway", Gateway)

@@ -41,13 +41,19 @@ def register_platforms(register: Callable[[Platform], None]) -> None:
 
 
 @hookspec
-def register_tools(register: Callable[["Tool"], None]) -> None:
-    """Call ``register(Tool(...))`` for each tool the agent may call."""
+def register_tools(register: Callable[["Tool"], None], config: Any) -> None:
+    """Call ``register(Tool(...))`` for each tool the agent may call.
+
+    ``config`` (optional to declare) is the gateway's parsed config, so a tool that a setting turns on is
+    registered only then; it is None where tools are listed without one (``AIAgent(tools=None)``).
+    """
 
 
 @hookspec
-def register_commands(register: Callable[[Any], None]) -> None:
+def register_commands(register: Callable[[Any], None], config: Any) -> None:
     """Call ``register(Command(name, help, run))`` for each chat command this plugin adds.
+
+    ``config`` (optional to declare), as for :func:`register_tools`.
 
     The core handles ``/new``, ``/stop`` and ``/help`` on every platform;
     a plugin's commands join them (listed by ``/help``; a built-in cannot be

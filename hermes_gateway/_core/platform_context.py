@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, TypeVar
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from .approvals.choice import ChoiceAnswer
+    from .messages.choice import ChoiceAnswer
     from .media import Media
     from .messages.incoming import Incoming
     from .platform import MessageRef, Stream

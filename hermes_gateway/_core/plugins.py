@@ -47,8 +47,12 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "hermes_gateway._core.builtin.tools",
     "hermes_gateway._core.api_server.plugin",
     "hermes_gateway._core.web.plugin",
-    "hermes_gateway._core.outbound.hooks.plugin",
+    "hermes_gateway._core.builtin.hooks_from_outside",
+    "hermes_gateway._core.builtin.reminders",
 )
+
+#: The private hooks only the built-in features implement (their specs: :mod:`.feature_parts`, added by the gateway).
+BUILTIN_FEATURE_HOOKS = ("register_feature_routes", "feature_startup", "feature_shutdown")
 
 STREAM_HOOKS = ("supports_edit", "on_stream_start", "on_delta", "on_stream_end", "on_media")
 
@@ -110,6 +114,8 @@ class Plugins:
         """Register one plugin object/module; report and skip it if it breaks the contract."""
         name = name or _plugin_name(plugin)
         unknown = _unknown_hooks(plugin)
+        if origin == "built-in" or getattr(plugin, "__name__", "").startswith("hermes_gateway._core."):
+            unknown = [hook for hook in unknown if hook not in BUILTIN_FEATURE_HOOKS]  # the core's own modules
         if unknown:
             self._problem(name, f"implements unknown hook(s) {', '.join(unknown)}; "
                                 f"known hooks: {', '.join(_spec_names())}")
@@ -187,8 +193,8 @@ class Plugins:
             raise KeyError(f"unknown platform {name!r} (known: {known})")
         return platforms[name]
 
-    def collect(self, hook_name: str, kind: type[T], what: str) -> list[tuple[T, pluggy.HookImpl]]:
-        """Call a ``register_<thing>(register)`` hook plugin by plugin, in registration order.
+    def collect(self, hook_name: str, kind: type[T], what: str, config: Any = None) -> list[tuple[T, pluggy.HookImpl]]:
+        """Call a ``register_<thing>(register[, config])`` hook plugin by plugin, in registration order.
 
         Each item must be a ``kind`` with a ``name``; the first plugin to
         register a name keeps it. A plugin whose hook raises, or registers
@@ -199,7 +205,8 @@ class Plugins:
         for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
             found: list[T] = []
             try:
-                impl.function(_collector(kind, found))
+                offered = {"register": _collector(kind, found), "config": config}
+                impl.function(**{name: offered[name] for name in impl.argnames if name in offered})
             except Exception as exc:
                 self._problem(impl.plugin_name, f"{hook_name} failed: {exc}")
                 continue

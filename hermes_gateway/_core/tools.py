@@ -17,12 +17,16 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from .media import Media, MediaKind, MediaLimits
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .plugins import Plugins
+class RegistrySource(Protocol):
+    """What :func:`collect_tools` asks of the plugin manager (:class:`~.plugins.Plugins` is one): tools sit
+    beneath the plugin layer, so they name the one method they call instead of importing it."""
+
+    def collect(self, hook_name: str, kind: type["Tool"], what: str,
+                config: Any = None) -> Sequence[tuple["Tool", Any]]: ...
 
 log = logging.getLogger(__name__)
 
@@ -91,13 +95,13 @@ class Tool:
                 "parameters": dict(self.parameters)}
 
 
-def collect_tools(plugins: "Plugins") -> list[Tool]:
+def collect_tools(plugins: RegistrySource, config: Any = None) -> list[Tool]:
     """Every tool registered through ``register_tools``, first registration of a name wins.
 
     A plugin whose hook raises, or registers something that is not a
     :class:`Tool`, is reported as a plugin problem; the others still load.
     """
-    return [tool for tool, _ in plugins.collect("register_tools", Tool, "tool")]
+    return [tool for tool, _ in plugins.collect("register_tools", Tool, "tool", config)]
 
 
 def _no_plugins_loaded() -> list[Tool]:

@@ -511,7 +511,7 @@ async def check_a_table_is_laid_out_not_shown_raw(h: Harness) -> None:
 async def check_a_choice_is_shown_and_closed(h: Harness) -> None:
     """``offer_choice`` shows the question (a ``MessageRef`` back); ``close_choice`` turns it into the outcome
     (or, on a platform that cannot edit, sends the outcome after it)."""
-    from .._core.approvals.choice import Choice, ChoiceOption
+    from .._core.messages.choice import Choice, ChoiceOption
     from .._core.platform import MessageRef
 
     client = h.runner.client if h.runner is not None else None
@@ -549,7 +549,7 @@ async def check_a_choice_after_a_429_is_shown_after_the_wait(h: Harness) -> None
     into a chat (``Delivery.call``, what approvals use) each is made again once ``retry_after`` has passed, once."""
     import asyncio
 
-    from .._core.approvals.choice import Choice, ChoiceOption
+    from .._core.messages.choice import Choice, ChoiceOption
 
     client = _choice_client(h)
     chat = await h.chat("choice")

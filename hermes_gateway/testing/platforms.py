@@ -198,8 +198,8 @@ class TestGateway:
         data["api_server"] = api
         self.config = parse_config(data, source="(test config)", env=dict(env or {}))
         # the demo model's `tool: qr_code {...}` works
-        builtins: tuple[str, ...] = ("hermes_gateway._core.builtin.tools",
-                                     "hermes_gateway._core.outbound.hooks.plugin")  # mounts only with `hooks:`
+        builtins: tuple[str, ...] = ("hermes_gateway._core.builtin.tools", "hermes_gateway._core.builtin.reminders",
+                                     "hermes_gateway._core.builtin.hooks_from_outside")  # mounts only with `hooks:`
         if api_server:
             builtins += ("hermes_gateway._core.api_server.plugin",)
         loaded = make_plugins(builtins=builtins, load_entry_points=False,

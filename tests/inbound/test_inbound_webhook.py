@@ -9,7 +9,8 @@ from aiohttp import web
 
 from hermes_gateway import Incoming, hookimpl
 from hermes_gateway._core.config import parse_config
-from hermes_gateway._core.gateway import GATEWAY_KEY, Gateway
+from hermes_gateway import PluginHost
+from hermes_gateway._core.gateway import Gateway
 from hermes_gateway._core.plugins import make_plugins
 from inbound_helpers import reference
 
@@ -21,11 +22,10 @@ class Webhooks:
         self.replies: list[asyncio.Future] = []
 
     @hookimpl
-    def register_routes(self, app: web.Application) -> None:
+    def register_routes(self, app: web.Application, host: PluginHost) -> None:
         async def receive(request: web.Request) -> web.Response:
             body = await request.json()
-            gateway = request.app[GATEWAY_KEY]
-            self.replies.append(gateway.receive(Incoming("reference", body["chat"], body["text"],
+            self.replies.append(host.receive(Incoming("reference", body["chat"], body["text"],
                                                          update_id=body["id"])))
             return web.json_response({"ok": True})
         app.router.add_post("/webhooks/reference", receive)

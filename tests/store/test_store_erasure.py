@@ -14,6 +14,7 @@ from hermes_gateway._core.cli.main import main
 from hermes_gateway._core.store import ConversationKey, SQLiteStore
 from hermes_gateway._core.store.base import ReplyInFlight
 from hermes_gateway._core.store.operator_records import Pairing, UsageRecord
+from hermes_gateway._core.store.room_context import RoomMessage
 from hermes_gateway._core.store.postgres import PostgresStore
 from store_helpers import assistant, tool_turn, user
 
@@ -52,6 +53,9 @@ async def _seed(store, media) -> None:
     await store.begin_reply(ReplyInFlight("r1", "telegram", PERSON, None, "private", "9", f"{MARK} hi", "me",
                                           started=NOW))
     await store.remember_updates([("telegram", "1001")])
+    for who in (PERSON, OTHER):  # what each said in the group, kept as its context (issue 38)
+        await store.keep_room_message(("telegram", GROUP, ""), RoomMessage(who, f"name-{who}", f"{MARK} ship it"
+                                      if who == PERSON else "ship it", (), NOW), 20, 4000)
 
 
 def _rows_sqlite(path) -> dict[str, list[tuple]]:
@@ -210,7 +214,8 @@ async def test_every_backend_forgets_the_same_things(any_store, tmp_path):
         await _seed(any_store, media)
         forgotten = await any_store.forget_person("telegram", PERSON)
         assert forgotten.counts == {"messages": 6, "conversations": 2, "replies in flight": 1, "chat settings": 1,
-                                    "reminders": 1, "usage records": 2, "approvals": 1, "pairing codes": 1}
+                                    "reminders": 1, "usage records": 2, "approvals": 1, "pairing codes": 1,
+                                    "room context": 1}
         assert forgotten.media == (str(media / "0123456789abcdef-cat.jpg"),)
         assert forgotten.shared_chats == (GROUP,)
         # what is left: the other person's and the group's, untouched; nothing of the person
@@ -222,6 +227,7 @@ async def test_every_backend_forgets_the_same_things(any_store, tmp_path):
         assert await any_store.replies_in_flight() == []
         assert await any_store.reminders(ConversationKey("telegram", PERSON)) == []
         assert len(await any_store.reminders(ConversationKey("telegram", OTHER))) == 1
+        assert [m.sender_id for m in await any_store.room_context(("telegram", GROUP, ""), 20, 4000)] == [OTHER]
     finally:
         await any_store.close()
 

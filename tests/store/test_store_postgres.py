@@ -49,7 +49,8 @@ async def test_replicas_starting_together_on_an_empty_database_create_the_schema
         assert [t for (t,) in tables] == ["hermes_approved_users", "hermes_chat_settings", "hermes_conversations",
                                           "hermes_messages", "hermes_pairing_codes", "hermes_platform_values",
                                           "hermes_reminders",
-                                          "hermes_replies_in_flight", "hermes_responses", "hermes_schedule_runs",
+                                          "hermes_replies_in_flight", "hermes_responses", "hermes_room_context",
+                                          "hermes_schedule_runs",
                                           "hermes_schema_version", "hermes_updates", "hermes_usage"]
         await stores[0].record_turn(CHAT, [user("hi"), assistant("hello")])
         assert [m["content"] for m in await stores[-1].history(CHAT)] == ["hi", "hello"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hermes_gateway._core.approvals.choice import Choice, ChoiceOption
+from hermes_gateway._core.messages.choice import Choice, ChoiceOption
 from hermes_gateway._core.platform import MessageRef, Stream
 from hermes_gateway._core.platform_context import PlatformContext
 from hermes_gateway._core.web.chat_client import WEB_PLATFORM, WebChatClient

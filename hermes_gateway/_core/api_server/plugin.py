@@ -1,9 +1,10 @@
 """The API server as a built-in plugin: it mounts its routes on the gateway's aiohttp app.
 
 Registered from ``plugins.BUILTIN_PLUGINS`` exactly like a third-party
-plugin, and configured by ``api_server.*``. It reaches the gateway (config,
-agent, store, metrics, shutdown grace) through the ``gateway`` the hooks
-are called with; it imports nothing of the gateway's.
+plugin, and configured by ``api_server.*``. It is built from the parts the
+gateway hands its private feature hooks (:class:`~..feature_parts.FeatureParts`:
+config, agent, store, metrics, worker slot, shutdown grace); it never sees
+the gateway.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -24,21 +25,25 @@ from .metrics import Metrics
 from .routes import ApiServer
 from .store import ResponseStore
 
+if TYPE_CHECKING:
+    from ..feature_parts import FeatureParts
+
 log = logging.getLogger(__name__)
 
 API_SERVER_KEY = web.AppKey("hermes_gateway._core.api_server", ApiServer)
 
 
 @hookimpl
-def register_routes(app: web.Application, gateway: Any) -> None:
-    if gateway is None or not gateway.config.api_server.enabled:
+def register_feature_routes(app: web.Application, parts: "FeatureParts") -> None:
+    config = parts.config
+    if not config.api_server.enabled:
         return
-    check_bind_safety(gateway.config.api_server, gateway.config.source)
-    store = ResponseStore(lambda: gateway.store, history_messages=gateway.config.store.history_messages,
-                          history_chars=gateway.config.store.history_chars)  # responses survive a restart
-    server = ApiServer(gateway.config, agent_factory=lambda: gateway.agent, store=store,
-                       metrics=gateway.metrics.attach("api_server", Metrics))  # /metrics: delivery's too
-    worker = getattr(gateway, "worker", None)
+    check_bind_safety(config.api_server, config.source)
+    store = ResponseStore(parts.store, history_messages=config.store.history_messages,
+                          history_chars=config.store.history_chars)  # responses survive a restart
+    server = ApiServer(config, agent_factory=parts.agent, store=store,
+                       metrics=parts.metrics().attach("api_server", Metrics))  # /metrics: delivery's too
+    worker = parts.worker
     if worker is not None and worker.count > 1 and worker.media_key:
         server.media.share(worker.media_key)  # a link made here may be fetched from another worker
     server.add_routes(app)
@@ -49,7 +54,7 @@ def register_routes(app: web.Application, gateway: Any) -> None:
 
 
 @hookimpl
-async def startup(gateway: Any) -> None:
+async def feature_startup(parts: "FeatureParts") -> None:
     """Import the agent (and the openai SDK, ~1 s) in a thread before serving.
 
     The agent is made on the first model request; importing it there would
@@ -57,7 +62,7 @@ async def startup(gateway: Any) -> None:
     stream would stall on the first request after a start. A broken agent
     still does not stop the server: the first request reports it.
     """
-    if not gateway.config.api_server.enabled:
+    if not parts.config.api_server.enabled:
         return
     try:
         await asyncio.to_thread(importlib.import_module, "hermes_gateway._core.agent")
@@ -66,11 +71,10 @@ async def startup(gateway: Any) -> None:
 
 
 @hookimpl
-async def shutdown(gateway: Any) -> None:
-    app = getattr(gateway, "app", None)
-    server = app.get(API_SERVER_KEY) if app is not None else None
+async def feature_shutdown(parts: "FeatureParts") -> None:
+    server = parts.app.get(API_SERVER_KEY)
     if server is not None:
-        await server.shutdown(gateway.shutdown_grace)
+        await server.shutdown(parts.shutdown_grace)
 
 
 def api_server_of(app: web.Application) -> ApiServer | None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..platform import MessageRef, Stream
 from .answers import Approvals
-from .choice import Choice, ChoiceOption
+from ..messages.choice import Choice, ChoiceOption
 from .desk import APPROVE, DENY, Question
 from ..approval_policy import ApprovalPolicy
 

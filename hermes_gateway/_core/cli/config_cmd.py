@@ -101,7 +101,7 @@ def run_chat(args: argparse.Namespace, config: Config, plugins: Any) -> int:
         return 2
     platform, chat, user = spec
     chosen = asyncio.run(_stored_choices(config, platform, chat))
-    tools = [tool.name for tool in collect_tools(plugins)]
+    tools = [tool.name for tool in collect_tools(plugins, config)]
     print("\n".join(explain_chat(config, platform, chat, user, args.kind, chosen, tools)))
     return 0
 

@@ -27,7 +27,7 @@ def make_agent(config: Config, mcp: Any = None) -> Any:
     from ..toolbox import ToolBox
     from ..tools import collect_tools
 
-    return AIAgent.from_config(config, tools=ToolBox(collect_tools(installed_plugins()), [mcp]))
+    return AIAgent.from_config(config, tools=ToolBox(collect_tools(installed_plugins(), config), [mcp]))
 
 
 def chat_mcp_servers(config: Config) -> Any:

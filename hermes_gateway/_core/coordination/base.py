@@ -24,6 +24,7 @@ across replicas), :class:`~hermes_gateway._core.inbound.lane.ChatLane` (the leas
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 from ..platform import RateBudget
@@ -89,6 +90,8 @@ class Coordination:
 
     #: True when another replica may exist: the inbound runtime then asks before it answers.
     shared: bool = False
+    #: The clock of this process's own counters (:meth:`count`).
+    count_clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def __init__(self) -> None:
         #: this process among the replicas: the owner of its replies in flight (crash recovery)
@@ -141,6 +144,21 @@ class Coordination:
             return False
         taken[name] = at
         return True
+
+    async def count(self, name: str, window: float) -> int:
+        """Add one to the counter ``name`` and return it: the calls counted since the counter's window began.
+
+        A window starts with the first call after the last one ended and lasts ``window`` seconds (the
+        loop guard of ``groups.max_bot_turns``, issue 38). Alone, the counter is this process's; with
+        Redis every replica counts in one (and each its own while Redis is unreachable).
+        """
+        counters: dict[str, tuple[int, float]] = self.__dict__.setdefault("_counters", {})
+        now = self.count_clock()
+        for stale in [k for k, (_, ends) in counters.items() if ends <= now]:  # (bounded by the active chats)
+            del counters[stale]
+        n, ends = counters.get(name, (0, now + window))
+        counters[name] = (n + 1, ends)
+        return n + 1
 
     # approval questions (issue 25): alone, the gateway's own desk is all there is
 

@@ -110,7 +110,7 @@ class RedisCoordination(Coordination):
         self.client = client
         self._scripts = {name: client.register_script(_script(name))
                          for name in ("budget", "budget_block", "admit", "lease_acquire", "lease_renew",
-                                      "lease_release", "stop", "claim")}
+                                      "lease_release", "stop", "claim", "count")}
         self._abandoned = False
         self._closing = False
         self._listener = asyncio.get_running_loop().create_task(self._listen(), name="coordination-events")
@@ -196,6 +196,11 @@ class RedisCoordination(Coordination):
         """``claim.lua``: the first replica to claim an occurrence gets True; None while Redis is unreachable."""
         won = await self.run("claim", [f"{self.prefix}:claim:{name}"], [repr(float(at)), CLAIM_TTL], None)
         return None if won is None else bool(won)
+
+    async def count(self, name: str, window: float) -> int:
+        """``count.lua``: one counter for every replica; this process's own while Redis is unreachable."""
+        n = await self.run("count", [f"{self.prefix}:count:{name}"], [max(int(window * 1000), 1)], None)
+        return await super().count(name, window) if n is None else int(n)
 
     # ---------------------------------------------------------------- leases and stopping
 

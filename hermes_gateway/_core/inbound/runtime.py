@@ -111,21 +111,46 @@ class InboundRuntime:
                                    else None)
             return future
         if why_not is not None:
-            log.info("%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id, why_not)
+            from ..groups.bots import FROM_BOT
+
+            (log.debug if why_not.startswith(FROM_BOT) else log.info)(
+                "%s: ignored a message in chat %s: %s", incoming.platform, incoming.chat_id, why_not)
             self._tell_if_slowed(incoming, why_not)
             future.set_result(None)
             return future
         self._accept(incoming, future)
         return future
 
-    def _accept(self, incoming: Incoming, future: asyncio.Future[Any]) -> None:
-        """A message that passed every check: admitted through the coordination, or straight to its lane."""
+    def _accept(self, incoming: Incoming, future: asyncio.Future[Any], guarded: bool = False) -> None:
+        """A message that passed every check: admitted through the coordination, or straight to its lane.
+
+        A bot's message passes the loop guard first (``groups.max_bot_turns``, counted by the coordination)."""
+        if incoming.from_bot and not guarded:
+            task = asyncio.get_running_loop().create_task(self._guard_bot(incoming, future), name="bot-guard")
+            self._gating.add(task)
+            task.add_done_callback(self._gating.discard)
+            return
         if self.coordination.shared:
             self._admitting.append((incoming, future))
             if self._admitter is None or self._admitter.done():
                 self._admitter = asyncio.get_running_loop().create_task(self._admit(), name="admit")
             return
         self._enqueue(incoming, future)
+
+    async def _guard_bot(self, incoming: Incoming, future: asyncio.Future[Any]) -> None:
+        """Answer a bot within the loop guard; past it, drop the message (the guard logs it once)."""
+        from ..groups.bots import within_guard
+
+        try:
+            allowed = await within_guard(self.coordination, incoming, self._groups(incoming))
+        except Exception as exc:  # a failing counter must not start a loop: the bot is not answered
+            log.warning("%s: the bot loop guard failed in chat %s: %s: %s", incoming.platform, incoming.chat_id,
+                        type(exc).__name__, exc)
+            allowed = False
+        if allowed and self.accepting:
+            self._accept(incoming, future, guarded=True)
+        elif not future.done():
+            future.set_result(None)
 
     async def _pass_gate(self, incoming: Incoming, future: asyncio.Future[Any],
                          before: asyncio.Task[Any] | None = None) -> None:
@@ -348,9 +373,47 @@ class InboundRuntime:
         parsed = parse_command(incoming.text, self.command_prefix(incoming.platform))
         if parsed is not None and not meant_for_us(parsed, incoming):
             return f"a command for @{parsed.target}"
-        if not policy.addressed(incoming, parsed.name if parsed else None):
-            return "not addressed to the bot (platforms.%s.require_mention)" % incoming.platform
+        if incoming.from_bot:  # other bots (issue 38): groups.bots, then the loop guard (:meth:`_accept`)
+            from ..groups.bots import bot_refusal
+
+            refused = bot_refusal(incoming, self._groups(incoming))
+            if refused is not None:
+                self._keep_as_context(incoming)
+                return refused
+        elif not policy.addressed(incoming, parsed.name if parsed else None):
+            kept = self._keep_as_context(incoming)
+            return "not addressed to the bot (platforms.%s.require_mention)%s" % (
+                incoming.platform, "; kept as the group's context" if kept else "")
         return self.gate.screen(incoming, policy)  # allowed_users, admins, pairing, the per-user rate limit
+
+    def _groups(self, incoming: Incoming) -> Any:
+        """``groups:`` for this chat (overrides applied)."""
+        from ..groups.room import settings_for
+
+        return settings_for(self.config, incoming)
+
+    def _keep_as_context(self, incoming: Incoming) -> bool:
+        """Keep a group message the bot does not answer as the room's context (:mod:`..groups.room`), written
+        beside the lanes; True when it will be (this chat keeps context and the message has something)."""
+        from ..groups.room import keep, room_message
+
+        settings = self._groups(incoming)
+        if incoming.is_direct or not settings.keeps_context or room_message(incoming, settings) is None:
+            return False
+        async def once() -> None:  # replicated, a redelivery another replica received is known only there
+            try:
+                if self.coordination.shared and incoming.update_id is not None:
+                    if (await self.coordination.admit([(incoming.platform, incoming.update_id)]))[0] == 0:
+                        return
+                await keep(self.parts.store(), incoming, settings)
+            except Exception as exc:  # one message's context, never the gateway's
+                log.warning("%s: keeping a message of chat %s as context failed: %s: %s", incoming.platform,
+                            incoming.chat_id, type(exc).__name__, exc)
+
+        task = asyncio.get_running_loop().create_task(once(), name="room")
+        self._gating.add(task)  # (stopping waits for it, like the other work beside the lanes)
+        task.add_done_callback(self._gating.discard)
+        return True
 
     def command_prefix(self, platform: str) -> str:
         """What starts a command on ``platform`` (its ``Platform.command_prefix``; ``/`` when it declares none)."""
@@ -564,19 +627,20 @@ def run_in_lane(runtime: InboundRuntime, platform: str, chat_id: str, thread_id:
     return done
 
 
-def collect_commands(plugins: "Plugins", features: tuple[Command, ...] = ()) -> dict[str, Command]:
-    """The built-in commands, the features' (``features``: what the composition root adds, the reminders'
-    /reminders and /cancel), then those plugins register (a plugin cannot replace a built-in).
+def collect_commands(plugins: "Plugins", config: Any = None) -> dict[str, Command]:
+    """The built-in commands, then those plugins register for ``config`` (a plugin cannot replace a built-in;
+    the built-in reminders plugin adds /reminders and /cancel when ``tools.reminders`` is on).
 
     The built-ins are the core's own, present whatever plugins are loaded:
     ``/stop`` must work on every platform.
     """
     from .approval_commands import APPROVAL_COMMANDS  # /allow ID, /deny ID (issue 25)
+    from ..groups.commands import FORGET  # /forget: a group's kept context (issue 38)
     from ..operator.commands import operator_commands  # /model, /persona, /whoami ... (issue 23)
 
-    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(), *features,
-                                                      *APPROVAL_COMMANDS)}
-    for command, impl in plugins.collect("register_commands", Command, "command"):
+    commands = {command.name: command for command in (*BUILTIN_COMMANDS, *operator_commands(),
+                                                      *APPROVAL_COMMANDS, FORGET)}
+    for command, impl in plugins.collect("register_commands", Command, "command", config):
         if command.name in commands:
             log.warning("plugin %s: command /%s is already defined; ignored", impl.plugin_name, command.name)
             continue

@@ -48,6 +48,14 @@ class Incoming:
     new text. ``update_id`` must still differ from the original's (Discord:
     the message id plus the edit's timestamp). What the core does with it:
     ``conversation.on_edit`` (:mod:`hermes_gateway._core.inbound.edits`).
+
+    ``from_bot``: the sender is a bot (Telegram's ``from.is_bot``, Discord's
+    ``author.bot``, Slack's ``bot_id``); set it and hand the message over
+    like any other, never drop it in the plugin: the core applies
+    ``groups.bots`` and the loop guard. The bot's own messages are the one
+    thing a plugin drops itself. ``sender_name``: how the sender is shown
+    to people (a display name), used when the message becomes a group's
+    context; None shows the ``sender_id``.
     """
 
     platform: str
@@ -63,6 +71,8 @@ class Incoming:
     notice: str | None = None
     attachments: tuple[Attachment, ...] = ()
     edit_of: str | None = None
+    from_bot: bool = False
+    sender_name: str | None = None
 
     def __post_init__(self) -> None:
         # the text goes to the model as UTF-8: a lone surrogate would fail every upstream call, and the person

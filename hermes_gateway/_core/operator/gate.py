@@ -21,14 +21,13 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..store import StoreError
 from . import pairing
 from .store_ops import issue_code
 
 if TYPE_CHECKING:
-    from ..inbound.access import AccessPolicy
     from ..messages.incoming import Incoming
 
 log = logging.getLogger(__name__)
@@ -38,6 +37,14 @@ CHECK = "(pairing check)"
 WINDOW = 60.0
 SLOW_DOWN = "🐢 You're writing faster than I can keep up with (at most {n} messages a minute). " \
             "I skipped your last message{s}; please wait a moment."
+
+
+class AccessPolicy(Protocol):
+    """What the gate reads of a platform's access rules (:class:`~..inbound.access.AccessPolicy`, which sits above
+    the operator's code: the inbound runtime hands it over)."""
+
+    @property
+    def allowed_users(self) -> frozenset[str] | None: ...
 
 
 class Gate:
@@ -55,13 +62,13 @@ class Gate:
         self._skipped: dict[tuple[str, str], int] = {}
         self._codes_told: dict[tuple[str, str], float] = {}
 
-    def mode(self, policy: "AccessPolicy") -> str:
+    def mode(self, policy: AccessPolicy) -> str:
         """``access.unknown_users``, or its default: ``ignore`` with an ``allowed_users`` list, else ``allow``."""
         if self.access.unknown_users:
             return self.access.unknown_users
         return "ignore" if policy.allowed_users is not None else "allow"
 
-    def screen(self, incoming: "Incoming", policy: "AccessPolicy") -> str | None:
+    def screen(self, incoming: "Incoming", policy: AccessPolicy) -> str | None:
         """None: let it through; :data:`CHECK`: ask :meth:`check`; otherwise why it is dropped."""
         if self.access.is_admin(incoming.platform, incoming.sender_id):
             return None

@@ -64,6 +64,8 @@ def overridden(config: Any, platform: str, chat: str | None, thread: str | None 
             values["tools_deny"], origins["tools_deny"] = entry.tools_deny, where
         for name, value in entry.streaming.items():
             values[f"streaming.{name}"], origins[f"streaming.{name}"] = value, where
+        for name, value in entry.groups.items():
+            values[f"groups.{name}"], origins[f"groups.{name}"] = value, where
     return Overridden(values, origins)
 
 

@@ -16,8 +16,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from .groups import parse_group_keys
+
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from .model import ModelConfig
 
 #: The top-level keys of config.yaml this package parses.
 OPERATOR_KEYS = ("models", "personas", "access", "commands", "overrides", "usage", "pricing")
@@ -80,6 +82,7 @@ class Override:
     tools_deny: tuple[str, ...] = ()
     streaming: Mapping[str, Any] = field(default_factory=dict)
     busy: str | None = None
+    groups: Mapping[str, Any] = field(default_factory=dict)  # groups: keys it sets (issue 38)
 
     @property
     def specificity(self) -> int:
@@ -230,13 +233,13 @@ def _overrides(p: Any, value: Any, models: Mapping[str, "ModelConfig"], personas
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise p.fail("overrides", "a list of {match: {...}, model/system_prompt/persona/tools/streaming/conversation}")
+        raise p.fail("overrides", "a list of {match: {...}, model/system_prompt/persona/tools/streaming/conversation/groups}")
     known = _known_models(models, raw_model)
     out: list[Override] = []
     for i, item in enumerate(value):
         key = f"overrides[{i}]"
         body = p.section(item, key, ("match", "model", "system_prompt", "persona", "tools", "streaming",
-                                     "conversation"))
+                                     "conversation", "groups"))
         match_raw = p.section(body.get("match"), f"{key}.match", tuple(MATCH_WEIGHTS))
         if not match_raw:
             raise p.fail(f"{key}.match", f"a mapping with at least one of {', '.join(MATCH_WEIGHTS)}")
@@ -272,6 +275,7 @@ def _overrides(p: Any, value: Any, models: Mapping[str, "ModelConfig"], personas
             index=i, match=match, model=model, system_prompt=p.get(body, key, "system_prompt", "str", None),
             persona=persona, tools_allow=allow, tools_deny=deny, streaming=streaming,
             busy=p.get(conversation, f"{key}.conversation", "busy", "str", None, choices=("queue", "interrupt")),
+            groups=parse_group_keys(p, body.get("groups"), f"{key}.groups"),
         ))
     return tuple(out)
 

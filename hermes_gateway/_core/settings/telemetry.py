@@ -11,10 +11,11 @@ checked (``find_spec``): nothing of OpenTelemetry is imported by parsing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from ..telemetry.options import TelemetrySettings
 
 #: The OTLP/HTTP path of traces, appended to an endpoint given as the collector's base URL.
 TRACES_PATH = "/v1/traces"
@@ -23,18 +24,7 @@ EXTRA = "pip install 'hermes-gateway[telemetry]'"
 #: The modules that must be importable when the endpoint is set (the SDK and its OTLP/HTTP exporter).
 REQUIRED_MODULES = ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http.trace_exporter")
 
-
-@dataclass(frozen=True)
-class TelemetrySettings:
-    """``telemetry:``; ``otlp_endpoint`` None (the default) = no traces, nothing of OpenTelemetry imported."""
-
-    otlp_endpoint: str | None = None
-    service_name: str = "hermes-gateway"
-    sample_ratio: float = 1.0
-
-    @property
-    def enabled(self) -> bool:
-        return self.otlp_endpoint is not None
+__all__ = ["EXTRA", "REQUIRED_MODULES", "TRACES_PATH", "TelemetrySettings", "parse_telemetry"]
 
 
 def parse_telemetry(parser: Any, value: Any) -> TelemetrySettings:

@@ -24,6 +24,7 @@ from ..errors import HermesError
 from .operator_records import OperatorRecords
 from .outbound_records import OutboundRecords
 from .platform_values import PlatformValueRecords
+from .room_context import RoomContextRecords
 from .erasure import Forgotten
 from ..messages.shown import ShownMessage  # noqa: F401  (the store records it; delivery makes it)
 
@@ -103,7 +104,7 @@ class ReplyInFlight:
         return ConversationKey(self.platform, self.chat_id, self.thread_id)
 
 
-class ConversationStore(OperatorRecords, OutboundRecords, PlatformValueRecords, abc.ABC):
+class ConversationStore(OperatorRecords, OutboundRecords, PlatformValueRecords, RoomContextRecords, abc.ABC):
     """Where conversations live. Never blocks the event loop; every write is one transaction."""
 
     @abc.abstractmethod

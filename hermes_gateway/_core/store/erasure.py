@@ -9,7 +9,8 @@ they are other people's as well, and only the person's own records in it go
 (usage, pairing, approval); :class:`Forgotten` names such chats so the
 operator can decide. Everything of their own chats goes: conversations and
 their messages, replies in flight, the chat's /model and /persona
-settings, reminders, usage records. Stored media files the deleted
+settings, reminders, usage records; and what they said in any group that
+was kept as the room's context. Stored media files the deleted
 messages referenced are returned for the caller to delete (files are not
 part of the transaction; the rows go first, so a file is never referenced
 by a row that survives).
@@ -73,7 +74,7 @@ def media_refs(message: Any) -> list[dict[str, str]]:
 def queries(prefix: str, ph: str) -> dict[str, str]:
     """The statements of a forget, with the backend's table prefix and placeholder (``?`` or ``%s``)."""
     t = {name: prefix + name for name in ("conversations", "messages", "replies_in_flight", "chat_settings",
-                                          "reminders", "usage", "approved_users", "pairing_codes")}
+                                          "reminders", "usage", "approved_users", "pairing_codes", "room_context")}
     in_chat = f"platform = {ph} AND chat_id = {ph}"
     conversations = f"SELECT id FROM {t['conversations']} WHERE {in_chat}"
     return {
@@ -92,13 +93,15 @@ def queries(prefix: str, ph: str) -> dict[str, str]:
         "usage records ": f"DELETE FROM {t['usage']} WHERE platform = {ph} AND user_id = {ph}",
         "approvals": f"DELETE FROM {t['approved_users']} WHERE platform = {ph} AND user_id = {ph}",
         "pairing codes": f"DELETE FROM {t['pairing_codes']} WHERE platform = {ph} AND user_id = {ph}",
+        # what they said in groups, kept as the room's context (issue 38), wherever it is
+        "room context": f"DELETE FROM {t['room_context']} WHERE platform = {ph} AND sender_id = {ph}",
     }
 
 
 #: The per-chat deletions, in order (messages before their conversations).
 PER_CHAT = ("messages", "conversations", "replies in flight", "chat settings", "reminders", "usage records")
 #: The per-person deletions (``"usage records "``: the person's usage in shared chats, counted with the rest).
-PER_PERSON = ("usage records ", "approvals", "pairing codes")
+PER_PERSON = ("usage records ", "approvals", "pairing codes", "room context")
 
 
 def add(counts: dict[str, Any], what: str, rows: int) -> None:

@@ -25,6 +25,7 @@ from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE
 from .operator_records import MemoryOperatorRecords
 from .outbound_records import MemoryOutboundRecords
 from .platform_values import MemoryPlatformValueRecords
+from .room_context import MemoryRoomContextRecords
 from .erasure import Forgotten, add, media_paths, own_chats
 from .policy import bound_newest_first, message_chars
 
@@ -48,7 +49,8 @@ class _Response:
     size: int
 
 
-class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, MemoryPlatformValueRecords, ConversationStore):
+class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, MemoryPlatformValueRecords, MemoryRoomContextRecords,
+                  ConversationStore):
     """Conversations and stored responses in dicts; gone when the process ends."""
 
     def __init__(self, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -229,4 +231,5 @@ class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, MemoryPlatformVa
         for c in codes:
             del records["pairings"][c]
         add(counts, "pairing codes", len(codes))
+        add(counts, "room context", self.forget_sender(platform, user_id))
         return Forgotten(counts, tuple(dict.fromkeys(media)), tuple(shared))

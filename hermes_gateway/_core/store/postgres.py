@@ -65,6 +65,7 @@ from .operator_postgres import OPERATOR_MARKER, OPERATOR_SCHEMA, PostgresOperato
 from .outbound_postgres import OUTBOUND_MARKER, OUTBOUND_SCHEMA, PostgresOutboundRecords
 from .platform_values_postgres import (PLATFORM_VALUES_MARKER, PLATFORM_VALUES_SCHEMA,
                                       PostgresPlatformValueRecords)
+from .room_context_postgres import ROOM_CONTEXT_MARKER, ROOM_CONTEXT_SCHEMA, PostgresRoomContextRecords
 from .pgurl import describe, url_passwords
 from .erasure import PER_CHAT, PER_PERSON, Forgotten, add, media_paths, own_chats, queries
 from .policy import bound_newest_first, message_chars
@@ -158,7 +159,8 @@ SCHEMA = (
 )
 
 
-class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, PostgresPlatformValueRecords, ConversationStore):
+class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, PostgresPlatformValueRecords,
+                    PostgresRoomContextRecords, ConversationStore):
     """Conversations and stored API responses in a PostgreSQL database; see the module docstring."""
 
     def __init__(self, url: str, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -284,6 +286,10 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, PostgresPl
             marker = await (await conn.execute("SELECT to_regclass(%s)", (PLATFORM_VALUES_MARKER,))).fetchone()
             if marker[0] is None:  # the platforms' own small values (issue 35), also on an older database
                 for statement in PLATFORM_VALUES_SCHEMA:
+                    await conn.execute(statement)
+            marker = await (await conn.execute("SELECT to_regclass(%s)", (ROOM_CONTEXT_MARKER,))).fetchone()
+            if marker[0] is None:  # the groups' room context (issue 38), also on an older database
+                for statement in ROOM_CONTEXT_SCHEMA:
                     await conn.execute(statement)
 
     def _error(self, exc: BaseException, *, connecting: bool = False, doing: str = "") -> StoreError:

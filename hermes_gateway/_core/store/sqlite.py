@@ -34,6 +34,7 @@ from .codec import (DEFAULT_MAX_RESPONSES, DEFAULT_MAX_UPDATES, DEFAULT_RESPONSE
 from .operator_sqlite import OPERATOR_SCHEMA, SQLiteOperatorRecords
 from .outbound_sqlite import OUTBOUND_SCHEMA, SQLiteOutboundRecords
 from .platform_values_sqlite import PLATFORM_VALUES_SCHEMA, SQLitePlatformValueRecords
+from .room_context_sqlite import ROOM_CONTEXT_SCHEMA, SQLiteRoomContextRecords
 from .erasure import PER_CHAT, PER_PERSON, Forgotten, add, media_paths, own_chats, queries
 from .policy import bound_newest_first, message_chars
 
@@ -97,7 +98,8 @@ CREATE TABLE IF NOT EXISTS replies_in_flight (       -- replies streaming now; w
 """
 
 
-class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformValueRecords, ConversationStore):
+class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformValueRecords, SQLiteRoomContextRecords,
+                  ConversationStore):
     """Conversations and stored API responses in one SQLite file; see the module docstring."""
 
     def __init__(self, path: str | Path, *, history_messages: int = 40, history_chars: int = 60_000,
@@ -151,7 +153,8 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
             db.execute("PRAGMA synchronous=NORMAL")   # WAL + NORMAL: a committed turn survives a process crash
             db.execute("PRAGMA foreign_keys=ON")
             with _transaction(db):
-                for statement in _statements(SCHEMA + OPERATOR_SCHEMA + OUTBOUND_SCHEMA + PLATFORM_VALUES_SCHEMA):
+                for statement in _statements(SCHEMA + OPERATOR_SCHEMA + OUTBOUND_SCHEMA + PLATFORM_VALUES_SCHEMA
+                                             + ROOM_CONTEXT_SCHEMA):
                     db.execute(statement)
                 row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
                 if row[0] is None:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, AsyncGenerator, Awaitable, Sequence, Type
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from ..settings.telemetry import TelemetrySettings
+    from .options import TelemetrySettings
     from .tracing import Tracing
 
 T = TypeVar("T")

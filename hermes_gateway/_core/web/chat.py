@@ -39,7 +39,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..approvals.choice import ChoiceAnswer
+from ..messages.choice import ChoiceAnswer
 from ..store.base import ConversationKey
 from .auth import session_of, user_csrf, user_session
 from .chat_client import PLATFORM, WebChatClient

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from ..approvals.choice import Choice
+from ..messages.choice import Choice
 from ..messages.attachments import Attachment
 from ..messages.incoming import Incoming
 from ..media import Media, MediaLimits

@@ -2,8 +2,9 @@
 
 Registered from ``plugins.BUILTIN_PLUGINS`` exactly like the API server,
 and configured by ``web.*`` (:class:`~hermes_gateway._core.config.WebConfig`).
-It reaches the gateway only through the ``gateway`` its hooks are called
-with (config, store, the web platform's running client). A third party
+It is built from the parts the gateway hands its private feature hooks
+(:class:`~..feature_parts.FeatureParts`: the config and the console's
+sources); it never sees the gateway. A third party
 could ship another console the same way: a distribution whose plugin
 implements ``register_routes`` (mounting under its own path) and, for a
 chat, ``register_platforms`` with a platform of its own.
@@ -16,7 +17,7 @@ placeholder page until the dashboard part mounts its own).
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from aiohttp import web
 
@@ -28,6 +29,9 @@ from .auth import AUTH_KEY, WebAuth
 from .responses import add_security_headers
 from ..console_sources import ConsoleSources
 
+if TYPE_CHECKING:
+    from ..feature_parts import FeatureParts
+
 log = logging.getLogger(__name__)
 
 
@@ -38,12 +42,12 @@ def register_platforms(register: Callable[[Platform], None]) -> None:
 
 
 @hookimpl
-def register_routes(app: web.Application, gateway: Any) -> None:
-    if gateway is None or not gateway.config.web_enabled:
+def register_feature_routes(app: web.Application, parts: "FeatureParts") -> None:
+    if not parts.config.web_enabled:
         return
-    mount(app, gateway.console_sources)  # the composition of the console: the parts it uses
+    mount(app, parts.console_sources())  # the composition of the console: the parts it uses
     log.info("web console at /ui (%s)", "sign-in with web.password or an API key"
-             if WebAuth(gateway.config).can_sign_in else "open to this machine only: no web.password set")
+             if WebAuth(parts.config).can_sign_in else "open to this machine only: no web.password set")
 
 
 def mount(app: web.Application, sources: ConsoleSources) -> WebAuth:

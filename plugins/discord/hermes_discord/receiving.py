@@ -32,15 +32,16 @@ NAME = "discord"
 def to_incoming(message: Any, me: Any, downloads: Downloads) -> Incoming | None:
     """A ``discord.Message`` as the core's ``Incoming``; None for what must never be answered.
 
-    Bots' messages (this bot's own included) and system messages (joins,
-    pins) are dropped here, before the core sees them, and so is a message
+    This bot's own messages and system messages (joins, pins) are dropped
+    here, before the core sees them; other bots' are handed over with
+    ``from_bot`` (the core's ``groups.bots`` decides), and so is a message
     with neither words nor files (a sticker alone): there is nothing to
     answer. ``downloads`` fetches the files, if the core keeps the message.
     """
     import discord
 
     author = message.author
-    if author is None or getattr(author, "bot", False) or (me is not None and author.id == me.id):
+    if author is None or (me is not None and author.id == me.id):
         return None
     if message.type not in (discord.MessageType.default, discord.MessageType.reply):
         return None
@@ -59,7 +60,8 @@ def to_incoming(message: Any, me: Any, downloads: Downloads) -> Incoming | None:
     return Incoming(
         platform=NAME, chat_id=chat_id, text=text, sender_id=str(author.id), update_id=str(message.id),
         message_id=str(message.id), thread_id=thread_id, chat_kind=kind, mentioned=mentioned,
-        bot_name=getattr(me, "name", None), attachments=attachments,
+        bot_name=getattr(me, "name", None), attachments=attachments, from_bot=bool(getattr(author, "bot", False)),
+        sender_name=getattr(author, "global_name", None) or getattr(author, "name", None),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from discord_test_support import eventually, runner_for
+from discord_test_support import BOT_ID, eventually, runner_for
 from hermes_gateway import FetchError
 from hermes_gateway.testing import samples
 from hermes_discord.emulator_files import PersonFile, pdf, photo, too_large, voice_note
@@ -139,14 +139,18 @@ async def test_a_download_that_goes_quiet_is_a_fetch_error(loose_api):
             await fetched(incoming.attachments[0])
 
 
-async def test_bots_files_and_empty_messages_are_never_handed_on(loose_api):
+async def test_another_bot_is_handed_on_marked_from_bot_the_own_and_empty_messages_are_not(loose_api):
+    """``author.bot`` becomes ``Incoming.from_bot`` (the core's ``groups.bots`` decides, issue 38); this bot's
+    own messages and empty ones never reach the core; nothing is downloaded by the plugin either way."""
     api = loose_api
     dm = api.dm()
     async with runner_for(api, start=True) as runner:
-        await api.push_message(dm, "", attachments=(photo(),), author_id="3003", bot=True)
+        await api.push_message(dm, "", attachments=(photo(),), author_id="3003", author_name="ci-bot", bot=True)
+        await api.push_message(dm, "echo: me", author_id=BOT_ID, bot=True)  # this bot's own message
         await api.push_message(dm, "")  # neither words nor files (a sticker alone, say)
-        await api.push_message(dm, "echo: last")
-        await eventually(lambda: runner.received != [], lambda: runner.received)
-    assert [(i.text, i.attachments) for i in runner.received] == [("echo: last", ())]
+        await api.push_message(dm, "echo: last", author_name="ada")
+        await eventually(lambda: len(runner.received) >= 2, lambda: runner.received)
+    assert [(i.text, len(i.attachments), i.from_bot, i.sender_name) for i in runner.received] == [
+        ("", 1, True, "ci-bot"), ("echo: last", 0, False, "ada")]
     assert api.cdn.downloads == []
 

@@ -9,8 +9,10 @@ what a person would call "a message to the bot", the same in both modes:
   runs, and after a restart known from the conversation store (the bot's
   reply recorded a conversation keyed by the thread), asked once per thread
   (:meth:`EventReader.to_look_up`);
-* never the bot's own posts (their echoes), other bots', edits, deletions,
-  joins or any other ``subtype`` that is not a person writing;
+* never the bot's own posts (their echoes), edits, deletions, joins or any
+  other ``subtype`` that is not someone writing; other bots' messages
+  (``bot_id``, ``subtype: bot_message``) are handed on with ``from_bot``
+  for the core's ``groups.bots`` to decide;
 * shared files travel as ``attachments`` (:mod:`.inbound_files`), the
   message's words as their caption, fetched only if the core keeps the
   message; a message whose only files cannot be downloaded (deleted,
@@ -108,9 +110,13 @@ class EventReader:
         kind = event.get("type")
         if kind not in ("message", "app_mention"):
             return None
-        if event.get("subtype") not in PERSON_SUBTYPES or event.get("bot_id") or event.get("bot_profile"):
+        bot_id = event.get("bot_id") or (event.get("bot_profile") or {}).get("id")
+        from_bot = bool(bot_id) or event.get("subtype") == "bot_message"
+        if event.get("subtype") not in PERSON_SUBTYPES and event.get("subtype") != "bot_message":
             return None
-        user = event.get("user")
+        if from_bot and (self.bot_id is None and self.bot_user_id is None or bot_id == self.bot_id):
+            return None  # the bot's own post (or, before auth.test answered, one that could be)
+        user = event.get("user") or (bot_id if from_bot else None)
         channel = event.get("channel")
         ts = event.get("ts")
         text = event.get("text") or ""
@@ -147,6 +153,9 @@ class EventReader:
             notice=notice,
             attachments=attachments,
             edit_of=ts if edit else None,
+            from_bot=from_bot,
+            sender_name=event.get("username") or (event.get("bot_profile") or {}).get("name")
+            or (event.get("user_profile") or {}).get("display_name") or None,
         )
 
     def _edited(self, body: Mapping[str, Any], event: Mapping[str, Any]) -> Incoming | None:

@@ -72,12 +72,30 @@ def test_the_store_is_asked_about_a_thread_once_and_only_for_unmentioned_replies
     assert r.to_incoming(body("Ev7", ts="16.1", thread_ts="16.0", **plain)).mentioned
 
 
-def test_the_bots_own_posts_other_bots_edits_and_joins_are_not_messages():
+def test_another_bots_message_is_handed_on_marked_from_bot():
+    """``bot_id`` (a modern app's post) and ``subtype: bot_message`` (a legacy integration's) become
+    ``Incoming.from_bot``: the core's ``groups.bots`` decides what it gets (issue 38), not the plugin."""
+    r = reader()
+    app = r.to_incoming(body("Ev1", type="message", channel="C1", user="U9", bot_id="B9", text="build failed",
+                             ts="2", bot_profile={"id": "B9", "name": "ci"}, channel_type="channel"))
+    legacy = r.to_incoming(body("Ev2", type="message", channel="C1", subtype="bot_message", bot_id="B7",
+                                username="deploy-bot", text="<@U0BOT> deployed", ts="3", channel_type="channel"))
+    person = r.to_incoming(body("Ev3", type="message", channel="C1", user="U1", text="hi", ts="4",
+                                channel_type="channel"))
+    assert (app.from_bot, app.sender_id, app.sender_name, app.mentioned) == (True, "U9", "ci", False)
+    assert (legacy.from_bot, legacy.sender_id, legacy.sender_name, legacy.mentioned) == (True, "B7", "deploy-bot",
+                                                                                         True)
+    assert person.from_bot is False
+    unknown = EventReader(Downloads(BOT_TOKEN, "https://slack.com/api/"))  # before auth.test said who we are
+    assert unknown.to_incoming(body("Ev4", type="message", channel="C1", user="U9", bot_id="B9", text="x",
+                                    ts="5")) is None, "a bot's post that could be our own is never handed on"
+
+
+def test_the_bots_own_posts_edits_and_joins_are_not_messages():
     r = reader()
     ignored = [
         dict(type="message", channel="D1", user="U0BOT", bot_id="B0BOT", text="my own echo", ts="1"),
-        dict(type="message", channel="D1", user="U9", bot_id="B9", text="another bot", ts="2"),
-        dict(type="message", channel="D1", subtype="bot_message", bot_id="B9", text="legacy bot", ts="3"),
+        dict(type="message", channel="D1", subtype="bot_message", bot_id="B0BOT", text="own legacy post", ts="3"),
         dict(type="message", channel="D1", subtype="message_changed", message={"text": "edited"}, ts="4"),
         dict(type="message", channel="D1", subtype="message_deleted", ts="5"),
         dict(type="message", channel="C1", subtype="channel_join", user="U1", text="joined", ts="6"),

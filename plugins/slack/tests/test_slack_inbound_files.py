@@ -160,7 +160,8 @@ async def test_a_download_that_goes_quiet_is_a_fetch_error(api):
             await fetched(incoming.attachments[0])
 
 
-async def test_files_from_bots_are_never_handed_on_or_downloaded(api):
+async def test_files_from_bots_are_handed_on_marked_from_bot_and_not_downloaded(api):
+    """The core decides about another bot's message (``groups.bots``, issue 38); the plugin downloads nothing."""
     async with runner(api, start=True) as run:
         await api.wait_connected()
         api.channel("D0DM", "im")
@@ -168,8 +169,9 @@ async def test_files_from_bots_are_never_handed_on_or_downloaded(api):
                               "bot_id": "B0OTHER", "text": "", "ts": "1800000999.000002", "channel_type": "im",
                               "files": [api.shared.add(photo(), "U0OTHER")]})
         await api.push_message("D0DM", "echo: last", kind="im")
-        await eventually(lambda: run.received != [], lambda: run.received)
-    assert [(i.text, i.attachments) for i in run.received] == [("echo: last", ())]
+        await eventually(lambda: len(run.received) >= 2, lambda: run.received)
+    assert [(i.text, len(i.attachments), i.from_bot) for i in run.received] == [("", 1, True),
+                                                                                ("echo: last", 0, False)]
     assert api.shared.downloads == []
 
 

@@ -260,13 +260,15 @@ class BotApiEmulator:
 
     async def push_message(self, chat_id: int, text: str, *, chat_type: str = "private",
                            thread_id: int | None = None, user_id: int = 1001, first_name: str = "Ada",
-                           reply_to: str | int | None = None) -> int:
+                           reply_to: str | int | None = None, is_bot: bool = False) -> int:
         """A person writes ``text`` in the chat; the bot sees it in ``getUpdates``. Returns the update id.
 
         ``reply_to``: the id of a message in the chat this one replies to (the bot's, or a person's).
+        ``is_bot``: the sender is another bot (``from.is_bot``).
         """
         message = self._person_message(chat_id, text, chat_type=chat_type, thread_id=thread_id, user_id=user_id,
                                        first_name=first_name, reply_to=reply_to)
+        message["from"]["is_bot"] = is_bot
         message["text"] = text
         entities = _entities_telegram_finds(text)
         if entities:

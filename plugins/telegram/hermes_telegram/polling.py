@@ -181,7 +181,17 @@ def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming
         bot_name=username,
         attachments=attachments,
         edit_of=str(message.message_id) if edited is not None else None,
+        from_bot=bool(message.from_user.is_bot) if message.from_user else False,
+        sender_name=_sender_name(message),
     )
+
+
+def _sender_name(message: Any) -> str | None:
+    """The sender as people see them (a group's context names them): their full name, or a channel's title."""
+    if message.from_user is not None:
+        return str(message.from_user.full_name or message.from_user.username or "") or None
+    chat = getattr(message, "sender_chat", None)
+    return str(chat.title) if chat is not None and chat.title else None
 
 
 def _username(bot: Any) -> str | None:

@@ -1,7 +1,7 @@
-"""Hooks from outside as a built-in plugin: ``POST /hooks/NAME`` on the gateway's listener.
+"""Hooks from outside: what answers ``POST /hooks/NAME`` on the gateway's listener.
 
-Registered from ``plugins.BUILTIN_PLUGINS`` like the API server and the web
-console; it mounts nothing unless ``hooks:`` lists some. What a call goes
+Mounted by the built-in plugin :mod:`...builtin.hooks_from_outside` (like the
+API server and the web console) when ``hooks:`` lists some. What a call goes
 through, in this order, so that nothing a stranger sends is parsed, stored
 or costs a turn before it is known to come from the hook's owner:
 
@@ -33,9 +33,8 @@ from aiohttp import web
 
 from ...conversation import TurnParts
 from ...delivery.budget import ChatBudget
-from ...errors import StartError
-from ...hookspecs import hookimpl
 from ...http.errors import AUTHENTICATION, NOT_FOUND, ApiError, bad_request, echo
+from ...errors import StartError
 from ...inbound.dedupe import SeenUpdates
 from ...platform import RateBudget
 from ...settings.hooks import HookSettings
@@ -192,31 +191,3 @@ class Hooks:
         except StoreError as exc:
             report_store_failure(self.parts.store(), log, "hook delivery id not saved", exc)
         return True
-
-
-HOOKS_KEY = web.AppKey("hermes_gateway._core.outbound.hooks", Hooks)
-
-
-@hookimpl
-def register_routes(app: web.Application, gateway: Any) -> None:
-    """``/hooks/{name}`` when ``hooks:`` lists some (not in one-shot commands, which serve nothing)."""
-    if gateway is None or not gateway.config.hooks or not getattr(gateway, "serve", True):
-        return
-    worker = getattr(gateway, "worker", None)
-    if worker is not None and worker.count > 1 and not worker.replicas:
-        raise StartError(f"api_server.workers is {worker.count}, but hooks: are answered by the platforms, which "
-                         "only worker 0 runs: set coordination.url (every worker then runs as a replica), or "
-                         "api_server.workers: 1")
-    # the composition of this feature: the hooks get the turn's parts, the scheduler's spawn, the stop signal
-    hooks = app[HOOKS_KEY] = Hooks(gateway.turn_parts, gateway.scheduler.spawn, lambda: gateway.accepting)
-    hooks.check(gateway.enabled_platforms())
-    app.router.add_route("*", PREFIX + "{name}", hooks.handle)
-    log.info("hooks at %s{name}: %s", PREFIX, ", ".join(hooks.by_name))
-
-
-@hookimpl
-async def startup(gateway: Any) -> None:
-    app = getattr(gateway, "app", None)
-    hooks = app.get(HOOKS_KEY) if app is not None else None
-    if hooks is not None:
-        await hooks.restore()
