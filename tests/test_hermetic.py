@@ -59,7 +59,7 @@ from hermes_gateway import installed_plugins
 from hermes_gateway._core.tools import installed_tools
 plugins = installed_plugins()
 commands = []
-plugins.pm.hook.register_commands(register=commands.append)
+plugins.pm.hook.register_commands(register=commands.append, config=None)
 print(json.dumps({"platforms": sorted(plugins.platforms()), "tools": sorted(t.name for t in installed_tools()),
                   "commands": sorted(c.name for c in commands), "problems": [str(p) for p in plugins.problems],
                   "plugins": sorted(plugins.origins)}))
