@@ -936,7 +936,7 @@ class _Parser:
             pdf_max_pages=self.get(sec, "media", "pdf_max_pages", "int", d.pdf_max_pages, minimum=1, maximum=100_000),
             pdf_empty_pages=self.get(sec, "media", "pdf_empty_pages", "int", d.pdf_empty_pages, minimum=1,
                                      maximum=100_000),
-            pdf_memory_mb=self.get(sec, "media", "pdf_memory_mb", "int", d.pdf_memory_mb, minimum=128,
+            pdf_memory_mb=self.get(sec, "media", "pdf_memory_mb", "int", d.pdf_memory_mb, minimum=256,
                                    maximum=65_536),
             upload_queue_files=self.get(sec, "media", "upload_queue_files", "int", d.upload_queue_files, minimum=1,
                                         maximum=10_000),
