@@ -173,6 +173,12 @@ class StreamPoster:
         finally:
             response.close()  # (after a whole read it was released already: nothing to do)
 
+    async def prepare(self) -> None:
+        """Make the SDK client and the pool now, if not yet: the first request's set-up (the SDK's import,
+        ~0.3 s) is then not counted against the model's first-token deadline (:meth:`AIAgent._call_model`)."""
+        if self._pool is None:
+            await self._setup()
+
     async def post(self, path: str, body: dict[str, Any], *, stream: bool) -> Http1Response:
         """Send ``body`` to ``base_url + path`` (``stream``: as a streamed request, the SDK's raw-response
         header); the response once a 2xx answer's headers are in, after the SDK's retries."""

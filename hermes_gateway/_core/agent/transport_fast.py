@@ -28,6 +28,9 @@ class FastTransport:
                  timeouts: Timeouts) -> None:
         self.poster = StreamPoster(client, base_url, max_retries, timeouts)
 
+    async def prepare(self) -> None:
+        await self.poster.prepare()
+
     async def open_stream(self, path: str, body: dict[str, Any]) -> SSEPayloads:
         return SSEPayloads(StreamBody(await self.poster.post(path, body, stream=True)))
 
