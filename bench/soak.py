@@ -20,6 +20,15 @@ At the end (after a quiet period) it checks the invariants and prints the counts
 once or told it was interrupted (``— interrupted; please send your message again``), no final text twice,
 no cursor left on any screen, nothing lost, and the history (the store) holding every message that was
 answered or noted. Exit status 1 when an invariant failed.
+
+**Steady mode** (issue 39 item 3c), ``--steady``: no faults, no kills; the model is a ``hermes-gateway demo-llm``
+upstream in its own process (the agent's HTTP client and pool in the loop), and every ``--sample-every`` seconds
+the gateway's resident memory (``VmRSS``) and open file descriptors are read from ``/proc``. It passes when the
+last sample's memory is within ``--rss-tolerance`` (5 %) of the sample at ``--settle`` minutes (5) and, idle
+(before the people start, and ``--quiet`` seconds after they stop), no more descriptors are open (but for
+kept-alive connections to the platform's API, which its SDK's pool bounds and closes lazily: listed)::
+
+    nice python bench/soak.py --steady --minutes 30 --chats 200 --platforms telegram
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import itertools
 import json
 import os
 import random
+import re
 import signal
 import socket
 import sys
@@ -39,6 +49,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import yaml
@@ -311,7 +322,8 @@ class Gateways:
 
     def write_config(self, index: int, port: int) -> Path:
         data: dict[str, Any] = {
-            "model": {"demo": {"tokens_per_second": self.args.tokens_per_second}},
+            "model": ({"base_url": self.args.upstream_url, "api_key": "sk-soak", "name": "demo"}
+                      if self.args.upstream_url else {"demo": {"tokens_per_second": self.args.tokens_per_second}}),
             "api_server": {"enabled": False, "host": "127.0.0.1", "port": port},
             "streaming": {"telegram": True, "discord": True, "slack": True, "whatsapp": True},
             "conversation": {"shutdown_grace": self.args.grace},
@@ -420,6 +432,47 @@ class Turn:
     down: bool = False  # sent while the gateway process it would reach was being killed or restarted
 
 
+def rss_and_fds(pid: int) -> tuple[int, int]:
+    """``VmRSS`` in kB and the number of open file descriptors of ``pid``."""
+    rss = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+               if line.startswith("VmRSS:"))
+    return rss, len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def idle_descriptors(gateways: "Gateways") -> dict[int, list[str]]:
+    """What each gateway process has open: the targets of its descriptors (``socket:[...]`` as ``socket``)."""
+    found = {}
+    for r in gateways.replicas:
+        if r.process is not None and r.process.returncode is None:
+            fd_dir = Path(f"/proc/{r.process.pid}/fd")
+            peers = tcp_peers(r.process.pid)
+            targets = []
+            for fd in fd_dir.iterdir():
+                try:
+                    target = os.readlink(fd)
+                except OSError:
+                    continue
+                inode = re.fullmatch(r"socket:\[(\d+)\]", target)
+                targets.append(f"tcp to port {peers[inode.group(1)]}" if inode and inode.group(1) in peers
+                               else re.sub(r":\[\d+\]$", "", target))
+            found[r.index] = sorted(targets)
+    return found
+
+
+def tcp_peers(pid: int) -> dict[str, int]:
+    """Socket inode -> remote port (0: listening) of the TCP sockets in ``pid``'s network namespace."""
+    peers = {}
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            peers[fields[9]] = int(fields[2].rsplit(":", 1)[1], 16)
+    return peers
+
+
 @dataclass
 class Soak:
     args: argparse.Namespace
@@ -429,6 +482,9 @@ class Soak:
     turns: list[Turn] = field(default_factory=list)
     faults: Counter[str] = field(default_factory=Counter)
     stop_at: float = 0.0
+    samples: list[tuple[float, int, int, int, int]] = field(default_factory=list)  # s, replica, rss kB, fds, msgs
+    idle_before: dict[int, list[str]] = field(default_factory=dict)  # replica -> open descriptors before the load
+    idle_after: dict[int, list[str]] = field(default_factory=dict)  # ... and after it, once ``--quiet`` s have passed
 
     async def person(self, surface: Surface, chat: str, index: int) -> None:
         for turn in range(self.args.turns):
@@ -452,20 +508,32 @@ class Soak:
                 if outcome not in ("waiting", "sent-while-down"):
                     item.outcome = outcome
                     break
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(self.args.poll)
             else:
                 item.outcome = "stalled"
             await asyncio.sleep(self.rng.uniform(0.0, 1.0))
 
-    async def chaos(self) -> None:
+    async def sample(self, started: float) -> None:
+        """Every ``--sample-every`` s: each gateway process's resident memory and open descriptors."""
         while time.monotonic() < self.stop_at:
+            for replica in self.gateways.replicas:
+                if replica.process is not None and replica.process.returncode is None:
+                    rss, fds = rss_and_fds(replica.process.pid)
+                    self.samples.append((time.monotonic() - started, replica.index, rss, fds, len(self.turns)))
+                    print(f"  {time.strftime('%H:%M:%S')} {(time.monotonic() - started) / 60:5.1f} min replica "
+                          f"{replica.index}: rss {rss / 1024:.1f} MB, fds {fds}, messages {len(self.turns)}",
+                          flush=True)
+            await asyncio.sleep(self.args.sample_every)
+
+    async def chaos(self) -> None:
+        while self.args.kill_every > 0 and time.monotonic() < self.stop_at:
             await asyncio.sleep(self.args.kill_every * self.rng.uniform(0.7, 1.3))
             if time.monotonic() >= self.stop_at:
                 return
             await self.gateways.kill_one(self.rng)
 
     async def rain(self) -> None:
-        while time.monotonic() < self.stop_at:
+        while self.args.fault_every > 0 and time.monotonic() < self.stop_at:
             await asyncio.sleep(self.args.fault_every * self.rng.uniform(0.5, 1.5))
             surface = self.rng.choice(self.surfaces)
             kind = await surface.fault(self.rng.choice(surface.chats))
@@ -515,7 +583,15 @@ async def run(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     surfaces: list[Surface] = [cls(rng) for cls in (Telegram, Discord, Slack, WhatsApp)
                                if cls.name in args.platforms]
-    redis = postgres = database = balancer = None
+    redis = postgres = database = balancer = upstream = None
+    args.upstream_url = ""
+    if args.steady:
+        upstream = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hermes_gateway", "demo-llm", "--port", "0", "--tokens-per-second",
+            str(args.tokens_per_second), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        assert upstream.stdout is not None
+        line = (await asyncio.wait_for(upstream.stdout.readline(), 60)).decode()
+        args.upstream_url = line[line.index("http://"):].split()[0]
     with tempfile.TemporaryDirectory(prefix="hermes-soak-") as tmpdir:
         tmp = Path(tmpdir)
         shared = None
@@ -541,19 +617,26 @@ async def run(args: argparse.Namespace) -> int:
                     whatsapp.url = webhooks[0]
             await gateways.start_all()
             soak = Soak(args, surfaces, gateways, rng)
+            soak.idle_before = idle_descriptors(gateways)
             started = time.monotonic()
             soak.stop_at = started + args.minutes * 60
             people = [asyncio.ensure_future(soak.person(s, c, i)) for s in surfaces for i, c in enumerate(s.chats)]
-            chaos = [asyncio.ensure_future(soak.chaos()), asyncio.ensure_future(soak.rain())]
+            chaos = [asyncio.ensure_future(soak.chaos()), asyncio.ensure_future(soak.rain()),
+                     asyncio.ensure_future(soak.sample(started))]
             await asyncio.gather(*chaos)
             await asyncio.wait_for(asyncio.gather(*people), args.patience + 30)
             await asyncio.sleep(args.quiet)  # what is still running ends; recovery of the last kill shows
+            soak.idle_after = idle_descriptors(gateways)
             screens = {(s.name, c): s.screen(c) for s in surfaces for c in s.chats}
             await gateways.stop_all()
             elapsed = time.monotonic() - started
             history = await history_of(args, tmp, shared, set(screens))
-            return report(args, soak, screens, history, elapsed, tmp)
+            failed = report(args, soak, screens, history, elapsed, tmp)
+            return max(failed, steady_report(args, soak)) if args.steady else failed
         finally:
+            if upstream is not None:
+                upstream.terminate()
+                await upstream.wait()
             for surface in surfaces:
                 try:
                     await surface.close()
@@ -643,6 +726,52 @@ def report(args: argparse.Namespace, soak: Soak, screens: dict[tuple[str, str], 
     return 1 if failed else 0
 
 
+def ports(args: argparse.Namespace, soak: Soak) -> dict[str, int | None]:
+    """Whose port is whose, to read ``fds_opened`` by."""
+    urls = {"upstream": args.upstream_url}
+    urls.update({s.name: getattr(getattr(s, "api", None), "base_url", "") for s in soak.surfaces})
+    return {name: urlsplit(url).port for name, url in urls.items() if url}
+
+
+def steady_report(args: argparse.Namespace, soak: Soak) -> int:
+    """Memory after ``--settle`` minutes against the end; open descriptors the same. 1 when either moved."""
+    failed = 0
+    for replica in soak.gateways.replicas:
+        rows = [s for s in soak.samples if s[1] == replica.index]
+        settled = next((s for s in rows if s[0] >= args.settle * 60), None)
+        if settled is None or not rows:
+            print(f"replica {replica.index}: no sample after {args.settle} minutes", flush=True)
+            return 1
+        last = rows[-1]
+        growth = (last[2] - settled[2]) / settled[2]
+        peak = max(s[2] for s in rows)
+        # Descriptors move with the load (upstream connections open, or kept alive 5 s, per reply in flight),
+        # so the check is idle against idle: before the people started and ``--quiet`` s after they stopped.
+        first = [s[3] for s in rows if settled[0] <= s[0] < settled[0] + 60]
+        final = [s[3] for s in rows if s[0] > last[0] - 60]
+        before, after = soak.idle_before.get(replica.index, []), soak.idle_after.get(replica.index, [])
+        # Kept-alive connections to a platform's API are the platform SDK's pool (python-telegram-bot's httpx
+        # closes an expired one only at its next request): bounded by the pool, listed, not counted.
+        platform_ports = {f"tcp to port {port}" for name, port in ports(args, soak).items() if name != "upstream"}
+        ok = abs(growth) <= args.rss_tolerance and \
+            len([t for t in after if t not in platform_ports]) <= len([t for t in before if t not in platform_ports])
+        opened = sorted((Counter(after) - Counter(before)).elements())
+        closed = sorted((Counter(before) - Counter(after)).elements())
+        failed |= not ok
+        print(json.dumps({
+            "replica": replica.index, "settled_at_min": round(settled[0] / 60, 1),
+            "rss_settled_mb": round(settled[2] / 1024, 1), "rss_end_mb": round(last[2] / 1024, 1),
+            "rss_growth_pct": round(100 * growth, 2), "rss_peak_mb": round(peak / 1024, 1),
+            "fds_idle_before": len(before), "fds_idle_after": len(after), "fds_opened": opened,
+            "fds_closed": closed,
+            "fds_under_load_first_minute": [min(first), max(first)],
+            "fds_under_load_last_minute": [min(final), max(final)],
+            "messages_settled": settled[4], "messages_end": last[4], "ports": ports(args, soak),
+            "steady": "held" if ok else "FAILED"}),
+            flush=True)
+    return int(failed)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=2.0, help="how long the faults and kills go on")
@@ -659,8 +788,16 @@ def main() -> None:
     parser.add_argument("--platforms", default="telegram,discord,slack,whatsapp")
     parser.add_argument("--seed", type=int, default=26)
     parser.add_argument("--keep-logs", default="", help="a directory to copy the gateway logs to on failure")
+    parser.add_argument("--steady", action="store_true",
+                        help="no faults or kills, a demo-llm upstream; check memory and open files stay flat")
+    parser.add_argument("--sample-every", type=float, default=30.0, help="seconds between memory samples")
+    parser.add_argument("--settle", type=float, default=5.0, help="minutes before the reference memory sample")
+    parser.add_argument("--rss-tolerance", type=float, default=0.05, help="allowed memory change after settling")
+    parser.add_argument("--poll", type=float, default=0.2, help="seconds between a person's looks at the screen")
     args = parser.parse_args()
     args.platforms = set(args.platforms.split(","))
+    if args.steady:
+        args.kill_every = args.fault_every = 0.0
     sys.exit(asyncio.run(run(args)))
 
 

@@ -127,3 +127,31 @@ def test_piped_into_head_it_ends_without_a_traceback(tmp_path):
     assert done.stdout == "  ID  LAST ACTIVITY     PLATFORM  CHAT  THREAD  TURNS  FIRST MESSAGE\n"
     assert done.stderr == ""  # no BrokenPipeError traceback, no "Exception ignored" line
     assert done.returncode == 141  # like any tool whose reader went away (pipefail shows it)
+
+
+def test_the_list_comes_a_page_at_a_time_and_names_the_next_page(tmp_path, capsys, monkeypatch):
+    """In this process (``main`` as the console script calls it): one page on stdout, the hint on stderr."""
+    from hermes_gateway._core.cli.main import main
+
+    make_store(tmp_path / "data" / "state.db", three_chats)
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("HERMES_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    def ids(out: str) -> list[str]:
+        return [line.split()[0] for line in out.splitlines()[1:]]
+
+    assert main(["history", "-n", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert ids(out) == ["3", "2"] and err == "conversations 1-2; more: hermes-gateway history --page 2 --limit 2\n"
+    assert main(["history", "--limit", "2", "--page", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert ids(out) == ["1"] and err == ""  # the last page: no hint
+    assert main(["history", "--page", "2"]) == 1  # 50 a page: only one page of three
+    out, err = capsys.readouterr()
+    assert out == "" and err == "hermes-gateway: no page 2: fewer than 51 conversations are stored\n"
+    try:
+        main(["history", "--page", "0"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    assert "argument -p/--page: 0 is less than 1" in capsys.readouterr().err

@@ -122,6 +122,8 @@ async def test_summaries_count_turns_and_messages_and_order_by_last_activity(mak
         assert current is not None and current.id == listed[0].id and current.turns == 2
         assert await store.summary(listed[1].id) == listed[1] and await store.summary(999) is None
         assert [c.chat_id for c in await store.list_conversations(limit=1)] == ["42"]
+        assert [c.chat_id for c in await store.list_conversations(limit=1, offset=1)] == ["local"]  # page 2
+        assert await store.list_conversations(limit=1, offset=2) == []
     finally:
         await store.close()
 

@@ -458,6 +458,7 @@ class AIAgent:
         refusals: list[UpstreamRefusal] = []
         for upstream in self._pool.all():
             request, streamer, completer = self._request(upstream, messages, turn.options, turn.offer)
+            await upstream.transport.prepare()  # a first request's set-up is not the upstream's first token
             key = upstream.key
             # (stream?, ask for usage with stream_options?) in the order to try them on this upstream
             paths = [(True, STREAM_SUPPORT.takes_usage_option(key)), (False, False)] \

@@ -51,15 +51,23 @@ import asyncio
 import json
 import json.scanner
 import re
+import sys
 from collections import deque
 from typing import Any
 
-from ..demo.transport import httpx
 from .errors import ReportedError, UpstreamConnectionError, UpstreamTimedOut
 from .limits import MAX_SSE_EVENT, MAX_SSE_LINE, too_large
 
 # typeshed types the context as a make_scanner; CPython takes any object with the decoder's attributes (its TODO)
 _scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+def _loaded_httpx() -> Any:
+    """The SDK's httpx module if it is loaded, else None: a body read through httpx (the sdk transport) has
+    loaded it, and no other body raises its errors; not importing it here keeps the SDK out of a process
+    whose model is not called yet (issue 39)."""
+    module = sys.modules.get("hermes_gateway._core.demo.transport")
+    return getattr(module, "httpx", None)
 
 
 def _loads(data: str) -> Any:
@@ -385,9 +393,10 @@ class SSEPayloads:
 
     def _transport_error(self, exc: Exception) -> Exception:
         self._ended = True
-        if isinstance(exc, httpx.TimeoutException):
+        httpx = _loaded_httpx()
+        if httpx is not None and isinstance(exc, httpx.TimeoutException):
             return UpstreamTimedOut()
-        if isinstance(exc, httpx.RequestError):
+        if httpx is not None and isinstance(exc, httpx.RequestError):
             return UpstreamConnectionError()
         return exc
 

@@ -43,17 +43,18 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
-import openai
 from yarl import URL
 
 from ..config import Timeouts
-from ..demo.transport import httpx
 from ..json_compact import compact_encoder
 from .errors import UpstreamConnectionError, UpstreamStatusError
 from .http1 import KEEPALIVE_EXPIRY, MAX_CONNECTIONS, Http1Error, Http1Pool, Http1Response, render_head
 from .retry_policy import retry_delay, should_retry
+
+if TYPE_CHECKING:
+    import openai
 
 #: What the SDK's ``with_streaming_response`` / ``with_raw_response`` send (its ``RAW_RESPONSE_HEADER``).
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
@@ -63,7 +64,7 @@ MAX_REDIRECTS = 20
 _REDIRECTS = (307, 308)
 
 
-def _sdk_headers(client: openai.AsyncOpenAI) -> dict[str, str]:
+def _sdk_headers(client: "openai.AsyncOpenAI") -> dict[str, str]:
     """The headers the SDK sends on a request of ``client`` (auth included), without omitted ones."""
     merged: dict[str, Any] = {**client.auth_headers, **client.default_headers}
     return {name: value for name, value in merged.items() if isinstance(value, str)}
@@ -110,10 +111,13 @@ class BodyEncoder:
 class StreamPoster:
     """POSTs requests for one upstream (one SDK client's settings) on a connection pool of its own (:mod:`.http1`)."""
 
-    def __init__(self, client: openai.AsyncOpenAI, timeouts: Timeouts) -> None:
+    def __init__(self, client: Callable[[], "openai.AsyncOpenAI"], base_url: str, max_retries: int,
+                 timeouts: Timeouts) -> None:
+        """``client`` makes (or returns) the endpoint's SDK client: called once, in a thread, at the first
+        request (it may import the ``openai`` SDK), for its headers."""
         self.client = client
-        self.base_url = str(client.base_url)  # the SDK keeps it with a trailing slash
-        self.max_retries = client.max_retries
+        self.base_url = base_url if base_url.endswith("/") else base_url + "/"  # as the SDK keeps it
+        self.max_retries = max_retries
         self.connect_timeout = timeouts.connect
         self._heads: dict[tuple[str, bool, int], bytes] = {}  # (path, streamed, retry count): the request head
         self._headers: dict[str, str] | None = None  # the SDK's headers, read once
@@ -125,8 +129,14 @@ class StreamPoster:
     async def _setup(self) -> None:
         # The SDK finds its platform headers (``platform.platform()`` and friends, cached) off the loop the
         # first time; so does this. The rest on the loop: ``X-Stainless-Async`` names the running loop's kind.
-        client = self.client
-        await asyncio.to_thread(client.platform_headers)
+        make = self.client
+
+        def made_with_headers() -> "openai.AsyncOpenAI":
+            client = make()
+            client.platform_headers()
+            return client
+
+        client = await asyncio.to_thread(made_with_headers)
         if self._pool is not None:  # the first turns start together: one of them set up while we waited
             return
         self._headers = _sdk_headers(client)
@@ -135,6 +145,8 @@ class StreamPoster:
     def _new_pool(self, url: URL) -> Http1Pool:
         secure = url.scheme == "https"
         if secure and self._ssl is None:
+            from ..demo.transport import httpx  # loaded with the SDK client already
+
             self._ssl = httpx.create_ssl_context()  # the SDK's (certifi or the system's CAs)
         return Http1Pool(url.raw_host or "", url.port or (443 if secure else 80), ssl=self._ssl if secure else None,
                          connect_timeout=self.connect_timeout, keepalive=KEEPALIVE_EXPIRY, limit=MAX_CONNECTIONS)
@@ -160,6 +172,12 @@ class StreamPoster:
             return await response.read()
         finally:
             response.close()  # (after a whole read it was released already: nothing to do)
+
+    async def prepare(self) -> None:
+        """Make the SDK client and the pool now, if not yet: the first request's set-up (the SDK's import,
+        ~0.3 s) is then not counted against the model's first-token deadline (:meth:`AIAgent._call_model`)."""
+        if self._pool is None:
+            await self._setup()
 
     async def post(self, path: str, body: dict[str, Any], *, stream: bool) -> Http1Response:
         """Send ``body`` to ``base_url + path`` (``stream``: as a streamed request, the SDK's raw-response

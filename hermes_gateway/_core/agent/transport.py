@@ -58,6 +58,10 @@ class UpstreamTransport(Protocol):
     #: Which implementation this is (one of :data:`TRANSPORTS`).
     kind: str
 
+    async def prepare(self) -> None:
+        """Get ready to send (once; before the first request's deadlines start): nothing, or the SDK client."""
+        ...
+
     async def open_stream(self, path: str, body: dict[str, Any]) -> ChunkStream:
         """POST ``body`` (which has ``"stream": true``) to ``path``; the stream once a 2xx answer's headers are
         in. A non-2xx answer (after retries) is :class:`~.errors.UpstreamStatusError`."""

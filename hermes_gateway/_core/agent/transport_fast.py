@@ -8,14 +8,15 @@ private name of the ``openai`` SDK; see :mod:`.transport` for the contract.
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import Timeouts
 from .errors import MalformedResponse
 from .sse import SSEPayloads
 from .stream_request import StreamBody, StreamPoster
+
+if TYPE_CHECKING:
+    import openai
 
 
 class FastTransport:
@@ -23,8 +24,12 @@ class FastTransport:
 
     kind = "fast"
 
-    def __init__(self, client: openai.AsyncOpenAI, timeouts: Timeouts) -> None:
-        self.poster = StreamPoster(client, timeouts)
+    def __init__(self, client: Callable[[], "openai.AsyncOpenAI"], base_url: str, max_retries: int,
+                 timeouts: Timeouts) -> None:
+        self.poster = StreamPoster(client, base_url, max_retries, timeouts)
+
+    async def prepare(self) -> None:
+        await self.poster.prepare()
 
     async def open_stream(self, path: str, body: dict[str, Any]) -> SSEPayloads:
         return SSEPayloads(StreamBody(await self.poster.post(path, body, stream=True)))

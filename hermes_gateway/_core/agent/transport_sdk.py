@@ -145,6 +145,9 @@ class SdkTransport:
         self.client = client
         self._resources: dict[str, Any] = {}
 
+    async def prepare(self) -> None:
+        """Nothing: the client was made with this transport."""
+
     async def _resource(self, path: str) -> Any:
         """``client.chat.completions`` or ``client.responses``, found the first time off the event loop: the
         SDK imports a resource's modules on first access (~15 ms for chat, ~35 ms for responses), which

@@ -7,35 +7,67 @@ model, always through the ``sdk`` transport, so they go through exactly the
 same SDK code as a real upstream. Which upstreams do not stream is
 remembered per upstream (and forgotten after a while, in case it was a
 passing problem).
+
+The ``openai`` SDK (with httpx2 and pydantic, ~16 MB resident and ~0.3 s of
+CPU) is imported only when a client is first made: for the fast transport,
+off the event loop when the first request is set up (:class:`LazyClient`), so
+a gateway whose model is never called does not carry it (issue 39).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]  # (not in typeshed)
 
-import openai
-
 from ..config import Endpoint, Timeouts
-from ..demo.transport import DEMO_BASE_URL, demo_http_client, httpx
 from .transport import UpstreamTransport
 from .transport_fast import FastTransport
-from .transport_sdk import SdkTransport, bounded_http_client
+
+if TYPE_CHECKING:
+    import openai
 
 NO_KEY = "no-key-configured"
+
+
+class LazyClient:
+    """An endpoint's SDK client, made on first need (importing the ``openai`` SDK then), once, from any thread."""
+
+    def __init__(self, make: Callable[[], "openai.AsyncOpenAI"]) -> None:
+        self._make = make
+        self._client: openai.AsyncOpenAI | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def made(self) -> "openai.AsyncOpenAI | None":
+        return self._client
+
+    def get(self) -> "openai.AsyncOpenAI":
+        client = self._client
+        if client is None:
+            with self._lock:  # the first turns may set up together, each in a thread of its own
+                client = self._client
+                if client is None:
+                    client = self._client = self._make()
+        return client
 
 
 @dataclass
 class Upstream:
     endpoint: Endpoint
-    client: openai.AsyncOpenAI
+    lazy_client: LazyClient
     #: How requests to it travel: ``fast`` or ``sdk`` (:mod:`.transport`).
     transport: UpstreamTransport
+
+    @property
+    def client(self) -> "openai.AsyncOpenAI":
+        """The endpoint's SDK client (made now if the transport has not needed it yet)."""
+        return self.lazy_client.get()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -105,11 +137,15 @@ def fast_transport_suits(base_url: str) -> bool:
     return bool(proxy_bypass_environment(parts.hostname or ""))
 
 
-class _NeverSends(httpx.AsyncBaseTransport):
+def _never_sends() -> Any:
     """The HTTP transport of an SDK client whose requests the fast transport makes (see ``_make_client``)."""
+    from ..demo.transport import httpx
 
-    async def handle_async_request(self, request: Any) -> Any:
-        raise RuntimeError("this upstream's requests go through the fast transport, not its SDK client")
+    class _NeverSends(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            raise RuntimeError("this upstream's requests go through the fast transport, not its SDK client")
+
+    return _NeverSends()
 
 
 class UpstreamPool:
@@ -139,21 +175,33 @@ class UpstreamPool:
         upstream = self._clients.get(index)
         if upstream is None:
             fast = self.transport == "fast" and endpoint.base_url is not None and fast_transport_suits(endpoint.base_url)
-            client = self._make_client(endpoint, sends=not fast)
-            transport: UpstreamTransport = FastTransport(client, self.timeouts) if fast else SdkTransport(client)
-            upstream = self._clients[index] = Upstream(endpoint, client, transport)
+            lazy = LazyClient(lambda: self._make_client(endpoint, sends=not fast))
+            transport: UpstreamTransport
+            if fast:
+                assert endpoint.base_url is not None
+                transport = FastTransport(lazy.get, endpoint.base_url, self.max_retries, self.timeouts)
+            else:
+                from .transport_sdk import SdkTransport
+
+                transport = SdkTransport(lazy.get())
+            upstream = self._clients[index] = Upstream(endpoint, lazy, transport)
         return upstream
 
-    def _make_client(self, endpoint: Endpoint, *, sends: bool) -> openai.AsyncOpenAI:
+    def _make_client(self, endpoint: Endpoint, *, sends: bool) -> "openai.AsyncOpenAI":
         """The endpoint's SDK client. ``sends``: the sdk transport sends through it; otherwise (the fast
         transport) it only lends its headers and settings, and gets an HTTP client that never sends (the
         SDK's default one would load the system's CA certificates, ~30 ms on the first request's loop)."""
+        import openai
+
+        from ..demo.transport import DEMO_BASE_URL, demo_http_client, httpx
+        from .transport_sdk import bounded_http_client
+
         t = self.timeouts
         # read=None: the agent's own first-token and stall deadlines govern reads (see guard.py).
         timeout = httpx.Timeout(connect=t.connect, read=None, write=max(t.connect, 30.0), pool=t.connect)
         kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": self.max_retries}
         if endpoint.base_url:  # sends: the SDK's own HTTP client (httpx), which honours proxy variables
-            http_client = bounded_http_client() if sends else httpx.AsyncClient(transport=_NeverSends())
+            http_client = bounded_http_client() if sends else httpx.AsyncClient(transport=_never_sends())
             return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY,
                                       http_client=http_client, **kwargs)
         return openai.AsyncOpenAI(base_url=DEMO_BASE_URL, api_key="demo",
@@ -164,6 +212,8 @@ class UpstreamPool:
         for upstream in clients.values():
             try:
                 await upstream.transport.aclose()
-                await upstream.client.close()
+                client = upstream.lazy_client.made
+                if client is not None:
+                    await client.close()
             except Exception:  # closing is best effort
                 pass

@@ -1,4 +1,8 @@
-"""``hermes-gateway history``: the stored conversations, newest first; ``history ID`` shows one.
+"""``hermes-gateway history``: the stored conversations, newest first, a page at a time; ``history ID`` shows one.
+
+A page is ``--limit`` conversations (50); ``--page N`` shows the Nth. Only that page is read (one indexed
+query, LIMIT/OFFSET), so 100,000 stored conversations list as fast as 100 (issue 39); when there are more,
+one line on stderr names the command for the next page, leaving stdout to the table (``| head``, ``| grep``).
 
 Reads the store the config names (``store.path`` / ``store.url``, default
 ``<data dir>/state.db``) and never creates it: on a machine with no
@@ -29,10 +33,23 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a C tool reports when its reader w
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", nargs="?", type=int, metavar="ID", help="show this conversation's turns")
-    parser.add_argument("-n", "--limit", type=int, default=50, metavar="N",
-                        help="list at most N conversations (default 50)")
+    parser.add_argument("-n", "--limit", type=positive, default=50, metavar="N",
+                        help="conversations per page (default 50)")
+    parser.add_argument("-p", "--page", type=positive, default=1, metavar="P",
+                        help="show page P of the list, newest first (default 1)")
     parser.add_argument("--config", metavar="FILE", help="config file (default: $HERMES_CONFIG, ./config.yaml, "
                                                         "~/.hermes/config.yaml)")
+
+
+def positive(text: str) -> int:
+    """An argument that must be a whole number of at least 1 (argparse names the option in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +71,7 @@ async def _run(config: Config, args: argparse.Namespace) -> int:
     store = open_store(config)
     try:
         if args.id is None:
-            return _write(listing(await store.list_conversations(args.limit), _width()))
+            return await _page(store, args)
         summary = await store.summary(args.id)
         messages = await store.conversation(args.id)
         if messages is None or summary is None:
@@ -63,6 +80,22 @@ async def _run(config: Config, args: argparse.Namespace) -> int:
         return _write(show(summary, messages, _width()))
     finally:
         await store.close()
+
+
+async def _page(store: Any, args: argparse.Namespace) -> int:
+    """One page of the listing; one more row is read to know whether a next page exists."""
+    page, limit = getattr(args, "page", 1), args.limit
+    found = await store.list_conversations(limit + 1, offset=(page - 1) * limit)
+    if not found and page > 1:
+        print(f"hermes-gateway: no page {page}: fewer than {(page - 1) * limit + 1} conversations are stored",
+              file=sys.stderr)
+        return 1
+    code = _write(listing(found[:limit], _width()))
+    if code == 0 and len(found) > limit:
+        first = (page - 1) * limit + 1
+        print(f"conversations {first}-{first + limit - 1}; more: hermes-gateway history --page {page + 1}"
+              + (f" --limit {limit}" if limit != 50 else ""), file=sys.stderr)
+    return code
 
 
 # -- what is printed ------------------------------------------------------------------------------------------

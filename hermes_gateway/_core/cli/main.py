@@ -42,7 +42,21 @@ DEFAULT_COMMAND = "chat"
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a C tool reports when its reader went away
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (after the global ``-v`` options), or None (``--help``, ``--version``)."""
+    for arg in argv:
+        if arg in COMMANDS:
+            return arg
+        if arg not in ("-v", "--verbose", "-vv"):
+            return None
+    return None
+
+
+def build_parser(only: str | None = None, *, every: bool = False) -> argparse.ArgumentParser:
+    """The parser. A subcommand's module is imported (for its arguments) only when it is ``only``, or
+    ``every`` one: ``run`` need not import the demo server, the terminal chat or the service units, and
+    ``hermes-gateway --help`` lists the commands without importing any (issue 39: every test's and every
+    replica's start pays for what it imports)."""
     parser = argparse.ArgumentParser(
         prog="hermes-gateway",
         description="A chat-bot gateway whose LLM replies stream into chats, a terminal and an OpenAI-compatible API.",
@@ -52,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
+        if not every and name != only:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
@@ -69,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = [DEFAULT_COMMAND, *argv]
     elif argv[0] in ("-v", "--verbose", "-vv") and (len(argv) == 1 or argv[1] not in COMMANDS):
         argv = [argv[0], DEFAULT_COMMAND, *argv[1:]]
-    parser = build_parser()
+    parser = build_parser(chosen_command(argv))
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING - 10 * min(args.verbose, 2),

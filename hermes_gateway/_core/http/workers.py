@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import socket
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from aiohttp import web
+if TYPE_CHECKING:  # annotations only: ``run --help`` and the supervisor need no aiohttp
+    from aiohttp import web
 
 from ..errors import StartError
 from .listener import listen_backlog

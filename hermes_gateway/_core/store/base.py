@@ -145,8 +145,9 @@ class ConversationStore(OperatorRecords, OutboundRecords, PlatformValueRecords, 
         """
 
     @abc.abstractmethod
-    async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:
-        """Every surface's conversations, the most recently active first."""
+    async def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
+        """Every surface's conversations, the most recently active first: at most ``limit`` of them, after
+        skipping the first ``offset`` (a page of ``hermes-gateway history``)."""
 
     @abc.abstractmethod
     async def summary(self, conversation_id: int) -> ConversationSummary | None:

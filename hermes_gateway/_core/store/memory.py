@@ -120,9 +120,10 @@ class MemoryStore(MemoryOperatorRecords, MemoryOutboundRecords, MemoryPlatformVa
         parts = key_parts(key)
         return any(conv.key == parts for conv in self._conversations.values())
 
-    async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:
+    async def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
         newest = sorted(self._conversations.values(), key=lambda c: (c.last_activity, c.id), reverse=True)
-        return [self._summary(c) for c in newest[:max(0, limit)]]
+        start = max(0, offset)
+        return [self._summary(c) for c in newest[start:start + max(0, limit)]]
 
     async def summary(self, conversation_id: int) -> ConversationSummary | None:
         conv = self._conversations.get(conversation_id)

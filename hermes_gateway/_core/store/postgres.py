@@ -485,10 +485,10 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, PostgresPl
                 is not None
         return await self._run(read, key_parts(key))
 
-    async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:
+    async def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
         async def read(conn: Any) -> list[ConversationSummary]:
-            cursor = await conn.execute(self._SUMMARY + "ORDER BY last_activity DESC, id DESC LIMIT %s",
-                                        (max(0, limit),))
+            cursor = await conn.execute(self._SUMMARY + "ORDER BY last_activity DESC, id DESC LIMIT %s OFFSET %s",
+                                        (max(0, limit), max(0, offset)))
             return [self._summary(r) for r in await cursor.fetchall()]
         return await self._run(read)
 

@@ -306,9 +306,10 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
                               "LIMIT 1", parts).fetchone() is not None
         return await self._run(read, key_parts(key))
 
-    async def list_conversations(self, limit: int = 50) -> list[ConversationSummary]:
+    async def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
         def read(db: sqlite3.Connection) -> list[ConversationSummary]:
-            rows = db.execute(self._SUMMARY + "ORDER BY last_activity DESC, id DESC LIMIT ?", (max(0, limit),))
+            rows = db.execute(self._SUMMARY + "ORDER BY last_activity DESC, id DESC LIMIT ? OFFSET ?",
+                              (max(0, limit), max(0, offset)))
             return [self._summary(r) for r in rows]
         return await self._run(read)
 

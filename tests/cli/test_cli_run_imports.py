@@ -1,0 +1,63 @@
+"""``hermes-gateway run`` imports nothing its config does not use (issue 39: idle memory, every start's CPU).
+
+A gateway started with an OpenAI-compatible endpoint (the fast transport), no platform, no MCP server, no
+voice, no telemetry and no schedules must not have loaded the ``openai`` SDK (httpx2, pydantic), Pillow,
+pypdf, PyAV, the MCP SDK, OpenTelemetry or croniter once it is serving, nor httpx's command-line tool
+(rich, click, pygments) when something imports httpx. Checked in one child process, because which modules
+are loaded is process-wide and other tests load them all; the child stops itself once started.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from cli_helpers import DEADLINE, child_env
+
+CHILD = textwrap.dedent("""
+    import asyncio, gc, json, os, signal, sys
+
+    from hermes_gateway._core.cli import run as run_command
+    from hermes_gateway._core.config import parse_config
+
+    seen = {}
+    real_freeze = gc.freeze
+
+    def freeze():  # ``run`` freezes its heap once it serves: look at what is loaded then, and stop
+        real_freeze()
+        seen["serving"] = sorted(m for m in sys.modules if sys.modules[m] is not None)
+        asyncio.get_running_loop().call_soon(os.kill, os.getpid(), signal.SIGINT)
+
+    gc.freeze = freeze
+    run_command.without_httpx_cli()
+    config = parse_config({"api_server": {"port": 0}, "store": {"path": sys.argv[1]},
+                           "model": {"base_url": "http://127.0.0.1:9/v1", "api_key": "sk-x", "name": "m"}}, env={})
+    code = asyncio.run(run_command.serve(config))
+    import httpx  # as python-telegram-bot and the Teams SDK do, once the platform is on
+    httpx.AsyncClient  # still usable
+    seen["after_httpx"] = sorted(m for m in sys.modules if sys.modules[m] is not None)
+    print(json.dumps({"exit": code, **seen}))
+""")
+
+HEAVY = ("openai", "httpx2", "pydantic", "PIL", "pypdf", "av", "mcp", "opentelemetry", "croniter")
+HTTPX_CLI = ("httpx._main", "rich", "click", "pygments")
+
+
+def loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted({m.split(".")[0] if m.split(".")[0] in packages else m for m in modules
+                   if m in packages or m.split(".")[0] in packages})
+
+
+def test_a_gateway_without_those_features_serves_without_their_libraries(tmp_path):
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "state.db")], capture_output=True,
+                          text=True, env=child_env(tmp_path / "home"), cwd=tmp_path, timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("hermes-gateway: listening on http://127.0.0.1:")
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["exit"] == 0
+    assert "hermes_gateway._core.agent.upstream" in seen["serving"]  # the agent is loaded at start (issue 26)
+    assert loaded(seen["serving"], HEAVY) == []
+    assert loaded(seen["after_httpx"], HTTPX_CLI) == []
+    assert "httpx" in seen["after_httpx"]
