@@ -22,15 +22,16 @@ from ..telemetry import add_request_spans
 from .access_log import access_log
 from .auth import check_bind_safety
 from .metrics import Metrics
-from .routes import ApiServer
-from .store import ResponseStore
 
 if TYPE_CHECKING:
     from ..feature_parts import FeatureParts
+    from .routes import ApiServer
 
 log = logging.getLogger(__name__)
 
-API_SERVER_KEY = web.AppKey("hermes_gateway._core.api_server", ApiServer)
+#: The running server on the app. Its routes (and with them the openai SDK's types, ~0.5 s) are imported when the
+#: server is built, not when the plugins load: ``chat``, ``ask`` and the other commands never need them.
+API_SERVER_KEY: "web.AppKey[ApiServer]" = web.AppKey("hermes_gateway._core.api_server")
 
 
 @hookimpl
@@ -38,6 +39,9 @@ def register_feature_routes(app: web.Application, parts: "FeatureParts") -> None
     config = parts.config
     if not config.api_server.enabled:
         return
+    from .routes import ApiServer
+    from .store import ResponseStore
+
     check_bind_safety(config.api_server, config.source)
     store = ResponseStore(parts.store, history_messages=config.store.history_messages,
                           history_chars=config.store.history_chars)  # responses survive a restart
@@ -77,6 +81,6 @@ async def feature_shutdown(parts: "FeatureParts") -> None:
         await server.shutdown(parts.shutdown_grace)
 
 
-def api_server_of(app: web.Application) -> ApiServer | None:
+def api_server_of(app: web.Application) -> "ApiServer | None":
     """The running ApiServer (tests and the gateway read its metrics)."""
     return app.get(API_SERVER_KEY)
