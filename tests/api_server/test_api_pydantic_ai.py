@@ -41,3 +41,18 @@ async def test_pydantic_ai_tool_and_structured_output():
         assert calls and "about 700000" in result.output
         structured = await Agent(model, output_type=City).run("Oslo")
         assert isinstance(structured.output, City)
+
+
+async def test_pydantic_ai_streams_text_and_structured_output():
+    """(issue 34) ``run_stream``: the text in several pieces, the output object growing as its arguments stream."""
+    async with running_gateway(gateway_config()) as gw:
+        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=f"{gw.url}/v1", api_key="unused"))
+        async with Agent(model).run_stream("echo: one two three four five") as run:
+            pieces = [piece async for piece in run.stream_text(delta=True, debounce_by=None)]
+        assert "".join(pieces) == "one two three four five" and len(pieces) > 1
+
+        async with Agent(model, output_type=City).run_stream("Oslo") as run:
+            partials = [partial async for partial in run.stream_output(debounce_by=None)]
+            final = await run.get_output()
+        assert isinstance(final, City)
+        assert len(partials) > 1  # the object arrived in pieces, not only at the end
