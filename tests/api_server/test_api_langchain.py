@@ -53,7 +53,8 @@ async def test_langchain_tools_structured_output_and_streaming():
         for chunk in pieces[1:]:
             merged += chunk
         assert merged.tool_calls[0]["name"] == "population" and set(merged.tool_calls[0]["args"]) == {"city"}
-        assert sum(1 for chunk in pieces if chunk.tool_call_chunks) > 1
+        argument_pieces = [c for chunk in pieces for c in chunk.tool_call_chunks if c.get("args")]
+        assert len(argument_pieces) >= 3  # the arguments streamed as written, not in one piece at the end
 
         # structured output
         city = await llm.with_structured_output(City).ainvoke("Oslo")
