@@ -53,3 +53,7 @@ async def test_the_npm_clients_finish_with_tool_progress_on(script):
     assert "42" in result["responses"] and "42" in result["chat"]
     if script == "ai_sdk.mjs":  # a client tool's arguments reach the AI SDK in pieces (tool-input-delta)
         assert result["responses_tool_input_deltas"] >= 3 and result["chat_tool_input_deltas"] >= 3, result
+        for api in ("responses", "chat"):  # generateObject and streamObject (a json_schema format) get the object
+            for key in (f"{api}_object", f"{api}_streamed_object"):
+                assert isinstance(result[key]["name"], str) and isinstance(result[key]["population"], int), result
+            assert result[f"{api}_partial_objects"] > 1, result  # the object grew as its JSON streamed in
