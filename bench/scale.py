@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import json
 import os
 import statistics
@@ -38,6 +39,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 CURSOR = "▌"
 BOT_RATE, BOT_BURST = 30.0, 30  # hermes_telegram.plugin.BOT_BUDGET
+#: Calls that are not into a chat (the bot-wide budget is Telegram's limit on messages and edits into chats).
+NOT_CHAT_CALLS = {"getUpdates", "getMe", "deleteWebhook", "setWebhook", "getWebhookInfo", "getFile"}
 
 
 # ---------------------------------------------------------------------------------------------- the gateway child
@@ -54,15 +57,26 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
     finished: dict[str, float] = {}
     post = telegram.request.BaseRequest.post
 
-    async def counted_post(self: Any, url: str, *args: Any, **kwargs: Any) -> Any:
-        calls.append((time.monotonic(), url.rsplit("/", 1)[-1]))
-        return await post(self, url, *args, **kwargs)
+    async def counted_post(self: Any, url: str, request_data: Any = None, *args: Any, **kwargs: Any) -> Any:
+        params = request_data.parameters if request_data is not None else {}
+        calls.append((time.monotonic(), url.rsplit("/", 1)[-1], str(params.get("chat_id", "")),
+                      CURSOR in str(params.get("text", ""))))
+        return await post(self, url, request_data, *args, **kwargs)
 
     telegram.request.BaseRequest.post = counted_post  # type: ignore[method-assign]
     finish = StreamSession.finish
 
+    after_profile = os.environ.get("SCALE_PROFILE_AFTER")  # a cProfile of what follows the last model token
+    expected = int(os.environ.get("SCALE_CHATS", "0"))
+    profiler: Any = None
+
     def timed_finish(self: StreamSession, *args: Any, **kwargs: Any) -> Any:
+        nonlocal profiler
         finished.setdefault(self.stream.chat_id, time.monotonic())
+        if after_profile and profiler is None and len(finished) >= expected:
+            import cProfile
+            profiler = cProfile.Profile()
+            profiler.enable()
         return finish(self, *args, **kwargs)
 
     StreamSession.finish = timed_finish  # type: ignore[method-assign]
@@ -72,6 +86,10 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
         lags: list[float] = []
         samples: list[tuple[float, float, int]] = []  # (monotonic, cpu seconds, rss bytes)
         page = os.sysconf("SC_PAGE_SIZE")
+        if os.environ.get("SCALE_SLOW"):  # asyncio's debug mode logs every callback that holds the loop this long
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = float(os.environ["SCALE_SLOW"])
         async with TestGateway(config, plugin, shutdown_grace=2.0):
             Path(out_path + ".ready").write_text("1")
             n = 0
@@ -83,15 +101,34 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                 if n % 10 == 0:
                     with open("/proc/self/statm") as f:
                         rss = int(f.read().split()[1]) * page
-                    samples.append((time.monotonic(), time.process_time(), rss))
+                    samples.append((time.monotonic(), time.process_time(), rss, time.thread_time()))
                     if os.path.exists(stop_path):
                         break
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(after_profile)
+            threads: dict[str, float] = {}  # CPU seconds per thread name, all of the run
+            for tid in os.listdir("/proc/self/task"):
+                try:
+                    with open(f"/proc/self/task/{tid}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                    with open(f"/proc/self/task/{tid}/comm") as f:
+                        name = f.read().strip()
+                except OSError:
+                    continue
+                threads[name] = threads.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             with open("/proc/self/status") as f:
                 hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
-                                                  "samples": samples, "peak_rss": hwm}))
+                                                  "samples": samples, "peak_rss": hwm,
+                                                  "threads": threads}))
 
-    asyncio.run(main())
+    profile = os.environ.get("SCALE_PROFILE")
+    if not profile:
+        asyncio.run(main())
+        return
+    import cProfile
+    cProfile.runctx("asyncio.run(main())", globals(), {"asyncio": asyncio, "main": main}, profile)
 
 
 # ---------------------------------------------------------------------------------------------- the parent
@@ -111,8 +148,9 @@ def over_budget(times: list[float], rate: float, burst: int) -> int:
             tokens = min(float(burst), tokens + (t - last) * rate)
         last = t
         if tokens < 1.0 - 1e-6:
-            over += 1
-        tokens -= 1.0
+            over += 1  # the platform would refuse it (a refused call takes no token)
+        else:
+            tokens -= 1.0
     return over
 
 
@@ -152,7 +190,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             }
             (tmp / "config.json").write_text(json.dumps(config))
             out, stop = str(tmp / "out.json"), str(tmp / "stop")
-            gateway = subprocess.Popen([sys.executable, __file__, "--child", str(tmp / "config.json"), out, stop])
+            log = open(tmp / "gateway.log", "w")  # the gateway's own log lines (warnings), kept out of the figures
+            gateway = subprocess.Popen([sys.executable, __file__, "--child", str(tmp / "config.json"), out, stop],
+                                       stderr=log, env={**os.environ, "SCALE_CHATS": str(args.chats)})
             try:
                 while not os.path.exists(out + ".ready"):
                     if gateway.poll() is not None:
@@ -185,6 +225,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             records = [api.chat(10_000 + c) for c in range(args.chats)]
             refused = sum(len(r.rate_limited) for r in records)
             if args.debug:
+                for r in records[:3]:
+                    print([(round(c.at - started, 3), c.method, c.outcome, len(str(c.params.get("text", ""))))
+                           for c in r.calls], r.screen[-1][:80] if r.screen else None)
                 for r in records:
                     if r.rate_limited:
                         print([(round(c.at - started, 3), c.method, c.outcome) for c in r.calls])
@@ -199,28 +242,38 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         upstream.wait()
     finished = {int(k) - 10_000: v for k, v in seen["finished"].items()}
     waits = [final_at[c] - finished[c] for c in final_at if c in finished]
-    # previews that went while some final had waited over 1.1 s (longer than its own chat's refill): finals first
-    ends = sorted(finished[c] + 1.1 for c in final_at if c in finished)
+    # previews that left the gateway while some final had waited over 1.1 s (longer than its own chat's refill)
+    # and had not left yet: finals first means none
+    texts = [(t, int(chat) - 10_000, cursor) for t, kind, chat, cursor in seen["calls"]
+             if kind in ("sendMessage", "editMessageText")]
+    final_left = {chat: t for t, chat, cursor in texts if not cursor}  # the last call without cursor
+    ends = sorted(finished[c] + 1.1 for c in final_left if c in finished)
+    done = sorted(final_left.values())
+    ahead = sum(1 for t, _, cursor in texts
+                if cursor and bisect.bisect_left(ends, t) > bisect.bisect_right(done, t))
     done = sorted(final_at.values())
-    ahead = 0
-    for t in previews:
-        import bisect
-        if bisect.bisect_left(ends, t) > bisect.bisect_right(done, t):
-            ahead += 1
+    if args.debug and waits:
+        worst = max((c for c in final_at if c in finished), key=lambda c: final_at[c] - finished[c])
+        t0 = finished[worst]
+        print("worst chat", worst, "finished at", round(t0 - started, 2), [(round(c.at - t0, 3), c.method, c.outcome, len(str(c.params.get("text", ""))), CURSOR in str(c.params.get("text", "")))
+              for c in records[worst].calls])
+        print("previews arriving during its wait:", sum(1 for t in previews if t0 + 1.1 < t < final_at[worst]))
     gw_calls = seen["calls"]
-    times = [t for t, _ in gw_calls]
+    times = [t for t, kind, _, _ in gw_calls if kind not in NOT_CHAT_CALLS]
     kinds: dict[str, list[float]] = {}
-    for t, kind in gw_calls:
+    for t, kind, _, _ in gw_calls:
         kinds.setdefault(kind, []).append(t)
     samples = seen["samples"]
     last_token = max(finished.values()) if finished else started
     last_final = max(done) if done else last_token
 
-    def cpu_at(t: float) -> float:
-        return min(samples, key=lambda s: abs(s[0] - t))[1]
+    def cpu_at(t: float, which: int = 1) -> float:
+        return min(samples, key=lambda s: abs(s[0] - t))[which]
 
     stream_cpu = cpu_at(last_token) - cpu_at(started)
     after_cpu = cpu_at(last_final) - cpu_at(last_token)
+    after_loop = cpu_at(last_final, 3) - cpu_at(last_token, 3)
+    stream_loop = cpu_at(last_token, 3) - cpu_at(started, 3)
     after_calls = sum(1 for t in times if last_token < t <= last_final)
     lags = seen["lags"]
     return {
@@ -235,8 +288,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "lag_p50_ms": pct(lags, 50) * 1e3, "lag_p99_ms": pct(lags, 99) * 1e3, "lag_max_ms": max(lags) * 1e3,
         "cpu_stream_s": stream_cpu, "us_per_chunk": stream_cpu / max(1, len(finished) * args.words) * 1e6,
         "cpu_after_s": after_cpu, "calls_after": after_calls, "ms_per_call_after": after_cpu / max(1, after_calls) * 1e3,
+        "ms_per_call_after_loop_thread": after_loop / max(1, after_calls) * 1e3,
+        "us_per_chunk_loop_thread": stream_loop / max(1, len(finished) * args.words) * 1e6,
+        "cpu_by_thread_s": {k: round(v, 2) for k, v in seen["threads"].items()},
         "rss_peak_mb": seen["peak_rss"] / 2**20, "rss_after_mb": samples[-1][2] / 2**20,
-        "seconds": last_final - started, "loadavg": os.getloadavg(),
+        "seconds": last_final - started, "loadavg": os.getloadavg(), "gateway_log": str(tmp / "gateway.log"),
     }
 
 
