@@ -80,6 +80,15 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
         return finish(self, *args, **kwargs)
 
     StreamSession.finish = timed_finish  # type: ignore[method-assign]
+    from hermes_gateway._core.delivery.pacing import Pacer
+    charges: list[float] = []
+    charge = Pacer.charge
+
+    def timed_charge(self: Pacer, *args: Any, **kwargs: Any) -> None:
+        charges.append(time.monotonic())
+        charge(self, *args, **kwargs)
+
+    Pacer.charge = timed_charge  # type: ignore[method-assign]
 
     async def main() -> None:
         config = json.loads(Path(config_path).read_text())
@@ -121,7 +130,7 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                 hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
                                                   "samples": samples, "peak_rss": hwm,
-                                                  "threads": threads}))
+                                                  "threads": threads, "charges": charges}))
 
     profile = os.environ.get("SCALE_PROFILE")
     if not profile:
@@ -282,6 +291,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "arrivals_under_1s_apart_in_a_chat": strict,
         "arrivals_max_per_s_at_emulator": max_in_window(arrivals),
         "gateway_max_per_s": max_in_window(times), "gateway_over_bot_budget": over_budget(times, BOT_RATE, BOT_BURST),
+        "charges_over_bot_budget": over_budget(seen["charges"], BOT_RATE, BOT_BURST),
+        "charges_max_per_s": max_in_window(seen["charges"]),
         "by_kind": {k: len(v) for k, v in sorted(kinds.items())},
         "final_wait_p50_s": pct(waits, 50), "final_wait_p99_s": pct(waits, 99), "final_wait_max_s": max(waits or [0]),
         "previews_ahead_of_a_waiting_final": ahead,

@@ -113,8 +113,9 @@ class Pacer:
         now = self.now()
         if chat:
             self.budget.take(now)
-        if self._bot_paid:
-            self._bot_paid = False  # taken from the bot's budget when the queue granted it
+        if self._bot_paid and self.bot_budget is not None:
+            self._bot_paid = False
+            queue_of(self.bot_budget).charged(now)  # the token its queue reserved for this call
         elif self.bot_budget is not None:
             self.bot_budget.take(now)
         self.calls += 1
@@ -123,9 +124,9 @@ class Pacer:
         """Wait in the bot budget's queue (:mod:`.queue`) until it grants this reply's next call a token.
 
         False: withdrawn (``interruptible``: ``finish``, or new text when
-        ``on_change``, woke it first). Once granted, the next :meth:`charge`
-        does not take from the bot's budget again; a caller that does not make
-        the call after all gives the token back with :meth:`refund`.
+        ``on_change``, woke it first). Once granted, a token is reserved and
+        the next :meth:`charge` takes it; a caller that does not make the call
+        after all gives the reservation back with :meth:`refund`.
         """
         if self._bot_paid or self.bot_budget is None:
             return True

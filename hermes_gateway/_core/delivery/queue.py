@@ -15,11 +15,18 @@ previews alone want twenty times what it allows. Two things then matter:
   bucket next holds a token, wakes exactly the waiter that gets it. Per call:
   one heap push and pop, one timer, one wake-up, whatever the number of chats.
 
-A token is taken from the budget when it is granted (so nobody else can
-take it meanwhile); a waiter that does not make its call after all gives it
-back (:meth:`BudgetQueue.refund`). A withdrawn waiter (the reply finished
-while its preview waited) stays in the heap, done, and is dropped when it
-reaches the top.
+A grant **reserves** a token (``outstanding``); the token is taken when the
+call is charged, right before it leaves (:meth:`BudgetQueue.charged`). The
+queue grants only while the bucket holds a token beyond every reservation,
+and the bucket never holds more than its burst, so the calls conform to the
+budget at the moment they leave, however late a loaded event loop lets a
+granted waiter run: a token taken at the grant would let grants go on while
+earlier ones had not left yet, and the late ones then leave together with
+the new ones (a loaded machine saw 75 calls leave in one second against 30/s).
+A waiter that does not make its call after all gives the reservation back
+(:meth:`BudgetQueue.refund`). A withdrawn waiter (the reply finished while
+its preview waited) stays in the heap, done, and is dropped when it reaches
+the top.
 """
 
 from __future__ import annotations
@@ -39,13 +46,19 @@ Ticket = asyncio.Future  # resolved True (granted: the token is taken) or False 
 
 
 class BudgetQueue:
-    """Waiters for one budget's tokens, served by priority, then by arrival."""
+    """Waiters for one budget's tokens, served by priority, then by arrival.
+
+    While it has waiters the queue alone hands out the budget's tokens; a caller
+    that finds it empty and a token free reserves it at once (:meth:`try_take`).
+    """
 
     def __init__(self, budget: ChatBudget) -> None:
         self.budget = budget
         self._heap: list[tuple[int, int, "Ticket[bool]"]] = []
         self._order = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
+        #: Grants not charged yet: each holds one of the bucket's tokens.
+        self.outstanding = 0
         #: Timer firings (a count for tests: one per grant or per refill, never one per waiter).
         self.wakes = 0
 
@@ -57,13 +70,21 @@ class BudgetQueue:
         while heap and heap[0][2].done():
             heapq.heappop(heap)
 
+    def _has_token(self, now: float) -> bool:
+        return self.budget.ready_at(now, float(self.outstanding)) <= now
+
     def try_take(self, now: float) -> bool:
-        """Take a token at once if nobody is waiting and the budget has one."""
+        """Reserve a token at once if nobody is waiting and the budget has one beyond the reservations."""
         self._drop_done()
-        if self._heap or self.budget.ready_at(now) > now:
+        if self._heap or not self._has_token(now):
             return False
-        self.budget.take(now)
+        self.outstanding += 1
         return True
+
+    def charged(self, now: float) -> None:
+        """A granted call is being made: its reserved token is taken from the budget now."""
+        self.outstanding -= 1
+        self.budget.take(now)
 
     def enqueue(self, priority: int) -> "Ticket[bool]":
         ticket: Ticket[bool] = asyncio.get_running_loop().create_future()
@@ -79,10 +100,8 @@ class BudgetQueue:
         return False
 
     def refund(self) -> None:
-        """A granted token was not used: back into the bucket, and to the next waiter."""
-        budget = self.budget
-        budget.tokens = min(float(budget.budget.burst), budget.tokens + 1.0)
-        budget.calls -= 1
+        """A granted token was not used: its reservation goes to the next waiter."""
+        self.outstanding -= 1
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -95,23 +114,27 @@ class BudgetQueue:
         if not self._heap:
             return
         loop = asyncio.get_running_loop()
-        self._timer = loop.call_at(self.budget.ready_at(loop.time()), self._release)
+        now = loop.time()
+        # every token reserved (a stalled loop's grants not made yet): look again after one refill
+        at = self.budget.ready_at(now, float(self.outstanding)) if self.outstanding < self.budget.budget.burst \
+            else now + 1.0 / self.budget.budget.rate
+        self._timer = loop.call_at(at, self._release)
 
     def _release(self) -> None:
         """The timer: grant every token the bucket holds now, best waiter first; then sleep till the next."""
         self._timer = None
         self.wakes += 1
-        budget, heap = self.budget, self._heap
+        heap = self._heap
         now = asyncio.get_running_loop().time()
         while heap:
             ticket = heap[0][2]
             if ticket.done():
                 heapq.heappop(heap)
                 continue
-            if budget.ready_at(now) > now:
+            if not self._has_token(now):
                 break
             heapq.heappop(heap)
-            budget.take(now)
+            self.outstanding += 1
             ticket.set_result(True)
         self._arm()
 
