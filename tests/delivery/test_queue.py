@@ -8,6 +8,7 @@ from delivery_helpers import feed_over, make_delivery, streaming, words
 
 from hermes_gateway import RateBudget
 from hermes_gateway._core.delivery.budget import ALL_CHATS
+from hermes_gateway._core.delivery.queue import queue_of
 from hermes_gateway.testing import ReferencePlatform, run_virtual
 
 SHORT = "A short answer that is over quickly, in a few words."
@@ -32,6 +33,9 @@ def test_finals_go_before_other_replies_previews_when_the_bot_budget_is_saturate
 
         await asyncio.gather(*(reply(f"short{n}", SHORT, 2.0) for n in range(6)),
                              *(reply(f"long{n}", LONG, 30.0) for n in range(6)))
+        bot = delivery.budgets.for_chat("reference", ALL_CHATS, ref.platform.bot_budget, loop.time())
+        # every grant was spent or given back: a leaked or doubly returned reservation shifts the budget
+        assert queue_of(bot).outstanding == 0
 
     run_virtual(main())
     for n in range(6):
@@ -68,6 +72,7 @@ def test_replies_waiting_for_the_bot_budget_do_not_wake_for_tokens_they_do_not_g
             session.feed("Hello there.")
         reports = await asyncio.gather(*(s.finish() for s in sessions))
         assert all(r.delivered for r in reports)
+        assert queue_of(bot).outstanding == 0
 
     run_virtual(main())
     calls = sum(len(chat.calls) for chat in ref.chats.values())  # the texts, and a few typing indicators

@@ -150,6 +150,9 @@ class Pacer:
             if interruptible:
                 self._ticket = None
                 self.wake_on_change = False
+        if granted and interruptible and self.ending:
+            queue.refund()  # granted in the same moment the reply ended: the token goes to the next waiter
+            return False
         self._bot_paid = granted
         return granted
 
@@ -236,8 +239,8 @@ class Pacer:
     def wake(self) -> None:
         if self._waiter is not None:
             _resolve(self._waiter)
-        if self._ticket is not None and self.bot_budget is not None and queue_of(self.bot_budget).withdraw(self._ticket):
-            queue_of(self.bot_budget).refund()  # granted just before the wake: not the caller's any more
+        if self._ticket is not None and self.bot_budget is not None:
+            queue_of(self.bot_budget).withdraw(self._ticket)  # granted already: bot_slot settles it
 
 
 def _resolve(future: asyncio.Future[Any]) -> None:
