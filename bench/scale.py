@@ -28,7 +28,6 @@ import asyncio
 import bisect
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -324,7 +323,6 @@ def main() -> None:
         return
     for key, value in result.items():
         print(f"{key:>36}: {value:.2f}" if isinstance(value, float) else f"{key:>36}: {value}")
-    _ = statistics
 
 
 if __name__ == "__main__":
