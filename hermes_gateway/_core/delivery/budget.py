@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..platform import RateBudget
+
+if TYPE_CHECKING:
+    from .queue import BudgetQueue
 
 #: Waits are stretched by this much so float rounding never lands a call a hair early.
 SAFETY_MARGIN = 1e-3
@@ -33,6 +37,8 @@ class ChatBudget:
     claims: int = 0
     #: Held while a call into the chat is out (``Pacer.turn``): a 429 is known before the next call goes.
     turn: asyncio.Lock = field(default_factory=asyncio.Lock, compare=False, repr=False)
+    #: Callers waiting for this budget's tokens in order (:mod:`.queue`; the bot's budget, made on first use).
+    queue: "BudgetQueue | None" = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.tokens < 0:

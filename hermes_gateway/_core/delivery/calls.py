@@ -40,6 +40,7 @@ from typing import Awaitable, Callable, Generic, TypeVar
 from ..errors import DeliveryError, RateLimited
 from ..telemetry import platform_call
 from .pacing import Pacer
+from .queue import FINAL, PROMPT
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ UNCERTAIN = "uncertain"          # it may have landed (a timeout after the reque
 DEADLINE = "deadline"            # the deadline passed before it could be made
 RATE_LIMITED = "rate limited"    # 429s beyond ``max_rate_limits``
 FAILED = "could not be sent"     # refused for good, retries used up, or the plugin raised something else
+WITHDRAWN = "withdrawn"          # ``withdraw_on_text``: the reply ended or its text came while it waited
 
 
 @dataclass(frozen=True)
@@ -66,21 +68,28 @@ class CallOutcome(Generic[T]):
 
 async def call_into_chat(pacer: Pacer, invoke: Callable[[], Awaitable[T]], *, what: str, label: str,
                          deadline: float = float("inf"), max_retries: int = 5, max_rate_limits: int = 20,
-                         claim: bool = False) -> CallOutcome[T]:
+                         claim: bool = False, priority: int | None = None,
+                         withdraw_on_text: bool = False) -> CallOutcome[T]:
     """Make the call ``invoke()`` makes, paced by ``pacer``'s budgets, until it succeeds or cannot.
 
     ``deadline`` (loop time) is stretched by the 429 waits the platform asked
     for: a call is never given up because the platform said "wait".
     ``max_rate_limits=0`` and ``max_retries=0``: one attempt (its 429 still
     blocks the chat for every other call). ``what``/``label`` name the call
-    and the chat in the log.
+    and the chat in the log. ``priority``: its place in the bot budget's queue (:mod:`.queue`; by default
+    a claimant's is ``PROMPT``, any other's ``FINAL``). ``withdraw_on_text``: the typing indicator, which
+    the reply's end or its first words make pointless while it waits for the bot's token.
     """
     failures = rate_limits = 0
+    if priority is None:
+        priority = PROMPT if claim else FINAL
     while True:
         if pacer.now() > deadline + pacer.rate_limit_waits:
             return CallOutcome(failure=DEADLINE)
         if not await _wait_turn(pacer, claim, deadline):
             return CallOutcome(failure=DEADLINE)
+        if not await pacer.bot_slot(priority, interruptible=withdraw_on_text, on_change=withdraw_on_text):
+            return CallOutcome(failure=WITHDRAWN)
         try:
             async with pacer.turn():  # one call into the chat at a time: a 429 is known before the next goes
                 await pacer.acquire()  # the chat's and the bot's budget, shared by every replica when replicated
@@ -106,6 +115,8 @@ async def call_into_chat(pacer: Pacer, invoke: Callable[[], Awaitable[T]], *, wh
         except Exception as exc:  # a plugin bug is a failed call, not a crashed caller
             log.warning("%s on %s raised %s: %s", what, label, type(exc).__name__, exc)
             return CallOutcome(failure=FAILED)
+        finally:
+            pacer.refund()  # granted but not charged (cancelled in the chat's turn): back to the queue
         return CallOutcome(value)
 
 

@@ -1,8 +1,10 @@
 """Pacing of one reply's calls: the clock, the budgets, 429 back-off and the worker's sleep.
 
-Every call a reply makes into a chat waits for :meth:`Pacer.ready_at`,
-then goes through :meth:`Pacer.acquire` (one token from the chat's budget
-and one from the bot's). A 429 blocks the budget its ``scope`` names: the
+Every call a reply makes into a chat waits for :meth:`Pacer.ready_at` (the
+chat's budget), then for the bot's budget in its queue (:meth:`Pacer.bot_slot`,
+:mod:`.queue`: finals first, then first texts, then previews; one wake-up per
+call however many replies wait), then goes through :meth:`Pacer.acquire` (one
+token from the chat's budget; the bot's was taken when it was granted). A 429 blocks the budget its ``scope`` names: the
 chat's own (``"chat"``), or the bot's budget that every chat of the
 platform shares (``"bot"``). The worker sleeps here too, so ``finish`` and
 new text can wake it.
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from ..errors import RateLimited
 from .budget import ChatBudget
+from .queue import FINAL, Ticket, queue_of
 
 #: Previews after a reply's first text leave up to this many of the chat's tokens unspent
 #: (never more than ``burst - 1``): the end of a reply may need two calls at once (the final
@@ -48,6 +51,8 @@ class Pacer:
         self._backoff_base = backoff_base
         self._backoff_cap = backoff_cap
         self._waiter: asyncio.Future[None] | None = None
+        self._ticket: Ticket[bool] | None = None  # waiting in the bot's queue, interruptibly
+        self._bot_paid = False                    # the bot's token for the next call is granted (bot_slot)
         self.wake_on_change = False
 
     @staticmethod
@@ -64,6 +69,8 @@ class Pacer:
         takes from both buckets): never more calls than the platform allows,
         at the price of ``free_previews`` across replicas.
         """
+        if not self._bot_paid and not await self.bot_slot(FINAL, interruptible=False):
+            return  # pragma: no cover  (an uninterruptible wait is always granted)
         if self.shared is None:
             self.charge(chat)
             return
@@ -106,9 +113,54 @@ class Pacer:
         now = self.now()
         if chat:
             self.budget.take(now)
-        if self.bot_budget is not None:
+        if self._bot_paid and self.bot_budget is not None:
+            self._bot_paid = False
+            queue_of(self.bot_budget).charged(now)  # the token its queue reserved for this call
+        elif self.bot_budget is not None:
             self.bot_budget.take(now)
         self.calls += 1
+
+    async def bot_slot(self, priority: int, *, interruptible: bool, on_change: bool = False) -> bool:
+        """Wait in the bot budget's queue (:mod:`.queue`) until it grants this reply's next call a token.
+
+        False: withdrawn (``interruptible``: ``finish``, or new text when
+        ``on_change``, woke it first). Once granted, a token is reserved and
+        the next :meth:`charge` takes it; a caller that does not make the call
+        after all gives the reservation back with :meth:`refund`.
+        """
+        if self._bot_paid or self.bot_budget is None:
+            return True
+        if interruptible and self.ending:
+            return False
+        queue = queue_of(self.bot_budget)
+        if queue.try_take(self.now()):
+            self._bot_paid = True
+            return True
+        ticket = queue.enqueue(priority)
+        if interruptible:
+            self._ticket = ticket
+            self.wake_on_change = on_change
+        try:
+            granted = await ticket
+        except asyncio.CancelledError:
+            if queue.withdraw(ticket):
+                queue.refund()
+            raise
+        finally:
+            if interruptible:
+                self._ticket = None
+                self.wake_on_change = False
+        if granted and interruptible and self.ending:
+            queue.refund()  # granted in the same moment the reply ended: the token goes to the next waiter
+            return False
+        self._bot_paid = granted
+        return granted
+
+    def refund(self) -> None:
+        """The bot's token granted by :meth:`bot_slot` was not spent: give it back (no-op if there is none)."""
+        if self._bot_paid and self.bot_budget is not None:
+            self._bot_paid = False
+            queue_of(self.bot_budget).refund()
 
     def rate_limited(self, exc: RateLimited) -> None:
         """A 429: block the budget it covers (one chat, or every chat of the bot)."""
@@ -129,7 +181,7 @@ class Pacer:
         own = self.budget.ready_at(now, reserve) if chat else self.budget.blocked_until
         at = max(own, self.retry_at, not_before)
         if self.bot_budget is not None:
-            at = max(at, self.bot_budget.ready_at(now))
+            at = max(at, self.bot_budget.blocked_until)  # its tokens are handed out by its queue (bot_slot)
         return at
 
     def preview_reserve(self) -> float:
@@ -187,6 +239,8 @@ class Pacer:
     def wake(self) -> None:
         if self._waiter is not None:
             _resolve(self._waiter)
+        if self._ticket is not None and self.bot_budget is not None:
+            queue_of(self.bot_budget).withdraw(self._ticket)  # granted already: bot_slot settles it
 
 
 def _resolve(future: asyncio.Future[Any]) -> None:

@@ -37,7 +37,7 @@ from ..platform import MessageRef, Stream
 from ..reasoning import postprocess_reply
 from ..telemetry import final as traced_final, platform_call
 from .budget import ChatBudget
-from .calls import RATE_LIMITED, call_into_chat
+from .calls import RATE_LIMITED, WITHDRAWN, call_into_chat
 from .final import Finisher
 from .hooks import PlatformHooks
 from .ledger import Ledger, LedgerEntry
@@ -45,6 +45,7 @@ from .measure import measure_for_platform
 from .observer import NO_OBSERVER, ReplyObserver
 from .media import MediaSender, with_lines
 from .pacing import Pacer
+from .queue import FINAL, PREVIEW, PROMPT
 from .preview import STATUS_GAP, Draft, clean_preview
 from .split import Piece
 from ..messages.shown import ShownMessage
@@ -396,10 +397,10 @@ class StreamSession:
             pacer, lambda: self._observer.call("on_stream_start", "",
                                                self.hooks.call("on_stream_start", stream=self.stream)),
             what="on_stream_start", label=f"{self.hooks.platform.name}/{self.stream.chat_id}",
-            max_retries=0, max_rate_limits=0)
+            max_retries=0, max_rate_limits=0, priority=PREVIEW, withdraw_on_text=True)
         if outcome.ok:
             self._typing_failures = 0
-        elif outcome.failure != RATE_LIMITED:  # a failed typing indicator must not cost the reply
+        elif outcome.failure not in (RATE_LIMITED, WITHDRAWN):  # a failed typing indicator must not cost the reply
             self._typing_failures += 1
 
     # ------------------------------------------------------------------ previews
@@ -420,6 +421,17 @@ class StreamSession:
         reserve = self._reserve(entry)
         if not await pacer.until(lambda now: pacer.ready_at(now, floor, charged, reserve), interruptible=True):
             return  # finishing: the final delivery takes over
+        # the bot's token, behind every final and first text waiting (a reply's first text goes ahead of previews)
+        if not await pacer.bot_slot(PROMPT if not self._ledger.refs else PREVIEW, interruptible=True):
+            return  # finishing (or a tool's line to show): the token went to the next waiter
+        try:
+            await self._preview_call()
+        finally:
+            pacer.refund()  # the preview was not made after all: the bot's token goes to the next waiter
+
+    async def _preview_call(self) -> None:
+        """The preview, now that the bot's budget granted its token: the newest text, if still due."""
+        pacer = self._pacer
         version = self._draft.version
         entry, text = self._draft.plan()  # the newest text: updates coalesce here
         if entry is None:
@@ -532,6 +544,7 @@ class StreamSession:
         elif self._journal is not None:
             await self._intend(entry, text)
         try:
+            await self._pacer.bot_slot(FINAL if final else PREVIEW, interruptible=False)  # (previews hold it already)
             async with self._pacer.turn():  # one call into the chat at a time (a reaction, a question, a reply)
                 await self._pacer.acquire(chat=final or self._free is None or not self._free_previews())
                 entry.last_call = self._pacer.now()
@@ -549,6 +562,8 @@ class StreamSession:
             raise
         except Exception as exc:  # a plugin bug is a failed call, not a crashed reply
             raise DeliveryError(f"{hook} raised {type(exc).__name__}: {exc}", retryable=False) from exc
+        finally:
+            self._pacer.refund()  # granted but not charged (cancelled in the chat's turn): back to the queue
         if entry.ref is None:
             if not isinstance(ref, MessageRef):
                 raise DeliveryError(f"{hook} sent a message but returned {ref!r}, not a MessageRef", retryable=False)

@@ -1,0 +1,329 @@
+"""N chats at once on one gateway process: budgets, lag, CPU and memory at scale (issue 39; run by hand).
+
+``python bench/scale.py [--chats 1000] [--words 300] [--tps 20]``: the Telegram emulator (in this
+process, its per-chat flood rule on: 1 call/s in a private chat, a 429 beyond it) receives one
+message in each of N private chats at once; one ``hermes-gateway`` process (a child: this script
+with ``--child``) answers them all from the demo upstream (``hermes-gateway demo-llm``, a second
+child) at ``--tps`` tokens a second, ``--words`` words each: N streamed replies growing together, the
+bot-wide budget (30 calls/s, burst 30) saturated by their previews.
+
+The gateway child measures itself (nothing here is counted by the emulator, whose arrival times a
+loaded machine bunches up):
+
+* every call leaving the gateway for the Bot API (``telegram.request.BaseRequest.post``, every kind:
+  typing, previews, finals), checked against the declared bot budget as a token bucket: "over budget"
+  counts the calls made when the bucket held less than one token;
+* event-loop lag, a 10 ms sleep's lateness, sampled continuously;
+* CPU time of the process (all threads, ``time.process_time``) and resident memory every 100 ms, so CPU
+  is split into the streaming phase (per upstream chunk) and after the model's last token (per call);
+* when each reply's model stream ended (``StreamSession.finish``).
+
+This process reads the emulator's record: 429s, and when each chat's final text (no cursor) landed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CURSOR = "▌"
+BOT_RATE, BOT_BURST = 30.0, 30  # hermes_telegram.plugin.BOT_BUDGET
+#: Calls that are not into a chat (the bot-wide budget is Telegram's limit on messages and edits into chats).
+NOT_CHAT_CALLS = {"getUpdates", "getMe", "deleteWebhook", "setWebhook", "getWebhookInfo", "getFile"}
+
+
+# ---------------------------------------------------------------------------------------------- the gateway child
+
+def child(config_path: str, out_path: str, stop_path: str) -> None:
+    """Run the gateway with the measuring hooks until ``stop_path`` exists; write what it saw to ``out_path``."""
+    import telegram.request
+
+    from hermes_gateway._core.delivery.session import StreamSession
+    from hermes_gateway.testing import TestGateway
+    from hermes_telegram import plugin
+
+    calls: list[tuple[float, str]] = []
+    finished: dict[str, float] = {}
+    post = telegram.request.BaseRequest.post
+
+    async def counted_post(self: Any, url: str, request_data: Any = None, *args: Any, **kwargs: Any) -> Any:
+        params = request_data.parameters if request_data is not None else {}
+        calls.append((time.monotonic(), url.rsplit("/", 1)[-1], str(params.get("chat_id", "")),
+                      CURSOR in str(params.get("text", ""))))
+        return await post(self, url, request_data, *args, **kwargs)
+
+    telegram.request.BaseRequest.post = counted_post  # type: ignore[method-assign]
+    finish = StreamSession.finish
+
+    after_profile = os.environ.get("SCALE_PROFILE_AFTER")  # a cProfile of what follows the last model token
+    expected = int(os.environ.get("SCALE_CHATS", "0"))
+    profiler: Any = None
+
+    def timed_finish(self: StreamSession, *args: Any, **kwargs: Any) -> Any:
+        nonlocal profiler
+        finished.setdefault(self.stream.chat_id, time.monotonic())
+        if after_profile and profiler is None and len(finished) >= expected:
+            import cProfile
+            profiler = cProfile.Profile()
+            profiler.enable()
+        return finish(self, *args, **kwargs)
+
+    StreamSession.finish = timed_finish  # type: ignore[method-assign]
+    from hermes_gateway._core.delivery.pacing import Pacer
+    charges: list[float] = []
+    charge = Pacer.charge
+
+    def timed_charge(self: Pacer, *args: Any, **kwargs: Any) -> None:
+        charges.append(time.monotonic())
+        charge(self, *args, **kwargs)
+
+    Pacer.charge = timed_charge  # type: ignore[method-assign]
+
+    async def main() -> None:
+        config = json.loads(Path(config_path).read_text())
+        lags: list[float] = []
+        samples: list[tuple[float, float, int]] = []  # (monotonic, cpu seconds, rss bytes)
+        page = os.sysconf("SC_PAGE_SIZE")
+        if os.environ.get("SCALE_SLOW"):  # asyncio's debug mode logs every callback that holds the loop this long
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = float(os.environ["SCALE_SLOW"])
+        async with TestGateway(config, plugin, shutdown_grace=2.0):
+            Path(out_path + ".ready").write_text("1")
+            n = 0
+            while True:
+                t = time.monotonic()
+                await asyncio.sleep(0.01)
+                lags.append(time.monotonic() - t - 0.01)
+                n += 1
+                if n % 10 == 0:
+                    with open("/proc/self/statm") as f:
+                        rss = int(f.read().split()[1]) * page
+                    samples.append((time.monotonic(), time.process_time(), rss, time.thread_time()))
+                    if os.path.exists(stop_path):
+                        break
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(after_profile)
+            threads: dict[str, float] = {}  # CPU seconds per thread name, all of the run
+            for tid in os.listdir("/proc/self/task"):
+                try:
+                    with open(f"/proc/self/task/{tid}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                    with open(f"/proc/self/task/{tid}/comm") as f:
+                        name = f.read().strip()
+                except OSError:
+                    continue
+                threads[name] = threads.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            with open("/proc/self/status") as f:
+                hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
+            Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
+                                                  "samples": samples, "peak_rss": hwm,
+                                                  "threads": threads, "charges": charges}))
+
+    profile = os.environ.get("SCALE_PROFILE")
+    if not profile:
+        asyncio.run(main())
+        return
+    import cProfile
+    cProfile.runctx("asyncio.run(main())", globals(), {"asyncio": asyncio, "main": main}, profile)
+
+
+# ---------------------------------------------------------------------------------------------- the parent
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def over_budget(times: list[float], rate: float, burst: int) -> int:
+    """Calls made while the declared token bucket held less than one token (0: the budget held)."""
+    tokens, last, over = float(burst), None, 0
+    for t in sorted(times):
+        if last is not None:
+            tokens = min(float(burst), tokens + (t - last) * rate)
+        last = t
+        if tokens < 1.0 - 1e-6:
+            over += 1  # the platform would refuse it (a refused call takes no token)
+        else:
+            tokens -= 1.0
+    return over
+
+
+def max_in_window(times: list[float], window: float = 1.0) -> int:
+    ordered, best, lo = sorted(times), 0, 0
+    for hi, t in enumerate(ordered):
+        while ordered[lo] <= t - window:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT / "plugins" / "telegram" / "tests"))
+    from hermes_gateway import RateBudget
+    from hermes_telegram.emulator import BotApiEmulator
+    from telegram_test_support import TOKEN
+
+    # Telegram's rule for a private chat (1 call/s), enforced with 429s, counted with 0.1 s for a call's transit
+    # as the replica tests count it (test_telegram_replicas.ARRIVALS): the emulator runs in this process, which a
+    # loaded machine delays, so one call arrives late and the next, sent on time, looks early
+    private = RateBudget(rate=1 / 0.9, burst=1)
+    words = " ".join(f"w{i % 97}" for i in range(args.words))
+    tmp = Path(tempfile.mkdtemp(prefix="scale-"))
+    upstream = subprocess.Popen([sys.executable, "-c", "from hermes_gateway._core.cli.main import main; raise SystemExit(main())", "demo-llm", "--port", "0",
+                                 "--tokens-per-second", str(args.tps)], stdout=subprocess.PIPE, text=True)
+    try:
+        line = upstream.stdout.readline() if upstream.stdout else ""
+        base_url = next(w for w in line.split() if w.startswith("http"))
+        async with BotApiEmulator(TOKEN, rate_limit=private) as api:
+            config = {
+                "model": {"base_url": base_url, "name": "demo", "api_key": "sk-demo"},
+                "store": {"path": str(tmp / "store.db")},
+                "streaming": {"telegram": {"enabled": True, "edit_interval": 1.5, "min_tokens": 20}},
+                "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url,
+                                           "poll_timeout": 5}},
+            }
+            (tmp / "config.json").write_text(json.dumps(config))
+            out, stop = str(tmp / "out.json"), str(tmp / "stop")
+            log = open(tmp / "gateway.log", "w")  # the gateway's own log lines (warnings), kept out of the figures
+            gateway = subprocess.Popen([sys.executable, __file__, "--child", str(tmp / "config.json"), out, stop],
+                                       stderr=log, env={**os.environ, "SCALE_CHATS": str(args.chats)})
+            try:
+                while not os.path.exists(out + ".ready"):
+                    if gateway.poll() is not None:
+                        raise SystemExit("the gateway child exited before it was ready")
+                    await asyncio.sleep(0.1)
+                started = time.monotonic()
+                for chat in range(args.chats):
+                    await api.push_message(10_000 + chat, f"echo: {words}")
+                pushed = time.monotonic() - started
+                deadline = started + args.words / args.tps + args.chats / 20 + 120
+                final_at: dict[int, float] = {}
+                while len(final_at) < args.chats and time.monotonic() < deadline:
+                    await asyncio.sleep(1.0)
+                    for chat in range(args.chats):
+                        if chat in final_at:
+                            continue
+                        record = api.chat(10_000 + chat)
+                        screen = record.screen
+                        if screen and screen[-1] == words:
+                            done = [c.at for c in record.calls if c.outcome == "ok"
+                                    and c.method in ("sendMessage", "editMessageText")
+                                    and c.params.get("text") == words]
+                            final_at[chat] = done[-1] if done else time.monotonic()
+                Path(stop).write_text("1")
+                gateway.wait(timeout=120)
+            finally:
+                if gateway.poll() is None:
+                    gateway.kill()
+            seen = json.loads(Path(out).read_text())
+            records = [api.chat(10_000 + c) for c in range(args.chats)]
+            refused = sum(len(r.rate_limited) for r in records)
+            if args.debug:
+                for r in records[:3]:
+                    print([(round(c.at - started, 3), c.method, c.outcome, len(str(c.params.get("text", ""))))
+                           for c in r.calls], r.screen[-1][:80] if r.screen else None)
+                for r in records:
+                    if r.rate_limited:
+                        print([(round(c.at - started, 3), c.method, c.outcome) for c in r.calls])
+            violations = sum(len(r.violations) for r in records)
+            arrivals = [c.at for r in records for c in r.calls]
+            strict = sum(1 for r in records for a, b in zip(r.calls, r.calls[1:]) if b.at - a.at < 1.0)
+            previews = sorted(c.at for r in records for c in r.calls if c.outcome == "ok"
+                              and c.method in ("sendMessage", "editMessageText")
+                              and CURSOR in str(c.params.get("text", "")))
+    finally:
+        upstream.terminate()
+        upstream.wait()
+    finished = {int(k) - 10_000: v for k, v in seen["finished"].items()}
+    waits = [final_at[c] - finished[c] for c in final_at if c in finished]
+    # previews that left the gateway while some final had waited over 1.1 s (longer than its own chat's refill)
+    # and had not left yet: finals first means none
+    texts = [(t, int(chat) - 10_000, cursor) for t, kind, chat, cursor in seen["calls"]
+             if kind in ("sendMessage", "editMessageText")]
+    final_left = {chat: t for t, chat, cursor in texts if not cursor}  # the last call without cursor
+    ends = sorted(finished[c] + 1.1 for c in final_left if c in finished)
+    done = sorted(final_left.values())
+    ahead = sum(1 for t, _, cursor in texts
+                if cursor and bisect.bisect_left(ends, t) > bisect.bisect_right(done, t))
+    done = sorted(final_at.values())
+    if args.debug and waits:
+        worst = max((c for c in final_at if c in finished), key=lambda c: final_at[c] - finished[c])
+        t0 = finished[worst]
+        print("worst chat", worst, "finished at", round(t0 - started, 2), [(round(c.at - t0, 3), c.method, c.outcome, len(str(c.params.get("text", ""))), CURSOR in str(c.params.get("text", "")))
+              for c in records[worst].calls])
+        print("previews arriving during its wait:", sum(1 for t in previews if t0 + 1.1 < t < final_at[worst]))
+    gw_calls = seen["calls"]
+    times = [t for t, kind, _, _ in gw_calls if kind not in NOT_CHAT_CALLS]
+    kinds: dict[str, list[float]] = {}
+    for t, kind, _, _ in gw_calls:
+        kinds.setdefault(kind, []).append(t)
+    samples = seen["samples"]
+    last_token = max(finished.values()) if finished else started
+    last_final = max(done) if done else last_token
+
+    def cpu_at(t: float, which: int = 1) -> float:
+        return min(samples, key=lambda s: abs(s[0] - t))[which]
+
+    stream_cpu = cpu_at(last_token) - cpu_at(started)
+    after_cpu = cpu_at(last_final) - cpu_at(last_token)
+    after_loop = cpu_at(last_final, 3) - cpu_at(last_token, 3)
+    stream_loop = cpu_at(last_token, 3) - cpu_at(started, 3)
+    after_calls = sum(1 for t in times if last_token < t <= last_final)
+    lags = seen["lags"]
+    return {
+        "chats": args.chats, "finals": len(final_at), "lost": args.chats - len(final_at),
+        "pushed_s": pushed, "platform_calls": len(times), "429s": refused, "calls_inside_a_429": violations,
+        "arrivals_under_1s_apart_in_a_chat": strict,
+        "arrivals_max_per_s_at_emulator": max_in_window(arrivals),
+        "gateway_max_per_s": max_in_window(times), "gateway_over_bot_budget": over_budget(times, BOT_RATE, BOT_BURST),
+        "charges_over_bot_budget": over_budget(seen["charges"], BOT_RATE, BOT_BURST),
+        "charges_max_per_s": max_in_window(seen["charges"]),
+        "by_kind": {k: len(v) for k, v in sorted(kinds.items())},
+        "final_wait_p50_s": pct(waits, 50), "final_wait_p99_s": pct(waits, 99), "final_wait_max_s": max(waits or [0]),
+        "previews_ahead_of_a_waiting_final": ahead,
+        "lag_p50_ms": pct(lags, 50) * 1e3, "lag_p99_ms": pct(lags, 99) * 1e3, "lag_max_ms": max(lags) * 1e3,
+        "cpu_stream_s": stream_cpu, "us_per_chunk": stream_cpu / max(1, len(finished) * args.words) * 1e6,
+        "cpu_after_s": after_cpu, "calls_after": after_calls, "ms_per_call_after": after_cpu / max(1, after_calls) * 1e3,
+        "ms_per_call_after_loop_thread": after_loop / max(1, after_calls) * 1e3,
+        "us_per_chunk_loop_thread": stream_loop / max(1, len(finished) * args.words) * 1e6,
+        "cpu_by_thread_s": {k: round(v, 2) for k, v in seen["threads"].items()},
+        "rss_peak_mb": seen["peak_rss"] / 2**20, "rss_after_mb": samples[-1][2] / 2**20,
+        "seconds": last_final - started, "loadavg": os.getloadavg(), "gateway_log": str(tmp / "gateway.log"),
+    }
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(*sys.argv[2:5])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--chats", type=int, default=1000)
+    parser.add_argument("--words", type=int, default=300)
+    parser.add_argument("--tps", type=float, default=20.0, help="the upstream's tokens per second per reply")
+    parser.add_argument("--debug", action="store_true", help="print the calls of each chat that met a 429")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    args = parser.parse_args()
+    result = asyncio.run(run(args))
+    if args.json:
+        print(json.dumps(result))
+        return
+    for key, value in result.items():
+        print(f"{key:>36}: {value:.2f}" if isinstance(value, float) else f"{key:>36}: {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The bot-wide budget's queue: finals before previews when it is saturated, and no wake-up per waiting reply."""
+
+from __future__ import annotations
+
+import asyncio
+
+from delivery_helpers import feed_over, make_delivery, streaming, words
+
+from hermes_gateway import RateBudget
+from hermes_gateway._core.delivery.budget import ALL_CHATS
+from hermes_gateway._core.delivery.queue import queue_of
+from hermes_gateway.testing import ReferencePlatform, run_virtual
+
+SHORT = "A short answer that is over quickly, in a few words."
+LONG = ("A long answer keeps growing for a while, word by word, so its previews want the bot's budget. " * 6).strip()
+CHATS = {"default": RateBudget(rate=10.0, burst=2)}
+
+
+def test_finals_go_before_other_replies_previews_when_the_bot_budget_is_saturated():
+    # 2 calls/s for the whole bot; 6 long replies want ~12 previews a second; 6 short ones end at 2 s
+    ref = ReferencePlatform(budgets=CHATS, bot_budget=RateBudget(rate=2.0, burst=2))
+    ended: dict[str, float] = {}
+
+    async def main():
+        delivery = make_delivery(ref)
+        loop = asyncio.get_running_loop()
+
+        async def reply(chat: str, text: str, seconds: float) -> None:
+            session = delivery.session("reference", chat, settings=streaming(edit_interval=0.5))
+            await feed_over(session, words(text), seconds)
+            ended[chat] = loop.time()
+            assert (await session.finish()).delivered
+
+        await asyncio.gather(*(reply(f"short{n}", SHORT, 2.0) for n in range(6)),
+                             *(reply(f"long{n}", LONG, 30.0) for n in range(6)))
+        bot = delivery.budgets.for_chat("reference", ALL_CHATS, ref.platform.bot_budget, loop.time())
+        # every grant was spent or given back: a leaked or doubly returned reservation shifts the budget
+        assert queue_of(bot).outstanding == 0
+
+    run_virtual(main())
+    for n in range(6):
+        assert ref.chat(f"short{n}").screen == [SHORT]
+        assert ref.chat(f"long{n}").screen == [LONG]
+    finals = [ref.chat(f"short{n}").calls[-1].at for n in range(6)]
+    last_ended = max(ended[f"short{n}"] for n in range(6))
+    previews_meanwhile = [c for n in range(6) for c in ref.chat(f"long{n}").calls
+                          if last_ended < c.at < max(finals)]
+    assert previews_meanwhile == [], "another reply's preview went while a finished reply's final text waited"
+    assert max(finals) - last_ended <= 6 / 2.0 + 0.1, "the six finals took the bot's budget at its rate"
+    assert ref.bot_throttled == 0 and all(not ref.chat(c).violations for c in ref.chats)
+
+
+def test_replies_waiting_for_the_bot_budget_do_not_wake_for_tokens_they_do_not_get():
+    # 200 replies end at once behind 30 calls/s: each call wakes the one reply that makes it, not all 200
+    ref = ReferencePlatform(budgets=CHATS, bot_budget=RateBudget(rate=30.0, burst=30))
+    looks = 0
+
+    async def main():
+        nonlocal looks
+        delivery = make_delivery(ref)
+        sessions = [delivery.session("reference", f"c{n}", settings=streaming(edit_interval=1.0)) for n in range(200)]
+        bot = delivery.budgets.for_chat("reference", ALL_CHATS, ref.platform.bot_budget, 0.0)
+        ready_at = bot.ready_at
+
+        def counted(now: float, reserve: float = 0.0) -> float:
+            nonlocal looks
+            looks += 1
+            return ready_at(now, reserve)
+
+        bot.ready_at = counted  # type: ignore[method-assign]
+        for session in sessions:
+            session.feed("Hello there.")
+        reports = await asyncio.gather(*(s.finish() for s in sessions))
+        assert all(r.delivered for r in reports)
+        assert queue_of(bot).outstanding == 0
+
+    run_virtual(main())
+    calls = sum(len(chat.calls) for chat in ref.chats.values())  # the texts, and a few typing indicators
+    assert all(ref.chat(f"c{n}").screen == ["Hello there."] for n in range(200))
+    # before the queue: 20,530 looks for 230 calls (every waiting reply woke for every token); after: 631
+    assert looks <= 3 * calls, f"the bot's budget was looked at {looks} times for {calls} calls"
