@@ -57,6 +57,13 @@ def register_feature_routes(app: web.Application, parts: "FeatureParts") -> None
     app[API_SERVER_KEY] = server
 
 
+#: What a model request needs that is slow to import: the agent, and the openai SDK its upstream client is made
+#: from (made lazily on the first request, so a platform-only gateway never loads it; a server of requests
+#: loads it here, before serving, instead of in a thread while the first request's stream runs: importing
+#: the SDK's ~1,000 pydantic models holds the GIL for long stretches, and /health stalled 0.7 s on it).
+WARM_MODULES = ("hermes_gateway._core.agent", "openai", "hermes_gateway._core.agent.transport_sdk")
+
+
 @hookimpl
 async def feature_startup(parts: "FeatureParts") -> None:
     """Import the agent (and the openai SDK, ~1 s) in a thread before serving.
@@ -69,7 +76,8 @@ async def feature_startup(parts: "FeatureParts") -> None:
     if not parts.config.api_server.enabled:
         return
     try:
-        await asyncio.to_thread(importlib.import_module, "hermes_gateway._core.agent")
+        for module in WARM_MODULES:
+            await asyncio.to_thread(importlib.import_module, module)
     except Exception as exc:  # reported again, in full, by the first request that needs the agent
         log.warning("the agent could not be imported: %s: %s", type(exc).__name__, exc)
 

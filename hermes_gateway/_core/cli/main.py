@@ -52,11 +52,13 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(only: str | None = None, *, every: bool = False) -> argparse.ArgumentParser:
-    """The parser. A subcommand's module is imported (for its arguments) only when it is ``only``, or
-    ``every`` one: ``run`` need not import the demo server, the terminal chat or the service units, and
-    ``hermes-gateway --help`` lists the commands without importing any (issue 39: every test's and every
-    replica's start pays for what it imports)."""
+def build_parser(only: str | None = None, *, every: bool = True) -> argparse.ArgumentParser:
+    """The parser: every subcommand's arguments, or (``every=False``, as :func:`main` asks) only ``only``'s.
+
+    A subcommand's module is imported for its arguments, so :func:`main` imports just the chosen one: ``run``
+    need not import the demo server, the terminal chat or the service units, and ``hermes-gateway --help``
+    lists the commands without importing any (issue 39: every test's and every replica's start pays for what
+    it imports)."""
     parser = argparse.ArgumentParser(
         prog="hermes-gateway",
         description="A chat-bot gateway whose LLM replies stream into chats, a terminal and an OpenAI-compatible API.",
@@ -85,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = [DEFAULT_COMMAND, *argv]
     elif argv[0] in ("-v", "--verbose", "-vv") and (len(argv) == 1 or argv[1] not in COMMANDS):
         argv = [argv[0], DEFAULT_COMMAND, *argv[1:]]
-    parser = build_parser(chosen_command(argv))
+    parser = build_parser(chosen_command(argv), every=False)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING - 10 * min(args.verbose, 2),
