@@ -115,11 +115,15 @@ async def test_only_allowed_channels_are_answered(loose_api):
 async def test_messages_from_bots_and_edits_are_never_answered(loose_api):
     api = loose_api
     dm = api.dm()
-    async with gateway_for(api):
+    async with gateway_for(api) as gateway:
         await api.push_message(dm, "echo: I am another bot", author_id="3003", bot=True)
         await api.push_message(dm, "echo: I am this bot", author_id=BOT_ID, bot=True)
         first = await api.push_message(dm, "echo: original")
         await eventually(lambda: api.screen(dm) == ["original"], lambda: api.channel(dm).calls)
+        for _ in range(400):  # the turn recorded: the reply is no longer being answered (an edit then would be)
+            if any(m.get("role") == "assistant" for m in await gateway.history("discord", str(dm))):
+                break
+            await asyncio.sleep(0.05)
         await api.push_edit(dm, first, "echo: edited")
         await api.push_message(dm, "echo: last")
         await eventually(lambda: len(api.screen(dm)) == 2, lambda: api.channel(dm).calls)

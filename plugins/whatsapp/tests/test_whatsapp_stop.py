@@ -36,7 +36,7 @@ async def test_sigterm_with_a_200000_character_reply_in_flight_exits_0_within_th
         assert gateway.url is not None
         webhook = gateway.url + ROUTE
         assert await meta.deliver(webhook, meta.text_message(USER, "echo: " + long_text(200_000))) == 200
-        await eventually(lambda: len(meta.screen(USER)) >= 1, lambda: meta.calls)
+        await eventually(lambda: len(meta.screen(USER)) >= 1, lambda: meta.calls, timeout=60)  # a loaded suite: slow
         refused: list[int] = []
 
         async def webhooks_keep_coming() -> None:  # Meta does not know we are stopping
