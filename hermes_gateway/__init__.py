@@ -20,6 +20,7 @@ from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSett
 from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
                                   utf8_length, utf16_length)
 from ._core.platform_context import PlatformClient, PlatformContext
+from ._core.last_seen import LastSeen
 from ._core.plugin_host import PluginHost
 from ._core.platform_settings import SettingsError, secret, setting
 from ._core.plugins import Plugins, installed_plugins, make_plugins
@@ -42,6 +43,7 @@ __all__ = [
     "FetchError",
     "HermesError",
     "Incoming",
+    "LastSeen",
     "Media",
     "MediaLimits",
     "MessageRef",

@@ -33,7 +33,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from hermes_gateway import Incoming, Stream
+from hermes_gateway import Incoming, LastSeen, Stream
 
 from .receiving import target_channel, to_incoming
 from .redaction import scrub
@@ -54,6 +54,13 @@ MAX_PAGES = 10
 DISCORD_EPOCH_MS = 1_420_070_400_000
 
 
+def _snowflake(message_id: str) -> int:
+    """A message id as a number to compare (a stored value that is not one is dropped)."""
+    if not message_id.isdigit():
+        raise ValueError(f"not a Discord id: {message_id!r}")
+    return int(message_id)
+
+
 def snowflake_at(unix_seconds: float) -> int:
     """The smallest message id Discord would give a message sent at ``unix_seconds``."""
     return max(int(unix_seconds * 1000) - DISCORD_EPOCH_MS, 0) << 22
@@ -65,45 +72,18 @@ class CatchUp:
     def __init__(self, client: "DiscordClient") -> None:
         self.client = client
         self.context = client.context
-        self.seen: dict[str, list[Any]] = {}     # channel id -> [last message id, chat kind]
-        self._dirty = False
-        self._saving: asyncio.Task[None] | None = None
+        #: channel id -> (last message id, chat kind), kept with ``context.set_value`` under :data:`SEEN_KEY`
+        self.last_seen = LastSeen(self.context, order=_snowflake, platform="discord", key=SEEN_KEY,
+                                  max_channels=MAX_CHANNELS)
         self._running: asyncio.Task[None] | None = None
 
     async def load(self) -> None:
         """What an earlier run saw (the store is shared by replicas and survives restarts)."""
-        try:
-            stored = await self.context.get_value(SEEN_KEY, {})
-        except Exception as exc:
-            log.warning("discord: the last messages seen were not read (%s); catching up within the window",
-                        scrub(f"{type(exc).__name__}: {exc}"))
-            return
-        if isinstance(stored, dict):
-            for channel, value in stored.items():
-                if isinstance(value, list) and len(value) == 2 and str(value[0]).isdigit():
-                    self.seen.setdefault(str(channel), [str(value[0]), str(value[1])])
+        await self.last_seen.load()
 
     def note(self, channel_id: str, message_id: str, kind: str) -> None:
         """A message of ``channel_id`` was seen (live or fetched): later catch-ups start after it."""
-        known = self.seen.get(channel_id)
-        if known is not None and int(known[0]) >= int(message_id):
-            return
-        self.seen.pop(channel_id, None)
-        self.seen[channel_id] = [message_id, kind]
-        while len(self.seen) > MAX_CHANNELS:
-            del self.seen[next(iter(self.seen))]
-        self._dirty = True
-        if self._saving is None or self._saving.done():
-            self._saving = asyncio.get_running_loop().create_task(self._save(), name="discord-last-seen")
-
-    async def _save(self) -> None:
-        while self._dirty:
-            self._dirty = False
-            try:
-                await self.context.set_value(SEEN_KEY, self.seen)
-            except Exception as exc:  # the next catch-up reads more, and the core's dedupe drops the rest
-                log.warning("discord: the last messages seen were not stored: %s", scrub(str(exc)))
-                return
+        self.last_seen.note(channel_id, message_id, kind)
 
     def start(self) -> None:
         """After a READY: read what was missed, in the background (one catch-up at a time)."""
@@ -124,10 +104,7 @@ class CatchUp:
         if running is not None and not running.done():
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
-        if self._dirty and (self._saving is None or self._saving.done()):
-            await self._save()
-        elif self._saving is not None:
-            await asyncio.gather(self._saving, return_exceptions=True)
+        await self.last_seen.flush()
 
     async def _run(self) -> None:
         window = self.context.catch_up_window
@@ -154,7 +131,7 @@ class CatchUp:
 
     async def _channel(self, chat_id: str, thread_id: str | None, floor: int) -> None:
         channel = str(target_channel(chat_id, thread_id))
-        known = self.seen.get(channel)
+        known = self.last_seen.get(channel)
         kind = "thread" if thread_id else (known[1] if known is not None else self._kind_of(int(channel)))
         after = max(floor, int(known[0]) if known is not None else 0)
         for _ in range(MAX_PAGES):

@@ -32,6 +32,8 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from hermes_gateway import LastSeen
+
 from .errors import translate
 from .redaction import scrub
 
@@ -60,22 +62,13 @@ class CatchUp:
         self.context = context
         self._web = web
         self._hand_over = hand_over
-        self.seen: dict[str, list[str]] = {}     # channel -> [last ts seen, channel_type]
-        self._dirty = False
-        self._saving: asyncio.Task[None] | None = None
+        #: channel -> (last ts seen, channel_type), kept with ``context.set_value`` under :data:`SEEN_KEY`
+        self.last_seen = LastSeen(context, order=_ts_order, platform="slack", key=SEEN_KEY,
+                                  max_channels=MAX_CHANNELS)
         self._running: asyncio.Task[None] | None = None
 
     async def load(self) -> None:
-        try:
-            stored = await self.context.get_value(SEEN_KEY, {})
-        except Exception as exc:
-            log.warning("slack: the last messages seen were not read (%s); catching up within the window",
-                        scrub(f"{type(exc).__name__}: {exc}"))
-            return
-        if isinstance(stored, dict):
-            for channel, value in stored.items():
-                if isinstance(value, list) and len(value) == 2 and _is_ts(value[0]):
-                    self.seen.setdefault(str(channel), [str(value[0]), str(value[1])])
+        await self.last_seen.load()
 
     def note(self, event: Any) -> None:
         """A person's message event (live or fetched): later catch-ups in its channel start after it."""
@@ -84,26 +77,9 @@ class CatchUp:
         channel, ts = event.get("channel"), event.get("ts")
         if not isinstance(channel, str) or not isinstance(ts, str) or not _is_ts(ts):
             return
-        known = self.seen.get(channel)
-        if known is not None and float(known[0]) >= float(ts):
-            return
+        known = self.last_seen.get(channel)
         kind = str(event.get("channel_type") or (known[1] if known else ""))
-        self.seen.pop(channel, None)
-        self.seen[channel] = [str(ts), kind]
-        while len(self.seen) > MAX_CHANNELS:
-            del self.seen[next(iter(self.seen))]
-        self._dirty = True
-        if self._saving is None or self._saving.done():
-            self._saving = asyncio.get_running_loop().create_task(self._save(), name="slack-last-seen")
-
-    async def _save(self) -> None:
-        while self._dirty:
-            self._dirty = False
-            try:
-                await self.context.set_value(SEEN_KEY, self.seen)
-            except Exception as exc:  # the next catch-up reads more, and the core's dedupe drops the rest
-                log.warning("slack: the last messages seen were not stored: %s", scrub(str(exc)))
-                return
+        self.last_seen.note(channel, ts, kind)
 
     def start(self) -> None:
         """Read what was missed, in the background (one catch-up at a time)."""
@@ -123,10 +99,7 @@ class CatchUp:
         if running is not None and not running.done():
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
-        if self._dirty and (self._saving is None or self._saving.done()):
-            await self._save()
-        elif self._saving is not None:
-            await asyncio.gather(self._saving, return_exceptions=True)
+        await self.last_seen.flush()
 
     async def _run(self) -> None:
         floor = time.time() - self.context.catch_up_window
@@ -153,14 +126,14 @@ class CatchUp:
             except Exception as exc:  # this channel only: the others are still read
                 log.warning("slack: catching up in channel %s failed: %s", channel,
                             scrub(f"{type(exc).__name__}: {exc}"))
-            kind = self.seen.get(channel, ["", ""])[1] or ("im" if channel.startswith("D") else "channel")
+            kind = (self.last_seen.get(channel) or ("", ""))[1] or ("im" if channel.startswith("D") else "channel")
             for ts in sorted((t for t in found if float(t) > float(oldest)), key=float):
                 event = {**found[ts], "channel": channel, "channel_type": kind}
                 log.info("slack: a message sent while the bot was away, in channel %s", channel)
                 await self._hand_over({"event": event, "event_id": "", "type": "event_callback"})
 
     def _oldest(self, channel: str, floor: float) -> str:
-        known = self.seen.get(channel)
+        known = self.last_seen.get(channel)
         if known is not None and float(known[0]) > floor:
             return known[0]
         return f"{floor:.6f}"
@@ -185,6 +158,13 @@ class CatchUp:
         except Exception as exc:
             raise translate(exc, method) from None
         return dict(answer.data) if hasattr(answer, "data") else dict(answer)
+
+
+def _ts_order(ts: str) -> float:
+    """A message ``ts`` as a number to compare (a stored value that is not one is dropped)."""
+    if not _is_ts(ts):
+        raise ValueError(f"not a Slack ts: {ts!r}")
+    return float(ts)
 
 
 def _is_ts(value: Any) -> bool:
