@@ -29,3 +29,23 @@ def postgres_url(postgres_server) -> Iterator[str]:
     name = postgres_server.create_database()
     yield postgres_server.url(name)
     postgres_server.drop_database(name)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def make_store(request, tmp_path):
+    """``make_store()``: the store of the backend under test, opened again on each call (memory hands the same
+    instance over, as a restart in tests does; SQLite reopens the same file; PostgreSQL the test's database).
+    A module that needs other options defines its own (test_store_contract.py)."""
+    from hermes_gateway._core.store import MemoryStore, SQLiteStore
+    from hermes_gateway._core.store.postgres import PostgresStore
+
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    shared = MemoryStore()
+
+    def make():
+        if request.param == "memory":
+            return shared
+        if request.param == "postgres":
+            return PostgresStore(url)
+        return SQLiteStore(tmp_path / "state.db")
+    return make

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from hermes_gateway._core.store import ConversationKey, MemoryStore, SQLiteStore
+from hermes_gateway._core.store import ConversationKey
 from hermes_gateway._core.store.operator_records import Pairing, UsageRecord
 from hermes_gateway._core.store.postgres import PostgresStore
 
@@ -20,18 +20,6 @@ THREAD = ConversationKey("telegram", "42", "7")
 NOW = 1_700_000_000.0
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def make_store(request, tmp_path):
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    shared = MemoryStore()
-
-    def make():
-        if request.param == "memory":
-            return shared  # "reopening" memory hands the same instance over, as a restart in tests does
-        if request.param == "postgres":
-            return PostgresStore(url)
-        return SQLiteStore(tmp_path / "state.db")
-    return make
 
 
 @pytest.fixture

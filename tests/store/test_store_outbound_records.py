@@ -11,26 +11,13 @@ import asyncio
 
 import pytest
 
-from hermes_gateway._core.store import ConversationKey, MemoryStore, SQLiteStore
-from hermes_gateway._core.store.postgres import PostgresStore
+from hermes_gateway._core.store import ConversationKey
 
 CHAT = ConversationKey("telegram", "42")
 THREAD = ConversationKey("telegram", "42", "7")
 NOW = 1_700_000_000.0
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def make_store(request, tmp_path):
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    shared = MemoryStore()
-
-    def make():
-        if request.param == "memory":
-            return shared
-        if request.param == "postgres":
-            return PostgresStore(url)
-        return SQLiteStore(tmp_path / "state.db")
-    return make
 
 
 @pytest.fixture

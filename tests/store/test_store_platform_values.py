@@ -9,24 +9,9 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
-from hermes_gateway._core.store import MemoryStore, SQLiteStore
-from hermes_gateway._core.store.postgres import PostgresStore
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def make_store(request, tmp_path):
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    shared = MemoryStore()
 
-    def make():
-        if request.param == "memory":
-            return shared
-        if request.param == "postgres":
-            return PostgresStore(url)
-        return SQLiteStore(tmp_path / "state.db")
-    return make
 
 
 async def test_a_value_is_kept_per_platform_and_survives_a_reopen(make_store):

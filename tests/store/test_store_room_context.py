@@ -9,27 +9,13 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 
-from hermes_gateway._core.store import MemoryStore, SQLiteStore
 from hermes_gateway._core.store.postgres import PostgresStore
 from hermes_gateway._core.store.room_context import RoomMessage
 
 ROOM, THREAD, OTHER = ("telegram", "-1001", ""), ("telegram", "-1001", "7"), ("telegram", "-1002", "")
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def make_store(request, tmp_path):
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    shared = MemoryStore()
-
-    def make():
-        if request.param == "memory":
-            return shared
-        if request.param == "postgres":
-            return PostgresStore(url)
-        return SQLiteStore(tmp_path / "state.db")
-    return make
 
 
 def said(text: str, sender: str = "Ada", at: float = 1.0, **kw) -> RoomMessage:
