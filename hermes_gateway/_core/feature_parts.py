@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from .conversation import TurnParts
     from .http.workers import WorkerSlot
     from .metrics import GatewayMetrics
-    from .plugin_host import PluginHost
     from .store import ConversationStore
 
 feature_hookspec = pluggy.HookspecMarker(PROJECT)
@@ -51,7 +50,6 @@ class FeatureParts:
 
     config: "Config"
     app: "web.Application"
-    host: "PluginHost"
     serve: bool
     worker: "WorkerSlot | None"
     shutdown_grace: float

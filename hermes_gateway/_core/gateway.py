@@ -276,11 +276,9 @@ class Gateway:
         offered: dict[str, Any] = {"host": self.host, "gateway": self}
         return {name: offered[name] for name in argnames if name in offered}
 
-    def _feature_parts(self, app: web.Application) -> "FeatureParts":
+    def _feature_parts(self, app: web.Application) -> FeatureParts:
         """What the built-in features (API server, web console, hooks from outside) are built from."""
-        from .feature_parts import FeatureParts
-
-        return FeatureParts(config=self.config, app=app, host=self.host, serve=self.serve, worker=self.worker,
+        return FeatureParts(config=self.config, app=app, serve=self.serve, worker=self.worker,
                             shutdown_grace=self.shutdown_grace, accepting=lambda: self.accepting,
                             turn_parts=lambda: self.turn_parts, agent=lambda: self.agent, store=lambda: self.store,
                             metrics=lambda: self.metrics, console_sources=lambda: self.console_sources,
