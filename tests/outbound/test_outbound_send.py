@@ -76,16 +76,6 @@ def test_a_missing_file_fails_before_anything_is_sent(tmp_path):
     assert "nope.pdf" in str(caught.value) and "\n" not in str(caught.value)
 
 
-@pytest.fixture(scope="module")
-def redis_server():
-    from hermes_gateway.testing.redis import RedisServer
-
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
 
 async def test_two_replicas_sharing_redis_send_within_the_chats_budget(redis_server):
     import asyncio

@@ -13,7 +13,6 @@ from collections import Counter
 from contextlib import closing
 from typing import Any
 
-import pytest
 
 from discord_test_support import eventually, gateway_config, plugin_for_tests, FAST_LIMITS
 from hermes_gateway.testing import TestGateway
@@ -121,16 +120,6 @@ async def test_after_a_reconnect_discord_would_not_resume_what_came_meanwhile_is
         await answered(api, dm, ["hello", "sent during the outage"])
         assert gateway.client("discord").context.connection == "connected"
 
-
-@pytest.fixture(scope="module")
-def redis_server():
-    from hermes_gateway.testing.redis import RedisServer
-
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_two_replicas_answer_what_was_sent_while_down_once_in_total(loose_api, tmp_path, redis_server):

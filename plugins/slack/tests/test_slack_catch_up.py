@@ -14,7 +14,6 @@ from collections import Counter
 from contextlib import closing
 from typing import Any
 
-import pytest
 
 from hermes_gateway.testing import TestGateway
 from hermes_slack import EVENTS_PATH, plugin
@@ -148,16 +147,6 @@ async def test_over_http_what_slack_gave_up_retrying_is_read_at_the_start(api, t
     finally:
         await gateway.stop()
 
-
-@pytest.fixture(scope="module")
-def redis_server():
-    from hermes_gateway.testing.redis import RedisServer
-
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_two_replicas_and_slacks_own_retries_answer_each_message_once_in_total(api, tmp_path, redis_server):

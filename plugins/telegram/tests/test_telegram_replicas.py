@@ -136,16 +136,6 @@ def long_reply(words: int, pause: float, last: str) -> list[tuple]:
 # ---------------------------------------------------------------- the servers replicas share
 
 
-@pytest.fixture(scope="module")
-def redis_server():
-    from hermes_gateway.testing.redis import RedisServer
-
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
 
 @pytest.fixture(scope="module")
 def postgres_server():

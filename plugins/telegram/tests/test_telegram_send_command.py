@@ -6,7 +6,6 @@ import asyncio
 import os
 import sys
 
-import pytest
 import yaml
 
 from hermes_gateway import RateBudget
@@ -22,16 +21,6 @@ PRIVATE = RateBudget(rate=1.0, burst=1)   # what Telegram enforces in a private 
 #: no warm_up) lands hundreds of ms late.
 ARRIVALS = RateBudget(rate=1 / 0.75, burst=1)
 
-
-@pytest.fixture(scope="module")
-def redis_server():
-    from hermes_gateway.testing.redis import RedisServer
-
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def write_config(tmp_path, api, name="config.yaml", **extra) -> str:
