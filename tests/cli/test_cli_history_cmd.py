@@ -7,6 +7,8 @@ import shlex
 import subprocess
 import sys
 
+import pytest
+
 from cli_helpers import DEADLINE, child_env
 from hermes_gateway._core.store import ConversationKey, SQLiteStore
 
@@ -155,3 +157,7 @@ def test_the_list_comes_a_page_at_a_time_and_names_the_next_page(tmp_path, capsy
     except SystemExit as exc:
         assert exc.code == 2
     assert "argument -p/--page: 0 is less than 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:  # rows skipped past a database integer: refused, not a traceback
+        main(["history", "--page", "99999999999999999999"])
+    assert exited.value.code == 2
+    assert "argument -p/--page: 99999999999999999999 is more than 2147483647" in capsys.readouterr().err

@@ -41,14 +41,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                         "~/.hermes/config.yaml)")
 
 
+#: The largest ``--page`` or ``--limit``: their product, the rows skipped, stays within a database integer
+#: (a larger page was an OverflowError traceback from SQLite).
+MAX_ARGUMENT = 2**31 - 1
+
+
 def positive(text: str) -> int:
-    """An argument that must be a whole number of at least 1 (argparse names the option in its error)."""
+    """An argument that must be a whole number from 1 to :data:`MAX_ARGUMENT` (argparse names the option in
+    its error)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    if value > MAX_ARGUMENT:
+        raise argparse.ArgumentTypeError(f"{value} is more than {MAX_ARGUMENT}")
     return value
 
 
