@@ -45,6 +45,7 @@ from .edits import SUPERSEDED_NOTE
 from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..plugins import Plugins
     from ..recovery.recover import CutReplies
 
@@ -627,7 +628,7 @@ def run_in_lane(runtime: InboundRuntime, platform: str, chat_id: str, thread_id:
     return done
 
 
-def collect_commands(plugins: "Plugins", config: Any = None) -> dict[str, Command]:
+def collect_commands(plugins: "Plugins", config: "Config | None" = None) -> dict[str, Command]:
     """The built-in commands, then those plugins register for ``config`` (a plugin cannot replace a built-in;
     the built-in reminders plugin adds /reminders and /cancel when ``tools.reminders`` is on).
 
