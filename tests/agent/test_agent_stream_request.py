@@ -127,7 +127,8 @@ def test_the_fast_transport_is_used_only_where_fast_transport_suits(monkeypatch:
     assert asyncio.run(kind("http://127.0.0.1:8000/v1")) == "fast"
     assert asyncio.run(kind("http://127.0.0.1:8000/v1", transport="sdk")) == "sdk"
     assert asyncio.run(kind("http://alice:secret@127.0.0.1:8000/v1")) == "sdk"
-    assert asyncio.run(kind(None)) == "sdk"  # the demo model stays in-process, through the SDK
+    assert asyncio.run(kind(None)) == "fast"  # the demo model, called in-process (transport_demo.py)
+    assert asyncio.run(kind(None, transport="sdk")) == "sdk"  # ... or through the SDK, still in-process
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.lan:3128")
     assert asyncio.run(kind("https://api.example/v1")) == "sdk"
     assert asyncio.run(kind("http://127.0.0.1:8000/v1")) == "fast"  # HTTPS_PROXY is for https URLs only

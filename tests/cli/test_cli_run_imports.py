@@ -33,7 +33,7 @@ CHILD = textwrap.dedent("""
     gc.freeze = freeze
     run_command.without_httpx_cli()
     config = parse_config({"api_server": {"port": 0}, "store": {"path": sys.argv[1]},
-                           "model": {"base_url": "http://127.0.0.1:9/v1", "api_key": "sk-x", "name": "m"}}, env={})
+                           "model": json.loads(sys.argv[2])}, env={})
     code = asyncio.run(run_command.serve(config))
     import httpx  # as python-telegram-bot and the Teams SDK do, once the platform is on
     httpx.AsyncClient  # still usable
@@ -42,8 +42,8 @@ CHILD = textwrap.dedent("""
 """)
 
 HEAVY = ("PIL", "pypdf", "av", "mcp", "opentelemetry", "croniter")
-#: The openai SDK (with httpx2 and pydantic): a gateway that serves the API loads it before it serves
-#: (api_server/plugin.py WARM_MODULES: loaded on the first request instead, its pydantic models held the GIL
+#: The openai SDK (with httpx2 and pydantic): a gateway that serves the API for a model at a base_url loads it
+#: before it serves (api_server/plugin.py warm_modules: loaded on the first request instead, its pydantic models held the GIL
 #: and /health stalled 0.7 s); one without the API server makes it on its first model request.
 SDK = ("openai", "httpx2", "pydantic")
 HTTPX_CLI = ("httpx._main", "rich", "click", "pygments")
@@ -54,15 +54,32 @@ def loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
                    if m in packages or m.split(".")[0] in packages})
 
 
-def test_a_gateway_without_those_features_serves_without_their_libraries(tmp_path):
-    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "state.db")], capture_output=True,
-                          text=True, env=child_env(tmp_path / "home"), cwd=tmp_path, timeout=DEADLINE)
+ENDPOINT = {"base_url": "http://127.0.0.1:9/v1", "api_key": "sk-x", "name": "m"}
+
+
+def serve_once(tmp_path, model: dict) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "state.db"), json.dumps(model)],
+                          capture_output=True, text=True, env=child_env(tmp_path / "home"), cwd=tmp_path,
+                          timeout=DEADLINE)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("hermes-gateway: listening on http://127.0.0.1:")
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["exit"] == 0
+    return seen
+
+
+def test_a_gateway_without_those_features_serves_without_their_libraries(tmp_path):
+    seen = serve_once(tmp_path, ENDPOINT)
     assert "hermes_gateway._core.agent.upstream" in seen["serving"]  # the agent is loaded at start (issue 26)
     assert loaded(seen["serving"], HEAVY) == []
     assert loaded(seen["serving"], SDK) == sorted(SDK)  # the API server is on: warmed before serving
     assert loaded(seen["after_httpx"], HTTPX_CLI) == []
     assert "httpx" in seen["after_httpx"]
+
+
+def test_a_demo_gateway_serves_without_the_openai_sdk(tmp_path):
+    """The demo model on the fast transport is called in-process (agent/transport_demo.py): no SDK to warm."""
+    seen = serve_once(tmp_path, {"demo": {"tokens_per_second": 0}})
+    assert "hermes_gateway._core.agent.upstream" in seen["serving"]
+    assert loaded(seen["serving"], SDK) == []
+    assert loaded(seen["serving"], HEAVY) == []

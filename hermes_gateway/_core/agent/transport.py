@@ -15,9 +15,11 @@ the body travels is a transport's business (``model.transport``):
 
 Both raise only :mod:`.errors`' exceptions and yield the same payloads for
 the same bytes (``tests/agent/test_agent_transport_parity.py`` runs both on
-the same recorded streams and compares every event the agent yields). The
-demo model, and upstreams the fast path does not suit (proxy variables,
-credentials in the URL: :func:`.upstream.fast_transport_suits`), always use ``sdk``.
+the same recorded streams and compares every event the agent yields).
+Upstreams the fast path does not suit (proxy variables, credentials in the
+URL: :func:`.upstream.fast_transport_suits`) always use ``sdk``. The demo
+model under ``fast`` is called in-process (:mod:`.transport_demo`), its SSE
+read by the same :class:`~.sse.SSEPayloads`.
 """
 
 from __future__ import annotations

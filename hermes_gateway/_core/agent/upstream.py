@@ -2,9 +2,10 @@
 
 Which transport (:mod:`.transport`) is ``model.transport``: ``fast`` where
 it suits (:func:`fast_transport_suits`), else ``sdk``. Demo endpoints (no
-``base_url``) get a client whose HTTP transport is the in-process demo
-model, always through the ``sdk`` transport, so they go through exactly the
-same SDK code as a real upstream. Which upstreams do not stream is
+``base_url``) are called in-process (:mod:`.transport_demo`: the same SSE
+reader as a real upstream on the fast transport, and no SDK import), or, with
+``model.transport: sdk``, through an SDK client whose HTTP transport is the
+in-process demo model. Which upstreams do not stream is
 remembered per upstream (and forgotten after a while, in case it was a
 passing problem).
 
@@ -180,6 +181,10 @@ class UpstreamPool:
             if fast:
                 assert endpoint.base_url is not None
                 transport = FastTransport(lazy.get, endpoint.base_url, self.max_retries, self.timeouts)
+            elif self.transport == "fast" and endpoint.base_url is None:
+                from .transport_demo import DemoDirectTransport
+
+                transport = DemoDirectTransport(self.demo_tokens_per_second)
             else:
                 from .transport_sdk import SdkTransport
 
