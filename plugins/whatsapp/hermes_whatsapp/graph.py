@@ -123,6 +123,10 @@ class GraphClient:
         await self._post({"messaging_product": "whatsapp", "status": "read", "message_id": message_id,
                           "typing_indicator": {"type": "text"}}, "typing", to)
 
+    async def mark_read(self, to: str, message_id: str) -> None:
+        """Mark the user's message read (blue ticks), without *typing…*: for a reply that came too soon to need it."""
+        await self._post({"messaging_product": "whatsapp", "status": "read", "message_id": message_id}, "read", to)
+
     async def phone_number(self) -> dict[str, Any]:
         """``GET /{phone_number_id}``: checks the token and the id at start-up."""
         url = f"{self.settings.api_base_url}/{self.settings.phone_number_id}"

@@ -229,6 +229,7 @@ class WhatsAppClient(PlatformClient):
         if not stream.reply_to:
             return  # the indicator hangs on the user's message: without one there is nothing to show it on
         await self.graph.typing(stream.chat_id, stream.reply_to)
+        stream.state["read"] = True
 
     async def on_delta(self, stream: Stream, message: MessageRef | None, text: str) -> MessageRef:
         """Not called while ``supports_edit`` is false; the contract wants it beside ``supports_edit``."""
@@ -250,10 +251,22 @@ class WhatsAppClient(PlatformClient):
         if message is not None:
             raise DeliveryError("whatsapp cannot edit a message it sent", retryable=False)
         quote = stream.reply_to if not stream.state.get("quoted") else None
+        if quote and not stream.state.get("read"):
+            await self._mark_read(stream, quote)
         text = formatting.render(text)  # tables laid out for a phone (the core measured this rendering)
         wamid = await self.graph.send_text(stream.chat_id, text.strip() or text, quote=quote)
         stream.state["quoted"] = True
         return MessageRef(stream.chat_id, wamid, stream.thread_id)
+
+    async def _mark_read(self, stream: Stream, message_id: str) -> None:
+        """A reply that came before the core showed *typing…* (which marks the question read) still marks it read,
+        so the person's message does not stay on grey ticks. Best effort: a failure costs one log line, never the
+        reply. A read mark is no message: the pair rate limit counts messages."""
+        stream.state["read"] = True
+        try:
+            await self.graph.mark_read(stream.chat_id, message_id)
+        except DeliveryError as exc:
+            log.warning("whatsapp: could not mark the question read: %s", exc)
 
 
 #: WhatsApp as the core sees it: limits, settings, and the client factory.
