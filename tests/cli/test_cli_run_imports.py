@@ -2,7 +2,7 @@
 
 A gateway started with an OpenAI-compatible endpoint (the fast transport), no platform, no MCP server, no
 voice, no telemetry and no schedules must not have loaded Pillow, pypdf, PyAV, the MCP SDK, OpenTelemetry or
-croniter once it is serving (the ``openai`` SDK it has: its API server warms it before serving), nor httpx's command-line tool
+croniter once it is serving, nor the ``openai`` SDK (the fast transport makes its headers without it), nor httpx's command-line tool
 (rich, click, pygments) when something imports httpx. Checked in one child process, because which modules
 are loaded is process-wide and other tests load them all; the child stops itself once started.
 """
@@ -42,8 +42,8 @@ CHILD = textwrap.dedent("""
 """)
 
 HEAVY = ("PIL", "pypdf", "av", "mcp", "opentelemetry", "croniter")
-#: The openai SDK (with httpx2 and pydantic): a gateway that serves the API for a model at a base_url loads it
-#: before it serves (api_server/plugin.py warm_modules: loaded on the first request instead, its pydantic models held the GIL
+#: The openai SDK (with httpx2 and pydantic): only the sdk transport needs it; a gateway that serves the API on
+#: it loads it before it serves (api_server/plugin.py warm_modules: loaded on the first request instead, its pydantic models held the GIL
 #: and /health stalled 0.7 s); one without the API server makes it on its first model request.
 SDK = ("openai", "httpx2", "pydantic")
 HTTPX_CLI = ("httpx._main", "rich", "click", "pygments")
@@ -72,9 +72,16 @@ def test_a_gateway_without_those_features_serves_without_their_libraries(tmp_pat
     seen = serve_once(tmp_path, ENDPOINT)
     assert "hermes_gateway._core.agent.upstream" in seen["serving"]  # the agent is loaded at start (issue 26)
     assert loaded(seen["serving"], HEAVY) == []
-    assert loaded(seen["serving"], SDK) == sorted(SDK)  # the API server is on: warmed before serving
+    assert loaded(seen["serving"], SDK) == []  # the fast transport makes the SDK's headers without it
     assert loaded(seen["after_httpx"], HTTPX_CLI) == []
     assert "httpx" in seen["after_httpx"]
+
+
+def test_a_gateway_on_the_sdk_transport_warms_the_sdk_before_serving(tmp_path):
+    """Its first request would otherwise import the SDK in a thread while /health waits on the GIL."""
+    seen = serve_once(tmp_path, {**ENDPOINT, "transport": "sdk"})
+    assert loaded(seen["serving"], SDK) == sorted(SDK)
+    assert loaded(seen["serving"], HEAVY) == []
 
 
 def test_a_demo_gateway_serves_without_the_openai_sdk(tmp_path):

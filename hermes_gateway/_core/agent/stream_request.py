@@ -12,11 +12,11 @@ instructions per request), with the request head rendered once per
 upstream, and hands :class:`~.sse.SSEPayloads` the response, while keeping
 what the SDK guarantees — through its public surface only:
 
-- the same request: URL ``base_url + path``, the SDK client's own headers
-  (``auth_headers`` and ``default_headers``: ``Authorization: Bearer``,
-  ``User-Agent``, ``X-Stainless-*``, organization/project, custom headers)
-  read from it once, the same JSON, and ``x-stainless-retry-count`` per
-  attempt;
+- the same request: URL ``base_url + path``, the SDK client's headers
+  (``Authorization: Bearer``, ``User-Agent``, ``X-Stainless-*``,
+  organization/project: :mod:`.sdk_headers`, which computes them as the SDK
+  does without importing it) once, the same JSON, and
+  ``x-stainless-retry-count`` per attempt;
 - the same retries: ``max_retries`` attempts more on connection errors,
   timeouts and the statuses the SDK retries, waiting what it would
   (:mod:`.retry_policy`, the SDK's policy written out);
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 
 from yarl import URL
 
@@ -52,9 +52,7 @@ from ..json_compact import compact_encoder
 from .errors import UpstreamConnectionError, UpstreamStatusError
 from .http1 import KEEPALIVE_EXPIRY, MAX_CONNECTIONS, Http1Error, Http1Pool, Http1Response, render_head
 from .retry_policy import retry_delay, should_retry
-
-if TYPE_CHECKING:
-    import openai
+from .sdk_headers import sdk_headers, sdk_ssl_context
 
 #: What the SDK's ``with_streaming_response`` / ``with_raw_response`` send (its ``RAW_RESPONSE_HEADER``).
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
@@ -62,12 +60,6 @@ RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 MAX_REDIRECTS = 20
 #: The answers that redirect a POST as it is (method and body kept); httpx turns 301-303 into a GET.
 _REDIRECTS = (307, 308)
-
-
-def _sdk_headers(client: "openai.AsyncOpenAI") -> dict[str, str]:
-    """The headers the SDK sends on a request of ``client`` (auth included), without omitted ones."""
-    merged: dict[str, Any] = {**client.auth_headers, **client.default_headers}
-    return {name: value for name, value in merged.items() if isinstance(value, str)}
 
 
 class BodyEncoder:
@@ -109,45 +101,37 @@ class BodyEncoder:
 
 
 class StreamPoster:
-    """POSTs requests for one upstream (one SDK client's settings) on a connection pool of its own (:mod:`.http1`)."""
+    """POSTs requests for one upstream (the SDK client's settings) on a connection pool of its own (:mod:`.http1`)."""
 
-    def __init__(self, client: Callable[[], "openai.AsyncOpenAI"], base_url: str, max_retries: int,
-                 timeouts: Timeouts) -> None:
-        """``client`` makes (or returns) the endpoint's SDK client: called once, in a thread, at the first
-        request (it may import the ``openai`` SDK), for its headers."""
-        self.client = client
+    def __init__(self, api_key: str, base_url: str, max_retries: int, timeouts: Timeouts) -> None:
+        """``api_key`` is sent as the SDK sends it (``Authorization: Bearer``, :func:`.sdk_headers.sdk_headers`)."""
+        self.api_key = api_key
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"  # as the SDK keeps it
         self.max_retries = max_retries
         self.connect_timeout = timeouts.connect
         self._heads: dict[tuple[str, bool, int], bytes] = {}  # (path, streamed, retry count): the request head
-        self._headers: dict[str, str] | None = None  # the SDK's headers, read once
+        self._headers: dict[str, str] | None = None  # the SDK's headers, made once
         self._body = BodyEncoder()
         self._pool: Http1Pool | None = None
         self._elsewhere: dict[tuple[str, str, int], Http1Pool] = {}  # pools of origins redirected to
         self._ssl: Any = None
 
     async def _setup(self) -> None:
-        # The SDK finds its platform headers (``platform.platform()`` and friends, cached) off the loop the
-        # first time; so does this. The rest on the loop: ``X-Stainless-Async`` names the running loop's kind.
-        make = self.client
-
-        def made_with_headers() -> "openai.AsyncOpenAI":
-            client = make()
-            client.platform_headers()
-            return client
-
-        client = await asyncio.to_thread(made_with_headers)
+        # The platform headers (``platform.platform()`` and friends, cached) are found off the loop the first
+        # time, as the SDK does; so is an https endpoint's TLS context (it reads the CA files).
+        secure = URL(self.base_url).scheme == "https"
+        headers, ssl_context = await asyncio.to_thread(
+            lambda: (sdk_headers(self.api_key), sdk_ssl_context() if secure and self._ssl is None else None))
         if self._pool is not None:  # the first turns start together: one of them set up while we waited
             return
-        self._headers = _sdk_headers(client)
+        self._headers = headers
+        self._ssl = self._ssl or ssl_context
         self._pool = self._new_pool(URL(self.base_url))
 
     def _new_pool(self, url: URL) -> Http1Pool:
         secure = url.scheme == "https"
-        if secure and self._ssl is None:
-            from ..demo.transport import httpx  # loaded with the SDK client already
-
-            self._ssl = httpx.create_ssl_context()  # the SDK's (certifi or the system's CAs)
+        if secure and self._ssl is None:  # (a redirect to https from an http endpoint; rare, so on the loop)
+            self._ssl = sdk_ssl_context()  # the SDK's (SSL_CERT_FILE / SSL_CERT_DIR or the system's CAs)
         return Http1Pool(url.raw_host or "", url.port or (443 if secure else 80), ssl=self._ssl if secure else None,
                          connect_timeout=self.connect_timeout, keepalive=KEEPALIVE_EXPIRY, limit=MAX_CONNECTIONS)
 
@@ -174,8 +158,8 @@ class StreamPoster:
             response.close()  # (after a whole read it was released already: nothing to do)
 
     async def prepare(self) -> None:
-        """Make the SDK client and the pool now, if not yet: the first request's set-up (the SDK's import,
-        ~0.3 s) is then not counted against the model's first-token deadline (:meth:`AIAgent._call_model`)."""
+        """Make the headers and the pool now, if not yet: the first request's set-up (platform lookups, CA
+        files) is then not counted against the model's first-token deadline (:meth:`AIAgent._call_model`)."""
         if self._pool is None:
             await self._setup()
 

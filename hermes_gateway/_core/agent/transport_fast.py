@@ -1,22 +1,19 @@
 """``model.transport: fast``: the request on :mod:`.http1` (:mod:`.stream_request`), the body read by :mod:`.sse`.
 
 The agent's default for real endpoints: about a tenth of the SDK's CPU per
-streamed chunk and a third less per request (bench/README.md). Uses no
-private name of the ``openai`` SDK; see :mod:`.transport` for the contract.
+streamed chunk and a third less per request (bench/README.md). Imports no
+part of the ``openai`` SDK (its headers: :mod:`.sdk_headers`); see :mod:`.transport` for the contract.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 
 from ..config import Timeouts
 from .errors import MalformedResponse
 from .sse import SSEPayloads
 from .stream_request import StreamBody, StreamPoster
-
-if TYPE_CHECKING:
-    import openai
 
 
 class FastTransport:
@@ -24,9 +21,8 @@ class FastTransport:
 
     kind = "fast"
 
-    def __init__(self, client: Callable[[], "openai.AsyncOpenAI"], base_url: str, max_retries: int,
-                 timeouts: Timeouts) -> None:
-        self.poster = StreamPoster(client, base_url, max_retries, timeouts)
+    def __init__(self, api_key: str, base_url: str, max_retries: int, timeouts: Timeouts) -> None:
+        self.poster = StreamPoster(api_key, base_url, max_retries, timeouts)
 
     async def prepare(self) -> None:
         await self.poster.prepare()

@@ -9,10 +9,11 @@ in-process demo model. Which upstreams do not stream is
 remembered per upstream (and forgotten after a while, in case it was a
 passing problem).
 
-The ``openai`` SDK (with httpx2 and pydantic, ~16 MB resident and ~0.3 s of
-CPU) is imported only when a client is first made: for the fast transport,
-off the event loop when the first request is set up (:class:`LazyClient`), so
-a gateway whose model is never called does not carry it (issue 39).
+The ``openai`` SDK (with httpx2 and pydantic, ~47 MB resident and ~1 s of
+CPU) is imported only when a client is made: by the sdk transport, or when
+someone asks an upstream for its ``client`` (:class:`LazyClient`). The fast
+transport and the demo model never do (:mod:`.sdk_headers`, :mod:`.transport_demo`),
+so a gateway on the default transport does not carry it (issue 39).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]  # (not in typeshed)
 
-from ..config import Endpoint, Timeouts
+from ..config import Endpoint, ModelConfig, Timeouts
 from .transport import UpstreamTransport
 from .transport_fast import FastTransport
 
@@ -138,6 +139,13 @@ def fast_transport_suits(base_url: str) -> bool:
     return bool(proxy_bypass_environment(parts.hostname or ""))
 
 
+def uses_sdk(model: ModelConfig) -> bool:
+    """Whether requests of ``model`` (its endpoint or a fallback) go through the openai SDK (the sdk transport)."""
+    if model.transport == "sdk":
+        return True
+    return any(e.base_url is not None and not fast_transport_suits(e.base_url) for e in (model.endpoint, *model.fallback))
+
+
 def _never_sends() -> Any:
     """The HTTP transport of an SDK client whose requests the fast transport makes (see ``_make_client``)."""
     from ..demo.transport import httpx
@@ -180,7 +188,8 @@ class UpstreamPool:
             transport: UpstreamTransport
             if fast:
                 assert endpoint.base_url is not None
-                transport = FastTransport(lazy.get, endpoint.base_url, self.max_retries, self.timeouts)
+                transport = FastTransport(endpoint.api_key or NO_KEY, endpoint.base_url, self.max_retries,
+                                          self.timeouts)
             elif self.transport == "fast" and endpoint.base_url is None:
                 from .transport_demo import DemoDirectTransport
 

@@ -58,22 +58,21 @@ def register_feature_routes(app: web.Application, parts: "FeatureParts") -> None
     app[API_SERVER_KEY] = server
 
 
-#: What a model request needs that is slow to import: the agent, and (for a model at a ``base_url``, or on
-#: ``model.transport: sdk``) the openai SDK its upstream's headers or requests come from. Made lazily on the
-#: first request, so a platform-only gateway never loads them; a server of requests loads them here, before
-#: serving, instead of in a thread while the first request's stream runs: importing the SDK's ~1,000 pydantic
-#: models holds the GIL for long stretches, and /health stalled 0.7 s on it. The demo model on the fast
-#: transport needs no SDK (agent/transport_demo.py), so a demo server does not load it (~0.8 s of CPU).
+#: What a model request needs that is slow to import: the agent and, where the model goes through the
+#: ``sdk`` transport (``model.transport: sdk``, or an endpoint the fast one does not suit), the openai SDK.
+#: Made lazily on the first request, so a platform-only gateway never loads them; a server of requests
+#: loads them here, before serving, instead of in a thread while the first request's stream runs: importing
+#: the SDK's ~1,000 pydantic models holds the GIL for long stretches, and /health stalled 0.7 s on it. The
+#: fast transport and the demo model never import the SDK (agent/sdk_headers.py, agent/transport_demo.py).
 AGENT_MODULES = ("hermes_gateway._core.agent",)
 SDK_MODULES = ("openai", "hermes_gateway._core.agent.transport_sdk")
 
 
 def warm_modules(model: "ModelConfig") -> tuple[str, ...]:
     """The modules to import before serving for ``model`` (see :data:`AGENT_MODULES`)."""
-    endpoints = (model.endpoint, *model.fallback)
-    if model.transport == "sdk" or any(endpoint.base_url for endpoint in endpoints):
-        return AGENT_MODULES + SDK_MODULES
-    return AGENT_MODULES
+    from ..agent.upstream import uses_sdk  # (the agent: imported here anyway, and off the loop)
+
+    return AGENT_MODULES + SDK_MODULES if uses_sdk(model) else AGENT_MODULES
 
 
 @hookimpl
@@ -88,7 +87,7 @@ async def feature_startup(parts: "FeatureParts") -> None:
     if not parts.config.api_server.enabled:
         return
     try:
-        for module in warm_modules(parts.config.model):
+        for module in await asyncio.to_thread(warm_modules, parts.config.model):
             await asyncio.to_thread(importlib.import_module, module)
     except Exception as exc:  # reported again, in full, by the first request that needs the agent
         log.warning("the agent could not be imported: %s: %s", type(exc).__name__, exc)
