@@ -197,9 +197,12 @@ async def draft_frames_at_telegram_pace(charge_drafts: bool) -> tuple[list[str],
 def TelegramPluginForPace(base_url: str, charge_drafts: bool):
     from hermes_gateway import RateBudget
 
-    # 20% under the emulator's 1/s: the first call's connection set-up makes it land late, the next one not
+    # 40% under the emulator's 1/s: the emulator counts arrivals, the gateway charges departures, and on a
+    # machine loaded by parallel test workers one call's way can take ~0.5 s longer than the next one's (with
+    # 20% under, a run at load 8 met a 429); what the test tells apart (charged: ~2 frames in 3 s; free: ~12)
+    # stays far beyond that
     return fast_runner(base_url, transport="draft", charge_drafts=charge_drafts,
-                       limits={"budgets": {"default": RateBudget(0.8, 1)}, "edit_interval": 0.25})
+                       limits={"budgets": {"default": RateBudget(0.6, 1)}, "edit_interval": 0.25})
 
 
 async def test_drafts_are_charged_to_the_chat_by_default_and_flow_freely_with_charge_drafts_false():
