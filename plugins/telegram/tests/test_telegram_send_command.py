@@ -13,13 +13,13 @@ from hermes_telegram.emulator import BotApiEmulator
 from telegram_test_support import SECRET_HALF, TOKEN
 
 PRIVATE = RateBudget(rate=1.0, burst=1)   # what Telegram enforces in a private chat (the emulator is strict)
-#: The same, counted with 0.25 s for a call's transit: the emulator counts a call when it arrives and the gateway
+#: The same, counted with 0.4 s for a call's transit: the emulator counts a call when it arrives and the gateway
 #: charges it when it sends, and on a machine loaded by parallel test workers one call's way from a `send`
-#: process to the emulator can take up to ~0.15 s longer than the next one's (seen with 0.1 s allowed: a file
-#: 0.90 s after the text). What these tests catch stays past that: two senders without the shared budget send
-#: at the same moment, and a first call made cold (the SDK imported and the connection opened after its charge,
-#: no warm_up) lands hundreds of ms late.
-ARRIVALS = RateBudget(rate=1 / 0.75, burst=1)
+#: process to the emulator can take longer than the next one's (seen: 0.15 s at 0.1 s allowed; 0.31 and 0.38 s
+#: at 0.25 s allowed, load 3-8). What these tests catch stays past that: two senders without the shared budget
+#: send at the same moment, and a first call made cold (the SDK imported and the connection opened after its
+#: charge, no warm_up) lands hundreds of ms late.
+ARRIVALS = RateBudget(rate=1 / 0.6, burst=1)
 
 
 
