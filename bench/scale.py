@@ -37,32 +37,22 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CURSOR = "▌"
-BOT_RATE, BOT_BURST = 30.0, 30  # hermes_telegram.plugin.BOT_BUDGET
-#: Calls that are not into a chat (the bot-wide budget is Telegram's limit on messages and edits into chats).
-NOT_CHAT_CALLS = {"getUpdates", "getMe", "deleteWebhook", "setWebhook", "getWebhookInfo", "getFile"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_platforms  # noqa: E402  (bench/ is not a package: this script's own directory)
 
 
 # ---------------------------------------------------------------------------------------------- the gateway child
 
 def child(config_path: str, out_path: str, stop_path: str) -> None:
     """Run the gateway with the measuring hooks until ``stop_path`` exists; write what it saw to ``out_path``."""
-    import telegram.request
-
     from hermes_gateway._core.delivery.session import StreamSession
     from hermes_gateway.testing import TestGateway
-    from hermes_telegram import plugin
 
-    calls: list[tuple[float, str]] = []
+    platform_name = os.environ.get("SCALE_PLATFORM", "telegram")
+    plugin = scale_platforms.load_plugin(platform_name)
+    calls: list[tuple[float, str, str, bool]] = []
     finished: dict[str, float] = {}
-    post = telegram.request.BaseRequest.post
-
-    async def counted_post(self: Any, url: str, request_data: Any = None, *args: Any, **kwargs: Any) -> Any:
-        params = request_data.parameters if request_data is not None else {}
-        calls.append((time.monotonic(), url.rsplit("/", 1)[-1], str(params.get("chat_id", "")),
-                      CURSOR in str(params.get("text", ""))))
-        return await post(self, url, request_data, *args, **kwargs)
-
-    telegram.request.BaseRequest.post = counted_post  # type: ignore[method-assign]
+    scale_platforms.count_calls(platform_name, os.environ.get("SCALE_API", ""), calls)
     finish = StreamSession.finish
 
     after_profile = os.environ.get("SCALE_PROFILE_AFTER")  # a cProfile of what follows the last model token
@@ -79,6 +69,14 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
         return finish(self, *args, **kwargs)
 
     StreamSession.finish = timed_finish  # type: ignore[method-assign]
+    preview_failures: list[tuple[float, str, str, bool]] = []  # (monotonic, chat, error, may have landed)
+    preview_failed = StreamSession._preview_failed
+
+    def counted_preview_failure(self: StreamSession, entry: Any, exc: Any) -> None:
+        preview_failures.append((time.monotonic(), self.stream.chat_id, str(exc)[:200], bool(exc.maybe_delivered)))
+        preview_failed(self, entry, exc)
+
+    StreamSession._preview_failed = counted_preview_failure  # type: ignore[method-assign]
     from hermes_gateway._core.delivery.pacing import Pacer
     charges: list[float] = []
     charge = Pacer.charge
@@ -98,8 +96,9 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
             loop = asyncio.get_running_loop()
             loop.set_debug(True)
             loop.slow_callback_duration = float(os.environ["SCALE_SLOW"])
-        async with TestGateway(config, plugin, shutdown_grace=2.0):
-            Path(out_path + ".ready").write_text("1")
+        api_server = scale_platforms.BENCHES[platform_name].api_server
+        async with TestGateway(config, plugin, shutdown_grace=2.0, api_server=api_server) as gateway:
+            Path(out_path + ".ready").write_text(gateway.url or "" if api_server else "")
             n = 0
             while True:
                 t = time.monotonic()
@@ -129,7 +128,8 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                 hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
                                                   "samples": samples, "peak_rss": hwm,
-                                                  "threads": threads, "charges": charges}))
+                                                  "threads": threads, "charges": charges,
+                                                  "preview_failures": preview_failures}))
 
     profile = os.environ.get("SCALE_PROFILE")
     if not profile:
@@ -162,6 +162,23 @@ def over_budget(times: list[float], rate: float, burst: int) -> int:
     return over
 
 
+def _per_chat(calls: list[Any], kinds: frozenset[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for _, k, chat, _ in calls:
+        if k in kinds:
+            counts[chat] = counts.get(chat, 0) + 1
+    return counts
+
+
+def _leaving_by_chat(calls: list[Any], not_chat: frozenset[str]) -> dict[str, list[float]]:
+    """When each chat's calls left the gateway (calls the gateway could not name a chat for are left out)."""
+    by_chat: dict[str, list[float]] = {}
+    for t, kind, chat, _ in calls:
+        if chat and kind not in not_chat:
+            by_chat.setdefault(chat, []).append(t)
+    return by_chat
+
+
 def max_in_window(times: list[float], window: float = 1.0) -> int:
     ordered, best, lo = sorted(times), 0, 0
     for hi, t in enumerate(ordered):
@@ -172,57 +189,53 @@ def max_in_window(times: list[float], window: float = 1.0) -> int:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "plugins" / "telegram" / "tests"))
-    from hermes_gateway import RateBudget
-    from hermes_telegram.emulator import BotApiEmulator
-    from telegram_test_support import TOKEN
-
-    # Telegram's rule for a private chat (1 call/s), enforced with 429s, counted with 0.1 s for a call's transit
-    # as the replica tests count it (test_telegram_replicas.ARRIVALS): the emulator runs in this process, which a
-    # loaded machine delays, so one call arrives late and the next, sent on time, looks early
-    private = RateBudget(rate=1 / 0.9, burst=1)
     words = " ".join(f"w{i % 97}" for i in range(args.words))
     tmp = Path(tempfile.mkdtemp(prefix="scale-"))
     upstream = subprocess.Popen([sys.executable, "-c", "from hermes_gateway._core.cli.main import main; raise SystemExit(main())", "demo-llm", "--port", "0",
                                  "--tokens-per-second", str(args.tps)], stdout=subprocess.PIPE, text=True)
+    bench = scale_platforms.BENCHES[args.platform]()
+    chat_budget, bot_budget = bench.budgets()
     try:
         line = upstream.stdout.readline() if upstream.stdout else ""
         base_url = next(w for w in line.split() if w.startswith("http"))
-        async with BotApiEmulator(TOKEN, rate_limit=private) as api:
+        async with bench:
+            bench.prepare(args.chats)
             config = {
                 "model": {"base_url": base_url, "name": "demo", "api_key": "sk-demo"},
                 "store": {"path": str(tmp / "store.db")},
-                "streaming": {"telegram": {"enabled": True, "edit_interval": 1.5, "min_tokens": 20}},
-                "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url,
-                                           "poll_timeout": 5}},
+                "streaming": {bench.name: {"enabled": True, "edit_interval": 1.5, "min_tokens": 20}},
+                "platforms": {bench.name: {"enabled": True, **bench.section()}},
             }
             (tmp / "config.json").write_text(json.dumps(config))
             out, stop = str(tmp / "out.json"), str(tmp / "stop")
             log = open(tmp / "gateway.log", "w")  # the gateway's own log lines (warnings), kept out of the figures
+            api_base = {"discord": "api_base_url", "slack": "api_base_url", "whatsapp": "api_base_url"}
+            env = {**os.environ, "SCALE_CHATS": str(args.chats), "SCALE_PLATFORM": bench.name,
+                   "SCALE_API": str(bench.section().get(api_base.get(bench.name, ""), ""))}
             gateway = subprocess.Popen([sys.executable, __file__, "--child", str(tmp / "config.json"), out, stop],
-                                       stderr=log, env={**os.environ, "SCALE_CHATS": str(args.chats)})
+                                       stderr=log, env=env)
             try:
                 while not os.path.exists(out + ".ready"):
                     if gateway.poll() is not None:
-                        raise SystemExit("the gateway child exited before it was ready")
+                        raise SystemExit(f"the gateway child exited before it was ready (see {tmp / 'gateway.log'})")
                     await asyncio.sleep(0.1)
+                gateway_url = Path(out + ".ready").read_text() or None
                 started = time.monotonic()
                 for chat in range(args.chats):
-                    await api.push_message(10_000 + chat, f"echo: {words}")
+                    await bench.push(chat, f"echo: {words}", gateway_url)
                 pushed = time.monotonic() - started
-                deadline = started + args.words / args.tps + args.chats / 20 + 120
+                # every final needs one call of the bot's budget at least
+                deadline = started + args.words / args.tps + args.chats / bot_budget.rate * 1.5 + 120
                 final_at: dict[int, float] = {}
                 while len(final_at) < args.chats and time.monotonic() < deadline:
                     await asyncio.sleep(1.0)
                     for chat in range(args.chats):
                         if chat in final_at:
                             continue
-                        record = api.chat(10_000 + chat)
-                        screen = record.screen
+                        screen = bench.screen(chat)
                         if screen and screen[-1] == words:
-                            done = [c.at for c in record.calls if c.outcome == "ok"
-                                    and c.method in ("sendMessage", "editMessageText")
-                                    and c.params.get("text") == words]
+                            done = [c.at for c in bench.calls(chat) if c.ok and c.method in bench.text_kinds
+                                    and c.text == words]
                             final_at[chat] = done[-1] if done else time.monotonic()
                 Path(stop).write_text("1")
                 gateway.wait(timeout=120)
@@ -230,30 +243,41 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 if gateway.poll() is None:
                     gateway.kill()
             seen = json.loads(Path(out).read_text())
-            records = [api.chat(10_000 + c) for c in range(args.chats)]
-            refused = sum(len(r.rate_limited) for r in records)
+            records = [bench.calls(c) for c in range(args.chats)]
+            refused = sum(1 for r in records for c in r if c.refused)
             if args.debug:
-                for r in records[:3]:
-                    print([(round(c.at - started, 3), c.method, c.outcome, len(str(c.params.get("text", ""))))
-                           for c in r.calls], r.screen[-1][:80] if r.screen else None)
+                for c in range(min(3, args.chats)):
+                    screen = bench.screen(c)
+                    print([(round(x.at - started, 3), x.method, x.ok, len(x.text or "")) for x in records[c]],
+                          screen[-1][:80] if screen else None)
                 for r in records:
-                    if r.rate_limited:
-                        print([(round(c.at - started, 3), c.method, c.outcome) for c in r.calls])
-            violations = sum(len(r.violations) for r in records)
-            arrivals = [c.at for r in records for c in r.calls]
-            strict = sum(1 for r in records for a, b in zip(r.calls, r.calls[1:]) if b.at - a.at < 1.0)
-            previews = sorted(c.at for r in records for c in r.calls if c.outcome == "ok"
-                              and c.method in ("sendMessage", "editMessageText")
-                              and CURSOR in str(c.params.get("text", "")))
+                    if any(x.refused for x in r):
+                        print([(round(x.at - started, 3), x.method, x.ok, x.refused) for x in r])
+            # sends per chat: a reply is one message here (300 words < 2,000 characters), so a chat with two
+            # accepted message-creating calls shows its reply twice (or split); the gateway's own record says
+            # whether the second left the gateway or was the emulator counting a retried request twice
+            sends = [sum(1 for x in r if x.ok and x.method in bench.send_kinds) for r in records]
+            twice = [c for c, n in enumerate(sends) if n > 1]
+            screens = [bench.screen(c) for c in range(args.chats)]
+            if args.debug:
+                for c in twice[:10]:
+                    print("chat", c, "screen", [t[:30] for t in screens[c]],
+                          [(round(x.at - started, 3), x.method, x.ok, len(x.text or "")) for x in records[c]])
+            violations = sum(bench.violations(c) for c in range(args.chats))
+            arrivals = [x.at for r in records for x in r]
+            strict = sum(1 for r in records for a, b in zip(r, r[1:]) if b.at - a.at < 1.0)
+            previews = sorted(x.at for r in records for x in r if x.ok and x.method in bench.text_kinds
+                              and CURSOR in (x.text or ""))
     finally:
         upstream.terminate()
         upstream.wait()
-    finished = {int(k) - 10_000: v for k, v in seen["finished"].items()}
+    keys = {bench.key(c): c for c in range(args.chats)}
+    finished = {keys[k]: v for k, v in seen["finished"].items() if k in keys}
     waits = [final_at[c] - finished[c] for c in final_at if c in finished]
     # previews that left the gateway while some final had waited over 1.1 s (longer than its own chat's refill)
     # and had not left yet: finals first means none
-    texts = [(t, int(chat) - 10_000, cursor) for t, kind, chat, cursor in seen["calls"]
-             if kind in ("sendMessage", "editMessageText")]
+    texts = [(t, keys.get(chat, -1), cursor) for t, kind, chat, cursor in seen["calls"]
+             if kind in bench.text_kinds]
     final_left = {chat: t for t, chat, cursor in texts if not cursor}  # the last call without cursor
     ends = sorted(finished[c] + 1.1 for c in final_left if c in finished)
     done = sorted(final_left.values())
@@ -263,11 +287,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.debug and waits:
         worst = max((c for c in final_at if c in finished), key=lambda c: final_at[c] - finished[c])
         t0 = finished[worst]
-        print("worst chat", worst, "finished at", round(t0 - started, 2), [(round(c.at - t0, 3), c.method, c.outcome, len(str(c.params.get("text", ""))), CURSOR in str(c.params.get("text", "")))
-              for c in records[worst].calls])
+        print("worst chat", worst, "finished at", round(t0 - started, 2), [(round(c.at - t0, 3), c.method, c.ok, len(c.text or ""),
+                                                                            CURSOR in (c.text or "")) for c in records[worst]])
         print("previews arriving during its wait:", sum(1 for t in previews if t0 + 1.1 < t < final_at[worst]))
+    if args.debug:
+        for failure in seen["preview_failures"][:20]:
+            print("preview failed:", round(failure[0] - started, 2), failure[1:])
     gw_calls = seen["calls"]
-    times = [t for t, kind, _, _ in gw_calls if kind not in NOT_CHAT_CALLS]
+    times = [t for t, kind, _, _ in gw_calls if kind not in bench.not_chat_kinds]
     kinds: dict[str, list[float]] = {}
     for t, kind, _, _ in gw_calls:
         kinds.setdefault(kind, []).append(t)
@@ -285,14 +312,23 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     after_calls = sum(1 for t in times if last_token < t <= last_final)
     lags = seen["lags"]
     return {
+        "platform": bench.name, "bot_budget": f"{bot_budget.rate:g}/s burst {bot_budget.burst}",
         "chats": args.chats, "finals": len(final_at), "lost": args.chats - len(final_at),
         "pushed_s": pushed, "platform_calls": len(times), "429s": refused, "calls_inside_a_429": violations,
         "arrivals_under_1s_apart_in_a_chat": strict,
+        "gateway_calls_over_chat_budget": sum(over_budget(v, chat_budget.rate, chat_budget.burst)
+                                              for v in _leaving_by_chat(gw_calls, bench.not_chat_kinds).values()),
         "arrivals_max_per_s_at_emulator": max_in_window(arrivals),
-        "gateway_max_per_s": max_in_window(times), "gateway_over_bot_budget": over_budget(times, BOT_RATE, BOT_BURST),
-        "charges_over_bot_budget": over_budget(seen["charges"], BOT_RATE, BOT_BURST),
-        "charges_max_per_s": max_in_window(seen["charges"]),
+        "gateway_max_per_s": max_in_window(times), "gateway_over_bot_budget": over_budget(times, bot_budget.rate, bot_budget.burst),
+        "charges_over_bot_budget": over_budget(seen["charges"], bot_budget.rate, bot_budget.burst),
+        "charges": len(seen["charges"]), "charges_max_per_s": max_in_window(seen["charges"]),
         "by_kind": {k: len(v) for k, v in sorted(kinds.items())},
+        "chats_with_2plus_sends_at_emulator": len(twice),
+        "chats_with_2plus_sends_leaving_gateway": sum(
+            1 for n in _per_chat(gw_calls, bench.send_kinds).values() if n > 1),
+        "chats_with_2plus_messages_on_screen": sum(1 for screen in screens if len(screen) > 1),
+        "preview_failures (may have landed)": f"{len(seen['preview_failures'])} "
+                                               f"({sum(1 for f in seen['preview_failures'] if f[3])})",
         "final_wait_p50_s": pct(waits, 50), "final_wait_p99_s": pct(waits, 99), "final_wait_max_s": max(waits or [0]),
         "previews_ahead_of_a_waiting_final": ahead,
         "lag_p50_ms": pct(lags, 50) * 1e3, "lag_p99_ms": pct(lags, 99) * 1e3, "lag_max_ms": max(lags) * 1e3,
@@ -312,6 +348,8 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--chats", type=int, default=1000)
+    parser.add_argument("--platform", choices=sorted(scale_platforms.BENCHES), default="telegram",
+                        help="whose emulator the chats are on (default telegram)")
     parser.add_argument("--words", type=int, default=300)
     parser.add_argument("--tps", type=float, default=20.0, help="the upstream's tokens per second per reply")
     parser.add_argument("--debug", action="store_true", help="print the calls of each chat that met a 429")
