@@ -69,14 +69,39 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
         return finish(self, *args, **kwargs)
 
     StreamSession.finish = timed_finish  # type: ignore[method-assign]
-    preview_failures: list[tuple[float, str, str, bool]] = []  # (monotonic, chat, error, may have landed)
-    preview_failed = StreamSession._preview_failed
+    # every platform call of a reply that failed (not a 429): (monotonic, chat, hook, error, may have landed,
+    # retryable); a failed send that is made again is a second send of one message
+    call_failures: list[tuple[float, str, str, str, bool, bool]] = []
+    from hermes_gateway._core.delivery import calls as core_calls, session as core_session
+    from hermes_gateway._core.errors import DeliveryError, RateLimited
 
-    def counted_preview_failure(self: StreamSession, entry: Any, exc: Any) -> None:
-        preview_failures.append((time.monotonic(), self.stream.chat_id, str(exc)[:200], bool(exc.maybe_delivered)))
-        preview_failed(self, entry, exc)
+    def recording(original: Any) -> Any:
+        def platform_call(call: Any, method: str) -> Any:
+            async def recorded() -> Any:
+                try:
+                    return await original(call, method)
+                except RateLimited:
+                    raise
+                except DeliveryError as exc:
+                    call_failures.append((time.monotonic(), "", method, str(exc)[:160], exc.maybe_delivered,
+                                          exc.retryable))
+                    raise
+            return recorded()
+        return platform_call
 
-    StreamSession._preview_failed = counted_preview_failure  # type: ignore[method-assign]
+    core_session.platform_call = recording(core_session.platform_call)  # type: ignore[attr-defined]
+    core_calls.platform_call = recording(core_calls.platform_call)  # type: ignore[attr-defined]
+    show = StreamSession._show
+
+    async def show_with_chat(self: StreamSession, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await show(self, *args, **kwargs)
+        except DeliveryError:
+            if call_failures and not call_failures[-1][1]:
+                call_failures[-1] = (call_failures[-1][0], self.stream.chat_id, *call_failures[-1][2:])
+            raise
+
+    StreamSession._show = show_with_chat  # type: ignore[method-assign]
     from hermes_gateway._core.delivery.pacing import Pacer
     charges: list[float] = []
     charge = Pacer.charge
@@ -129,7 +154,7 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
                                                   "samples": samples, "peak_rss": hwm,
                                                   "threads": threads, "charges": charges,
-                                                  "preview_failures": preview_failures}))
+                                                  "call_failures": call_failures}))
 
     profile = os.environ.get("SCALE_PROFILE")
     if not profile:
@@ -291,8 +316,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                                                             CURSOR in (c.text or "")) for c in records[worst]])
         print("previews arriving during its wait:", sum(1 for t in previews if t0 + 1.1 < t < final_at[worst]))
     if args.debug:
-        for failure in seen["preview_failures"][:20]:
-            print("preview failed:", round(failure[0] - started, 2), failure[1:])
+        for failure in seen["call_failures"][:20]:
+            print("call failed:", round(failure[0] - started, 2), failure[1:])
     gw_calls = seen["calls"]
     times = [t for t, kind, _, _ in gw_calls if kind not in bench.not_chat_kinds]
     kinds: dict[str, list[float]] = {}
@@ -327,8 +352,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "chats_with_2plus_sends_leaving_gateway": sum(
             1 for n in _per_chat(gw_calls, bench.send_kinds).values() if n > 1),
         "chats_with_2plus_messages_on_screen": sum(1 for screen in screens if len(screen) > 1),
-        "preview_failures (may have landed)": f"{len(seen['preview_failures'])} "
-                                               f"({sum(1 for f in seen['preview_failures'] if f[3])})",
+        "failed_calls (may have landed)": f"{len(seen['call_failures'])} "
+                                           f"({sum(1 for f in seen['call_failures'] if f[4])})",
         "final_wait_p50_s": pct(waits, 50), "final_wait_p99_s": pct(waits, 99), "final_wait_max_s": max(waits or [0]),
         "previews_ahead_of_a_waiting_final": ahead,
         "lag_p50_ms": pct(lags, 50) * 1e3, "lag_p99_ms": pct(lags, 99) * 1e3, "lag_max_ms": max(lags) * 1e3,
