@@ -112,8 +112,19 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
 
     Pacer.charge = timed_charge  # type: ignore[method-assign]
 
+    async def stall(at: float, seconds: float) -> None:
+        """``SCALE_STALL=AT:SECONDS``: hold the loop for SECONDS once AT seconds after the first text call left
+        (what a burst of turns does to a loaded gateway), to see what in-flight calls make of it."""
+        while not any(kind in ("sendMessage", "create", "chat.postMessage", "send") for _, kind, _, _ in calls[-50:]):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(at)
+        time.sleep(seconds)  # the whole loop stops, as a long run of callbacks stops it
+
     async def main() -> None:
         config = json.loads(Path(config_path).read_text())
+        if os.environ.get("SCALE_STALL"):
+            at, seconds = (float(v) for v in os.environ["SCALE_STALL"].split(":"))
+            asyncio.get_running_loop().create_task(stall(at, seconds))
         lags: list[float] = []
         samples: list[tuple[float, float, int]] = []  # (monotonic, cpu seconds, rss bytes)
         page = os.sysconf("SC_PAGE_SIZE")
@@ -249,6 +260,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 for chat in range(args.chats):
                     await bench.push(chat, f"echo: {words}", gateway_url)
                 pushed = time.monotonic() - started
+                if args.stall_emulator:  # the emulator's process stops answering for a while (a loaded machine)
+                    at, seconds = (float(v) for v in args.stall_emulator.split(":"))
+                    asyncio.get_running_loop().call_later(at, time.sleep, seconds)
                 # every final needs one call of the bot's budget at least
                 deadline = started + args.words / args.tps + args.chats / bot_budget.rate * 1.5 + 120
                 final_at: dict[int, float] = {}
@@ -379,6 +393,8 @@ def main() -> None:
     parser.add_argument("--tps", type=float, default=20.0, help="the upstream's tokens per second per reply")
     parser.add_argument("--debug", action="store_true", help="print the calls of each chat that met a 429")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    parser.add_argument("--stall-emulator", metavar="AT:SECONDS",
+                        help="hold the emulator's process SECONDS long, AT seconds after the messages went in")
     args = parser.parse_args()
     result = asyncio.run(run(args))
     if args.json:
