@@ -5,20 +5,25 @@ process, its per-chat flood rule on: 1 call/s in a private chat, a 429 beyond it
 message in each of N private chats at once; one ``hermes-gateway`` process (a child: this script
 with ``--child``) answers them all from the demo upstream (``hermes-gateway demo-llm``, a second
 child) at ``--tps`` tokens a second, ``--words`` words each: N streamed replies growing together, the
-bot-wide budget (30 calls/s, burst 30) saturated by their previews.
+bot-wide budget (30 calls/s, burst 30) saturated by their previews. ``--platform discord|slack|whatsapp``: the
+same on that platform's emulator with its flood rules (:mod:`scale_platforms`), checked against the bot budget its
+plugin declares.
 
 The gateway child measures itself (nothing here is counted by the emulator, whose arrival times a
 loaded machine bunches up):
 
 * every call leaving the gateway for the Bot API (``telegram.request.BaseRequest.post``, every kind:
-  typing, previews, finals), checked against the declared bot budget as a token bucket: "over budget"
-  counts the calls made when the bucket held less than one token;
+  typing, previews, finals; the other platforms: ``aiohttp.ClientSession._request``), checked against the
+  declared bot budget as a token bucket: "over budget" counts the calls made when the bucket held less than
+  one token;
+* every platform call of a reply that failed (not a 429), and whether it may have landed;
 * event-loop lag, a 10 ms sleep's lateness, sampled continuously;
 * CPU time of the process (all threads, ``time.process_time``) and resident memory every 100 ms, so CPU
   is split into the streaming phase (per upstream chunk) and after the model's last token (per call);
 * when each reply's model stream ended (``StreamSession.finish``).
 
-This process reads the emulator's record: 429s, and when each chat's final text (no cursor) landed.
+This process reads the emulator's record: 429s, when each chat's final text (no cursor) landed, how many
+messages each chat was sent and shows (two: the reply shown twice, or split).
 """
 
 from __future__ import annotations
