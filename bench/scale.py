@@ -261,6 +261,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         raise SystemExit(f"the gateway child exited before it was ready (see {tmp / 'gateway.log'})")
                     await asyncio.sleep(0.1)
                 gateway_url = Path(out + ".ready").read_text() or None
+                emulator_lags: list[float] = []  # this process (the emulator's) is late too on a loaded machine
+
+                async def sample_emulator_lag() -> None:
+                    while True:
+                        t = time.monotonic()
+                        await asyncio.sleep(0.01)
+                        emulator_lags.append(time.monotonic() - t - 0.01)
+
+                sampler = asyncio.get_running_loop().create_task(sample_emulator_lag())
                 started = time.monotonic()
                 for chat in range(args.chats):
                     await bench.push(chat, f"echo: {words}", gateway_url)
@@ -282,6 +291,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                     and c.text == words]
                             final_at[chat] = done[-1] if done else time.monotonic()
                 Path(stop).write_text("1")
+                sampler.cancel()
                 gateway.wait(timeout=120)
             finally:
                 if gateway.poll() is None:
@@ -375,6 +385,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                            f"({sum(1 for f in seen['call_failures'] if f[4])})",
         "final_wait_p50_s": pct(waits, 50), "final_wait_p99_s": pct(waits, 99), "final_wait_max_s": max(waits or [0]),
         "previews_ahead_of_a_waiting_final": ahead,
+        "emulator_lag_p99_max_ms": f"{pct(emulator_lags, 99) * 1e3:.0f} / {max(emulator_lags or [0]) * 1e3:.0f}",
         "lag_p50_ms": pct(lags, 50) * 1e3, "lag_p99_ms": pct(lags, 99) * 1e3, "lag_max_ms": max(lags) * 1e3,
         "cpu_stream_s": stream_cpu, "us_per_chunk": stream_cpu / max(1, len(finished) * args.words) * 1e6,
         "cpu_after_s": after_cpu, "calls_after": after_calls, "ms_per_call_after": after_cpu / max(1, after_calls) * 1e3,
