@@ -5,20 +5,25 @@ process, its per-chat flood rule on: 1 call/s in a private chat, a 429 beyond it
 message in each of N private chats at once; one ``hermes-gateway`` process (a child: this script
 with ``--child``) answers them all from the demo upstream (``hermes-gateway demo-llm``, a second
 child) at ``--tps`` tokens a second, ``--words`` words each: N streamed replies growing together, the
-bot-wide budget (30 calls/s, burst 30) saturated by their previews.
+bot-wide budget (30 calls/s, burst 30) saturated by their previews. ``--platform discord|slack|whatsapp``: the
+same on that platform's emulator with its flood rules (:mod:`scale_platforms`), checked against the bot budget its
+plugin declares.
 
 The gateway child measures itself (nothing here is counted by the emulator, whose arrival times a
 loaded machine bunches up):
 
 * every call leaving the gateway for the Bot API (``telegram.request.BaseRequest.post``, every kind:
-  typing, previews, finals), checked against the declared bot budget as a token bucket: "over budget"
-  counts the calls made when the bucket held less than one token;
+  typing, previews, finals; the other platforms: ``aiohttp.ClientSession._request``), checked against the
+  declared bot budget as a token bucket: "over budget" counts the calls made when the bucket held less than
+  one token;
+* every platform call of a reply that failed (not a 429), and whether it may have landed;
 * event-loop lag, a 10 ms sleep's lateness, sampled continuously;
 * CPU time of the process (all threads, ``time.process_time``) and resident memory every 100 ms, so CPU
   is split into the streaming phase (per upstream chunk) and after the model's last token (per call);
 * when each reply's model stream ended (``StreamSession.finish``).
 
-This process reads the emulator's record: 429s, and when each chat's final text (no cursor) landed.
+This process reads the emulator's record: 429s, when each chat's final text (no cursor) landed, how many
+messages each chat was sent and shows (two: the reply shown twice, or split).
 """
 
 from __future__ import annotations
@@ -37,32 +42,22 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CURSOR = "▌"
-BOT_RATE, BOT_BURST = 30.0, 30  # hermes_telegram.plugin.BOT_BUDGET
-#: Calls that are not into a chat (the bot-wide budget is Telegram's limit on messages and edits into chats).
-NOT_CHAT_CALLS = {"getUpdates", "getMe", "deleteWebhook", "setWebhook", "getWebhookInfo", "getFile"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_platforms  # noqa: E402  (bench/ is not a package: this script's own directory)
 
 
 # ---------------------------------------------------------------------------------------------- the gateway child
 
 def child(config_path: str, out_path: str, stop_path: str) -> None:
     """Run the gateway with the measuring hooks until ``stop_path`` exists; write what it saw to ``out_path``."""
-    import telegram.request
-
     from hermes_gateway._core.delivery.session import StreamSession
     from hermes_gateway.testing import TestGateway
-    from hermes_telegram import plugin
 
-    calls: list[tuple[float, str]] = []
+    platform_name = os.environ.get("SCALE_PLATFORM", "telegram")
+    plugin = scale_platforms.load_plugin(platform_name)
+    calls: list[tuple[float, str, str, bool]] = []
     finished: dict[str, float] = {}
-    post = telegram.request.BaseRequest.post
-
-    async def counted_post(self: Any, url: str, request_data: Any = None, *args: Any, **kwargs: Any) -> Any:
-        params = request_data.parameters if request_data is not None else {}
-        calls.append((time.monotonic(), url.rsplit("/", 1)[-1], str(params.get("chat_id", "")),
-                      CURSOR in str(params.get("text", ""))))
-        return await post(self, url, request_data, *args, **kwargs)
-
-    telegram.request.BaseRequest.post = counted_post  # type: ignore[method-assign]
+    scale_platforms.count_calls(platform_name, os.environ.get("SCALE_API", ""), calls)
     finish = StreamSession.finish
 
     after_profile = os.environ.get("SCALE_PROFILE_AFTER")  # a cProfile of what follows the last model token
@@ -79,6 +74,39 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
         return finish(self, *args, **kwargs)
 
     StreamSession.finish = timed_finish  # type: ignore[method-assign]
+    # every platform call of a reply that failed (not a 429): (monotonic, chat, hook, error, may have landed,
+    # retryable); a failed send that is made again is a second send of one message
+    call_failures: list[tuple[float, str, str, str, bool, bool]] = []
+    from hermes_gateway._core.delivery import calls as core_calls, session as core_session
+    from hermes_gateway._core.errors import DeliveryError, RateLimited
+
+    def recording(original: Any) -> Any:
+        def platform_call(call: Any, method: str) -> Any:
+            async def recorded() -> Any:
+                try:
+                    return await original(call, method)
+                except RateLimited:
+                    raise
+                except DeliveryError as exc:
+                    call_failures.append((time.monotonic(), "", method, str(exc)[:160], exc.maybe_delivered,
+                                          exc.retryable))
+                    raise
+            return recorded()
+        return platform_call
+
+    core_session.platform_call = recording(core_session.platform_call)  # type: ignore[attr-defined]
+    core_calls.platform_call = recording(core_calls.platform_call)  # type: ignore[attr-defined]
+    show = StreamSession._show
+
+    async def show_with_chat(self: StreamSession, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await show(self, *args, **kwargs)
+        except DeliveryError:
+            if call_failures and not call_failures[-1][1]:
+                call_failures[-1] = (call_failures[-1][0], self.stream.chat_id, *call_failures[-1][2:])
+            raise
+
+    StreamSession._show = show_with_chat  # type: ignore[method-assign]
     from hermes_gateway._core.delivery.pacing import Pacer
     charges: list[float] = []
     charge = Pacer.charge
@@ -89,8 +117,19 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
 
     Pacer.charge = timed_charge  # type: ignore[method-assign]
 
+    async def stall(at: float, seconds: float) -> None:
+        """``SCALE_STALL=AT:SECONDS``: hold the loop for SECONDS once AT seconds after the first text call left
+        (what a burst of turns does to a loaded gateway), to see what in-flight calls make of it."""
+        while not any(kind in ("sendMessage", "create", "chat.postMessage", "send") for _, kind, _, _ in calls[-50:]):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(at)
+        time.sleep(seconds)  # the whole loop stops, as a long run of callbacks stops it
+
     async def main() -> None:
         config = json.loads(Path(config_path).read_text())
+        if os.environ.get("SCALE_STALL"):
+            at, seconds = (float(v) for v in os.environ["SCALE_STALL"].split(":"))
+            asyncio.get_running_loop().create_task(stall(at, seconds))
         lags: list[float] = []
         samples: list[tuple[float, float, int]] = []  # (monotonic, cpu seconds, rss bytes)
         page = os.sysconf("SC_PAGE_SIZE")
@@ -98,8 +137,9 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
             loop = asyncio.get_running_loop()
             loop.set_debug(True)
             loop.slow_callback_duration = float(os.environ["SCALE_SLOW"])
-        async with TestGateway(config, plugin, shutdown_grace=2.0):
-            Path(out_path + ".ready").write_text("1")
+        api_server = scale_platforms.BENCHES[platform_name].api_server
+        async with TestGateway(config, plugin, shutdown_grace=2.0, api_server=api_server) as gateway:
+            Path(out_path + ".ready").write_text(gateway.url or "" if api_server else "")
             n = 0
             while True:
                 t = time.monotonic()
@@ -129,7 +169,8 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                 hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
                                                   "samples": samples, "peak_rss": hwm,
-                                                  "threads": threads, "charges": charges}))
+                                                  "threads": threads, "charges": charges,
+                                                  "call_failures": call_failures}))
 
     profile = os.environ.get("SCALE_PROFILE")
     if not profile:
@@ -162,6 +203,23 @@ def over_budget(times: list[float], rate: float, burst: int) -> int:
     return over
 
 
+def _per_chat(calls: list[Any], kinds: frozenset[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for _, k, chat, _ in calls:
+        if k in kinds:
+            counts[chat] = counts.get(chat, 0) + 1
+    return counts
+
+
+def _leaving_by_chat(calls: list[Any], not_chat: frozenset[str]) -> dict[str, list[float]]:
+    """When each chat's calls left the gateway (calls the gateway could not name a chat for are left out)."""
+    by_chat: dict[str, list[float]] = {}
+    for t, kind, chat, _ in calls:
+        if chat and kind not in not_chat:
+            by_chat.setdefault(chat, []).append(t)
+    return by_chat
+
+
 def max_in_window(times: list[float], window: float = 1.0) -> int:
     ordered, best, lo = sorted(times), 0, 0
     for hi, t in enumerate(ordered):
@@ -172,88 +230,108 @@ def max_in_window(times: list[float], window: float = 1.0) -> int:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "plugins" / "telegram" / "tests"))
-    from hermes_gateway import RateBudget
-    from hermes_telegram.emulator import BotApiEmulator
-    from telegram_test_support import TOKEN
-
-    # Telegram's rule for a private chat (1 call/s), enforced with 429s, counted with 0.1 s for a call's transit
-    # as the replica tests count it (test_telegram_replicas.ARRIVALS): the emulator runs in this process, which a
-    # loaded machine delays, so one call arrives late and the next, sent on time, looks early
-    private = RateBudget(rate=1 / 0.9, burst=1)
     words = " ".join(f"w{i % 97}" for i in range(args.words))
     tmp = Path(tempfile.mkdtemp(prefix="scale-"))
     upstream = subprocess.Popen([sys.executable, "-c", "from hermes_gateway._core.cli.main import main; raise SystemExit(main())", "demo-llm", "--port", "0",
                                  "--tokens-per-second", str(args.tps)], stdout=subprocess.PIPE, text=True)
+    bench = scale_platforms.BENCHES[args.platform]()
+    chat_budget, bot_budget = bench.budgets()
     try:
         line = upstream.stdout.readline() if upstream.stdout else ""
         base_url = next(w for w in line.split() if w.startswith("http"))
-        async with BotApiEmulator(TOKEN, rate_limit=private) as api:
+        async with bench:
+            bench.prepare(args.chats)
             config = {
                 "model": {"base_url": base_url, "name": "demo", "api_key": "sk-demo"},
                 "store": {"path": str(tmp / "store.db")},
-                "streaming": {"telegram": {"enabled": True, "edit_interval": 1.5, "min_tokens": 20}},
-                "platforms": {"telegram": {"enabled": True, "token": TOKEN, "base_url": api.base_url,
-                                           "poll_timeout": 5}},
+                "streaming": {bench.name: {"enabled": True, "edit_interval": 1.5, "min_tokens": 20}},
+                "platforms": {bench.name: {"enabled": True, **bench.section()}},
             }
             (tmp / "config.json").write_text(json.dumps(config))
             out, stop = str(tmp / "out.json"), str(tmp / "stop")
             log = open(tmp / "gateway.log", "w")  # the gateway's own log lines (warnings), kept out of the figures
+            api_base = {"discord": "api_base_url", "slack": "api_base_url", "whatsapp": "api_base_url"}
+            env = {**os.environ, "SCALE_CHATS": str(args.chats), "SCALE_PLATFORM": bench.name,
+                   "SCALE_API": str(bench.section().get(api_base.get(bench.name, ""), ""))}
             gateway = subprocess.Popen([sys.executable, __file__, "--child", str(tmp / "config.json"), out, stop],
-                                       stderr=log, env={**os.environ, "SCALE_CHATS": str(args.chats)})
+                                       stderr=log, env=env)
             try:
                 while not os.path.exists(out + ".ready"):
                     if gateway.poll() is not None:
-                        raise SystemExit("the gateway child exited before it was ready")
+                        raise SystemExit(f"the gateway child exited before it was ready (see {tmp / 'gateway.log'})")
                     await asyncio.sleep(0.1)
+                gateway_url = Path(out + ".ready").read_text() or None
+                emulator_lags: list[float] = []  # this process (the emulator's) is late too on a loaded machine
+
+                async def sample_emulator_lag() -> None:
+                    while True:
+                        t = time.monotonic()
+                        await asyncio.sleep(0.01)
+                        emulator_lags.append(time.monotonic() - t - 0.01)
+
+                sampler = asyncio.get_running_loop().create_task(sample_emulator_lag())
                 started = time.monotonic()
                 for chat in range(args.chats):
-                    await api.push_message(10_000 + chat, f"echo: {words}")
+                    await bench.push(chat, f"echo: {words}", gateway_url)
                 pushed = time.monotonic() - started
-                deadline = started + args.words / args.tps + args.chats / 20 + 120
+                if args.stall_emulator:  # the emulator's process stops answering for a while (a loaded machine)
+                    at, seconds = (float(v) for v in args.stall_emulator.split(":"))
+                    asyncio.get_running_loop().call_later(at, time.sleep, seconds)
+                # every final needs one call of the bot's budget at least
+                deadline = started + args.words / args.tps + args.chats / bot_budget.rate * 1.5 + 120
                 final_at: dict[int, float] = {}
                 while len(final_at) < args.chats and time.monotonic() < deadline:
                     await asyncio.sleep(1.0)
                     for chat in range(args.chats):
                         if chat in final_at:
                             continue
-                        record = api.chat(10_000 + chat)
-                        screen = record.screen
+                        screen = bench.screen(chat)
                         if screen and screen[-1] == words:
-                            done = [c.at for c in record.calls if c.outcome == "ok"
-                                    and c.method in ("sendMessage", "editMessageText")
-                                    and c.params.get("text") == words]
+                            done = [c.at for c in bench.calls(chat) if c.ok and c.method in bench.text_kinds
+                                    and c.text == words]
                             final_at[chat] = done[-1] if done else time.monotonic()
                 Path(stop).write_text("1")
+                sampler.cancel()
                 gateway.wait(timeout=120)
             finally:
                 if gateway.poll() is None:
                     gateway.kill()
             seen = json.loads(Path(out).read_text())
-            records = [api.chat(10_000 + c) for c in range(args.chats)]
-            refused = sum(len(r.rate_limited) for r in records)
+            records = [bench.calls(c) for c in range(args.chats)]
+            refused = sum(1 for r in records for c in r if c.refused)
             if args.debug:
-                for r in records[:3]:
-                    print([(round(c.at - started, 3), c.method, c.outcome, len(str(c.params.get("text", ""))))
-                           for c in r.calls], r.screen[-1][:80] if r.screen else None)
+                for c in range(min(3, args.chats)):
+                    screen = bench.screen(c)
+                    print([(round(x.at - started, 3), x.method, x.ok, len(x.text or "")) for x in records[c]],
+                          screen[-1][:80] if screen else None)
                 for r in records:
-                    if r.rate_limited:
-                        print([(round(c.at - started, 3), c.method, c.outcome) for c in r.calls])
-            violations = sum(len(r.violations) for r in records)
-            arrivals = [c.at for r in records for c in r.calls]
-            strict = sum(1 for r in records for a, b in zip(r.calls, r.calls[1:]) if b.at - a.at < 1.0)
-            previews = sorted(c.at for r in records for c in r.calls if c.outcome == "ok"
-                              and c.method in ("sendMessage", "editMessageText")
-                              and CURSOR in str(c.params.get("text", "")))
+                    if any(x.refused for x in r):
+                        print([(round(x.at - started, 3), x.method, x.ok, x.refused) for x in r])
+            # sends per chat: a reply is one message here (300 words < 2,000 characters), so a chat with two
+            # accepted message-creating calls shows its reply twice (or split); the gateway's own record says
+            # whether the second left the gateway or was the emulator counting a retried request twice
+            sends = [sum(1 for x in r if x.ok and x.method in bench.send_kinds) for r in records]
+            twice = [c for c, n in enumerate(sends) if n > 1]
+            screens = [bench.screen(c) for c in range(args.chats)]
+            if args.debug:
+                for c in twice[:10]:
+                    print("chat", c, "screen", [t[:30] for t in screens[c]],
+                          [(round(x.at - started, 3), x.method, x.ok, len(x.text or "")) for x in records[c]])
+            violations = sum(bench.violations(c) for c in range(args.chats))
+            arrivals = [x.at for r in records for x in r]
+            strict = sum(1 for r in records for a, b in zip(r, r[1:]) if b.at - a.at < 1.0)
+            previews = sorted(x.at for r in records for x in r if x.ok and x.method in bench.text_kinds
+                              and CURSOR in (x.text or ""))
     finally:
         upstream.terminate()
         upstream.wait()
-    finished = {int(k) - 10_000: v for k, v in seen["finished"].items()}
+    keys = {bench.key(c): c for c in range(args.chats)}
+    finished = {keys[k]: v for k, v in seen["finished"].items() if k in keys}
     waits = [final_at[c] - finished[c] for c in final_at if c in finished]
     # previews that left the gateway while some final had waited over 1.1 s (longer than its own chat's refill)
     # and had not left yet: finals first means none
-    texts = [(t, int(chat) - 10_000, cursor) for t, kind, chat, cursor in seen["calls"]
-             if kind in ("sendMessage", "editMessageText")]
+    texts = [(t, keys.get(chat, -1), cursor) for t, kind, chat, cursor in seen["calls"]
+             if kind in bench.text_kinds]
     final_left = {chat: t for t, chat, cursor in texts if not cursor}  # the last call without cursor
     ends = sorted(finished[c] + 1.1 for c in final_left if c in finished)
     done = sorted(final_left.values())
@@ -263,11 +341,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.debug and waits:
         worst = max((c for c in final_at if c in finished), key=lambda c: final_at[c] - finished[c])
         t0 = finished[worst]
-        print("worst chat", worst, "finished at", round(t0 - started, 2), [(round(c.at - t0, 3), c.method, c.outcome, len(str(c.params.get("text", ""))), CURSOR in str(c.params.get("text", "")))
-              for c in records[worst].calls])
+        print("worst chat", worst, "finished at", round(t0 - started, 2), [(round(c.at - t0, 3), c.method, c.ok, len(c.text or ""),
+                                                                            CURSOR in (c.text or "")) for c in records[worst]])
         print("previews arriving during its wait:", sum(1 for t in previews if t0 + 1.1 < t < final_at[worst]))
+    if args.debug:
+        for failure in seen["call_failures"][:20]:
+            print("call failed:", round(failure[0] - started, 2), failure[1:])
     gw_calls = seen["calls"]
-    times = [t for t, kind, _, _ in gw_calls if kind not in NOT_CHAT_CALLS]
+    times = [t for t, kind, _, _ in gw_calls if kind not in bench.not_chat_kinds]
     kinds: dict[str, list[float]] = {}
     for t, kind, _, _ in gw_calls:
         kinds.setdefault(kind, []).append(t)
@@ -285,16 +366,26 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     after_calls = sum(1 for t in times if last_token < t <= last_final)
     lags = seen["lags"]
     return {
+        "platform": bench.name, "bot_budget": f"{bot_budget.rate:g}/s burst {bot_budget.burst}",
         "chats": args.chats, "finals": len(final_at), "lost": args.chats - len(final_at),
         "pushed_s": pushed, "platform_calls": len(times), "429s": refused, "calls_inside_a_429": violations,
         "arrivals_under_1s_apart_in_a_chat": strict,
+        "gateway_calls_over_chat_budget": sum(over_budget(v, chat_budget.rate, chat_budget.burst)
+                                              for v in _leaving_by_chat(gw_calls, bench.not_chat_kinds).values()),
         "arrivals_max_per_s_at_emulator": max_in_window(arrivals),
-        "gateway_max_per_s": max_in_window(times), "gateway_over_bot_budget": over_budget(times, BOT_RATE, BOT_BURST),
-        "charges_over_bot_budget": over_budget(seen["charges"], BOT_RATE, BOT_BURST),
-        "charges_max_per_s": max_in_window(seen["charges"]),
+        "gateway_max_per_s": max_in_window(times), "gateway_over_bot_budget": over_budget(times, bot_budget.rate, bot_budget.burst),
+        "charges_over_bot_budget": over_budget(seen["charges"], bot_budget.rate, bot_budget.burst),
+        "charges": len(seen["charges"]), "charges_max_per_s": max_in_window(seen["charges"]),
         "by_kind": {k: len(v) for k, v in sorted(kinds.items())},
+        "chats_with_2plus_sends_at_emulator": len(twice),
+        "chats_with_2plus_sends_leaving_gateway": sum(
+            1 for n in _per_chat(gw_calls, bench.send_kinds).values() if n > 1),
+        "chats_with_2plus_messages_on_screen": sum(1 for screen in screens if len(screen) > 1),
+        "failed_calls (may have landed)": f"{len(seen['call_failures'])} "
+                                           f"({sum(1 for f in seen['call_failures'] if f[4])})",
         "final_wait_p50_s": pct(waits, 50), "final_wait_p99_s": pct(waits, 99), "final_wait_max_s": max(waits or [0]),
         "previews_ahead_of_a_waiting_final": ahead,
+        "emulator_lag_p99_max_ms": f"{pct(emulator_lags, 99) * 1e3:.0f} / {max(emulator_lags or [0]) * 1e3:.0f}",
         "lag_p50_ms": pct(lags, 50) * 1e3, "lag_p99_ms": pct(lags, 99) * 1e3, "lag_max_ms": max(lags) * 1e3,
         "cpu_stream_s": stream_cpu, "us_per_chunk": stream_cpu / max(1, len(finished) * args.words) * 1e6,
         "cpu_after_s": after_cpu, "calls_after": after_calls, "ms_per_call_after": after_cpu / max(1, after_calls) * 1e3,
@@ -312,10 +403,14 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--chats", type=int, default=1000)
+    parser.add_argument("--platform", choices=sorted(scale_platforms.BENCHES), default="telegram",
+                        help="whose emulator the chats are on (default telegram)")
     parser.add_argument("--words", type=int, default=300)
     parser.add_argument("--tps", type=float, default=20.0, help="the upstream's tokens per second per reply")
     parser.add_argument("--debug", action="store_true", help="print the calls of each chat that met a 429")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    parser.add_argument("--stall-emulator", metavar="AT:SECONDS",
+                        help="hold the emulator's process SECONDS long, AT seconds after the messages went in")
     args = parser.parse_args()
     result = asyncio.run(run(args))
     if args.json:
