@@ -95,6 +95,17 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
 
     Pacer.charge = timed_charge  # type: ignore[method-assign]
 
+    import gc
+    gc_pauses: list[tuple[int, float]] = []  # (generation, seconds) of every collection
+    gc_started = [0.0]
+
+    def gc_timer(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            gc_pauses.append((info["generation"], time.perf_counter() - gc_started[0]))
+    gc.callbacks.append(gc_timer)
+
     async def main() -> None:
         config = json.loads(Path(config_path).read_text())
         lags: list[float] = []
@@ -105,6 +116,11 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
             loop.set_debug(True)
             loop.slow_callback_duration = float(os.environ["SCALE_SLOW"])
         async with TestGateway(config, plugin, shutdown_grace=2.0):
+            if not os.environ.get("SCALE_NO_SETTLE"):  # as ``hermes-gateway run`` does once it has started
+                from hermes_gateway._core.cli.heap import settle_heap
+                settle_heap()
+            if os.environ.get("SCALE_GC_THRESHOLD"):  # an experiment: the collector's gen-0 threshold
+                gc.set_threshold(int(os.environ["SCALE_GC_THRESHOLD"]), *gc.get_threshold()[1:])
             Path(out_path + ".ready").write_text("1")
             n = 0
             while True:
@@ -135,7 +151,8 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                 hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
                                                   "samples": samples, "peak_rss": hwm,
-                                                  "threads": threads, "charges": charges}))
+                                                  "threads": threads, "charges": charges,
+                                                  "gc": gc_pauses}))
 
     profile = os.environ.get("SCALE_PROFILE")
     if not profile:
@@ -309,6 +326,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "ms_per_call_after_loop_thread": after_loop / max(1, after_calls) * 1e3,
         "us_per_chunk_loop_thread": stream_loop / max(1, len(finished) * args.words) * 1e6,
         "cpu_by_thread_s": {k: round(v, 2) for k, v in seen["threads"].items()},
+        "gc_ms_by_generation": {g: round(sum(s for gen, s in seen["gc"] if gen == g) * 1e3, 1) for g in (0, 1, 2)},
+        "gc_runs_by_generation": {g: sum(1 for gen, _ in seen["gc"] if gen == g) for g in (0, 1, 2)},
+        "gc_max_pause_ms": round(max((s for _, s in seen["gc"]), default=0.0) * 1e3, 1),
         "rss_peak_mb": seen["peak_rss"] / 2**20, "rss_after_mb": samples[-1][2] / 2**20,
         "seconds": last_final - started, "loadavg": os.getloadavg(), "gateway_log": str(tmp / "gateway.log"),
     }

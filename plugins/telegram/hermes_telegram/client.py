@@ -318,15 +318,17 @@ class TelegramClient(PlatformClient):
         body, entities = render(text, stream.settings.cursor)
         if message is None:
             chat_id, new = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
-                lambda t, e: self.bot.send_message(chat_id, t, entities=e, message_thread_id=_thread(stream),
-                                                   reply_parameters=_quote(stream)), body, entities, text))
+                lambda t, e: _post(self.bot, "sendMessage", {
+                    "chat_id": chat_id, "text": t, "entities": e, "message_thread_id": _thread(stream),
+                    "reply_parameters": _quote(stream)}), body, entities, text))
             stream.state["quoted"] = True
-            ref = MessageRef(str(chat_id), str(new.message_id), stream.thread_id)
+            ref = MessageRef(str(chat_id), str(new["message_id"]), stream.thread_id)
             sent.append(_key(ref))
             return ref
         try:
-            await self._with_entities(lambda t, e: self.bot.edit_message_text(
-                t, chat_id=message.chat_id, message_id=int(message.message_id), entities=e), body, entities, text)
+            await self._with_entities(lambda t, e: _post(self.bot, "editMessageText", {
+                "chat_id": message.chat_id, "message_id": int(message.message_id), "text": t, "entities": e}),
+                body, entities, text)
         except Exception as exc:
             if is_not_modified(exc):
                 return original or message  # it already reads exactly this: success
@@ -424,6 +426,18 @@ class TelegramClient(PlatformClient):
             stream.state["gone"] = str(error)
         return error
 
+
+
+async def _post(bot: Any, method: str, params: dict[str, Any]) -> Any:
+    """One Bot API call of a reply's text, its answer as Telegram sent it (a dict, or True).
+
+    ``Bot.send_message`` / ``edit_message_text`` build a whole ``telegram.Message`` from every answer (~120 µs
+    of CPU each: a reply's previews and its final text are the gateway's most frequent calls, thousands at
+    once with many replies, issue 39), and nothing here reads more than the new message's id. ``Bot._post``
+    is where those methods send from (the same parameters, defaults and errors): python-telegram-bot is
+    pinned to one major version (22), whose ``ExtBot`` overrides it too.
+    """
+    return await bot._post(method, params)
 
 
 def _quote(stream: Stream) -> Any:
