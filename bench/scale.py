@@ -96,14 +96,14 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
     Pacer.charge = timed_charge  # type: ignore[method-assign]
 
     import gc
-    gc_pauses: list[tuple[int, float]] = []  # (generation, seconds) of every collection
+    gc_pauses: list[tuple[int, float]] = []  # (generation, CPU seconds of the collecting thread) of every collection
     gc_started = [0.0]
 
     def gc_timer(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            gc_started[0] = time.perf_counter()
+            gc_started[0] = time.thread_time()
         else:
-            gc_pauses.append((info["generation"], time.perf_counter() - gc_started[0]))
+            gc_pauses.append((info["generation"], time.thread_time() - gc_started[0]))
     gc.callbacks.append(gc_timer)
 
     async def main() -> None:
