@@ -146,7 +146,7 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                         name = f.read().strip()
                 except OSError:
                     continue
-                threads[name] = threads.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                threads[f"{name}:{tid}"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             with open("/proc/self/status") as f:
                 hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
