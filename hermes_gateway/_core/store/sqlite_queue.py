@@ -64,7 +64,9 @@ class StoreQueue:
             self._queue.append(_Operation(fn, args, future, loop, write))
             if not self._draining:
                 self._draining = True
-                self._executor.submit(self._drain)
+                # through the loop's run_in_executor, so a loop that must know thread work is pending (the test
+                # kit's virtual clock stands still meanwhile) sees the drain, which answers all that queue behind it
+                loop.run_in_executor(self._executor, self._drain).add_done_callback(_retrieve)
         return await future
 
     def detach(self) -> ThreadPoolExecutor | None:
@@ -145,6 +147,12 @@ class StoreQueue:
                 loop.call_soon_threadsafe(_settle, ops)
             except RuntimeError:  # that loop is closed: nobody waits for these answers any more
                 pass
+
+
+def _retrieve(drained: asyncio.Future[Any]) -> None:
+    """The drain's own future: its answers went out by ``_settle``; an error of its own is not left unread."""
+    if not drained.cancelled():
+        drained.exception()
 
 
 def _settle(operations: list[_Operation]) -> None:
