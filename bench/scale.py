@@ -48,6 +48,12 @@ import scale_platforms  # noqa: E402  (bench/ is not a package: this script's ow
 
 # ---------------------------------------------------------------------------------------------- the gateway child
 
+def profile_clock() -> tuple[Any, ...]:
+    """cProfile's timer: wall-clock by default; ``SCALE_PROFILE_CPU=1`` counts the loop thread's CPU time instead
+    (a loaded machine's preemption and waits for the GIL then count for nothing)."""
+    return (time.thread_time,) if os.environ.get("SCALE_PROFILE_CPU") else ()
+
+
 def child(config_path: str, out_path: str, stop_path: str) -> None:
     """Run the gateway with the measuring hooks until ``stop_path`` exists; write what it saw to ``out_path``."""
     from hermes_gateway._core.delivery.session import StreamSession
@@ -69,7 +75,7 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
         finished.setdefault(self.stream.chat_id, time.monotonic())
         if after_profile and profiler is None and len(finished) >= expected:
             import cProfile
-            profiler = cProfile.Profile()
+            profiler = cProfile.Profile(*profile_clock())
             profiler.enable()
         return finish(self, *args, **kwargs)
 
@@ -125,6 +131,17 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
         await asyncio.sleep(at)
         time.sleep(seconds)  # the whole loop stops, as a long run of callbacks stops it
 
+    import gc
+    gc_pauses: list[tuple[int, float]] = []  # (generation, CPU seconds of the collecting thread) of every collection
+    gc_started = [0.0]
+
+    def gc_timer(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.thread_time()
+        else:
+            gc_pauses.append((info["generation"], time.thread_time() - gc_started[0]))
+    gc.callbacks.append(gc_timer)
+
     async def main() -> None:
         config = json.loads(Path(config_path).read_text())
         if os.environ.get("SCALE_STALL"):
@@ -139,6 +156,11 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
             loop.slow_callback_duration = float(os.environ["SCALE_SLOW"])
         api_server = scale_platforms.BENCHES[platform_name].api_server
         async with TestGateway(config, plugin, shutdown_grace=2.0, api_server=api_server) as gateway:
+            if not os.environ.get("SCALE_NO_SETTLE"):  # as ``hermes-gateway run`` does once it has started
+                from hermes_gateway._core.cli.heap import settle_heap
+                settle_heap()
+            if os.environ.get("SCALE_GC_THRESHOLD"):  # an experiment: the collector's gen-0 threshold
+                gc.set_threshold(int(os.environ["SCALE_GC_THRESHOLD"]), *gc.get_threshold()[1:])
             Path(out_path + ".ready").write_text(gateway.url or "" if api_server else "")
             n = 0
             while True:
@@ -164,20 +186,22 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                         name = f.read().strip()
                 except OSError:
                     continue
-                threads[name] = threads.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                threads[f"{name}:{tid}"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             with open("/proc/self/status") as f:
                 hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
                                                   "samples": samples, "peak_rss": hwm,
                                                   "threads": threads, "charges": charges,
-                                                  "call_failures": call_failures}))
+                                                  "call_failures": call_failures, "gc": gc_pauses}))
 
     profile = os.environ.get("SCALE_PROFILE")
     if not profile:
         asyncio.run(main())
         return
     import cProfile
-    cProfile.runctx("asyncio.run(main())", globals(), {"asyncio": asyncio, "main": main}, profile)
+    whole = cProfile.Profile(*profile_clock())
+    whole.runctx("asyncio.run(main())", globals(), {"asyncio": asyncio, "main": main})
+    whole.dump_stats(profile)
 
 
 # ---------------------------------------------------------------------------------------------- the parent
@@ -392,6 +416,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "ms_per_call_after_loop_thread": after_loop / max(1, after_calls) * 1e3,
         "us_per_chunk_loop_thread": stream_loop / max(1, len(finished) * args.words) * 1e6,
         "cpu_by_thread_s": {k: round(v, 2) for k, v in seen["threads"].items()},
+        "gc_ms_by_generation": {g: round(sum(s for gen, s in seen["gc"] if gen == g) * 1e3, 1) for g in (0, 1, 2)},
+        "gc_runs_by_generation": {g: sum(1 for gen, _ in seen["gc"] if gen == g) for g in (0, 1, 2)},
+        "gc_max_pause_ms": round(max((s for _, s in seen["gc"]), default=0.0) * 1e3, 1),
         "rss_peak_mb": seen["peak_rss"] / 2**20, "rss_after_mb": samples[-1][2] / 2**20,
         "seconds": last_final - started, "loadavg": os.getloadavg(), "gateway_log": str(tmp / "gateway.log"),
     }

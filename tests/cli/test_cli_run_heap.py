@@ -39,7 +39,7 @@ CHILD = textwrap.dedent("""
     alive = weakref.ref(node)
     del node
     gc.collect()
-    print(f"exit={code} frozen={counts} later_cycle_collected={alive() is None}")
+    print(f"exit={code} frozen={counts} young={gc.get_threshold()[0]} later_cycle_collected={alive() is None}")
 """)
 
 
@@ -52,4 +52,5 @@ def test_run_freezes_the_start_up_heap_once_and_still_collects_later_cycles(tmp_
     summary = lines[-1]
     frozen = summary.split("frozen=[")[1].split("]")[0]
     assert frozen.isdigit() and int(frozen) > 10_000, summary  # once, and the start-up heap is large
+    assert " young=10000 " in summary, "the youngest generation collected every 10,000 objects, not 700 (issue 39)"
     assert summary.startswith("exit=0 ") and summary.endswith("later_cycle_collected=True"), summary

@@ -58,6 +58,7 @@ class SQLiteOperatorRecords(OperatorRecords):
     """Mixed into :class:`~.sqlite.SQLiteStore`, which provides ``_run`` (its thread) and ``_transaction``."""
 
     _run: Any
+    _write: Any
 
     async def chat_settings(self, key: ConversationKey) -> dict[str, str]:
         def read(db: sqlite3.Connection, parts: tuple[str, str, str]) -> dict[str, str]:
@@ -149,7 +150,7 @@ class SQLiteOperatorRecords(OperatorRecords):
                            "output_tokens, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            (record.at, record.platform, record.chat_id, record.thread_id or "", record.user_id,
                             record.model, record.input_tokens, record.output_tokens, int(record.estimated)))
-        await self._run(write)
+        await self._write(write)
 
     async def usage(self, since: float = 0.0) -> list[UsageRecord]:
         def read(db: sqlite3.Connection) -> list[UsageRecord]:

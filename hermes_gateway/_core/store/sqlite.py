@@ -10,6 +10,8 @@ transaction by construction (``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back
 on any error), operations are serialised without locks, and the event loop
 only ever awaits a future. A caller cancelled mid-write does not cut the
 write in half: the function finishes (commit or rollback) on its thread.
+The hot writes of replies (``_write``) that queue up together are committed
+together, each in its own savepoint (:mod:`.sqlite_queue`).
 
 Failures become a :class:`StoreError` of one line naming the file. The file
 is never deleted, truncated or recreated: a locked, unreadable, read-only
@@ -23,7 +25,6 @@ import os
 import sqlite3
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -35,6 +36,7 @@ from .operator_sqlite import OPERATOR_SCHEMA, SQLiteOperatorRecords
 from .outbound_sqlite import OUTBOUND_SCHEMA, SQLiteOutboundRecords
 from .platform_values_sqlite import PLATFORM_VALUES_SCHEMA, SQLitePlatformValueRecords
 from .room_context_sqlite import ROOM_CONTEXT_SCHEMA, SQLiteRoomContextRecords
+from .sqlite_queue import StoreQueue
 from .erasure import PER_CHAT, PER_PERSON, Forgotten, add, media_paths, own_chats, queries
 from .policy import bound_newest_first, message_chars
 
@@ -115,25 +117,34 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
         self.max_updates = max_updates
         self.busy_timeout = busy_timeout
         self.clock = clock
-        self._executor: ThreadPoolExecutor | None = None
         self._thread = threading.local()  # .db: the connection of the store's current thread
-        self._lock = threading.Lock()  # guards creating the executor (the thread itself serialises the rest)
+        self._queue = StoreQueue(self._call, self._db, self._error)  # the thread, and what waits for it
 
     # -- the thread ------------------------------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(db, *args)`` on the store's thread, opening the database (and the thread) first if needed."""
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-store")
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, fn, args)
+        result: T = await self._queue.run(fn, args)
+        return result
+
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        """:meth:`_run` for a write in a ``_transaction`` that may share its COMMIT with the writes queued beside it."""
+        result: T = await self._queue.run(fn, args, True)
+        return result
 
     def _call(self, fn: Callable[..., T], args: tuple) -> T:
+        try:
+            return fn(self._db(), *args)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def _db(self) -> sqlite3.Connection:
+        """The store thread's connection, opened on first use."""
         try:
             db = getattr(self._thread, "db", None)
             if db is None:  # (per thread: a close() racing a new operation never shares a connection)
                 db = self._thread.db = self._connect()
-            return fn(db, *args)
+            return db
         except sqlite3.Error as exc:
             raise self._error(exc) from None
 
@@ -213,8 +224,7 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
         A later operation opens both again: a write that arrives after the
         gateway stopped is kept rather than lost.
         """
-        with self._lock:
-            executor, self._executor = self._executor, None
+        executor = self._queue.detach()
         if executor is None:
             return
 
@@ -247,7 +257,7 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
                           in_flight: str | None = None) -> None:
         messages = list(messages)
         if messages or in_flight is not None:
-            await self._run(self._record, key_parts(key), messages, self.clock(), in_flight)
+            await self._write(self._record, key_parts(key), messages, self.clock(), in_flight)
 
     def _record(self, db: sqlite3.Connection, parts: tuple[str, str, str], messages: list[dict[str, Any]],
                 now: float, in_flight: str | None = None) -> None:
@@ -372,7 +382,7 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
     async def remember_updates(self, updates: Sequence[tuple[str, str]]) -> None:
         rows = [(str(p), str(u)) for p, u in updates]
         if rows:
-            await self._run(self._remember_updates, rows)
+            await self._write(self._remember_updates, rows)
 
     def _remember_updates(self, db: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
         with _transaction(db):
@@ -396,7 +406,7 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
                 db.execute("INSERT OR REPLACE INTO replies_in_flight (id, platform, chat_id, thread_id, chat_kind, "
                            "message_id, text, owner, shown, attempt, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            row)
-        await self._run(write)
+        await self._write(write)
 
     async def update_reply(self, reply_id: str, shown: Sequence[ShownMessage]) -> None:
         encoded = encode_shown(shown)
@@ -404,13 +414,13 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
         def write(db: sqlite3.Connection) -> None:
             with _transaction(db):
                 db.execute("UPDATE replies_in_flight SET shown = ? WHERE id = ?", (encoded, reply_id))
-        await self._run(write)
+        await self._write(write)
 
     async def end_reply(self, reply_id: str) -> None:
         def write(db: sqlite3.Connection) -> None:
             with _transaction(db):
                 db.execute("DELETE FROM replies_in_flight WHERE id = ?", (reply_id,))
-        await self._run(write)
+        await self._write(write)
 
     _IN_FLIGHT = f"SELECT {IN_FLIGHT_COLUMNS} FROM replies_in_flight "
 
@@ -456,15 +466,34 @@ class SQLiteStore(SQLiteOperatorRecords, SQLiteOutboundRecords, SQLitePlatformVa
 
 
 class _transaction:
-    """``with _transaction(db):`` one ``BEGIN IMMEDIATE`` ... ``COMMIT``, or a rollback on any error."""
+    """``with _transaction(db):`` one ``BEGIN IMMEDIATE`` ... ``COMMIT``, or a rollback on any error.
+
+    Inside a transaction already open (the store thread's batch of writes, :mod:`.sqlite_queue`) it is a
+    savepoint: released on success, rolled back to on any error, so one write's failure undoes that write alone.
+    """
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        self.nested = False
 
     def __enter__(self) -> None:
+        if self.db.in_transaction:
+            self.nested = True
+            self.db.execute("SAVEPOINT one_write")
+            return
         self.db.execute("BEGIN IMMEDIATE")  # take the write lock now: no upgrade deadlock half-way
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self.nested:
+            if exc_type is None:
+                self.db.execute("RELEASE one_write")
+                return
+            try:
+                self.db.execute("ROLLBACK TO one_write")
+                self.db.execute("RELEASE one_write")
+            except sqlite3.Error:
+                pass  # the error ended the whole transaction: the batch sees it and runs its writes again alone
+            return
         if exc_type is None:
             self.db.execute("COMMIT")
         else:

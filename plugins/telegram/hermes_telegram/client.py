@@ -33,6 +33,7 @@ from .measure import keep_whole_ranges
 from .polling import ALLOWED_UPDATES, Poller
 from .redaction import protect_token, scrub
 from .settings import TRANSPORTS, TelegramSettings
+from .transport import MAX_IN_FLIGHT, bot_request  # noqa: F401  (MAX_IN_FLIGHT: where tests look for it)
 
 if TYPE_CHECKING:
     from .formatting import Entity
@@ -40,40 +41,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAME = "telegram"
-
-
-#: Bot API calls in flight at once, and the connections they keep open. httpcore's pool scans every
-#: connection for every queued request, and every idle connection against all the others, each time a
-#: request comes or goes (``_assign_requests_to_connections``): with PTB's default (256 connections, all
-#: kept) a burst of 1,000 chats left ~60 connections open and hundreds of requests queued, and each call
-#: cost milliseconds of CPU that grew with the number of chats (issue 39). Calls beyond this many wait
-#: here, in an ``asyncio.Semaphore`` (FIFO, constant cost), never in the pool. 16 flow 30 calls/s while
-#: each takes half a second to answer. All of them are kept open when idle: httpcore closes an idle
-#: connection whenever the pool holds more than its keep-alive count, so a smaller one reconnected for
-#: nearly every call under load (698 connects for 415 calls).
-MAX_IN_FLIGHT = 16
-
-
-def bot_request() -> Any:
-    """The HTTP transport of the bot's calls (getUpdates has its own, one connection, PTB's default)."""
-    import asyncio
-
-    import httpx
-    from telegram.request import HTTPXRequest
-
-    class BoundedRequest(HTTPXRequest):
-        """PTB's httpx transport with at most ``MAX_IN_FLIGHT`` requests in its pool."""
-
-        def __init__(self) -> None:
-            limits = httpx.Limits(max_connections=MAX_IN_FLIGHT, max_keepalive_connections=MAX_IN_FLIGHT)
-            super().__init__(connection_pool_size=MAX_IN_FLIGHT, httpx_kwargs={"limits": limits})
-            self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
-
-        async def do_request(self, *args: Any, **kwargs: Any) -> Any:
-            async with self._slots:
-                return await super().do_request(*args, **kwargs)
-
-    return BoundedRequest()
 
 
 class TelegramClient(PlatformClient):
@@ -351,15 +318,17 @@ class TelegramClient(PlatformClient):
         body, entities = render(text, stream.settings.cursor)
         if message is None:
             chat_id, new = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
-                lambda t, e: self.bot.send_message(chat_id, t, entities=e, message_thread_id=_thread(stream),
-                                                   reply_parameters=_quote(stream)), body, entities, text))
+                lambda t, e: _post(self.bot, "sendMessage", {
+                    "chat_id": chat_id, "text": t, "entities": e, "message_thread_id": _thread(stream),
+                    "reply_parameters": _quote(stream)}), body, entities, text))
             stream.state["quoted"] = True
-            ref = MessageRef(str(chat_id), str(new.message_id), stream.thread_id)
+            ref = MessageRef(str(chat_id), str(new["message_id"]), stream.thread_id)
             sent.append(_key(ref))
             return ref
         try:
-            await self._with_entities(lambda t, e: self.bot.edit_message_text(
-                t, chat_id=message.chat_id, message_id=int(message.message_id), entities=e), body, entities, text)
+            await self._with_entities(lambda t, e: _post(self.bot, "editMessageText", {
+                "chat_id": message.chat_id, "message_id": int(message.message_id), "text": t, "entities": e}),
+                body, entities, text)
         except Exception as exc:
             if is_not_modified(exc):
                 return original or message  # it already reads exactly this: success
@@ -457,6 +426,18 @@ class TelegramClient(PlatformClient):
             stream.state["gone"] = str(error)
         return error
 
+
+
+async def _post(bot: Any, method: str, params: dict[str, Any]) -> Any:
+    """One Bot API call of a reply's text, its answer as Telegram sent it (a dict, or True).
+
+    ``Bot.send_message`` / ``edit_message_text`` build a whole ``telegram.Message`` from every answer (~120 µs
+    of CPU each: a reply's previews and its final text are the gateway's most frequent calls, thousands at
+    once with many replies, issue 39), and nothing here reads more than the new message's id. ``Bot._post``
+    is where those methods send from (the same parameters, defaults and errors): python-telegram-bot is
+    pinned to one major version (22), whose ``ExtBot`` overrides it too.
+    """
+    return await bot._post(method, params)
 
 
 def _quote(stream: Stream) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 import httpx
 import pytest
@@ -85,29 +86,71 @@ def test_a_timeout_after_sending_may_have_landed_but_one_before_did_not():
     assert exc.retryable and not exc.maybe_delivered
 
 
-async def test_a_real_read_timeout_is_ambiguous(api):
+@pytest.mark.parametrize("transport", ["the plugin's", "httpx"])
+async def test_a_real_read_timeout_is_ambiguous(api, transport):
     """The emulator answers too late for a short read timeout: the send may have landed (it did)."""
     import asyncio
 
     from telegram import Bot
     from telegram.request import HTTPXRequest
 
+    from hermes_telegram.transport import bot_request
+
     client = fast_runner(api.base_url).client
-    client._bot = Bot(TOKEN, base_url=api.base_url, request=HTTPXRequest(read_timeout=0.2))
-    original = api._send_message
+    request = bot_request(read_timeout=0.2) if transport == "the plugin's" else HTTPXRequest(read_timeout=0.2)
+    client._bot = Bot(TOKEN, base_url=api.base_url, request=request)
+    original, answer = api._send_message, asyncio.Event()
 
     async def slow_send(params):
         result = await original(params)
-        await asyncio.sleep(1.0)
+        await answer.wait()  # until the gateway has given up waiting
         return result
     api._send_message = slow_send
     try:
         with pytest.raises(DeliveryError) as caught:
             await client.on_delta(stream_in(), None, "slow")
     finally:
+        answer.set()
         await client.close()
     assert caught.value.retryable and caught.value.maybe_delivered
     assert api.chat(5).screen == ["slow"], "it landed: the core must reconcile, not resend"
+
+
+async def test_a_connect_timeout_of_the_plugins_transport_was_not_sent():
+    """A server whose accept queue is full never answers the connect: the call times out, and was not sent."""
+    import asyncio
+    import socket
+
+    from telegram import Bot
+
+    from hermes_telegram.transport import bot_request
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    address = listener.getsockname()
+    waiting: list[socket.socket] = []
+    try:
+        for _ in range(8):  # fill the accept queue: Linux then drops the SYNs of further connects
+            filler = socket.socket()
+            filler.settimeout(0.2)
+            waiting.append(filler)
+            try:
+                await asyncio.to_thread(filler.connect, address)
+            except TimeoutError:
+                break
+        bot = Bot(TOKEN, base_url=f"http://127.0.0.1:{address[1]}/bot", request=bot_request())
+        try:
+            with pytest.raises(tg.TimedOut) as caught:
+                await bot.send_message(5, "hi", connect_timeout=0.2)
+        finally:
+            await bot.shutdown()
+    finally:
+        for filler in waiting:
+            filler.close()
+        listener.close()
+    exc = translate(caught.value, "sendMessage")
+    assert exc.retryable and not exc.maybe_delivered
 
 
 async def test_a_server_that_is_down_is_retryable():
@@ -118,6 +161,7 @@ async def test_a_server_that_is_down_is_retryable():
     finally:
         await client.close()
     assert caught.value.retryable and not isinstance(caught.value, RateLimited)
+    assert not caught.value.maybe_delivered, "no connection: nothing was sent"
 
 
 def test_without_a_token_the_platform_is_not_built_and_the_error_says_so():
@@ -126,3 +170,20 @@ def test_without_a_token_the_platform_is_not_built_and_the_error_says_so():
 
     with pytest.raises(ConfigError, match="platforms.telegram.token: the bot token from @BotFather"):
         PlatformRunner(plugin, {"enabled": True}).build()
+
+
+async def test_a_bot_dropped_without_shutdown_logs_nothing(api, caplog):
+    """aiohttp logs "Unclosed client session" at ERROR when its session is collected open; a dropped bot must not
+    put that into whatever log the collection happens to run in (httpx's transport never did)."""
+    import gc
+
+    from telegram import Bot
+
+    from hermes_telegram.transport import bot_request
+
+    bot = Bot(TOKEN, base_url=api.base_url, request=bot_request())
+    await bot.send_message(5, "hello")
+    del bot
+    gc.collect()
+    assert api.screen(5) == ["hello"]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []

@@ -55,6 +55,19 @@ async def test_previews_grow_in_one_message_then_the_exact_final_text(api, tg):
     assert not chat.violations
 
 
+async def test_a_replys_text_calls_build_no_message_objects(api, tg, monkeypatch):
+    """Nothing reads the Message Telegram answers with but its id: building one cost ~120 us per call (issue 39)."""
+    from telegram import Message
+
+    built = []
+    de_json = Message.de_json
+    monkeypatch.setattr(Message, "de_json", lambda *a, **k: built.append(1) or de_json(*a, **k))
+    report = await stream(delivery_for(tg), 43, PARAGRAPHS)
+    assert report.delivered and api.chat(43).screen == [SHOWN]
+    assert len(api.chat(43).messages[0].history) >= 3, "a send, edits, the final edit"
+    assert built == []
+
+
 async def test_an_emoji_heavy_reply_splits_within_4096_utf16_units(api, tg):
     line = "Sunny days ahead 🌞🌈 and more 🎉🎉 fun 😀\n"
     reply = (line * 260).strip()
