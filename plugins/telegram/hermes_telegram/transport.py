@@ -9,7 +9,7 @@ aiohttp's client (the gateway's own HTTP library) keeps idle connections in a li
 last: a call costs a fraction of that (``bench/bench_telegram_calls.py``).
 
 What stays as PTB has it: the request body (the same form fields, url-encoded, PTB's ``User-Agent``), the
-timeouts (connect, read and pool; PTB's defaults 5 s, 5 s and 1 s), and the errors: a timeout is PTB's
+timeouts (connect and pool: PTB's defaults 5 s and 1 s; read: :data:`TEXT_READ_TIMEOUT`), and the errors: a timeout is PTB's
 ``TimedOut`` (its cause a ``ConnectTimeout`` when the request cannot have been sent, as
 :func:`.errors.translate` reads it), any other failure of the connection a ``NetworkError``. A call with
 files (``sendPhoto`` ...) goes through PTB's httpx transport unchanged, whose write timeout and
@@ -29,6 +29,12 @@ from urllib.parse import urlencode
 #: Bot API calls in flight at once, and the connections they keep open: 16 flow 30 calls/s while each
 #: takes half a second to answer.
 MAX_IN_FLIGHT = 16
+#: Seconds a text call waits for Telegram's answer (PTB's default is 5). A call whose answer comes later is a
+#: timeout that *may have landed*: when it was a reply's first preview, the core never learns the message's id,
+#: so it cannot edit it and sends the final text anew, and the chat keeps a partial copy with a cursor above the
+#: reply (``bench/scale.py --stall-emulator 5:7``: 16 chats of 300 when the API stalled 7 s). An answer seconds
+#: late is far likelier than none, so wait for it; Discord's plugin waits 15 s.
+TEXT_READ_TIMEOUT = 20.0
 
 
 class ConnectTimeout(TimeoutError):
@@ -45,10 +51,11 @@ def _close_quietly(connector: Any) -> None:
         pass
 
 
-def bot_request(read_timeout: float = 5.0) -> Any:
+def bot_request(read_timeout: float = TEXT_READ_TIMEOUT) -> Any:
     """The transport of the bot's calls (getUpdates has its own, one connection, PTB's default).
 
-    ``read_timeout``: seconds to wait for an answer, when a call does not say (PTB's default; tests shorten it).
+    ``read_timeout``: seconds to wait for an answer, when a call does not say (:data:`TEXT_READ_TIMEOUT`; tests
+    shorten it).
     """
     import aiohttp
     import httpx

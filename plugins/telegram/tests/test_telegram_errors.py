@@ -116,6 +116,20 @@ async def test_a_real_read_timeout_is_ambiguous(api, transport):
     assert api.chat(5).screen == ["slow"], "it landed: the core must reconcile, not resend"
 
 
+async def test_a_reply_call_waits_for_a_late_answer_longer_than_ptbs_five_seconds(api):
+    """A preview's first send answered late (Telegram stalled) is waited for: given up on, it may have landed, and
+    the core, which then never learns the message's id, sends the final text anew below a partial copy with a
+    cursor (``bench/scale.py --chats 300 --stall-emulator 5:7``: 16 chats showed the reply twice with PTB's 5 s,
+    none with 20 s). Read from the bot the plugin builds, so a change of transport keeps the wait."""
+    from hermes_telegram.transport import TEXT_READ_TIMEOUT
+
+    client = fast_runner(api.base_url).client
+    try:
+        assert client.bot.request.read_timeout == TEXT_READ_TIMEOUT >= 15
+    finally:
+        await client.close()
+
+
 async def test_a_connect_timeout_of_the_plugins_transport_was_not_sent():
     """A server whose accept queue is full never answers the connect: the call times out, and was not sent."""
     import asyncio
