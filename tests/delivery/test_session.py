@@ -159,6 +159,24 @@ def test_a_final_edit_that_timed_out_but_landed_is_not_sent_again():
     assert report.delivered
 
 
+def test_a_first_preview_that_timed_out_but_landed_is_counted_and_the_reply_still_arrives_whole():
+    """The core never learned the preview's id, so it cannot edit or remove it: the final text goes anew (not
+    sending it would lose the reply whenever the preview did not land), and the report says a partial copy may
+    show above it (DESIGN.md guarantee 3 cannot hold here; platform plugins make such timeouts rare)."""
+    ref = fast_platform()
+
+    async def main():
+        session = make_delivery(ref).session("reference", "c", settings=streaming())
+        ref.chat("c").fail_next(Fault.timeout(landed=True, on="send"))
+        await feed_over(session, words(REPLY), 5)
+        return await session.finish()
+
+    report = run_virtual(main())
+    screen = ref.chat("c").screen
+    assert screen[-1] == REPLY and len(screen) == 2 and REPLY.startswith(screen[0].rstrip(" ▌")), screen
+    assert report.delivered and report.preview_uncertain == 1 and report.text_uncertain == 0
+
+
 def test_a_final_edit_that_timed_out_and_was_lost_is_retried():
     ref = fast_platform()
 

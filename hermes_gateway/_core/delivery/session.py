@@ -107,6 +107,9 @@ class DeliveryReport:
     media_notes: list[str] = field(default_factory=list)   # one line per item shown as text instead of attached
     media_uncertain: int = 0  # items whose upload may have landed (a timeout): never sent again
     text_uncertain: int = 0   # messages of the text whose send may have landed (a timeout): never sent again
+    #: previews whose first send may have landed (a timeout): the core never learned the message's id, so the
+    #: final text was sent anew and the chat may show a partial copy (with its cursor) above the reply
+    preview_uncertain: int = 0
     model_error: str | None = None  # the model failed (the chat was told so): a ``failed`` status reaction
 
 
@@ -476,6 +479,9 @@ class StreamSession:
         if entry.ref is None and exc.maybe_delivered:
             # a send that may have landed cannot be edited later: stop previewing
             self._previews_on = False
+            self._report.preview_uncertain += 1
+            log.warning("a preview on %s/%s may have landed unseen (%s): the chat may show a partial copy above "
+                        "the reply", self.hooks.platform.name, self.stream.chat_id, exc)
         if not exc.retryable or self._preview_failures >= self.policy.preview_failures_before_fallback:
             log.info("previews on %s/%s stop after %s; the final text is sent whole",
                      self.hooks.platform.name, self.stream.chat_id, exc)
