@@ -20,7 +20,7 @@ import os
 import platform
 import sys
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 #: The class the fast transport stands in for (its name is the SDK's ``User-Agent``).
 SDK_CLIENT = "AsyncOpenAI"
@@ -33,6 +33,10 @@ def sdk_version() -> str:
         return importlib.metadata.version("openai")
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
+
+
+#: The BSDs the SDK names, by ``platform.system()`` (or os-release ``ID``) in lower case.
+_BSDS = {"freebsd": "FreeBSD", "openbsd": "OpenBSD"}
 
 
 def _os_name() -> str:
@@ -49,14 +53,14 @@ def _os_name() -> str:
         return named[system]
     if "android" in name:
         return "Android"
-    if system in ("freebsd", "openbsd"):
-        return {"freebsd": "FreeBSD", "openbsd": "OpenBSD"}[system]
+    if system in _BSDS:
+        return _BSDS[system]
     if system == "linux":
         try:
             distro = platform.freedesktop_os_release().get("ID", "").lower()
         except OSError:
             distro = ""
-        return {"freebsd": "FreeBSD", "openbsd": "OpenBSD"}.get(distro, "Linux")
+        return _BSDS.get(distro, "Linux")
     return f"Other:{name}" if name else "Unknown"
 
 
@@ -77,9 +81,9 @@ def _arch() -> str:
     return f"other:{machine}" if machine else "unknown"
 
 
-def _runtime(read: Any) -> str:
+def _runtime(read: Callable[[], str]) -> str:
     try:
-        return str(read())
+        return read()
     except Exception:
         return "unknown"
 

@@ -139,11 +139,19 @@ def fast_transport_suits(base_url: str) -> bool:
     return bool(proxy_bypass_environment(parts.hostname or ""))
 
 
+def route(transport: str, endpoint: Endpoint) -> str:
+    """How requests to ``endpoint`` travel under ``model.transport``: ``"fast"`` (:mod:`.transport_fast`),
+    ``"demo"`` (the demo model in-process, :mod:`.transport_demo`) or ``"sdk"`` (:mod:`.transport_sdk`)."""
+    if transport == "fast" and endpoint.base_url is None:
+        return "demo"
+    if transport == "fast" and endpoint.base_url is not None and fast_transport_suits(endpoint.base_url):
+        return "fast"
+    return "sdk"
+
+
 def uses_sdk(model: ModelConfig) -> bool:
     """Whether requests of ``model`` (its endpoint or a fallback) go through the openai SDK (the sdk transport)."""
-    if model.transport == "sdk":
-        return True
-    return any(e.base_url is not None and not fast_transport_suits(e.base_url) for e in (model.endpoint, *model.fallback))
+    return any(route(model.transport, e) == "sdk" for e in (model.endpoint, *model.fallback))
 
 
 def _never_sends() -> Any:
@@ -183,14 +191,14 @@ class UpstreamPool:
     def _get(self, index: int, endpoint: Endpoint) -> Upstream:
         upstream = self._clients.get(index)
         if upstream is None:
-            fast = self.transport == "fast" and endpoint.base_url is not None and fast_transport_suits(endpoint.base_url)
-            lazy = LazyClient(lambda: self._make_client(endpoint, sends=not fast))
+            way = route(self.transport, endpoint)
+            lazy = LazyClient(lambda: self._make_client(endpoint, sends=way != "fast"))
             transport: UpstreamTransport
-            if fast:
+            if way == "fast":
                 assert endpoint.base_url is not None
                 transport = FastTransport(endpoint.api_key or NO_KEY, endpoint.base_url, self.max_retries,
                                           self.timeouts)
-            elif self.transport == "fast" and endpoint.base_url is None:
+            elif way == "demo":
                 from .transport_demo import DemoDirectTransport
 
                 transport = DemoDirectTransport(self.demo_tokens_per_second)
