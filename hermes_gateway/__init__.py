@@ -20,6 +20,7 @@ from ._core.platform import MessageRef, Platform, RateBudget, Stream, StreamSett
 from ._core.plugin_helpers import (protect_secret, protect_secret_shape, scrub_secrets, split_markdown,
                                   utf8_length, utf16_length)
 from ._core.platform_context import PlatformClient, PlatformContext
+from ._core.catch_up_task import CatchUpTask
 from ._core.last_seen import LastSeen
 from ._core.plugin_host import PluginHost
 from ._core.platform_settings import SettingsError, secret, setting
@@ -37,6 +38,7 @@ __all__ = [
     "ChoiceOption",
     "Command",
     "CommandContext",
+    "CatchUpTask",
     "Config",
     "ConfigError",
     "DeliveryError",

@@ -33,12 +33,14 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from hermes_gateway import Incoming, LastSeen, Stream
+from hermes_gateway import CatchUpTask, Incoming, LastSeen, Stream
 
 from .receiving import target_channel, to_incoming
 from .redaction import scrub
 
 if TYPE_CHECKING:
+    from hermes_gateway import PlatformContext
+
     from .client import DiscordClient
 
 log = logging.getLogger(__name__)
@@ -66,16 +68,18 @@ def snowflake_at(unix_seconds: float) -> int:
     return max(int(unix_seconds * 1000) - DISCORD_EPOCH_MS, 0) << 22
 
 
-class CatchUp:
-    """The last message seen per channel, and the catch-up after a READY."""
+class CatchUp(CatchUpTask):
+    """The last message seen per channel, and the catch-up after a READY (started, awaited and stopped as
+    :class:`hermes_gateway.CatchUpTask` does)."""
+
+    context: "PlatformContext"
 
     def __init__(self, client: "DiscordClient") -> None:
         self.client = client
-        self.context = client.context
         #: channel id -> (last message id, chat kind), kept with ``context.set_value`` under :data:`SEEN_KEY`
-        self.last_seen = LastSeen(self.context, order=_snowflake, platform="discord", key=SEEN_KEY,
-                                  max_channels=MAX_CHANNELS)
-        self._running: asyncio.Task[None] | None = None
+        super().__init__(client.context, LastSeen(client.context, order=_snowflake, platform="discord",
+                                                  key=SEEN_KEY, max_channels=MAX_CHANNELS),
+                         name="discord-catch-up")
 
     async def load(self) -> None:
         """What an earlier run saw (the store is shared by replicas and survives restarts)."""
@@ -85,28 +89,7 @@ class CatchUp:
         """A message of ``channel_id`` was seen (live or fetched): later catch-ups start after it."""
         self.last_seen.note(channel_id, message_id, kind)
 
-    def start(self) -> None:
-        """After a READY: read what was missed, in the background (one catch-up at a time)."""
-        if self.context.catch_up != "answer":
-            return
-        if self._running is None or self._running.done():
-            self._running = asyncio.get_running_loop().create_task(self._run(), name="discord-catch-up")
-
-    async def wait(self) -> None:
-        """Until the catch-up under way (if any) has handed the core every message it found."""
-        running = self._running
-        if running is not None:
-            await asyncio.gather(running, return_exceptions=True)
-
-    async def stop(self) -> None:
-        """Stop reading; keep what was seen."""
-        running, self._running = self._running, None
-        if running is not None and not running.done():
-            running.cancel()
-            await asyncio.gather(running, return_exceptions=True)
-        await self.last_seen.flush()
-
-    async def _run(self) -> None:
+    async def read_missed(self) -> None:
         window = self.context.catch_up_window
         floor = snowflake_at(time.time() - window)
         try:

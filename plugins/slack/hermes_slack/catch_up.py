@@ -32,7 +32,7 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from hermes_gateway import LastSeen
+from hermes_gateway import CatchUpTask, LastSeen
 
 from .errors import translate
 from .redaction import scrub
@@ -53,19 +53,20 @@ MAX_PAGES = 5
 MAX_THREADS = 50
 
 
-class CatchUp:
-    """The last message seen per channel, and the catch-up after a start or a reconnect."""
+class CatchUp(CatchUpTask):
+    """The last message seen per channel, and the catch-up after a start or a reconnect (started, awaited and
+    stopped as :class:`hermes_gateway.CatchUpTask` does)."""
+
+    context: "PlatformContext"
 
     def __init__(self, context: "PlatformContext", web: Callable[[], Any],
                  hand_over: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
         """``web()``: the client's ``AsyncWebClient``; ``hand_over(body)``: an event body to the core."""
-        self.context = context
         self._web = web
         self._hand_over = hand_over
         #: channel -> (last ts seen, channel_type), kept with ``context.set_value`` under :data:`SEEN_KEY`
-        self.last_seen = LastSeen(context, order=_ts_order, platform="slack", key=SEEN_KEY,
-                                  max_channels=MAX_CHANNELS)
-        self._running: asyncio.Task[None] | None = None
+        super().__init__(context, LastSeen(context, order=_ts_order, platform="slack", key=SEEN_KEY,
+                                           max_channels=MAX_CHANNELS), name="slack-catch-up")
 
     async def load(self) -> None:
         await self.last_seen.load()
@@ -81,27 +82,7 @@ class CatchUp:
         kind = str(event.get("channel_type") or (known[1] if known else ""))
         self.last_seen.note(channel, ts, kind)
 
-    def start(self) -> None:
-        """Read what was missed, in the background (one catch-up at a time)."""
-        if self.context.catch_up != "answer":
-            return
-        if self._running is None or self._running.done():
-            self._running = asyncio.get_running_loop().create_task(self._run(), name="slack-catch-up")
-
-    async def wait(self) -> None:
-        """Until the catch-up under way (if any) has handed the core every message it found."""
-        running = self._running
-        if running is not None:
-            await asyncio.gather(running, return_exceptions=True)
-
-    async def stop(self) -> None:
-        running, self._running = self._running, None
-        if running is not None and not running.done():
-            running.cancel()
-            await asyncio.gather(running, return_exceptions=True)
-        await self.last_seen.flush()
-
-    async def _run(self) -> None:
+    async def read_missed(self) -> None:
         floor = time.time() - self.context.catch_up_window
         try:
             chats = await self.context.recent_chats(self.context.catch_up_window)
