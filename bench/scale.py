@@ -194,13 +194,19 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                                                   "threads": threads, "charges": charges,
                                                   "call_failures": call_failures, "gc": gc_pauses}))
 
+    # the loop ``hermes-gateway run`` serves on (uvloop when installed); ``SCALE_LOOP=asyncio`` for asyncio's own
+    from hermes_gateway._core.cli.event_loop import choose_loop
+    loop_factory, loop_name = choose_loop(os.environ.get("SCALE_LOOP", "auto"))
+    Path(out_path + ".loop").write_text(loop_name)
     profile = os.environ.get("SCALE_PROFILE")
     if not profile:
-        asyncio.run(main())
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(main())
         return
     import cProfile
     whole = cProfile.Profile(*profile_clock())
-    whole.runctx("asyncio.run(main())", globals(), {"asyncio": asyncio, "main": main})
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        whole.runcall(runner.run, main())
     whole.dump_stats(profile)
 
 
@@ -390,7 +396,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     after_calls = sum(1 for t in times if last_token < t <= last_final)
     lags = seen["lags"]
     return {
-        "platform": bench.name, "bot_budget": f"{bot_budget.rate:g}/s burst {bot_budget.burst}",
+        "platform": bench.name, "event_loop": Path(out + ".loop").read_text(), "bot_budget": f"{bot_budget.rate:g}/s burst {bot_budget.burst}",
         "chats": args.chats, "finals": len(final_at), "lost": args.chats - len(final_at),
         "pushed_s": pushed, "platform_calls": len(times), "429s": refused, "calls_inside_a_429": violations,
         "arrivals_under_1s_apart_in_a_chat": strict,

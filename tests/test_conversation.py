@@ -109,3 +109,45 @@ async def test_a_reply_that_never_stops_is_cut_with_a_note_and_remembered():
     assert body.startswith("tick0 tick1") and len(body) <= 300 and CURSOR not in text
     assert "cut" in note and "length limit" in note
     assert history[-1]["role"] == "assistant" and history[-1]["content"].startswith("tick0 tick1")
+
+
+async def test_a_chats_reply_reads_the_upstream_in_batches_and_shows_every_word():
+    """The chat shows the reply once per preview interval at most, so what the upstream sent together reaches the
+    delivery as one delta (agent/read_batching.py); the screen holds every word, in order."""
+    import json
+
+    from hermes_gateway._core.agent import AIAgent
+    from hermes_gateway._core.conversation import reply_in_chat
+    from hermes_gateway._core.events import TextDelta
+
+    from scripted_upstream import ScriptedUpstream, chunk
+
+    words = ["one ", "two ", "three ", "four ", "five ", "six"]
+    burst = b"".join(b"data: " + json.dumps(chunk(w)).encode() + b"\n\n" for w in words)
+    ref = ReferencePlatform(budgets={"default": RateBudget(rate=1, burst=1)})
+    async with ScriptedUpstream() as upstream:
+        upstream.add(("data", chunk("", role="assistant")), ("data", chunk("zero ")), ("raw", burst),
+                     ("data", chunk(finish="stop")), ("raw", b"data: [DONE]\n\n"))
+        overrides = {"model": {"base_url": upstream.url, "name": "test-model", "api_key": "k"}}
+        async with gateway_with(ref, **overrides) as gateway:
+            agent = AIAgent.from_config(gateway.config)
+            deltas: list[str] = []
+            astream = agent.astream
+
+            def recording(*args, **kwargs):
+                async def events():
+                    async for event in astream(*args, **kwargs):
+                        if isinstance(event, TextDelta):
+                            deltas.append(event.text)
+                        yield event
+                return events()
+
+            agent.astream = recording
+            try:
+                report, _ = await reply_in_chat(gateway.config, gateway.delivery, "reference", "42", "hi",
+                                                agent=agent)
+            finally:
+                await agent.aclose()
+    assert report.delivered
+    assert ref.chat("42").screen == ["zero one two three four five six"]
+    assert deltas == ["zero ", "".join(words)]

@@ -104,6 +104,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     does not hold them. ``approver``: asked before a tool that needs approval
     runs (:mod:`.approvals.chat`)."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
+    from .agent.read_batching import READ_BATCH, read_batch_for
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
     agent = agent or AIAgent.from_config(config)
@@ -139,9 +140,12 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                                settings=settings, journal=journal)
     progress.session = session
     session.interrupt_note = progress.interrupt_note
+    # the chat shows the reply once per preview interval at most: the upstream's tokens are read in batches
+    batching = READ_BATCH.set(read_batch_for(session.budget.budget.rate))
     try:
         report = await deliver_events(events(), session)
     finally:
+        READ_BATCH.reset(batching)
         if owned:
             await agent.aclose()
     end = progress.end

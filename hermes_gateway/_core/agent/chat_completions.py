@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 from ..events import StreamEvent, TextDelta
 from .errors import IncompleteStream, MalformedChunk, MalformedResponse, NotStreaming, UpstreamConnectionError
 from .guard import ReadGuard, UpstreamTimeout
+from .read_batching import READ_BATCH
 from .results import ModelCall, ToolCall, text_field, usage_from
 from .transport import CHAT_PATH, UpstreamTransport
 
@@ -49,6 +50,11 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
         # Payloads already decoded (one network read often holds many chunks) are taken without a wait,
         # so without the guard: no deadline can pass and no read can be cut while none is awaited.
         ready = getattr(payloads, "ready", ())
+        yield_texts = getattr(payloads, "yield_texts", None)
+        if yield_texts is not None:
+            yield_texts()  # plain text chunks come as str (SSEPayloads)
+        # a platform reply's reads are batched (read_batching): the texts read together go on as one delta
+        join_texts = READ_BATCH.get() > 0
         while True:
             if ready and not guard.interrupted:
                 chunk = ready.popleft()
@@ -83,6 +89,15 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
                     guard.active = False
                     raise
                 guard.active = False
+            if type(chunk) is str:  # a plain text chunk (yield_texts)
+                if join_texts:
+                    while ready and type(ready[0]) is str:
+                        chunk += ready.popleft()
+                if chunk:
+                    call.got_content = True
+                    parts.append(chunk)
+                    yield TextDelta(chunk)
+                continue
             try:
                 usage = chunk.get("usage")
                 if usage is not None:

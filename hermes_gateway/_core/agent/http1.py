@@ -36,7 +36,9 @@ holds it to the SDK's httpx client on 53 normal, odd and hostile answers:
   response on a kept-alive connection) are not parsed: the answer asked
   for stands, and the connection is closed rather than reused;
 - the body is read as it arrives, everything buffered at once per read,
-  with reading paused beyond :data:`HIGH_WATER` buffered bytes;
+  with reading paused beyond :data:`HIGH_WATER` buffered bytes; a platform
+  reply's reads batch (:mod:`.read_batching`): a read returns no sooner than
+  ``read_batch`` seconds after the previous one, unless the body ends or fails;
 - a connection goes back to the pool only after its whole response was
   read and both sides keep it alive; anything else (a cancelled read, an
   error, a body left unread) closes it;
@@ -65,6 +67,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from ..errors import HermesError
 from .errors import UpstreamConnectionError, UpstreamTimedOut
 from .limits import MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_HEAD_FIELDS, UpstreamTooLarge, check_head
+from .read_batching import READ_BATCH
 
 #: Connections per upstream at most (the SDK's default limit).
 MAX_CONNECTIONS = 1000
@@ -103,7 +106,7 @@ class _Connection(asyncio.Protocol):
 
     __slots__ = ("transport", "parser", "status", "version", "raw_headers", "chunks", "buffered", "headers_done",
                  "complete", "keep_alive", "error", "lost", "paused", "idle_since", "loop", "answered", "_waiter",
-                 "head_bytes", "informational")
+                 "head_bytes", "informational", "lingering")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -111,6 +114,7 @@ class _Connection(asyncio.Protocol):
         self.lost = False
         self.idle_since = 0.0
         self._waiter: asyncio.Future[None] | None = None
+        self.lingering = False  # a batched read is waiting out its time: body bytes alone do not wake it
         self._reset()
 
     def _reset(self) -> None:
@@ -212,7 +216,9 @@ class _Connection(asyncio.Protocol):
         if self.buffered > HIGH_WATER and not self.paused and self.transport is not None:
             self.paused = True
             self.transport.pause_reading()
-        self._wake()
+            self._wake()
+        elif not self.lingering:
+            self._wake()
 
     def on_message_complete(self) -> None:
         if self.informational:
@@ -237,6 +243,18 @@ class _Connection(asyncio.Protocol):
             await waiter
         finally:
             self._waiter = None
+
+    async def linger(self, until: float) -> None:
+        """Until loop time ``until``, or sooner if the response ends, fails or fills the buffer (a batched read)."""
+        waiter = self._waiter = self.loop.create_future()
+        self.lingering = True
+        timer = self.loop.call_at(until, self._wake)
+        try:
+            await waiter
+        finally:
+            self.lingering = False
+            self._waiter = None
+            timer.cancel()
 
     def take(self) -> bytes:
         """Everything buffered, at once; reading resumes if it was paused."""
@@ -271,7 +289,7 @@ class _Connection(asyncio.Protocol):
 class Http1Response:
     """A response whose headers are in; its body read with :meth:`read_chunk` (``b""`` at the end)."""
 
-    __slots__ = ("status", "headers", "http_version", "_conn", "_pool", "_done")
+    __slots__ = ("status", "headers", "http_version", "_conn", "_pool", "_done", "_batch", "_last_read")
 
     def __init__(self, conn: _Connection, pool: "Http1Pool") -> None:
         self._conn = conn
@@ -287,6 +305,8 @@ class Http1Response:
             pool.forget(conn)
             raise UpstreamConnectionError() from exc
         self._done = False
+        self._batch = READ_BATCH.get()  # (the turn's: see read_batching)
+        self._last_read = 0.0  # loop time of the last read that returned bytes, when batching (0: none yet)
 
     @property
     def closed(self) -> bool:
@@ -299,10 +319,24 @@ class Http1Response:
         return self._done or (conn.complete and not conn.chunks)
 
     async def read_chunk(self) -> bytes:
-        """The body bytes that arrived since the last call (waiting for some), or ``b""`` after the last."""
+        """The body bytes that arrived since the last call (waiting for some), or ``b""`` after the last.
+
+        Batching (``READ_BATCH`` set when the request was made): not sooner than that many seconds after the
+        previous read, unless the body ends, fails or fills the buffer first; the first read never waits.
+        """
         conn = self._conn
+        if self._last_read:
+            until = self._last_read + self._batch
+            if until > conn.loop.time() and not (conn.complete or conn.paused or conn.lost or conn.error):
+                try:
+                    await conn.linger(until)
+                except BaseException:
+                    self.close()  # cut short (cancelled): the rest of the body will never be read
+                    raise
         while True:
             if conn.chunks:
+                if self._batch:
+                    self._last_read = conn.loop.time()
                 return conn.take()
             if conn.complete or self._done:
                 return b""
