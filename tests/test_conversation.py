@@ -117,6 +117,7 @@ async def test_a_chats_reply_reads_the_upstream_in_batches_and_shows_every_word(
     import json
 
     from hermes_gateway._core.agent import AIAgent
+    from hermes_gateway._core.agent.read_batching import READ_BATCH
     from hermes_gateway._core.conversation import reply_in_chat
     from hermes_gateway._core.events import TextDelta
 
@@ -126,19 +127,23 @@ async def test_a_chats_reply_reads_the_upstream_in_batches_and_shows_every_word(
     burst = b"".join(b"data: " + json.dumps(chunk(w)).encode() + b"\n\n" for w in words)
     ref = ReferencePlatform(budgets={"default": RateBudget(rate=1, burst=1)})
     async with ScriptedUpstream() as upstream:
-        upstream.add(("data", chunk("", role="assistant")), ("data", chunk("zero ")), ("raw", burst),
+        upstream.add(("data", chunk("", role="assistant")), ("data", chunk("zero ")), ("data", chunk("and ")),
+                     ("data", chunk("then ")), ("until", lambda: ref.chat("42").messages), ("raw", burst),
                      ("data", chunk(finish="stop")), ("raw", b"data: [DONE]\n\n"))
         overrides = {"model": {"base_url": upstream.url, "name": "test-model", "api_key": "k"}}
         async with gateway_with(ref, **overrides) as gateway:
             agent = AIAgent.from_config(gateway.config)
             deltas: list[str] = []
+            batches: list[float] = []  # the turn's batch when each delta came: none before the first text shows
             astream = agent.astream
 
             def recording(*args, **kwargs):
                 async def events():
+                    batch = READ_BATCH.get()
                     async for event in astream(*args, **kwargs):
                         if isinstance(event, TextDelta):
                             deltas.append(event.text)
+                            batches.append(batch.seconds)
                         yield event
                 return events()
 
@@ -149,5 +154,8 @@ async def test_a_chats_reply_reads_the_upstream_in_batches_and_shows_every_word(
             finally:
                 await agent.aclose()
     assert report.delivered
-    assert ref.chat("42").screen == ["zero one two three four five six"]
-    assert deltas == ["zero ", "".join(words)]
+    assert ref.chat("42").screen == ["zero and then one two three four five six"]
+    # one delta per chunk until the first text showed (the conversation notices it at the next delta), then one
+    # delta for what was read together
+    assert deltas == ["zero ", "and ", "then ", "one ", "".join(words[1:])]
+    assert batches[:3] == [0.0, 0.0, 0.0] and batches[-1] == 0.25  # a quarter of Telegram's one call a second

@@ -104,7 +104,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
     does not hold them. ``approver``: asked before a tool that needs approval
     runs (:mod:`.approvals.chat`)."""
     from .agent import AIAgent  # the agent pulls in the openai SDK: import it when a turn runs
-    from .agent.read_batching import READ_BATCH, read_batch_for
+    from .agent.read_batching import READ_BATCH, ReadBatch, read_batch_for
 
     owned = agent is None  # an agent made for this one turn is closed after it (its connection pool)
     agent = agent or AIAgent.from_config(config)
@@ -119,6 +119,8 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
         if lead:
             yield TextDelta(lead)
         async for event in agent.astream(content, history=list(past or []), approver=approver):
+            if not batch.seconds and session.waits_for_the_end:  # the first text is out (or none comes early)
+                batch.seconds = read_batch_for(session.preview_interval)
             if isinstance(event, TurnEnd):
                 progress.end = event
                 if event.error and not event.reply.strip() and not event.interrupted:
@@ -140,8 +142,10 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                                settings=settings, journal=journal)
     progress.session = session
     session.interrupt_note = progress.interrupt_note
-    # the chat shows the reply once per preview interval at most: the upstream's tokens are read in batches
-    batching = READ_BATCH.set(read_batch_for(session.budget.budget.rate))
+    # the chat shows the reply once per preview interval at most: once its first text is out, the upstream's
+    # tokens are read in batches (agent/read_batching.py)
+    batch = ReadBatch()
+    batching = READ_BATCH.set(batch)
     try:
         report = await deliver_events(events(), session)
     finally:

@@ -136,6 +136,11 @@ class ScriptedUpstream:
                 if kind == "mark":
                     self.marks.setdefault(step[1], time.monotonic())
                     continue
+                if kind == "until":  # ("until", condition): hold the answer until condition() is true (10 s at most)
+                    async with asyncio.timeout(10):
+                        while not step[1]():
+                            await asyncio.sleep(0.005)
+                    continue
                 if response is None:
                     response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                            "Cache-Control": "no-cache"})

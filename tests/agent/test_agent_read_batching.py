@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 
 from hermes_gateway._core.agent import AIAgent
-from hermes_gateway._core.agent.read_batching import MAX_READ_BATCH, READ_BATCH, read_batch_for
+from hermes_gateway._core.agent.read_batching import MAX_READ_BATCH, READ_BATCH, ReadBatch, read_batch_for
 from hermes_gateway._core.agent.sse import SSEPayloads
 from hermes_gateway._core.events import TextDelta, TurnEnd
 
@@ -48,14 +48,13 @@ async def _until(condition: Any) -> None:
 
 def test_a_quarter_of_the_preview_interval_at_most_a_quarter_second() -> None:
     assert read_batch_for(1.0) == MAX_READ_BATCH == 0.25  # Telegram's private chats: one edit a second
-    assert read_batch_for(1 / 3) == MAX_READ_BATCH  # a group's 20 a minute
-    assert read_batch_for(20.0) == 0.0125  # a terminal that may redraw 20 times a second
-    assert read_batch_for(0.0) == MAX_READ_BATCH  # no previews at all
+    assert read_batch_for(3.0) == MAX_READ_BATCH  # a group's 20 a minute
+    assert read_batch_for(0.05) == 0.0125  # the web console, which may redraw 20 times a second
 
 
 async def test_a_batched_read_takes_everything_that_arrived_and_the_end_wakes_it_at_once(server: Server) -> None:
     pool = pool_for(server)
-    batching = READ_BATCH.set(30.0)  # longer than the test may take: only the end can return the second read
+    batching = READ_BATCH.set(ReadBatch(30.0))  # longer than the test may take: only the end can return the second read
     try:
         task, conn = await server.requested(pool)
     finally:
@@ -84,7 +83,7 @@ async def test_a_batched_read_takes_everything_that_arrived_and_the_end_wakes_it
 async def test_a_batched_read_returns_when_its_time_is_up_and_without_batching_each_read_returns_at_once(
         server: Server) -> None:
     pool = pool_for(server)
-    batching = READ_BATCH.set(0.05)
+    batching = READ_BATCH.set(ReadBatch(0.05))
     try:
         task, conn = await server.requested(pool)
     finally:
@@ -105,7 +104,7 @@ async def test_a_batched_read_returns_when_its_time_is_up_and_without_batching_e
         plain_conn.sendall(piece(b"b"))
         async with asyncio.timeout(10):
             assert await plain_reading == b"b"
-        assert batched._batch == 0.05 and plain._batch == 0.0
+        assert batched._batch is not None and batched._batch.seconds == 0.05 and plain._batch is None
     finally:
         conn.close()
         plain_conn.close()
@@ -114,7 +113,7 @@ async def test_a_batched_read_returns_when_its_time_is_up_and_without_batching_e
 
 async def test_a_cancelled_batched_read_closes_the_connection(server: Server) -> None:
     pool = pool_for(server)
-    batching = READ_BATCH.set(30.0)
+    batching = READ_BATCH.set(ReadBatch(30.0))
     try:
         task, conn = await server.requested(pool)
     finally:
@@ -168,24 +167,31 @@ def test_texts_alone_lose_nothing_the_payloads_held(chunks: list[bytes]) -> None
 
 
 async def test_a_platform_reply_joins_texts_read_together_and_the_api_servers_does_not() -> None:
-    """The upstream writes six words in one burst: a batched turn gets them as one delta, an unbatched one as six;
-    the text is the same."""
+    """The upstream writes six words in one burst: a batched turn gets them as one delta, an unbatched one as six,
+    and so does a chat reply whose batch has not started (its first text is not out: the delivery counts deltas
+    towards ``streaming.min_tokens``); the text is the same."""
     words = ["one ", "two ", "three ", "four ", "five ", "six"]
     burst = b"".join(b"data: " + json.dumps(chunk(w)).encode() + b"\n\n" for w in words)
     async with ScriptedUpstream() as upstream:
         script = [("data", chunk("", role="assistant")), ("data", chunk("zero ")), ("raw", burst),
                   ("data", chunk(finish="stop")), ("raw", b"data: [DONE]\n\n")]
-        upstream.add(*script)
-        upstream.add(*script)
+        for _ in range(3):
+            upstream.add(*script)
         async with AIAgent.from_config(model_config(upstream.url)) as agent:
             plain = [e async for e in agent.astream("hi")]
-            batching = READ_BATCH.set(MAX_READ_BATCH)
+            batching = READ_BATCH.set(ReadBatch(MAX_READ_BATCH))
             try:
                 batched = [e async for e in agent.astream("hi")]
             finally:
                 READ_BATCH.reset(batching)
-    for events in (plain, batched):
+            batching = READ_BATCH.set(ReadBatch())
+            try:
+                not_yet = [e async for e in agent.astream("hi")]
+            finally:
+                READ_BATCH.reset(batching)
+    for events in (plain, batched, not_yet):
         assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "zero " + "".join(words)
         assert isinstance(events[-1], TurnEnd) and events[-1].reply == "zero " + "".join(words)
     assert [e.text for e in plain if isinstance(e, TextDelta)] == ["zero ", *words]
+    assert [e.text for e in not_yet if isinstance(e, TextDelta)] == ["zero ", *words]
     assert [e.text for e in batched if isinstance(e, TextDelta)] == ["zero ", "".join(words)]

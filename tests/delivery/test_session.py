@@ -423,3 +423,34 @@ def test_an_interrupted_reply_loses_its_cursor_even_behind_a_long_429():
     assert report.interrupted and report.delivered
     assert len(screen) == 1 and not screen[0].endswith(CURSOR)
     assert ref.chat("c").violations == []
+
+
+# -- when no token is seen the moment it arrives (the conversation then batches upstream reads) ----------------
+
+def test_a_reply_waits_for_the_end_once_its_first_text_shows_or_from_the_start_when_nothing_shows_early():
+    from hermes_gateway import StreamSettings
+
+    def states(ref: ReferencePlatform, settings) -> tuple[list[bool], float]:
+        seen: list[bool] = []
+
+        async def main() -> float:
+            session = make_delivery(ref).session("reference", "c", settings=settings)
+            for w in words(REPLY):
+                session.feed(w)
+                await asyncio.sleep(0.2)
+                seen.append(session.waits_for_the_end)
+            await session.finish()
+            return session.preview_interval
+
+        return seen, run_virtual(main())
+
+    previews, interval = states(fast_platform(), streaming(edit_interval=1.5, min_tokens=5))
+    assert previews[:3] == [False] * 3 and previews[-1] is True  # a token may show at once until the first text
+    assert interval == 1.5  # the edit interval (the budget would allow 50 a second)
+    cannot_edit, _ = states(fast_platform(supports_edit=False), streaming(min_tokens=5))
+    assert all(cannot_edit)  # one send at the end: nothing shows before it
+    off, _ = states(fast_platform(), StreamSettings(enabled=False))
+    assert all(off)
+    _, telegram_like = states(ReferencePlatform(budgets={"default": RateBudget(rate=1.0, burst=1)}),
+                              streaming(edit_interval=0.5))
+    assert telegram_like == 1.0  # one call a second: no preview sooner, whatever the edit interval

@@ -53,8 +53,9 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
         yield_texts = getattr(payloads, "yield_texts", None)
         if yield_texts is not None:
             yield_texts()  # plain text chunks come as str (SSEPayloads)
-        # a platform reply's reads are batched (read_batching): the texts read together go on as one delta
-        join_texts = READ_BATCH.get() > 0
+        # a chat reply's reads are batched once its first text shows (read_batching): from then on the texts read
+        # together go on as one delta (not before: the delivery counts deltas towards streaming.min_tokens)
+        batch = READ_BATCH.get()
         while True:
             if ready and not guard.interrupted:
                 chunk = ready.popleft()
@@ -90,7 +91,7 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
                     raise
                 guard.active = False
             if type(chunk) is str:  # a plain text chunk (yield_texts)
-                if join_texts:
+                if batch is not None and batch.seconds:
                     while ready and type(ready[0]) is str:
                         chunk += ready.popleft()
                 if chunk:

@@ -38,7 +38,7 @@ holds it to the SDK's httpx client on 53 normal, odd and hostile answers:
 - the body is read as it arrives, everything buffered at once per read,
   with reading paused beyond :data:`HIGH_WATER` buffered bytes; a platform
   reply's reads batch (:mod:`.read_batching`): a read returns no sooner than
-  ``read_batch`` seconds after the previous one, unless the body ends or fails;
+  the batch's seconds after the previous one, unless the body ends or fails;
 - a connection goes back to the pool only after its whole response was
   read and both sides keep it alive; anything else (a cancelled read, an
   error, a body left unread) closes it;
@@ -305,7 +305,7 @@ class Http1Response:
             pool.forget(conn)
             raise UpstreamConnectionError() from exc
         self._done = False
-        self._batch = READ_BATCH.get()  # (the turn's: see read_batching)
+        self._batch = READ_BATCH.get()  # the turn's, or None (see read_batching)
         self._last_read = 0.0  # loop time of the last read that returned bytes, when batching (0: none yet)
 
     @property
@@ -321,12 +321,13 @@ class Http1Response:
     async def read_chunk(self) -> bytes:
         """The body bytes that arrived since the last call (waiting for some), or ``b""`` after the last.
 
-        Batching (``READ_BATCH`` set when the request was made): not sooner than that many seconds after the
-        previous read, unless the body ends, fails or fills the buffer first; the first read never waits.
+        Batching (a ``READ_BATCH`` when the request was made): not sooner than its seconds after the previous
+        read, unless the body ends, fails or fills the buffer first; the first read never waits.
         """
         conn = self._conn
-        if self._last_read:
-            until = self._last_read + self._batch
+        batch = self._batch
+        if batch is not None and batch.seconds and self._last_read:
+            until = self._last_read + batch.seconds
             if until > conn.loop.time() and not (conn.complete or conn.paused or conn.lost or conn.error):
                 try:
                     await conn.linger(until)
@@ -335,7 +336,7 @@ class Http1Response:
                     raise
         while True:
             if conn.chunks:
-                if self._batch:
+                if batch is not None:
                     self._last_read = conn.loop.time()
                 return conn.take()
             if conn.complete or self._done:

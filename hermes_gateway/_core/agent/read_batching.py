@@ -5,29 +5,40 @@ preview interval (a second or more), yet reading each token the moment it
 arrives costs a loop wake-up, a socket read and a pass through the agent's
 generators per token: at a thousand replies streaming at once that was most
 of the gateway's CPU per upstream chunk (bench/README.md, issue 39). A
-platform reply's reads therefore batch: a read of the answer's body returns
-what arrived since the last one, but not before :data:`READ_BATCH` seconds
+chat reply's reads therefore batch: a read of the answer's body returns
+what arrived since the last one, but not before :attr:`ReadBatch.seconds`
 have passed since that last one. The answer's end, an error or a full
-buffer end the wait at once, so the final text is not later; the first read
-of a body never waits, so the first text is not later either. Set by the
-conversation for the turn's task (:func:`batching_reads`); left at 0 for the
-API server, whose clients see every chunk.
+buffer end the wait at once, so the final text is not later.
+
+The conversation puts a :class:`ReadBatch` in :data:`READ_BATCH` for the
+turn's task and sets its ``seconds`` once the chat shows the reply's first
+text (at once when it shows no previews), so the first text is not later
+either; texts read together also go on as one delta (``stream_chat``). The
+API server and the terminal put none: their readers see every chunk.
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar
 
-#: Seconds a streamed body's read waits after the previous one (0: none). Read once per upstream request.
-READ_BATCH: ContextVar[float] = ContextVar("hermes_gateway_read_batch", default=0.0)
-
 #: The longest wait: a quarter of Telegram's one edit a second, well under what a person notices in a preview.
 MAX_READ_BATCH = 0.25
 
 
-def read_batch_for(previews_per_second: float) -> float:
+class ReadBatch:
+    """How long the reads of one chat reply wait now (0: not yet). Read by the reader at each read."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        self.seconds = seconds
+
+
+#: The current turn's batch, if its reads may wait (None: every chunk as it comes). Read once per upstream request.
+READ_BATCH: ContextVar[ReadBatch | None] = ContextVar("hermes_gateway_read_batch", default=None)
+
+
+def read_batch_for(preview_interval: float) -> float:
     """A quarter of the chat's preview interval, at most :data:`MAX_READ_BATCH` (a chat that may show a new preview
-    20 times a second, such as a terminal, batches reads for 12.5 ms)."""
-    if previews_per_second <= 0:
-        return MAX_READ_BATCH
-    return min(MAX_READ_BATCH, 0.25 / previews_per_second)
+    20 times a second, such as the web console, batches reads for 12.5 ms)."""
+    return min(MAX_READ_BATCH, max(0.0, preview_interval) / 4)

@@ -137,6 +137,7 @@ class StreamSession:
         self._min_tokens = settings.min_tokens
         self._previews_wanted = settings.enabled
         self._previews_on = False        # decided once the plugin says whether it can edit
+        self._edits_known = False        # ... which it has said
         self._ledger = Ledger()
         self._starts_open = reasoning_starts_open
         self._draft = Draft(platform, settings, self._ledger, self._measure,
@@ -310,6 +311,17 @@ class StreamSession:
         return self._shown_version >= 0 or bool(self._ledger.refs)
 
     @property
+    def preview_interval(self) -> float:
+        """The least time between two previews of the reply (the chat's edit interval or its budget's rate)."""
+        return max(self._interval, 1.0 / self._pacer.budget.budget.rate)
+
+    @property
+    def waits_for_the_end(self) -> bool:
+        """Nothing of the reply shows before its end (previews off, or the platform cannot edit) or some of it
+        already shows: either way no token is seen the moment it arrives (the conversation batches reads then)."""
+        return not self._previews_wanted or (self._edits_known and not self._previews_on) or self.shows_text
+
+    @property
     def text(self) -> str:
         """The visible text fed so far (think blocks scrubbed)."""
         return self._draft.text
@@ -322,6 +334,7 @@ class StreamSession:
         try:
             if self._previews_wanted:
                 self._previews_on = await self.hooks.supports_edit(self.stream)
+            self._edits_known = True
             if self.hooks.implements["on_stream_start"]:
                 now = pacer.now()
                 spare = pacer.spare_tokens(now) >= 2  # typing now leaves a token for the first text
