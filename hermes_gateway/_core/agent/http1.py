@@ -17,8 +17,12 @@ holds it to the SDK's httpx client on 53 normal, odd and hostile answers:
 - connections are opened with ``loop.create_connection`` on the socket
   Happy Eyeballs connected (TLS with the SDK's SSL context for ``https``), kept alive and reused, at most
   :data:`MAX_CONNECTIONS` at once, idle ones closed after ``keepalive``
-  seconds; waiting for a free connection and connecting are bounded by
-  ``connect_timeout`` together (aiohttp's ``connect`` timeout);
+  seconds; connecting is bounded by ``connect_timeout``; waiting for a free
+  connection is not (a burst of more replies than connections queues: the
+  caller's first-token deadline bounds the wait, as the SDK's pool timeout
+  is its whole request's; aiohttp's ``connect`` timeout counted the wait
+  too, which failed a burst of 10,000 chats' last turns as "the model is
+  unavailable" after 10 s in the queue: bench/README.md, issue 39);
 - a request is written in the step that sends it (head and body in one
   ``write``): on a pooled connection the upstream has it before the
   caller's task next waits (a burst's upstream calls first);
@@ -481,19 +485,25 @@ class Http1Pool:
         if self._closed:
             raise UpstreamConnectionError() from Http1Error("the agent was closed")
         loop = asyncio.get_running_loop()
+        while len(self._open) >= self.limit:  # in turn, for as long as the caller waits (see the module's doc)
+            waiter = loop.create_future()
+            self._slots.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._free_slot()  # woken, then cancelled before it ran: the next one in line gets the wake-up
+                raise
+            finally:
+                if waiter in self._slots:
+                    self._slots.remove(waiter)
+            conn = self._pooled()  # a connection released meanwhile
+            if conn is not None:
+                return conn
+            if self._closed:
+                raise UpstreamConnectionError() from Http1Error("the agent was closed")
         try:
             async with asyncio.timeout(self.connect_timeout):
-                while len(self._open) >= self.limit:
-                    waiter = loop.create_future()
-                    self._slots.append(waiter)
-                    try:
-                        await waiter
-                    finally:
-                        if waiter in self._slots:
-                            self._slots.remove(waiter)
-                    conn = self._pooled()  # a connection released meanwhile
-                    if conn is not None:
-                        return conn
                 factory: Callable[[], _Connection] = lambda: _Connection(loop)  # noqa: E731
                 infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
                 sock = await aiohappyeyeballs.start_connection(infos, happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY,
