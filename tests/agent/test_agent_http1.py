@@ -14,7 +14,7 @@ import threading
 import pytest
 import trustme
 
-from hermes_gateway._core.agent.errors import UpstreamConnectionError, UpstreamTimedOut
+from hermes_gateway._core.agent.errors import UpstreamConnectionError
 from hermes_gateway._core.agent.http1 import Http1Pool, render_head
 from hermes_gateway._core.agent.limits import UpstreamTooLarge
 
