@@ -134,7 +134,7 @@ async def test_a_chats_reply_reads_the_upstream_in_batches_and_shows_every_word(
         async with gateway_with(ref, **overrides) as gateway:
             agent = AIAgent.from_config(gateway.config)
             deltas: list[str] = []
-            batches: list[float] = []  # the turn's batch when each delta came: none before the first text shows
+            batches: list[float] = []  # the turn's batch when each delta came: none before min_tokens (3) are in
             astream = agent.astream
 
             def recording(*args, **kwargs):
@@ -155,7 +155,7 @@ async def test_a_chats_reply_reads_the_upstream_in_batches_and_shows_every_word(
                 await agent.aclose()
     assert report.delivered
     assert ref.chat("42").screen == ["zero and then one two three four five six"]
-    # one delta per chunk until the first text showed (the conversation notices it at the next delta), then one
+    # one delta per chunk until min_tokens were in (the conversation notices it at the next delta), then one
     # delta for what was read together
     assert deltas == ["zero ", "and ", "then ", "one ", "".join(words[1:])]
     assert batches[:3] == [0.0, 0.0, 0.0] and batches[-1] == 0.25  # a quarter of Telegram's one call a second

@@ -119,7 +119,7 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
         if lead:
             yield TextDelta(lead)
         async for event in agent.astream(content, history=list(past or []), approver=approver):
-            if not batch.seconds and session.waits_for_the_end:  # the first text is out (or none comes early)
+            if not batch.seconds and session.tokens_may_wait:  # min_tokens are in (or nothing shows early)
                 batch.seconds = read_batch_for(session.preview_interval)
             if isinstance(event, TurnEnd):
                 progress.end = event
@@ -142,8 +142,8 @@ async def reply_in_chat(config: Config, delivery: Delivery, platform: str, chat_
                                settings=settings, journal=journal)
     progress.session = session
     session.interrupt_note = progress.interrupt_note
-    # the chat shows the reply once per preview interval at most: once its first text is out, the upstream's
-    # tokens are read in batches (agent/read_batching.py)
+    # the chat shows the reply once per preview interval at most: once min_tokens are in, the upstream's tokens
+    # are read in batches (agent/read_batching.py)
     batch = ReadBatch()
     batching = READ_BATCH.set(batch)
     try:

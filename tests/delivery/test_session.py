@@ -427,7 +427,7 @@ def test_an_interrupted_reply_loses_its_cursor_even_behind_a_long_429():
 
 # -- when no token is seen the moment it arrives (the conversation then batches upstream reads) ----------------
 
-def test_a_reply_waits_for_the_end_once_its_first_text_shows_or_from_the_start_when_nothing_shows_early():
+def test_tokens_may_wait_once_min_tokens_are_in_or_from_the_start_when_nothing_shows_early():
     from hermes_gateway import StreamSettings
 
     def states(ref: ReferencePlatform, settings) -> tuple[list[bool], float]:
@@ -438,14 +438,15 @@ def test_a_reply_waits_for_the_end_once_its_first_text_shows_or_from_the_start_w
             for w in words(REPLY):
                 session.feed(w)
                 await asyncio.sleep(0.2)
-                seen.append(session.waits_for_the_end)
+                seen.append(session.tokens_may_wait)
             await session.finish()
             return session.preview_interval
 
         return seen, run_virtual(main())
 
     previews, interval = states(fast_platform(), streaming(edit_interval=1.5, min_tokens=5))
-    assert previews[:3] == [False] * 3 and previews[-1] is True  # a token may show at once until the first text
+    assert previews[:5] == [False] * 4 + [True]  # the token that completes min_tokens may start the first text
+    assert all(previews[4:])
     assert interval == 1.5  # the edit interval (the budget would allow 50 a second)
     cannot_edit, _ = states(fast_platform(supports_edit=False), streaming(min_tokens=5))
     assert all(cannot_edit)  # one send at the end: nothing shows before it

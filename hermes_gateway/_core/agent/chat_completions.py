@@ -53,7 +53,7 @@ async def stream_chat(upstream: "Upstream", request: dict[str, Any], guard: Read
         yield_texts = getattr(payloads, "yield_texts", None)
         if yield_texts is not None:
             yield_texts()  # plain text chunks come as str (SSEPayloads)
-        # a chat reply's reads are batched once its first text shows (read_batching): from then on the texts read
+        # a chat reply's reads are batched once it has its min_tokens (read_batching): from then on the texts read
         # together go on as one delta (not before: the delivery counts deltas towards streaming.min_tokens)
         batch = READ_BATCH.get()
         while True:

@@ -11,10 +11,14 @@ have passed since that last one. The answer's end, an error or a full
 buffer end the wait at once, so the final text is not later.
 
 The conversation puts a :class:`ReadBatch` in :data:`READ_BATCH` for the
-turn's task and sets its ``seconds`` once the chat shows the reply's first
-text (at once when it shows no previews), so the first text is not later
-either; texts read together also go on as one delta (``stream_chat``). The
-API server and the terminal put none: their readers see every chunk.
+turn's task and sets its ``seconds`` once the reply has its
+``streaming.min_tokens`` (at once when it shows no previews): the token that
+completes them may start the first text at once, so the first text is not
+later either; from then on text shows once per preview interval, or when the
+bot's budget allows, whatever arrived in between. Texts read together also
+go on as one delta then (``stream_chat``; not before: the delivery counts
+deltas towards ``min_tokens``). The API server and the terminal put none:
+their readers see every chunk.
 """
 
 from __future__ import annotations

@@ -316,10 +316,13 @@ class StreamSession:
         return max(self._interval, 1.0 / self._pacer.budget.budget.rate)
 
     @property
-    def waits_for_the_end(self) -> bool:
-        """Nothing of the reply shows before its end (previews off, or the platform cannot edit) or some of it
-        already shows: either way no token is seen the moment it arrives (the conversation batches reads then)."""
-        return not self._previews_wanted or (self._edits_known and not self._previews_on) or self.shows_text
+    def tokens_may_wait(self) -> bool:
+        """No token of the reply would show the moment it arrives any more: nothing shows before the end (previews
+        off, or the platform cannot edit), or ``min_tokens`` are in, so the text shows once per preview interval
+        (or when the bot's budget allows) whatever arrived in between. The conversation then batches the upstream's
+        reads; before that, the token that completes ``min_tokens`` may start the first text at once."""
+        return (not self._previews_wanted or (self._edits_known and not self._previews_on)
+                or self._draft.tokens >= self._min_tokens)
 
     @property
     def text(self) -> str:
