@@ -274,7 +274,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             (tmp / "config.json").write_text(json.dumps(config))
             out, stop = str(tmp / "out.json"), str(tmp / "stop")
             log = open(tmp / "gateway.log", "w")  # the gateway's own log lines (warnings), kept out of the figures
-            api_base = {"discord": "api_base_url", "slack": "api_base_url", "whatsapp": "api_base_url"}
+            api_base = {"telegram": "base_url", "discord": "api_base_url", "slack": "api_base_url",
+                        "whatsapp": "api_base_url"}
             env = {**os.environ, "SCALE_CHATS": str(args.chats), "SCALE_PLATFORM": bench.name,
                    "SCALE_API": str(bench.section().get(api_base.get(bench.name, ""), ""))}
             gateway = subprocess.Popen([sys.executable, __file__, "--child", str(tmp / "config.json"), out, stop],
