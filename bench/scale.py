@@ -73,6 +73,9 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
     def timed_finish(self: StreamSession, *args: Any, **kwargs: Any) -> Any:
         nonlocal profiler
         finished.setdefault(self.stream.chat_id, time.monotonic())
+        if len(finished) == expected and not os.path.exists(out_path + ".last_token"):
+            # a sampling profiler outside (py-spy) starts here: the window "after the model's last token"
+            Path(out_path + ".last_token").write_text(str(os.getpid()))
         if after_profile and profiler is None and len(finished) >= expected:
             import cProfile
             profiler = cProfile.Profile(*profile_clock())
