@@ -197,13 +197,20 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                                                   "threads": threads, "charges": charges,
                                                   "call_failures": call_failures, "gc": gc_pauses}))
 
+    from hermes_gateway._core.cli.event_loop import choose_loop
+    loop_factory, _ = choose_loop(os.environ.get("SCALE_LOOP", "asyncio"))  # --loop: as ``run --loop`` chooses
+
+    def run_main() -> None:
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(main())
+
     profile = os.environ.get("SCALE_PROFILE")
     if not profile:
-        asyncio.run(main())
+        run_main()
         return
     import cProfile
     whole = cProfile.Profile(*profile_clock())
-    whole.runctx("asyncio.run(main())", globals(), {"asyncio": asyncio, "main": main})
+    whole.runctx("run_main()", globals(), {"run_main": run_main})
     whole.dump_stats(profile)
 
 
@@ -279,7 +286,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             log = open(tmp / "gateway.log", "w")  # the gateway's own log lines (warnings), kept out of the figures
             api_base = {"telegram": "base_url", "discord": "api_base_url", "slack": "api_base_url",
                         "whatsapp": "api_base_url"}
-            env = {**os.environ, "SCALE_CHATS": str(args.chats), "SCALE_PLATFORM": bench.name,
+            env = {**os.environ, "SCALE_CHATS": str(args.chats), "SCALE_PLATFORM": bench.name, "SCALE_LOOP": args.loop,
                    "SCALE_API": str(bench.section().get(api_base.get(bench.name, ""), ""))}
             gateway = subprocess.Popen([sys.executable, __file__, "--child", str(tmp / "config.json"), out, stop],
                                        stderr=log, env=env)
@@ -424,7 +431,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "gc_runs_by_generation": {g: sum(1 for gen, _ in seen["gc"] if gen == g) for g in (0, 1, 2)},
         "gc_max_pause_ms": round(max((s for _, s in seen["gc"]), default=0.0) * 1e3, 1),
         "rss_peak_mb": seen["peak_rss"] / 2**20, "rss_after_mb": samples[-1][2] / 2**20,
-        "seconds": last_final - started, "loadavg": os.getloadavg(), "gateway_log": str(tmp / "gateway.log"),
+        "seconds": last_final - started, "loop": args.loop, "loadavg": os.getloadavg(), "gateway_log": str(tmp / "gateway.log"),
     }
 
 
@@ -440,6 +447,9 @@ def main() -> None:
     parser.add_argument("--tps", type=float, default=20.0, help="the upstream's tokens per second per reply")
     parser.add_argument("--debug", action="store_true", help="print the calls of each chat that met a 429")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop", "auto"), default="asyncio",
+                        help="the gateway child's event loop (asyncio's, the default, as all figures before "
+                             "2026-12-05 11:00; 'auto' is what hermes-gateway run serves on: uvloop when installed)")
     parser.add_argument("--stall-emulator", metavar="AT:SECONDS",
                         help="hold the emulator's process SECONDS long, AT seconds after the messages went in")
     args = parser.parse_args()
