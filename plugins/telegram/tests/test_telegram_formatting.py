@@ -179,7 +179,7 @@ prose_lines = st.lists(st.tuples(st.lists(prose_words, min_size=1, max_size=8).m
                        max_size=8).map(lambda lines: "".join(line + end for line, end in lines))
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.one_of(prose_ish, prose_lines))
 def test_text_without_markdown_renders_as_the_parser_renders_it(markdown):
     """The shortcut for plain prose (no markdown-it parse) must show exactly what the parser's way shows."""
