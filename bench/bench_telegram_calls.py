@@ -6,6 +6,11 @@ runs in a child process (its CPU is not counted); this process makes ``--calls``
 chat, then editMessageText of those messages), and prints the CPU (``time.process_time``, all threads)
 per call. What it measures is the cost of one call on the gateway's side (python-telegram-bot's request
 building and parsing, the HTTP client), which ``scale.py`` finds after the model's last token.
+
+``--via``: how the edits are made. ``bot`` (default): PTB's ``Bot.edit_message_text`` (a ``Message`` built
+from every answer); ``post``: the plugin's own text call (``hermes_telegram.client._post``, what a reply's
+previews and final text use); ``raw``: a bare ``aiohttp`` POST of the same parameters as a JSON body on one
+session, 16 in flight, the answer's JSON read (the floor a text call can reach with aiohttp).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Awaitable, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,15 +54,48 @@ async def run(args: argparse.Namespace, base_url: str) -> list[float]:
         messages = await asyncio.gather(*(bot.send_message(chat, "hello") for chat in chats))
         cpu, made = time.process_time(), 0
         rounds = max(1, args.calls // args.chats)
+        edit = _edit(args.via, bot)
         for r in range(rounds):
-            await asyncio.gather(*(bot.edit_message_text(f"hello {r} " + "word " * 50, chat_id=m.chat_id,
-                                                         message_id=m.message_id,
-                                                         entities=[{"type": "bold", "offset": 0, "length": 5}])
-                                   for m in messages))
+            await asyncio.gather(*(edit(m.chat_id, m.message_id, f"hello {r} " + "word " * args.words) for m in messages))
             made += len(messages)
         per_call.append((time.process_time() - cpu) / made * 1e3)
         await bot.shutdown()
+        await _close_raw()
     return per_call
+
+
+_raw: list[Any] = []  # the bare aiohttp session of ``--via raw``
+
+
+async def _close_raw() -> None:
+    while _raw:
+        await _raw.pop().close()
+
+
+def _edit(via: str, bot: Any) -> Callable[[int, int, str], Awaitable[Any]]:
+    """One ``editMessageText`` with a bold entity, made the ``--via`` way."""
+    entities = [{"type": "bold", "offset": 0, "length": 5}]
+    if via == "bot":
+        return lambda chat, message, text: bot.edit_message_text(text, chat_id=chat, message_id=message,
+                                                                 entities=entities)
+    if via == "post":
+        from hermes_telegram.client import _post
+        return lambda chat, message, text: _post(bot, "editMessageText", {
+            "chat_id": str(chat), "message_id": message, "text": text, "entities": entities})
+    import json
+
+    import aiohttp
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=16))
+    _raw.append(session)
+    url = f"{bot.base_url}/editMessageText"
+    headers = {"Content-Type": "application/json"}
+
+    async def raw(chat: int, message: int, text: str) -> Any:
+        body = json.dumps({"chat_id": str(chat), "message_id": message, "text": text,
+                           "entities": entities}).encode()
+        async with session.post(url, data=body, headers=headers) as response:
+            return json.loads(await response.read())["result"]
+    return raw
 
 
 def main() -> None:
@@ -64,6 +103,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--chats", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--words", type=int, default=50, help="words in each edit's text")
+    parser.add_argument("--via", choices=("bot", "post", "raw"), default="bot")
     args = parser.parse_args()
     emulator = subprocess.Popen([sys.executable, "-c", EMULATOR, str(ROOT / "plugins" / "telegram" / "tests")],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

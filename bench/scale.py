@@ -73,6 +73,9 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
     def timed_finish(self: StreamSession, *args: Any, **kwargs: Any) -> Any:
         nonlocal profiler
         finished.setdefault(self.stream.chat_id, time.monotonic())
+        if len(finished) == expected and not os.path.exists(out_path + ".last_token"):
+            # a sampling profiler outside (py-spy) starts here: the window "after the model's last token"
+            Path(out_path + ".last_token").write_text(str(os.getpid()))
         if after_profile and profiler is None and len(finished) >= expected:
             import cProfile
             profiler = cProfile.Profile(*profile_clock())
@@ -194,7 +197,7 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
                                                   "threads": threads, "charges": charges,
                                                   "call_failures": call_failures, "gc": gc_pauses}))
 
-    # the loop ``hermes-gateway run`` serves on (uvloop when installed); ``SCALE_LOOP=asyncio`` for asyncio's own
+    # the loop ``hermes-gateway run`` serves on (uvloop when installed) unless --loop says otherwise
     from hermes_gateway._core.cli.event_loop import choose_loop
     loop_factory, loop_name = choose_loop(os.environ.get("SCALE_LOOP", "auto"))
     Path(out_path + ".loop").write_text(loop_name)
@@ -280,8 +283,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             (tmp / "config.json").write_text(json.dumps(config))
             out, stop = str(tmp / "out.json"), str(tmp / "stop")
             log = open(tmp / "gateway.log", "w")  # the gateway's own log lines (warnings), kept out of the figures
-            api_base = {"discord": "api_base_url", "slack": "api_base_url", "whatsapp": "api_base_url"}
-            env = {**os.environ, "SCALE_CHATS": str(args.chats), "SCALE_PLATFORM": bench.name,
+            api_base = {"telegram": "base_url", "discord": "api_base_url", "slack": "api_base_url",
+                        "whatsapp": "api_base_url"}
+            env = {**os.environ, "SCALE_CHATS": str(args.chats), "SCALE_PLATFORM": bench.name, "SCALE_LOOP": args.loop,
                    "SCALE_API": str(bench.section().get(api_base.get(bench.name, ""), ""))}
             gateway = subprocess.Popen([sys.executable, __file__, "--child", str(tmp / "config.json"), out, stop],
                                        stderr=log, env=env)
@@ -426,7 +430,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "gc_runs_by_generation": {g: sum(1 for gen, _ in seen["gc"] if gen == g) for g in (0, 1, 2)},
         "gc_max_pause_ms": round(max((s for _, s in seen["gc"]), default=0.0) * 1e3, 1),
         "rss_peak_mb": seen["peak_rss"] / 2**20, "rss_after_mb": samples[-1][2] / 2**20,
-        "seconds": last_final - started, "loadavg": os.getloadavg(), "gateway_log": str(tmp / "gateway.log"),
+        "seconds": last_final - started, "loop": args.loop, "loadavg": os.getloadavg(), "gateway_log": str(tmp / "gateway.log"),
     }
 
 
@@ -442,6 +446,9 @@ def main() -> None:
     parser.add_argument("--tps", type=float, default=20.0, help="the upstream's tokens per second per reply")
     parser.add_argument("--debug", action="store_true", help="print the calls of each chat that met a 429")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop", "auto"), default="auto",
+                        help="the gateway child's event loop: 'auto' (the default) is what hermes-gateway run serves "
+                             "on, uvloop when installed; 'asyncio' as all figures before 2026-12-05 10:30")
     parser.add_argument("--stall-emulator", metavar="AT:SECONDS",
                         help="hold the emulator's process SECONDS long, AT seconds after the messages went in")
     args = parser.parse_args()

@@ -302,17 +302,20 @@ def load_plugin(name: str) -> Any:
 def count_calls(name: str, api_base: str, calls: list[Any]) -> None:
     """Record every call the gateway makes to the platform as it leaves: (monotonic, kind, chat id, preview?)."""
     if name == "telegram":
+        # The plugin's aiohttp transport (every call but getUpdates and uploads) is counted below, where the
+        # request leaves (a reply's text calls no longer pass PTB's ``BaseRequest.post``); getUpdates' httpx
+        # transport (no ``_slots``) is counted at ``BaseRequest.post``.
         import telegram.request
         post = telegram.request.BaseRequest.post
 
         async def counted_post(self: Any, url: str, request_data: Any = None, *args: Any, **kwargs: Any) -> Any:
-            params = request_data.parameters if request_data is not None else {}
-            calls.append((time.monotonic(), url.rsplit("/", 1)[-1], str(params.get("chat_id", "")),
-                          CURSOR in str(params.get("text", ""))))
+            if not hasattr(self, "_slots"):
+                params = request_data.parameters if request_data is not None else {}
+                calls.append((time.monotonic(), url.rsplit("/", 1)[-1], str(params.get("chat_id", "")),
+                              CURSOR in str(params.get("text", ""))))
             return await post(self, url, request_data, *args, **kwargs)
 
         telegram.request.BaseRequest.post = counted_post  # type: ignore[method-assign]
-        return
     import aiohttp
     classify = CLASSIFY[name]
     request = aiohttp.ClientSession._request
@@ -340,6 +343,16 @@ def _body(kwargs: dict[str, Any]) -> dict[str, Any]:
             if isinstance(loaded, dict):
                 return loaded
     return {}
+
+
+def _telegram(method: str, path: str, kwargs: dict[str, Any]) -> tuple[str, str, str]:
+    """A JSON body (a reply's text calls) or a form body (the other calls through PTB)."""
+    body = _body(kwargs)
+    if not body:
+        from urllib.parse import parse_qs
+        data = kwargs.get("data")
+        body = {k: v[0] for k, v in parse_qs(data.decode() if isinstance(data, bytes) else str(data or "")).items()}
+    return path.rsplit("/", 1)[-1], str(body.get("chat_id", "")), str(body.get("text", ""))
 
 
 def _discord(method: str, path: str, kwargs: dict[str, Any]) -> tuple[str, str, str]:
@@ -374,4 +387,4 @@ def _whatsapp(method: str, path: str, kwargs: dict[str, Any]) -> tuple[str, str,
 
 
 CLASSIFY: dict[str, Callable[[str, str, dict[str, Any]], tuple[str, str, str]]] = {
-    "discord": _discord, "slack": _slack, "whatsapp": _whatsapp}
+    "telegram": _telegram, "discord": _discord, "slack": _slack, "whatsapp": _whatsapp}

@@ -262,24 +262,34 @@ async def answer_turn(parts: TurnParts, messages: Sequence[Incoming],
         shown()
     if end is not None and end.error:
         report.model_error = end.error
-    await _unstoppable(_bookkeeping(store, key, text, report, end, journal))
-    if end is not None:
-        await plan.record_usage(store, last, end)
+    usage = plan.record_usage(store, last, end) if end is not None else None
+    await _unstoppable(_bookkeeping(store, key, text, report, end, journal, usage))
     if voice_reply and end is not None and not end.error and not report.interrupted and end.reply.strip():
         await follow_with_voice_note(config, delivery, last, end.reply, report)  # voice.reply: after the text, not before
     return report
 
 
 async def _bookkeeping(store: Any, key: ConversationKey, text: Any, report: DeliveryReport, end: TurnEnd | None,
-                       journal: "InFlightJournal | None") -> None:
-    """After the final reply: record the turn and clear its reply in flight."""
+                       journal: "InFlightJournal | None", usage: Awaitable[None] | None = None) -> None:
+    """After the final reply: record the turn and clear its reply in flight; ``usage``: the turn's usage record.
+
+    The turn and its usage are written side by side (once the reply in flight is settled): queued together,
+    the store's thread takes them in one hand-off and one COMMIT (``store/sqlite_queue.py``) instead of one
+    after the other (issue 39: each reply's end, a thousand of them after the model's last token).
+    """
     if journal is not None:
         await journal.settle()
+    record: Awaitable[None] | None = None
     if end is not None and not (end.error and not end.reply):
         turn = end.messages if not end.interrupted else _interrupted_turn(text, report.text)
-        await _record(store, key, with_stored_user(turn, text), journal)
+        record = _record(store, key, with_stored_user(turn, text), journal)
     elif journal is not None:
-        await journal.end()
+        record = journal.end()
+    writes = [w for w in (record, usage) if w is not None]
+    if len(writes) == 2:
+        await asyncio.gather(*writes)
+    elif writes:
+        await writes[0]
 
 
 async def _unstoppable(work: Any) -> None:

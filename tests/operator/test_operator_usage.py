@@ -97,3 +97,29 @@ def _cli(*argv: str) -> tuple[int, str]:
     with contextlib.redirect_stdout(out):
         code = main(list(argv))
     return code, out.getvalue()
+
+
+async def test_a_replys_turn_and_its_usage_reach_the_store_in_one_hand_off(tmp_path, monkeypatch):
+    """Issue 39: at a reply's end the turn and its usage are queued side by side, so the store's thread takes them
+    in one batch (one COMMIT, one wake-up of the loop) instead of two; the history and ``/usage`` still show both."""
+    from hermes_gateway._core.store import sqlite_queue
+
+    batches: list[list[str]] = []
+    run_all = sqlite_queue.StoreQueue._run_all
+
+    def recorded(self, operations):
+        batches.append([op.fn.__qualname__ for op in operations])
+        return run_all(self, operations)
+
+    monkeypatch.setattr(sqlite_queue.StoreQueue, "_run_all", recorded)
+    ref = reference()
+    async with ScriptedUpstream() as up:
+        up.add(*text_stream("the answer", usage=(12, 3)))
+        up.add(*text_stream("ok", usage=(1, 1)))
+        async with gateway(ref, config(up.url, store={"path": str(tmp_path / "state.db")})) as gw:
+            await say(gw, "a", "question")
+            await say(gw, "a", "/usage")
+            shown = last_line(ref, "a")
+    assert "This chat today: 15 tokens (12 in, 3 out) in 1 turn" in shown
+    together = [b for b in batches if any("_record" in n for n in b) and any("record_usage" in n for n in b)]
+    assert together, batches

@@ -320,7 +320,7 @@ class TelegramClient(PlatformClient):
             chat_id, new = await self._into_chat(stream, "sendMessage", lambda chat_id: self._with_entities(
                 lambda t, e: _post(self.bot, "sendMessage", {
                     "chat_id": chat_id, "text": t, "entities": e, "message_thread_id": _thread(stream),
-                    "reply_parameters": _quote(stream)}), body, entities, text))
+                    "reply_parameters": _quote_json(stream)}), body, entities, text, as_json=True))
             stream.state["quoted"] = True
             ref = MessageRef(str(chat_id), str(new["message_id"]), stream.thread_id)
             sent.append(_key(ref))
@@ -328,7 +328,7 @@ class TelegramClient(PlatformClient):
         try:
             await self._with_entities(lambda t, e: _post(self.bot, "editMessageText", {
                 "chat_id": message.chat_id, "message_id": int(message.message_id), "text": t, "entities": e}),
-                body, entities, text)
+                body, entities, text, as_json=True)
         except Exception as exc:
             if is_not_modified(exc):
                 return original or message  # it already reads exactly this: success
@@ -362,13 +362,18 @@ class TelegramClient(PlatformClient):
         return first
 
     async def _with_entities(self, call: Callable[[str, Any], Awaitable[Any]], body: str,
-                             entities: list[Entity], markdown: str) -> Any:
-        """Send with entities; if Telegram refuses them, the same call once more as plain text."""
+                             entities: list[Entity], markdown: str, *, as_json: bool = False) -> Any:
+        """Send with entities; if Telegram refuses them, the same call once more as plain text.
+
+        ``as_json``: the entities as plain dicts (for :func:`_post`), else PTB's ``MessageEntity`` objects.
+        """
         from telegram import MessageEntity, error as tg
 
         if not entities:
             return await call(body, None)
-        objects = [MessageEntity(e.type, e.offset, e.length, url=e.url, language=e.language) for e in entities]
+        objects: list[Any] = ([e.to_dict() for e in entities] if as_json else
+                              [MessageEntity(e.type, e.offset, e.length, url=e.url, language=e.language)
+                               for e in entities])
         try:
             return await call(body, objects)
         except tg.BadRequest as exc:
@@ -433,24 +438,37 @@ async def _post(bot: Any, method: str, params: dict[str, Any]) -> Any:
 
     ``Bot.send_message`` / ``edit_message_text`` build a whole ``telegram.Message`` from every answer (~120 µs
     of CPU each: a reply's previews and its final text are the gateway's most frequent calls, thousands at
-    once with many replies, issue 39), and nothing here reads more than the new message's id. ``Bot._post``
-    is where those methods send from (the same parameters, defaults and errors): python-telegram-bot is
-    pinned to one major version (22), whose ``ExtBot`` overrides it too.
+    once with many replies, issue 39), and nothing here reads more than the new message's id. The plugin's
+    transport posts the fields itself (``BotRequest.post_text``, :mod:`.transport` says why) with PTB's
+    errors; a bot built on another transport goes through ``Bot._post``, where those methods send from (the
+    same parameters, defaults and errors): python-telegram-bot is pinned to one major version (22).
+    ``params``: strings, numbers and plain JSON values (entity and reply-parameter dicts), which both accept.
     """
-    return await bot._post(method, params)
+    post_text = getattr(bot.request, "post_text", None)
+    if post_text is None:
+        return await bot._post(method, params)
+    return await post_text(f"{bot.base_url}/{method}", params)
 
 
 def _quote(stream: Stream) -> Any:
     """In a group, the reply's first message quotes the question, so everyone sees whom it answers."""
+    quoted = _quote_json(stream)
+    if quoted is None:
+        return None
+    from telegram import ReplyParameters
+
+    return ReplyParameters(**quoted)
+
+
+def _quote_json(stream: Stream) -> dict[str, Any] | None:
+    """:func:`_quote` as the plain JSON value :func:`_post` sends (PTB's ``ReplyParameters.to_dict()``)."""
     if stream.chat_kind not in ("group", "supergroup") or not stream.reply_to or stream.state.get("quoted"):
         return None
     try:
         message_id = int(stream.reply_to)
     except ValueError:
         return None
-    from telegram import ReplyParameters
-
-    return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)
+    return {"message_id": message_id, "allow_sending_without_reply": True}
 
 
 def _key(message: MessageRef) -> str:

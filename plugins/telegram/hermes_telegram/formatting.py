@@ -139,6 +139,50 @@ def _no_longer(markdown: str, converted: tuple[str, list[Entity]]) -> tuple[str,
 
 def _convert(markdown: str) -> tuple[str, list[Entity]]:
     """Like :func:`to_entities`, before the whitespace at the ends is dropped."""
+    plain = _plain_paragraphs(markdown)
+    if plain is not None:
+        return plain, []
+    return _convert_parsed(markdown)
+
+
+#: Characters that may make Markdown anywhere in a line (emphasis, code, links, autolinks, character
+#: references, escapes, tables), and the line ends markdown-it reads differently from ``str.split``.
+_MARKUP_ANYWHERE = re.compile(r"[\\`*_~\[\]<>&|\r\x00]")
+#: What may open a block at the start of a line (lists, headings, quotes, setext underlines, breaks).
+_BLOCK_START = frozenset("=+-#>0123456789")
+
+
+def _plain_paragraphs(markdown: str) -> str | None:
+    """What :func:`_convert_parsed` makes of text that has no Markdown in it, without parsing it; else None.
+
+    A long reply of plain prose (the most common final text) cost ~0.5–1 ms of CPU in markdown-it-py,
+    each time it is sent (issue 39: 1,000 final texts after the model's last token). Accepted only when no
+    character that could make markup appears (:data:`_MARKUP_ANYWHERE`) and every line is blank or starts
+    with a character that opens no block (:data:`_BLOCK_START`, no indentation) and ends without
+    whitespace (no hard break, nothing markdown-it would trim). Such text is paragraphs: its lines as
+    written, paragraphs one blank line apart. ``tests/test_telegram_formatting.py`` checks it against the
+    parser on thousands of generated texts.
+    """
+    if _MARKUP_ANYWHERE.search(markdown):
+        return None
+    paragraphs: list[str] = []
+    lines: list[str] = []
+    for line in markdown.split("\n"):
+        if not line:
+            if lines:
+                paragraphs.append("\n".join(lines))
+                lines = []
+            continue
+        if line[0] in _BLOCK_START or line[0].isspace() or line[-1].isspace():
+            return None
+        lines.append(line)
+    if lines:
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+def _convert_parsed(markdown: str) -> tuple[str, list[Entity]]:
+    """:func:`_convert` through markdown-it-py's parse."""
     out = _Writer()
     tokens = _parser.parse(markdown)
     pending_gap: int | None = None     # the source line where the last block ended, until the next block starts
@@ -442,6 +486,9 @@ def convert_blocks(markdown: str) -> tuple[str, list[Entity]]:
     reference definition spans such a cut, and text with one of those is
     converted whole. Each block but the last is looked up in a small cache.
     """
+    plain = _plain_paragraphs(markdown)
+    if plain is not None:  # no Markdown at all: nothing to parse, block by block or whole
+        return _trimmed(plain, [])
     blocks = _top_level_blocks(markdown) if "]:" not in markdown else [markdown]
     if len(blocks) == 1:
         return to_entities(markdown)

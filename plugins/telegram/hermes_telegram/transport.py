@@ -17,11 +17,21 @@ files (``sendPhoto`` ...) goes through PTB's httpx transport unchanged, whose wr
 
 At most ``MAX_IN_FLIGHT`` calls are in flight; later ones wait in an ``asyncio.Semaphore`` (FIFO, constant
 cost), and as many connections are kept alive.
+
+A reply's text calls (``sendMessage`` / ``editMessageText``, the plugin's ``_post``) skip PTB's request objects
+too: ``BotRequest.post_text`` sends the parameters as one JSON body and reads only ``result`` from a 2xx answer. The project's
+rule is to prefer a well-kept library to a hand-written twin unless a benchmark shows it must be: this one does
+(issue 39, CPU per platform call after the model's last token at 1,000 chats, ``bench/scale.py``; PTB's
+``Bot._post`` → ``RequestData`` → ``BaseRequest.post`` cost ~0.3 ms of a ~1 ms call,
+``bench/bench_telegram_calls.py --via post``). Only the cheap, common path is ours: any answer that is not a 2xx
+with JSON goes through PTB's own ``BaseRequest.post`` (:class:`_Answered`), so every error is the exception PTB
+raises (``RetryAfter``, ``ChatMigrated``, ``BadRequest`` "message is not modified", ``Forbidden`` ...).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import weakref
 from typing import Any
 from urllib.parse import urlencode
@@ -59,7 +69,7 @@ def bot_request(read_timeout: float = TEXT_READ_TIMEOUT) -> Any:
     """
     import aiohttp
     import httpx
-    from telegram.error import NetworkError, TimedOut
+    from telegram.error import NetworkError, TelegramError, TimedOut
     from telegram.request import BaseRequest, HTTPXRequest
 
     class Uploads(HTTPXRequest):
@@ -82,6 +92,7 @@ def bot_request(read_timeout: float = TEXT_READ_TIMEOUT) -> Any:
             self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
             self._uploads = Uploads()
             self._headers = {"User-Agent": self.USER_AGENT, "Content-Type": "application/x-www-form-urlencoded"}
+            self._json_headers = {"User-Agent": self.USER_AGENT, "Content-Type": "application/json"}
             self._timeouts: dict[tuple[Any, Any, Any], aiohttp.ClientTimeout] = {}
 
         @property
@@ -138,10 +149,14 @@ def bot_request(read_timeout: float = TEXT_READ_TIMEOUT) -> Any:
                     return await self._uploads.do_request(url, method, request_data, read_timeout, write_timeout,
                                                           connect_timeout, pool_timeout)
             body = urlencode(request_data.json_parameters) if request_data is not None else ""
-            timeout = self._timeout(read_timeout, connect_timeout, pool_timeout)
+            return await self._send(method, url, body.encode(), self._timeout(read_timeout, connect_timeout,
+                                                                              pool_timeout))
+
+        async def _send(self, method: str, url: str, body: bytes, timeout: aiohttp.ClientTimeout,
+                        headers: dict[str, str] | None = None) -> tuple[int, bytes]:
             async with self._slots:
                 try:
-                    async with self._client().request(method, url, data=body.encode(), headers=self._headers,
+                    async with self._client().request(method, url, data=body, headers=headers or self._headers,
                                                       timeout=timeout, allow_redirects=False) as response:
                         return response.status, await response.read()
                 except aiohttp.ConnectionTimeoutError as exc:  # (before ServerTimeoutError: its subclass)
@@ -150,5 +165,48 @@ def bot_request(read_timeout: float = TEXT_READ_TIMEOUT) -> Any:
                     raise TimedOut from exc
                 except aiohttp.ClientError as exc:
                     raise NetworkError(f"aiohttp.{type(exc).__name__}: {exc}") from exc
+
+        async def post_text(self, url: str, params: dict[str, Any]) -> Any:
+            """``Bot._post(method, params)`` for a reply's text call, without PTB's request objects (module doc).
+
+            ``params``: the call's parameters as JSON values (None values are left out, as PTB does); sent as
+            a JSON body, which the Bot API takes for any call without files: ``json.dumps`` is C, where
+            url-encoding a 4,000-character text (``quote_plus``) is a Python loop over its bytes. Returns the
+            answer's ``result``.
+            """
+            body = json.dumps({key: value for key, value in params.items() if value is not None}).encode()
+            default = BaseRequest.DEFAULT_NONE
+            try:
+                status, payload = await self._send("POST", url, body, self._timeout(default, default, default),
+                                                   self._json_headers)
+            except TelegramError:
+                raise
+            except Exception as exc:  # as PTB's ``_request_wrapper`` words a failure of the HTTP client
+                raise NetworkError(f"Unknown error in HTTP implementation: {exc!r}") from exc
+            if 200 <= status <= 299:
+                try:
+                    return json.loads(payload)["result"]
+                except (ValueError, KeyError, TypeError):
+                    pass  # PTB's reading below says what is wrong with it
+            return await _Answered(status, payload).post(url)
+
+    class _Answered(BaseRequest):
+        """An answer already read, handed to PTB's ``BaseRequest.post``: its errors, read PTB's way."""
+
+        def __init__(self, status: int, payload: bytes) -> None:
+            self._answer = status, payload
+
+        @property
+        def read_timeout(self) -> float | None:
+            return None
+
+        async def initialize(self) -> None:
+            pass
+
+        async def shutdown(self) -> None:
+            pass
+
+        async def do_request(self, *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+            return self._answer
 
     return BotRequest()

@@ -159,3 +159,42 @@ def test_a_tab_stop_never_makes_the_text_longer_than_its_markdown(markdown):
         text, entities = convert(markdown)
         assert utf16_units(text) <= utf16_units(markdown)
     assert to_entities("*\t\t*") == ("*\t\t*", [])
+
+
+# ------------------------------------------------------------------ plain prose without the parser (issue 39)
+
+#: Prose, and what makes a line's start or end matter (block markers, indentation, odd whitespace) ...
+PROSE = ["word", "Word", "w1", "a.", ", ", "!", "?", "'", '"', ": ", ";", "(x)", " ", "  ", "\n", "\n\n",
+         "\n\n\n", "é", "😀", "語", "\u00a0", "\x01", "\x1c", "\t", "-", "1.", "2)", "#", ">", "=", "+", "3 ",
+         "- ", "> ", "= ", "\x0b", "\u2028", "\x85"]
+#: ... and, now and then, markup anywhere in a line
+MARKUP = ["*", "_", "&amp;", "\\", "`", "|", "[a]", "<b>", "\r", "~~"]
+prose_ish = st.lists(st.sampled_from(PROSE * 6 + MARKUP), max_size=40).map("".join)
+#: Lines of words (a few of them block markers or markup), most of which the shortcut takes
+prose_words = st.sampled_from(["word", "Word", "w1", "a.", "b,", "c!", "d?", "'q'", '"q"', "x:", "y;", "(x)", "é",
+                               "😀", "語", "a\u00a0b", "e\x01", "in-line", "a=b", "C#", "a>b", "1+1"] * 3
+                              + ["-", "1.", "2)", "3", "#", ">", "=", "+", "*a*", "_", "`c`", "&amp;", "[l]"])
+line_ends = st.sampled_from(["\n"] * 4 + ["\n\n"] * 4 + ["\n\n\n", " \n", "\n ", "\n    ", "\t\n", "\u00a0\n"])
+prose_lines = st.lists(st.tuples(st.lists(prose_words, min_size=1, max_size=8).map(" ".join), line_ends),
+                       max_size=8).map(lambda lines: "".join(line + end for line, end in lines))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(prose_ish, prose_lines))
+def test_text_without_markdown_renders_as_the_parser_renders_it(markdown):
+    """The shortcut for plain prose (no markdown-it parse) must show exactly what the parser's way shows."""
+    from hermes_telegram import formatting
+
+    assert formatting._convert(markdown) == formatting._convert_parsed(markdown)
+
+
+def test_a_long_plain_reply_takes_the_shortcut_and_reads_as_written():
+    from hermes_telegram import formatting
+
+    assert formatting.render("One line,\ntwo lines.\n\n\nA paragraph!\n") == ("One line,\ntwo lines.\n\nA paragraph!", [])
+    reply = ("Sure! Here is what I found, in short.\nIt is 300 words long, more or less.\n\n\n"
+             "Second paragraph: a. b, c? (yes) \u00e9 \U0001F600 - done.\n") * 20
+    assert formatting._plain_paragraphs(reply) is not None  # the shortcut, not the parser
+    parsed = formatting._trimmed(*formatting._convert_parsed(reply))
+    assert formatting.render(reply) == parsed
+    assert formatting.render(reply + "▌", "▌") == (parsed[0] + "▌", [])
