@@ -83,6 +83,14 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
         return finish(self, *args, **kwargs)
 
     StreamSession.finish = timed_finish  # type: ignore[method-assign]
+    feeds = [0]  # deltas fed to the delivery (fewer than chunks when reads batch: agent/read_batching.py)
+    feed = StreamSession.feed
+
+    def counted_feed(self: StreamSession, delta: str) -> None:
+        feeds[0] += 1
+        feed(self, delta)
+
+    StreamSession.feed = counted_feed  # type: ignore[method-assign]
     # every platform call of a reply that failed (not a 429): (monotonic, chat, hook, error, may have landed,
     # retryable); a failed send that is made again is a second send of one message
     call_failures: list[tuple[float, str, str, str, bool, bool]] = []
@@ -195,7 +203,8 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
             Path(out_path).write_text(json.dumps({"calls": calls, "finished": finished, "lags": lags,
                                                   "samples": samples, "peak_rss": hwm,
                                                   "threads": threads, "charges": charges,
-                                                  "call_failures": call_failures, "gc": gc_pauses}))
+                                                  "call_failures": call_failures, "gc": gc_pauses,
+                                                  "feeds": feeds[0]}))
 
     # the loop ``hermes-gateway run`` serves on (uvloop when installed) unless --loop says otherwise
     from hermes_gateway._core.cli.event_loop import choose_loop
@@ -421,6 +430,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "previews_ahead_of_a_waiting_final": ahead,
         "emulator_lag_p99_max_ms": f"{pct(emulator_lags, 99) * 1e3:.0f} / {max(emulator_lags or [0]) * 1e3:.0f}",
         "lag_p50_ms": pct(lags, 50) * 1e3, "lag_p99_ms": pct(lags, 99) * 1e3, "lag_max_ms": max(lags) * 1e3,
+        "deltas_fed_per_chunk": seen.get("feeds", 0) / max(1, len(finished) * args.words),
         "cpu_stream_s": stream_cpu, "us_per_chunk": stream_cpu / max(1, len(finished) * args.words) * 1e6,
         "cpu_after_s": after_cpu, "calls_after": after_calls, "ms_per_call_after": after_cpu / max(1, after_calls) * 1e3,
         "ms_per_call_after_loop_thread": after_loop / max(1, after_calls) * 1e3,
