@@ -169,6 +169,12 @@ def pids_named(pattern: str) -> list[int]:
     return out
 
 
+def redis_calls(redis: RedisServer) -> dict[str, int]:
+    """Commands the Redis server ran so far, by name (``INFO commandstats``)."""
+    stats = redis.client().info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+
+
 def pin(pid: int, cpus: set[int]) -> None:
     """Every thread of ``pid`` on ``cpus`` (threads and processes started later inherit it)."""
     try:
@@ -262,6 +268,7 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
                     ids = [offset + i for i in range(chats)]
                     spy = await start_profiler(replicas[0], Path(args.profile) / f"{label}.txt") if args.profile \
                         else None
+                    redis0 = redis_calls(redis)
                     cpu0 = {p: cpu_ns(p) for p in replicas + [p for ps in rest.values() for p in ps]}
                     own0 = os.times()
                     started = time.monotonic()
@@ -271,6 +278,7 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
                     seconds = time.monotonic() - started
                     own1 = os.times()
                     cpu1 = {p: cpu_ns(p) for p in cpu0}
+                    redis1 = redis_calls(redis)
                     if spy is not None:
                         spy.send_signal(signal.SIGINT)
                         await spy.wait()
@@ -284,8 +292,10 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
                         for pids in rest.values():
                             for pid in pids:
                                 pin(pid, set(cores))
-                    for process in processes:
-                        await stop_replica(process)
+                    for i, process in enumerate(processes):
+                        err = await stop_replica(process)
+                        if args.logs:
+                            (Path(args.logs) / f"{label}-replica{i}.log").write_bytes(err)
                     await lb.__aexit__(None, None, None)
     finally:
         postgres.drop_database(database)
@@ -299,6 +309,9 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
               "replicas_ms": sum(per_replica), "busiest_replica_ms": max(per_replica),
               **{f"{name}_ms": ms_per_chat(pids) for name, pids in rest.items()},
               "bench_ms": 1000 * ((own1.user - own0.user) + (own1.system - own0.system)) / chats}
+    for name in sorted(set(redis1) | set(redis0)):  # Redis commands per chat (scripts: evalsha)
+        if redis1.get(name, 0) - redis0.get(name, 0) >= chats // 10:
+            result[f"redis_{name}"] = (redis1.get(name, 0) - redis0.get(name, 0)) / chats
     result["rest_ms"] = result["postgres_ms"] + result["redis_ms"] + result["upstream_ms"] + result["bench_ms"]
     result["cores_busy"] = (result["replicas_ms"] + result["rest_ms"]) * chats / 1000 / seconds
     return result
@@ -314,8 +327,9 @@ async def main_async(args: argparse.Namespace) -> None:
     assert upstream_proc.stdout is not None
     upstream = re.search(r"(http://\S+/v1)", (await upstream_proc.stdout.readline()).decode()).group(1)  # type: ignore[union-attr]
     assert redis.process is not None
-    if args.profile:
-        Path(args.profile).mkdir(parents=True, exist_ok=True)
+    for folder in (args.profile, args.logs):
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
     counts = args.replicas
     results: dict[int, list[dict[str, float]]] = {n: [] for n in counts}
     try:
@@ -345,10 +359,10 @@ def summarize(args: argparse.Namespace, results: dict[int, list[dict[str, float]
     cores = len(os.sched_getaffinity(0))
     print(f"\n{args.chats} chats at once, medians of {args.repeats}{', pinned' if args.pin else ''} "
           f"(load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}, {cores} cores):")
-    keys = list(results[counts[0]][0])
+    keys = list(dict.fromkeys(k for rows in results.values() for r in rows for k in r))
     print("| replicas | " + " | ".join(keys) + " |")
     print("|---:|" + "---:|" * len(keys))
-    med = {n: {k: statistics.median(r[k] for r in rows) for k in keys} for n, rows in results.items()}
+    med = {n: {k: statistics.median(r.get(k, 0.0) for r in rows) for k in keys} for n, rows in results.items()}
     for n in counts:
         print(f"| {n} | " + " | ".join(f"{med[n][k]:.2f}" for k in keys) + " |")
     first = counts[0]
@@ -379,6 +393,7 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2], help="replica counts to compare (1 2)")
     parser.add_argument("--connections", type=int, default=40, help="webhook connections at once (40, Telegram's)")
     parser.add_argument("--pin", action="store_true", help="pin replicas to cores of their own (see above)")
+    parser.add_argument("--logs", metavar="DIR", help="write each replica's log (stderr) into DIR")
     parser.add_argument("--profile", metavar="DIR", help="py-spy record replica 0 of each run into DIR")
     asyncio.run(main_async(parser.parse_args()))
 

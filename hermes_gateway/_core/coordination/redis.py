@@ -50,6 +50,10 @@ log = logging.getLogger("hermes_gateway._core.coordination")
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 #: How long a schedule's claim key outlives its last claim (seconds): a replica down longer claims afresh.
 CLAIM_TTL = 7 * 86_400
+#: Connections to Redis per replica (the events subscription holds one). An operation beyond them waits for
+#: one (up to POOL_WAIT seconds) instead of failing as redis-py's default pool does past 100, which read as an
+#: outage: a burst of chats went on with no shared budgets, dedupe or leases.
+POOL_SIZE, POOL_WAIT = 32, 5.0
 #: A waiting lane asks again after this long, doubling up to MAX_POLL (a release wakes it at once).
 MIN_POLL, MAX_POLL = 0.02, 0.25
 
@@ -99,8 +103,10 @@ class RedisCoordination(Coordination):
     async def start(self) -> None:
         if self.client is not None:
             return
-        client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,
-                                         socket_timeout=2.0)
+        pool = aioredis.BlockingConnectionPool.from_url(self.url, max_connections=POOL_SIZE, timeout=POOL_WAIT,
+                                                        decode_responses=True, socket_connect_timeout=2.0,
+                                                        socket_timeout=2.0)
+        client = aioredis.Redis.from_pool(pool)
         try:
             await client.ping()
         except (RedisError, OSError) as exc:
