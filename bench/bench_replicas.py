@@ -15,8 +15,9 @@ What keeps the measurement CPU-bound rather than latency-bound: the emulator pos
 tests posts one at a time, in order, which capped every row at one round trip per update), and both it and
 the balancer keep one ``ClientSession`` each (the tests' harness opens one per update).
 
-Measured per row: seconds from the first message to the last final text, chats per second, 429s, chats
-not answered exactly once (one message on the screen, the expected words in it), and CPU (``schedstat``,
+Measured per row: seconds from the first message to the last final text, and to the end of the chats'
+work (each turn stored, its lease given back: until the replicas go quiet), chats per second over the
+latter, 429s, chats not answered exactly once (one message on the screen, the expected words in it), and CPU (``schedstat``,
 all threads) per chat of each group: the replicas (each, and together), PostgreSQL (postmaster and every
 backend), Redis, the upstream, and this process (emulator, balancer, people). 1 and 2 replicas alternate
 within each repeat (the order flips every repeat). The summary projects from the CPU per chat, as
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import os
 import re
 import shutil
@@ -230,6 +230,21 @@ async def wait_answered(api: BotApiEmulator, chats: list[int], seconds: float) -
             await asyncio.sleep(0.02)
 
 
+async def wait_idle(pids: list[int], seconds: float, quiet_ms: float = 10.0, every: float = 0.25) -> None:
+    """Until no replica spent more than ``quiet_ms`` of CPU in the last ``every`` seconds: the work of the
+    chats is done, only the timers (lease and presence renewals) are left. The final texts come before each
+    turn's bookkeeping (storing it, giving the chat's lease back), which under a burst ends seconds later:
+    a window closed at the last final text left most of it out (a different share with 1 and 2 replicas)."""
+    deadline = time.monotonic() + seconds
+    before = [cpu_ns(p) for p in pids]
+    while time.monotonic() < deadline:
+        await asyncio.sleep(every)
+        now = [cpu_ns(p) for p in pids]
+        if max(b - a for a, b in zip(before, now)) < quiet_ms * 1e6:
+            return
+        before = now
+
+
 async def start_profiler(pid: int, out: Path) -> asyncio.subprocess.Process | None:
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
@@ -288,6 +303,8 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
                     for chat in ids:
                         await api.push_message(chat, ASK.format(chat=chat))
                     await wait_answered(api, ids, 300)
+                    last_final = time.monotonic() - started
+                    await wait_idle(replicas, 120)  # each turn's bookkeeping (its record, the lease) done too
                     seconds = time.monotonic() - started
                     own1 = os.times()
                     cpu1 = {p: cpu_ns(p) for p in cpu0}
@@ -322,7 +339,7 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
         return sum(cpu1[p] - cpu0[p] for p in pids) / 1e6 / chats
 
     per_replica = [ms_per_chat([p]) for p in replicas]
-    result = {"seconds": seconds, "chats_per_s": chats / seconds, "429s": refused, "not_once": not_once,
+    result = {"last_final_s": last_final, "seconds": seconds, "chats_per_s": chats / seconds, "429s": refused, "not_once": not_once,
               "calls": calls, "routed_min": min(routed) - 20,  # the warm-up's updates were routed too
               "replicas_ms": sum(per_replica), "busiest_replica_ms": max(per_replica),
               **{f"{name}_ms": ms_per_chat(pids) for name, pids in rest.items()},
