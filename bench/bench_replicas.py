@@ -216,6 +216,19 @@ def config(tmp: Path, name: str, *, api: BotApiEmulator, upstream: str, lb: Load
     return path
 
 
+async def start_cprofiled(path: Path, home: Path, out: Path) -> asyncio.subprocess.Process:
+    """``start_replica`` under cProfile (the whole run, start and warm-up included; written at its clean stop)."""
+    env = {**os.environ, "TELEGRAM_TOKEN": TOKEN, "HERMES_HOME": str(home)}
+    env.pop("HERMES_CONFIG", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cProfile", "-o", str(out), "-m", "hermes_gateway", "run", "--config", str(path),
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert process.stdout is not None
+    banner = await asyncio.wait_for(process.stdout.readline(), 60)
+    assert b"platforms: telegram" in banner, banner
+    return process
+
+
 def answered(api: BotApiEmulator, chat: int) -> bool:
     screen = api.screen(chat)
     return bool(screen) and CURSOR not in screen[-1] and "eight words" in screen[-1]
@@ -273,9 +286,10 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
                     for i, port in enumerate(ports):
                         home = tmp / f"home{i}"
                         home.mkdir()
-                        processes.append(await start_replica(
-                            config(tmp, f"r{i}", api=api, upstream=upstream, lb=lb, port=port,
-                                   redis_url=redis.url, postgres_url=postgres.url(database)), home))
+                        path = config(tmp, f"r{i}", api=api, upstream=upstream, lb=lb, port=port,
+                                      redis_url=redis.url, postgres_url=postgres.url(database))
+                        processes.append(await (start_cprofiled(path, home, Path(args.cprofile) / f"{label}-{i}.prof")
+                                                if args.cprofile else start_replica(path, home)))
                     replicas = [p.pid for p in processes]
                     warm = [offset + chats + i for i in range(20 * count)]  # pools, imports, first turns: not counted
                     for chat in warm:
@@ -363,7 +377,7 @@ async def main_async(args: argparse.Namespace) -> None:
     assert upstream_proc.stdout is not None
     upstream = re.search(r"(http://\S+/v1)", (await upstream_proc.stdout.readline()).decode()).group(1)  # type: ignore[union-attr]
     assert redis.process is not None
-    for folder in (args.profile, args.logs):
+    for folder in (args.profile, args.logs, args.cprofile):
         if folder:
             Path(folder).mkdir(parents=True, exist_ok=True)
     counts = args.replicas
@@ -430,6 +444,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=40, help="webhook connections at once (40, Telegram's)")
     parser.add_argument("--pin", action="store_true", help="pin replicas to cores of their own (see above)")
     parser.add_argument("--logs", metavar="DIR", help="write each replica's log (stderr) into DIR")
+    parser.add_argument("--cprofile", metavar="DIR", help="run the replicas under cProfile, profiles into DIR")
     parser.add_argument("--profile", metavar="DIR", help="py-spy record replica 0 of each run into DIR")
     asyncio.run(main_async(parser.parse_args()))
 
