@@ -79,3 +79,34 @@ def test_held_leases_are_renewed_together_in_a_few_calls_per_tick(redis_url):
     assert set(owners) == {owners[0]} and owners[0] is not None and all(held)  # every lease kept, each renewed
     batches = -(-LEASES // RENEW_BATCH)
     assert calls <= batches * (ticks + 2)  # (one tick may have begun before the count and one after it)
+
+
+async def _renew_while_the_pool_is_busy(url: str) -> tuple[bool, str | None]:
+    coordination = RedisCoordination(url, lease_ttl=1.2)
+    await coordination.start()
+    watcher = aioredis.Redis.from_url(url, decode_responses=True)
+    try:
+        lease = coordination.lease(("telegram", "busy", None))
+        await lease.acquire(lambda: 1, lambda: None)
+        assert coordination.client is not None
+        # every connection of the pool taken by a slow operation, for longer than the lease lasts (within the
+        # client's socket timeout of 2 s)
+        blocked = [asyncio.ensure_future(coordination.client.blpop([f"nothing:{n}"], timeout=1.8))
+                   for n in range(POOL_SIZE)]
+        first = await watcher.pttl(lease.keys[0])
+        while True:  # a renewal seen on the server (bounded by pytest's timeout) or the lease gone
+            ttl = await watcher.pttl(lease.keys[0])
+            if ttl < 0 or ttl > first:
+                break
+            first = min(first, ttl)
+            await asyncio.sleep(0.02)
+        await asyncio.gather(*blocked)
+        return lease.held, await watcher.get(lease.keys[0])
+    finally:
+        await watcher.aclose()
+        await coordination.close()
+
+
+def test_a_lease_is_renewed_while_every_pooled_connection_is_busy(redis_url):
+    held, owner = asyncio.run(_renew_while_the_pool_is_busy(redis_url))
+    assert held and owner is not None  # renewed on its own connection, not queued behind the burst

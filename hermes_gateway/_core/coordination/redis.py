@@ -92,6 +92,7 @@ class RedisCoordination(Coordination):
         self.channel = f"{prefix}:events"
         self.outage = Outage(self.where)
         self.client: aioredis.Redis | None = None
+        self._renewal_client: aioredis.Redis | None = None  # the lease renewals' own connection
         self._scripts: dict[str, Any] = {}
         self._listener: asyncio.Task[None] | None = None
         self._presence: asyncio.Task[None] | None = None  # keeps this replica's presence key alive
@@ -119,8 +120,13 @@ class RedisCoordination(Coordination):
                              f"({type(exc).__name__}{_reason(exc)})") from None
         self.client = client
         self._scripts = {name: client.register_script(_script(name))
-                         for name in ("budget", "budget_block", "admit", "lease_acquire", "lease_renew",
+                         for name in ("budget", "budget_block", "admit", "lease_acquire",
                                       "lease_release", "stop", "claim", "count")}
+        # Renewals on a connection of their own: behind a burst's operations in the pool's queue they came
+        # later than a lease lasts, and replies were cut for a lease "lost" while this replica was alive.
+        self._renewal_client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,
+                                                       socket_timeout=2.0, single_connection_client=True)
+        self._scripts["lease_renew"] = self._renewal_client.register_script(_script("lease_renew"))
         self._abandoned = False
         self._closing = False
         self._listener = asyncio.get_running_loop().create_task(self._listen(), name="coordination-events")
@@ -142,11 +148,13 @@ class RedisCoordination(Coordination):
         await _cancel_and_wait(tasks)
         self._listener = self._renewals = None
         client, self.client = self.client, None
-        if client is not None:
-            try:
-                await client.aclose()
-            except Exception:  # closing a connection to a server that is gone
-                pass
+        for one in (client, self._renewal_client):
+            if one is not None:
+                try:
+                    await one.aclose()
+                except Exception:  # closing a connection to a server that is gone
+                    pass
+        self._renewal_client = None
 
     def abandon(self) -> None:
         """Go silent as a replica that died would: leases are neither renewed nor released.
