@@ -100,8 +100,11 @@ async def _renew_while_the_pool_is_busy(url: str) -> tuple[bool, str | None]:
                 break
             first = min(first, ttl)
             await asyncio.sleep(0.02)
-        await asyncio.gather(*blocked)
-        return lease.held, await watcher.get(lease.keys[0])
+        owner = await watcher.get(lease.keys[0])
+        for call in blocked:
+            call.cancel()
+        await asyncio.gather(*blocked, return_exceptions=True)
+        return lease.held, owner
     finally:
         await watcher.aclose()
         await coordination.close()
