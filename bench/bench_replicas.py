@@ -211,7 +211,7 @@ def config(tmp: Path, name: str, *, api: BotApiEmulator, upstream: str, lb: Load
                                    "mode": "webhook", "webhook_url": lb.url, "webhook_secret": SECRET,
                                    "rate_limits": {"bot": {"rate": 1000, "burst": 1000}}}},
         "store": {"url": postgres_url},
-        "coordination": {"url": redis_url, "lease_ttl": 5.0},
+        "coordination": {"url": redis_url},  # lease_ttl: its default, 15 s
     }))
     return path
 

@@ -45,7 +45,7 @@ def test_a_burst_beyond_the_pool_waits_for_a_connection_instead_of_falling_back(
     assert clients <= POOL_SIZE + 1  # the pool's connections (one of them the events subscription), no more
 
 
-LEASES = 300  # more than one renewal batch
+LEASES = 300
 TTL = 1.5
 
 

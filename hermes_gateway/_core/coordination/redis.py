@@ -13,8 +13,8 @@ it reads is the Redis server's (``TIME``): replicas' clocks never matter.
   (arrival order across replicas).
 * **One reply at a time per chat** (:class:`RedisLease`, ``lease_*.lua``): a
   lease (``SET NX PX``, the replica's random id) renewed every ttl/3 (all of a
-  replica's leases in one script call, from one task) and released by
-  compare-and-delete; it goes to the waiting message with the
+  replica's leases in one script call, from one task, on a connection of its
+  own) and released by compare-and-delete; it goes to the waiting message with the
   oldest ticket. Release is announced on the events channel so a waiting
   replica takes it at once (it polls too, for a holder that died).
 * **Stopping across replicas** (``stop.lua``): ``/stop``, ``/new`` and
@@ -55,8 +55,9 @@ CLAIM_TTL = 7 * 86_400
 #: one (up to POOL_WAIT seconds) instead of failing as redis-py's default pool does past 100, which read as an
 #: outage: a burst of chats went on with no shared budgets, dedupe or leases.
 POOL_SIZE, POOL_WAIT = 32, 5.0
-#: Leases renewed per script call (a replica running 1,000 replies makes 4 calls a tick, not 1,000).
-RENEW_BATCH = 256
+#: Leases renewed per script call (a replica running 1,000 replies makes one call a tick, not 1,000; the
+#: calls of a tick are made one after the other, each a wait for the event loop, so few and large).
+RENEW_BATCH = 2000
 #: A waiting lane asks again after this long, doubling up to MAX_POLL (a release wakes it at once).
 MIN_POLL, MAX_POLL = 0.02, 0.25
 
