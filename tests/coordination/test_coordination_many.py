@@ -113,3 +113,33 @@ async def _renew_while_the_pool_is_busy(url: str) -> tuple[bool, str | None]:
 def test_a_lease_is_renewed_while_every_pooled_connection_is_busy(redis_url):
     held, owner = asyncio.run(_renew_while_the_pool_is_busy(redis_url))
     assert held and owner is not None  # renewed on its own connection, not queued behind the burst
+
+
+async def _holders(url: str) -> tuple[list[str | None], list[str | None], dict[str, int], str, str]:
+    here, there = RedisCoordination(url), RedisCoordination(url)
+    await here.start()
+    await there.start()
+    watcher = aioredis.Redis.from_url(url, decode_responses=True)
+    try:
+        chats = [("telegram", str(n), None) for n in range(300)]
+        for n, chat in enumerate(chats):  # a third held here, a third by the other replica, a third free
+            if n % 3 < 2:
+                await (here if n % 3 == 0 else there).lease(chat).acquire(lambda: 1, lambda: None)
+        stats = await watcher.info("commandstats")
+        before = {name: int(stats.get(f"cmdstat_{name}", {"calls": 0})["calls"]) for name in ("get", "mget")}
+        together = await here.lease_holders(chats)
+        stats = await watcher.info("commandstats")
+        calls = {name: int(stats.get(f"cmdstat_{name}", {"calls": 0})["calls"]) - before[name]
+                 for name in ("get", "mget")}
+        one_by_one = [await here.lease_holder(chat) for chat in chats]
+        return together, one_by_one, calls, here.replica_id, there.replica_id
+    finally:
+        await watcher.aclose()
+        await here.close()
+        await there.close()
+
+
+def test_who_holds_many_chats_is_asked_in_one_round_trip(redis_url):
+    together, one_by_one, calls, here, there = asyncio.run(_holders(redis_url))
+    assert together == one_by_one == [[here, there, None][n % 3] for n in range(300)]
+    assert calls == {"get": 0, "mget": 1}

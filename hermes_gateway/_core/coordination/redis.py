@@ -270,6 +270,19 @@ class RedisCoordination(Coordination):
         self.outage.succeeded()
         return cast("str | None", holder)  # decode_responses=True; redis-py types a reply as bytes | str
 
+    async def lease_holders(self, keys: Sequence[LaneKey]) -> list[str | None]:
+        if not keys:
+            return []
+        if self._abandoned or self.client is None or not self.outage.available():
+            return ["?"] * len(keys)
+        try:
+            holders = await self.client.mget([self.lease_keys(key)[0] for key in keys])
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return ["?"] * len(keys)
+        self.outage.succeeded()
+        return [cast("str | None", holder) for holder in holders]
+
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         message = json.dumps({"op": "stop", "kind": kind, "from": self.replica_id, "lane": list(key)})
         told = await self.run("stop", self.lease_keys(key)[:1], [self.replica_id, self.channel, message], 0)
