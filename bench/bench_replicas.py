@@ -334,6 +334,14 @@ async def row(count: int, args: argparse.Namespace, redis: RedisServer, postgres
                     not_once = sum(1 for c in ids if len(api.screen(c)) != 1 or not answered(api, c))
                     refused = sum(len(api.chat(c).rate_limited) for c in ids + warm)
                     calls = sum(len(api.chat(c).calls) for c in ids)
+                    gaps = []  # a 429's arrival after the chat's call before it (the emulator's clock)
+                    for c in ids + warm:
+                        chat_calls = api.chat(c).calls
+                        gaps += [1000 * (b.at - a.at) for a, b in zip(chat_calls, chat_calls[1:])
+                                 if b.outcome == "rate_limited" and a.outcome != "rate_limited"]
+                    if gaps:
+                        print(f"  first 429s of a chat came {statistics.median(gaps):.0f} ms (median; "
+                              f"{min(gaps):.0f}-{max(gaps):.0f}) after the call before them", flush=True)
                     routed = [lb.routed.count(i) for i in range(count)]
                 finally:
                     if args.pin:
