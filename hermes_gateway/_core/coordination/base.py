@@ -124,6 +124,11 @@ class Coordination:
         """The replica holding the chat's lease now, None when nobody does ("?" when it cannot be known)."""
         return None
 
+    async def lease_holders(self, keys: Sequence[LaneKey]) -> list[str | None]:
+        """:meth:`lease_holder` of each chat, in order (on Redis one round trip for all: the recovery sweep
+        asks about every reply in flight on the other replicas)."""
+        return [await self.lease_holder(key) for key in keys]
+
     async def replicas(self) -> list[dict[str, Any]]:
         """``[{"id", "alive", "chats": [{"platform", "chat_id", "thread_id"}]}]``: the replicas and the chats
         whose lease each holds (the dashboard). Alone: this replica only (its chats are its own lanes')."""

@@ -12,8 +12,9 @@ it reads is the Redis server's (``TIME``): replicas' clocks never matter.
   replica that sets it answers. Each admitted message also gets a ticket
   (arrival order across replicas).
 * **One reply at a time per chat** (:class:`RedisLease`, ``lease_*.lua``): a
-  lease (``SET NX PX``, the replica's random id) renewed every ttl/3 and
-  released by compare-and-delete; it goes to the waiting message with the
+  lease (``SET NX PX``, the replica's random id) renewed every ttl/3 (all of a
+  replica's leases in one script call, from one task, on a connection of its
+  own) and released by compare-and-delete; it goes to the waiting message with the
   oldest ticket. Release is announced on the events channel so a waiting
   replica takes it at once (it polls too, for a holder that died).
 * **Stopping across replicas** (``stop.lua``): ``/stop``, ``/new`` and
@@ -50,6 +51,13 @@ log = logging.getLogger("hermes_gateway._core.coordination")
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 #: How long a schedule's claim key outlives its last claim (seconds): a replica down longer claims afresh.
 CLAIM_TTL = 7 * 86_400
+#: Connections to Redis per replica (the events subscription holds one). An operation beyond them waits for
+#: one (up to POOL_WAIT seconds) instead of failing as redis-py's default pool does past 100, which read as an
+#: outage: a burst of chats went on with no shared budgets, dedupe or leases.
+POOL_SIZE, POOL_WAIT = 32, 5.0
+#: Leases renewed per script call (a replica running 1,000 replies makes one call a tick, not 1,000; the
+#: calls of a tick are made one after the other, each a wait for the event loop, so few and large).
+RENEW_BATCH = 2000
 #: A waiting lane asks again after this long, doubling up to MAX_POLL (a release wakes it at once).
 MIN_POLL, MAX_POLL = 0.02, 0.25
 
@@ -85,12 +93,14 @@ class RedisCoordination(Coordination):
         self.channel = f"{prefix}:events"
         self.outage = Outage(self.where)
         self.client: aioredis.Redis | None = None
+        self._renewal_client: aioredis.Redis | None = None  # the lease renewals' own connection
         self._scripts: dict[str, Any] = {}
         self._listener: asyncio.Task[None] | None = None
         self._presence: asyncio.Task[None] | None = None  # keeps this replica's presence key alive
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiting: dict[str, set[asyncio.Event]] = {}   # lease key -> lanes waiting for it
         self._leases: set[RedisLease] = set()               # held leases (renewing)
+        self._renewals: asyncio.Task[None] | None = None    # renews them all, every ttl/3, while there are any
         self._abandoned = False
         self._closing = False
 
@@ -99,8 +109,10 @@ class RedisCoordination(Coordination):
     async def start(self) -> None:
         if self.client is not None:
             return
-        client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,
-                                         socket_timeout=2.0)
+        pool = aioredis.BlockingConnectionPool.from_url(self.url, max_connections=POOL_SIZE, timeout=POOL_WAIT,
+                                                        decode_responses=True, socket_connect_timeout=2.0,
+                                                        socket_timeout=2.0)
+        client = aioredis.Redis.from_pool(pool)
         try:
             await client.ping()
         except (RedisError, OSError) as exc:
@@ -109,8 +121,13 @@ class RedisCoordination(Coordination):
                              f"({type(exc).__name__}{_reason(exc)})") from None
         self.client = client
         self._scripts = {name: client.register_script(_script(name))
-                         for name in ("budget", "budget_block", "admit", "lease_acquire", "lease_renew",
+                         for name in ("budget", "budget_block", "admit", "lease_acquire",
                                       "lease_release", "stop", "claim", "count")}
+        # Renewals on a connection of their own: behind a burst's operations in the pool's queue they came
+        # later than a lease lasts, and replies were cut for a lease "lost" while this replica was alive.
+        self._renewal_client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,
+                                                       socket_timeout=2.0, single_connection_client=True)
+        self._scripts["lease_renew"] = self._renewal_client.register_script(_script("lease_renew"))
         self._abandoned = False
         self._closing = False
         self._listener = asyncio.get_running_loop().create_task(self._listen(), name="coordination-events")
@@ -120,7 +137,7 @@ class RedisCoordination(Coordination):
         log.info("coordination: Redis at %s (replica %s)", self.where, self.replica_id)
 
     async def close(self) -> None:
-        tasks = [t for t in (self._listener, self._presence, *self._tasks) if t is not None]
+        tasks = [t for t in (self._listener, self._presence, self._renewals, *self._tasks) if t is not None]
         self._presence = None
         self._closing = True  # the listener and presence loops end even if a cancellation is lost in the client
         if not self._abandoned:
@@ -130,13 +147,15 @@ class RedisCoordination(Coordination):
         for lease in list(self._leases):
             lease.stop_renewing()
         await _cancel_and_wait(tasks)
-        self._listener = None
+        self._listener = self._renewals = None
         client, self.client = self.client, None
-        if client is not None:
-            try:
-                await client.aclose()
-            except Exception:  # closing a connection to a server that is gone
-                pass
+        for one in (client, self._renewal_client):
+            if one is not None:
+                try:
+                    await one.aclose()
+                except Exception:  # closing a connection to a server that is gone
+                    pass
+        self._renewal_client = None
 
     def abandon(self) -> None:
         """Go silent as a replica that died would: leases are neither renewed nor released.
@@ -148,6 +167,8 @@ class RedisCoordination(Coordination):
         self._abandoned = True
         for lease in list(self._leases):
             lease.stop_renewing()
+        if self._renewals is not None:
+            self._renewals.cancel()
         if self._listener is not None:
             self._listener.cancel()
         if self._presence is not None:  # its presence key expires as a dead replica's would
@@ -212,6 +233,32 @@ class RedisCoordination(Coordination):
     def lease(self, key: LaneKey) -> "RedisLease":
         return RedisLease(self, key)
 
+    def _renew_from_now(self, lease: "RedisLease") -> None:
+        """Renew ``lease`` with the others this replica holds (a task per held lease, each waking every
+        ttl/3 for one script call, cost a replica running a burst of replies more than the replies did)."""
+        self._leases.add(lease)
+        if self._renewals is None or self._renewals.done():
+            self._renewals = asyncio.get_running_loop().create_task(self._renew_all(), name="coordination-leases")
+
+    async def _renew_all(self) -> None:
+        """Every ttl/3, renew every held lease (:data:`RENEW_BATCH` to a call); each learns its outcome.
+
+        A lease taken just after a tick is renewed at the next one, within
+        ttl/3 of being taken, as when each lease had its own timer.
+        """
+        ttl_ms = max(int(self.lease_ttl * 1000), 1)
+        held_ttl = ttl_ms * 20 + 3_600_000
+        while self._leases:
+            await asyncio.sleep(self.lease_ttl / 3)
+            leases = list(self._leases)
+            for start in range(0, len(leases), RENEW_BATCH):
+                batch = leases[start:start + RENEW_BATCH]
+                keys = [key for lease in batch for key in (lease.keys[0], lease.keys[2])]
+                answers = await self.run("lease_renew", keys, [self.replica_id, ttl_ms, held_ttl], None)
+                for i, lease in enumerate(batch):
+                    if lease in self._leases:  # not given back meanwhile
+                        await lease.renewed(None if answers is None else int(answers[i]), ttl_ms, held_ttl)
+
     async def lease_holder(self, key: LaneKey) -> str | None:
         if self._abandoned or self.client is None or not self.outage.available():
             return "?"
@@ -222,6 +269,19 @@ class RedisCoordination(Coordination):
             return "?"
         self.outage.succeeded()
         return cast("str | None", holder)  # decode_responses=True; redis-py types a reply as bytes | str
+
+    async def lease_holders(self, keys: Sequence[LaneKey]) -> list[str | None]:
+        if not keys:
+            return []
+        if self._abandoned or self.client is None or not self.outage.available():
+            return ["?"] * len(keys)
+        try:
+            holders = await self.client.mget([self.lease_keys(key)[0] for key in keys])
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return ["?"] * len(keys)
+        self.outage.succeeded()
+        return [cast("str | None", holder) for holder in holders]
 
     async def stop_elsewhere(self, key: LaneKey, kind: StopKind) -> bool:
         message = json.dumps({"op": "stop", "kind": kind, "from": self.replica_id, "lane": list(key)})
@@ -364,7 +424,8 @@ class RedisLease:
         self.keys = coordination.lease_keys(key)
         self.held = False
         self.took_over = False  # the last acquire took the chat from a replica that stopped renewing it (died)
-        self._renewer: asyncio.Task[None] | None = None
+        self._confirmed = 0.0  # loop time of the last renewal the server confirmed (or of taking it)
+        self._on_lost: Callable[[], None] = _nothing
 
     async def acquire(self, ticket: Callable[[], int], on_lost: Callable[[], None]) -> None:
         coord = self.coordination
@@ -390,9 +451,8 @@ class RedisLease:
                         coord.lease_takeovers += 1
                         log.info("coordination: took over chat %s/%s from a replica that stopped renewing it",
                                  self.key[0], self.key[1])
-                    self._renewer = asyncio.get_running_loop().create_task(self._renew(ttl_ms, on_lost),
-                                                                           name=f"lease:{self.key[1]}")
-                    coord._leases.add(self)
+                    self._confirmed, self._on_lost = asyncio.get_running_loop().time(), on_lost
+                    coord._renew_from_now(self)
                     return
                 try:
                     await asyncio.wait_for(wake.wait(), delay)
@@ -404,10 +464,12 @@ class RedisLease:
             if not waiting:
                 coord._waiting.pop(self.keys[0], None)
 
-    async def _renew(self, ttl_ms: int, on_lost: Callable[[], None]) -> None:
-        """Renew every ttl/3; the lease is held only while a renewal was confirmed within the last ttl.
+    async def renewed(self, still: int | None, ttl_ms: int, held_ttl: int) -> None:
+        """The outcome of this lease's renewal (every ttl/3, :meth:`RedisCoordination._renew_all`): None when
+        Redis could not be asked, 1 renewed, 0 not this replica's any more.
 
-        When Redis cannot be asked (an outage, or its back-off), the lease
+        The lease is held only while a renewal was confirmed within the last
+        ttl. When Redis cannot be asked (an outage, or its back-off), the lease
         runs out on the server after ``lease_ttl`` whatever this replica
         believes: from then on it is not held (the reply goes on alone, as
         every reply does during an outage), and when Redis answers again the
@@ -417,39 +479,29 @@ class RedisLease:
         """
         coord = self.coordination
         loop = asyncio.get_running_loop()
-        confirmed = loop.time()
-        held_ttl = ttl_ms * 20 + 3_600_000
-        while True:
-            await asyncio.sleep(coord.lease_ttl / 3)
-            still = await coord.run("lease_renew", [self.keys[0], self.keys[2]],
-                                    [coord.replica_id, ttl_ms, held_ttl], None)
-            if still is None:  # unreachable: nothing was renewed
-                if self.held and loop.time() - confirmed >= coord.lease_ttl:
-                    self.held = False
-                    log.warning("coordination: the lease of chat %s/%s ran out while Redis was unreachable; "
-                                "the reply goes on alone", self.key[0], self.key[1])
-                continue
-            if not still and not self.held:  # it lapsed during an outage: take the chat back if nobody has
-                taken = await coord.run("lease_acquire", self.keys,
-                                        [coord.replica_id, ttl_ms, 0, max(4 * int(MAX_POLL * 1000), 1000),
-                                         held_ttl], None)
-                if taken is None:
-                    continue
-                still = 1 if taken else 0
-            if still:
-                self.held, confirmed = True, loop.time()
-                continue
-            self.held = False
-            coord._leases.discard(self)
-            log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
-                        self.key[0], self.key[1])
-            on_lost()
+        if still is None:  # unreachable: nothing was renewed
+            if self.held and loop.time() - self._confirmed >= coord.lease_ttl:
+                self.held = False
+                log.warning("coordination: the lease of chat %s/%s ran out while Redis was unreachable; "
+                            "the reply goes on alone", self.key[0], self.key[1])
             return
+        if not still and not self.held:  # it lapsed during an outage: take the chat back if nobody has
+            taken = await coord.run("lease_acquire", self.keys,
+                                    [coord.replica_id, ttl_ms, 0, max(4 * int(MAX_POLL * 1000), 1000), held_ttl],
+                                    None)
+            if taken is None:
+                return
+            still = 1 if taken else 0
+        if still:
+            self.held, self._confirmed = True, loop.time()
+            return
+        self.held = False
+        coord._leases.discard(self)
+        log.warning("coordination: lost the lease of chat %s/%s (not renewed in time); its reply stops",
+                    self.key[0], self.key[1])
+        self._on_lost()
 
     def stop_renewing(self) -> None:
-        if self._renewer is not None:
-            self._renewer.cancel()
-            self._renewer = None
         self.coordination._leases.discard(self)
 
     async def release(self) -> None:
@@ -460,6 +512,10 @@ class RedisLease:
         coord = self.coordination
         message = json.dumps({"op": "free", "lease": self.keys[0]})
         await coord.run("lease_release", [self.keys[0], self.keys[2]], [coord.replica_id, coord.channel, message], 0)
+
+
+def _nothing() -> None:
+    pass
 
 
 #: How long :meth:`RedisCoordination.close` waits for its background tasks before it lets them go.

@@ -100,14 +100,17 @@ class Recovery:
             return 0
         coordination = self._coordination()
         queued = 0
-        for record in records:
-            if (record.owner == self.owner and not at_start) or record.id in self._queued:
-                continue  # running here (or already waiting for its chat here)
-            key = (record.platform, record.chat_id, record.thread_id)
-            if coordination.shared:
-                holder = await coordination.lease_holder(key)
-                if holder is not None and holder != self.owner:
-                    continue  # a live replica holds the chat: its owner may be running it
+        # not running here (nor already waiting for its chat here)
+        others = [r for r in records if not ((r.owner == self.owner and not at_start) or r.id in self._queued)]
+        # who holds each chat, in one round trip right after the read (one GET per record took long enough
+        # under a burst that many replies ended meanwhile, and each such record was queued for nothing)
+        holders = (await coordination.lease_holders([(r.platform, r.chat_id, r.thread_id) for r in others])
+                   if coordination.shared else [None] * len(others))
+        for record, holder in zip(others, holders):
+            if record.id in self._queued:
+                continue
+            if holder is not None and holder != self.owner:
+                continue  # a live replica holds the chat: its owner may be running it
             if not self.config.platform_enabled(record.platform):
                 continue  # not served here; left for a gateway that serves it
             self._queued.add(record.id)
