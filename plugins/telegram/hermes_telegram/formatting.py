@@ -566,6 +566,8 @@ def _continues(line: str) -> bool:
 
 #: Delimiter runs that, left unclosed in text, are most likely formatting still being typed.
 _UNCLOSED = ("**", "__", "~~", "`")
+#: A single ``*`` or ``_`` that can open emphasis (CommonMark's left-flanking, roughly), not escaped.
+_EMPHASIS_OPENER = re.compile(r"(?<![\\*])\*(?=[^\s*])|(?<![\\\w])_(?=[^\s_])")
 _REFERENCE = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
@@ -580,8 +582,9 @@ def keep_whole(markdown: str) -> list[tuple[int, int]]:
     and images; and from a delimiter run that has not closed yet (``**``,
     ``` ` ```, ``~~``, ``__`` left in the text: mid-stream, its end has not
     arrived) to the end, and from a link still being typed (``[text](https://exa``,
-    text to markdown-it until its ``)`` arrives: :class:`_Brackets`) to the
-    end of its paragraph. Inline ranges come from markdown-it's tokens,
+    text to markdown-it until its ``)`` arrives: :class:`_Brackets`) or a
+    single ``*``/``_`` that can open italic to the end of its paragraph
+    (a preview cut inside one freezes, see :class:`_Brackets`). Inline ranges come from markdown-it's tokens,
     located in the source by walking each paragraph's text; a paragraph
     that cannot be located (never seen: it would need a construct not
     handled here) yields no ranges, so the cut there is the core's usual one.
@@ -638,7 +641,8 @@ def _inline_spans(content: str, children: list[Token], located: list[tuple[int, 
     opened: list[int] = []
     cursor = 0
     brackets: _Brackets | None = None   # found once, for the first text token with a "["
-    typing_link = False
+    typing_link = typing_emphasis = False
+    links = 0                           # open links: nothing inside one can close after it
 
     def span(lo: int, hi: int) -> None:
         spans.append((_to_source(lo, located), _to_source(hi - 1, located) + 1))
@@ -654,7 +658,11 @@ def _inline_spans(content: str, children: list[Token], located: list[tuple[int, 
                 if found >= 0:  # a delimiter left as text: formatting whose end has not arrived
                     spans.append((_to_source(found, located), size))
                     break
-            if not typing_link and "[" in content[cursor:after]:
+            opener = None if typing_emphasis or links else _EMPHASIS_OPENER.search(content, cursor, after + 1)
+            if opener is not None and opener.start() < after:  # "*it is": italic whose "*" has not arrived
+                typing_emphasis = True
+                span(opener.start(), len(content))
+            if not typing_link and not links and "[" in content[cursor:after]:
                 brackets = brackets or _Brackets(content)
                 link = brackets.link_being_typed(cursor, after)
                 if link is not None:
@@ -693,7 +701,9 @@ def _inline_spans(content: str, children: list[Token], located: list[tuple[int, 
                 return spans
             opened.append(at)
             cursor = at + 1
+            links += 1
         elif kind == "link_close":
+            links -= 1
             end = _link_end(content, cursor, autolink=child.markup == "autolink")
             if end is None or not opened:
                 return spans

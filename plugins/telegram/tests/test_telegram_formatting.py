@@ -170,8 +170,21 @@ def test_keep_whole_keeps_a_link_still_being_typed_whole_to_the_end_of_its_parag
     assert [closed[a:b] for a, b in keep_whole(closed)] == ["[the docs](https://a.b)"]
 
 
-def test_a_reply_cut_while_a_link_is_being_typed_never_cuts_the_link():
-    """What the preview sends just before the link's ``)`` arrives: the link moves whole into the next message."""
+@pytest.mark.parametrize("partial", ["*it is", "_it is", "*it\nstill", "_it *and", "*`code` and", "*it ** is"])
+def test_keep_whole_keeps_italic_still_being_typed_whole_to_the_end_of_its_paragraph(partial):
+    """A single ``*`` or ``_`` that can open emphasis, left as text mid-stream: the same freeze as a link's."""
+    from hermes_telegram.formatting import keep_whole
+
+    markdown = f"Intro **b** words\n\nSee 2 * 3, snake_case and \\*not* and {partial}"
+    start = markdown.index(partial)
+    assert (start, len(markdown)) in keep_whole(markdown), partial
+    plain = "See 2 * 3, a* b, snake_case_name, \\*not\\* and *done*, [in *a link](https://a.b)\n\nNext"
+    assert [plain[a:b] for a, b in keep_whole(plain)] == ["*done*", "[in *a link](https://a.b)"]
+
+
+def test_a_reply_cut_while_a_link_or_italic_is_being_typed_never_cuts_it():
+    """What the preview sends just before the link's ``)`` (the italic's ``*``) arrives: it moves whole into the
+    next message."""
     from hermes_gateway import split_markdown
     from hermes_telegram.measure import keep_whole_ranges, rendered_length
 
@@ -179,6 +192,10 @@ def test_a_reply_cut_while_a_link_is_being_typed_never_cuts_the_link():
     streamed = " ".join(f"word{i}" for i in range(500)) + " " + link
     messages = split_markdown(streamed, 4096, measure=rendered_length, keep_whole=keep_whole_ranges)
     assert len(messages) == 2 and messages[1] == link
+    italic = "*" + " ".join(f"ital{i}" for i in range(40))
+    streamed = " ".join(f"word{i}" for i in range(510)) + " " + italic
+    messages = split_markdown(streamed, 4096, measure=rendered_length, keep_whole=keep_whole_ranges)
+    assert len(messages) == 2 and messages[1] == italic
 
 
 @pytest.mark.parametrize("markdown", ["*\t\t*", "- \t\tcode", "1.\t\t\tx", "> -\t\tx"])
