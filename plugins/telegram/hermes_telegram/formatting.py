@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -565,6 +566,8 @@ def _continues(line: str) -> bool:
 
 #: Delimiter runs that, left unclosed in text, are most likely formatting still being typed.
 _UNCLOSED = ("**", "__", "~~", "`")
+#: A single ``*`` or ``_`` that can open emphasis (CommonMark's left-flanking, roughly), not escaped.
+_EMPHASIS_OPENER = re.compile(r"(?<![\\*])\*(?=[^\s*])|(?<![\\\w])_(?=[^\s_])")
 _REFERENCE = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
@@ -578,7 +581,10 @@ def keep_whole(markdown: str) -> list[tuple[int, int]]:
     (fenced or indented), tables, headings, bold, italic, strikethrough, inline code, links
     and images; and from a delimiter run that has not closed yet (``**``,
     ``` ` ```, ``~~``, ``__`` left in the text: mid-stream, its end has not
-    arrived) to the end. Inline ranges come from markdown-it's tokens,
+    arrived) to the end, and from a link still being typed (``[text](https://exa``,
+    text to markdown-it until its ``)`` arrives: :class:`_Brackets`) or a
+    single ``*``/``_`` that can open italic to the end of its paragraph
+    (a preview cut inside one freezes, see :class:`_Brackets`). Inline ranges come from markdown-it's tokens,
     located in the source by walking each paragraph's text; a paragraph
     that cannot be located (never seen: it would need a construct not
     handled here) yields no ranges, so the cut there is the core's usual one.
@@ -634,6 +640,9 @@ def _inline_spans(content: str, children: list[Token], located: list[tuple[int, 
     spans: list[tuple[int, int]] = []
     opened: list[int] = []
     cursor = 0
+    brackets: _Brackets | None = None   # found once, for the first text token with a "["
+    typing_link = typing_emphasis = False
+    links = 0                           # open links: nothing inside one can close after it
 
     def span(lo: int, hi: int) -> None:
         spans.append((_to_source(lo, located), _to_source(hi - 1, located) + 1))
@@ -649,6 +658,16 @@ def _inline_spans(content: str, children: list[Token], located: list[tuple[int, 
                 if found >= 0:  # a delimiter left as text: formatting whose end has not arrived
                     spans.append((_to_source(found, located), size))
                     break
+            opener = None if typing_emphasis or links else _EMPHASIS_OPENER.search(content, cursor, after + 1)
+            if opener is not None and opener.start() < after:  # "*it is": italic whose "*" has not arrived
+                typing_emphasis = True
+                span(opener.start(), len(content))
+            if not typing_link and not links and "[" in content[cursor:after]:
+                brackets = brackets or _Brackets(content)
+                link = brackets.link_being_typed(cursor, after)
+                if link is not None:
+                    typing_link = True
+                    span(link, len(content))
             cursor = after
         elif kind in ("softbreak", "hardbreak"):
             newline = content.find("\n", cursor)
@@ -682,7 +701,9 @@ def _inline_spans(content: str, children: list[Token], located: list[tuple[int, 
                 return spans
             opened.append(at)
             cursor = at + 1
+            links += 1
         elif kind == "link_close":
+            links -= 1
             end = _link_end(content, cursor, autolink=child.markup == "autolink")
             if end is None or not opened:
                 return spans
@@ -697,6 +718,51 @@ def _inline_spans(content: str, children: list[Token], located: list[tuple[int, 
             cursor = end
             span(at, cursor)
     return spans
+
+
+class _Brackets:
+    """The unescaped ``[`` of a paragraph's source and the ``]`` each one pairs with, for links still being typed.
+
+    Mid-stream, ``[the docs](https://exa`` is text to markdown-it: its ``)``
+    has not arrived. A preview cut inside it freezes (a message already
+    shown keeps its text when the reply goes on as it showed), so once the
+    link closes it would show cut in two, ``](url)`` as text. Such a link
+    can only end with its paragraph, so it is kept whole from its ``[`` (or
+    ``![``) to the paragraph's end, as an unclosed ``**`` is to the end.
+    """
+
+    __slots__ = ("content", "opens", "closes")
+
+    def __init__(self, content: str) -> None:
+        self.content = content
+        self.opens: list[int] = []          # every unescaped "[", in order
+        self.closes: dict[int, int] = {}    # "[" -> its "]" (nesting counted), when it has one
+        stack: list[int] = []
+        at = 0
+        while at < len(content):
+            ch = content[at]
+            if ch == "\\":
+                at += 2
+                continue
+            if ch == "[":
+                self.opens.append(at)
+                stack.append(at)
+            elif ch == "]" and stack:
+                self.closes[stack.pop()] = at
+            at += 1
+
+    def link_being_typed(self, lo: int, hi: int) -> int | None:
+        """Where the first link still being typed starts, of those whose ``[`` is in ``content[lo:hi]`` (text)."""
+        content = self.content
+        for index in range(bisect_left(self.opens, lo), len(self.opens)):
+            start = self.opens[index]
+            if start >= hi:
+                return None
+            close = self.closes.get(start)
+            if close is None or close + 1 == len(content) or (  # "[text", "[text]" or "[text](https://exa"
+                    content[close + 1] in "([" and _link_end(content, close, autolink=False) is None):
+                return start - 1 if start and content[start - 1] == "!" else start
+        return None
 
 
 def _skip_text(content: str, cursor: int, text: str) -> int | None:

@@ -151,6 +151,53 @@ def test_keep_whole_names_every_range_that_renders_as_one_entity_in_the_markdown
         "*em*", "__b__", "```py\nx = 1\n\ny = 2\n```", "**still open and `more"]
 
 
+LINK_BEING_TYPED = ["[the docs", "[the docs\nstill", "[the docs]", "[the docs](", "[the docs](https://exa",
+                    "[the docs](https://a.b/(c", "[the [1] docs](https://exa", "[the docs][ref", "\\\\[the docs"]
+
+
+@pytest.mark.parametrize("partial", LINK_BEING_TYPED)
+def test_keep_whole_keeps_a_link_still_being_typed_whole_to_the_end_of_its_paragraph(partial):
+    """Mid-stream ``[text](https://exa`` is not a link yet (markdown-it reads it as text), but a preview cut
+    inside it freezes: the finished link then showed cut in two, its ``](url)`` as text (the property test
+    below, seed 283). Like an unclosed ``**``, it is kept whole from its ``[`` (or ``![``) on."""
+    from hermes_telegram.formatting import keep_whole
+
+    markdown = f"Intro **b** words\n\nSee [1] and {partial}"
+    start = markdown.index(partial.lstrip("\\"))
+    assert (start, len(markdown)) in keep_whole(markdown), partial
+    assert keep_whole("See ![a picture](https://exa") == [(4, 28)], "an image from its !"
+    closed = "See [1], [x] and [the docs](https://a.b) and \\[not a link\n\n[y] (z) [w]: next"
+    assert [closed[a:b] for a, b in keep_whole(closed)] == ["[the docs](https://a.b)"]
+
+
+@pytest.mark.parametrize("partial", ["*it is", "_it is", "*it\nstill", "_it *and", "*`code` and", "*it ** is"])
+def test_keep_whole_keeps_italic_still_being_typed_whole_to_the_end_of_its_paragraph(partial):
+    """A single ``*`` or ``_`` that can open emphasis, left as text mid-stream: the same freeze as a link's."""
+    from hermes_telegram.formatting import keep_whole
+
+    markdown = f"Intro **b** words\n\nSee 2 * 3, snake_case and \\*not* and {partial}"
+    start = markdown.index(partial)
+    assert (start, len(markdown)) in keep_whole(markdown), partial
+    plain = "See 2 * 3, a* b, snake_case_name, \\*not\\* and *done*, [in *a link](https://a.b)\n\nNext"
+    assert [plain[a:b] for a, b in keep_whole(plain)] == ["*done*", "[in *a link](https://a.b)"]
+
+
+def test_a_reply_cut_while_a_link_or_italic_is_being_typed_never_cuts_it():
+    """What the preview sends just before the link's ``)`` (the italic's ``*``) arrives: it moves whole into the
+    next message."""
+    from hermes_gateway import split_markdown
+    from hermes_telegram.measure import keep_whole_ranges, rendered_length
+
+    link = "[" + " ".join(f"link{i}" for i in range(40)) + "](https://example.org/page"
+    streamed = " ".join(f"word{i}" for i in range(500)) + " " + link
+    messages = split_markdown(streamed, 4096, measure=rendered_length, keep_whole=keep_whole_ranges)
+    assert len(messages) == 2 and messages[1] == link
+    italic = "*" + " ".join(f"ital{i}" for i in range(40))
+    streamed = " ".join(f"word{i}" for i in range(510)) + " " + italic
+    messages = split_markdown(streamed, 4096, measure=rendered_length, keep_whole=keep_whole_ranges)
+    assert len(messages) == 2 and messages[1] == italic
+
+
 @pytest.mark.parametrize("markdown", ["*\t\t*", "- \t\tcode", "1.\t\t\tx", "> -\t\tx"])
 def test_a_tab_stop_never_makes_the_text_longer_than_its_markdown(markdown):
     """``*\t\t*`` is a list item holding an indented code block whose tab expands to more spaces than the
