@@ -1,0 +1,141 @@
+"""``soak.py --diagnose FILE``: a sampler inside the gateway process, started by Python at start-up.
+
+``soak.py`` puts this directory on the gateway's ``PYTHONPATH`` and names the output in
+``HERMES_SOAK_DIAGNOSE``; every ``HERMES_SOAK_DIAGNOSE_EVERY`` seconds (60) a daemon thread appends one JSON
+line: where the resident memory is (``/proc/self/smaps``: the brk heap, anonymous mappings, files), glibc's
+``mallinfo2()`` (arena bytes vs in use vs free: fragmentation shows as ``free`` growing), SQLite's own
+memory (``sqlite3_status64``), ``tracemalloc``'s total when ``HERMES_SOAK_TRACEMALLOC=1``, the threads, and
+the most numerous Python object types. Without the variable it does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+if os.environ.get("HERMES_SOAK_DIAGNOSE"):
+    import ctypes
+    import ctypes.util
+    import gc
+    import json
+    import re
+    import sys
+    import threading
+    import time
+    import tracemalloc
+    from collections import Counter
+
+    if os.environ.get("HERMES_SOAK_TRACEMALLOC") == "1":
+        tracemalloc.start(1)
+
+    class _MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                     "keepcost")]
+
+    _libc = ctypes.CDLL(None)
+    _libc.mallinfo2.restype = _MallInfo2
+
+    def _sqlite_status() -> dict[str, int]:
+        try:
+            lib = ctypes.CDLL("libsqlite3.so.0")
+        except OSError:
+            return {}
+        out = {}
+        for name, op in (("memory_used", 0), ("pagecache_overflow", 2), ("malloc_count", 9)):
+            cur, high = ctypes.c_int64(), ctypes.c_int64()
+            if lib.sqlite3_status64(op, ctypes.byref(cur), ctypes.byref(high), 0) == 0:
+                out[name], out[name + "_high"] = cur.value, high.value
+        return out
+
+    def _smaps() -> dict[str, int]:
+        """Rss kB by mapping: ``[heap]``, ``[stack]``, ``anon`` (by size class), and each file's basename."""
+        sizes: Counter[str] = Counter()
+        name = ""
+        with open("/proc/self/smaps") as f:
+            for line in f:
+                first = line.split(None, 1)[0]
+                if "-" in first and not first.endswith(":"):
+                    parts = line.split()
+                    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                    if len(parts) >= 6:
+                        name = os.path.basename(parts[5]) if parts[5].startswith("/") else parts[5]
+                    else:
+                        span = (hi - lo) >> 10
+                        name = "anon>=1M" if span >= 1024 else "anon<1M"
+                elif first == "Rss:":
+                    sizes[name] += int(line.split()[1])
+        return dict(sizes.most_common(12))
+
+    def _pymalloc() -> dict[str, int]:
+        """``sys._debugmallocstats()``'s totals (it writes to C's stderr): read in a forked child, whose stderr is a
+        pipe, so the gateway's own stderr (its log) is never touched; the child's heap is the parent's copy."""
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(write, 2)
+                sys._debugmallocstats()
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as f:
+            text = f.read()
+        os.waitpid(pid, 0)
+        out = {}
+        for line in text.splitlines():
+            for key, name in (("# arenas allocated current", "arenas"), ("# bytes in allocated blocks", "used"),
+                              ("# bytes in available blocks", "free_blocks"),
+                              ("# bytes lost to pool headers", "pool_headers"),
+                              ("# bytes lost to quantization", "quantization"),
+                              ("# arenas highwater mark", "arenas_high")):
+                if line.startswith(key):
+                    out[name] = int(line.rsplit("=", 1)[1].replace(",", "").strip())
+            if " unused pools * " in line:
+                out["unused_pools_bytes"] = int(line.rsplit("=", 1)[1].replace(",", "").strip())
+        return out
+
+    def _sample(started: float, out: str) -> None:
+        info = _libc.mallinfo2()
+        status = open("/proc/self/status").read()
+        rss = next(int(l.split()[1]) for l in status.splitlines() if l.startswith("VmRSS:"))
+        objects = gc.get_objects()
+        types = Counter(type(o).__name__ for o in objects)
+        futures = [o for o in objects if type(o).__name__ == "Future"]
+        queues = sorted(((len(q._heap), sum(t.done() for _, _, t in q._heap)) for q in objects
+                         if type(q).__name__ == "BudgetQueue"), reverse=True)[:5]
+        del objects
+        # what the futures are (state and callbacks, addresses dropped) and, for a few, what holds them
+        kinds = Counter(f"{type(f).__module__}: " + re.sub(r" at 0x[0-9a-f]+|0x[0-9a-f]+", "", repr(f))[:160]
+                        for f in futures)
+        holders: Counter[str] = Counter()
+        for f in futures[:: max(1, len(futures) // 20)]:
+            for r in gc.get_referrers(f):
+                if type(r) is not list or len(r) < 100:
+                    up = ",".join(sorted({type(u).__name__ for u in gc.get_referrers(r)}))
+                    holders[type(r).__name__ + ":" + re.sub(r"0x[0-9a-f]+", "", repr(r))[:80] + " <- " + up] += 1
+        del futures
+        row = {
+            "t": round(time.monotonic() - started), "rss_kb": rss, "smaps_kb": _smaps(),
+            "mallinfo_kb": {k: getattr(info, k) >> 10 for k in ("arena", "hblkhd", "uordblks", "fordblks", "keepcost")},
+            "mallinfo_ordblks": info.ordblks,
+            "pymalloc": _pymalloc(), "allocated_blocks": sys.getallocatedblocks(), "sqlite": _sqlite_status(),
+            "traced_kb": tracemalloc.get_traced_memory()[0] >> 10 if tracemalloc.is_tracing() else None,
+            "threads": [t.name for t in threading.enumerate()], "gc_objects": sum(types.values()),
+            "gc_top": types.most_common(15),
+            "futures": kinds.most_common(8), "budget_queues_heap_done": queues, "future_holders": holders.most_common(8), "fds": len(os.listdir("/proc/self/fd")),
+        }
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+
+    def _loop() -> None:
+        started = time.monotonic()
+        every = float(os.environ.get("HERMES_SOAK_DIAGNOSE_EVERY", "60"))
+        out = os.environ["HERMES_SOAK_DIAGNOSE"]
+        while True:
+            time.sleep(every)
+            try:
+                _sample(started, out)
+            except Exception as exc:  # a sampler must not take the gateway down
+                print(f"soak_probe: {exc!r}", file=sys.stderr)
+
+    threading.Thread(target=_loop, name="soak-probe", daemon=True).start()
