@@ -103,7 +103,13 @@ if os.environ.get("HERMES_SOAK_DIAGNOSE"):
         futures = [o for o in objects if type(o).__name__ == "Future"]
         queues = sorted(((len(q._heap), sum(t.done() for _, _, t in q._heap)) for q in objects
                          if type(q).__name__ == "BudgetQueue"), reverse=True)[:5]
-        del objects
+        tasks = Counter(f"{t.get_name().split(':')[0]} {t.get_coro().__qualname__} "
+                        f"{'done' if t.done() else 'pending'}" for t in objects if type(t).__name__ == "Task")
+        journals = [o for o in objects if type(o).__name__ == "InFlightJournal"][:: 200]
+        journal_holders = Counter(",".join(sorted({type(u).__name__ for u in gc.get_referrers(r)}))
+                                  + " <- " + type(r).__name__ + ":" + re.sub(r"0x[0-9a-f]+", "", repr(r))[:60]
+                                  for j in journals for r in gc.get_referrers(j) if r is not journals)
+        del objects, journals
         # what the futures are (state and callbacks, addresses dropped) and, for a few, what holds them
         kinds = Counter(f"{type(f).__module__}: " + re.sub(r" at 0x[0-9a-f]+|0x[0-9a-f]+", "", repr(f))[:160]
                         for f in futures)
@@ -122,7 +128,9 @@ if os.environ.get("HERMES_SOAK_DIAGNOSE"):
             "traced_kb": tracemalloc.get_traced_memory()[0] >> 10 if tracemalloc.is_tracing() else None,
             "threads": [t.name for t in threading.enumerate()], "gc_objects": sum(types.values()),
             "gc_top": types.most_common(15),
-            "futures": kinds.most_common(8), "budget_queues_heap_done": queues, "future_holders": holders.most_common(8), "fds": len(os.listdir("/proc/self/fd")),
+            "futures": kinds.most_common(8), "budget_queues_heap_done": queues,
+            "tasks": tasks.most_common(12), "gc_stats": gc.get_stats(), "gc_count": gc.get_count(),
+            "gc_threshold": gc.get_threshold(), "journal_holders": journal_holders.most_common(10), "future_holders": holders.most_common(8), "fds": len(os.listdir("/proc/self/fd")),
         }
         with open(out, "a") as f:
             f.write(json.dumps(row) + "\n")
@@ -131,10 +139,22 @@ if os.environ.get("HERMES_SOAK_DIAGNOSE"):
         started = time.monotonic()
         every = float(os.environ.get("HERMES_SOAK_DIAGNOSE_EVERY", "60"))
         out = os.environ["HERMES_SOAK_DIAGNOSE"]
+        collect_at = float(os.environ.get("HERMES_SOAK_COLLECT_AT", "inf"))  # one full collection, then a sample
         while True:
             time.sleep(every)
             try:
                 _sample(started, out)
+                if time.monotonic() - started >= collect_at:
+                    collect_at = float("inf")
+                    gc.set_debug(gc.DEBUG_SAVEALL)  # what a full collection finds, by type: the cycles left
+                    found = gc.collect()
+                    garbage = Counter(type(o).__qualname__ for o in gc.garbage).most_common(60)
+                    gc.garbage.clear()
+                    gc.set_debug(0)
+                    gc.collect()
+                    with open(out, "a") as f:
+                        f.write(json.dumps({"collected": found, "garbage": garbage}) + "\n")
+                    _sample(started, out)
             except Exception as exc:  # a sampler must not take the gateway down
                 print(f"soak_probe: {exc!r}", file=sys.stderr)
 
