@@ -352,6 +352,10 @@ class Gateways:
     async def start(self, replica: Replica) -> None:
         env = {**os.environ, "HERMES_HOME": str(replica.home)}
         env.pop("HERMES_CONFIG", None)
+        if self.args.diagnose:  # bench/soak_probe/sitecustomize.py samples the process from inside, per minute
+            probe = str(Path(__file__).resolve().parent / "soak_probe")
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (probe, env.get("PYTHONPATH", "")) if p)
+            env["HERMES_SOAK_DIAGNOSE"] = f"{self.args.diagnose}.{replica.index}"
         log = open(replica.log, "ab")
         replica.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "hermes_gateway", "-v", "run", "--config", str(replica.config), env=env,
@@ -794,6 +798,10 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=5.0, help="minutes before the reference memory sample")
     parser.add_argument("--rss-tolerance", type=float, default=0.05, help="allowed memory change after settling")
     parser.add_argument("--poll", type=float, default=0.2, help="seconds between a person's looks at the screen")
+    parser.add_argument("--diagnose", default="",
+                        help="a file: the gateway samples its smaps, mallinfo2, SQLite memory, threads and object "
+                             "counts into FILE.<replica> each minute (bench/soak_probe; HERMES_SOAK_TRACEMALLOC=1 "
+                             "adds tracemalloc's total)")
     args = parser.parse_args()
     args.platforms = set(args.platforms.split(","))
     if args.steady:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 
 from delivery_helpers import feed_over, make_delivery, streaming, words
 
@@ -79,3 +80,33 @@ def test_replies_waiting_for_the_bot_budget_do_not_wake_for_tokens_they_do_not_g
     assert all(ref.chat(f"c{n}").screen == ["Hello there."] for n in range(200))
     # before the queue: 20,530 looks for 230 calls (every waiting reply woke for every token); after: 631
     assert looks <= 3 * calls, f"the bot's budget was looked at {looks} times for {calls} calls"
+
+
+def test_withdrawn_waiters_are_not_kept_while_the_queue_stays_busy():
+    # A saturated bot budget: a final always waits at the head of the queue, and replies' previews queue
+    # behind it and are withdrawn when their replies end. The withdrawn used to stay in the heap until they
+    # reached its top, which never happened while anything better waited: a 30-minute soak of 200 chats held
+    # ~27,000 of them (+0.2 MB a minute, bench/README.md "3c. Soak").
+    async def main():
+        from hermes_gateway._core.delivery.budget import ChatBudget
+        from hermes_gateway._core.delivery.queue import FINAL, PREVIEW
+
+        loop = asyncio.get_running_loop()
+        bot = ChatBudget(RateBudget(rate=1.0, burst=1), tokens=0.0, updated=loop.time())  # the next token in 1 s
+        queue = queue_of(bot)
+        head = queue.enqueue(FINAL)
+        kept = []
+        for _ in range(5_000):
+            ticket = queue.enqueue(PREVIEW)
+            assert queue.withdraw(ticket) is False
+            kept.append(weakref.ref(ticket))
+            del ticket
+        alive = sum(ref() is not None for ref in kept)
+        assert alive <= 64, f"{alive} withdrawn waiters still held by the queue"
+        assert len(queue) == 1 and not head.done()
+        late = queue.enqueue(PREVIEW)  # the queue still serves in order: the head first, then the newest
+        assert await head is True and not late.done()
+        queue.charged(loop.time())
+        assert await late is True
+
+    run_virtual(main())

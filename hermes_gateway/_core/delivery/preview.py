@@ -16,6 +16,7 @@ messages, and plans the next preview:
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Callable
 
 from ..platform import Platform, StreamSettings
@@ -35,7 +36,8 @@ class Draft:
     """The visible text of one reply and the previews it calls for."""
 
     __slots__ = ("ledger", "starts_open", "append_only", "limit", "measure", "cursor", "scrubber", "parts",
-                 "_joined", "_joined_parts", "raw", "leading", "tokens", "version", "status", "was_reset", "keep", "cursor_allowed")
+                 "_joined", "_joined_parts", "raw", "leading", "tokens", "version", "status", "was_reset", "keep", "cursor_allowed",
+                 "__weakref__")
 
     def __init__(self, platform: Platform, settings: StreamSettings, ledger: Ledger, measure: Measure, *,
                  reasoning_starts_open: bool = False,
@@ -80,7 +82,11 @@ class Draft:
         self.version += 1
 
     def _new_filter(self) -> ReasoningFilter:
-        return ReasoningFilter(starts_open=self.starts_open, on_retract=self._retract)
+        # The filter calls back through a weak reference: a bound method would make a cycle (draft -> filter ->
+        # draft), and every reply's draft, ledger and crash-recovery journal (its task, its events) would then
+        # wait for a full collection of the cyclic collector instead of going with the reply: ~2,500 replies'
+        # objects, 18 MB, piled up in the 200-chat soak between two (bench/README.md, "3c. Soak").
+        return ReasoningFilter(starts_open=self.starts_open, on_retract=_weakly(self._retract))
 
     def _retract(self) -> None:
         """A lone closing tag: the text shown so far was reasoning (see ``ReasoningFilter``). Drop it now."""
@@ -208,3 +214,14 @@ def clean_preview(text: str, cursor: str) -> str:
     if cursor and text.endswith(cursor):
         text = text[: -len(cursor)]
     return _STATUS_LINE.sub("", text).rstrip()
+
+
+def _weakly(method: Callable[[], None]) -> Callable[[], None]:
+    """``method`` (bound), called through a weak reference to its object: holding it keeps nothing alive."""
+    ref = weakref.WeakMethod(method)
+
+    def call() -> None:
+        bound = ref()
+        if bound is not None:
+            bound()
+    return call

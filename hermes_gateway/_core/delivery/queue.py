@@ -26,7 +26,12 @@ the new ones (a loaded machine saw 75 calls leave in one second against 30/s).
 A waiter that does not make its call after all gives the reservation back
 (:meth:`BudgetQueue.refund`). A withdrawn waiter (the reply finished while
 its preview waited) stays in the heap, done, and is dropped when it reaches
-the top.
+the top; while the budget is saturated that may never happen (a final always
+waits above the withdrawn previews), so whenever the heap has doubled since
+it was last swept, the withdrawn are swept out of it (``_sweep``): the heap
+holds at most twice the live waiters (or :data:`SWEEP_FLOOR`), at an
+amortised O(1) per waiter. Without the sweep a 30-minute soak of 200 chats
+kept ~900 withdrawn waiters more every minute (bench/README.md, "3c. Soak").
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ from .budget import ChatBudget
 FINAL = 0     # a final text (and what follows it: media, clean-up)
 PROMPT = 1    # a reply's first text, a status reaction, a question with buttons
 PREVIEW = 2   # a preview of a growing reply, the typing indicator
+
+#: The heap is never swept below this size (a sweep costs a pass over it).
+SWEEP_FLOOR = 64
 
 Ticket = asyncio.Future  # resolved True (granted: the token is taken) or False (withdrawn)
 
@@ -57,6 +65,8 @@ class BudgetQueue:
         self._heap: list[tuple[int, int, "Ticket[bool]"]] = []
         self._order = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
+        #: The heap's size that makes the next push sweep the withdrawn out of it (twice its live size then).
+        self._sweep_at = SWEEP_FLOOR
         #: Grants not charged yet: each holds one of the bucket's tokens.
         self.outstanding = 0
         #: Timer firings (a count for tests: one per grant or per refill, never one per waiter).
@@ -89,8 +99,17 @@ class BudgetQueue:
     def enqueue(self, priority: int) -> "Ticket[bool]":
         ticket: Ticket[bool] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._heap, (priority, next(self._order), ticket))
+        if len(self._heap) >= self._sweep_at:
+            self._sweep()
         self._arm()
         return ticket
+
+    def _sweep(self) -> None:
+        """Drop every withdrawn waiter from the heap, wherever it is (see the module docstring)."""
+        heap = self._heap
+        heap[:] = [entry for entry in heap if not entry[2].done()]
+        heapq.heapify(heap)
+        self._sweep_at = max(SWEEP_FLOOR, 2 * len(heap))
 
     def withdraw(self, ticket: "Ticket[bool]") -> bool:
         """Leave the queue; True if the token had been granted already (the caller must :meth:`refund` it)."""
