@@ -50,7 +50,8 @@ async def test_telegram_connected_and_a_reply_in_flight_while_it_runs(browser, a
         flight = page.locator("#in-flight tbody tr")
         await flight.first.wait_for(timeout=30_000)  # live: no reload
         cells = await flight.first.locator("td").all_text_contents()
-        assert cells[0] == "telegram:42" and int(cells[2]) >= 1
+        # (the row may show before the reply's first call, the typing indicator, has answered: 0 calls then)
+        assert cells[0] == "telegram:42" and int(cells[2]) >= 0
         await page.wait_for_function("() => Number(document.querySelector('#in-flight tbody tr td:nth-child(3)')"
                                      "?.textContent) >= 3", timeout=30_000)  # the calls go up while it streams
         await eventually(lambda: api.screen(42) == [words], lambda: api.screen(42), timeout=30)
