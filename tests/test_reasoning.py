@@ -205,3 +205,30 @@ def test_postprocess_is_the_filter_fed_the_whole_text() -> None:
     f = ReasoningFilter()
     assert postprocess_reply(raw) == f.feed(raw) + f.finish()[1] == "Hello  world"
     assert split_reasoning(raw) == ("planmore", "Hello  world")
+
+
+def test_an_owners_bound_method_is_held_weakly_so_owner_and_filter_go_together():
+    """The owner (a draft, the API server's reply text, the terminal's renderer) holds its filter; a strong
+    ``on_retract`` back to it was a cycle that only a full collection freed (the soak's 18 MB)."""
+    import gc
+    import weakref
+
+    class Owner:
+        def __init__(self) -> None:
+            self.retracted = 0
+            self.filter = ReasoningFilter(on_retract=self.retract)
+
+        def retract(self) -> None:
+            self.retracted += 1
+
+    owner = Owner()
+    owner.filter.feed("shown ")
+    owner.filter.feed("</think>after")
+    assert owner.retracted == 1  # alive: still told
+    gone = weakref.ref(owner)
+    gc.disable()
+    try:
+        del owner
+        assert gone() is None  # no cycle: freed at once, without the collector
+    finally:
+        gc.enable()

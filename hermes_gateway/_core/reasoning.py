@@ -37,6 +37,8 @@ The rules:
 from __future__ import annotations
 
 import logging
+import types
+import weakref
 from typing import Callable
 
 log = logging.getLogger(__name__)
@@ -164,7 +166,11 @@ class ReasoningFilter:
         self._after_block = False        # whitespace right after a block goes with the block
         self._plain = False              # none of the above applies: the fast path is safe
         self._lead = ""                  # leading whitespace not shown: reasoning too, if a lone tag follows
-        self._on_retract = on_retract
+        # A bound method is held through a weak reference: its object owns this filter (a draft, a reply's text,
+        # the terminal's renderer), and a strong one made a cycle that kept every reply's objects until a full
+        # collection (~2,500 replies, 18 MB, in the 200-chat soak: bench/README.md, "3c. Soak").
+        self._on_retract: Callable[[], None] | weakref.WeakMethod[Callable[[], None]] | None = (
+            weakref.WeakMethod(on_retract) if isinstance(on_retract, types.MethodType) else on_retract)
 
     @property
     def holding_space(self) -> bool:
@@ -289,8 +295,11 @@ class ReasoningFilter:
         self._after_block = True
         if started_before:
             _warn_once()
-            if self._on_retract is not None:
-                self._on_retract()
+            callback = self._on_retract
+            if isinstance(callback, weakref.WeakMethod):
+                callback = callback()
+            if callback is not None:
+                callback()
 
 
 def split_reasoning(raw: str, *, starts_open: bool = False) -> tuple[str, str]:

@@ -16,7 +16,6 @@ messages, and plans the next preview:
 from __future__ import annotations
 
 import re
-import weakref
 from typing import Callable
 
 from ..platform import Platform, StreamSettings
@@ -82,11 +81,8 @@ class Draft:
         self.version += 1
 
     def _new_filter(self) -> ReasoningFilter:
-        # The filter calls back through a weak reference: a bound method would make a cycle (draft -> filter ->
-        # draft), and every reply's draft, ledger and crash-recovery journal (its task, its events) would then
-        # wait for a full collection of the cyclic collector instead of going with the reply: ~2,500 replies'
-        # objects, 18 MB, piled up in the 200-chat soak between two (bench/README.md, "3c. Soak").
-        return ReasoningFilter(starts_open=self.starts_open, on_retract=_weakly(self._retract))
+        # (the filter holds the bound method weakly: no draft -> filter -> draft cycle; see ReasoningFilter)
+        return ReasoningFilter(starts_open=self.starts_open, on_retract=self._retract)
 
     def _retract(self) -> None:
         """A lone closing tag: the text shown so far was reasoning (see ``ReasoningFilter``). Drop it now."""
@@ -214,14 +210,3 @@ def clean_preview(text: str, cursor: str) -> str:
     if cursor and text.endswith(cursor):
         text = text[: -len(cursor)]
     return _STATUS_LINE.sub("", text).rstrip()
-
-
-def _weakly(method: Callable[[], None]) -> Callable[[], None]:
-    """``method`` (bound), called through a weak reference to its object: holding it keeps nothing alive."""
-    ref = weakref.WeakMethod(method)
-
-    def call() -> None:
-        bound = ref()
-        if bound is not None:
-            bound()
-    return call
