@@ -222,6 +222,56 @@ def child(config_path: str, out_path: str, stop_path: str) -> None:
     whole.dump_stats(profile)
 
 
+# ---------------------------------------------------------------------------------------------- the bare client
+
+def bare(url: str, schedule_path: str, out_path: str) -> None:
+    """The baseline of "CPU per platform call after the model's last token": the same final texts POSTed by a
+    bare aiohttp client (one JSON body each, the answer read and parsed) at the instants the gateway's calls left,
+    beside the same 10 ms lag sampler and 100 ms CPU sampler, on the same event loop; its CPU per call (all
+    threads) is what the HTTP calls alone cost in Python on this machine at that pace (a paced call wakes an idle
+    process: ~1 ms here for one call every 33 ms, ~0.26 ms back to back)."""
+    import aiohttp
+
+    schedule = json.loads(Path(schedule_path).read_text())  # [(seconds after the first, chat id, text)]
+
+    async def main() -> None:
+        async def sample() -> None:
+            n = 0
+            while True:
+                await asyncio.sleep(0.01)
+                n += 1
+                if n % 10 == 0:
+                    with open("/proc/self/statm") as f:
+                        f.read()
+                    time.process_time()
+
+        sampler = asyncio.get_running_loop().create_task(sample())
+        async with aiohttp.ClientSession() as session:
+            async def post(chat: str, text: str) -> None:
+                body = json.dumps({"chat_id": chat, "text": text}).encode()
+                async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as response:
+                    json.loads(await response.read())
+
+            await post(schedule[0][1], "warm-up")  # the connection, as the gateway's was open before
+            loop = asyncio.get_running_loop()
+            cpu, start = time.process_time(), loop.time()
+            pending = []
+            for at, chat, text in schedule:
+                delay = start + at - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                pending.append(loop.create_task(post(chat, text)))
+            await asyncio.gather(*pending)
+            cpu = time.process_time() - cpu
+        sampler.cancel()
+        Path(out_path).write_text(json.dumps({"calls": len(schedule), "cpu_s": cpu}))
+
+    from hermes_gateway._core.cli.event_loop import choose_loop
+    loop_factory, _ = choose_loop(os.environ.get("SCALE_LOOP", "auto"))
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(main())
+
+
 # ---------------------------------------------------------------------------------------------- the parent
 
 def pct(values: list[float], p: float) -> float:
@@ -269,6 +319,23 @@ def max_in_window(times: list[float], window: float = 1.0) -> int:
             lo += 1
         best = max(best, hi - lo + 1)
     return best
+
+
+async def bare_baseline(bench: Any, seen: dict[str, Any], last_final: float, words: str, tmp: Path) -> dict[str, Any]:
+    """Replay the gateway's calls after the models' last token from a bare client (:func:`bare`), same go."""
+    last_token = max(seen["finished"].values())
+    window = sorted((t, chat) for t, kind, chat, _ in seen["calls"]
+                    if kind not in bench.not_chat_kinds and last_token < t <= last_final)
+    if not window:
+        return {}
+    schedule = tmp / "bare_schedule.json"
+    schedule.write_text(json.dumps([(t - window[0][0], chat, words) for t, chat in window]))
+    out = tmp / "bare.json"
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--bare", f"{bench.api.base_url}{bench.token}/sendMessage", str(schedule), str(out))
+    await child.wait()
+    figures = json.loads(out.read_text())
+    return {"bare_client_calls": figures["calls"], "bare_client_ms_per_call": figures["cpu_s"] / figures["calls"] * 1e3}
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -365,6 +432,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             strict = sum(1 for r in records for a, b in zip(r, r[1:]) if b.at - a.at < 1.0)
             previews = sorted(x.at for r in records for x in r if x.ok and x.method in bench.text_kinds
                               and CURSOR in (x.text or ""))
+            baseline = await bare_baseline(bench, seen, max(final_at.values(), default=0.0), words, tmp) \
+                if bench.name == "telegram" and args.baseline and final_at else {}
     finally:
         upstream.terminate()
         upstream.wait()
@@ -434,6 +503,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_stream_s": stream_cpu, "us_per_chunk": stream_cpu / max(1, len(finished) * args.words) * 1e6,
         "cpu_after_s": after_cpu, "calls_after": after_calls, "ms_per_call_after": after_cpu / max(1, after_calls) * 1e3,
         "ms_per_call_after_loop_thread": after_loop / max(1, after_calls) * 1e3,
+        **baseline, "after_vs_bare_client": after_cpu / max(1, after_calls) * 1e3 / baseline["bare_client_ms_per_call"]
+        if baseline else None,
         "us_per_chunk_loop_thread": stream_loop / max(1, len(finished) * args.words) * 1e6,
         "cpu_by_thread_s": {k: round(v, 2) for k, v in seen["threads"].items()},
         "gc_ms_by_generation": {g: round(sum(s for gen, s in seen["gc"] if gen == g) * 1e3, 1) for g in (0, 1, 2)},
@@ -448,6 +519,9 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(*sys.argv[2:5])
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--bare":
+        bare(*sys.argv[2:5])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--chats", type=int, default=1000)
     parser.add_argument("--platform", choices=sorted(scale_platforms.BENCHES), default="telegram",
@@ -459,6 +533,8 @@ def main() -> None:
     parser.add_argument("--loop", choices=("asyncio", "uvloop", "auto"), default="auto",
                         help="the gateway child's event loop: 'auto' (the default) is what hermes-gateway run serves "
                              "on, uvloop when installed; 'asyncio' as all figures before 2026-12-05 10:30")
+    parser.add_argument("--no-baseline", dest="baseline", action="store_false",
+                        help="skip the bare client's replay of the calls after the last token (Telegram only)")
     parser.add_argument("--stall-emulator", metavar="AT:SECONDS",
                         help="hold the emulator's process SECONDS long, AT seconds after the messages went in")
     args = parser.parse_args()
