@@ -203,6 +203,31 @@ async def test_a_database_that_goes_away_fails_each_operation_in_one_line_then_c
         await store.close()
 
 
+async def test_a_pool_busy_longer_than_its_wait_is_waited_for_not_taken_for_an_outage(postgres_url, caplog):
+    # every connection out with an operation for longer than the pool's wait (connect_timeout): a burst on a
+    # loaded machine. The operations queued behind them used to fail ("no free connection within 5 s"), the pool
+    # was replaced and the caller saw a database outage; the database answered all along.
+    store = PostgresStore(postgres_url, pool_size=2, connect_timeout=0.3, statement_timeout=5)
+    try:
+        await store.record_turn(CHAT, [user("kept"), assistant("here")])
+        pool = store._pool
+
+        async def slow(conn, seconds):
+            await conn.execute("SELECT pg_sleep(%s)", (seconds,))
+            return seconds
+
+        with caplog.at_level(logging.WARNING):
+            busy = [asyncio.ensure_future(store._run(slow, 1.0)) for _ in range(2)]
+            await asyncio.sleep(0.1)  # both connections out
+            history = await store.history(CHAT)  # waits ~0.9 s for one of them, three times the pool's wait
+            assert await asyncio.gather(*busy) == [1.0, 1.0]
+        assert [m["content"] for m in history] == ["kept", "here"]
+        assert store._pool is pool and not store._failing, "a busy pool was replaced as if the database had gone"
+        assert "unavailable" not in caplog.text
+    finally:
+        await store.close()
+
+
 REF_BUDGET = {"default": RateBudget(rate=50, burst=10)}
 
 
