@@ -143,3 +143,30 @@ def test_who_holds_many_chats_is_asked_in_one_round_trip(redis_url):
     together, one_by_one, calls, here, there = asyncio.run(_holders(redis_url))
     assert together == one_by_one == [[here, there, None][n % 3] for n in range(300)]
     assert calls == {"get": 0, "mget": 1}
+
+
+async def _admit_while_the_pool_is_busy(url: str) -> tuple[list[int], int, int]:
+    coordination = RedisCoordination(url)
+    await coordination.start()
+    try:
+        assert coordination.client is not None
+        # every connection out with a slow command for 1 s, five times the pool's wait (POOL_WAIT, 0.2 s here);
+        # the events subscription holds one of them
+        blocked = [asyncio.ensure_future(coordination.client.blpop([f"nothing:{n}"], timeout=1.0))
+                   for n in range(POOL_SIZE - 1)]
+        await asyncio.sleep(0.1)
+        tickets = await coordination.admit([("telegram", "waits")])
+        await asyncio.gather(*blocked)
+        return tickets, coordination.outage.fallbacks, coordination.outage.outages
+    finally:
+        await coordination.close()
+
+
+def test_an_operation_waits_out_a_pool_busy_longer_than_its_wait_instead_of_falling_back(redis_url, monkeypatch):
+    # "No connection available" after POOL_WAIT while all the connections were out with commands read as Redis
+    # being unreachable: the replica went on with its own budgets, dedupe and no leases while Redis answered
+    from hermes_gateway._core.coordination import redis as coordination_redis
+
+    monkeypatch.setattr(coordination_redis, "POOL_WAIT", 0.2)
+    tickets, fallbacks, outages = asyncio.run(_admit_while_the_pool_is_busy(redis_url))
+    assert tickets != [NO_TICKET] and fallbacks == 0 and outages == 0

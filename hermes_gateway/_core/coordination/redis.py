@@ -55,11 +55,33 @@ CLAIM_TTL = 7 * 86_400
 #: one (up to POOL_WAIT seconds) instead of failing as redis-py's default pool does past 100, which read as an
 #: outage: a burst of chats went on with no shared budgets, dedupe or leases.
 POOL_SIZE, POOL_WAIT = 32, 5.0
+#: The longest an operation waits for a connection while every one is out with a command (a busy Redis, not a
+#: lost one: :class:`_BusyPool`); each command is bounded by the socket timeout, so this is only a backstop.
+BUSY_WAIT = 30.0
 #: Leases renewed per script call (a replica running 1,000 replies makes one call a tick, not 1,000; the
 #: calls of a tick are made one after the other, each a wait for the event loop, so few and large).
 RENEW_BATCH = 2000
 #: A waiting lane asks again after this long, doubling up to MAX_POLL (a release wakes it at once).
 MIN_POLL, MAX_POLL = 0.02, 0.25
+
+
+class _BusyPool(aioredis.BlockingConnectionPool):
+    """redis-py's blocking pool, except that a wait for a connection which ends (``POOL_WAIT``) while every
+    connection is open and out with a command is waited again (up to :data:`BUSY_WAIT`): the server answers,
+    the replica is busy. On a loaded machine a burst of a thousand chats kept all 32 out for over 5 s, and the
+    "No connection available" that followed read as an outage: the replica fell back to its own budgets, dedupe
+    and no chat leases while Redis was up (bench/README.md, "4. Every core")."""
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + BUSY_WAIT
+        while True:
+            try:
+                return await super().get_connection(*args, **kwargs)
+            except RedisConnectionError as exc:
+                busy = isinstance(exc.__cause__, TimeoutError) and len(self._in_use_connections) >= self.max_connections
+                if not busy or loop.time() >= give_up:
+                    raise
 
 
 def where(url: str) -> str:
@@ -109,7 +131,7 @@ class RedisCoordination(Coordination):
     async def start(self) -> None:
         if self.client is not None:
             return
-        pool = aioredis.BlockingConnectionPool.from_url(self.url, max_connections=POOL_SIZE, timeout=POOL_WAIT,
+        pool = _BusyPool.from_url(self.url, max_connections=POOL_SIZE, timeout=POOL_WAIT,
                                                         decode_responses=True, socket_connect_timeout=2.0,
                                                         socket_timeout=2.0)
         client = aioredis.Redis.from_pool(pool)
