@@ -154,7 +154,8 @@ def test_ctrl_c_stops_a_one_shot_reply_quietly_keeping_what_was_printed(tmp_path
         finally:
             proc.kill()
     printed = (first + rest).decode()
-    assert proc.returncode == 130
+    # (exit 0 was seen once in a full run on a loaded machine and never alone: say what the child printed)
+    assert proc.returncode == 130, (len(first), printed[-120:], errors.decode(errors="replace")[-600:])
     assert printed.startswith("w0") and words.startswith(printed.strip()) and len(printed) < len(words)
     assert b"Traceback" not in errors
 
