@@ -143,8 +143,15 @@ def test_ctrl_c_stops_a_one_shot_reply_quietly_keeping_what_was_printed(tmp_path
     home.mkdir()
     config = write_config(tmp_path, tokens_per_second=20, streaming=True)
     words = " ".join(f"w{i}" for i in range(200))  # about 10 s if nothing stops it
+    # A person's Ctrl-C reaches a program whose SIGINT is as a terminal leaves it. A test worker of the suite can
+    # hold SIGINT ignored (seen in full runs, set by something in-process not found yet), and a child inherits
+    # that, as a shell's background job does, and then rightly keeps it (the reply ran to its end: exit 0). The
+    # child therefore starts from a one-line launcher that puts SIGINT back to the default before exec.
+    launcher = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT]); os.execv(sys.executable, sys.argv[1:])")
     with subprocess.Popen(
-        [sys.executable, "-m", "hermes_gateway", "chat", "--config", str(config), "-m", f"echo: {words}"],
+        [sys.executable, "-c", launcher, sys.executable, "-m", "hermes_gateway", "chat", "--config", str(config),
+         "-m", f"echo: {words}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(home), cwd=tmp_path,
     ) as proc:
         try:
@@ -154,7 +161,6 @@ def test_ctrl_c_stops_a_one_shot_reply_quietly_keeping_what_was_printed(tmp_path
         finally:
             proc.kill()
     printed = (first + rest).decode()
-    # (exit 0 was seen once in a full run on a loaded machine and never alone: say what the child printed)
     assert proc.returncode == 130, (len(first), printed[-120:], errors.decode(errors="replace")[-600:])
     assert printed.startswith("w0") and words.startswith(printed.strip()) and len(printed) < len(words)
     assert b"Traceback" not in errors
