@@ -143,9 +143,9 @@ def test_ctrl_c_stops_a_one_shot_reply_quietly_keeping_what_was_printed(tmp_path
     home.mkdir()
     config = write_config(tmp_path, tokens_per_second=20, streaming=True)
     words = " ".join(f"w{i}" for i in range(200))  # about 10 s if nothing stops it
-    # A person's Ctrl-C reaches a program whose SIGINT is as a terminal leaves it. A test worker of the suite can
-    # hold SIGINT ignored (seen in full runs, set by something in-process not found yet), and a child inherits
-    # that, as a shell's background job does, and then rightly keeps it (the reply ran to its end: exit 0). The
+    # A person's Ctrl-C reaches a program whose SIGINT is as a terminal leaves it. A suite started as a background
+    # job of a non-interactive shell (`cmd &`, as CI scripts and nohup do) has SIGINT ignored (POSIX), and so do
+    # its workers and the children they start, which rightly keep it (the reply then ran to its end: exit 0). The
     # child therefore starts from a one-line launcher that puts SIGINT back to the default before exec.
     launcher = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
                 "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT]); os.execv(sys.executable, sys.argv[1:])")
