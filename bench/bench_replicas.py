@@ -47,7 +47,6 @@ from typing import Any
 
 import aiohttp
 import yaml
-from aiohttp import web
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "plugins" / "telegram" / "tests"), str(ROOT / "tests" / "agent")]
@@ -57,7 +56,7 @@ from test_telegram_replicas import (ARRIVALS, SECRET, LoadBalancer, free_port, s
 
 from hermes_gateway.testing.postgres import LocalPostgres  # noqa: E402
 from hermes_gateway.testing.redis import RedisServer  # noqa: E402
-from hermes_telegram.emulator import SECRET_HEADER, BotApiEmulator  # noqa: E402
+from hermes_telegram.emulator import BotApiEmulator  # noqa: E402
 from telegram_test_support import TOKEN  # noqa: E402
 
 CURSOR = "▌"
@@ -76,15 +75,7 @@ class Emulator(BotApiEmulator):
 
             async def post(update: dict[str, Any]) -> None:
                 try:
-                    assert self.webhook is not None
-                    headers = {SECRET_HEADER: self.webhook["secret_token"]}
-                    try:
-                        async with http.post(self.webhook["url"], json=update, headers=headers,
-                                             timeout=aiohttp.ClientTimeout(total=30)) as resp:
-                            status = resp.status
-                    except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
-                        status = 0
-                    self.webhook_deliveries.append((update["update_id"], status))
+                    status = await self._post_update(update, http, timeout=30)
                     if 200 <= status < 300:
                         self._delivered[update["update_id"]] = update
                     else:
@@ -104,7 +95,7 @@ class Emulator(BotApiEmulator):
 
 
 class Balancer(LoadBalancer):
-    """The replica tests' round-robin balancer, with one ``ClientSession`` for every update."""
+    """The replica tests' round-robin balancer, posting every update over one ``ClientSession``."""
 
     async def __aenter__(self) -> "Balancer":
         self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=200))
@@ -115,19 +106,9 @@ class Balancer(LoadBalancer):
         await super().__aexit__(*exc)
         await self._http.close()
 
-    async def _forward(self, request: web.Request) -> web.Response:
-        body = await request.read()
-        headers = {SECRET_HEADER: request.headers.get(SECRET_HEADER, ""), "Content-Type": "application/json"}
-        for _ in self.backends:
-            index = next(self._next)
-            try:
-                async with self._http.post(self.backends[index], data=body, headers=headers,
-                                           timeout=aiohttp.ClientTimeout(total=30)) as resp:
-                    self.routed.append(index)
-                    return web.Response(status=resp.status)
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
-                continue
-        return web.Response(status=502)
+    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> int:
+        async with self._http.post(url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=30)) as resp:
+            return resp.status
 
 
 def cpu_ns(pid: int) -> int:

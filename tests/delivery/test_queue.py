@@ -9,7 +9,7 @@ from delivery_helpers import feed_over, make_delivery, streaming, words
 
 from hermes_gateway import RateBudget
 from hermes_gateway._core.delivery.budget import ALL_CHATS
-from hermes_gateway._core.delivery.queue import queue_of
+from hermes_gateway._core.delivery.queue import BudgetQueue, queue_of
 from hermes_gateway.testing import ReferencePlatform, run_virtual
 
 SHORT = "A short answer that is over quickly, in a few words."
@@ -51,16 +51,28 @@ def test_finals_go_before_other_replies_previews_when_the_bot_budget_is_saturate
     assert ref.bot_throttled == 0 and all(not ref.chat(c).violations for c in ref.chats)
 
 
+async def _end_at_once(ref: ReferencePlatform, replies: int, watch=None) -> BudgetQueue:
+    """``replies`` short replies into chats of their own, all finished at once; ``watch(bot budget)`` first. Every
+    one delivered and every grant spent or given back; the bot budget's queue."""
+    delivery = make_delivery(ref)
+    sessions = [delivery.session("reference", f"c{n}", settings=streaming(edit_interval=1.0)) for n in range(replies)]
+    bot = delivery.budgets.for_chat("reference", ALL_CHATS, ref.platform.bot_budget, 0.0)
+    if watch is not None:
+        watch(bot)
+    for session in sessions:
+        session.feed("Hello there.")
+    reports = await asyncio.gather(*(s.finish() for s in sessions))
+    assert all(r.delivered for r in reports)
+    assert queue_of(bot).outstanding == 0
+    return queue_of(bot)
+
+
 def test_replies_waiting_for_the_bot_budget_do_not_wake_for_tokens_they_do_not_get():
     # 200 replies end at once behind 30 calls/s: each call wakes the one reply that makes it, not all 200
     ref = ReferencePlatform(budgets=CHATS, bot_budget=RateBudget(rate=30.0, burst=30))
     looks = 0
 
-    async def main():
-        nonlocal looks
-        delivery = make_delivery(ref)
-        sessions = [delivery.session("reference", f"c{n}", settings=streaming(edit_interval=1.0)) for n in range(200)]
-        bot = delivery.budgets.for_chat("reference", ALL_CHATS, ref.platform.bot_budget, 0.0)
+    def count_looks(bot) -> None:
         ready_at = bot.ready_at
 
         def counted(now: float, reserve: float = 0.0) -> float:
@@ -68,14 +80,9 @@ def test_replies_waiting_for_the_bot_budget_do_not_wake_for_tokens_they_do_not_g
             looks += 1
             return ready_at(now, reserve)
 
-        bot.ready_at = counted  # type: ignore[method-assign]
-        for session in sessions:
-            session.feed("Hello there.")
-        reports = await asyncio.gather(*(s.finish() for s in sessions))
-        assert all(r.delivered for r in reports)
-        assert queue_of(bot).outstanding == 0
+        bot.ready_at = counted
 
-    run_virtual(main())
+    run_virtual(_end_at_once(ref, 200, count_looks))
     calls = sum(len(chat.calls) for chat in ref.chats.values())  # the texts, and a few typing indicators
     assert all(ref.chat(f"c{n}").screen == ["Hello there."] for n in range(200))
     # before the queue: 20,530 looks for 230 calls (every waiting reply woke for every token); after: 631
@@ -118,20 +125,7 @@ def test_a_busy_queue_grants_its_tokens_in_groups_that_keep_to_the_budget():
     # (bench/scale.py: 3.4 -> 1.3-1.5 ms of CPU per call after the model's last token); every call still
     # conforms to the bucket when it leaves, and the last final lands when the budget's rate allows.
     ref = ReferencePlatform(budgets=CHATS, bot_budget=RateBudget(rate=30.0, burst=30))
-    wakes = 0
-
-    async def main():
-        nonlocal wakes
-        delivery = make_delivery(ref)
-        sessions = [delivery.session("reference", f"c{n}", settings=streaming(edit_interval=1.0)) for n in range(200)]
-        for session in sessions:
-            session.feed("Hello there.")
-        reports = await asyncio.gather(*(s.finish() for s in sessions))
-        assert all(r.delivered for r in reports)
-        bot = delivery.budgets.for_chat("reference", ALL_CHATS, ref.platform.bot_budget, 0.0)
-        wakes = queue_of(bot).wakes
-
-    run_virtual(main())
+    wakes = run_virtual(_end_at_once(ref, 200)).wakes
     assert all(ref.chat(f"c{n}").screen == ["Hello there."] for n in range(200))
     assert ref.bot_throttled == 0 and all(not ref.chat(c).violations for c in ref.chats)
     texts = sorted(c.at for chat in ref.chats.values() for c in chat.calls if c.text)

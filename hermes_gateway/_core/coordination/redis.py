@@ -55,6 +55,9 @@ CLAIM_TTL = 7 * 86_400
 #: one (up to POOL_WAIT seconds) instead of failing as redis-py's default pool does past 100, which read as an
 #: outage: a burst of chats went on with no shared budgets, dedupe or leases.
 POOL_SIZE, POOL_WAIT = 32, 5.0
+#: How every connection to Redis is made (the pool's and the lease renewals' own): text answers, and a server
+#: that does not answer within 2 s counts as unreachable.
+CONNECTION: dict[str, Any] = {"decode_responses": True, "socket_connect_timeout": 2.0, "socket_timeout": 2.0}
 #: The longest an operation waits for a connection while every one is out with a command (a busy Redis, not a
 #: lost one: :class:`_BusyPool`); each command is bounded by the socket timeout, so this is only a backstop.
 BUSY_WAIT = 30.0
@@ -131,9 +134,7 @@ class RedisCoordination(Coordination):
     async def start(self) -> None:
         if self.client is not None:
             return
-        pool = _BusyPool.from_url(self.url, max_connections=POOL_SIZE, timeout=POOL_WAIT,
-                                                        decode_responses=True, socket_connect_timeout=2.0,
-                                                        socket_timeout=2.0)
+        pool = _BusyPool.from_url(self.url, max_connections=POOL_SIZE, timeout=POOL_WAIT, **CONNECTION)
         client = aioredis.Redis.from_pool(pool)
         try:
             await client.ping()
@@ -147,8 +148,7 @@ class RedisCoordination(Coordination):
                                       "lease_release", "stop", "claim", "count")}
         # Renewals on a connection of their own: behind a burst's operations in the pool's queue they came
         # later than a lease lasts, and replies were cut for a lease "lost" while this replica was alive.
-        self._renewal_client = aioredis.Redis.from_url(self.url, decode_responses=True, socket_connect_timeout=2.0,
-                                                       socket_timeout=2.0, single_connection_client=True)
+        self._renewal_client = aioredis.Redis.from_url(self.url, single_connection_client=True, **CONNECTION)
         self._scripts["lease_renew"] = self._renewal_client.register_script(_script("lease_renew"))
         self._abandoned = False
         self._closing = False

@@ -108,7 +108,7 @@ class Recovery:
                    if coordination.shared else [None] * len(others))
         for record, holder in zip(others, holders):
             if record.id in self._queued:
-                continue
+                continue  # queued meanwhile, by a sweep that ran while this one waited for the holders
             if holder is not None and holder != self.owner:
                 continue  # a live replica holds the chat: its owner may be running it
             if not self.config.platform_enabled(record.platform):

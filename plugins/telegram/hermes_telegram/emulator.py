@@ -614,18 +614,23 @@ class BotApiEmulator:
                 else:
                     await asyncio.sleep(WEBHOOK_RETRY)
 
-    async def _post_update(self, update: dict[str, Any]) -> int:
+    async def _post_update(self, update: dict[str, Any], http: Any = None, timeout: float = 10.0) -> int:
+        """POST one update to the webhook, over ``http`` (an ``aiohttp.ClientSession``) or a session of its own;
+        its HTTP status, 0 when it could not be posted. Recorded in ``webhook_deliveries``."""
         import aiohttp
 
         assert self.webhook is not None
         headers = {SECRET_HEADER: self.webhook["secret_token"]} if self.webhook.get("secret_token") else {}
+        session = aiohttp.ClientSession() if http is None else http
         try:
-            async with aiohttp.ClientSession() as http:
-                async with http.post(self.webhook["url"], json=update, headers=headers,
-                                     timeout=aiohttp.ClientTimeout(total=10)) as resp:
-                    status = resp.status
+            async with session.post(self.webhook["url"], json=update, headers=headers,
+                                    timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
+                status = resp.status
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
             status = 0
+        finally:
+            if http is None:
+                await session.close()
         self.webhook_deliveries.append((update["update_id"], status))
         return status
 

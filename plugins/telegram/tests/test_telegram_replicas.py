@@ -75,14 +75,18 @@ class LoadBalancer:
         for _ in self.backends:
             index = next(self._next)
             try:
-                async with aiohttp.ClientSession() as http:
-                    async with http.post(self.backends[index], data=body, headers=headers,
-                                         timeout=aiohttp.ClientTimeout(total=5)) as resp:
-                        self.routed.append(index)
-                        return web.Response(status=resp.status)
+                status = await self._post(self.backends[index], body, headers)
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
                 continue
+            self.routed.append(index)
+            return web.Response(status=status)
         return web.Response(status=502)
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> int:
+        """One update to one replica: its HTTP status (a connection that fails raises)."""
+        async with aiohttp.ClientSession() as http:
+            async with http.post(url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=5)) as resp:
+                return resp.status
 
 
 def replica_config(tmp_path, name, *, api, upstream, lb, port, redis_url, postgres_url, lease_ttl=2.0):
