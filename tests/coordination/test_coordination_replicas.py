@@ -7,7 +7,7 @@ import asyncio
 from hermes_gateway import RateBudget
 from hermes_gateway._core.store import MemoryStore
 from hermes_gateway.testing import Fault, eventually
-from coordination_helpers import CURSOR, Webhooks, reference, replica
+from coordination_helpers import CURSOR, Webhooks, calls_into_a_block, reference, replica
 
 #: A grant from the shared budget and the call it allows are apart by the replica's own latency; the grant
 #: has a margin for it (5% of a token's time, at most 50 ms), but on a machine shared with other jobs a pause
@@ -45,7 +45,9 @@ async def test_replies_in_two_topics_of_one_chat_share_its_budget_and_a_429_stop
     chat = ref.chat("1")
     assert all(r.delivered for r in reports)
     assert chat.screen == [words, words]
-    assert chat.violations == []  # no call while the 429 blocked the chat: the other replica waited too
+    # no call while the 429 blocked the chat (the other replica waited too), but one already in flight
+    in_flight, ignoring = calls_into_a_block(chat.violations, 1.5)
+    assert ignoring == [] and len(in_flight) <= STRAY
     # together they kept to 4/s: beside the injected 429, at most one stray one (STRAY), where each alone gets many
     assert chat.throttled - 1 <= STRAY
 
@@ -61,7 +63,9 @@ async def test_replies_in_two_chats_share_the_bot_budget_and_a_bot_wide_429(redi
         reports = await asyncio.gather(first, second)
     assert all(r.delivered for r in reports)
     assert ref.chat("1").screen == ref.chat("2").screen == [words]
-    assert ref.chat("1").violations == ref.chat("2").violations == []  # no call while the bot was blocked
+    # no call while the bot was blocked, but one already in flight when the other replica's 429 came
+    in_flight, ignoring = calls_into_a_block(ref.chat("1").violations + ref.chat("2").violations, 1.0)
+    assert ignoring == [] and len(in_flight) <= STRAY
     assert ref.bot_throttled <= STRAY  # the platform's own bot-wide limit held (alone, each replica hits it often)
 
 
