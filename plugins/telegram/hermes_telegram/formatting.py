@@ -607,7 +607,7 @@ def keep_whole(markdown: str) -> list[tuple[int, int]]:
         elif token.type == "inline" and token.children:
             located = _locate_lines(token.content, lines, starts, first)
             if located is not None:
-                spans.extend(_inline_spans(token.content, token.children, located, len(markdown)))
+                spans.extend(_inline_spans(token.content, token.children, located))
     return spans
 
 
@@ -634,8 +634,7 @@ def _to_source(position: int, located: list[tuple[int, int]]) -> int:
     return located[0][1]
 
 
-def _inline_spans(content: str, children: list[Token], located: list[tuple[int, int]],
-                  size: int) -> list[tuple[int, int]]:
+def _inline_spans(content: str, children: list[Token], located: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The source ranges of the entities in one paragraph (see :func:`keep_whole`)."""
     spans: list[tuple[int, int]] = []
     opened: list[int] = []
@@ -655,8 +654,8 @@ def _inline_spans(content: str, children: list[Token], located: list[tuple[int, 
                 return spans
             for run in _UNCLOSED:
                 found = content.find(run, cursor, after)
-                if found >= 0:  # a delimiter left as text: formatting whose end has not arrived
-                    spans.append((_to_source(found, located), size))
+                if found >= 0:  # a delimiter left as text: formatting whose end has not arrived (in this
+                    span(found, len(content))  # paragraph: emphasis and code never close in a later one)
                     break
             opener = None if typing_emphasis or links else _EMPHASIS_OPENER.search(content, cursor, after + 1)
             if opener is not None and opener.start() < after:  # "*it is": italic whose "*" has not arrived
@@ -728,7 +727,7 @@ class _Brackets:
     shown keeps its text when the reply goes on as it showed), so once the
     link closes it would show cut in two, ``](url)`` as text. Such a link
     can only end with its paragraph, so it is kept whole from its ``[`` (or
-    ``![``) to the paragraph's end, as an unclosed ``**`` is to the end.
+    ``![``) to the paragraph's end, as an unclosed ``**`` is.
     """
 
     __slots__ = ("content", "opens", "closes")

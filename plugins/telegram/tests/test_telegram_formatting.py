@@ -151,6 +151,22 @@ def test_keep_whole_names_every_range_that_renders_as_one_entity_in_the_markdown
         "*em*", "__b__", "```py\nx = 1\n\ny = 2\n```", "**still open and `more"]
 
 
+def test_an_unclosed_delimiter_is_kept_whole_to_the_end_of_its_paragraph_not_of_the_text():
+    """Emphasis and inline code never close in a later paragraph: a stray ``**`` that never closes does not
+    hold every cut after it (the first message then ended before its paragraph, 2,457 of 4,096 characters)."""
+    from hermes_gateway import split_markdown
+    from hermes_telegram.formatting import keep_whole
+    from hermes_telegram.measure import keep_whole_ranges, rendered_length
+
+    markdown = "One ** stray\nstill it.\n\nTwo ~~ and ` too.\n\nThree **open"
+    assert [markdown[a:b] for a, b in keep_whole(markdown)] == ["** stray\nstill it.", "~~ and ` too.", "**open"]
+    prose = [" ".join(f"p{j}w{i}" for i in range(60)) for j in range(13)]
+    text = "\n\n".join(prose[:7] + ["A stray ** that never closes."] + prose[7:])
+    messages = split_markdown(text, 4096, measure=rendered_length, keep_whole=keep_whole_ranges)
+    assert len(messages) == 2 and len(messages[0]) > 3800, [len(m) for m in messages]
+    assert "".join(messages) == text  # nothing lost between them
+
+
 LINK_BEING_TYPED = ["[the docs", "[the docs\nstill", "[the docs]", "[the docs](", "[the docs](https://exa",
                     "[the docs](https://a.b/(c", "[the [1] docs](https://exa", "[the docs][ref", "\\\\[the docs"]
 
