@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 from hermes_gateway import ConfigError, Incoming, PlatformContext
 
+from .authorization import BotAuthorization
 from .catch_up import CatchUp
 from .connection import SocketWatch
 from .inbound import EventReader
@@ -49,6 +50,8 @@ class Receiver:
         self._socket: Any = None
         self._connecting: asyncio.Task[Any] | None = None
         self._watch: SocketWatch | None = None
+        #: bolt's ``authorize``: the start-up's ``auth.test`` answer for every event (:mod:`.authorization`).
+        self.authorization = BotAuthorization(web, self._learn_who_we_are)
         #: Messages sent while the bot was away, read at start and after a reconnect (:mod:`.catch_up`).
         self.catch_up = CatchUp(context, web, lambda body: self.hand_over(body, fetched=True))
 
@@ -108,6 +111,11 @@ class Receiver:
             log.warning("slack: auth.test failed (%s); carrying on", scrub(f"{type(exc).__name__}: {exc}"))
             self.context.report_disconnected(f"auth.test failed: {type(exc).__name__}: {exc}")
             return
+        self.authorization.know(me)
+        self._learn_who_we_are(me)
+
+    def _learn_who_we_are(self, me: Any) -> None:
+        """``auth.test`` answered: the bot's own ids (its own posts are not for it, a mention names it)."""
         self.events.bot_user_id = me.get("user_id")
         self.events.bot_id = me.get("bot_id")
         self.events.team_id = me.get("team_id")
@@ -158,7 +166,8 @@ class Receiver:
         from slack_bolt.async_app import AsyncApp
 
         _quiet_bolt_about_the_env_token()
-        app = AsyncApp(client=web, signing_secret=self.settings.signing_secret or "",
+        app = AsyncApp(client=web, authorize=self.authorization.for_bolt(),
+                       signing_secret=self.settings.signing_secret or "",
                        request_verification_enabled=self.settings.mode == "http",
                        process_before_response=False, logger=logging.getLogger("slack_bolt.AsyncApp"))
 
@@ -228,11 +237,15 @@ class Receiver:
 
 class _EnvTokenNotice(logging.Filter):
     """bolt reads ``SLACK_BOT_TOKEN`` from the environment on its own and, since the plugin hands it a
-    client built from ``platforms.slack.bot_token``, warns that the token "will be unused" at every
-    start. The config usually takes the token from that very variable: the warning says nothing."""
+    client built from ``platforms.slack.bot_token`` and an ``authorize`` of its own (:mod:`.authorization`),
+    warns at every start that the token "will be unused" or "ignored". The config usually takes the token
+    from that very variable, and the client uses it: the warnings say nothing."""
+
+    NOTICES = ("As you gave `client` as well, `token` will be unused",
+               "As `installation_store` or `authorize` has been used, `token`")
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("As you gave `client` as well, `token` will be unused")
+        return not str(record.msg).startswith(self.NOTICES)
 
 
 def _quiet_bolt_about_the_env_token() -> None:
