@@ -105,13 +105,14 @@ def test_ask_shows_a_tools_image_after_the_text_as_the_reference_chat_received_i
 
 
 def test_the_readme_command_to_watch_pacing_shows_each_edit(tmp_path):
-    """The README's own command line, run as written with no config file: the calls it prints include edits."""
+    """The guide's own command line (docs/platforms.md), run as written with no config file: the calls it prints
+    include edits."""
     import os
     import re
     import shlex
     from pathlib import Path
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "docs" / "platforms.md").read_text(encoding="utf-8")
     [command] = re.findall(r"`([^`]*ask --platform reference[^`]*--show-calls[^`]*)`", readme)
     words = shlex.split(command.replace('"..."', shlex.quote(f"echo: {ECHO}")))
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}

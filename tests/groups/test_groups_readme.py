@@ -1,4 +1,4 @@
-"""The README's "Groups" example is a config that loads, with what the text says it has."""
+"""The guide's (docs/chats.md) "Groups" example is a config that loads, with what the text says it has."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.groups.room import settings_for
 from hermes_gateway import Incoming
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "chats.md"
 
 
 def test_the_readme_example_loads_and_its_override_applies_to_its_chat_only():

@@ -1,4 +1,4 @@
-"""The README's "One bot, many people" example is a config that loads, with what the text says it has."""
+"""The guide's (docs/chats.md) "One bot, many people" example is a config that loads, with what the text says it has."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import yaml
 
 from hermes_gateway._core.config import parse_config
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "chats.md"
 
 
 def test_the_readme_example_loads():

@@ -1,4 +1,4 @@
-"""The README's "Hooks from outside" example is a config that loads, with the defaults its comments state."""
+"""The guide's (docs/outbound.md) "Hooks from outside" example is a config that loads, with the defaults its comments state."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.settings.hooks import DEFAULT_MAX_BYTES, HookSettings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "outbound.md"
 
 
 def test_the_readme_example_loads():

@@ -1,4 +1,4 @@
-"""The README's "Speaking first" example is a config that loads, with what the text says it has."""
+"""The guide's (docs/outbound.md) "Speaking first" example is a config that loads, with what the text says it has."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 from hermes_gateway._core.config import parse_config
 from hermes_gateway._core.outbound.home import resolve_chat
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "outbound.md"
 
 
 def test_the_readme_example_loads():

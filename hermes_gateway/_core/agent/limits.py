@@ -7,7 +7,7 @@ one SSE line that never ended cost 2.2 GB per request, a gzip bomb 1.8 GB
 with the event loop blocked for seconds, and a model that never stopped
 grew a reply without limit (issue 33). Both transports (:mod:`.transport`)
 enforce the same figures, so an upstream gets the same answer whichever
-one talks to it; README.md's "Limits" table lists them for operators.
+one talks to it; docs/configuration.md's "Limits" table lists them for operators.
 
 - The response head (status line and header fields, 1xx heads included):
   :data:`MAX_HEAD_BYTES` and :data:`MAX_HEAD_FIELDS` (the fast transport's

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     schedules = config.outbound.schedules
     if not schedules:
-        print(f"no schedules in {config.source} (add a schedules: list; see the README)")
+        print(f"no schedules in {config.source} (add a schedules: list; see docs/outbound.md)")
         return 0
     last = asyncio.run(_last_runs(config))
     now = time.time()
