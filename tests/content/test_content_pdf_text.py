@@ -59,6 +59,77 @@ async def test_a_broken_or_textless_pdf_is_a_reason(tmp_path: Path, data: bytes,
         await pdf_text(write(tmp_path, data), "s.pdf", 1000, PdfBudget())
 
 
+def pdf_with_a_broken_page(filter_name: str) -> bytes:
+    """Three pages; the second's content stream is encoded with ``filter_name`` and holds garbage for it."""
+    from hermes_gateway.testing.samples import pdf_file
+
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [4 0 R 6 0 R 8 0 R] /Count 3 >>",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i, text in enumerate(["Minutes of the board", "(never read)", "Decisions: none"]):
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+                       f"/Resources << /Font << /F1 3 0 R >> >> >>".encode())
+        content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+        if i == 1:
+            content = b"0123456789"
+            objects.append(b"<< /Length 10 /Filter /%s >>\nstream\n%s\nendstream" % (filter_name.encode(), content))
+        else:
+            objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    return pdf_file(objects)
+
+
+async def test_a_page_pypdf_cannot_read_costs_that_page_and_one_line_not_the_document(tmp_path: Path) -> None:
+    """pypdf raised on the second page's unknown filter, and the whole PDF was "not a PDF I can read" although its
+    other pages read fine."""
+    doc = await pdf_text(write(tmp_path, pdf_with_a_broken_page("Bogus")), "m.pdf", 20_000, PdfBudget())
+    assert doc.text == "Minutes of the board\n\nDecisions: none" and not doc.cut
+    assert doc.line == "page 2 could not be read (corrupt?)"
+    assert doc.prompt().endswith("Decisions: none\n[page 2 could not be read (corrupt?)]\n[end of m.pdf]")
+
+
+async def test_the_person_sees_one_line_for_the_unreadable_page_and_an_answer_from_the_rest(tmp_path: Path) -> None:
+    from hermes_gateway.testing import ReferencePlatform, TestGateway
+
+    from files_helpers import Fetches
+
+    ref, fetches = ReferencePlatform(), Fetches()
+    pdf = fetches.attachment("document", pdf_with_a_broken_page("Bogus"), filename="minutes.pdf",
+                             mime="application/pdf")
+    config = {"model": {"demo": {"tokens_per_second": 0}}, "platforms": {"reference": {"enabled": True}},
+              "media": {"directory": str(tmp_path / "media")}}
+    async with TestGateway(config, ref):
+        await ref.say("1", "what is this?", attachments=[pdf])
+    [reply] = ref.chat("1").screen
+    line, _, answer = reply.partition("\n\n")
+    assert line == "📎 minutes.pdf: page 2 could not be read (corrupt?)"
+    assert 'a document minutes.pdf (PDF, 3 pages) that begins "Minutes of the board' in answer, answer
+
+
+async def test_a_pdf_whose_every_page_is_unreadable_is_one_reason(tmp_path: Path) -> None:
+    from hermes_gateway.testing.samples import pdf_file
+
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length 10 /Filter /Bogus >>\nstream\n0123456789\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    with pytest.raises(DocumentError, match="not a PDF I can read"):
+        await pdf_text(write(tmp_path, pdf_file(objects)), "x.pdf", 1000, PdfBudget())
+
+
+async def test_no_other_program_ever_reads_the_pdf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pypdf runs ``jbig2dec`` on a /JBIG2Decode stream when one is on the PATH: a stranger's file must not reach
+    it. A ``jbig2dec`` that leaves a mark when run is on the PATH; the page is unreadable and nothing ran."""
+    bin_dir, mark = tmp_path / "bin", tmp_path / "jbig2dec-ran"
+    bin_dir.mkdir()
+    program = bin_dir / "jbig2dec"
+    program.write_text(f"#!/bin/sh\ntouch '{mark}'\necho 'jbig2dec 0.20'\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    doc = await pdf_text(write(tmp_path, pdf_with_a_broken_page("JBIG2Decode")), "j.pdf", 20_000, PdfBudget())
+    assert doc.text == "Minutes of the board\n\nDecisions: none" and doc.line == "page 2 could not be read (corrupt?)"
+    assert not mark.exists()
+
+
 async def test_a_slow_pdf_stops_at_its_time_budget_keeping_what_was_read(tmp_path: Path) -> None:
     """Page 0 has a line; every later page costs pypdf seconds for nothing: reading ends at the budget, the
     text read so far is kept, the person is told why in one line, and the worker is gone."""

@@ -49,13 +49,14 @@ class DocumentText:
     kind: str      # "PDF, 3 pages" / "text"
     text: str
     cut: bool
-    line: str | None = None  # why reading stopped early, for the person ("only the first 3 of 40 pages ...")
+    line: str | None = None  # for the person: why reading stopped early ("read only 3 of its 40 pages: ..."),
+    #                          pages that could not be read
 
     def prompt(self) -> str:
         """The document as it goes into the prompt, delimited and named."""
         note = f"\n[cut here: only the first {len(self.text):,} characters are shown]" if self.cut else ""
-        if self.line:
-            note = f"\n[cut here: {self.line}]"
+        if self.line:  # why it stopped early, or a page that could not be read (not a cut)
+            note = f"\n[{'cut here: ' if self.cut else ''}{self.line}]"
         return f"[document: {self.name} ({self.kind})]\n{self.text}{note}\n[end of {self.name}]"
 
 

@@ -81,6 +81,7 @@ async def _read(path: str | Path, name: str, max_chars: int, budget: PdfBudget) 
     chunks: list[str] = []
     total: int | None = None
     read = 0
+    unreadable: list[int] = []  # pages pypdf failed on alone (the others were read)
     end: str | None = None
     try:
         async with asyncio.timeout(budget.seconds) as window:
@@ -91,12 +92,17 @@ async def _read(path: str | Path, name: str, max_chars: int, budget: PdfBudget) 
                     window.reschedule(asyncio.get_running_loop().time() + budget.seconds)
                 elif "page" in message:
                     read += 1
+                    if message.get("unreadable"):
+                        unreadable.append(int(message["page"]))
                     if message.get("text"):
                         chunks.append(str(message["text"]))
                 elif "end" in message:
                     end = str(message["end"])
                 elif message.get("error") == "memory" and chunks:  # out of memory later on: keep the start
                     end = "died"
+                elif message.get("error") == "corrupt" and read:  # its page tree broke later on: keep the start
+                    log.info("a PDF could not be read past page %d: %s", read, str(message.get("detail", "")))
+                    end = "corrupt"
                 elif "error" in message:
                     _refuse(str(message["error"]), str(message.get("detail", "")))
         if end is None:  # it died without a word: killed by the memory cap, or crashed
@@ -113,7 +119,7 @@ async def _read(path: str | Path, name: str, max_chars: int, budget: PdfBudget) 
             except ProcessLookupError:
                 pass
         await asyncio.shield(proc.wait())
-    return _result(name, max_chars, chunks, total, read, end, budget)
+    return _result(name, max_chars, chunks, total, read, end, budget, unreadable)
 
 
 def _refuse(error: str, detail: str) -> None:
@@ -127,15 +133,28 @@ def _refuse(error: str, detail: str) -> None:
     raise DocumentError("not a PDF I can read (corrupt?)")
 
 
+def _numbers(pages: list[int]) -> str:
+    """``[1]`` → "page 2"; ``[1, 4]`` → "pages 2 and 5"; more than three → "4 pages"."""
+    shown = [str(n + 1) for n in pages]
+    if len(shown) == 1:
+        return f"page {shown[0]}"
+    if len(shown) <= 3:
+        return f"pages {', '.join(shown[:-1])} and {shown[-1]}"
+    return _pages(len(shown))
+
+
 def _result(name: str, max_chars: int, chunks: list[str], total: int | None, read: int, end: str,
-            budget: PdfBudget) -> DocumentText:
+            budget: PdfBudget, unreadable: list[int]) -> DocumentText:
     text = "\n\n".join(chunks)
     if end == "died" and total is None:
         raise DocumentError("the PDF needs more memory to read than it may have, or is corrupt")
     stopped = {"time": f"reading it took too long (over {budget.seconds:g} s)",
                "pages": f"it has more than {_pages(budget.pages)}",
                "empty": f"{_pages(budget.empty_pages)} in a row had no text",
-               "died": "the reader stopped (too much memory?)"}.get(end)
+               "died": "the reader stopped (too much memory?)",
+               "corrupt": "the rest of it is corrupt"}.get(end)
+    if not text.strip() and (end == "corrupt" or (unreadable and len(unreadable) == read)):
+        raise DocumentError("not a PDF I can read (corrupt?)")
     if not text.strip():
         if end == "time":
             raise DocumentError(f"no text in the first {budget.seconds:g} s of reading it (it is too slow to read)")
@@ -145,6 +164,9 @@ def _result(name: str, max_chars: int, chunks: list[str], total: int | None, rea
     cut = end != "done" or len(text) > max_chars
     text = text[:max_chars]
     part = f"{read} of its {total} pages" if total is not None else _pages(read)
-    line = f"read only {part}: {stopped}" if stopped else None
+    notes = [f"read only {part}: {stopped}"] if stopped else []
+    if unreadable:
+        notes.append(f"{_numbers(unreadable)} could not be read (corrupt?)")
+    line = "; ".join(notes) or None
     kind = f"PDF, {_pages(total)}" if total is not None else "PDF"
     return DocumentText(name, kind, text, cut, line)

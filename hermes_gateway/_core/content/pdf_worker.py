@@ -13,11 +13,19 @@ a PDF's cost stays here. It needs only the standard library and pypdf
 It writes one JSON object per line to stdout, each flushed at once, so
 the gateway keeps what was read before it was stopped:
 ``{"pages": N}``, then ``{"page": i, "text": "..."}`` for every page read
-("" when it gave nothing), then ``{"end": "done" | "chars" | "pages" |
-"empty"}`` (why it stopped: all read; ``MAX_CHARS`` characters; ``MAX_PAGES``
-pages; ``EMPTY_PAGES`` pages in a row without text), or
-``{"error": "password" | "corrupt" | "memory" | "missing"}``. It exits
-when its stdin closes: the gateway that started it is gone.
+("" when it gave nothing; with ``"unreadable": true`` when pypdf failed on
+that page alone: a broken content stream or filter costs its page, not the
+document), then ``{"end": "done" | "chars" | "pages" | "empty"}`` (why it
+stopped: all read; ``MAX_CHARS`` characters; ``MAX_PAGES`` pages;
+``EMPTY_PAGES`` pages in a row without text), or
+``{"error": "password" | "corrupt" | "memory" | "missing"}`` (after some
+pages too: the gateway keeps them). It exits when its stdin closes: the
+gateway that started it is gone.
+
+No other program ever sees the file: pypdf decodes a ``/JBIG2Decode``
+stream by running ``jbig2dec`` on it when one is installed, so that is
+switched off (:func:`_no_external_programs`) and such a stream fails like
+any filter pypdf does not have.
 """
 
 from __future__ import annotations
@@ -54,12 +62,26 @@ def _limit_memory(memory: int) -> None:
         pass
 
 
+def _no_external_programs() -> None:
+    """pypdf runs ``jbig2dec`` on a ``/JBIG2Decode`` stream when it finds one: never on a stranger's file."""
+    import pypdf
+
+    if hasattr(pypdf, "overwrite_configuration"):  # newer pypdf: its configuration, for this process (changing
+        pypdf.overwrite_configuration(jbig2dec_binary=None)  # the old constant there is an error at every read)
+        return
+    from pypdf import filters
+
+    if hasattr(filters, "JBIG2DEC_BINARY"):  # earlier pypdf read this module constant
+        filters.JBIG2DEC_BINARY = None
+
+
 def read(path: str, max_chars: int, max_pages: int, empty_pages: int) -> None:
     try:
         from pypdf import PdfReader
     except ImportError:
         _emit({"error": "missing"})
         return
+    _no_external_programs()
     reader = PdfReader(path)
     if reader.is_encrypted:
         try:
@@ -80,8 +102,15 @@ def read(path: str, max_chars: int, max_pages: int, empty_pages: int) -> None:
         if number >= max_pages:
             _emit({"end": "pages"})
             return
-        text = (page.extract_text() or "").strip()
-        _emit({"page": number, "text": text[:max_chars - total + 1]})
+        try:
+            text = (page.extract_text() or "").strip()
+        except MemoryError:
+            raise
+        except Exception:  # this page's content stream, font or filter is broken: the next pages may be fine
+            _emit({"page": number, "text": "", "unreadable": True})
+            text = ""
+        else:
+            _emit({"page": number, "text": text[:max_chars - total + 1]})
         if text:
             total += len(text) + 2
             empty_run = 0
