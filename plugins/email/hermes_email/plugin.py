@@ -155,7 +155,7 @@ class EmailClient(PlatformClient):
         if len(raw) > settings.max_message_bytes:
             return self._skip("oversized", f"mail UID {uid} is over max_message_bytes: not answered")
         try:
-            mail = parse_mail(raw, f"<uid-{box.uidvalidity}-{uid}@{settings.domain}>")
+            mail = await asyncio.to_thread(parse_mail, raw, f"<uid-{box.uidvalidity}-{uid}@{settings.domain}>")
         except Unreadable as exc:
             return self._skip("malformed", f"mail UID {uid} not answered: {exc}")
         except Exception as exc:  # a parser bug on a stranger's bytes: the mail's line, not the loop's end
