@@ -43,6 +43,7 @@ class TextTurn:
     ticket: int = NO_TICKET  # the arrival number of its first message, across replicas
     superseded: bool = False  # stopped by an edit of one of its messages (:mod:`.edits`)
     answered: bool = False  # its reply is on the screen in full: an edit from now on is of an answered message
+    kept: str | None = None  # the id of its record in the store while it waits (:mod:`.waiting`)
 
     def mark_answered(self) -> None:
         self.answered = True
@@ -86,6 +87,8 @@ class ChatLane:
     lease: ChatLease | None = None  # the chat across replicas (None: this replica is alone)
     #: called (awaited) right after the lease was taken over from a replica that died: its cut reply first
     on_takeover: Callable[["ChatLane"], Awaitable[None]] | None = None
+    #: called for each message turn dropped before it ran (its record of waiting goes: :mod:`.waiting`)
+    on_drop: Callable[[TextTurn], None] | None = None
 
     def add_text(self, incoming: Incoming, future: asyncio.Future[Any], *, busy: str,
                  ticket: int = NO_TICKET) -> None:
@@ -129,6 +132,8 @@ class ChatLane:
         kept = [] if everything else [item for item in self.items if isinstance(item, RecoveryTurn)]
         for item in self.items:
             if item not in kept:
+                if isinstance(item, TextTurn) and self.on_drop is not None:
+                    self.on_drop(item)
                 _finish(item, None)
         self.items[:] = kept
 

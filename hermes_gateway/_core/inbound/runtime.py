@@ -43,6 +43,7 @@ from .dedupe import SeenUpdates
 from ..messages.incoming import Incoming
 from .edits import SUPERSEDED_NOTE
 from .lane import ChatLane, CommandTurn, Item, RecoveryTurn, TextTurn
+from .waiting import WaitingTurns
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -88,6 +89,8 @@ class InboundRuntime:
         self._reactor: Any = None  # status reactions (issue 24), made on first use when configured
         #: (platform, chat, message id) of messages answered again after a crash (their retry is the only one)
         self.retries: set[tuple[str, str, str | None]] = set()
+        #: messages waiting in a lane, kept in the store so a crash does not lose them (alone: :mod:`.waiting`)
+        self.waiting = WaitingTurns(parts.store, lambda: str(self.coordination.replica_id))
 
     # ---------------------------------------------------------------- receiving
 
@@ -240,7 +243,12 @@ class InboundRuntime:
             lane.add_command(turn)
             turn.stopped_reply = turn.stopped_reply or stopped_elsewhere
         else:
+            waits = lane.running is not None or bool(lane.items)  # else it starts now (no write for it)
             lane.add_text(incoming, future, busy=self._busy_for(incoming), ticket=ticket)
+            waiting = lane.items[-1] if lane.items else None
+            if waits and not self.coordination.shared and isinstance(waiting, TextTurn) \
+                    and incoming in waiting.messages:
+                self.waiting.keep(waiting)
             queued(future)
             self._react(incoming, "received")
         self._start_lane(lane, incoming.platform, incoming.chat_id)
@@ -272,6 +280,9 @@ class InboundRuntime:
             return
         log.info("%s: message %s in chat %s was edited: %s", incoming.platform, incoming.edit_of,
                  incoming.chat_id, "its reply is superseded" if outcome == "superseded" else "replaced in the queue")
+        for item in lane.items:  # the waiting turn's record says what it now answers
+            if isinstance(item, TextTurn) and item.kept is not None:
+                self.waiting.keep(item)
         self._start_lane(lane, incoming.platform, incoming.chat_id)
 
     @property
@@ -436,7 +447,8 @@ class InboundRuntime:
     def _lane_for(self, key: tuple[str, str, str | None]) -> ChatLane:
         lane = self.lanes.get(key)
         if lane is None:
-            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key), on_takeover=self._took_over)
+            lane = self.lanes[key] = ChatLane(key, lease=self.coordination.lease(key), on_takeover=self._took_over,
+                                              on_drop=self.waiting.dropped)
         return lane
 
     async def _took_over(self, lane: ChatLane) -> None:
@@ -487,6 +499,7 @@ class InboundRuntime:
     async def _answer(self, item: Item) -> Any:
         try:
             if isinstance(item, TextTurn):
+                await self.waiting.started(item)  # its record of waiting goes; the reply's own follows
                 report = await traced_turn(answer_turn(
                     self.parts, item.messages, superseded=lambda: SUPERSEDED_NOTE if item.superseded else None,
                     shown=item.mark_answered), item.messages, item.futures)  # telemetry: the turn's root span
@@ -565,7 +578,8 @@ class InboundRuntime:
         self.accepting = False
         loop = asyncio.get_running_loop()
         grace_ends = loop.time() + grace
-        pending = {task for task in (self._admitter, self._saving, *self._gating) if task is not None and not task.done()}
+        pending = {task for task in (self._admitter, self._saving, *self._gating, *self.waiting.pending)
+                   if task is not None and not task.done()}
         if pending:  # admitting what arrived, saving update ids: part of the grace, not on top of it
             await asyncio.wait(pending, timeout=max(grace, STOP_MARGIN))
         workers = {lane.worker for lane in self.lanes.values() if lane.worker is not None}
@@ -577,9 +591,12 @@ class InboundRuntime:
         log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
         from ..recovery.recover import keep_unanswered  # messages still queued: told (or answered) later
 
+        self.waiting.closing = True  # the turns kept while they waited stay kept
         await keep_unanswered(self.parts.store(), self.coordination.replica_id,
                               [i.messages for lane in self.lanes.values() for i in lane.items
-                               if isinstance(i, TextTurn)])
+                               if isinstance(i, TextTurn) and i.kept is None])
+        if self.waiting.pending:  # their last writes (a message that joined a turn just now)
+            await asyncio.wait(set(self.waiting.pending), timeout=STOP_MARGIN)
         delivery = self.parts.delivery()
         cut = delivery.policy.cut_deadline
         delivery.cut_all(cut)

@@ -598,7 +598,7 @@ class PostgresStore(PostgresOperatorRecords, PostgresOutboundRecords, PostgresPl
                 "INSERT INTO hermes_replies_in_flight (id, platform, chat_id, thread_id, chat_kind, message_id, text,"
                 " owner, shown, attempt, started) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, shown = EXCLUDED.shown,"
-                " attempt = EXCLUDED.attempt", row)
+                " attempt = EXCLUDED.attempt, text = EXCLUDED.text, message_id = EXCLUDED.message_id", row)
         await self._run(write)
 
     async def update_reply(self, reply_id: str, shown: Sequence[ShownMessage]) -> None:

@@ -113,3 +113,34 @@ async def test_with_retry_the_cut_message_is_answered_again_once(api, tmp_path):
         await asyncio.wait_for(process.wait(), 30)
     texts = [m["content"] for m in await history(tmp_path)]
     assert texts == ["echo: " + WORDS, WORDS]
+
+
+async def test_a_message_waiting_behind_the_cut_reply_is_not_lost_to_sigkill(api, tmp_path):
+    """A second message that came while the first reply was written waits its turn. SIGKILL then lost it: its
+    update was confirmed to Telegram (never sent again) and its id saved (a redelivery dropped), but nothing else
+    of it was kept, and nobody told the person. It is kept while it waits, so the restart tells them."""
+    path = write_config(tmp_path, api.base_url, "note")
+    process = await start(path)
+    try:
+        await api.push_message(42, "echo: " + WORDS)
+        await eventually(lambda: any(t.endswith(CURSOR) and "word5" in t for t in api.screen(42)),
+                         lambda: api.screen(42), timeout=30)
+        await api.push_message(42, "echo: and this one?")
+        await eventually(lambda: api.pending_updates == 0, lambda: api.pending_updates, timeout=10)  # taken
+        await asyncio.sleep(0.5)  # (its record is written within milliseconds of its arrival)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+    assert len(api.screen(42)) == 1 and api.screen(42)[0].endswith(CURSOR)  # the queued one was never started
+    cut = api.screen(42)[0][: -len(CURSOR)].rstrip()
+    process = await start(path)
+    try:
+        await eventually(lambda: api.screen(42) == [f"{cut}\n\n{CRASH_NOTE}", CRASH_NOTE], lambda: api.screen(42),
+                         timeout=10)
+        await asyncio.sleep(0.5)  # nothing else arrives
+        assert len(api.screen(42)) == 2
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 30)
+    users = [m["content"] for m in await history(tmp_path) if m["role"] == "user"]
+    assert users == ["echo: " + WORDS, "echo: and this one?"]
