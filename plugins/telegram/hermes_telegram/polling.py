@@ -10,6 +10,13 @@ It also tells the gateway whether Telegram is reachable
 answers means connected, a failing one disconnected with its error. While
 not known to be connected (at first, and after a failure) it polls with
 ``timeout=0``, so the answer comes at once rather than after a long poll.
+
+An update python-telegram-bot cannot read (a field its Bot API version
+requires that the server left out: a poll option's ``persistent_id`` from
+a server older than 9.6; or a hostile one) made the whole ``getUpdates``
+fail, and the same update came back at every poll: the bot heard nothing
+more, ever. The batch is then read again raw, each update on its own; one
+that cannot be read is skipped with one log line (:meth:`Poller._read_alone`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import Any, Callable
 from hermes_gateway import Attachment, Incoming, PlatformContext
 
 from .albums import Albums
+from .described import describe
 from .errors import retry_after_seconds
 from .redaction import scrub
 
@@ -40,6 +48,13 @@ ALBUM_POLL = 0.2
 #: Seconds between polls after a network failure: doubles up to the cap, resets after a success.
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 30.0
+
+
+class Unreadable:
+    """An update python-telegram-bot could not read: only its id, so the poll moves past it."""
+
+    def __init__(self, update_id: int) -> None:
+        self.update_id = update_id
 
 
 class Poller:
@@ -104,6 +119,13 @@ class Poller:
             except tg.RetryAfter as exc:
                 await asyncio.sleep(retry_after_seconds(exc))
                 continue
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:  # an update PTB cannot read
+                read = await self._read_alone(fetch, exc)
+                if read is None:
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, BACKOFF_CAP)
+                    continue
+                updates = read
             except (tg.InvalidToken, tg.Forbidden) as exc:
                 log.error("telegram: stopped receiving messages: %s (check platforms.telegram.token)",
                           scrub(type(exc).__name__))
@@ -127,11 +149,43 @@ class Poller:
                 if self.offset is not None and update.update_id < self.offset:
                     continue  # an album's part asked for again while it is held: taken already
                 self.offset = update.update_id + 1
+                if isinstance(update, Unreadable):
+                    continue  # said once when read (:meth:`_read_alone`)
                 if self.on_update is not None and self.on_update(update):
                     continue
                 incoming = to_incoming(update, self.bot, self.attach)
                 if incoming is not None and not (self.albums is not None and self.albums.hold(update, incoming)):
                     self.receive(incoming)
+
+    async def _read_alone(self, offset: int | None, problem: Exception) -> list[Any] | None:
+        """The batch ``getUpdates`` could not read, fetched again raw and read one update at a time.
+
+        An update that cannot be read becomes :class:`Unreadable` (skipped, its offset passed, one log line);
+        the others are handed on as usual. None when the raw fetch failed too (the loop backs off and asks again).
+        """
+        from telegram import Update
+
+        kwargs: dict[str, Any] = {"timeout": 0, "allowed_updates": ALLOWED_UPDATES}
+        if offset is not None:
+            kwargs["offset"] = offset
+        try:
+            raw = await self.bot.do_api_request("getUpdates", api_kwargs=kwargs)
+        except Exception as exc:
+            log.warning("telegram: getUpdates could not be read (%s), nor fetched again (%s); retrying",
+                        scrub(f"{type(problem).__name__}: {problem}")[:200], scrub(f"{type(exc).__name__}: {exc}"))
+            return None
+        updates: list[Any] = []
+        for item in raw if isinstance(raw, list) else []:
+            update_id = item.get("update_id") if isinstance(item, dict) else None
+            if not isinstance(update_id, int):
+                continue
+            try:
+                updates.append(Update.de_json(item, self.bot))
+            except Exception as exc:
+                log.warning("telegram: skipped update %d, which could not be read: %s", update_id,
+                            scrub(f"{type(exc).__name__}: {exc}")[:200])
+                updates.append(Unreadable(update_id))
+        return updates
 
     def _disconnected(self, error: str) -> None:
         self.connected = False
@@ -154,8 +208,10 @@ def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming
 
     A photo, document, voice note, audio or video comes with its files as
     attachments (``attach``; fetched later, only if the core keeps the
-    message) and its caption as the text. Stickers, joins and locations
-    carry nothing to answer.
+    message) and its caption as the text. A location, venue, contact, poll
+    or die comes as one line saying what was shared (:mod:`.described`); a
+    live location's moves (edits of it) are not new messages. Stickers and
+    joins carry nothing to answer.
     """
     message = update.message
     edited = update.edited_message if message is None else None
@@ -164,14 +220,17 @@ def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming
     if message is None or message.chat is None:
         return None
     attachments = attach(message) if attach is not None and message.text is None else ()
-    if message.text is None and not attachments:
-        return None  # stickers, joins, locations: nothing to answer
+    shared = describe(message) if message.text is None and not attachments else None
+    if shared is not None and edited is not None:
+        return None  # a live location that moved: the same message, not a new question
+    if message.text is None and not attachments and shared is None:
+        return None  # stickers, joins: nothing to answer
     username = _username(bot)
     thread_id = str(message.message_thread_id) if message.is_topic_message and message.message_thread_id else None
     return Incoming(
         platform="telegram",
         chat_id=str(message.chat.id),
-        text=message.text if message.text is not None else (message.caption or ""),
+        text=message.text if message.text is not None else (shared or message.caption or ""),
         sender_id=str(message.from_user.id) if message.from_user else None,
         update_id=str(update.update_id),
         message_id=str(message.message_id),

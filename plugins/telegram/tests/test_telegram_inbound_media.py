@@ -8,6 +8,7 @@ compares the bytes with what the emulator served.
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import zlib
@@ -208,15 +209,56 @@ async def test_a_caption_that_mentions_the_bot_in_a_group_is_addressed_to_it(api
     assert [i.mentioned for i in runner.received] == [True, False]
 
 
-async def test_a_sticker_or_a_location_still_reaches_nobody(api):
+async def test_a_shared_location_venue_contact_poll_or_die_is_heard_as_one_line_and_a_sticker_is_not(api):
+    """These reached nobody before: a person who shares where they are asks something of it."""
     sticker = {"file_id": "CAACsticker1", "file_unique_id": "AgADst1", "width": 512, "height": 512,
                "is_animated": False, "is_video": False, "type": "regular"}
+    where = {"latitude": 52.520008, "longitude": 13.404954, "live_period": 900}
+    poll = {"id": "p1", "question": "Lunch?", "options": [{"text": "Pizza", "voter_count": 0, "persistent_id": "a"},
+                                                           {"text": "Sushi " + "x" * 400, "voter_count": 0,
+                                                            "persistent_id": "b"}],
+            "total_voter_count": 0, "is_closed": False, "is_anonymous": True, "type": "regular",
+            "allows_multiple_answers": False, "allows_revoting": True, "members_only": False}  # Bot API 10.0
     async with polling(api) as runner:
         await api.push_content(42, "sticker", sticker)
-        await api.push_content(42, "location", {"latitude": 52.5, "longitude": 13.4}, "", {})
+        await api.push_content(42, "location", where)
+        await api.push_update({"edited_message": {  # the live location moved: not a new question
+            "message_id": 999, "date": 1, "edit_date": 2, "chat": {"id": 42, "type": "private", "first_name": "Ada"},
+            "from": {"id": 1001, "is_bot": False, "first_name": "Ada"}, "location": {**where, "latitude": 52.53}}})
+        await api.push_content(42, "venue", {"location": {"latitude": 48.8584, "longitude": 2.2945},
+                                             "title": "Eiffel Tower", "address": "Champ de Mars, Paris"})
+        await api.push_content(42, "contact", {"phone_number": "+33 1 23 45 67 89", "first_name": "Ada",
+                                               "last_name": "Lovelace"})
+        await api.push_content(42, "poll", poll)
+        await api.push_content(42, "dice", {"emoji": "🎲", "value": 4})
         await api.push_message(42, "and a text")
-        await eventually(lambda: len(runner.received) == 1, lambda: runner.received)
-    assert [i.text for i in runner.received] == ["and a text"]
+        await eventually(lambda: len(runner.received) == 6, lambda: runner.received)
+    assert [i.text for i in runner.received] == [
+        "[a location (live): 52.520008, 13.404954]",
+        "[a place: Eiffel Tower, Champ de Mars, Paris (48.858400, 2.294500)]",
+        "[a contact: Ada Lovelace, +33 1 23 45 67 89]",
+        "[a poll: Lunch? — Pizza / Sushi " + "x" * 293 + "…]",
+        "[a 🎲 thrown: 4]",
+        "and a text"]
+
+
+async def test_an_update_python_telegram_bot_cannot_read_is_skipped_and_the_bot_still_hears_the_rest(api, caplog):
+    """A poll from a server older than Bot API 9.6 has no ``persistent_id``, which python-telegram-bot 22 requires:
+    the whole getUpdates failed, the same update came back at every poll, and the bot heard nothing more."""
+    old_poll = {"id": "p1", "question": "Lunch?", "options": [{"text": "Pizza", "voter_count": 0}],
+                "total_voter_count": 0, "is_closed": False, "is_anonymous": True, "type": "regular",
+                "allows_multiple_answers": False}
+    caplog.set_level(logging.WARNING, logger="hermes_telegram")
+    async with polling(api) as runner:
+        await api.push_message(42, "before it")
+        unreadable = await api.push_content(42, "poll", old_poll)
+        await api.push_message(42, "after it")
+        await eventually(lambda: len(runner.received) == 2, lambda: runner.received)
+        await api.push_message(42, "and later")
+        await eventually(lambda: len(runner.received) == 3, lambda: runner.received)
+    assert [i.text for i in runner.received] == ["before it", "after it", "and later"]
+    skipped = [r.getMessage() for r in caplog.records if "skipped update" in r.getMessage()]
+    assert len(skipped) == 1 and f"update {unreadable}" in skipped[0]
 
 
 async def test_messages_the_core_drops_download_nothing(api):
