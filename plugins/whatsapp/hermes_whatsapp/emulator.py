@@ -363,6 +363,9 @@ class GraphApiEmulator:
                 body[kind]["filename"] = filename or "file.pdf"
         elif kind == "location":
             body[kind] = {"latitude": 52.52, "longitude": 13.405}
+        elif kind == "contacts":  # a contact card the person shared
+            body[kind] = [{"name": {"formatted_name": "Grace Hopper", "first_name": "Grace"},
+                           "phones": [{"phone": "+1 555 0100", "wa_id": "15550100", "type": "CELL"}]}]
         elif kind == "reaction":
             body[kind] = {"message_id": self.user(sender).messages[-1].wamid if self.user(sender).messages
                           else wamid, "emoji": "👍"}

@@ -36,7 +36,7 @@ from .notices import NOTICE
 from .redaction import scrub
 from .settings import WhatsAppSettings
 from .inbound_media import MediaDownloads
-from .webhook import (MEDIA_TYPES, NOTICE_TYPES, QUIET_TYPES, SIGNATURE_HEADER, Delivery, handshake, parse,
+from .webhook import (MEDIA_TYPES, NOTICE_TYPES, QUIET_TYPES, SHARED_TYPES, SIGNATURE_HEADER, Delivery, handshake, parse,
                       verify_signature)
 
 log = logging.getLogger(__name__)
@@ -173,8 +173,8 @@ class WhatsAppClient(PlatformClient):
                 continue
             incoming = Incoming(NAME, message.sender, message.text, sender_id=message.sender,
                                 update_id=message.wamid, message_id=message.wamid, chat_kind="private")
-            if message.kind in TEXT_TYPES:
-                self._count("message_text")
+            if message.kind in TEXT_TYPES or (message.kind in SHARED_TYPES and message.text):
+                self._count("message_text")  # a shared location or contact: its line is the text
                 self.bursts.take(incoming, message.kind)
             elif message.kind in MEDIA_TYPES and message.media is not None:  # the caption is the text
                 self._count("message_media")  # photos sent at once are one message (:mod:`.bursts`)

@@ -22,7 +22,9 @@ SIGNATURE_HEADER = "X-Hub-Signature-256"
 #: Message types that carry a file (a media id to download), handed to the core as an attachment.
 MEDIA_TYPES = frozenset({"image", "audio", "video", "document", "sticker"})
 #: Message types that carry nothing the model can use: answered with a short notice rather than silence.
-NOTICE_TYPES = frozenset({"location", "contacts", "unsupported", "order"})
+NOTICE_TYPES = frozenset({"location", "contacts", "unsupported", "order"})  # location, contacts: when malformed
+#: Messages that share something the model reads as one line (:func:`_text_of`).
+SHARED_TYPES = frozenset({"location", "contacts"})
 #: Message types that need no answer at all (a reaction, a changed number, a deleted message).
 QUIET_TYPES = frozenset({"reaction", "system", "request_welcome", "ephemeral", "revoked"})
 
@@ -183,7 +185,12 @@ def _media_of(body: Any) -> MediaRef | None:
 
 
 def _text_of(raw: dict[str, Any], kind: str) -> str | None:
-    """The words of a text-like message: typed text, a tapped quick-reply button, a chosen list item."""
+    """The words of a text-like message: typed text, a tapped quick-reply button, a chosen list item; or one line
+    saying what a shared location or contact card is (None when it is malformed: it gets the notice)."""
+    if kind == "location":
+        return _location(raw.get("location"))
+    if kind == "contacts":
+        return _contacts(raw.get("contacts"))
     if kind == "text":
         body = _get(raw.get("text"), "body")
     elif kind == "button":
@@ -194,6 +201,42 @@ def _text_of(raw: dict[str, Any], kind: str) -> str | None:
     else:
         return None
     return body if isinstance(body, str) else None
+
+
+#: Longest name, address or phone number kept of a shared location or contact; most contacts listed.
+MAX_SHARED_PART = 300
+MAX_CONTACTS = 10
+
+
+def _location(body: Any) -> str | None:
+    """``[a place: NAME, ADDRESS (lat, lon)]`` or ``[a location: lat, lon]``; None without valid coordinates."""
+    latitude, longitude = _get(body, "latitude"), _get(body, "longitude")
+    if isinstance(latitude, bool) or isinstance(longitude, bool) \
+            or not isinstance(latitude, (int, float)) or not isinstance(longitude, (int, float)) \
+            or not (-90 <= latitude <= 90 and -180 <= longitude <= 180):
+        return None
+    where = f"{float(latitude):.6f}, {float(longitude):.6f}"
+    named = ", ".join(part for part in (_shared(_get(body, "name")), _shared(_get(body, "address"))) if part)
+    return f"[a place: {named} ({where})]" if named else f"[a location: {where}]"
+
+
+def _contacts(cards: Any) -> str | None:
+    """``[a contact: NAME, PHONE]`` (several: ``[contacts: ...; ...]``); None when no card has a name or number."""
+    shown = []
+    for card in cards[:MAX_CONTACTS] if isinstance(cards, list) else []:
+        name = _shared(_get(_get(card, "name"), "formatted_name"))
+        phones = [_shared(_get(p, "phone")) for p in (_get(card, "phones") or [])[:3] if isinstance(p, dict)]
+        said = ", ".join(part for part in (name, *phones) if part)
+        if said:
+            shown.append(said)
+    if not shown:
+        return None
+    return f"[a contact: {shown[0]}]" if len(shown) == 1 else f"[contacts: {'; '.join(shown)}]"
+
+
+def _shared(value: Any) -> str:
+    text = " ".join(value.split()) if isinstance(value, str) else ""
+    return text if len(text) <= MAX_SHARED_PART else text[:MAX_SHARED_PART - 1] + "…"
 
 
 def _status(raw: Any, found: Delivery) -> Status | None:

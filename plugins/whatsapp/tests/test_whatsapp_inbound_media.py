@@ -194,12 +194,24 @@ async def test_the_media_server_hands_files_only_to_the_token(meta):
     assert [d.status for d in meta.files.downloads] == [401, 401, 200]
 
 
-async def test_a_location_still_gets_the_notice_and_a_media_message_without_its_id_too(meta):
+async def test_a_location_or_contact_card_is_one_line_for_the_model_and_what_is_malformed_gets_the_notice(meta):
+    """A shared location or contact card got the notice ("I cannot read this kind of message"): the model can use
+    them. One without coordinates, and a media message without its id, still get the notice."""
     broken = meta.media_message(USER, "image", PHOTO)
     del broken["entry"][0]["changes"][0]["value"]["messages"][0]["image"]["id"]
+    place = meta.media_message(USER, "location")
+    place["entry"][0]["changes"][0]["value"]["messages"][0]["location"].update(name="Brandenburger Tor",
+                                                                              address="Pariser Platz, Berlin")
+    nowhere = meta.media_message(USER, "location")
+    nowhere["entry"][0]["changes"][0]["value"]["messages"][0]["location"] = {"latitude": "north", "longitude": 500}
     async with runner_for(meta, start=True) as runner:
-        found = await received(meta, runner, meta.media_message(USER, "location"), broken)
-    assert [(i.notice, i.attachments) for i in found] == [(NOTICE, ()), (NOTICE, ())]
+        found = await received(meta, runner, meta.media_message(USER, "location"), place,
+                               meta.media_message(USER, "contacts"), nowhere, broken)
+    assert [(i.text, i.notice, i.attachments) for i in found] == [
+        ("[a location: 52.520000, 13.405000]", None, ()),
+        ("[a place: Brandenburger Tor, Pariser Platz, Berlin (52.520000, 13.405000)]", None, ()),
+        ("[a contact: Grace Hopper, +1 555 0100]", None, ()),
+        ("", NOTICE, ()), ("", NOTICE, ())]
 
 
 async def test_messages_the_core_drops_download_nothing(meta):
