@@ -132,8 +132,14 @@ class EventReader:
             body = body if isinstance(filename, str) and filename and filename != body else ""
         elif msgtype == "m.emote":
             body = f"* {body}"
+        elif msgtype == "m.location":  # one line for the model, like Telegram's and WhatsApp's locations
+            where = _geo(content.get("geo_uri"))
+            if where is None:
+                raise Malformed(f"{event_id}: m.location without a geo: URI")
+            said = " ".join(body.split())[:300]
+            body = f"[a place: {said} ({where})]" if said and "geo:" not in said else f"[a location: {where}]"
         elif msgtype != "m.text":
-            return None  # m.location, m.key.verification.request, a client's own types
+            return None  # m.key.verification.request, a client's own types
         if relation and isinstance(relation.get("m.in_reply_to"), dict):
             body = strip_reply_fallback(body)
         return self._incoming(room, sender, event_id, body, relation, edit_of, content, attachments=attachments)
@@ -164,3 +170,17 @@ class EventReader:
         reply = relation.get("m.in_reply_to") if relation else None
         target = reply.get("event_id") if isinstance(reply, dict) else None
         return isinstance(target, str) and self.sent_by_bot(target)
+
+
+_GEO = re.compile(r"^geo:(-?\d{1,2}(?:\.\d+)?),(-?\d{1,3}(?:\.\d+)?)(?:[,;].*)?$")
+
+
+def _geo(uri: Any) -> str | None:
+    """``geo:52.52,13.405;u=35`` (RFC 5870, as ``m.location`` carries it) → ``"52.520000, 13.405000"``."""
+    match = _GEO.match(uri) if isinstance(uri, str) and len(uri) <= 200 else None
+    if match is None:
+        return None
+    latitude, longitude = float(match[1]), float(match[2])
+    if not (-90 <= latitude <= 90 and -180 <= longitude <= 180):
+        return None
+    return f"{latitude:.6f}, {longitude:.6f}"

@@ -32,9 +32,10 @@ async def test_a_persons_edit_arrives_as_edit_of_the_original_and_a_file_is_not_
         mxc = await person.upload(b"%PDF-1.4 tiny", "plan.pdf", "application/pdf")
         await person.send(room, "the plan", msgtype="m.file", url=mxc, filename="plan.pdf",
                           info={"mimetype": "application/pdf", "size": 13})
+        await person.send(room, "Brandenburger Tor", msgtype="m.location", geo_uri="geo:52.5163,13.3777;u=10")
         await person.send(room, "from another bot", msgtype="m.notice")
-        got = await until(lambda: _received(run), lambda r: len(r) >= 3)
-        original, edited, document = got[:3]
+        got = await until(lambda: _received(run), lambda r: len(r) >= 4)
+        original, edited, document, place = got[:4]
         assert not any("/media/" in path for _, path in proxy.requests), "a file was downloaded before the core asked"
         assert b"".join([c async for c in document.attachments[0].fetch()]) == b"%PDF-1.4 tiny"
     await proxy.stop()
@@ -42,7 +43,8 @@ async def test_a_persons_edit_arrives_as_edit_of_the_original_and_a_file_is_not_
     assert (original.text, original.update_id, original.edit_of, original.chat_kind) == ("hello", first, None, "group")
     assert (edited.text, edited.update_id, edited.edit_of, edited.message_id) == ("hello again", edit, first, first)
     assert document.text == "the plan" and document.attachments[0].filename == "plan.pdf"
-    assert len(got) == 3, "an m.notice (another bot) is never answered"
+    assert place.text == "[a place: Brandenburger Tor (52.516300, 13.377700)]"  # a shared location: one line
+    assert len(got) == 4, "an m.notice (another bot) is never answered"
 
 
 BROKEN = ["not an event", {"type": "m.room.message"}, {"type": "m.room.message", "sender": "@x:localhost",
@@ -56,7 +58,9 @@ BROKEN = ["not an event", {"type": "m.room.message"}, {"type": "m.room.message",
                                                                             "event_id": "$a"}}},
           {"type": "m.room.message", "sender": "@x:localhost", "event_id": "$e",
            "content": {"msgtype": "m.text", "body": "x" * 70_000}},
-          {"type": "m.reaction", "sender": "@x:localhost", "event_id": "$f", "content": {"m.relates_to": "oops"}}]
+          {"type": "m.reaction", "sender": "@x:localhost", "event_id": "$f", "content": {"m.relates_to": "oops"}},
+          {"type": "m.room.message", "sender": "@x:localhost", "event_id": "$g",
+           "content": {"msgtype": "m.location", "body": "here", "geo_uri": "geo:north,500"}}]
 
 
 async def test_malformed_events_from_the_server_are_skipped_in_one_line_each(synapse, caplog):
