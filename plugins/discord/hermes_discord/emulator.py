@@ -294,7 +294,7 @@ class DiscordEmulator:
     async def push_message(self, channel_id: str | int, content: str, *, mention: bool = False,
                            author_id: str = "2001", author_name: str = "ada", bot: bool = False,
                            attachments: tuple[str | PersonFile, ...] = (), reply_to: str | None = None,
-                           age: float = 0.0) -> str:
+                           age: float = 0.0, forwarded: str | None = None) -> str:
         """A person (or a bot) writes in the channel; MESSAGE_CREATE goes to the client. Returns its id.
 
         ``mention`` prefixes the bot's mention (``<@id>``); ``reply_to`` makes it a reply to that
@@ -302,6 +302,7 @@ class DiscordEmulator:
         (:mod:`.emulator_files`: ``photo()``, ``pdf()``, ``voice_note()``, ``too_large()``), or bare
         file names (a few bytes of text each). ``age``: sent that many seconds ago (its id and timestamp).
         With no client connected, only the channel's history keeps it (a RESUME of an old session replays it).
+        ``forwarded``: the words of a message forwarded with it (a forward: ``message_snapshots``).
         """
         channel = self.channel(channel_id)
         if mention:
@@ -323,6 +324,11 @@ class DiscordEmulator:
             body["member"] = {"roles": [], "joined_at": _now_iso(), "deaf": False, "mute": False, "flags": 0}
         if f"<@{self.bot_user['id']}>" in content:
             body["mentions"] = [dict(self.bot_user)]
+        if forwarded is not None:  # Discord's forward: a reference of type 1 and the original's snapshot
+            body["message_reference"] = {"type": 1, "message_id": self.snowflake(), "channel_id": "9999"}
+            body["message_snapshots"] = [{"message": {
+                "type": 0, "content": forwarded, "embeds": [], "attachments": [], "timestamp": _now_iso(),
+                "edited_timestamp": None, "flags": 0, "mentions": [], "mention_roles": []}}]
         if reply_to is not None:
             body["type"] = 19
             body["message_reference"] = {"message_id": reply_to, "channel_id": channel.id,

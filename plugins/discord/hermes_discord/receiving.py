@@ -13,6 +13,10 @@ DM's channel is the chat, kind ``dm`` (always answered).
 Files come along as ``attachments`` (:mod:`.inbound_files`), the message's
 words as their caption; a message of files and no words is handed on too,
 with empty ``text``. Nothing is downloaded before the core asks.
+
+A forwarded message (Discord's forward: no words of its own, the original
+in ``message_snapshots``) comes with the original's words quoted under
+``[forwarded message]`` and its files; it used to be dropped as empty.
 """
 
 from __future__ import annotations
@@ -49,6 +53,12 @@ def to_incoming(message: Any, me: Any, downloads: Downloads) -> Incoming | None:
     mentioned = _mentions(message, me)
     text = _without_own_mention(message.content or "", me)
     attachments = attachments_of(message, downloads)
+    snapshots = list(getattr(message, "message_snapshots", None) or ())[:MAX_FORWARDED]
+    forwarded = "\n\n".join(_quoted(s.content) for s in snapshots if (s.content or "").strip())
+    if forwarded:
+        text = f"{text}\n\n{forwarded}" if text else forwarded
+    for snapshot in snapshots:
+        attachments += attachments_of(snapshot, downloads)
     if not text and not attachments:
         return None
     if message.guild is None and getattr(message, "guild_id", None) is None and _is_dm(channel):
@@ -80,6 +90,15 @@ def edit_to_incoming(payload: Any, me: Any, downloads: Downloads) -> Incoming | 
         return None
     return replace(incoming, update_id=f"{incoming.message_id}:edit:{data['edited_timestamp']}",
                    edit_of=incoming.message_id)
+
+
+#: Forwarded messages read from one message (Discord sends one).
+MAX_FORWARDED = 5
+
+
+def _quoted(content: str) -> str:
+    """A forwarded message's words as the model reads them: marked, and quoted line by line."""
+    return "[forwarded message]\n" + "\n".join(f"> {line}" for line in content.strip().splitlines())
 
 
 def target_channel(chat_id: str, thread_id: str | None) -> int:

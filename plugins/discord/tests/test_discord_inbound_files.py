@@ -154,3 +154,15 @@ async def test_another_bot_is_handed_on_marked_from_bot_the_own_and_empty_messag
         ("", 1, True, "ci-bot"), ("echo: last", 0, False, "ada")]
     assert api.cdn.downloads == []
 
+
+
+async def test_a_forwarded_message_reaches_the_core_with_the_originals_words_quoted(loose_api):
+    """Discord's forward carries no words of its own (the original is in ``message_snapshots``): it was dropped as
+    empty, so a person who forwarded something to the bot got no answer."""
+    api = loose_api
+    dm = api.dm()
+    async with runner_for(api, start=True) as runner:
+        forward = await received_one(api, runner, dm, "", (), forwarded="Meeting moved to 3pm.\nBring the slides.")
+        commented = await received_one(api, runner, dm, "what does this mean?", (), forwarded="LGTM, ship it")
+    assert forward.text == "[forwarded message]\n> Meeting moved to 3pm.\n> Bring the slides."
+    assert commented.text == "what does this mean?\n\n[forwarded message]\n> LGTM, ship it"
