@@ -4,7 +4,8 @@ discord.py keeps the gateway websocket (heartbeats, reconnects, resumes);
 this module only turns a ``discord.Message`` into the core's ``Incoming``.
 The core dedupes (by message id, so events replayed after a resume are
 answered once), checks access and mentions, and keeps one reply at a time
-per channel. Edits (``on_message_edit``) are not listened to at all.
+per channel. A person's edit (``on_raw_message_edit``) is handed on as an
+edit of the message (:func:`edit_to_incoming`; the core's ``on_edit`` decides).
 
 Ids: a server channel is the chat; a thread is ``thread_id`` under its
 parent channel (so ``allowed_channels`` listing the parent covers it); a
