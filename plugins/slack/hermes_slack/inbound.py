@@ -41,7 +41,10 @@ from .download import Downloads
 from .inbound_files import attachments_of, unusable_only
 
 #: Message subtypes that are still a person writing text.
-PERSON_SUBTYPES = frozenset({None, "", "thread_broadcast", "file_share"})
+PERSON_SUBTYPES = frozenset({None, "", "thread_broadcast", "file_share", "message_share"})
+#: Shared (forwarded) messages read from one message, and the longest text kept of each.
+MAX_SHARED = 5
+MAX_SHARED_CHARS = 4_000
 #: The answer to a message of files Slack no longer lets the bot download, and no words.
 FILES_UNAVAILABLE_NOTICE = ("I can't open that file: Slack doesn't let me download it (it was deleted, is hidden "
                             "by the workspace's plan, or is a link to another service). Could you send it again, "
@@ -137,6 +140,9 @@ class EventReader:
                      or (channel, thread_ts) in self._joined)
         if mention:
             text = re.sub(rf"^\s*{re.escape(mention)}[\s:,]*", "", text)
+        shared = _shared_messages(event)
+        if shared:
+            text = f"{text}\n\n{shared}" if text.strip() else shared
         attachments = attachments_of(event, self.downloads)
         notice = FILES_UNAVAILABLE_NOTICE if not text.strip() and unusable_only(event) else None
         return Incoming(
@@ -177,3 +183,22 @@ def _remember(memory: "OrderedDict[Any, Any]", key: Any, value: Any, size: int) 
     memory.move_to_end(key)
     while len(memory) > size:
         memory.popitem(last=False)
+
+
+def _shared_messages(event: Mapping[str, Any]) -> str:
+    """The messages a person shared (forwarded) with theirs, quoted for the model.
+
+    Slack carries a shared message as an attachment marked ``is_share`` (its ``text``, ``author_name``), the
+    person's own words (often none) in ``text``: the message was dropped as empty, and nobody answered.
+    """
+    quoted = []
+    for item in (event.get("attachments") or [])[:MAX_SHARED] if isinstance(event.get("attachments"), list) else []:
+        if not isinstance(item, dict) or not item.get("is_share"):
+            continue
+        body = item.get("text") or item.get("fallback")
+        if not isinstance(body, str) or not body.strip():
+            continue
+        author = item.get("author_name") if isinstance(item.get("author_name"), str) else ""
+        head = f"[forwarded message from {author[:80]}]" if author else "[forwarded message]"
+        quoted.append(head + "\n" + "\n".join(f"> {line}" for line in body[:MAX_SHARED_CHARS].strip().splitlines()))
+    return "\n\n".join(quoted)

@@ -142,3 +142,17 @@ def test_files_with_nothing_to_download_are_left_out_and_alone_get_the_notice():
     with_words = r.to_incoming(body("Ev2", type="message", subtype="file_share", channel="D1", user="U1",
                                     text="see the plan", ts="14.2", channel_type="im", files=gone))
     assert with_words.attachments == () and with_words.notice is None and with_words.text == "see the plan"
+
+
+def test_a_shared_message_reaches_the_core_quoted_with_its_author():
+    """Slack carries a shared (forwarded) message as an ``is_share`` attachment and the person's words, often none,
+    in ``text``: such a message came with empty text and was never answered. A link's unfurl is not a share."""
+    share = {"is_share": True, "is_msg_unfurl": True, "author_name": "grace", "text": "Deploy at 5.\nNot before.",
+             "fallback": "[December 4th] grace: Deploy at 5.", "channel_name": "ops", "ts": "9.9"}
+    unfurl = {"title": "Example", "title_link": "https://example.org", "text": "a page"}
+    alone = reader().to_incoming(body(type="message", channel="D1", user="U1", text="", ts="13.1", channel_type="im",
+                                      attachments=[share, unfurl]))
+    assert alone.text == "[forwarded message from grace]\n> Deploy at 5.\n> Not before."
+    asked = reader().to_incoming(body(type="message", subtype="message_share", channel="D1", user="U1",
+                                      text="is this right?", ts="13.2", channel_type="im", attachments=[share]))
+    assert asked.text == "is this right?\n\n[forwarded message from grace]\n> Deploy at 5.\n> Not before."
