@@ -261,18 +261,23 @@ async def test_a_deleted_file_without_words_is_answered_with_a_notice_in_its_thr
     assert "can't open that file" in notice
 
 
+async def each_answered_at_once(api, count: int) -> None:
+    """``count`` people write to the bot in the same moment, each in a DM; each is answered in their thread."""
+    people = [f"D{i:03d}" for i in range(count)]
+    stamps = await asyncio.gather(*(api.push_message(dm, f"echo: hello {dm}", kind="im", user=f"U{dm}")
+                                    for dm in people))
+    await eventually(lambda: all(api.screen(dm, ts) == [f"hello {dm}"] for dm, ts in zip(people, stamps)),
+                     lambda: [api.screen(dm) for dm in people])
+
+
 async def test_a_burst_of_messages_at_start_costs_no_auth_test_beyond_the_first_and_each_is_answered(api):
     """bolt authorizes each event with ``auth.test`` and caches the answer only once it has one: forty messages
     at once made forty calls to a method Slack limits, and an event whose call was refused was acknowledged and
     dropped (bolt answers its own "authorization failed" with 200). The start-up's answer serves them all."""
     api.limit("auth.test", per_minute=60, burst=2)  # Slack's own limit is higher, but far below a busy start
-    people = [f"D{i:03d}" for i in range(40)]
     async with gateway(api, tokens_per_second=300):
         await api.wait_connected()
-        stamps = await asyncio.gather(*(api.push_message(dm, f"echo: hello {dm}", kind="im", user=f"U{dm}")
-                                        for dm in people))
-        await eventually(lambda: all(api.screen(dm, ts) == [f"hello {dm}"] for dm, ts in zip(people, stamps)),
-                         lambda: [api.screen(dm) for dm in people])
+        await each_answered_at_once(api, 40)
     assert len(api.calls_to("auth.test")) == 1, "the start-up's, which says who the bot is"
     assert not api.violations
 
@@ -280,13 +285,9 @@ async def test_a_burst_of_messages_at_start_costs_no_auth_test_beyond_the_first_
 async def test_when_auth_test_failed_at_start_the_first_event_asks_once_for_all_and_learns_who_the_bot_is(api):
     api.fail_method("auth.test", "internal_error")  # start-up carries on without knowing who the bot is
     api.limit("auth.test", per_minute=60, burst=2)
-    people = [f"D{i:03d}" for i in range(20)]
     async with gateway(api, tokens_per_second=300):
         await api.wait_connected()
-        stamps = await asyncio.gather(*(api.push_message(dm, f"echo: hi {dm}", kind="im", user=f"U{dm}")
-                                        for dm in people))
-        await eventually(lambda: all(api.screen(dm, ts) == [f"hi {dm}"] for dm, ts in zip(people, stamps)),
-                         lambda: [api.screen(dm) for dm in people])
+        await each_answered_at_once(api, 20)
         ts = await api.push_message("C0GENERAL", "<@U0BOT> echo: now I know my name", kind="channel")
         await eventually(lambda: api.screen("C0GENERAL", ts) == ["now I know my name"],
                          lambda: api.screen("C0GENERAL"))
