@@ -1,4 +1,4 @@
-"""What a message without text or file shares, in words the model reads: a location, a venue, a contact, a poll, a die.
+"""What a message shares, in words the model reads: a location, a venue, a contact, a poll, a die; who it was forwarded from.
 
 A person who shares where they are ("what is open near me?"), a contact or a
 poll with the bot expects it to be heard; these came to nothing before. Each
@@ -6,6 +6,11 @@ becomes one bracketed line, the message's text for the core (a caption, where
 Telegram allows one, follows it). Stickers stay unanswered: people send them
 as a reaction more than as a question. Every value is Telegram's, bounded
 (names and options are cut), so a hostile message stays a short line.
+
+A forwarded message's words are someone else's: they reach the model quoted
+under ``[forwarded message from NAME]`` (:func:`forwarded`), as Discord's and
+Slack's forwards do, so the model does not take them for the person's own
+(and a forwarded ``/command`` is not a command).
 """
 
 from __future__ import annotations
@@ -49,3 +54,24 @@ def _coordinates(location: Any) -> str:
 def _cut(value: Any) -> str:
     text = " ".join(str(value or "").split())
     return text if len(text) <= MAX_PART else text[:MAX_PART - 1] + "…"
+
+
+def forwarded(message: Any, text: str) -> str:
+    """``text`` quoted under who it was forwarded from, when ``message`` is a forward; else ``text``."""
+    origin = getattr(message, "forward_origin", None)
+    if origin is None or not text:
+        return text
+    name = _origin_name(origin)
+    head = f"[forwarded message from {name}]" if name else "[forwarded message]"
+    return head + "\n" + "\n".join(f"> {line}" for line in text.splitlines())
+
+
+def _origin_name(origin: Any) -> str:
+    """The sender as the forward names it: a person, a hidden person's name, a group's or a channel's title."""
+    user = getattr(origin, "sender_user", None)
+    if user is not None:
+        return _cut(getattr(user, "full_name", None) or getattr(user, "username", None))
+    chat = getattr(origin, "sender_chat", None) or getattr(origin, "chat", None)
+    if chat is not None:
+        return _cut(getattr(chat, "title", None) or getattr(chat, "username", None))
+    return _cut(getattr(origin, "sender_user_name", None))

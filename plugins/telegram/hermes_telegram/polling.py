@@ -28,7 +28,7 @@ from typing import Any, Callable
 from hermes_gateway import Attachment, Incoming, PlatformContext
 
 from .albums import Albums
-from .described import describe
+from .described import describe, forwarded
 from .errors import retry_after_seconds
 from .redaction import scrub
 
@@ -230,7 +230,7 @@ def to_incoming(update: Any, bot: Any, attach: Attach | None = None) -> Incoming
     return Incoming(
         platform="telegram",
         chat_id=str(message.chat.id),
-        text=message.text if message.text is not None else (shared or message.caption or ""),
+        text=forwarded(message, message.text if message.text is not None else (shared or message.caption or "")),
         sender_id=str(message.from_user.id) if message.from_user else None,
         update_id=str(update.update_id),
         message_id=str(message.message_id),

@@ -242,6 +242,24 @@ async def test_a_shared_location_venue_contact_poll_or_die_is_heard_as_one_line_
         "and a text"]
 
 
+async def test_a_forwarded_message_is_quoted_under_who_it_came_from(api):
+    """A forward's words are someone else's: the model reads them quoted, and a forwarded /command is no command."""
+    chat = {"id": 42, "type": "private", "first_name": "Ada"}
+    ada = {"id": 1001, "is_bot": False, "first_name": "Ada"}
+    grace = {"type": "user", "date": 1, "sender_user": {"id": 7, "is_bot": False, "first_name": "Grace",
+                                                        "last_name": "Hopper"}}
+    channel = {"type": "channel", "date": 1, "message_id": 5,
+               "chat": {"id": -100123, "type": "channel", "title": "Release notes"}}
+    async with polling(api) as runner:
+        for n, (origin, text) in enumerate([(grace, "Deploy at 5.\nNot before."), (channel, "/start v2 is out")]):
+            await api.push_update({"message": {"message_id": 900 + n, "date": 2, "chat": chat, "from": ada,
+                                               "text": text, "forward_origin": origin}})
+        await eventually(lambda: len(runner.received) == 2, lambda: runner.received)
+    assert [i.text for i in runner.received] == [
+        "[forwarded message from Grace Hopper]\n> Deploy at 5.\n> Not before.",
+        "[forwarded message from Release notes]\n> /start v2 is out"]
+
+
 async def test_an_update_python_telegram_bot_cannot_read_is_skipped_and_the_bot_still_hears_the_rest(api, caplog):
     """A poll from a server older than Bot API 9.6 has no ``persistent_id``, which python-telegram-bot 22 requires:
     the whole getUpdates failed, the same update came back at every poll, and the bot heard nothing more."""

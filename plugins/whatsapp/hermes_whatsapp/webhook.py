@@ -166,6 +166,10 @@ def _message(raw: Any, names: dict[str, str], found: Delivery) -> Message | None
         caption = _get(raw.get(kind), "caption")
         text = caption if isinstance(caption, str) else ""
     reply_id = _get(_get(raw.get("interactive"), "button_reply"), "id") if kind == "interactive" else None
+    context = raw.get("context")
+    if text and (_get(context, "forwarded") is True or _get(context, "frequently_forwarded") is True):
+        # someone else's words: quoted, as Telegram's, Discord's and Slack's forwards reach the model
+        text = "[forwarded message]\n" + "\n".join(f"> {line}" for line in text.splitlines())
     return Message(wamid=wamid, sender=sender, kind=kind, text=text or "", name=names.get(sender), media=media,
                    reply_id=reply_id if isinstance(reply_id, str) else None)
 

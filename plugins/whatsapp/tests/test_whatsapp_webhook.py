@@ -70,6 +70,14 @@ def test_a_media_message_without_its_media_id_is_a_problem_but_still_a_message()
     assert found.problems == ["an image message without its media id"]
 
 
+def test_a_forwarded_message_is_quoted_as_someone_elses_words():
+    payloads = [META.text_message(USER, "Deploy at 5.\nNot before.") for _ in range(3)]
+    payloads[0]["entry"][0]["changes"][0]["value"]["messages"][0]["context"] = {"forwarded": True}
+    payloads[1]["entry"][0]["changes"][0]["value"]["messages"][0]["context"] = {"frequently_forwarded": True}
+    texts = [parse(encode(p), PHONE_ID).messages[0].text for p in payloads]
+    assert texts == ["[forwarded message]\n> Deploy at 5.\n> Not before."] * 2 + ["Deploy at 5.\nNot before."]
+
+
 def test_buttons_and_list_replies_are_text():
     payload = META.text_message(USER, "x")
     raw = payload["entry"][0]["changes"][0]["value"]["messages"][0]
