@@ -95,3 +95,30 @@ async def test_a_waiting_message_dropped_by_stop_leaves_no_record():
         await eventually(lambda: g.inbound.waiting.pending == set(), lambda: g.inbound.waiting.pending)
         assert await store.replies_in_flight() == []
     assert "never mind" not in " ".join(ref.chat("1").screen)
+
+
+class StuckClearingStore(CountingStore):
+    """Clearing the first record of waiting hangs until told (a store that stopped answering just then)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def end_reply(self, reply_id: str) -> None:
+        first = next((rid for rid, texts in self.begun.items() if texts[0] == "echo: two"), None)
+        if reply_id == first:
+            await self.release.wait()
+        await super().end_reply(reply_id)
+
+
+async def test_a_store_that_does_not_clear_the_record_does_not_hold_the_waiting_turn_back():
+    """The turn waits a bounded moment for its record to go (``CLEAR_WAIT``), then runs: a slow store delays a
+    reply, never stops it."""
+    ref, store = reference(), StuckClearingStore()
+    async with gateway(ref, store) as g:
+        first = say(g, f"echo: {LONG}", 1)
+        await eventually(lambda: ref.chat("1").screen, lambda: ref.chat("1").screen)
+        second = say(g, "echo: two", 2)
+        await asyncio.gather(first, second)
+        assert ref.chat("1").screen == [LONG, "two"]
+        store.release.set()

@@ -36,6 +36,11 @@ from .lane import TextTurn
 
 log = logging.getLogger(__name__)
 
+#: Longest a turn waits for its record of waiting to be cleared before it starts: a slow or failing store
+#: delays a reply this much at most (the clearing goes on beside it; a crash just then may leave the person
+#: one note too many, never a message lost). The same bound as the journal's intent (``recovery.journal``).
+CLEAR_WAIT = 0.25
+
 
 class WaitingTurns:
     """The store's records of the turns waiting in this gateway's lanes (see the module docstring)."""
@@ -58,10 +63,11 @@ class WaitingTurns:
         self._then(turn.kept, lambda store: store.begin_reply(record))
 
     async def started(self, turn: TextTurn) -> None:
-        """The turn starts: its record goes first (after any write of it still on its way)."""
+        """The turn starts: its record goes first (after any write of it still on its way; at most
+        :data:`CLEAR_WAIT` of the turn's time)."""
         record_id, turn.kept = turn.kept, None
         if record_id is not None:
-            await asyncio.wait({self._then(record_id, lambda store: store.end_reply(record_id))})
+            await asyncio.wait({self._then(record_id, lambda store: store.end_reply(record_id))}, timeout=CLEAR_WAIT)
 
     def dropped(self, turn: TextTurn) -> None:
         """The turn will not run (``/stop``, ``/new``): its record goes, unless the gateway is stopping."""
