@@ -589,13 +589,13 @@ class InboundRuntime:
         if not late:
             return
         log.info("stopping %d repl%s still running after %gs", len(late), "y" if len(late) == 1 else "ies", grace)
-        from ..recovery.recover import keep_unanswered  # messages still queued: told (or answered) later
-
-        self.waiting.closing = True  # the turns kept while they waited stay kept
-        await keep_unanswered(self.parts.store(), self.coordination.replica_id,
-                              [i.messages for lane in self.lanes.values() for i in lane.items
-                               if isinstance(i, TextTurn) and i.kept is None])
-        if self.waiting.pending:  # their last writes (a message that joined a turn just now)
+        # messages still queued: kept as waiting (those not kept yet), told (or answered) at the next start
+        self.waiting.closing = True  # dropping them below clears nothing
+        for lane in self.lanes.values():
+            for item in lane.items:
+                if isinstance(item, TextTurn) and item.kept is None:
+                    self.waiting.keep(item)
+        if self.waiting.pending:
             await asyncio.wait(set(self.waiting.pending), timeout=STOP_MARGIN)
         delivery = self.parts.delivery()
         cut = delivery.policy.cut_deadline

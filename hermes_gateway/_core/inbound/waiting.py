@@ -5,11 +5,11 @@ turn (``conversation.busy: queue``). Its update id is saved at once, so a
 redelivery is dropped; but nothing else of it was kept until its turn
 started. A process killed meanwhile (SIGKILL, the OOM killer, a power cut)
 lost it for good: the platform does not send it again, and nobody told the
-person. A graceful stop always wrote such turns down
-(:func:`..recovery.recover.keep_unanswered`): as a reply in flight that
-showed nothing, which the next start finishes like any reply a crash cut —
-the person is told (``— interrupted; please send your message again``), or
-the message is answered (``after_crash: retry``).
+person. A graceful stop always wrote such turns down (now through
+:meth:`WaitingTurns.keep` too): as a reply in flight that showed nothing,
+which the next start finishes like any reply a crash cut — the person is
+told (``— interrupted; please send your message again``), or the message is
+answered (``after_crash: retry``).
 
 Here each waiting turn is written down that way as soon as it waits,
 rewritten when another message joins it (or an edit replaces one), and

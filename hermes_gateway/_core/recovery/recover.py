@@ -136,24 +136,6 @@ class CutReplies:
     answer_again: Callable[[ReplyInFlight], Any]
 
 
-async def keep_unanswered(store: Any, owner: str, turns: list[list[Any]]) -> None:
-    """Shutdown drops these queued turns (lists of ``Incoming``): record each as a reply in flight that showed
-    nothing, so the next start (or another replica) tells the person, or answers it (``after_crash: retry``)."""
-    if not turns:
-        return
-    from uuid import uuid4
-
-    for messages in turns:
-        last = messages[-1]
-        record = ReplyInFlight(uuid4().hex, last.platform, last.chat_id, last.thread_id, last.chat_kind,
-                               last.message_id, "\n\n".join(m.text for m in messages), owner)
-        try:
-            await store.begin_reply(record)
-        except StoreError as exc:
-            report_store_failure(store, log, "a message dropped at shutdown not kept for later", exc)
-            return
-
-
 async def finish_cut_reply(parts: CutReplies, record: ReplyInFlight) -> Any:
     """Claim ``record`` and finish it (runs in the chat's lane). Returns the delivery report, or None."""
     store = parts.store()
