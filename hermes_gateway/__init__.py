@@ -13,6 +13,7 @@ from ._core.hookspecs import hookimpl
 from ._core.messages.commands import Command, CommandContext
 from ._core.messages.attachments import Attachment, FetchError
 from ._core.messages.incoming import Incoming
+from ._core.messages.shared import forwarded_text, location_text
 from ._core.inbound.stream_download import stream_download
 from ._core.markdown_spans import markdown_keep_whole
 from ._core.media import Media, MediaLimits
@@ -72,10 +73,12 @@ __all__ = [
     "UsageReport",
     "appended",
     "hookimpl",
+    "forwarded_text",
     "has_table",
     "installed_plugins",
     "layout_table",
     "load_config",
+    "location_text",
     "make_plugins",
     "markdown_keep_whole",
     "protect_secret",

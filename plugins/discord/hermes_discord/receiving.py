@@ -26,7 +26,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from hermes_gateway import Incoming
+from hermes_gateway import Incoming, forwarded_text
 
 from .download import Downloads
 from .inbound_files import attachments_of
@@ -55,7 +55,7 @@ def to_incoming(message: Any, me: Any, downloads: Downloads) -> Incoming | None:
     text = _without_own_mention(message.content or "", me)
     attachments = attachments_of(message, downloads)
     snapshots = list(getattr(message, "message_snapshots", None) or ())[:MAX_FORWARDED]
-    forwarded = "\n\n".join(_quoted(s.content) for s in snapshots if (s.content or "").strip())
+    forwarded = "\n\n".join(forwarded_text(s.content.strip()) for s in snapshots if (s.content or "").strip())
     if forwarded:
         text = f"{text}\n\n{forwarded}" if text else forwarded
     for snapshot in snapshots:
@@ -95,11 +95,6 @@ def edit_to_incoming(payload: Any, me: Any, downloads: Downloads) -> Incoming | 
 
 #: Forwarded messages read from one message (Discord sends one).
 MAX_FORWARDED = 5
-
-
-def _quoted(content: str) -> str:
-    """A forwarded message's words as the model reads them: marked, and quoted line by line."""
-    return "[forwarded message]\n" + "\n".join(f"> {line}" for line in content.strip().splitlines())
 
 
 def target_channel(chat_id: str, thread_id: str | None) -> int:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hermes_gateway import Attachment, Incoming
+from hermes_gateway import Attachment, Incoming, location_text
 
 #: ``msgtype`` → the core's kind of attachment.
 FILE_KINDS = {"m.image": "image", "m.file": "document", "m.audio": "audio", "m.video": "video"}
@@ -137,7 +137,7 @@ class EventReader:
             if where is None:
                 raise Malformed(f"{event_id}: m.location without a geo: URI")
             said = " ".join(body.split())[:300]
-            body = f"[a place: {said} ({where})]" if said and "geo:" not in said else f"[a location: {where}]"
+            body = location_text(*where, said if "geo:" not in said else "")
         elif msgtype != "m.text":
             return None  # m.key.verification.request, a client's own types
         if relation and isinstance(relation.get("m.in_reply_to"), dict):
@@ -175,12 +175,12 @@ class EventReader:
 _GEO = re.compile(r"^geo:(-?\d{1,2}(?:\.\d+)?),(-?\d{1,3}(?:\.\d+)?)(?:[,;].*)?$")
 
 
-def _geo(uri: Any) -> str | None:
-    """``geo:52.52,13.405;u=35`` (RFC 5870, as ``m.location`` carries it) → ``"52.520000, 13.405000"``."""
+def _geo(uri: Any) -> tuple[float, float] | None:
+    """``geo:52.52,13.405;u=35`` (RFC 5870, as ``m.location`` carries it) → ``(52.52, 13.405)``."""
     match = _GEO.match(uri) if isinstance(uri, str) and len(uri) <= 200 else None
     if match is None:
         return None
     latitude, longitude = float(match[1]), float(match[2])
     if not (-90 <= latitude <= 90 and -180 <= longitude <= 180):
         return None
-    return f"{latitude:.6f}, {longitude:.6f}"
+    return latitude, longitude

@@ -35,7 +35,7 @@ import re
 from collections import OrderedDict
 from typing import Any, Mapping
 
-from hermes_gateway import Incoming
+from hermes_gateway import Incoming, forwarded_text
 
 from .download import Downloads
 from .inbound_files import attachments_of, unusable_only
@@ -198,7 +198,6 @@ def _shared_messages(event: Mapping[str, Any]) -> str:
         body = item.get("text") or item.get("fallback")
         if not isinstance(body, str) or not body.strip():
             continue
-        author = item.get("author_name") if isinstance(item.get("author_name"), str) else ""
-        head = f"[forwarded message from {author[:80]}]" if author else "[forwarded message]"
-        quoted.append(head + "\n" + "\n".join(f"> {line}" for line in body[:MAX_SHARED_CHARS].strip().splitlines()))
+        author = item.get("author_name")
+        quoted.append(forwarded_text(body[:MAX_SHARED_CHARS].strip(), author[:80] if isinstance(author, str) else ""))
     return "\n\n".join(quoted)

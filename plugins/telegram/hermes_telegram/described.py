@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes_gateway import forwarded_text, location_text
+
 #: Longest name, address, question or option kept (Telegram's own limits are lower or close).
 MAX_PART = 300
 #: Most poll options listed (Telegram allows 10; 12 leaves room for a future rise).
@@ -27,12 +29,12 @@ def describe(message: Any) -> str | None:
     """The line for what ``message`` shares (a PTB ``Message``), or None when it shares none of these."""
     venue = message.venue
     if venue is not None:
-        return (f"[a place: {_cut(venue.title)}, {_cut(venue.address)} "
-                f"({_coordinates(venue.location)})]")
+        return location_text(venue.location.latitude, venue.location.longitude,
+                             f"{_cut(venue.title)}, {_cut(venue.address)}")
     location = message.location
     if location is not None:
-        live = " (live)" if getattr(location, "live_period", None) else ""
-        return f"[a location{live}: {_coordinates(location)}]"
+        return location_text(location.latitude, location.longitude,
+                             live=bool(getattr(location, "live_period", None)))
     contact = message.contact
     if contact is not None:
         name = " ".join(part for part in (contact.first_name, contact.last_name) if part)
@@ -47,10 +49,6 @@ def describe(message: Any) -> str | None:
     return None
 
 
-def _coordinates(location: Any) -> str:
-    return f"{float(location.latitude):.6f}, {float(location.longitude):.6f}"
-
-
 def _cut(value: Any) -> str:
     text = " ".join(str(value or "").split())
     return text if len(text) <= MAX_PART else text[:MAX_PART - 1] + "…"
@@ -61,9 +59,7 @@ def forwarded(message: Any, text: str) -> str:
     origin = getattr(message, "forward_origin", None)
     if origin is None or not text:
         return text
-    name = _origin_name(origin)
-    head = f"[forwarded message from {name}]" if name else "[forwarded message]"
-    return head + "\n" + "\n".join(f"> {line}" for line in text.splitlines())
+    return forwarded_text(text, _origin_name(origin))
 
 
 def _origin_name(origin: Any) -> str:

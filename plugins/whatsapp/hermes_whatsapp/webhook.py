@@ -18,6 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from hermes_gateway import forwarded_text, location_text
+
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 #: Message types that carry a file (a media id to download), handed to the core as an attachment.
 MEDIA_TYPES = frozenset({"image", "audio", "video", "document", "sticker"})
@@ -169,7 +171,7 @@ def _message(raw: Any, names: dict[str, str], found: Delivery) -> Message | None
     context = raw.get("context")
     if text and (_get(context, "forwarded") is True or _get(context, "frequently_forwarded") is True):
         # someone else's words: quoted, as Telegram's, Discord's and Slack's forwards reach the model
-        text = "[forwarded message]\n" + "\n".join(f"> {line}" for line in text.splitlines())
+        text = forwarded_text(text)
     return Message(wamid=wamid, sender=sender, kind=kind, text=text or "", name=names.get(sender), media=media,
                    reply_id=reply_id if isinstance(reply_id, str) else None)
 
@@ -219,9 +221,8 @@ def _location(body: Any) -> str | None:
             or not isinstance(latitude, (int, float)) or not isinstance(longitude, (int, float)) \
             or not (-90 <= latitude <= 90 and -180 <= longitude <= 180):
         return None
-    where = f"{float(latitude):.6f}, {float(longitude):.6f}"
     named = ", ".join(part for part in (_shared(_get(body, "name")), _shared(_get(body, "address"))) if part)
-    return f"[a place: {named} ({where})]" if named else f"[a location: {where}]"
+    return location_text(latitude, longitude, named)
 
 
 def _contacts(cards: Any) -> str | None:
